@@ -1,0 +1,34 @@
+"""kopt: large-scale kernel machines from declarative YAML problem specs.
+
+>>> import kopt
+>>> result = kopt.solve("specs/krr_exact_cal_housing.yaml")   # doctest: +SKIP
+>>> result.model.predict(X)                                     # doctest: +SKIP
+"""
+__version__ = "0.1.0"
+
+from .api import solve  # noqa: E402
+from .errors import (  # noqa: E402
+    ConvergenceWarning,
+    DataError,
+    KoptError,
+    ModelFileError,
+    SpecError,
+    UnknownComponentError,
+)
+from .model import Model, load_model  # noqa: E402
+from .spec import Spec, load_spec  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "solve",
+    "load_spec",
+    "load_model",
+    "Spec",
+    "Model",
+    "KoptError",
+    "SpecError",
+    "DataError",
+    "ModelFileError",
+    "UnknownComponentError",
+    "ConvergenceWarning",
+]

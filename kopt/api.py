@@ -1,0 +1,198 @@
+"""The Python API: ``load_spec``, ``solve``, ``load_model``."""
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from . import checkpoint
+from .backend import resolve
+from .data import Preprocessor, as_dataset, load_data
+from .data.bandwidth import median_distance
+from .errors import ConvergenceWarning, DataError
+from .listeners import Checkpointer, ProgressBar, TraceRecorder
+from .model import Model
+from .plugins import registry
+from .problem import Problem
+from .result import Result
+from .run import RunContext, interrupt_guard
+from .spec import Spec, load_spec
+
+
+def _peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def build_kernel(spec: Spec, X):
+    """Instantiate the spec's kernel with a numeric bandwidth (median heuristic resolved)."""
+    params = {k: v for k, v in spec["model"]["kernel"].items() if k != "name"}
+    cls = registry().get("kernel", spec["model"]["kernel"]["name"])
+    if params.get("bandwidth") == "median":
+        sigma = median_distance(X, cls.bandwidth_metric or "l2", params.get("bandwidth_subsample", 2000), spec["seed"])
+        params["bandwidth"] = sigma * params.get("bandwidth_factor", 1.0)
+    return cls(**params)
+
+
+def assemble(spec: Spec, data=None, backend=None) -> Problem:
+    """Read (or take) the data, fit preprocessing and build the :class:`Problem`."""
+    backend = backend or resolve(spec["backend"])
+    ds = as_dataset(data) if data is not None else load_data(spec["data"])
+    loss = spec.component(("model", "loss"))
+    regularizer = spec.component(("model", "regularizer"))
+    d = spec["data"]
+    if ds.y is None and loss.target not in ("unlabeled",):
+        raise DataError(f"loss {loss.name!r} needs labels and the training data has none")
+    source = ds.info.get("train", "training data")
+    pre = Preprocessor.fit(ds.X, ds.y, loss.target, standardize=d["standardize"],
+                           standardize_target=d["standardize_target"], source=source)
+    X = pre.transform(ds.X, dtype=np.dtype(spec["model"]["features"]["dtype"]))
+    y = pre.encode(ds.y, source) if ds.y is not None else None
+    X_test = None
+    if ds.X_test is not None:
+        X_test = pre.transform(ds.X_test, dtype=X.dtype)
+    kernel = build_kernel(spec, X)
+    xp = backend.xp
+    if not hasattr(X, "tocsr"):
+        X = xp.asarray(X)
+        if X_test is not None:
+            X_test = xp.asarray(X_test)
+    if y is not None:
+        y = xp.asarray(y)
+    n_classes = len(pre.classes) if pre.classes is not None else 1
+    return Problem(spec=spec, X=X, y=y, loss=loss, kernel=kernel, regularizer=regularizer, form=spec["model"]["form"],
+                   backend=backend, preprocessor=pre, seed=spec["seed"], features=dict(spec["model"]["features"]),
+                   X_test=X_test, y_test_raw=ds.y_test, n_classes=n_classes,
+                   info={"train": source, "test": ds.info.get("test"), "raw_X_test": ds.X_test})
+
+
+def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False) -> Result:
+    """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
+
+    ``write=True`` writes the model, the JSON report and (``output.plot``) the
+    convergence plot into ``output.dir``; checkpoints are written there whenever
+    ``output.checkpoint_every`` > 0.  ``resume=True`` continues from the
+    checkpoint in ``output.dir``.
+    """
+    t0 = time.perf_counter()
+    spec = load_spec(spec, overrides)
+    backend = resolve(spec["backend"])
+    problem = assemble(spec, data, backend)
+    t_load = time.perf_counter() - t0
+    rss_load = _peak_rss_mb()
+
+    reg = registry()
+    sname = spec["solver"]["name"]
+    solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    out_dir = spec["output"]["dir"]
+    resume_state, start, trace = None, 0, []
+    if resume:
+        resume_state, meta = checkpoint.read(out_dir, spec.data, sname)
+        start, trace = meta["iteration"], meta.get("trace", [])
+    run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
+                     resume_state=resume_state, start_iteration=start,
+                     total_iterations=spec["solver"].get("iterations"))
+    tracer = TraceRecorder(trace)
+    listeners = [tracer]
+    checkpointer = None
+    if run.checkpoint_every:
+        checkpointer = Checkpointer(out_dir, spec.data, sname, tracer)
+        listeners.append(checkpointer)
+    if progress:
+        listeners.append(ProgressBar())
+    names = [reg.pm.register(obj) for obj in listeners]
+    try:
+        reg.pm.hook.kopt_run_start(run=run)
+        t1 = time.perf_counter()
+        with interrupt_guard(run):
+            out = solver.run(problem, run)
+        t_fit = time.perf_counter() - t1
+        if run.interrupted:
+            reg.pm.hook.kopt_run_end(run=run, result=None)
+            raise KeyboardInterrupt
+        model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
+                      backend=backend, info={"solver": sname, "n_iter": out.n_iter, **_jsonable(out.info)})
+        t2 = time.perf_counter()
+        metrics = {}
+        if problem.info["raw_X_test"] is not None and problem.y_test_raw is not None:
+            from .metrics import evaluate
+
+            scores = model.decision_function(problem.info["raw_X_test"])
+            metrics = evaluate(problem.loss.target, problem.y_test_raw, scores, problem.preprocessor)
+        t_pred = time.perf_counter() - t2
+        if not out.success:
+            warnings.warn(f"{sname}: {out.message}", ConvergenceWarning, stacklevel=2)
+        timings = {"load_s": t_load, "fit_s": run.elapsed, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
+                   "this_session_fit_s": t_fit}
+        result = Result(model=model, objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter,
+                        success=out.success, message=out.message, metrics=metrics, trace=tracer.trace,
+                        timings=timings, info=dict(out.info))
+        model.info["metrics"] = metrics
+        result.report = build_report(spec, problem, result, backend, rss_load)
+        reg.pm.hook.kopt_run_end(run=run, result=result)
+    finally:
+        for name in names:
+            reg.pm.unregister(name=name)
+    if write:
+        write_outputs(spec, result)
+    return result
+
+
+def _jsonable(d):
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, (np.generic,)):
+            v = v.item()
+        if isinstance(v, (int, float, str, bool, type(None), list, dict)):
+            out[k] = v
+    return out
+
+
+def build_report(spec, problem, result, backend, rss_load):
+    import scipy
+
+    from . import __version__
+
+    return {
+        "name": spec["name"],
+        "spec": spec.data,
+        "versions": {"kopt": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
+                     "scipy": scipy.__version__, "platform": platform.platform()},
+        "backend": backend.name,
+        "backend_note": backend.note,
+        "seed": spec["seed"],
+        "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
+                 "n_features": problem.d, "n_test": None if problem.X_test is None else problem.X_test.shape[0]},
+        "kernel": {"name": problem.kernel.name, **problem.kernel.options},
+        "objective": result.objective,
+        "dual": result.dual,
+        "gap": result.gap,
+        "n_iter": result.n_iter,
+        "success": result.success,
+        "message": result.message,
+        "metrics": result.metrics,
+        "timings": result.timings,
+        "memory": {"peak_rss_after_load_mb": rss_load, "peak_rss_mb": _peak_rss_mb()},
+        "solver_info": _jsonable(result.info),
+        "trace": result.trace,
+    }
+
+
+def write_outputs(spec, result):
+    from .fileio import write_json
+
+    out = spec["output"]
+    os.makedirs(out["dir"], exist_ok=True)
+    if out["model"]:
+        result.report["model_file"] = result.model.save(os.path.join(out["dir"], "model"))
+    if out["plot"]:
+        from .plotting import plot_trace
+
+        result.report["plot_file"] = plot_trace(result.trace, os.path.join(out["dir"], "convergence.png"), spec["name"])
+    if out["report"]:
+        write_json(os.path.join(out["dir"], "report.json"), result.report)
+    return out["dir"]

@@ -1,0 +1,268 @@
+"""The base classes every component plugin subclasses.
+
+A component is a class with a ``name``, a JSON-schema fragment for its
+parameters (``params``) and capability flags.  The spec engine composes the
+fragments into the spec schema, so a third-party component is validated
+exactly like a built-in one.  Instances are built from the validated spec
+section: ``Cls(**params)`` where ``params`` excludes ``name``.
+
+Numeric methods take and return arrays of one namespace (NumPy or CuPy); get
+it with :func:`kopt.backend.get_namespace`.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+# JSON-schema fragments shared by components.
+POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+NONNEGATIVE = {"type": "number", "minimum": 0}
+BANDWIDTH_PARAMS = {
+    "bandwidth": {
+        "description": "kernel length scale, or 'median' for the median heuristic",
+        "oneOf": [POSITIVE, {"const": "median"}],
+        "default": "median",
+    },
+    "bandwidth_factor": {
+        "description": "multiplier applied to the median-heuristic bandwidth",
+        **POSITIVE,
+        "default": 1.0,
+    },
+    "bandwidth_subsample": {
+        "description": "rows sampled (seeded) for the median heuristic",
+        "type": "integer",
+        "minimum": 2,
+        "default": 2000,
+    },
+}
+
+
+class Component:
+    """Common base: a name, a parameter schema and a one-line summary."""
+
+    kind: ClassVar[str] = "component"
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    #: JSON-schema ``properties`` of the parameters (``name`` excluded).
+    params: ClassVar[dict] = {}
+    #: parameters that must be given.
+    required: ClassVar[tuple] = ()
+
+    def __init__(self, **params):
+        self.options = dict(params)
+
+    @classmethod
+    def schema(cls) -> dict:
+        """The full JSON schema of this component's spec section."""
+        return {
+            "type": "object",
+            "properties": {"name": {"const": cls.name}, **cls.params},
+            "required": ["name", *cls.required],
+            "additionalProperties": False,
+        }
+
+    @classmethod
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
+        return ""
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"{type(self).__name__}({args})"
+
+
+class Loss(Component):
+    """A loss ℓ(y, u) of the prediction u, with its Fenchel conjugate in u.
+
+    Conventions (ALGORITHMS.md §0): ``xi_y(u) = ℓ(y, u)``; the conjugate is
+    ``conj(v, y) = sup_u v*u - ℓ(y, u)``, finite exactly on the box
+    ``conj_box(y)``.  All methods are elementwise over ``u``/``v`` and ``y``
+    (for multiclass losses ``u`` is ``(n, C)`` and ``y`` holds class ids).
+    """
+
+    kind = "loss"
+    #: label type: "real", "binary" ({-1,+1}), "multiclass" (0..C-1),
+    #: "unlabeled" (novelty detection), "two_sample" (density ratio: y in {0,1}
+    #: marks which sample a row comes from).
+    target: ClassVar[str] = "real"
+    smooth: ClassVar[bool] = True
+    has_conjugate: ClassVar[bool] = False
+
+    def n_outputs(self, n_classes: int) -> int:
+        return 1
+
+    # primal
+    def value(self, u, y):
+        raise NotImplementedError
+
+    def grad(self, u, y):
+        raise NotImplementedError
+
+    def curvature(self, u, y):
+        raise NotImplementedError
+
+    def grad_bound(self):
+        """A bound M on |ℓ'(u)| where one exists (CDSG needs it), else None."""
+        return None
+
+    def smoothness(self):
+        """The Lipschitz constant of ℓ' in u (ADSG needs it), None if nonsmooth."""
+        return None
+
+    # conjugate
+    def conj(self, v, y):
+        raise NotImplementedError
+
+    def conj_grad(self, v, y):
+        raise NotImplementedError
+
+    def conj_curvature(self, v, y):
+        raise NotImplementedError
+
+    def conj_box(self, y):
+        """``(lo, hi)`` arrays (may hold ±inf) bounding the domain of ``conj(·, y)``."""
+        raise NotImplementedError
+
+    def prox(self, u, y, step):
+        """argmin_z ℓ(y, z) + (z - u)²/(2 step)."""
+        raise NotImplementedError
+
+    @classmethod
+    def supports(cls):
+        parts = [cls.target, "smooth" if cls.smooth else "nonsmooth"]
+        if cls.has_conjugate:
+            parts.append("conjugate")
+        return ", ".join(parts)
+
+
+class Kernel(Component):
+    """A positive-definite kernel with its exact form and a random-feature sampler.
+
+    ``sample(rng, n_in, count)`` draws the parameters of ``count`` features on
+    the host (NumPy); ``features(X, params)`` evaluates them, unscaled:
+    E_ω[φ_ω(x) φ_ω(x')] = k(x, x') for every single feature.
+    The :class:`kopt.features.FeatureMap` engine does the blocking, seeding,
+    scaling and threading.
+    """
+
+    kind = "kernel"
+    has_features: ClassVar[bool] = True
+    #: distance the median heuristic measures: "l2", "l1" or None (no bandwidth)
+    bandwidth_metric: ClassVar[str | None] = "l2"
+
+    def exact(self, X, Y):
+        raise NotImplementedError
+
+    def diag(self, X):
+        raise NotImplementedError
+
+    def sample(self, rng, n_in: int, count: int) -> dict:
+        raise NotImplementedError
+
+    def features(self, X, params: dict, out=None):
+        raise NotImplementedError
+
+    @classmethod
+    def supports(cls):
+        return "exact, random features" if cls.has_features else "exact only"
+
+
+class Regularizer(Component):
+    """A block-separable penalty P(w) with its prox; ``lam`` is its weight λ."""
+
+    kind = "regularizer"
+    params = {"lambda": {**NONNEGATIVE, "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss)"}}
+    required = ("lambda",)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.lam = float(params["lambda"])
+
+    def value(self, w):
+        raise NotImplementedError
+
+    def prox(self, w, step):
+        """argmin_z P(z) + ‖z - w‖²/(2 step), blockwise."""
+        raise NotImplementedError
+
+    def strong_convexity(self) -> float:
+        raise NotImplementedError
+
+
+class Solver(Component):
+    """A solver: options are its ``params``; ``run(problem, run)`` returns a SolverOutput."""
+
+    kind = "solver"
+    forms: ClassVar[tuple] = ("primal",)
+    targets: ClassVar[tuple] = ("real", "binary", "multiclass")
+    needs_smooth_loss: ClassVar[bool] = False
+    needs_conjugate: ClassVar[bool] = False
+    #: "features" (random features), "exact" (kernel matrix), "either", or "none"
+    kernel_mode: ClassVar[str] = "features"
+    backends: ClassVar[tuple] = ("numpy", "cupy")
+
+    def check_spec(self, spec: dict):
+        """Extra compatibility checks on the resolved spec, before data is read.
+
+        Yield ``(key_path, message)`` pairs; key paths are tuples such as
+        ``("solver", "batch_size")``.
+        """
+        return ()
+
+    def run(self, problem, run):
+        raise NotImplementedError
+
+    @classmethod
+    def supports(cls):
+        s = f"forms={'/'.join(cls.forms)}, kernel={cls.kernel_mode}"
+        if cls.needs_smooth_loss:
+            s += ", smooth losses"
+        if cls.needs_conjugate:
+            s += ", losses with a conjugate"
+        return s
+
+
+class DatasetPreset(Component):
+    """A named dataset layout (``data.source: higgs``): where its file is and how to parse it."""
+
+    kind = "dataset"
+
+    def resolve(self, data_spec: dict) -> dict:
+        """Return the data spec with this preset's file paths and parse options filled in."""
+        raise NotImplementedError
+
+
+class Predictor:
+    """What a trained model evaluates: arrays + JSON metadata, no pickle.
+
+    Subclasses set ``name`` (stored in the model file to find the class again)
+    and implement ``decision_function``.  ``arrays`` must hold only numeric
+    NumPy arrays; ``meta`` only JSON values.
+    """
+
+    kind = "predictor"
+    name: ClassVar[str] = ""
+
+    def __init__(self, arrays: dict, meta: dict):
+        self.arrays = arrays
+        self.meta = meta
+
+    def decision_function(self, X, context):
+        """Raw scores for standardized ``X``: ``(n,)`` or ``(n, C)``.
+
+        ``context`` is the :class:`kopt.model.PredictContext` (kernel, backend, ...).
+        """
+        raise NotImplementedError
+
+    def predict_extra(self, X, context) -> dict:
+        """Additional named outputs (e.g. GP variance); empty by default."""
+        return {}
+
+
+KINDS = {
+    "loss": Loss,
+    "kernel": Kernel,
+    "regularizer": Regularizer,
+    "solver": Solver,
+    "dataset": DatasetPreset,
+    "predictor": Predictor,
+}

@@ -1,0 +1,152 @@
+"""Train-statistics preprocessing kept in the model: z-scoring and label encoding."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataError
+
+
+class Preprocessor:
+    """Feature standardisation and label mapping fitted on the training data.
+
+    Stored in the model file (``to_arrays``/``to_meta``) so ``predict`` applies
+    exactly the training transform and maps outputs back to the user's labels.
+    """
+
+    def __init__(self, target: str, mean=None, scale=None, classes=None, y_mean=0.0, y_scale=1.0, n_features=None):
+        self.target = target
+        self.mean = mean
+        self.scale = scale
+        self.classes = classes  # original label values (binary: [neg, pos]; multiclass: sorted ids)
+        self.y_mean = float(y_mean)
+        self.y_scale = float(y_scale)
+        self.n_features = n_features
+
+    # -- fitting -------------------------------------------------------------
+    @classmethod
+    def fit(cls, X, y, target: str, *, standardize=True, standardize_target=False, source="training data"):
+        n_features = X.shape[1]
+        mean = scale = None
+        if standardize:
+            mean, scale = column_stats(X)
+        pre = cls(target, mean, scale, n_features=n_features)
+        if y is not None:
+            pre._fit_labels(np.asarray(y), standardize_target, source)
+        return pre
+
+    def _fit_labels(self, y, standardize_target, source):
+        if self.target in ("binary", "two_sample"):
+            classes = np.unique(y)
+            if classes.size != 2:
+                raise DataError(
+                    f"{source}: a {self.target} loss needs exactly two label values, found {classes.size}"
+                    f" ({_preview(classes)})"
+                    + ("; use a multiclass loss (e.g. softmax) or a regression loss" if classes.size > 2 else "")
+                )
+            self.classes = classes
+        elif self.target == "multiclass":
+            classes = np.unique(y)
+            if classes.size < 2:
+                raise DataError(f"{source}: a multiclass loss needs at least two classes, found {classes.size}")
+            self.classes = classes
+        elif self.target == "real":
+            if standardize_target:
+                self.y_mean = float(np.mean(y, dtype=np.float64))
+                self.y_scale = float(np.std(y, dtype=np.float64)) or 1.0
+
+    # -- applying ------------------------------------------------------------
+    def transform(self, X, dtype=np.float32):
+        if X.shape[1] != self.n_features:
+            raise DataError(f"the data has {X.shape[1]} features, the training data had {self.n_features}")
+        if hasattr(X, "tocsr"):  # sparse: scale only (centring would densify)
+            X = X.tocsr().astype(dtype)
+            if self.scale is not None:
+                X = X.multiply(1.0 / self.scale.astype(dtype)).tocsr()
+            return X
+        X = np.asarray(X, dtype=dtype)
+        if self.mean is not None:
+            X = (X - self.mean.astype(dtype)) / self.scale.astype(dtype)
+        return X
+
+    def encode(self, y, source="labels"):
+        """User labels -> solver labels ({-1,+1}, class ids, {0,1}, or scaled reals)."""
+        y = np.asarray(y)
+        if self.target in ("binary", "two_sample", "multiclass"):
+            idx = np.searchsorted(self.classes, y)
+            idx = np.clip(idx, 0, len(self.classes) - 1)
+            bad = self.classes[idx] != y
+            if np.any(bad):
+                raise DataError(
+                    f"{source}: label {y[bad][0]!r} was not seen in training (classes: {_preview(self.classes)})"
+                )
+            if self.target == "binary":
+                return np.where(idx == 1, 1.0, -1.0)
+            if self.target == "two_sample":
+                return idx.astype(np.float64)
+            return idx.astype(np.int64)
+        if self.target == "real":
+            return (y.astype(np.float64) - self.y_mean) / self.y_scale
+        return y
+
+    def decode(self, scores):
+        """Solver outputs -> user labels (binary: sign; multiclass: argmax) or values."""
+        scores = np.asarray(scores)
+        if self.target == "binary":
+            return self.classes[(scores > 0).astype(np.int64)]
+        if self.target == "multiclass":
+            return self.classes[np.argmax(scores, axis=1)]
+        if self.target == "real":
+            return scores * self.y_scale + self.y_mean
+        return scores
+
+    # -- model file ----------------------------------------------------------
+    def to_arrays(self):
+        out = {}
+        if self.mean is not None:
+            out["pre_mean"], out["pre_scale"] = self.mean, self.scale
+        if self.classes is not None:
+            out["pre_classes"] = np.asarray(self.classes)
+        return out
+
+    def to_meta(self):
+        return {"target": self.target, "y_mean": self.y_mean, "y_scale": self.y_scale, "n_features": int(self.n_features)}
+
+    @classmethod
+    def from_file(cls, meta, arrays):
+        return cls(
+            meta["target"],
+            arrays.get("pre_mean"),
+            arrays.get("pre_scale"),
+            arrays.get("pre_classes"),
+            meta["y_mean"],
+            meta["y_scale"],
+            meta["n_features"],
+        )
+
+
+def column_stats(X):
+    """Column means and standard deviations (float64; zero-variance columns get scale 1)."""
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        sq = np.asarray(X.multiply(X).mean(axis=0), dtype=np.float64).ravel()
+        std = np.sqrt(np.maximum(sq - mean**2, 0.0))
+        std[std == 0] = 1.0
+        return np.zeros_like(mean), std
+    mean = np.zeros(X.shape[1])
+    sq = np.zeros(X.shape[1])
+    step = 1 << 16
+    for i in range(0, X.shape[0], step):
+        chunk = np.asarray(X[i : i + step], dtype=np.float64)
+        mean += chunk.sum(axis=0)
+        sq += (chunk**2).sum(axis=0)
+    n = max(X.shape[0], 1)
+    mean /= n
+    std = np.sqrt(np.maximum(sq / n - mean**2, 0.0))
+    std[std == 0] = 1.0
+    return mean, std
+
+
+def _preview(values, k=6):
+    vals = [v.item() if hasattr(v, "item") else v for v in values[:k]]
+    return ", ".join(map(repr, vals)) + (", ..." if len(values) > k else "")

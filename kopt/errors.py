@@ -1,0 +1,85 @@
+"""Every exception kopt raises on purpose.
+
+A ``KoptError`` is a user-facing problem: the CLI prints its message (never a
+traceback) and exits with ``exit_status``.
+"""
+from __future__ import annotations
+
+
+class KoptError(Exception):
+    """Base class of kopt's user-facing errors."""
+
+    exit_status = 1
+
+
+class SpecError(KoptError, ValueError):
+    """A spec is malformed or asks for an incompatible combination.
+
+    Attributes give the location so tools can point at it: ``source`` (file
+    name or ``<dict>``), ``path`` (key path such as ``$.solver.tol``),
+    ``line``/``column`` (1-based, ``None`` for dict specs).
+    """
+
+    exit_status = 2
+
+    def __init__(self, message, *, source=None, path=None, line=None, column=None):
+        self.source = source
+        self.path = path
+        self.line = line
+        self.column = column
+        self.detail = message
+        super().__init__(self._format())
+
+    def _format(self):
+        where = self.source or "<spec>"
+        if self.line is not None:
+            where += f":{self.line}:{self.column}"
+        if self.path:
+            return f"{where}: {self.path}: {self.detail}"
+        return f"{where}: {self.detail}"
+
+
+class UnknownComponentError(SpecError, KeyError):
+    """A spec names a component that no plugin registers."""
+
+    def __str__(self):  # KeyError would quote the message
+        return self.args[0]
+
+
+class DataError(KoptError, ValueError):
+    """Data files that cannot be read or do not fit the problem."""
+
+    exit_status = 2
+
+
+class BackendError(SpecError):
+    """The requested array backend is unavailable."""
+
+
+class PluginLoadError(KoptError):
+    """An entry point of the ``kopt`` group failed to import or register."""
+
+    def __init__(self, entry_point, distribution, error):
+        self.entry_point = entry_point
+        self.distribution = distribution
+        self.error = error
+        super().__init__(
+            f"plugin entry point {entry_point!r} (from {distribution}) failed to load: "
+            f"{type(error).__name__}: {error}"
+        )
+
+
+class ModelFileError(KoptError):
+    """A model file that is missing, corrupt, or not written by kopt."""
+
+    exit_status = 2
+
+
+class CheckpointError(KoptError):
+    """A checkpoint that cannot be resumed from."""
+
+    exit_status = 2
+
+
+class ConvergenceWarning(UserWarning):
+    """A solver stopped at its iteration cap before reaching its tolerance."""

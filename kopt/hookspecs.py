@@ -1,0 +1,67 @@
+"""Hook specifications of kopt (pluggy project name ``kopt``).
+
+Registration hooks are called once, when the plugin manager loads; each gets a
+``register`` callback that takes a component class (a subclass of one of the
+bases in :mod:`kopt.components`).  Run-time hooks are called by the run
+machinery (:mod:`kopt.run`); kopt's own progress bar, report trace and
+checkpoints are implemented as run-time hook implementations too.
+
+A plugin is a module (or object) with ``@hookimpl``-decorated functions,
+published in the ``kopt`` entry-point group::
+
+    [project.entry-points.kopt]
+    mysolver = "kopt_mysolver"
+"""
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("kopt")
+hookimpl = pluggy.HookimplMarker("kopt")
+
+
+# -- registration (called once per plugin at load; results ignored) ------------
+
+
+@hookspec
+def kopt_register_losses(register):
+    """Register loss classes: ``register(MyLoss)`` with ``MyLoss`` a :class:`kopt.components.Loss`."""
+
+
+@hookspec
+def kopt_register_kernels(register):
+    """Register kernel classes (:class:`kopt.components.Kernel`)."""
+
+
+@hookspec
+def kopt_register_regularizers(register):
+    """Register regularizer classes (:class:`kopt.components.Regularizer`)."""
+
+
+@hookspec
+def kopt_register_solvers(register):
+    """Register solver classes (:class:`kopt.components.Solver`) and the
+    :class:`kopt.components.Predictor` classes their models are made of."""
+
+
+@hookspec
+def kopt_register_datasets(register):
+    """Register dataset presets (:class:`kopt.components.DatasetPreset`)."""
+
+
+# -- run time (every implementation is called; results ignored) ---------------
+
+
+@hookspec
+def kopt_run_start(run):
+    """A solve starts. ``run`` is the :class:`kopt.run.RunContext`."""
+
+
+@hookspec
+def kopt_iteration(run, record):
+    """A solver reported an iteration. ``record`` is a :class:`kopt.run.IterationRecord`."""
+
+
+@hookspec
+def kopt_run_end(run, result):
+    """A solve ended (``result`` is the :class:`kopt.result.Result`, or ``None`` when interrupted)."""

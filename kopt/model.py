@@ -1,0 +1,177 @@
+"""Trained models and their files: ``NAME.json`` (metadata) + ``NAME.npz`` (arrays).
+
+No pickle anywhere: arrays are loaded with ``allow_pickle=False`` and the JSON
+records the npz's SHA-256, so a corrupt, swapped or foreign file is refused.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .backend import Backend, resolve, to_numpy
+from .data.preprocess import Preprocessor
+from .errors import KoptError, ModelFileError
+from .fileio import atomic_open, write_json
+
+FORMAT = "kopt-model"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class PredictContext:
+    """What a predictor needs besides its arrays."""
+
+    kernel: object
+    loss: object
+    backend: Backend
+
+    @property
+    def xp(self):
+        return self.backend.xp
+
+
+class Model:
+    """A trained kernel machine: preprocessing + predictor + the spec that made it."""
+
+    def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None):
+        self.predictor = predictor
+        self.preprocessor = preprocessor
+        self.spec = spec  # resolved spec (dict)
+        self.kernel = kernel
+        self.loss = loss
+        self.backend = backend or resolve("numpy")
+        self.info = dict(info or {})
+
+    @property
+    def n_features_in(self):
+        return self.preprocessor.n_features
+
+    def _context(self):
+        return PredictContext(self.kernel, self.loss, self.backend)
+
+    def _prepare(self, X):
+        from .errors import DataError
+
+        if not hasattr(X, "shape") or len(X.shape) != 2:
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise DataError(f"X must be 2-D (rows x features), got shape {X.shape}")
+        if X.shape[1] != self.n_features_in:
+            raise DataError(f"X has {X.shape[1]} features; this model was trained on {self.n_features_in}")
+        Z = self.preprocessor.transform(X, dtype=np.dtype(self.spec["model"]["features"]["dtype"]))
+        if not hasattr(Z, "tocsr"):
+            Z = self.backend.xp.asarray(Z)
+        return Z
+
+    def decision_function(self, X):
+        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array."""
+        return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
+
+    def predict(self, X):
+        """Labels in the user's coding (classification) or values in the target's units."""
+        return self.preprocessor.decode(self.decision_function(X))
+
+    def predict_extra(self, X) -> dict:
+        """Named extra outputs of the predictor (e.g. GP ``variance``, ``lower``, ``upper``)."""
+        extra = self.predictor.predict_extra(self._prepare(X), self._context())
+        return {k: to_numpy(v) for k, v in extra.items()}
+
+    # -- files ---------------------------------------------------------------
+    def save(self, path):
+        """Write ``<stem>.npz`` then ``<stem>.json`` atomically; returns the JSON path."""
+        json_path, npz_path = model_paths(path)
+        arrays = {f"p_{k}": to_numpy(v) for k, v in self.predictor.arrays.items()}
+        arrays.update(self.preprocessor.to_arrays())
+        for k, v in arrays.items():
+            if v.dtype == object:
+                raise TypeError(f"model array {k!r} has dtype object; model files hold numeric arrays only")
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        payload = buf.getvalue()
+        with atomic_open(npz_path, "wb") as fh:
+            fh.write(payload)
+        from . import __version__
+
+        meta = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "kopt_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "arrays": os.path.basename(npz_path),
+            "arrays_sha256": hashlib.sha256(payload).hexdigest(),
+            "predictor": self.predictor.name,
+            "predictor_meta": self.predictor.meta,
+            "preprocessor": self.preprocessor.to_meta(),
+            "kernel": {"name": self.kernel.name, **self.kernel.options},
+            "loss": {"name": self.loss.name, **self.loss.options},
+            "spec": self.spec,
+            "seeds": {"seed": self.spec.get("seed"), "features": self.spec["model"]["features"].get("seed")},
+            "info": self.info,
+        }
+        write_json(json_path, meta)
+        return json_path
+
+    def __repr__(self):
+        return f"Model(predictor={self.predictor.name!r}, kernel={self.kernel!r}, loss={self.loss.name!r})"
+
+
+def model_paths(path):
+    p = Path(path)
+    if p.suffix in (".json", ".npz"):
+        p = p.with_suffix("")
+    return str(p) + ".json", str(p) + ".npz"
+
+
+def load_model(path, backend="numpy") -> Model:
+    """Load a model written by :meth:`Model.save` (``path``: the .json, the .npz or their stem)."""
+    from .plugins import registry
+    from .predictors import BUILTIN
+
+    json_path, npz_path = model_paths(path)
+    try:
+        with open(json_path, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except FileNotFoundError:
+        raise ModelFileError(f"{json_path}: model file not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{json_path}: not a kopt model (invalid JSON: {exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ModelFileError(f"{json_path}: not a kopt model file (no 'format: {FORMAT}' marker)")
+    if meta.get("format_version", 0) > FORMAT_VERSION:
+        raise ModelFileError(f"{json_path}: written by a newer kopt (format {meta['format_version']}); upgrade kopt")
+    try:
+        with open(npz_path, "rb") as fh:
+            payload = fh.read()
+    except FileNotFoundError:
+        raise ModelFileError(f"{npz_path}: the model's array file is missing") from None
+    if hashlib.sha256(payload).hexdigest() != meta.get("arrays_sha256"):
+        raise ModelFileError(f"{npz_path}: checksum mismatch: the array file is corrupt or belongs to another model")
+    try:
+        with np.load(io.BytesIO(payload), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except Exception as exc:
+        raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
+    reg = registry()
+    name = meta.get("predictor")
+    cls = BUILTIN.get(name) or reg.components["predictor"].get(name, None)
+    if cls is None:
+        raise ModelFileError(f"{json_path}: predictor {name!r} is not registered (is its plugin installed?)")
+    cls = getattr(cls, "cls", cls)
+    try:
+        kernel_meta = dict(meta["kernel"])
+        kernel = reg.get("kernel", kernel_meta.pop("name"))(**kernel_meta)
+        loss_meta = dict(meta["loss"])
+        loss = reg.get("loss", loss_meta.pop("name"))(**loss_meta)
+    except KoptError as exc:
+        raise ModelFileError(f"{json_path}: {exc}") from None
+    p_arrays = {k[2:]: v for k, v in arrays.items() if k.startswith("p_")}
+    pre = Preprocessor.from_file(meta["preprocessor"], arrays)
+    return Model(cls(p_arrays, meta["predictor_meta"]), pre, spec=meta["spec"], kernel=kernel, loss=loss,
+                 backend=resolve(backend), info=meta.get("info"))

@@ -1,0 +1,161 @@
+"""The plugin manager: entry points of the ``kopt`` group -> a component registry.
+
+Built-in components (``plugins/``) and third-party ones are loaded the same
+way: every entry point of the group is imported and registered with pluggy,
+then its ``kopt_register_*`` hooks are called with a ``register`` callback.
+A plugin that fails to import or register is recorded (``registry().errors``)
+and everything else keeps working.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib.metadata as md
+from dataclasses import dataclass, field
+
+import pluggy
+
+from . import hookspecs
+from .components import KINDS
+from .errors import PluginLoadError, UnknownComponentError
+
+GROUP = "kopt"
+
+REGISTER_HOOKS = {
+    "kopt_register_losses": ("loss",),
+    "kopt_register_kernels": ("kernel",),
+    "kopt_register_regularizers": ("regularizer",),
+    "kopt_register_solvers": ("solver", "predictor"),
+    "kopt_register_datasets": ("dataset",),
+}
+
+
+@dataclass
+class Entry:
+    kind: str
+    name: str
+    cls: type
+    plugin: str
+    distribution: str
+    version: str
+
+
+@dataclass
+class Registry:
+    pm: pluggy.PluginManager
+    components: dict = field(default_factory=lambda: {k: {} for k in KINDS})
+    errors: list = field(default_factory=list)
+    origins: dict = field(default_factory=dict)  # plugin name -> (distribution, version)
+
+    def names(self, kind):
+        return sorted(self.components[kind])
+
+    def entry(self, kind, name, *, path=None, source=None):
+        try:
+            return self.components[kind][name]
+        except KeyError:
+            raise unknown_component(kind, name, self.names(kind), path=path, source=source) from None
+
+    def get(self, kind, name, **where):
+        return self.entry(kind, name, **where).cls
+
+    def register_plugin(self, plugin, name=None, distribution="<local>", version=""):
+        """Register an in-process plugin object/module (tests, notebooks)."""
+        name = self.pm.register(plugin, name=name)
+        self.origins[name] = (distribution, version)
+        self.pm.check_pending()
+        self._collect(only=name)
+        return name
+
+    def unregister_plugin(self, name):
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        for table in self.components.values():
+            for cname in [n for n, e in table.items() if e.plugin == name]:
+                del table[cname]
+
+    # -- internals ---------------------------------------------------------
+    def _collect(self, only=None):
+        for hook_name, kinds in REGISTER_HOOKS.items():
+            caller = getattr(self.pm.hook, hook_name)
+            for impl in caller.get_hookimpls():
+                if only is not None and impl.plugin_name != only:
+                    continue
+                dist, version = self.origins.get(impl.plugin_name, ("<local>", ""))
+                register = self._make_register(kinds, impl.plugin_name, dist, version)
+                try:
+                    impl.function(register=register)
+                except Exception as exc:  # a broken plugin must not break the others
+                    self.errors.append(PluginLoadError(impl.plugin_name, dist, exc))
+
+    def _make_register(self, kinds, plugin, dist, version):
+        def register(cls):
+            for kind in kinds:
+                if isinstance(cls, type) and issubclass(cls, KINDS[kind]):
+                    break
+            else:
+                allowed = " or ".join(KINDS[k].__name__ for k in kinds)
+                raise TypeError(f"register() expects a subclass of {allowed}, got {cls!r}")
+            if not cls.name:
+                raise TypeError(f"{cls.__name__} has no 'name'")
+            previous = self.components[kind].get(cls.name)
+            if previous is not None and previous.cls is not cls:
+                raise ValueError(
+                    f"{kind} {cls.name!r} is already registered by {previous.plugin} "
+                    f"({previous.distribution})"
+                )
+            self.components[kind][cls.name] = Entry(kind, cls.name, cls, plugin, dist, version)
+            return cls
+
+        return register
+
+
+def unknown_component(kind, name, allowed, *, path=None, source=None):
+    hint = difflib.get_close_matches(str(name), allowed, n=3, cutoff=0.6)
+    msg = f"unknown {kind} {name!r}"
+    if hint:
+        msg += f" (did you mean {' or '.join(repr(h) for h in hint)}?)"
+    msg += f"; registered {kind}s: {', '.join(allowed) if allowed else '(none)'}"
+    return UnknownComponentError(msg, path=path, source=source)
+
+
+def _load() -> Registry:
+    pm = pluggy.PluginManager(GROUP)
+    pm.add_hookspecs(hookspecs)
+    reg = Registry(pm)
+    for ep in sorted(md.entry_points(group=GROUP), key=lambda e: e.name):
+        dist = getattr(ep, "dist", None)
+        dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
+        dist_version = dist.version if dist is not None else ""
+        try:
+            plugin = ep.load()
+            if pm.is_registered(plugin):
+                continue
+            pm.register(plugin, name=ep.name)
+            reg.origins[ep.name] = (dist_name, dist_version)
+        except Exception as exc:
+            reg.errors.append(PluginLoadError(f"{ep.name} = {ep.value}", dist_name, exc))
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        reg.errors.append(PluginLoadError(str(exc.plugin), "<unknown>", exc))
+    reg._collect()
+    return reg
+
+
+_REGISTRY: Registry | None = None
+
+
+def registry() -> Registry:
+    """The process-wide registry, loaded on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = _load()
+    return _REGISTRY
+
+
+def reload() -> Registry:
+    """Forget the loaded plugins and load the entry points again."""
+    global _REGISTRY
+    _REGISTRY = None
+    return registry()

@@ -1,0 +1,61 @@
+"""The predictor kinds built into kopt's model files.
+
+Solver plugins build one of these (or register their own
+:class:`kopt.components.Predictor` subclass through ``kopt_register_solvers``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .components import Predictor
+
+
+class KernelExpansion(Predictor):
+    """f(x) = Σ_i coef_i k(s_i, x) over stored support points ``support``."""
+
+    name = "kernel_expansion"
+
+    def decision_function(self, X, ctx):
+        xp = ctx.xp
+        S = xp.asarray(self.arrays["support"])
+        coef = xp.asarray(self.arrays["coef"])
+        X = xp.asarray(X, dtype=S.dtype)
+        out = xp.empty((X.shape[0],) + tuple(coef.shape[1:]), dtype=np.float64)
+        step = max(1, (1 << 24) // max(1, S.shape[0]))  # ~128 MB of float64 kernel rows
+        for lo in range(0, X.shape[0], step):
+            out[lo : lo + step] = ctx.kernel.exact(X[lo : lo + step], S) @ coef
+        return out
+
+
+class FeatureExpansion(Predictor):
+    """f(x) = scale · Σ_j φ_{ω_j}(x)ᵀ coef_j, with the ω_j regenerated from the feature seed.
+
+    arrays: ``coef`` (nb, F) or (nb, F, C); ``blocks`` (nb,) block indices.
+    meta: ``scale``, ``seed``, ``block_size``, ``dtype``.
+    """
+
+    name = "feature_expansion"
+
+    def decision_function(self, X, ctx):
+        from .features import FeatureMap
+
+        m = self.meta
+        fmap = FeatureMap(ctx.kernel, X.shape[1], seed=m["seed"], block_size=m["block_size"], dtype=m["dtype"], xp=ctx.xp)
+        return m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=[int(b) for b in self.arrays["blocks"]])
+
+
+class LinearPredictor(Predictor):
+    """f(x) = xᵀw + b on the (standardized) input features; X may be sparse."""
+
+    name = "linear"
+
+    def decision_function(self, X, ctx):
+        w = self.arrays["w"]
+        b = self.arrays.get("b", 0.0)
+        if hasattr(X, "tocsr"):
+            return np.asarray(X @ w) + b
+        xp = ctx.xp
+        return xp.asarray(X) @ xp.asarray(w) + xp.asarray(b)
+
+
+BUILTIN = {c.name: c for c in (KernelExpansion, FeatureExpansion, LinearPredictor)}

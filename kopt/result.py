@@ -1,0 +1,46 @@
+"""What solvers return, and what ``kopt.solve`` returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SolverOutput:
+    """A solver's answer: the predictor plus its certificate.
+
+    ``objective`` is the primal objective in kopt's convention
+    (λ/2‖f‖² + mean ℓ); ``dual`` and ``gap`` where the form has them.
+    """
+
+    predictor: object
+    n_iter: int
+    success: bool = True
+    message: str = ""
+    objective: float | None = None
+    dual: float | None = None
+    gap: float | None = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    """The result of :func:`kopt.solve`."""
+
+    model: object
+    objective: float | None
+    dual: float | None
+    gap: float | None
+    n_iter: int
+    success: bool
+    message: str
+    metrics: dict
+    trace: list
+    timings: dict
+    info: dict
+    report: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        m = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items() if isinstance(v, float))
+        gap = f", gap={self.gap:.3g}" if self.gap is not None else ""
+        obj = f"{self.objective:.6g}" if self.objective is not None else "n/a"
+        return f"Result(objective={obj}{gap}, n_iter={self.n_iter}, success={self.success}, {m})"

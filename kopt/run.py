@@ -1,0 +1,110 @@
+"""The run machinery solvers talk to: iteration reports, checkpoints, Ctrl-C.
+
+A solver calls ``run.report(t, objective=..., ...)`` once per iteration.  The
+report goes to every ``kopt_iteration`` hook implementation: kopt's own
+progress bar, trace recorder and checkpointer (:mod:`kopt.listeners`) are
+such implementations, registered for the duration of the run.  ``report``
+returns False when the run must stop (Ctrl-C): the solver then returns what it
+has.  Solvers that draw per-iteration randomness from ``problem.rng(stream, t)``
+resume bit-identically from ``run.resume_state``.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class IterationRecord:
+    iteration: int
+    elapsed: float
+    objective: float | None = None
+    dual: float | None = None
+    gap: float | None = None
+    rows: int = 0
+    metrics: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)
+    state: object = None  # callable returning the solver state (for checkpoints), or None
+
+    def as_dict(self):
+        d = {"iteration": self.iteration, "elapsed": round(self.elapsed, 6)}
+        for k in ("objective", "dual", "gap"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = float(v)
+        if self.rows:
+            d["rows"] = int(self.rows)
+        d.update({f"test_{k}": v for k, v in self.metrics.items()})
+        d.update(self.extra)
+        return d
+
+
+class RunContext:
+    """Passed to ``Solver.run(problem, run)``.
+
+    Attributes
+    ----------
+    resume_state : dict or None -- the state of the checkpoint being resumed.
+    start_iteration : int -- the iteration to continue from (0 for a fresh run).
+    total_iterations : int or None -- for the progress bar.
+    """
+
+    def __init__(self, spec, problem, pm, *, out_dir=None, checkpoint_every=0, resume_state=None, start_iteration=0,
+                 total_iterations=None):
+        self.spec = spec
+        self.problem = problem
+        self.pm = pm
+        self.out_dir = out_dir
+        self.checkpoint_every = int(checkpoint_every or 0)
+        self.resume_state = resume_state
+        self.start_iteration = int(start_iteration)
+        self.total_iterations = total_iterations
+        self.stop_requested = False
+        self.interrupted = False
+        self.started = time.perf_counter()
+        self.elapsed_before = 0.0 if resume_state is None else float(resume_state.get("_elapsed", 0.0))
+        self.last = None
+
+    @property
+    def elapsed(self):
+        return self.elapsed_before + time.perf_counter() - self.started
+
+    def report(self, iteration, *, objective=None, dual=None, gap=None, rows=0, metrics=None, state=None, **extra) -> bool:
+        """Report iteration ``iteration`` (1-based); returns False if the solver must stop now."""
+        rec = IterationRecord(int(iteration), self.elapsed, objective, dual, gap, rows, dict(metrics or {}), extra, state)
+        self.last = rec
+        if self.stop_requested:
+            self.interrupted = True
+            rec.extra["interrupted"] = True
+        self.pm.hook.kopt_iteration(run=self, record=rec)
+        return not self.stop_requested
+
+    def checkpoint_due(self, iteration):
+        return self.checkpoint_every > 0 and iteration % self.checkpoint_every == 0
+
+
+class interrupt_guard:
+    """Turn the first Ctrl-C into ``run.stop_requested``; a second one raises as usual."""
+
+    def __init__(self, run):
+        self.run = run
+        self.previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.run.stop_requested:
+            signal.signal(signal.SIGINT, self.previous or signal.default_int_handler)
+            raise KeyboardInterrupt
+        self.run.stop_requested = True
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False

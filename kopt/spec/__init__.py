@@ -1,0 +1,249 @@
+"""Spec engine: YAML or dict -> validated, defaulted, resolved :class:`Spec`.
+
+Order: parse (YAML with positions) -> ``--set`` overrides -> component names
+checked (near-miss suggestions) -> JSON-schema validation against the composed
+schema -> defaults -> ``${VAR}`` expansion in paths -> compatibility checks
+(solver vs form, loss, kernel, backend), all before any data is read.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import jsonschema
+
+from .. import backend as backends
+from ..errors import SpecError
+from ..plugins import registry, unknown_component
+from . import schema as schemas
+from .loader import Positions, apply_overrides, expand_vars, read_spec_file
+from .messages import message
+
+
+class Spec:
+    """A resolved spec: ``data`` is the plain dict; ``source`` names where it came from."""
+
+    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path):
+        self.data = data
+        self.source = source
+        self.positions = positions
+        self.base_dir = base_dir
+
+    def __getitem__(self, key):
+        return self.data[key]
+
+    def get(self, *path, default=None):
+        node = self.data
+        for p in path:
+            if not isinstance(node, dict) or p not in node:
+                return default
+            node = node[p]
+        return node
+
+    def error(self, path, text, *, key=False, cls=SpecError):
+        """A SpecError pointing at ``path`` (a tuple of keys) in this spec."""
+        return _error(self.source, self.positions, path, text, key=key, cls=cls)
+
+    def component(self, kind_path):
+        """Instantiate the component of a section path, e.g. ``("model", "loss")``."""
+        section = dict(self.get(*kind_path))
+        name = section.pop("name")
+        kind = schemas.COMPONENT_SECTIONS[tuple(kind_path)]
+        return registry().get(kind, name)(**section)
+
+    def __repr__(self):
+        return f"Spec({self.source!r})"
+
+
+def _error(source, positions, path, text, *, key=False, cls=SpecError):
+    path = tuple(path)
+    override = positions.override_for(path) if positions else None
+    if override is not None:
+        return cls(text, source=f"--set {'.'.join(override)}", path=_fmt_path(path))
+    line, col = positions.locate(path, key=key) if positions else (None, None)
+    return cls(text, source=source, path=_fmt_path(path), line=line, column=col)
+
+
+def _fmt_path(path):
+    out = "$"
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def load_spec(spec, overrides=(), *, check_backend=True) -> Spec:
+    """Load, validate and resolve a spec from a path, a dict, or a Spec."""
+    if isinstance(spec, Spec):
+        if not overrides:
+            return spec
+        spec = spec.data
+    if isinstance(spec, (str, os.PathLike)):
+        source = str(spec)
+        doc, positions = read_spec_file(source)
+        base_dir = Path(source).resolve().parent
+        default_name = Path(source).stem
+    elif isinstance(spec, dict):
+        source, doc, positions = "<dict>", copy.deepcopy(spec), Positions(None)
+        base_dir, default_name = Path.cwd(), "spec"
+    else:
+        raise SpecError(f"a spec is a path or a dict, got {type(spec).__name__}", source="<spec>")
+    positions.overrides = [tuple(p) for p in apply_overrides(doc, overrides)]
+
+    reg = registry()
+    _check_component_names(doc, reg, source, positions)
+    _validate_schema(doc, schemas.compose(reg), source, positions)
+    _fill_defaults(doc, reg, default_name)
+    result = Spec(doc, source, positions, base_dir)
+    _expand_paths(result)
+    _check_compatibility(result, reg, check_backend=check_backend)
+    return result
+
+
+def _check_component_names(doc, reg, source, positions):
+    for path, kind in schemas.COMPONENT_SECTIONS.items():
+        node = doc
+        for p in path:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get("name"), str):
+            if node["name"] not in reg.components[kind]:
+                err = unknown_component(kind, node["name"], reg.names(kind))
+                raise _error(source, positions, path + ("name",), err.detail, cls=type(err))
+    data = doc.get("data")
+    if isinstance(data, dict) and isinstance(data.get("source"), str):
+        if data["source"] not in reg.components["dataset"]:
+            err = unknown_component("dataset", data["source"], reg.names("dataset"))
+            raise _error(source, positions, ("data", "source"), err.detail, cls=type(err))
+
+
+def _validate_schema(doc, schema, source, positions):
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if not errors:
+        return
+    issues = []
+    for err in errors[:8]:
+        path, text, key = message(err)
+        issues.append(_error(source, positions, path, text, key=key))
+    first = issues[0]
+    if len(issues) > 1:
+        first = SpecError(
+            first.detail + "".join(f"\n  also: {str(e)}" for e in issues[1:]),
+            source=first.source,
+            path=first.path,
+            line=first.line,
+            column=first.column,
+        )
+    raise first
+
+
+def _defaults_into(node: dict, schema: dict):
+    for key, sub in schema.get("properties", {}).items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+        if isinstance(node.get(key), dict) and sub.get("type") == "object":
+            _defaults_into(node[key], sub)
+
+
+def _fill_defaults(doc, reg, default_name):
+    _defaults_into(doc, schemas.CORE_SCHEMA)
+    for path, kind in schemas.COMPONENT_SECTIONS.items():
+        node = doc
+        for p in path:
+            node = node[p]
+        _defaults_into(node, reg.get(kind, node["name"]).schema())
+    doc.setdefault("name", default_name)
+    doc["model"]["features"].setdefault("seed", doc["seed"])
+    doc.setdefault("data", {})
+    _defaults_into(doc["data"], schemas.CORE_SCHEMA["properties"]["data"])
+    doc["data"].setdefault("split_seed", doc["seed"])
+    doc["output"].setdefault("dir", os.path.join("runs", doc["name"]))
+
+
+def _expand_paths(spec: Spec):
+    from ..data.cache import default_data_dir
+
+    defaults = {"KOPT_DATA": lambda: str(default_data_dir())}
+    def expand(path, value):
+        try:
+            value = expand_vars(value, defaults)
+        except KeyError as exc:
+            raise spec.error(path, f"environment variable {exc.args[0]} is not set (used in {value!r})") from None
+        value = os.path.expanduser(value)
+        if not os.path.isabs(value) and path[0] == "data":
+            value = os.path.normpath(str(spec.base_dir / value))
+        return value
+
+    for path in (("data", "train"), ("data", "test"), ("output", "dir")):
+        value = spec.get(*path)
+        node = spec.data
+        for p in path[:-1]:
+            node = node[p]
+        if isinstance(value, str):
+            node[path[-1]] = expand(path, value)
+        elif isinstance(value, list):
+            node[path[-1]] = [expand(path + (i,), v) for i, v in enumerate(value)]
+
+
+def _check_compatibility(spec: Spec, reg, *, check_backend=True):
+    m = spec["model"]
+    solver_cls = reg.get("solver", spec["solver"]["name"])
+    loss_cls = spec.component(("model", "loss"))  # an instance: its target may depend on its parameters
+    kernel_cls = reg.get("kernel", m["kernel"]["name"])
+    sname = solver_cls.name
+    if m["form"] not in solver_cls.forms:
+        raise spec.error(
+            ("model", "form"),
+            f"solver {sname!r} solves form {' or '.join(solver_cls.forms)}, not {m['form']!r}; "
+            f"set model.form to {solver_cls.forms[0]!r} or pick a solver for the {m['form']} form",
+        )
+    if solver_cls.needs_smooth_loss and not loss_cls.smooth:
+        smooth = [n for n in reg.names("loss") if reg.get("loss", n).smooth]
+        raise spec.error(
+            ("model", "loss", "name"),
+            f"solver {sname!r} needs a smooth loss and {loss_cls.name!r} is not smooth; smooth losses: {', '.join(smooth)}",
+        )
+    if solver_cls.needs_conjugate and not loss_cls.has_conjugate:
+        ok = [n for n in reg.names("loss") if reg.get("loss", n).has_conjugate]
+        raise spec.error(
+            ("model", "loss", "name"),
+            f"solver {sname!r} works on the dual and needs a loss with a conjugate; {loss_cls.name!r} has none. "
+            f"Losses with a conjugate: {', '.join(ok)}",
+        )
+    if loss_cls.target not in solver_cls.targets:
+        raise spec.error(
+            ("model", "loss", "name"),
+            f"solver {sname!r} handles {', '.join(solver_cls.targets)} targets; loss {loss_cls.name!r} is {loss_cls.target}",
+        )
+    if solver_cls.kernel_mode == "features" and not kernel_cls.has_features:
+        ok = [n for n in reg.names("kernel") if reg.get("kernel", n).has_features]
+        raise spec.error(
+            ("model", "kernel", "name"),
+            f"solver {sname!r} needs random features and kernel {kernel_cls.name!r} has no sampler; kernels with one: {', '.join(ok)}",
+        )
+    if check_backend and spec["backend"] != "auto":
+        try:
+            b = backends.resolve(spec["backend"])
+        except SpecError as exc:
+            raise spec.error(("backend",), exc.detail, cls=type(exc)) from None
+        if b is not None and b.name not in solver_cls.backends:
+            raise spec.error(("backend",), f"solver {sname!r} runs on {', '.join(solver_cls.backends)}, not {b.name}")
+    try:
+        problems = list(solver_cls(**_params(spec["solver"])).check_spec(spec.data))
+    except SpecError:
+        raise
+    for path, text in problems[:1]:
+        raise spec.error(path, text)
+
+
+def _params(section):
+    return {k: v for k, v in section.items() if k != "name"}
+
+
+def resolved_yaml(spec: Spec) -> str:
+    import yaml
+
+    return yaml.safe_dump(spec.data, sort_keys=False, default_flow_style=False)
+
+
+__all__ = ["Spec", "load_spec", "resolved_yaml"]

@@ -1,0 +1,87 @@
+"""The core spec schema, and its composition with every registered component's fragment."""
+from __future__ import annotations
+
+import copy
+
+from ..data.schema import DATA_SCHEMA
+
+COMPONENT_SECTIONS = {
+    # key path of the section -> component kind
+    ("model", "loss"): "loss",
+    ("model", "kernel"): "kernel",
+    ("model", "regularizer"): "regularizer",
+    ("solver",): "solver",
+}
+
+def _section(**extra):
+    return {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}, **extra}
+
+
+CORE_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "kopt problem spec",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["model", "solver"],
+    "properties": {
+        "name": {"type": "string", "description": "run name (default: the spec file's stem)"},
+        "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the seed every random choice derives from"},
+        "backend": {"enum": ["auto", "numpy", "cupy"], "default": "auto", "description": "array backend"},
+        "data": DATA_SCHEMA,
+        "model": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["loss", "kernel"],
+            "properties": {
+                "loss": _section(),
+                "kernel": _section(),
+                "regularizer": _section(default={"name": "l2", "lambda": 1.0e-4}),
+                "form": {"enum": ["primal", "dual", "gp"], "default": "primal", "description": "which problem the solver solves"},
+                "features": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "default": {},
+                    "description": "the random-feature map (solvers that use one)",
+                    "properties": {
+                        "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers)"},
+                        "block_size": {"type": "integer", "minimum": 1, "default": 512, "description": "features per seeded block"},
+                        "dtype": {"enum": ["float32", "float64"], "default": "float32"},
+                        "seed": {"type": "integer", "minimum": 0, "description": "feature seed (default: the spec's seed)"},
+                        "cache_blocks": {"type": "integer", "minimum": 0, "default": 0, "description": "how many blocks of feature parameters to keep in memory (0: regenerate)"},
+                    },
+                },
+            },
+        },
+        "solver": _section(),
+        "output": {
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
+            "properties": {
+                "dir": {"type": "string", "description": "output directory (default runs/<name>)"},
+                "model": {"type": "boolean", "default": True, "description": "write model.json + model.npz"},
+                "report": {"type": "boolean", "default": True, "description": "write report.json"},
+                "plot": {"type": "boolean", "default": False, "description": "write convergence.png (needs matplotlib)"},
+                "checkpoint_every": {"type": "integer", "minimum": 0, "default": 0, "description": "iterations between checkpoints (0: off)"},
+            },
+        },
+    },
+}
+
+
+def compose(reg) -> dict:
+    """The full schema: core + one if/then branch per registered component."""
+    schema = copy.deepcopy(CORE_SCHEMA)
+    for path, kind in COMPONENT_SECTIONS.items():
+        section = schema
+        for part in path:
+            section = section["properties"][part]
+        names = reg.names(kind)
+        section["properties"]["name"] = {"enum": names} if names else {"type": "string"}
+        section["allOf"] = [
+            {"if": {"properties": {"name": {"const": n}}, "required": ["name"]}, "then": reg.get(kind, n).schema()}
+            for n in names
+        ]
+    if reg.names("dataset"):
+        schema["properties"]["data"]["properties"]["source"] = {"enum": reg.names("dataset")}
+    return schema

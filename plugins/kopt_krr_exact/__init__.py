@@ -1,0 +1,9 @@
+"""Exact kernel ridge regression by a Cholesky solve: kopt's correctness oracle."""
+from kopt.hookspecs import hookimpl
+
+from .solver import ExactKRR
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(ExactKRR)
