@@ -222,13 +222,23 @@ class Solver(Component):
 
 
 class DatasetPreset(Component):
-    """A named dataset layout (``data.source: higgs``): where its file is and how to parse it."""
+    """A named data source (``data.source: higgs``).
+
+    Either a file layout -- ``resolve`` fills in the file paths and parse
+    options (and may fetch the file) -- or a generator -- ``generate`` returns a
+    :class:`kopt.data.Dataset` directly.  The preset is built from
+    ``data.options`` (validated against ``params``).
+    """
 
     kind = "dataset"
 
     def resolve(self, data_spec: dict) -> dict:
         """Return the data spec with this preset's file paths and parse options filled in."""
         raise NotImplementedError
+
+    def generate(self, data_spec: dict):
+        """Return a Dataset for generator presets; ``None`` for file presets."""
+        return None
 
 
 class Predictor:

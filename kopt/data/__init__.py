@@ -28,7 +28,11 @@ def load_data(data_spec: dict, registry=None) -> Dataset:
         from ..plugins import registry as get_registry
 
         reg = registry or get_registry()
-        spec = reg.get("dataset", spec["source"])().resolve(spec)
+        preset = reg.get("dataset", spec["source"])(**spec.get("options", {}))
+        generated = preset.generate(spec)
+        if generated is not None:
+            return generated
+        spec = preset.resolve(spec)
     if not spec.get("train"):
         raise DataError("the spec has no data: set data.train (a file) or data.source (a preset)")
     train = spec["train"] if isinstance(spec["train"], list) else [spec["train"]]

@@ -8,6 +8,7 @@ DATA_SCHEMA = {
     "description": "where the data comes from and how it is prepared",
     "properties": {
         "source": {"type": "string", "description": "a dataset preset (kopt plugins lists them), e.g. higgs"},
+        "options": {"type": "object", "default": {}, "description": "parameters of the preset named by source"},
         "train": {
             "description": "training file (CSV/TSV[.gz|.xz|.bz2], LIBSVM, .npy/.npz), or a list of files read as one",
             "oneOf": [_PATH, {"type": "array", "items": _PATH, "minItems": 1}],

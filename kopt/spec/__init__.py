@@ -157,6 +157,8 @@ def _fill_defaults(doc, reg, default_name):
     doc.setdefault("data", {})
     _defaults_into(doc["data"], schemas.CORE_SCHEMA["properties"]["data"])
     doc["data"].setdefault("split_seed", doc["seed"])
+    if doc["data"].get("source"):
+        _defaults_into(doc["data"]["options"], reg.get("dataset", doc["data"]["source"]).schema())
     doc["output"].setdefault("dir", os.path.join("runs", doc["name"]))
 
 

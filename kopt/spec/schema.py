@@ -82,6 +82,21 @@ def compose(reg) -> dict:
             {"if": {"properties": {"name": {"const": n}}, "required": ["name"]}, "then": reg.get(kind, n).schema()}
             for n in names
         ]
+    data = schema["properties"]["data"]
     if reg.names("dataset"):
-        schema["properties"]["data"]["properties"]["source"] = {"enum": reg.names("dataset")}
+        data["properties"]["source"] = {"enum": reg.names("dataset")}
+        data["allOf"] = [
+            {
+                "if": {"properties": {"source": {"const": n}}, "required": ["source"]},
+                "then": {"properties": {"options": _options_schema(reg.get("dataset", n))}},
+            }
+            for n in reg.names("dataset")
+        ]
     return schema
+
+
+def _options_schema(cls):
+    s = cls.schema()
+    s["properties"] = {k: v for k, v in s["properties"].items() if k != "name"}
+    s["required"] = [r for r in s["required"] if r != "name"]
+    return s

@@ -1,0 +1,1 @@
+"""Placeholder until the adsg solver plugin lands; registers nothing."""

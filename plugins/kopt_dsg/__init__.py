@@ -1,0 +1,1 @@
+"""Placeholder until the dsg solver plugin lands; registers nothing."""

@@ -1,0 +1,1 @@
+"""Placeholder until the gp solver plugin lands; registers nothing."""

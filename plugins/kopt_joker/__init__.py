@@ -1,0 +1,1 @@
+"""Placeholder until the joker solver plugin lands; registers nothing."""
