@@ -79,7 +79,8 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     checkpoint in ``output.dir``.
     """
     t0 = time.perf_counter()
-    spec = load_spec(spec, overrides)
+    if not isinstance(spec, Spec) or overrides:
+        spec = load_spec(spec, overrides, check_files=data is None)
     backend = resolve(spec["backend"])
     problem = assemble(spec, data, backend)
     t_load = time.perf_counter() - t0

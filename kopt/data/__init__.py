@@ -34,7 +34,8 @@ def load_data(data_spec: dict, registry=None) -> Dataset:
             return generated
         spec = preset.resolve(spec)
     if not spec.get("train"):
-        raise DataError("the spec has no data: set data.train (a file) or data.source (a preset)")
+        raise DataError("the spec has no data: set data.train (a file or a list of files) or data.source "
+                        "(a preset; `kopt plugins` lists them), or pass arrays: kopt.solve(spec, data=(X, y))")
     train = spec["train"] if isinstance(spec["train"], list) else [spec["train"]]
     parts = [read_file(path, spec) for path in train]
     X = parts[0][0] if len(parts) == 1 else _stack([p[0] for p in parts])

@@ -72,8 +72,12 @@ def _fmt_path(path):
     return out
 
 
-def load_spec(spec, overrides=(), *, check_backend=True) -> Spec:
-    """Load, validate and resolve a spec from a path, a dict, or a Spec."""
+def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Spec:
+    """Load, validate and resolve a spec from a path, a dict, or a Spec.
+
+    ``check_files=False`` skips the existence check of ``data.train``/``data.test``
+    (used when the caller supplies the arrays).
+    """
     if isinstance(spec, Spec):
         if not overrides:
             return spec
@@ -96,6 +100,8 @@ def load_spec(spec, overrides=(), *, check_backend=True) -> Spec:
     _fill_defaults(doc, reg, default_name)
     result = Spec(doc, source, positions, base_dir)
     _expand_paths(result)
+    if check_files:
+        _check_files(result)
     _check_compatibility(result, reg, check_backend=check_backend)
     return result
 
@@ -185,6 +191,21 @@ def _expand_paths(spec: Spec):
             node[path[-1]] = expand(path, value)
         elif isinstance(value, list):
             node[path[-1]] = [expand(path + (i,), v) for i, v in enumerate(value)]
+
+
+def _check_files(spec: Spec):
+    data = spec.get("data") or {}
+    if data.get("source"):
+        return  # presets locate (and may fetch) their own files
+    for key in ("train", "test"):
+        value = data.get(key)
+        items = value if isinstance(value, list) else [value] if value else []
+        for i, path in enumerate(items):
+            if not os.path.exists(path):
+                where = ("data", key, i) if isinstance(value, list) else ("data", key)
+                raise spec.error(where, f"data file not found: {path}")
+            if os.path.isdir(path):
+                raise spec.error(("data", key), f"expected a data file, got a directory: {path}")
 
 
 def _check_compatibility(spec: Spec, reg, *, check_backend=True):
