@@ -110,12 +110,15 @@ class Registry:
         return register
 
 
+PLURAL = {"loss": "losses"}
+
+
 def unknown_component(kind, name, allowed, *, path=None, source=None):
     hint = difflib.get_close_matches(str(name), allowed, n=3, cutoff=0.6)
     msg = f"unknown {kind} {name!r}"
     if hint:
         msg += f" (did you mean {' or '.join(repr(h) for h in hint)}?)"
-    msg += f"; registered {kind}s: {', '.join(allowed) if allowed else '(none)'}"
+    msg += f"; registered {PLURAL.get(kind, kind + 's')}: {', '.join(allowed) if allowed else '(none)'}"
     return UnknownComponentError(msg, path=path, source=source)
 
 
