@@ -1,0 +1,102 @@
+"""Plugins: a third-party package installed with its entry points, broken plugins, `kopt plugins`."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kopt.plugins import registry
+from helpers import install_demo_plugin, regression_csv
+
+DEMO_SPEC = """\
+name: demo
+data: {train: data.csv, test: test.csv, label: 0}
+model:
+  loss: {name: demo_logcosh, scale: 1.0}
+  kernel: {name: gaussian, bandwidth: median}
+  features: {count: 512, block_size: 256}
+  regularizer: {name: l2, lambda: 1.0e-4}
+solver: {name: demo_gd, iterations: 40, step: 1.0, batch_size: 128}
+backend: numpy
+"""
+
+
+def _kopt(args, env_path, cwd):
+    env = dict(os.environ, PYTHONPATH=str(env_path))
+    return subprocess.run([sys.executable, "-m", "kopt", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    install_demo_plugin(root, broken=True)
+    return root
+
+
+def test_builtins_come_through_the_entry_point_group():
+    reg = registry()
+    assert reg.components["loss"]["square"].distribution == "kopt"
+    assert reg.components["solver"]["krr_exact"].plugin == "krr_exact"
+
+
+def test_third_party_plugin_listed_with_origin_and_broken_one_reported(installed, tmp_path):
+    out = _kopt(["plugins"], installed, tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    demo = [ln for ln in lines if "demo_logcosh" in ln]
+    assert demo and "kopt-demo-plugin 0.3.1" in demo[0] and demo[0].split()[0] == "loss"
+    assert any("demo_gd" in ln and "solver" in ln for ln in lines)
+    assert any(ln.split()[:2] == ["solver", "krr_exact"] for ln in lines)  # built-ins still there
+    assert "failed to load" in out.stdout
+    assert "broken = kopt_missing_module_xyz" in out.stdout and "ModuleNotFoundError" in out.stdout
+
+
+def test_third_party_plugin_solves_end_to_end(installed, tmp_path):
+    regression_csv(tmp_path / "data.csv", n=600, seed=1)
+    regression_csv(tmp_path / "test.csv", n=200, seed=2)
+    (tmp_path / "spec.yaml").write_text(DEMO_SPEC)
+    out = _kopt(["solve", "spec.yaml", "--quiet"], installed, tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "runs" / "demo" / "report.json").read_text())
+    trace = [r["objective"] for r in report["trace"]]
+    assert len(trace) == 40 and np.mean(trace[-5:]) < 0.5 * trace[0]
+    assert report["metrics"]["rmse"] < 0.6  # the target's std is ~0.9
+    pred = _kopt(["predict", "runs/demo/model.json", "test.csv", "--out", "pred.csv"], installed, tmp_path)
+    assert pred.returncode == 0, pred.stderr
+    assert "rmse" in pred.stderr
+    P = np.loadtxt(tmp_path / "pred.csv", delimiter=",", skiprows=1)
+    assert P.shape == (200, 2)
+
+
+def test_unknown_component_without_the_plugin(tmp_path):
+    regression_csv(tmp_path / "data.csv", n=50)
+    regression_csv(tmp_path / "test.csv", n=20)
+    (tmp_path / "spec.yaml").write_text(DEMO_SPEC)
+    out = subprocess.run([sys.executable, "-m", "kopt", "validate", "spec.yaml"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert out.returncode == 2
+    assert "unknown loss 'demo_logcosh'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_register_rejects_wrong_kinds():
+    from kopt.hookspecs import hookimpl
+
+    class Bad:
+        @hookimpl
+        def kopt_register_losses(self, register):
+            register(dict)
+
+    reg = registry()
+    before = len(reg.errors)
+    reg.register_plugin(Bad(), name="bad-plugin")
+    try:
+        assert len(reg.errors) == before + 1
+        assert "expects a subclass of Loss" in str(reg.errors[-1])
+    finally:
+        reg.unregister_plugin("bad-plugin")
+        del reg.errors[before:]
