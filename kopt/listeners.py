@@ -36,7 +36,7 @@ class Checkpointer:
         self.tracer = tracer
         self.written = None
 
-    @hookimpl
+    @hookimpl(trylast=True)  # after every other listener, which may request a stop
     def kopt_iteration(self, run, record):
         if record.state is None:
             return

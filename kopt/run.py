@@ -75,10 +75,9 @@ class RunContext:
         """Report iteration ``iteration`` (1-based); returns False if the solver must stop now."""
         rec = IterationRecord(int(iteration), self.elapsed, objective, dual, gap, rows, dict(metrics or {}), extra, state)
         self.last = rec
+        self.pm.hook.kopt_iteration(run=self, record=rec)
         if self.stop_requested:
             self.interrupted = True
-            rec.extra["interrupted"] = True
-        self.pm.hook.kopt_iteration(run=self, record=rec)
         return not self.stop_requested
 
     def checkpoint_due(self, iteration):

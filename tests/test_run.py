@@ -1,0 +1,131 @@
+"""Runs: checkpoints, Ctrl-C, --resume ending where an uninterrupted run ends; reports and plots."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import kopt
+from kopt.hookspecs import hookimpl
+from helpers import demo_plugin, install_demo_plugin, regression_csv
+
+
+def _spec(tmp_path, iterations=30, checkpoint_every=5, sleep=0.0, out="out"):
+    regression_csv(tmp_path / "data.csv", n=500, seed=3)
+    return {
+        "name": "resume",
+        "seed": 7,
+        "data": {"train": str(tmp_path / "data.csv"), "label": 0, "test_fraction": 0.2},
+        "model": {
+            "loss": {"name": "demo_logcosh"},
+            "kernel": {"name": "gaussian"},
+            "features": {"count": 256, "block_size": 128},
+            "regularizer": {"name": "l2", "lambda": 1e-3},
+        },
+        "solver": {"name": "demo_gd", "iterations": iterations, "batch_size": 64, "sleep": sleep},
+        "backend": "numpy",
+        "output": {"dir": str(tmp_path / out), "checkpoint_every": checkpoint_every},
+    }
+
+
+class StopAt:
+    """Simulates Ctrl-C at a given iteration (sets the flag the SIGINT handler sets)."""
+
+    def __init__(self, iteration):
+        self.iteration = iteration
+
+    @hookimpl
+    def kopt_iteration(self, run, record):
+        if record.iteration == self.iteration:
+            run.stop_requested = True
+
+
+@pytest.fixture(autouse=True)
+def _demo():
+    with demo_plugin():
+        yield
+
+
+def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
+    full = kopt.solve(_spec(tmp_path, out="full"))
+    spec = _spec(tmp_path, out="cut")
+    reg = kopt.plugins.registry()
+    reg.pm.register(StopAt(13), name="stopper")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            kopt.solve(spec)
+    finally:
+        reg.pm.unregister(name="stopper")
+    meta = json.loads((tmp_path / "cut" / "checkpoint.json").read_text())
+    assert meta["iteration"] == 13  # written on interrupt, not only every 5
+    resumed = kopt.solve(spec, resume=True)
+    a = full.model.predictor.arrays["coef"]
+    b = resumed.model.predictor.arrays["coef"]
+    assert np.array_equal(a, b)
+    assert resumed.n_iter == full.n_iter == 30
+    assert [r["iteration"] for r in resumed.trace] == list(range(1, 31))
+
+
+def test_resume_refuses_a_different_spec(tmp_path):
+    spec = _spec(tmp_path, iterations=10, out="x")
+    kopt.solve(spec)
+    spec["model"]["regularizer"]["lambda"] = 0.5
+    with pytest.raises(kopt.errors.CheckpointError, match="different spec"):
+        kopt.solve(spec, resume=True)
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(kopt.errors.CheckpointError, match="no checkpoint to resume from"):
+        kopt.solve(_spec(tmp_path, out="none"), resume=True)
+
+
+def test_report_and_plot_written(tmp_path):
+    spec = _spec(tmp_path, iterations=8, checkpoint_every=0, out="rep")
+    spec["output"]["plot"] = True
+    result = kopt.solve(spec, write=True)
+    out = tmp_path / "rep"
+    report = json.loads((out / "report.json").read_text())
+    for key in ("spec", "versions", "seed", "trace", "metrics", "timings", "memory", "backend"):
+        assert key in report
+    assert report["seed"] == 7 and report["memory"]["peak_rss_mb"] > 10
+    assert report["spec"]["model"]["kernel"]["bandwidth"] == "median"
+    assert report["kernel"]["bandwidth"] > 0  # the resolved median bandwidth
+    assert (out / "convergence.png").read_bytes()[:4] == b"\x89PNG"
+    assert result.metrics["rmse"] == report["metrics"]["rmse"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_keeps_checkpoint_and_resume_finishes(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    install_demo_plugin(site)
+    import yaml
+
+    spec = _spec(tmp_path, iterations=60, checkpoint_every=4, sleep=0.03, out="sig")
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    env = dict(os.environ, PYTHONPATH=str(site))
+    cmd = [sys.executable, "-m", "kopt", "solve", str(tmp_path / "spec.yaml"), "--quiet"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ck = tmp_path / "sig" / "checkpoint.json"
+    deadline = time.time() + 60
+    while not ck.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert ck.exists(), proc.communicate()[1]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    assert not (tmp_path / "sig" / "model.json").exists()
+    stopped_at = json.loads(ck.read_text())["iteration"]
+    assert 0 < stopped_at < 60
+    done = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    reference = kopt.solve(_spec(tmp_path, iterations=60, checkpoint_every=0, out="ref"))
+    resumed = kopt.load_model(tmp_path / "sig" / "model.json")
+    assert np.array_equal(resumed.predictor.arrays["coef"], reference.model.predictor.arrays["coef"])
