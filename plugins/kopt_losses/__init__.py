@@ -1,9 +1,31 @@
-"""Built-in losses (registered through the ``kopt`` entry-point group)."""
+"""Built-in losses (registered through the ``kopt`` entry-point group).
+
+Modules by family: :mod:`.regression` (ρ(u − y) losses), :mod:`.classification`
+(binary, y ∈ {−1, +1}).  Every loss follows the conventions of :mod:`._common`.
+"""
 from kopt.hookspecs import hookimpl
 
-from .regression import SquareLoss
+from .classification import HingeLoss, LogisticLoss, SquaredHingeLoss
+from .regression import (
+    AbsoluteLoss,
+    EpsilonInsensitiveLoss,
+    HuberLoss,
+    LpLoss,
+    QuantileLoss,
+    SquareLoss,
+)
 
-LOSSES = [SquareLoss]
+LOSSES = [
+    SquareLoss,
+    HuberLoss,
+    AbsoluteLoss,
+    LpLoss,
+    EpsilonInsensitiveLoss,
+    QuantileLoss,
+    HingeLoss,
+    SquaredHingeLoss,
+    LogisticLoss,
+]
 
 
 @hookimpl

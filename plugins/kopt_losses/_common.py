@@ -1,0 +1,134 @@
+"""Shared machinery of the built-in losses: label checks, dtype handling, stable helpers.
+
+Conventions every built-in loss follows (ALGORITHMS.md §0):
+
+* ``value``/``grad``/``curvature`` are ℓ(y, u), ∂ℓ/∂u and ∂²ℓ/∂u² (the almost-everywhere
+  second derivative; 0 at a kink) elementwise in ``u``; at a kink ``grad`` returns one
+  subgradient.
+* ``conj(v, y) = sup_u v u − ℓ(y, u)`` returns ``+inf`` outside ``conj_box(y)`` and a finite
+  value on the closed box; ``conj_grad``/``conj_curvature`` are its derivatives in ``v``
+  (±inf where the conjugate is vertical at a box edge).
+* outputs keep the floating dtype of ``u`` (or ``v``); labels are cast to it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.backend import get_namespace
+from kopt.components import Loss
+from kopt.errors import DataError
+
+REAL_OR_BINARY = {
+    "description": "labels the loss is trained on: 'real' (regression) or 'binary' ({-1,+1}, classification "
+    "by regression, scored with accuracy/AUC)",
+    "enum": ["real", "binary"],
+    "default": "real",
+}
+
+
+def float_dtype(a):
+    """The floating dtype results on ``a`` should have (float64 for integer input)."""
+    dt = getattr(a, "dtype", None)
+    if dt is not None and np.issubdtype(dt, np.floating):
+        return dt
+    return np.dtype(np.float64)
+
+
+def as_float(xp, a, like):
+    """``a`` as an array of ``like``'s floating dtype (labels, parameters)."""
+    return xp.asarray(a, dtype=float_dtype(like))
+
+
+def outside(xp, v, lo, hi):
+    """Boolean mask of ``v`` outside the closed box ``[lo, hi]`` (nan counts as outside)."""
+    return ~((v >= lo) & (v <= hi))
+
+
+def inf_outside(xp, value, v, lo, hi):
+    """``value`` with ``+inf`` wherever ``v`` leaves ``[lo, hi]``."""
+    return xp.where(outside(xp, v, lo, hi), xp.asarray(np.inf, dtype=value.dtype), value)
+
+
+def xlogx(xp, x):
+    """x log x with 0 log 0 = 0 (x ≥ 0)."""
+    safe = xp.where(x > 0, x, xp.ones_like(x))
+    return xp.where(x > 0, x * xp.log(safe), xp.zeros_like(x))
+
+
+def sigmoid(xp, z):
+    """1 / (1 + e^{-z}) without overflow in either tail."""
+    e = xp.exp(-xp.abs(z))
+    return xp.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+class BuiltinLoss(Loss):
+    """Base of the built-in losses: parameters as attributes and label validation."""
+
+    def __init__(self, **params):
+        defaults = {k: s["default"] for k, s in self.params.items() if "default" in s}
+        super().__init__(**{**defaults, **params})
+        for key, val in self.options.items():
+            setattr(self, key, val)
+
+    # -- labels ---------------------------------------------------------------
+    def check_labels(self, y, *, source="labels"):
+        """Raise :class:`kopt.errors.DataError` unless ``y`` is encoded for this loss's target.
+
+        binary: values in {-1, +1}; multiclass: integer class ids ≥ 0; two_sample: {0, 1};
+        real: finite values; unlabeled: anything (the slot carries the loss's offset).
+        """
+        if self.target == "unlabeled" or y is None:
+            return
+        y = np.asarray(_host(y))
+        if self.target == "real":
+            bad = ~np.isfinite(y.astype(np.float64))
+            what = "finite real values"
+        elif self.target == "binary":
+            bad = (y != 1) & (y != -1)
+            what = "labels encoded as -1/+1"
+        elif self.target == "two_sample":
+            bad = (y != 0) & (y != 1)
+            what = "sample indicators 0/1"
+        else:  # multiclass
+            bad = (y < 0) | (y != np.round(y))
+            what = "integer class ids 0..C-1"
+        if np.any(bad):
+            first = y[bad].ravel()[0]
+            raise DataError(f"{source}: loss {self.name!r} needs {what}; got {first!r} ({int(bad.sum())} bad values)")
+
+    # -- prox -----------------------------------------------------------------
+    def prox(self, u, y, step):
+        """argmin_z ℓ(y, z) + (z − u)²/(2 step) by safeguarded Newton on the optimality condition."""
+        return prox_newton(self, u, y, step)
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else a
+
+
+def prox_newton(loss, u, y, step, iters=60):
+    """Prox of a differentiable convex loss: root of g(z) = ℓ'(z) + (z − u)/step.
+
+    The root lies between ``u`` and ``u − step ℓ'(u)`` (ℓ' is monotone), so a bracketed
+    Newton iteration (bisection whenever Newton leaves the bracket) converges for every
+    differentiable convex loss, including those with unbounded curvature.
+    """
+    xp = get_namespace(u)
+    step = xp.asarray(step, dtype=u.dtype)
+    g0 = loss.grad(u, y)
+    a = xp.minimum(u, u - step * g0)
+    b = xp.maximum(u, u - step * g0)
+    z = 0.5 * (a + b)
+    for _ in range(iters):
+        g = loss.grad(z, y) + (z - u) / step
+        a = xp.where(g < 0, z, a)
+        b = xp.where(g > 0, z, b)
+        h = loss.curvature(z, y) + 1.0 / step
+        zn = z - g / h
+        ok = (zn > a) & (zn < b) & xp.isfinite(zn)
+        z_new = xp.where(ok, zn, 0.5 * (a + b))
+        z_new = xp.where(g == 0, z, z_new)
+        if bool(xp.all(z_new == z)):
+            break
+        z = z_new
+    return z
