@@ -6,6 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests are derandomized so CI never flakes; examples are capped per test.
+settings.register_profile("kopt", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile("kopt")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("KOPT_SHARED_DATA", REPO.parent / "shared" / "data"))
