@@ -1,9 +1,9 @@
-"""Built-in regularizers."""
+"""Built-in regularizers: l2, l1, elastic_net (see :mod:`.penalties`)."""
 from kopt.hookspecs import hookimpl
 
-from .penalties import L2
+from .penalties import L1, L2, ElasticNet
 
-REGULARIZERS = [L2]
+REGULARIZERS = [L2, L1, ElasticNet]
 
 
 @hookimpl
