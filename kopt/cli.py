@@ -37,6 +37,7 @@ def build_parser():
     _add_set(p)
     p.add_argument("--resolved", action="store_true", help="print the spec with defaults filled in")
     p.add_argument("--schema", action="store_true", help="print the composed JSON schema instead")
+    p.add_argument("--markdown", action="store_true", help="with --schema: a Markdown reference (docs/spec-reference.md)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("predict", help="score a data file with a saved model")
@@ -132,7 +133,12 @@ def cmd_validate(args):
         from .plugins import registry
         from .spec.schema import compose
 
-        print(json.dumps(compose(registry()), indent=2))
+        if args.markdown:
+            from .spec.reference import render_markdown
+
+            sys.stdout.write(render_markdown(registry()))
+        else:
+            print(json.dumps(compose(registry()), indent=2))
         return 0
     if not args.spec:
         raise KoptError("validate needs a SPEC (or --schema)")
