@@ -1,0 +1,104 @@
+"""From a :class:`kopt.problem.Problem` to ADSG's coordinates: design, constants, model.
+
+Kernel ``linear`` means the coordinates are the input features (a scipy CSR
+matrix for LIBSVM data, or a dense array); any other kernel with a sampler
+means random features, the coefficients of ``problem.feature_map()``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kopt.backend import to_numpy
+from kopt.errors import DataError
+from kopt.predictors import FeatureExpansion, LinearPredictor
+
+from .design import DenseDesign, FeatureDesign, SparseDesign, block_smoothness, materialize_features
+
+#: kernel names whose coordinates are the raw input features
+INPUT_KERNELS = ("linear",)
+#: blocks of input features when ``solver.blocks`` is not set (at most D)
+DEFAULT_BLOCKS = 8
+#: rows used to estimate L_B when random features are regenerated per mini-batch
+SMOOTHNESS_ROWS = 4096
+
+
+def uses_input_features(kernel_name: str) -> bool:
+    return kernel_name in INPUT_KERNELS
+
+
+def build_design(problem, *, blocks=None, single_block=False, feature_memory_mb=512.0):
+    """The design of ``problem`` and its feature map (None for input features).
+
+    ``single_block`` gives one block of all coordinates (plain SVRG).  Raises
+    DataError for block counts the data cannot have, and for sparse input with
+    random features.
+    """
+    X = problem.X
+    xp = problem.xp
+    if uses_input_features(problem.kernel.name):
+        D = X.shape[1]
+        B = 1 if single_block else (blocks or min(D, DEFAULT_BLOCKS))
+        if B > D:
+            raise DataError(f"solver.blocks = {B} is larger than the number of input features ({D}); "
+                            f"use at most {D} blocks")
+        if hasattr(X, "tocsr"):
+            return SparseDesign(X, B), None
+        return DenseDesign(xp.asarray(X), B, xp=xp, kind="input features (dense)"), None
+    if hasattr(X, "tocsr"):
+        raise DataError(f"kernel {problem.kernel.name!r} builds random features from dense input, and the training "
+                        "data is a sparse matrix; use kernel 'linear' (the input features as coordinates) for sparse data")
+    fmap = problem.feature_map()
+    fmap.cache_blocks = fmap.n_blocks  # ω of every block stays in memory: M (d + 1) numbers
+    D = fmap.n_blocks * fmap.block_size
+    edges = np.array([0, D]) if single_block else np.arange(fmap.n_blocks + 1) * fmap.block_size
+    nbytes = problem.n * D * problem.dtype.itemsize
+    if nbytes <= feature_memory_mb * 2**20:
+        A = materialize_features(fmap, xp.asarray(X), xp, problem.dtype)
+        return DenseDesign(A, edges=edges, xp=xp, kind="random features (materialised)"), fmap
+    design = FeatureDesign(fmap, xp.asarray(X), xp)
+    design.edges = edges
+    return design, fmap
+
+
+def smoothness_constants(design, loss, rng):
+    """``(L, L_B)``: every f_i is L-smooth, F is L_B-smooth along each block (papers/003 Asm. I–II).
+
+    L = ℓ''_max · max_i ‖a_i‖², L_B = ℓ''_max · max_l λ_max(A_lᵀ A_l / n), with
+    ℓ''_max = ``loss.smoothness()``; λ_max by a power iteration (on a row
+    subsample when the random features are regenerated per mini-batch).
+    """
+    c = loss.smoothness()
+    L = c * float(design.row_norms_sq().max())
+    target = design
+    if isinstance(design, FeatureDesign) and design.n > SMOOTHNESS_ROWS:
+        target = design.subsample(np.sort(rng.choice(design.n, SMOOTHNESS_ROWS, replace=False)))
+    L_B = c * block_smoothness(target, rng)[0]
+    if not (L > 0 and math.isfinite(L)):
+        raise DataError("every training row is zero (or not finite): the problem has no smoothness constant; "
+                        "check the data")
+    return L, max(L_B, 0.0)
+
+
+def predictor(problem, design, fmap, x):
+    """The model of coefficients ``x``: LinearPredictor (input features) or FeatureExpansion."""
+    w = to_numpy(x).astype(np.float64)
+    if fmap is None:
+        return LinearPredictor({"w": w, "b": np.zeros(())}, {})
+    coef = w.reshape(fmap.n_blocks, fmap.block_size)
+    meta = {"scale": 1.0 / math.sqrt(w.size), "seed": fmap.seed, "block_size": fmap.block_size,
+            "dtype": str(fmap.dtype)}
+    return FeatureExpansion({"coef": coef, "blocks": np.arange(fmap.n_blocks)}, meta)
+
+
+def test_scores(problem, fmap, x):
+    """Decision values of coefficients ``x`` on ``problem.X_test``."""
+    Xt = problem.X_test
+    if fmap is None:
+        if hasattr(Xt, "tocsr"):
+            return np.asarray(Xt @ to_numpy(x))
+        xp = problem.xp
+        return xp.asarray(Xt) @ x.astype(Xt.dtype)
+    coef = x.reshape(fmap.n_blocks, fmap.block_size)
+    return fmap.predict(problem.xp.asarray(Xt), coef) / math.sqrt(x.size)
