@@ -148,6 +148,11 @@ class Kernel(Component):
     has_features: ClassVar[bool] = True
     #: distance the median heuristic measures: "l2", "l1" or None (no bandwidth)
     bandwidth_metric: ClassVar[str | None] = "l2"
+    #: inputs the kernel accepts: "real", or a restriction such as "nonnegative"
+    input_domain: ClassVar[str] = "real"
+
+    def check_input(self, X):
+        """Raise :class:`kopt.errors.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
 
     def exact(self, X, Y):
         raise NotImplementedError

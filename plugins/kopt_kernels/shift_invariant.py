@@ -1,43 +1,28 @@
-"""Shift-invariant kernels: exact form and random Fourier features √2 cos(ωᵀx + b)."""
+"""Shift-invariant kernels on R^d with random Fourier features √2 cos(ωᵀx + b) (papers/001 Table 1).
+
+=========  ====================================================  ==========================================
+kernel     k(x, x'), δ = x − x', σ = bandwidth                   ω (per feature)
+=========  ====================================================  ==========================================
+gaussian   exp(−‖δ‖₂² / (2σ²))                                   N(0, σ⁻² I)
+laplacian  exp(−‖δ‖₁ / σ)                                        ω_i ~ Cauchy(0, 1/σ) i.i.d.
+cauchy     ∏_i 1 / (1 + δ_i² / σ²)                               ω_i ~ Laplace(0, 1/σ) i.i.d.
+matern     Matérn ν ∈ {1/2, 3/2, 5/2}, length scale σ, of ‖δ‖₂   multivariate t, 2ν d.o.f., scale 1/σ
+=========  ====================================================  ==========================================
+
+Table 1 writes the Cauchy kernel as ∏ 2/(1 + δ_i²) against the unnormalised
+density exp(−‖ω‖₁); kopt normalises both (k(x, x) = 1, ω_i has density
+(σ/2) exp(−σ|ω_i|)), which is the same kernel up to the constant 2^d.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from kopt.backend import get_namespace
-from kopt.components import BANDWIDTH_PARAMS, Kernel
 
+from ._base import RandomFourierKernel
+from ._util import float_pair, l1_dists, sq_dists
 
-def sq_dists(X, Y):
-    xp = get_namespace(X, Y)
-    xx = (X * X).sum(axis=1)[:, None]
-    yy = (Y * Y).sum(axis=1)[None, :]
-    return xp.maximum(xx + yy - 2.0 * (X @ Y.T), 0.0)
-
-
-class RandomFourierKernel(Kernel):
-    """Base of kernels whose features are φ_ω(x) = √2 cos(ωᵀx + b), b ~ U[0, 2π]."""
-
-    params = dict(BANDWIDTH_PARAMS)
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.bandwidth = params.get("bandwidth", "median")
-
-    def sample_omega(self, rng, n_in, count):
-        raise NotImplementedError
-
-    def sample(self, rng, n_in, count):
-        W = self.sample_omega(rng, n_in, count)
-        b = rng.uniform(0.0, 2.0 * np.pi, size=count)
-        return {"W": W, "b": b}
-
-    def features(self, X, params, out=None):
-        xp = get_namespace(X)
-        Z = xp.matmul(X, params["W"], out=out)
-        Z += params["b"]
-        xp.cos(Z, out=Z)
-        Z *= Z.dtype.type(np.sqrt(2.0))
-        return Z
+__all__ = ["sq_dists", "RandomFourierKernel", "GaussianKernel", "LaplacianKernel", "CauchyKernel", "MaternKernel"]
 
 
 class GaussianKernel(RandomFourierKernel):
@@ -49,10 +34,91 @@ class GaussianKernel(RandomFourierKernel):
 
     def exact(self, X, Y):
         xp = get_namespace(X, Y)
-        return xp.exp(sq_dists(X, Y) * (-0.5 / self.bandwidth**2))
-
-    def diag(self, X):
-        return get_namespace(X).ones(X.shape[0], dtype=X.dtype)
+        D = sq_dists(X, Y)
+        D *= -0.5 / self.sigma**2
+        return xp.exp(D, out=D)
 
     def sample_omega(self, rng, n_in, count):
-        return rng.standard_normal((n_in, count)) / self.bandwidth
+        return rng.standard_normal((n_in, count)) / self.sigma
+
+
+class LaplacianKernel(RandomFourierKernel):
+    """k(x, x') = exp(−‖x − x'‖₁ / σ); ω_i ~ Cauchy(0, 1/σ) independently per coordinate."""
+
+    name = "laplacian"
+    summary = "Laplacian (L1) kernel"
+    bandwidth_metric = "l1"
+
+    def exact(self, X, Y):
+        xp = get_namespace(X, Y)
+        D = l1_dists(X, Y)
+        D *= -1.0 / self.sigma
+        return xp.exp(D, out=D)
+
+    def sample_omega(self, rng, n_in, count):
+        return rng.standard_cauchy((n_in, count)) / self.sigma
+
+
+class CauchyKernel(RandomFourierKernel):
+    """k(x, x') = ∏_i 1 / (1 + (x_i − x'_i)² / σ²); ω_i ~ Laplace(0, 1/σ) per coordinate."""
+
+    name = "cauchy"
+    summary = "Cauchy (product) kernel"
+    bandwidth_metric = "l2"
+
+    def exact(self, X, Y):
+        xp, X, Y = float_pair(X, Y)
+        K = xp.ones((X.shape[0], Y.shape[0]), dtype=X.dtype)
+        T = xp.empty_like(K)
+        inv = 1.0 / self.sigma
+        for k in range(X.shape[1]):
+            xp.subtract(X[:, k, None] * inv, Y[None, :, k] * inv, out=T)
+            T *= T
+            T += 1.0
+            K /= T
+        return K
+
+    def sample_omega(self, rng, n_in, count):
+        return rng.laplace(0.0, 1.0 / self.sigma, size=(n_in, count))
+
+
+class MaternKernel(RandomFourierKernel):
+    """Matérn kernel of ‖x − x'‖₂ with smoothness ν ∈ {1/2, 3/2, 5/2} and length scale σ.
+
+    With r = ‖x − x'‖/σ: ν = 1/2: e^{−r}; ν = 3/2: (1 + √3 r) e^{−√3 r};
+    ν = 5/2: (1 + √5 r + 5r²/3) e^{−√5 r}.  Its spectral density is proportional
+    to (2ν/σ² + ‖ω‖²)^{−(ν + d/2)}: a multivariate t with 2ν degrees of freedom
+    and scale 1/σ, drawn as ω = z / (σ √(g/ν)), z ~ N(0, I), g ~ Gamma(ν, 1).
+    """
+
+    name = "matern"
+    summary = "Matérn kernel (ν = 1/2, 3/2, 5/2)"
+    bandwidth_metric = "l2"
+    params = {
+        **RandomFourierKernel.params,
+        "nu": {"description": "smoothness ν", "enum": [0.5, 1.5, 2.5], "default": 1.5},
+    }
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.nu = float(params.get("nu", 1.5))
+        if self.nu not in (0.5, 1.5, 2.5):
+            raise ValueError(f"matern: nu must be 0.5, 1.5 or 2.5, not {self.nu}")
+
+    def exact(self, X, Y):
+        xp = get_namespace(X, Y)
+        R = sq_dists(X, Y)
+        xp.sqrt(R, out=R)
+        R *= 1.0 / self.sigma
+        if self.nu == 0.5:
+            return xp.exp(-R)
+        if self.nu == 1.5:
+            R *= np.sqrt(3.0)
+            return (1.0 + R) * xp.exp(-R)
+        R *= np.sqrt(5.0)
+        return (1.0 + R + R * R / 3.0) * xp.exp(-R)
+
+    def sample_omega(self, rng, n_in, count):
+        z = rng.standard_normal((n_in, count))
+        g = rng.gamma(self.nu, 1.0, size=count)
+        return z / (self.sigma * np.sqrt(g / self.nu))[None, :]
