@@ -11,7 +11,9 @@ import numpy as np
 
 from .backend import get_namespace
 
-BLOCK = 2048
+BLOCK = 4096
+#: up to this size LAPACK factors the whole matrix at once (fast, and known to be safe here)
+DIRECT_MAX = 12000
 
 
 def _scipy_linalg(xp):
@@ -22,8 +24,8 @@ def _scipy_linalg(xp):
     return sl
 
 
-def cholesky(A, *, overwrite=False, block=BLOCK):
-    """Lower Cholesky factor L (A = L Lᵀ) of a symmetric positive-definite matrix.
+def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX):
+    """Lower Cholesky factor L (A = L Lᵀ, upper triangle zero) of a symmetric positive-definite matrix.
 
     Raises ``numpy.linalg.LinAlgError`` when A is not positive definite.
     """
@@ -31,7 +33,11 @@ def cholesky(A, *, overwrite=False, block=BLOCK):
     sl = _scipy_linalg(xp)
     L = A if overwrite else A.copy()
     n = L.shape[0]
-    if n <= block:
+    if n <= direct_max:
+        if xp is np:
+            L, _ = sl.cho_factor(L, lower=True, overwrite_a=True, check_finite=False)
+            _zero_upper(L, block)
+            return L
         return _chol_small(L, xp)
     for k in range(0, n, block):
         e = min(n, k + block)
@@ -41,7 +47,18 @@ def cholesky(A, *, overwrite=False, block=BLOCK):
             L[e:, k:e] = sl.solve_triangular(L[k:e, k:e], L[e:, k:e].T, lower=True).T
             # A_ii -= L_ik L_ikᵀ (lower part is what later steps read)
             L[e:, e:] -= L[e:, k:e] @ L[e:, k:e].T
-    return xp.tril(L)
+    _zero_upper(L, block)
+    return L
+
+
+def _zero_upper(L, block):
+    """Zero the strict upper triangle in place, one row block at a time (no n x n index arrays)."""
+    xp = get_namespace(L)
+    n = L.shape[0]
+    for k in range(0, n, block):
+        e = min(n, k + block)
+        L[k:e, e:] = 0
+        L[k:e, k:e] = xp.tril(L[k:e, k:e])
 
 
 def _chol_small(A, xp):
