@@ -52,7 +52,7 @@ class ProgressBar:
     def __init__(self, stream=None, min_interval=0.2):
         self.stream = stream or sys.stderr
         self.min_interval = min_interval
-        self.last_draw = 0.0
+        self.last_draw = float("-inf")
         self.rows = 0
         self.shown = False
 
