@@ -192,6 +192,10 @@ class Regularizer(Component):
     def strong_convexity(self) -> float:
         raise NotImplementedError
 
+    @classmethod
+    def supports(cls):
+        return "value, block prox, strong-convexity constant"
+
 
 class Solver(Component):
     """A solver: options are its ``params``; ``run(problem, run)`` returns a SolverOutput."""
