@@ -1,0 +1,29 @@
+"""Check suites a plugin author runs on their own components (docs/plugin-guide.md).
+
+Each check raises ``AssertionError`` with a message naming the component, the violated
+property and the first offending point.
+"""
+from ._samples import default_instance, sample_duals, sample_labels, sample_scores
+from .losses import (
+    check_biconjugate,
+    check_bounds,
+    check_conj_domain,
+    check_conj_edges,
+    check_conj_gradients,
+    check_convexity,
+    check_dtypes,
+    check_fenchel_young,
+    check_gradients,
+    check_interface,
+    check_labels_validation,
+    check_loss,
+    check_prox,
+)
+from .duality import check_strong_duality, check_weak_duality, gaussian_gram
+from .regularizers import (
+    check_moreau_decomposition,
+    check_moreau_envelope,
+    check_prox_argmin,
+    check_regularizer,
+    check_strong_convexity,
+)
