@@ -1,26 +1,90 @@
-"""The median heuristic for kernel bandwidths."""
+"""The median heuristic for kernel bandwidths.
+
+``median_distance`` is the median of the pairwise distances between the rows
+of a seeded subsample (``bandwidth_subsample`` rows, default 2000: about two
+million pairs).  The kernel's ``bandwidth: median`` multiplies it by
+``bandwidth_factor``.  Identical rows (distance 0) are left out, so data with
+many duplicates (binary features) still gets a usable scale.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+METRICS = ("l2", "l1")
+_PAIRS_PER_BLOCK = 1 << 16
+
+
+def subsample_rows(n, subsample, seed):
+    """Sorted row indices of the seeded subsample (all rows when ``n <= subsample``)."""
+    if n <= subsample:
+        return np.arange(n)
+    rng = np.random.default_rng([int(seed), 0x6D6564])
+    return np.sort(rng.choice(n, size=int(subsample), replace=False))
+
 
 def median_distance(X, metric="l2", subsample=2000, seed=0):
-    """Median pairwise distance (``l2`` or ``l1``) over a seeded subsample of rows."""
-    n = X.shape[0]
-    rng = np.random.default_rng([int(seed), 0x6D6564])
-    idx = rng.choice(n, size=min(n, int(subsample)), replace=False) if n > subsample else np.arange(n)
-    S = X[np.sort(idx)]
-    S = np.asarray(S.todense() if hasattr(S, "todense") else S, dtype=np.float64)
-    if metric == "l1":
-        from scipy.spatial.distance import pdist
+    """Median pairwise distance (``l2`` or ``l1``) over a seeded subsample of rows.
 
-        d = pdist(S, "cityblock")
+    Parameters
+    ----------
+    X : array (n, d), dense (NumPy, CuPy, memory map) or scipy sparse
+    metric : {"l2", "l1"}
+    subsample : int
+        Rows drawn without replacement (seeded); all rows when ``n`` is smaller.
+    seed : int
+
+    Returns
+    -------
+    float
+        The median over the non-zero pairwise distances (1.0 when all are zero).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    idx = subsample_rows(X.shape[0], subsample, seed)
+    if idx.size < 2:
+        return 1.0
+    if hasattr(X, "tocsr"):
+        S = X.tocsr()[idx].astype(np.float64)
+        d = _sparse_l2(S) if metric == "l2" else _sparse_l1(S)
     else:
-        sq = np.einsum("ij,ij->i", S, S)
-        G = sq[:, None] + sq[None, :] - 2.0 * (S @ S.T)
-        iu = np.triu_indices(S.shape[0], k=1)
-        d = np.sqrt(np.maximum(G[iu], 0.0))
+        S = X[idx]
+        if type(S).__module__.split(".")[0] == "cupy":
+            S = S.get()
+        S = np.asarray(S, dtype=np.float64)
+        d = _dense_l2(S) if metric == "l2" else _dense_l1(S)
     d = d[d > 0]
     if d.size == 0:
         return 1.0
     return float(np.median(d))
+
+
+def _from_gram(sq, G):
+    iu = np.triu_indices(G.shape[0], k=1)
+    return np.sqrt(np.maximum(sq[iu[0]] + sq[iu[1]] - 2.0 * G[iu], 0.0))
+
+
+def _dense_l2(S):
+    return _from_gram(np.einsum("ij,ij->i", S, S), S @ S.T)
+
+
+def _dense_l1(S):
+    from scipy.spatial.distance import pdist
+
+    return pdist(S, "cityblock")
+
+
+def _sparse_l2(S):
+    sq = np.asarray(S.multiply(S).sum(axis=1)).ravel()
+    return _from_gram(sq, (S @ S.T).toarray())
+
+
+def _sparse_l1(S):
+    """All pairs i < j, in blocks of row differences (never densifies the features)."""
+    m = S.shape[0]
+    I, J = np.triu_indices(m, k=1)
+    out = np.empty(I.size)
+    for a in range(0, I.size, _PAIRS_PER_BLOCK):
+        b = a + _PAIRS_PER_BLOCK
+        D = S[I[a:b]] - S[J[a:b]]
+        out[a:b] = np.asarray(abs(D).sum(axis=1)).ravel()
+    return out

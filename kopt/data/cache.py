@@ -1,8 +1,31 @@
-"""Where kopt keeps downloaded and parsed data."""
+"""Where kopt keeps downloaded and parsed data, and the parsed-array cache.
+
+A text file (CSV/TSV, LIBSVM, IDX) is parsed once; its arrays are saved as
+``.npy`` under ``$KOPT_DATA/cache/<name>-<options>-<state>/`` and
+memory-mapped (read-only) on later runs.  The key holds the source's real
+path, size and modification time (``<state>``) and every parse option
+(``<options>``): editing or replacing the file, or reading it differently,
+misses the cache.  An entry is written to a temporary directory and renamed
+into place, so a crash never leaves a half-written entry; stale entries of
+the same file and options are removed when a new one is stored.  Delete the
+``cache`` folder at any time to reclaim the space.
+"""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
+import shutil
+import tempfile
+import warnings
 from pathlib import Path
+
+import numpy as np
+
+CACHE_FORMAT = "kopt-data-cache"
+#: bump when a reader's output for the same options changes
+CACHE_VERSION = 1
 
 
 def default_data_dir() -> Path:
@@ -12,3 +35,93 @@ def default_data_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "kopt"
+
+
+def cache_root() -> Path:
+    """The parsed-array cache: ``default_data_dir() / "cache"``."""
+    return default_data_dir() / "cache"
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def entry_dir(paths, options: dict) -> Path:
+    """The cache directory for ``paths`` (the source and any companion files) read with ``options``."""
+    real = [os.path.realpath(p) for p in paths]
+    stats = [os.stat(p) for p in real]
+    ident = _digest({"v": CACHE_VERSION, "paths": real, "options": options})[:10]
+    state = _digest([[s.st_size, s.st_mtime_ns] for s in stats])[:12]
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(real[0]))[:60]
+    return cache_root() / f"{name}-{ident}-{state}"
+
+
+def load(paths, options: dict):
+    """``(X, y, meta)`` memory-mapped from the cache, or None on a miss."""
+    d = entry_dir(paths, options)
+    info = d / "meta.json"
+    if not info.is_file():
+        return None
+    try:
+        with open(info, encoding="utf-8") as fh:
+            meta = json.load(fh)
+        if meta.get("format") != CACHE_FORMAT:
+            raise ValueError("not a cache entry")
+        X = _load_X(d, meta)
+        y = np.asarray(np.load(d / "y.npy", mmap_mode="r", allow_pickle=False)) if meta["has_y"] else None
+    except (OSError, ValueError, KeyError) as exc:
+        warnings.warn(f"ignoring a broken data cache entry {d} ({exc}); re-parsing", stacklevel=3)
+        shutil.rmtree(d, ignore_errors=True)
+        return None
+    return X, y, dict(meta["meta"], cache=str(d), cached=True)
+
+
+def _load_X(d, meta):
+    if not meta["sparse"]:
+        return np.asarray(np.load(d / "X.npy", mmap_mode="r", allow_pickle=False))  # a read-only view
+    from scipy import sparse
+
+    parts = [np.load(d / f"X_{k}.npy", mmap_mode="r", allow_pickle=False) for k in ("data", "indices", "indptr")]
+    return sparse.csr_matrix(tuple(parts), shape=tuple(meta["shape"]))
+
+
+def store(paths, options: dict, X, y, meta: dict):
+    """Save parsed arrays; returns the entry directory, or None when it could not be written."""
+    final = entry_dir(paths, options)
+    root = final.parent
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
+    except OSError as exc:
+        warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
+        return None
+    try:
+        sparse = hasattr(X, "tocsr")
+        if sparse:
+            X = X.tocsr()
+            for k in ("data", "indices", "indptr"):
+                np.save(tmp / f"X_{k}.npy", getattr(X, k))
+        else:
+            np.save(tmp / "X.npy", np.ascontiguousarray(X))
+        if y is not None:
+            np.save(tmp / "y.npy", y)
+        record = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "source": [os.path.realpath(p) for p in paths],
+                  "options": options, "sparse": sparse, "shape": list(X.shape), "has_y": y is not None,
+                  "meta": meta}
+        with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=1, default=str)
+        os.replace(tmp, final) if not final.exists() else shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        warnings.warn(f"cannot write the data cache entry {final} ({exc}); continuing without it", stacklevel=3)
+        return None
+    _remove_stale(final)
+    return final
+
+
+def _remove_stale(final: Path):
+    """Drop older entries of the same source and options (the file changed since)."""
+    prefix = final.name.rsplit("-", 1)[0] + "-"
+    for other in final.parent.iterdir():
+        if other.name.startswith(prefix) and other != final and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)

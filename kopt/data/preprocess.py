@@ -35,6 +35,10 @@ class Preprocessor:
         return pre
 
     def _fit_labels(self, y, standardize_target, source):
+        bad = ~np.isfinite(y.astype(np.float64, copy=False)) if np.issubdtype(y.dtype, np.number) else None
+        if bad is not None and bad.any():
+            raise DataError(f"{source}: {int(bad.sum())} missing or non-finite labels (first in data row "
+                            f"{int(np.argmax(bad)) + 1}); set data.nonfinite: drop to skip those rows")
         if self.target in ("binary", "two_sample"):
             classes = np.unique(y)
             if classes.size != 2:
@@ -48,6 +52,10 @@ class Preprocessor:
             classes = np.unique(y)
             if classes.size < 2:
                 raise DataError(f"{source}: a multiclass loss needs at least two classes, found {classes.size}")
+            if np.issubdtype(classes.dtype, np.floating) and not np.all(classes == np.round(classes)):
+                odd = classes[classes != np.round(classes)]
+                raise DataError(f"{source}: a multiclass loss needs integer class labels, found {_preview(odd)}"
+                                f" among {classes.size} distinct values; is this a regression target?")
             self.classes = classes
         elif self.target == "real":
             if standardize_target:
@@ -55,18 +63,30 @@ class Preprocessor:
                 self.y_scale = float(np.std(y, dtype=np.float64)) or 1.0
 
     # -- applying ------------------------------------------------------------
-    def transform(self, X, dtype=np.float32):
+    def transform(self, X, dtype=np.float32, source="the data"):
+        """Apply the training standardisation; a new array (``X`` is never modified).
+
+        Dense input is processed in row blocks into one preallocated output, so
+        the peak is the input plus the output (no full-size temporaries).
+        """
         if X.shape[1] != self.n_features:
-            raise DataError(f"the data has {X.shape[1]} features, the training data had {self.n_features}")
+            raise DataError(f"{source} has {X.shape[1]} features, the training data had {self.n_features}")
         if hasattr(X, "tocsr"):  # sparse: scale only (centring would densify)
             X = X.tocsr().astype(dtype)
             if self.scale is not None:
                 X = X.multiply(1.0 / self.scale.astype(dtype)).tocsr()
             return X
-        X = np.asarray(X, dtype=dtype)
-        if self.mean is not None:
-            X = (X - self.mean.astype(dtype)) / self.scale.astype(dtype)
-        return X
+        if self.mean is None:
+            return np.asarray(X, dtype=dtype)
+        out = np.empty(X.shape, dtype=dtype)
+        mean = self.mean.astype(dtype)
+        scale = self.scale.astype(dtype)
+        step = max(1, (1 << 22) // max(1, X.shape[1]))
+        for i in range(0, X.shape[0], step):
+            blk = out[i : i + step]
+            np.subtract(X[i : i + step], mean, out=blk, dtype=dtype, casting="unsafe")
+            np.divide(blk, scale, out=blk)
+        return out
 
     def encode(self, y, source="labels"):
         """User labels -> solver labels ({-1,+1}, class ids, {0,1}, or scaled reals)."""
@@ -125,7 +145,12 @@ class Preprocessor:
 
 
 def column_stats(X):
-    """Column means and standard deviations (float64; zero-variance columns get scale 1)."""
+    """Column means and standard deviations (float64; zero-variance columns get scale 1).
+
+    Dense input is reduced in row blocks whose mean and sum of squared
+    deviations are merged exactly (Chan et al.), so a memory-mapped array is
+    read once and large offsets lose no precision.
+    """
     if hasattr(X, "tocsr"):
         X = X.tocsr()
         mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
@@ -133,17 +158,22 @@ def column_stats(X):
         std = np.sqrt(np.maximum(sq - mean**2, 0.0))
         std[std == 0] = 1.0
         return np.zeros_like(mean), std
+    n_seen = 0
     mean = np.zeros(X.shape[1])
-    sq = np.zeros(X.shape[1])
+    m2 = np.zeros(X.shape[1])
     step = 1 << 16
     for i in range(0, X.shape[0], step):
         chunk = np.asarray(X[i : i + step], dtype=np.float64)
-        mean += chunk.sum(axis=0)
-        sq += (chunk**2).sum(axis=0)
-    n = max(X.shape[0], 1)
-    mean /= n
-    std = np.sqrt(np.maximum(sq / n - mean**2, 0.0))
-    std[std == 0] = 1.0
+        nb = chunk.shape[0]
+        mb = chunk.mean(axis=0)
+        m2b = ((chunk - mb) ** 2).sum(axis=0)
+        delta = mb - mean
+        tot = n_seen + nb
+        mean = mean + delta * (nb / tot)
+        m2 = m2 + m2b + delta**2 * (n_seen * nb / tot)
+        n_seen = tot
+    std = np.sqrt(m2 / max(n_seen, 1))
+    std[~(std > 0)] = 1.0
     return mean, std
 
 

@@ -1,179 +1,166 @@
-"""File readers: CSV/TSV (optionally compressed), LIBSVM/svmlight, .npy/.npz.
+"""File readers: CSV/TSV, LIBSVM/svmlight, IDX (all optionally gzip/xz/bzip2), .npy/.npz.
 
-Every reader returns ``(X, y)`` with ``X`` float32 (dense ndarray or scipy CSR)
-and ``y`` float64 (or None when the file has no label column).
+:func:`read_table` returns ``(X, y, meta)`` with ``X`` float32 (a dense
+ndarray or a scipy CSR matrix) and ``y`` float64 (None when the file has no
+label column).  Parsed text files are cached as ``.npy`` (see
+:mod:`kopt.data.cache`) and memory-mapped on later reads.
+
+Parse options (the ``data`` spec keys of the same names): ``format``,
+``label`` (int index, negative from the end | header name | False; default:
+the first column), ``header`` (auto/True/False), ``n_features``,
+``zero_based``, ``sparse``, ``max_rows``, ``cache``, ``progress``.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
-import lzma
 import os
 
 import numpy as np
 
 from ..errors import DataError
+from . import cache
+from .csvstream import label_index, read_csv
+from .idx import is_idx, labels_path, read_idx
+from .libsvm import read_libsvm
+from .stream import check_exists, compression_of, read_head, strip_compression_suffix
 
-_OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
-
-
-def open_text(path):
-    ext = os.path.splitext(path)[1].lower()
-    opener = _OPENERS.get(ext)
-    if not os.path.exists(path):
-        raise DataError(f"{path}: file not found")
-    if opener is None:
-        return open(path, encoding="utf-8", newline="")
-    return io.TextIOWrapper(opener(path, "rb"), encoding="utf-8", newline="")
+FORMATS = ("auto", "csv", "tsv", "libsvm", "idx", "npy", "npz")
 
 
 def detect_format(path) -> str:
-    name = path.lower()
-    for ext in _OPENERS:
-        if name.endswith(ext):
-            name = name[: -len(ext)]
+    """The format of ``path`` from its name (compression suffix ignored), else its first line."""
+    check_exists(path)
+    name = strip_compression_suffix(os.path.basename(path).lower())
     if name.endswith(".npy"):
         return "npy"
     if name.endswith(".npz"):
         return "npz"
+    if is_idx(name):
+        return "idx"
     if name.endswith(".tsv"):
         return "tsv"
-    if name.endswith(".csv") or name.endswith(".data") or name.endswith(".txt"):
+    if name.endswith((".csv", ".data")):
         return "csv"
-    if name.endswith((".libsvm", ".svm", ".svmlight", ".t")) or "libsvm" in os.path.basename(name):
+    if name.endswith((".libsvm", ".svm", ".svmlight")) or "libsvm" in name:
         return "libsvm"
-    # sniff the first line
-    with open_text(path) as fh:
-        first = fh.readline()
-    if ":" in first:
+    if compression_of(path) is None:
+        with open(path, "rb") as fh:
+            if fh.read(6) == b"\x93NUMPY":
+                return "npy"
+    first = read_head(path, 1 << 14).split(b"\n", 1)[0]
+    if b":" in first:
         return "libsvm"
-    return "tsv" if "\t" in first else "csv"
+    return "tsv" if b"\t" in first else "csv"
+
+
+def parse_options(path, opts: dict) -> dict:
+    """The options that decide a file's parsed arrays (the cache key), format resolved."""
+    fmt = opts.get("format") or "auto"
+    if fmt == "auto":
+        fmt = detect_format(path)
+    out = {"format": fmt, "max_rows": opts.get("max_rows")}
+    if fmt in ("csv", "tsv", "npy"):
+        out.update(label=opts.get("label"), header=opts.get("header", "auto"))
+    elif fmt == "libsvm":
+        out.update(n_features=opts.get("n_features"), zero_based=opts.get("zero_based", "auto"),
+                   sparse=opts.get("sparse", "auto"))
+    elif fmt == "idx":
+        out.update(label=opts.get("label") is not False)
+    return out
+
+
+def read_table(path, opts: dict):
+    """``(X, y, meta)`` of one file; ``meta`` has ``format``, ``cached`` and the reader's details."""
+    path = os.fspath(path)
+    check_exists(path)
+    po = parse_options(path, opts)
+    fmt = po["format"]
+    if fmt in ("npy", "npz"):
+        X, y, meta = read_numpy(path, opts, fmt)
+        return X, y, {**meta, "format": fmt, "cached": False}
+    sources = [path]
+    if fmt == "idx" and po["label"] and labels_path(path):
+        sources.append(labels_path(path))
+    use_cache = opts.get("cache", True)
+    if use_cache:
+        hit = cache.load(sources, po)
+        if hit is not None:
+            return hit[0], hit[1], {**hit[2], "format": fmt}
+    X, y, meta = _parse(path, po, opts.get("progress"))
+    meta = {**meta, "format": fmt, "cached": False}
+    if use_cache:
+        where = cache.store(sources, po, X, y, meta)
+        meta["cache"] = str(where) if where else None
+    return X, y, meta
+
+
+def _parse(path, po, progress):
+    fmt = po["format"]
+    if fmt in ("csv", "tsv"):
+        return read_csv(path, fmt=fmt, label=po["label"], header=po["header"], max_rows=po["max_rows"],
+                        progress=progress)
+    if fmt == "libsvm":
+        return read_libsvm(path, n_features=po["n_features"], zero_based=po["zero_based"], max_rows=po["max_rows"],
+                           sparse=po["sparse"], progress=progress)
+    if fmt == "idx":
+        return read_idx(path, label=None if po["label"] else False, max_rows=po["max_rows"])
+    raise DataError(f"{path}: unknown format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
 def read_file(path, opts: dict):
-    fmt = opts.get("format", "auto")
-    if fmt == "auto":
-        fmt = detect_format(path)
-    if fmt in ("csv", "tsv"):
-        return read_delimited(path, "\t" if fmt == "tsv" else ",", opts)
-    if fmt == "libsvm":
-        return read_libsvm(path, opts)
-    if fmt in ("npy", "npz"):
-        return read_numpy(path, opts)
-    raise DataError(f"{path}: unknown format {fmt!r}")
-
-
-def _label_index(label, header, ncols, path):
-    """Column index of the label; None when ``label`` is False (no label column)."""
-    if label is False:
-        return None
-    if label is None:
-        return 0
-    if isinstance(label, str):
-        if header is None or label not in header:
-            raise DataError(f"{path}: label column {label!r} not found" + (f"; columns: {', '.join(header)}" if header else " (the file has no header)"))
-        return header.index(label)
-    idx = label if label >= 0 else ncols + label
-    if not 0 <= idx < ncols:
-        raise DataError(f"{path}: label column {label} is out of range for {ncols} columns")
-    return idx
-
-
-def read_delimited(path, delim, opts):
-    rows = []
-    header = None
-    ncols = None
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            line = line.strip()
-            if not line:
-                continue
-            cells = line.split(delim)
-            if ncols is None:
-                ncols = len(cells)
-                hdr = opts.get("header", "auto")
-                looks_header = any(not _is_number(c) for c in cells)
-                if hdr is True or (hdr == "auto" and looks_header):
-                    header = [c.strip().strip('"') for c in cells]
-                    continue
-            if len(cells) != ncols:
-                raise DataError(f"{path}:{lineno}: expected {ncols} columns, found {len(cells)} (ragged row)")
-            try:
-                rows.append([float(c) if c.strip() else np.nan for c in cells])
-            except ValueError:
-                bad = next(c for c in cells if c.strip() and not _is_number(c))
-                raise DataError(f"{path}:{lineno}: non-numeric cell {bad.strip()!r}") from None
-    if not rows:
-        raise DataError(f"{path}: the file holds no data rows")
-    A = np.asarray(rows, dtype=np.float64)
-    li = _label_index(opts.get("label"), header, ncols, path)
-    if li is None:
-        return A.astype(np.float32), None
-    y = A[:, li].copy()
-    X = np.delete(A, li, axis=1).astype(np.float32)
+    """``(X, y)`` of one file (see :func:`read_table`)."""
+    X, y, _ = read_table(path, opts)
     return X, y
 
 
-def _is_number(s):
+def read_numpy(path, opts, fmt):
+    """A 2-D ``.npy`` (label column per ``opts['label']``) or an ``.npz`` with ``X`` (and ``y``),
+    or a scipy ``save_npz`` sparse matrix (no labels)."""
     try:
-        float(s)
-        return True
-    except ValueError:
-        return False
-
-
-def read_libsvm(path, opts):
-    from scipy import sparse
-
-    labels, indptr, indices, values = [], [0], [], []
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            try:
-                labels.append(float(parts[0]))
-                for tok in parts[1:]:
-                    k, _, v = tok.partition(":")
-                    indices.append(int(k))
-                    values.append(float(v))
-            except ValueError:
-                raise DataError(f"{path}:{lineno}: cannot parse LIBSVM line (expected 'label index:value ...')") from None
-            indptr.append(len(indices))
-    if not labels:
-        raise DataError(f"{path}: the file holds no data rows")
-    idx = np.asarray(indices, dtype=np.int64)
-    zb = opts.get("zero_based", "auto")
-    zero_based = (idx.size and idx.min() == 0) if zb == "auto" else bool(zb)
-    if not zero_based:
-        idx = idx - 1
-    n_features = opts.get("n_features") or (int(idx.max()) + 1 if idx.size else 0)
-    if idx.size and idx.max() >= n_features:
-        raise DataError(f"{path}: feature index {int(idx.max()) + (0 if zero_based else 1)} exceeds n_features={n_features}")
-    X = sparse.csr_matrix(
-        (np.asarray(values, dtype=np.float32), idx, np.asarray(indptr, dtype=np.int64)), shape=(len(labels), n_features)
-    )
-    X.sum_duplicates()
-    return X, np.asarray(labels, dtype=np.float64)
-
-
-def read_numpy(path, opts):
-    try:
-        obj = np.load(path, allow_pickle=False)
+        obj = np.load(path, mmap_mode="r" if fmt == "npy" else None, allow_pickle=False)
     except Exception as exc:
         raise DataError(f"{path}: cannot read NumPy file: {exc}") from None
+    max_rows = opts.get("max_rows")
     if isinstance(obj, np.ndarray):
         if obj.ndim != 2:
-            raise DataError(f"{path}: expected a 2-D array, got shape {obj.shape}")
-        li = _label_index(opts.get("label"), None, obj.shape[1], path)
+            raise DataError(f"{path}: expected a 2-D array (rows x columns), got shape {obj.shape}")
+        obj = obj[:max_rows]
+        li = label_index(opts.get("label"), None, obj.shape[1], path)
         if li is None:
-            return obj.astype(np.float32), None
-        return np.delete(obj, li, axis=1).astype(np.float32), obj[:, li].astype(np.float64)
+            X, y = _as_float32(obj), None
+        else:
+            keep = [j for j in range(obj.shape[1]) if j != li]
+            X, y = np.ascontiguousarray(obj[:, keep], dtype=np.float32), np.asarray(obj[:, li], dtype=np.float64)
+        return X, y, _finite_meta(X, y)
     with obj:
-        if "X" not in obj:
-            raise DataError(f"{path}: an .npz file must hold arrays 'X' and 'y'; found {', '.join(obj.files)}")
-        X = np.asarray(obj["X"], dtype=np.float32)
-        y = np.asarray(obj["y"], dtype=np.float64) if "y" in obj else None
-    return X, y
+        files = set(obj.files)
+        if {"data", "indices", "indptr", "shape"} <= files:
+            from scipy import sparse
+
+            X = sparse.csr_matrix((obj["data"], obj["indices"], obj["indptr"]), shape=tuple(obj["shape"]))
+            X = X[:max_rows].astype(np.float32)
+            return X, None, _finite_meta(X, None)
+        if "X" not in files:
+            raise DataError(f"{path}: an .npz file must hold arrays 'X' (and 'y'); found {', '.join(sorted(files))}")
+        X = _as_float32(obj["X"][:max_rows])
+        y = np.asarray(obj["y"][:max_rows], dtype=np.float64) if "y" in files else None
+    if X.ndim != 2:
+        raise DataError(f"{path}: 'X' must be 2-D (rows x features), got shape {X.shape}")
+    if y is not None and y.shape != (X.shape[0],):
+        raise DataError(f"{path}: 'y' has shape {y.shape}, expected ({X.shape[0]},) to match 'X'")
+    return X, y, _finite_meta(X, y)
+
+
+def _as_float32(A):
+    if A.dtype == np.float32:
+        return A  # a read-only memory map for .npy: no copy
+    return np.asarray(A, dtype=np.float32)
+
+
+def _finite_meta(X, y):
+    data = X.data if hasattr(X, "tocsr") else X
+    count = 0
+    for block in range(0, data.shape[0], 1 << 16):
+        count += int(np.count_nonzero(~np.isfinite(data[block : block + (1 << 16)])))
+    if y is not None:
+        count += int(np.count_nonzero(~np.isfinite(y)))
+    return {"nonfinite": count, "first_nonfinite": None}

@@ -1,4 +1,4 @@
-"""JSON schema of the spec's ``data`` section."""
+"""JSON schema of the spec's ``data`` section (docs/data.md explains every key)."""
 
 _PATH = {"type": "string", "minLength": 1}
 
@@ -10,22 +10,42 @@ DATA_SCHEMA = {
         "source": {"type": "string", "description": "a dataset preset (kopt plugins lists them), e.g. higgs"},
         "options": {"type": "object", "default": {}, "description": "parameters of the preset named by source"},
         "train": {
-            "description": "training file (CSV/TSV[.gz|.xz|.bz2], LIBSVM, .npy/.npz), or a list of files read as one",
+            "description": "training file (CSV/TSV, LIBSVM, IDX, optionally .gz/.xz/.bz2; .npy/.npz), "
+                           "or a list of files read as one; with a preset: where its file is",
             "oneOf": [_PATH, {"type": "array", "items": _PATH, "minItems": 1}],
         },
-        "test": {**_PATH, "description": "test file; or use test_fraction"},
-        "test_fraction": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        "test": {**_PATH, "description": "test file, read with the training file's layout; "
+                                         "or use test_fraction or test_rows"},
+        "test_fraction": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+                          "description": "hold out this fraction of the rows at random: with "
+                                         "perm = default_rng(split_seed).permutation(n) and "
+                                         "n_test = floor(test_fraction*n + 0.5), train is perm[:n-n_test]"},
+        "test_rows": {"type": "integer", "minimum": 1,
+                      "description": "the last test_rows rows are the test set (no shuffling), e.g. "
+                                     "HIGGS's 500000 or mnist-10k's 2000"},
         "split_seed": {"type": "integer", "minimum": 0, "description": "seed of the train/test split (default: the spec's seed)"},
-        "format": {"enum": ["auto", "csv", "tsv", "libsvm", "npy", "npz"], "default": "auto"},
-        "label": {"type": ["integer", "string"], "description": "label column: index (negative counts from the end) or header name"},
-        "header": {"enum": ["auto", True, False], "default": "auto"},
-        "n_features": {"type": "integer", "minimum": 1, "description": "LIBSVM feature count"},
-        "zero_based": {"enum": ["auto", True, False], "default": "auto"},
-        "max_rows": {"type": "integer", "minimum": 1, "description": "read at most this many training rows"},
+        "format": {"enum": ["auto", "csv", "tsv", "libsvm", "idx", "npy", "npz"], "default": "auto",
+                   "description": "file format; auto: from the name, else the first line"},
+        "label": {"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 1}, {"const": False}],
+                  "description": "label column: index (negative counts from the end; default 0, the first), "
+                                 "header name, or false for none"},
+        "header": {"enum": ["auto", True, False], "default": "auto",
+                   "description": "whether a CSV's first line names the columns (auto: when a cell is not a number)"},
+        "n_features": {"type": "integer", "minimum": 1, "description": "LIBSVM feature count (default: the largest index)"},
+        "zero_based": {"enum": ["auto", True, False], "default": "auto",
+                       "description": "LIBSVM indices start at 0 (auto: when an index 0 occurs)"},
+        "sparse": {"enum": ["auto", True, False], "default": "auto",
+                   "description": "LIBSVM as a scipy CSR matrix, dense, or auto (dense from 25% non-zeros)"},
+        "max_rows": {"type": "integer", "minimum": 1,
+                     "description": "read at most this many training rows (the read stops there; splits apply "
+                                    "to the rows read)"},
         "standardize": {"type": "boolean", "default": True, "description": "z-score features with training statistics"},
         "standardize_target": {"type": "boolean", "default": False, "description": "z-score a regression target (predictions are mapped back)"},
-        "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error", "description": "what to do with NaN/inf cells"},
-        "cache": {"type": "boolean", "default": True, "description": "cache parsed arrays as .npy next to KOPT_DATA"},
+        "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
+                      "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "
+                                     "training column mean"},
+        "cache": {"type": "boolean", "default": True,
+                  "description": "cache parsed text files as .npy under $KOPT_DATA/cache, memory-mapped on later runs"},
         "fetch": {"type": "boolean", "default": True, "description": "download a preset's missing file"},
     },
 }

@@ -1,0 +1,250 @@
+"""Streaming CSV/TSV parser: NumPy's C parser on newline-aligned blocks.
+
+The file is decompressed in a background thread (:mod:`kopt.data.stream`) and
+each block of whole lines goes through ``np.loadtxt``.  Rows are copied into
+a float32 feature buffer and a float64 label buffer that grow in place
+(``ndarray.resize``, a ``realloc``) to a size estimated from the fraction of
+the file read, so peak memory stays near the size of the final arrays.
+
+A block the C parser rejects is re-read line by line in Python, which either
+finds the bad line (ragged row, non-numeric cell: a DataError with file and
+line) or reads missing cells (empty, ``NA``, ``?``...) as NaN.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataError
+from .progress import ByteProgress
+from .stream import file_size, iter_blocks, read_head
+
+MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-"})
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+        return True
+    except ValueError:
+        return False
+
+
+def _cells(line: str, delim):
+    parts = line.split(delim) if delim is not None else line.split()
+    return [c.strip().strip('"').strip("'").strip() for c in parts]
+
+
+def sniff(path, fmt, header="auto"):
+    """Delimiter, header names (or None), column count and the number of lines
+    before the first data row, from the first non-blank line of the file."""
+    head = read_head(path)
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        text = head.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if len(head) == 1 << 16 and len(lines) > 1:
+        lines = lines[:-1]  # the last one may be cut
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None:
+        raise DataError(f"{path}: the file is empty (no data rows)")
+    line = lines[first].strip().lstrip("\ufeff")
+    if fmt == "tsv":
+        delim = "\t"
+    elif "," in line:
+        delim = ","
+    elif "\t" in line:
+        delim = "\t"
+    elif ";" in line:
+        delim = ";"
+    else:
+        delim = None  # whitespace
+    cells = _cells(line, delim)
+    looks_header = any(not _is_number(c) and c.lower() not in MISSING for c in cells)
+    if header is True or (header == "auto" and looks_header):
+        return delim, cells, len(cells), first + 1
+    return delim, None, len(cells), first
+
+
+class _Growing:
+    """Float32 features and float64 labels that grow in place."""
+
+    def __init__(self, n_x, has_y):
+        self.n_x = n_x
+        self.has_y = has_y
+        self.n = 0
+        self.cap = 0
+        self.X = np.empty((0, n_x), dtype=np.float32)
+        self.y = np.empty(0, dtype=np.float64) if has_y else None
+
+    def reserve(self, need, estimate):
+        if need <= self.cap:
+            return
+        cap = max(need, int(estimate * 1.02) + 1024) if estimate else max(need, 2 * self.cap)
+        self.X.resize((cap, self.n_x), refcheck=False)
+        if self.has_y:
+            self.y.resize(cap, refcheck=False)
+        self.cap = cap
+
+    def append(self, X, y):
+        r = X.shape[0]
+        self.X[self.n : self.n + r] = X
+        if self.has_y:
+            self.y[self.n : self.n + r] = y
+        self.n += r
+
+    def finish(self):
+        if self.cap != self.n:
+            self.X.resize((self.n, self.n_x), refcheck=False)
+            if self.has_y:
+                self.y.resize(self.n, refcheck=False)
+        return self.X, self.y
+
+
+class NonFinite:
+    """Where the first NaN/inf cell of a file is, and how many there are."""
+
+    def __init__(self):
+        self.count = 0
+        self.line = None
+        self.column = None
+
+    def scan(self, A, lines, first_line, columns):
+        ok = np.isfinite(A)
+        if ok.all():
+            return
+        self.count += int(A.size - np.count_nonzero(ok))
+        if self.line is not None:
+            return
+        r, c = np.argwhere(~ok)[0]
+        data_lines = [i for i, ln in enumerate(lines) if ln.strip()]
+        self.line = first_line + data_lines[r]
+        self.column = columns[c]
+
+
+def parse_block(lines, delim, ncols, path, first_line, quote):
+    """A ``(rows, ncols)`` float64 array of ``lines``; DataError with file:line on bad rows."""
+    try:
+        A = np.loadtxt(lines, delimiter=delim, dtype=np.float64, ndmin=2, comments=None, quotechar=quote)
+        if A.shape[1] == ncols or A.shape[0] == 0:
+            return A
+    except ValueError:
+        pass
+    return _parse_slow(lines, delim, ncols, path, first_line)
+
+
+def _parse_slow(lines, delim, ncols, path, first_line):
+    rows = []
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        cells = _cells(line.strip(), delim)
+        lineno = first_line + k
+        if len(cells) != ncols:
+            raise DataError(f"{path}:{lineno}: expected {ncols} columns, found {len(cells)} (ragged row)")
+        row = []
+        for j, cell in enumerate(cells):
+            try:
+                row.append(float(cell))
+            except ValueError:
+                if cell.lower() not in MISSING:
+                    raise DataError(f"{path}:{lineno}: column {j + 1}: non-numeric cell {cell!r}") from None
+                row.append(np.nan)
+        rows.append(row)
+    return np.asarray(rows, dtype=np.float64).reshape(len(rows), ncols)
+
+
+def _decode(block, path):
+    try:
+        return block.data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        line = block.first_line + block.data[: exc.start].count(b"\n")
+        raise DataError(f"{path}:{line}: not UTF-8 text (is this a binary file? give data.format)") from None
+
+
+def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress=None):
+    """Parse a delimited text file (optionally gzip/xz/bzip2-compressed).
+
+    Parameters
+    ----------
+    path : str
+    fmt : {"csv", "tsv"}
+        ``tsv`` forces a tab delimiter; ``csv`` sniffs ``,``, tab, ``;`` or whitespace.
+    label : int, str, False or None
+        Label column: index (negative counts from the end), header name,
+        ``False`` for none; ``None`` means the first column.
+    header : {"auto", True, False}
+    max_rows : int, optional
+        Stop after this many data rows.
+    progress : bool, optional
+        Draw a progress line on stderr (default: only when stderr is a tty).
+
+    Returns
+    -------
+    X : ndarray (n, d) float32
+    y : ndarray (n,) float64 or None
+    meta : dict
+        ``header`` (column names or None), ``columns`` (file column count),
+        ``label_column`` (index or None), ``nonfinite`` (count), ``first_nonfinite``
+        (``[line, column]`` or None).
+    """
+    delim, names, ncols, skip = sniff(path, fmt, header)
+    li = label_index(label, names, ncols, path)
+    keep = np.array([j for j in range(ncols) if j != li], dtype=np.intp)
+    columns = names or [str(j + 1) for j in range(ncols)]
+    buf = _Growing(len(keep), li is not None)
+    bad = NonFinite()
+    total = file_size(path)
+    quote = '"' if delim is not None else None
+    bar = ByteProgress(total, path.rsplit("/", 1)[-1], enabled=progress)
+    try:
+        for block in iter_blocks(path):
+            lines = _decode(block, path)
+            first = block.first_line
+            if first <= skip:
+                drop = skip - first + 1
+                lines, first = lines[drop:], first + drop
+            A = parse_block(lines, delim, ncols, path, first, quote)
+            if max_rows is not None and buf.n + A.shape[0] > max_rows:
+                A = A[: max_rows - buf.n]
+            bad.scan(A, lines, first, columns)
+            est = _estimate_rows(buf.n + A.shape[0], block.raw_pos, total, max_rows)
+            buf.reserve(buf.n + A.shape[0], est)
+            buf.append(A[:, keep], A[:, li] if li is not None else None)
+            bar.update(block.raw_pos, buf.n)
+            if max_rows is not None and buf.n >= max_rows:
+                break
+    finally:
+        bar.close()
+    if buf.n == 0:
+        raise DataError(f"{path}: the file holds no data rows" + (" (only a header)" if names else ""))
+    X, y = buf.finish()
+    meta = {"header": names, "columns": ncols, "label_column": li, "nonfinite": bad.count,
+            "first_nonfinite": None if bad.line is None else [bad.line, bad.column]}
+    return X, y, meta
+
+
+def _estimate_rows(rows, raw_pos, total, max_rows):
+    est = rows * total / raw_pos if raw_pos else None
+    if max_rows is not None:
+        est = min(est or max_rows, max_rows)
+    return est
+
+
+def label_index(label, header, ncols, path):
+    """Column index of the label; None when ``label`` is False (no label column)."""
+    if label is False:
+        return None
+    if label is None:
+        return 0
+    if isinstance(label, str):
+        if header is None or label not in header:
+            if label.lstrip("-").isdigit():
+                return label_index(int(label), header, ncols, path)
+            known = f"; columns: {', '.join(header)}" if header else " (the file has no header row)"
+            raise DataError(f"{path}: label column {label!r} not found{known}")
+        return header.index(label)
+    idx = label if label >= 0 else ncols + label
+    if not 0 <= idx < ncols:
+        raise DataError(f"{path}: label column {label} is out of range for {ncols} columns")
+    return idx
