@@ -1,9 +1,10 @@
 """Built-in dataset presets."""
 from kopt.hookspecs import hookimpl
 
+from .higgs import Higgs
 from .synthetic import DaiSynthetic
 
-PRESETS = [DaiSynthetic]
+PRESETS = [DaiSynthetic, Higgs]
 
 
 @hookimpl
