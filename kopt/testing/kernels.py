@@ -1,0 +1,279 @@
+"""Property checks for :class:`kopt.components.Kernel` plugins (built-in or third-party).
+
+Every ``check_*`` function takes a kernel *instance* (bandwidth already a number)
+and points in the kernel's domain, raises ``AssertionError`` naming the kernel,
+the property and the worst point, and returns None.  :func:`check_kernel` draws
+its own points and runs them all::
+
+    from kopt.testing import check_kernel
+    check_kernel(MyKernel(bandwidth=1.5))      # raises AssertionError on the first violation
+
+What is checked (ALGORITHMS.md §0, DESIGN.md "Random features"):
+
+* ``exact`` is symmetric, finite, agrees with ``diag`` and gives positive semidefinite Gram matrices;
+* unbiasedness: the mean of φ_ω(x)φ_ω(x') over 2^15 features lies within 5 standard errors
+  of k(x, x') (the standard error is taken over block means, so features may be dependent
+  inside a block, as sin/cos pairs and TensorSketch coordinates are);
+* the doubly stochastic functional gradient ℓ'(f(x), y) φ_ω(x) φ_ω(·) averages to
+  ℓ'(f(x), y) k(x, ·) (square loss by default), through the engine's adjoint and predict;
+* blocks regenerate bit-identically in any order, from fresh maps and caches, and differ
+  between block indices; on CuPy (``xp=cupy``) the device gets the host's draw;
+* the engine's ``predict``/``adjoint``/``predict_adjoint`` equal products with the dense
+  ``transform``, in float64 and (to float32 accuracy) in float32;
+* a kernel with a restricted ``input_domain`` raises :class:`kopt.errors.DataError` outside it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.backend import to_numpy
+from kopt.errors import DataError
+from kopt.features import FeatureMap
+
+F64 = np.float64
+
+
+def _name(kernel):
+    return getattr(kernel, "name", type(kernel).__name__)
+
+
+def kernel_instance(cls, **params):
+    """``cls`` built from its schema defaults, with ``bandwidth`` 1.0 unless given."""
+    args = {k: s["default"] for k, s in cls.params.items() if isinstance(s, dict) and "default" in s}
+    if "bandwidth" in cls.params:
+        args["bandwidth"] = 1.0
+    args.update(params)
+    return cls(**args)
+
+
+def sample_inputs(kernel, n, d, rng, scale=1.0):
+    """``(n, d)`` float64 points in the kernel's domain (positive data for restricted domains)."""
+    if getattr(kernel, "input_domain", "real") == "real":
+        return scale * rng.standard_normal((n, d))
+    X = scale * rng.exponential(size=(n, d))
+    X[rng.uniform(size=X.shape) < 0.15] = 0.0  # exact zeros: the edge of the domain
+    return X
+
+
+def _fmap(kernel, d, *, seed=0, block_size=256, count=None, dtype="float64", xp=np, **kw):
+    return FeatureMap(kernel, d, seed=seed, block_size=block_size, count=count, dtype=dtype, xp=xp, **kw)
+
+
+def check_exact(kernel, X, Y=None, rtol=1e-6):
+    """``exact`` is finite and symmetric, ``exact(X, Y)`` has shape (n, m), ``diag`` is its diagonal."""
+    name = _name(kernel)
+    X = np.asarray(X, dtype=F64)
+    Y = X[::-1][: max(1, X.shape[0] // 2)] if Y is None else np.asarray(Y, dtype=F64)
+    K = to_numpy(kernel.exact(X, X)).astype(F64)
+    assert K.shape == (X.shape[0],) * 2, f"kernel {name!r}: exact(X, X) has shape {K.shape}"
+    assert np.all(np.isfinite(K)), f"kernel {name!r}: exact(X, X) is not finite"
+    scale = max(1.0, float(np.abs(K).max()))
+    asym = np.abs(K - K.T).max()
+    assert asym <= rtol * scale, f"kernel {name!r}: exact(X, X) is not symmetric (max |K − Kᵀ| = {asym:.3g})"
+    D = to_numpy(kernel.diag(X)).astype(F64)
+    err = np.abs(D - np.diag(K))
+    assert err.max() <= 1e-5 * scale, (
+        f"kernel {name!r}: diag(X) differs from exact(X, X) on the diagonal by {err.max():.3g} at row "
+        f"{int(err.argmax())}")
+    KY = to_numpy(kernel.exact(X, Y))
+    assert KY.shape == (X.shape[0], Y.shape[0]), f"kernel {name!r}: exact(X, Y) has shape {KY.shape}"
+
+
+def check_psd(kernel, X, tol=1e-7):
+    """The Gram matrix exact(X, X) has no eigenvalue below −tol · max(1, trace)."""
+    K = to_numpy(kernel.exact(np.asarray(X, dtype=F64), np.asarray(X, dtype=F64))).astype(F64)
+    K = 0.5 * (K + K.T)
+    ev = np.linalg.eigvalsh(K)
+    floor = -tol * max(1.0, float(np.trace(K)))
+    assert ev[0] >= floor, (f"kernel {_name(kernel)!r}: Gram matrix of {K.shape[0]} points is not positive "
+                            f"semidefinite (smallest eigenvalue {ev[0]:.3g} < {floor:.3g})")
+
+
+def _block_means(kernel, A, B, n_features, block_size, seed, weights=None):
+    """Per-block means of φ(a)φ(b) (``weights`` (n,) makes it Σ_i w_i φ(a_i)φ(b)): ``(nb, n, m)``."""
+    d = A.shape[1]
+    fm = _fmap(kernel, d, seed=seed, block_size=block_size, count=n_features)
+    ZA, ZB = to_numpy(fm.transform(A)), to_numpy(fm.transform(B))
+    nb = fm.n_blocks
+    ZA = ZA.reshape(A.shape[0], nb, block_size).transpose(1, 0, 2)
+    ZB = ZB.reshape(B.shape[0], nb, block_size).transpose(1, 0, 2)
+    M = np.einsum("kif,kjf->kij", ZA, ZB) / block_size
+    if weights is not None:
+        M = np.einsum("i,kij->kj", np.asarray(weights, dtype=F64), M)[:, None, :]
+    return fm, M
+
+
+def _within(kernel, what, mean, se, target, z, atol):
+    dev = np.abs(mean - target)
+    bound = z * se + atol * (1.0 + np.abs(target))
+    bad = dev > bound
+    if np.any(bad):
+        i = np.unravel_index(int(np.argmax(dev - bound)), dev.shape)
+        raise AssertionError(
+            f"kernel {_name(kernel)!r}: {what}: Monte-Carlo mean {mean[i]:.6g} vs exact {target[i]:.6g} "
+            f"(|diff| {dev[i]:.3g} > {z:g} standard errors {se[i]:.3g}) at pair {tuple(int(k) for k in i)}")
+
+
+def check_unbiased(kernel, X, Y=None, *, n_features=1 << 15, block_size=256, seed=0, z=5.0, atol=1e-9):
+    """mean_ω φ_ω(x)φ_ω(y) over ``n_features`` features is within ``z`` standard errors of k(x, y).
+
+    Pairs are all rows of ``X`` against all rows of ``Y`` (default ``X``).  The standard
+    error is that of the mean of the ``n_features / block_size`` independent block means.
+    """
+    X = np.asarray(X, dtype=F64)
+    Y = X if Y is None else np.asarray(Y, dtype=F64)
+    _, M = _block_means(kernel, X, Y, n_features, block_size, seed)
+    nb = M.shape[0]
+    mean, se = M.mean(axis=0), M.std(axis=0, ddof=1) / np.sqrt(nb)
+    K = to_numpy(kernel.exact(X, Y)).astype(F64)
+    _within(kernel, "E[φ(x)φ(x')] ≠ k(x, x')", mean, se, K, z, atol)
+
+
+def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, block_size=256, seed=0, z=5.0,
+                       atol=1e-9):
+    """The doubly stochastic gradient (1/B) Σ_i ℓ'(f(x_i), y_i) φ_ω(x_i) φ_ω(·) averages to the stochastic one.
+
+    Evaluated at the rows of ``X`` through the engine (``adjoint`` then ``predict``),
+    compared with (1/B) Σ_i ℓ'(f(x_i), y_i) k(x_i, ·).  ``loss`` defaults to the
+    registered square loss, ``f`` (predictions at ``X``) to 0.5·k(X, x₀).
+    """
+    from kopt.plugins import registry
+
+    X = np.asarray(X, dtype=F64)
+    y = np.asarray(y, dtype=F64)
+    if loss is None:
+        loss = registry().get("loss", "square")()
+    if f is None:
+        f = 0.5 * to_numpy(kernel.exact(X, X[:1]))[:, 0]
+    g = np.asarray(loss.grad(np.asarray(f, dtype=F64), y), dtype=F64) / X.shape[0]
+    fm, M = _block_means(kernel, X, X, n_features, block_size, seed, weights=g)
+    nb = M.shape[0]
+    mean, se = M.mean(axis=0)[0], M.std(axis=0, ddof=1)[0] / np.sqrt(nb)
+    target = g @ to_numpy(kernel.exact(X, X)).astype(F64)
+    _within(kernel, "doubly stochastic gradient ≠ ℓ'(f(x), y) k(x, ·)", mean[None], se[None], target[None], z, atol)
+    # the engine computes the same average: predict(X, adjoint(X, g)) / M
+    engine = to_numpy(fm.predict(X, fm.adjoint(X, g))) / fm.count
+    err = np.abs(engine - mean).max()
+    assert err <= 1e-8 * (1.0 + np.abs(mean).max()), (
+        f"kernel {_name(kernel)!r}: predict(X, adjoint(X, g)) / M differs from the feature average by {err:.3g}")
+
+
+def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64, xp=np):
+    """Block parameters and features are bit-identical across orders, fresh maps and caches; blocks differ."""
+    name = _name(kernel)
+    rng = np.random.default_rng(seed)
+    X = sample_inputs(kernel, 5, d, rng)
+    a = _fmap(kernel, d, seed=seed, block_size=block_size, xp=xp)
+    b = _fmap(kernel, d, seed=seed, block_size=block_size, xp=xp, cache_blocks=2)
+    first = {j: a.host_params(j) for j in blocks}
+    feats = {j: to_numpy(a.block(X, j)) for j in blocks}
+    for j in reversed(blocks):  # other order, other map, through a cache
+        for _ in range(2):
+            p = b.block_params(j)
+            for k, v in first[j].items():
+                assert np.array_equal(np.asarray(v), b.host_params(j)[k]), \
+                    f"kernel {name!r}: host parameter {k!r} of block {j} changed when regenerated"
+                dev = to_numpy(p[k])
+                ref = np.asarray(v, dtype=b.dtype) if np.asarray(v).dtype.kind == "f" else np.asarray(v)
+                assert np.array_equal(dev, ref), f"kernel {name!r}: device parameter {k!r} of block {j} ≠ host draw"
+            assert np.array_equal(to_numpy(b.block(X, j)), feats[j]), \
+                f"kernel {name!r}: features of block {j} changed when regenerated in another order"
+    j0, j1 = blocks[0], blocks[1]
+    assert not np.array_equal(feats[j0], feats[j1]), f"kernel {name!r}: blocks {j0} and {j1} are identical"
+    if xp is not np:  # same draw on the host: device features match NumPy's to float accuracy
+        h = _fmap(kernel, d, seed=seed, block_size=block_size)
+        for j in blocks:
+            ref = to_numpy(h.block(X, j))
+            err = np.abs(feats[j] - ref).max()
+            assert err <= 1e-9 * (1.0 + np.abs(ref).max()), \
+                f"kernel {name!r}: block {j} on the device differs from NumPy by {err:.3g}"
+
+
+def check_engine(kernel, X, *, n_blocks=3, block_size=48, seed=3, n_out=2, xp=np):
+    """predict / adjoint / predict_adjoint equal products with the dense transform (float64 and float32)."""
+    name = _name(kernel)
+    X = np.asarray(X, dtype=F64)
+    n, d = X.shape
+    rng = np.random.default_rng(seed)
+    count = n_blocks * block_size
+    for dtype, rtol in (("float64", 1e-10), ("float32", 2e-4)):
+        fm = _fmap(kernel, d, seed=seed, block_size=block_size, count=count, dtype=dtype, xp=xp)
+        Z = to_numpy(fm.transform(X)).astype(F64)
+        assert Z.shape == (n, count), f"kernel {name!r}: transform has shape {Z.shape}, expected {(n, count)}"
+        assert np.all(np.isfinite(Z)), f"kernel {name!r}: non-finite features ({dtype})"
+        for tail in ((), (n_out,)):
+            coef = rng.standard_normal((n_blocks, block_size) + tail)
+            v = rng.standard_normal((n,) + tail)
+            want_p = Z @ coef.reshape(count, *tail)
+            want_a = (Z.T @ v).reshape(coef.shape)
+            got_p = to_numpy(fm.predict(X, coef))
+            got_a = to_numpy(fm.adjoint(X, v))
+            pred, grad = fm.predict_adjoint(X, coef, lambda f, lo, hi: v[lo:hi] if xp is np else xp.asarray(v[lo:hi]))
+            scale_p = np.abs(Z).max() * np.abs(coef).sum(axis=(0, 1)).max() + 1e-300
+            scale_a = np.abs(Z).max() * np.abs(v).sum(axis=0).max() + 1e-300
+            for what, got, want, s in (("predict", got_p, want_p, scale_p), ("adjoint", got_a, want_a, scale_a),
+                                       ("predict_adjoint (pred)", to_numpy(pred), want_p, scale_p),
+                                       ("predict_adjoint (grad)", to_numpy(grad), want_a, scale_a)):
+                assert got.shape == want.shape, f"kernel {name!r}: {what} has shape {got.shape}, want {want.shape}"
+                err = np.abs(got - want).max() / s
+                assert err <= rtol, f"kernel {name!r}: {what} ({dtype}, tail {tail}) differs from the dense product " \
+                                    f"by {err:.3g} (relative)"
+        if dtype == "float64":
+            Z64 = Z
+        else:
+            err = np.abs(Z - Z64).max() / (np.abs(Z64).max() + 1e-300)
+            assert err <= 1e-3, f"kernel {name!r}: float32 features differ from float64 by {err:.3g} (relative)"
+
+
+def check_domain(kernel, X):
+    """A kernel with a restricted ``input_domain`` rejects data outside it with DataError."""
+    X = np.asarray(X, dtype=F64)
+    kernel.check_input(X)  # in the domain: accepted
+    domain = getattr(kernel, "input_domain", "real")
+    if domain == "real":
+        return
+    bad = X.copy()
+    bad[0, 0] = -1e6  # outside any domain "x ≥ a" with a > −1e6
+    fm = _fmap(kernel, X.shape[1], block_size=8, count=8)
+    for what, call in (("exact", lambda: kernel.exact(bad, X)), ("FeatureMap.predict",
+                                                                 lambda: fm.predict(bad, np.ones((1, 8))))):
+        try:
+            call()
+        except DataError:
+            continue
+        raise AssertionError(f"kernel {_name(kernel)!r} (input_domain {domain!r}): {what} accepted data outside "
+                             "its domain instead of raising DataError")
+
+
+def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np):
+    """Run every check on ``X`` (or points drawn from ``seed``); returns the names of the checks run."""
+    rng = np.random.default_rng(seed)
+    if X is None:
+        X = sample_inputs(kernel, n, d, rng)
+    X = np.asarray(X, dtype=F64)
+    ran = ["exact", "psd", "domain"]
+    check_exact(kernel, X)
+    check_psd(kernel, np.vstack([X, sample_inputs(kernel, 20, X.shape[1], rng)]))
+    check_domain(kernel, X)
+    if getattr(kernel, "has_features", True):
+        check_unbiased(kernel, X, n_features=n_features, seed=seed)
+        y = rng.standard_normal(X.shape[0])
+        check_dsg_gradient(kernel, X, y, n_features=n_features, seed=seed)
+        check_regeneration(kernel, X.shape[1], xp=xp)
+        check_engine(kernel, X, xp=xp)
+        ran += ["unbiased", "dsg_gradient", "regeneration", "engine"]
+    return ran
+
+
+__all__ = [
+    "check_domain",
+    "check_dsg_gradient",
+    "check_engine",
+    "check_exact",
+    "check_kernel",
+    "check_psd",
+    "check_regeneration",
+    "check_unbiased",
+    "kernel_instance",
+    "sample_inputs",
+]
