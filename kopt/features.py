@@ -1,15 +1,38 @@
-"""The random-feature engine: seeded blocks, fused blocked evaluation.
+"""The random-feature engine: seeded blocks, fused blocked evaluation on every core.
 
 Block ``j`` of a feature map is drawn from a counter-based generator keyed by
-``(seed, j)`` on the host, so any block is regenerated bit-identically, in any
-order, on NumPy and CuPy alike.  Features are *unscaled*:
-E[φ_ω(x) φ_ω(x')] = k(x, x') for each feature; solvers fold the 1/√M scale
-into their coefficients.  ``predict`` (ψ(X)ᵀθ) and ``adjoint`` (ψ(X)v) work in
-row chunks and never hold an n × M matrix.
+``(seed, j)`` on the host (:func:`block_rng`), so any block is regenerated
+bit-identically, in any order, on NumPy and CuPy alike (the device receives a
+copy of the host draw).  Features are *unscaled*:
+E[φ_ω(x) φ_ω(x')] = k(x, x') for each feature; solvers fold the 1/√M scale into
+their coefficients.
+
+``predict`` (ψ(X)ᵀθ), ``adjoint`` (ψ(X)v) and the fused ``predict_adjoint`` never
+hold an n × M matrix: rows are cut into chunks whose (rows × block) feature
+buffer stays in the core's L2 cache; each chunk is transformed once
+(``kernel.prepare_rows``, e.g. ``[x, 1]`` so the phase rides in the GEMM) and then
+every block is evaluated into the same buffer and immediately reduced with a
+GEMV (the cos is fused with the following product through the cache).  The
+kernel's constant feature scale (√2 for Fourier features) is applied to the
+reduced vector, not to the buffer.  On NumPy the chunks are spread over a pool
+of threads (``threads``, default: the machine's cores, ``KOPT_THREADS``
+overrides) with per-thread buffers: BLAS and NumPy ufuncs release the GIL, and
+BLAS itself is held to one thread meanwhile (threadpoolctl, when installed).
+Each thread owns a fixed, interleaved set of chunks and the partial sums are
+added in thread order, so results do not depend on timing.
+
+Kernels may implement the fast path ``prepare_rows(X)`` / ``raw_features(P,
+params, out) -> (Z, scale)`` (see ``plugins/kopt_kernels/_base.py``); a kernel
+with ``features`` alone works too.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -17,17 +40,106 @@ from .backend import get_namespace
 
 _STREAM = 0x6B6F7074  # "kopt": separates feature draws from other seeded streams
 
+#: bytes of one thread's (rows × block) feature buffer on NumPy (about a quarter of L2)
+CHUNK_BYTES = 1 << 19
+#: bytes of the (rows × M) buffer of the fused predict_adjoint, per thread
+FUSED_BYTES = 1 << 24
+#: bytes of feature parameters generated at once (larger maps go in groups of blocks)
+PARAM_BYTES = 1 << 26
+#: below this many features (rows × features) NumPy work stays on the calling thread
+MIN_PARALLEL = 1 << 18
+
 
 def block_rng(seed: int, block: int) -> np.random.Generator:
     """The generator of feature block ``block`` (Philox keyed by seed and block index)."""
     return np.random.Generator(np.random.Philox(np.random.SeedSequence([int(seed), _STREAM, int(block)])))
 
 
+def default_threads() -> int:
+    """Worker threads for NumPy evaluation: ``KOPT_THREADS`` or the CPU count (at most 8)."""
+    env = os.environ.get("KOPT_THREADS", "").strip()
+    if env:
+        return max(1, int(env))
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers < workers:
+            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kopt-features")
+        return _POOL
+
+
+_CONTROLLER = None
+
+
+def blas_single_thread():
+    """Context manager holding BLAS to one thread (no-op without threadpoolctl)."""
+    global _CONTROLLER
+    try:
+        if _CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER = ThreadpoolController()
+        return _CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # threadpoolctl missing or unable to inspect the libraries
+        return contextlib.nullcontext()
+
+
+def _is_sparse(X) -> bool:
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+class _Evaluator:
+    """The kernel's fast path, or its plain ``features`` as a fallback."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.fast = hasattr(kernel, "raw_features") and hasattr(kernel, "prepare_rows")
+
+    def prepare(self, X):
+        return self.kernel.prepare_rows(X) if self.fast else X
+
+    def raw(self, P, params, out):
+        if self.fast:
+            return self.kernel.raw_features(P, params, out=out)
+        return self.kernel.features(P, params, out=out), 1.0
+
+
 class FeatureMap:
-    """ψ: R^d -> R^M as ``n_blocks`` blocks of ``block_size`` features of ``kernel``."""
+    """ψ: R^d → R^M as ``n_blocks`` blocks of ``block_size`` features of ``kernel``.
+
+    Parameters
+    ----------
+    kernel : kopt.components.Kernel
+        A kernel with ``has_features``.
+    n_in : int
+        Input dimension d.
+    seed : int
+        Feature seed; block ``j`` is drawn from ``block_rng(seed, j)``.
+    block_size : int
+        Features per block (F).
+    count : int, optional
+        Total features M (rounded up to whole blocks); without it every call names its blocks.
+    dtype : str
+        Evaluation dtype (float32 by default); reductions accumulate in float64.
+    xp : module
+        numpy or cupy.
+    cache_blocks : int
+        Blocks of parameters kept on the device (least recently used are dropped).
+    row_chunk : int
+        Upper bound on the rows evaluated at once (NumPy picks cache-sized chunks below it).
+    threads : int, optional
+        NumPy worker threads (default :func:`default_threads`).
+    """
 
     def __init__(self, kernel, n_in, *, seed, block_size=512, count=None, dtype="float32", xp=np, cache_blocks=0,
-                 row_chunk=4096):
+                 row_chunk=4096, threads=None):
         self.kernel = kernel
         self.n_in = int(n_in)
         self.seed = int(seed)
@@ -36,64 +148,256 @@ class FeatureMap:
         self.xp = xp
         self.n_blocks = math.ceil(count / self.block_size) if count else None
         self.cache_blocks = int(cache_blocks)
-        self.row_chunk = int(row_chunk)
-        self._cache = {}
+        self.row_chunk = max(1, int(row_chunk))
+        self.threads = int(threads) if threads else default_threads()
+        self._cache = OrderedDict()
+        self._lock = threading.Lock()
+        self._eval = _Evaluator(kernel)
 
     @property
     def count(self):
         return None if self.n_blocks is None else self.n_blocks * self.block_size
 
+    # -- parameters ---------------------------------------------------------
+    def host_params(self, j: int) -> dict:
+        """Block ``j``'s parameters as drawn on the host (NumPy, float64/int)."""
+        return self.kernel.sample(block_rng(self.seed, j), self.n_in, self.block_size)
+
     def block_params(self, j: int) -> dict:
-        p = self._cache.get(j)
-        if p is not None:
-            return p
-        host = self.kernel.sample(block_rng(self.seed, j), self.n_in, self.block_size)
+        """Block ``j``'s parameters on the device, floats in ``dtype`` (regenerated unless cached)."""
+        j = int(j)
+        with self._lock:
+            p = self._cache.get(j)
+            if p is not None:
+                self._cache.move_to_end(j)
+                return p
+        host = self.host_params(j)
         p = {k: self.xp.asarray(np.asarray(v, dtype=self.dtype) if np.asarray(v).dtype.kind == "f" else v)
              for k, v in host.items()}
-        if len(self._cache) < self.cache_blocks:
-            self._cache[j] = p
+        if self.cache_blocks > 0:
+            with self._lock:
+                self._cache[j] = p
+                while len(self._cache) > self.cache_blocks:
+                    self._cache.popitem(last=False)
         return p
 
+    # -- single blocks and small dense maps ---------------------------------
     def block(self, X, j: int, out=None):
         """Unscaled features of block ``j``: ``(n, block_size)``."""
-        return self.kernel.features(self._as(X), self.block_params(j), out=out)
+        X = self._as(X)
+        self.kernel.check_input(X)
+        if _is_sparse(X):
+            X = self._rows(X, 0, X.shape[0])
+        return self.kernel.features(X, self.block_params(j), out=out)
 
     def transform(self, X, blocks=None):
         """All requested blocks side by side, ``(n, len(blocks) * block_size)`` (small n only)."""
-        blocks = self._blocks(blocks)
+        blocks = list(self._blocks(blocks))
         X = self._as(X)
-        return self.xp.concatenate([self.block(X, j) for j in blocks], axis=1)
-
-    def predict(self, X, coef, blocks=None):
-        """Σ_j φ_j(X) coef[j]; ``coef`` is ``(nb, F)`` or ``(nb, F, C)``; returns ``(n,)`` or ``(n, C)``."""
-        xp = self.xp
-        blocks = self._blocks(blocks)
-        X = self._as(X)
-        coef = xp.asarray(coef)
-        n = X.shape[0]
-        out = xp.zeros((n,) + tuple(coef.shape[2:]), dtype=np.float64)
+        self.kernel.check_input(X)
+        if _is_sparse(X):
+            X = self._rows(X, 0, X.shape[0])
+        F = self.block_size
+        out = self.xp.empty((X.shape[0], len(blocks) * F), dtype=self.dtype)
         for bi, j in enumerate(blocks):
-            params = self.block_params(j)
-            c = coef[bi].astype(self.dtype, copy=False)
-            for lo in range(0, n, self.row_chunk):
-                hi = min(n, lo + self.row_chunk)
-                out[lo:hi] += self.kernel.features(X[lo:hi], params) @ c
+            Z = self.kernel.features(X, self.block_params(j), out=out[:, bi * F:(bi + 1) * F])
+            if Z is not None and Z is not out[:, bi * F:(bi + 1) * F]:
+                out[:, bi * F:(bi + 1) * F] = Z
+        return out
+
+    # -- fused blocked evaluation -------------------------------------------
+    def predict(self, X, coef, blocks=None):
+        """Σ_j φ_j(X) coef[j]; ``coef`` is ``(nb, F)`` or ``(nb, F, C)``; returns float64 ``(n,)`` or ``(n, C)``."""
+        xp = self.xp
+        blocks = list(self._blocks(blocks))
+        X = self._as(X)
+        self.kernel.check_input(X)
+        coef = xp.asarray(coef, dtype=self.dtype)
+        self._check_coef(coef, blocks)
+        n = X.shape[0]
+        tail = tuple(coef.shape[2:])
+        out = xp.zeros((n,) + tail, dtype=np.float64)
+
+        def start(rows):
+            return {"tmp": xp.empty((rows,) + tail, dtype=self.dtype)}
+
+        def visit(state, lo, hi, bi, Z, scale):
+            tmp = state["tmp"][: hi - lo]
+            if xp is np:
+                np.matmul(Z, coef[bi], out=tmp)
+            else:
+                tmp[...] = Z @ coef[bi]
+            if scale != 1.0:
+                tmp *= tmp.dtype.type(scale)
+            out[lo:hi] += tmp
+
+        self._sweep(X, blocks, start, visit)
         return out
 
     def adjoint(self, X, v, blocks=None):
-        """out[j] = φ_j(X)ᵀ v for each block: ``(nb, F)`` or ``(nb, F, C)``."""
+        """out[j] = φ_j(X)ᵀ v for each block: float64 ``(nb, F)`` or ``(nb, F, C)``."""
         xp = self.xp
-        blocks = self._blocks(blocks)
+        blocks = list(self._blocks(blocks))
         X = self._as(X)
-        v = xp.asarray(v).astype(self.dtype, copy=False)
-        n = X.shape[0]
-        out = xp.zeros((len(blocks), self.block_size) + tuple(v.shape[1:]), dtype=np.float64)
-        for bi, j in enumerate(blocks):
-            params = self.block_params(j)
-            for lo in range(0, n, self.row_chunk):
-                hi = min(n, lo + self.row_chunk)
-                out[bi] += self.kernel.features(X[lo:hi], params).T @ v[lo:hi]
+        self.kernel.check_input(X)
+        v = xp.asarray(v, dtype=self.dtype)
+        if v.shape[0] != X.shape[0]:
+            raise ValueError(f"adjoint: v has {v.shape[0]} rows, X has {X.shape[0]}")
+        tail = tuple(v.shape[1:])
+        F = self.block_size
+        scales = [1.0] * len(blocks)
+        states = []
+
+        def start(rows):
+            st = {"acc": xp.zeros((len(blocks), F) + tail, dtype=np.float64),
+                  "g": xp.empty((F,) + tail, dtype=self.dtype)}
+            states.append(st)
+            return st
+
+        def visit(state, lo, hi, bi, Z, scale):
+            g = state["g"]
+            if xp is np:
+                np.matmul(Z.T, v[lo:hi], out=g)
+            else:
+                g[...] = Z.T @ v[lo:hi]
+            state["acc"][bi] += g
+            scales[bi] = scale
+
+        self._sweep(X, blocks, start, visit)
+        out = states[0]["acc"]
+        for st in states[1:]:
+            out += st["acc"]
+        self._apply_scales(out, scales)
         return out
+
+    def predict_adjoint(self, X, coef, fn, blocks=None):
+        """Fused ``pred = predict(X, coef)`` and ``grad = adjoint(X, fn(pred))`` with one feature evaluation.
+
+        ``fn(pred_rows, lo, hi)`` maps the float64 predictions of rows ``lo:hi`` to the
+        vector (or ``(rows, C)`` matrix) ``v`` of those rows, e.g.
+        ``lambda f, lo, hi: loss.grad(f, y[lo:hi])``; it must be row-wise and is called
+        from worker threads.  Returns ``(pred, grad)``.  Every row's features of all
+        blocks are held at once (chunks of ``FUSED_BYTES``), so this pays off when M is
+        moderate, e.g. a mini-batch gradient over a fixed feature map.
+        """
+        xp = self.xp
+        blocks = list(self._blocks(blocks))
+        X = self._as(X)
+        self.kernel.check_input(X)
+        coef = xp.asarray(coef, dtype=self.dtype)
+        self._check_coef(coef, blocks)
+        n, nb, F = X.shape[0], len(blocks), self.block_size
+        tail = tuple(coef.shape[2:])
+        params = [self.block_params(j) for j in blocks]
+        pred = xp.zeros((n,) + tail, dtype=np.float64)
+        scales = [1.0] * nb
+        rows = self._rows_per_chunk(n, nb * F, FUSED_BYTES)
+        chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
+        workers = self._workers(n, nb * F, len(chunks))
+
+        def work(t):
+            acc = xp.zeros((nb, F) + tail, dtype=np.float64)
+            buf = xp.empty((rows, nb * F), dtype=self.dtype)
+            tmp = xp.empty((rows,) + tail, dtype=self.dtype)
+            g = xp.empty((F,) + tail, dtype=self.dtype)
+            for lo, hi in chunks[t::workers]:
+                r = hi - lo
+                P = self._eval.prepare(self._rows(X, lo, hi))
+                for bi in range(nb):
+                    Zb = buf[:r, bi * F:(bi + 1) * F]
+                    Z, scales[bi] = self._eval.raw(P, params[bi], Zb)
+                    if Z is not Zb:
+                        Zb[...] = Z
+                    tmp[:r] = Zb @ coef[bi]
+                    if scales[bi] != 1.0:
+                        tmp[:r] *= tmp.dtype.type(scales[bi])
+                    pred[lo:hi] += tmp[:r]
+                vr = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype)
+                for bi in range(nb):
+                    g[...] = buf[:r, bi * F:(bi + 1) * F].T @ vr
+                    if scales[bi] != 1.0:
+                        g *= g.dtype.type(scales[bi])
+                    acc[bi] += g
+            return acc
+
+        accs = self._run(work, workers)
+        grad = accs[0]
+        for a in accs[1:]:
+            grad += a
+        return pred, grad
+
+    # -- internals -----------------------------------------------------------
+    def _sweep(self, X, blocks, start, visit):
+        """Evaluate every (row chunk, block) pair once and hand the features to ``visit``.
+
+        Blocks go in groups whose parameters fit ``PARAM_BYTES``; within a group each
+        worker thread takes the chunks ``t, t + T, ...`` and evaluates all blocks of the
+        group on a chunk before moving on, so the prepared rows are reused.  ``start(rows)``
+        makes each worker's state, in thread order, on the calling thread.
+        """
+        xp = self.xp
+        n, F = X.shape[0], self.block_size
+        if n == 0 or not blocks:
+            return
+        rows = self._rows_per_chunk(n, F, CHUNK_BYTES)
+        chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
+        workers = self._workers(n, F * len(blocks), len(chunks))
+        states = [start(rows) for _ in range(workers)]
+        for group in self._groups(blocks):
+            params = [(bi, self.block_params(j)) for bi, j in group]
+
+            def work(t, params=params):
+                state = states[t]
+                buf = xp.empty((rows, F), dtype=self.dtype)
+                for lo, hi in chunks[t::workers]:
+                    P = self._eval.prepare(self._rows(X, lo, hi))
+                    Zb = buf[: hi - lo]
+                    for bi, p in params:
+                        Z, scale = self._eval.raw(P, p, Zb)
+                        visit(state, lo, hi, bi, Z, scale)
+
+            self._run(work, workers)
+
+    def _run(self, work, workers):
+        if workers == 1:
+            return [work(0)]
+        with blas_single_thread():
+            futures = [_pool(workers).submit(work, t) for t in range(workers)]
+            return [f.result() for f in futures]
+
+    def _workers(self, n, features, n_chunks):
+        if self.xp is not np or self.threads <= 1 or n * features < MIN_PARALLEL:
+            return 1
+        return max(1, min(self.threads, n_chunks))
+
+    def _rows_per_chunk(self, n, width, budget):
+        if self.xp is not np:
+            return max(1, min(n, max(self.row_chunk, (1 << 26) // max(1, width * self.dtype.itemsize))))
+        rows = budget // max(1, width * self.dtype.itemsize)
+        return int(max(8, min(self.row_chunk, rows, n)))
+
+    def _groups(self, blocks):
+        """``[(position, block index), ...]`` groups whose parameters fit ``PARAM_BYTES``."""
+        items = list(enumerate(blocks))
+        per_block = sum(int(v.nbytes) for v in self.block_params(blocks[0]).values())
+        size = max(1, PARAM_BYTES // max(1, per_block))
+        return [items[i:i + size] for i in range(0, len(items), size)]
+
+    def _apply_scales(self, out, scales):
+        for bi, s in enumerate(scales):
+            if s != 1.0:
+                out[bi] *= s
+
+    def _check_coef(self, coef, blocks):
+        if coef.ndim < 2 or coef.shape[0] != len(blocks) or coef.shape[1] != self.block_size:
+            raise ValueError(f"coef must be (n_blocks={len(blocks)}, block_size={self.block_size}[, C]), "
+                             f"got {tuple(coef.shape)}")
+
+    def _rows(self, X, lo, hi):
+        """Rows ``lo:hi`` as a dense array of ``dtype`` (sparse chunks are densified here)."""
+        if _is_sparse(X):
+            return self.xp.asarray(X[lo:hi].toarray(), dtype=self.dtype)
+        return X[lo:hi]
 
     def _blocks(self, blocks):
         if blocks is None:
@@ -103,6 +407,8 @@ class FeatureMap:
         return blocks
 
     def _as(self, X):
+        if _is_sparse(X):
+            return X.tocsr()
         xp = self.xp
         if get_namespace(X) is not xp or X.dtype != self.dtype:
             X = xp.asarray(X, dtype=self.dtype)
