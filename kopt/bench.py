@@ -55,7 +55,7 @@ def cos_roofline(threads, elements=1 << 27, repeat=3):
     return per_thread * size * threads / t / 1e9
 
 
-def sgemm_rate(dim, block, repeat=3):
+def sgemm_rate(dim, block, elements=1 << 27, repeat=3):
     """GFLOP/s of one thread on the engine's GEMM shape ((rows, d+1) @ (d+1, block/2))."""
     from .features import blas_single_thread
 
@@ -65,7 +65,7 @@ def sgemm_rate(dim, block, repeat=3):
     A = rng.standard_normal((rows, dim + 1)).astype(np.float32)
     B = rng.standard_normal((dim + 1, h)).astype(np.float32)
     C = np.empty((rows, h), np.float32)
-    reps = max(1, (1 << 27) // (rows * h))
+    reps = max(1, elements // (rows * h))
 
     def run():
         for _ in range(reps):
@@ -106,9 +106,10 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
         "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                     "numpy": np.__version__, "python": platform.python_version()},
     }
-    cos1 = cos_roofline(1, repeat=repeat)
-    cosT = cos_roofline(threads, repeat=repeat) if threads > 1 else cos1
-    gemm = sgemm_rate(dim, block_size, repeat=repeat)
+    elements = int(min(1 << 27, max(1 << 20, rows * max(features))))  # as much work as one predict, capped
+    cos1 = cos_roofline(1, elements=elements, repeat=repeat)
+    cosT = cos_roofline(threads, elements=elements, repeat=repeat) if threads > 1 else cos1
+    gemm = sgemm_rate(dim, block_size, elements=elements, repeat=repeat)
     result["roofline"] = {"cos_1_thread": cos1, f"cos_{threads}_threads": cosT, "cos_all_threads": cosT,
                           "sgemm_gflops_1_thread": gemm}
     log(f"kopt bench features: n={rows} d={dim} float32, blocks of {block_size}, {threads} threads, "
