@@ -26,6 +26,9 @@ import numpy as np
 CACHE_FORMAT = "kopt-data-cache"
 #: bump when a reader's output for the same options changes
 CACHE_VERSION = 1
+#: files parsing to fewer values (non-zeros for sparse data) are not cached:
+#: they parse in milliseconds, and test suites would fill the cache with them
+MIN_VALUES = 1 << 16
 
 
 def default_data_dir() -> Path:
@@ -85,6 +88,11 @@ def _load_X(d, meta):
     return sparse.csr_matrix(tuple(parts), shape=tuple(meta["shape"]))
 
 
+def worth_caching(X) -> bool:
+    """Whether parsed arrays are big enough to be cached (``MIN_VALUES``)."""
+    return (X.nnz if hasattr(X, "tocsr") else X.size) >= MIN_VALUES
+
+
 def store(paths, options: dict, X, y, meta: dict):
     """Save parsed arrays; returns the entry directory, or None when it could not be written."""
     final = entry_dir(paths, options)
@@ -120,8 +128,19 @@ def store(paths, options: dict, X, y, meta: dict):
 
 
 def _remove_stale(final: Path):
-    """Drop older entries of the same source and options (the file changed since)."""
+    """Drop older entries of the same source and options (the file changed since),
+    and entries whose source file is gone."""
     prefix = final.name.rsplit("-", 1)[0] + "-"
     for other in final.parent.iterdir():
-        if other.name.startswith(prefix) and other != final and other.is_dir():
+        if other == final or not other.is_dir() or other.name.startswith(".tmp-"):
+            continue
+        if other.name.startswith(prefix) or not _sources_exist(other):
             shutil.rmtree(other, ignore_errors=True)
+
+
+def _sources_exist(entry: Path) -> bool:
+    try:
+        with open(entry / "meta.json", encoding="utf-8") as fh:
+            return all(os.path.exists(p) for p in json.load(fh)["source"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return True  # not ours to judge (or being written): leave it

@@ -87,7 +87,7 @@ def read_table(path, opts: dict):
             return hit[0], hit[1], {**hit[2], "format": fmt}
     X, y, meta = _parse(path, po, opts.get("progress"))
     meta = {**meta, "format": fmt, "cached": False}
-    if use_cache:
+    if use_cache and cache.worth_caching(X):
         where = cache.store(sources, po, X, y, meta)
         meta["cache"] = str(where) if where else None
     return X, y, meta

@@ -33,6 +33,7 @@ class Higgs(DatasetPreset):
     """
 
     name = "higgs"
+    uci_test_rows = UCI_TEST_ROWS
     summary = "UCI HIGGS, 11M x 28 binary (downloaded on first use; test = last 500,000 rows)"
     remote = HIGGS_REMOTE
     params = {
@@ -56,7 +57,7 @@ class Higgs(DatasetPreset):
         if rows:
             spec["max_rows"] = min(rows, spec.get("max_rows") or rows)
         if not any(spec.get(k) for k in ("test", "test_fraction", "test_rows")):
-            spec["test_rows"] = UCI_TEST_ROWS
+            spec["test_rows"] = self.uci_test_rows
         return spec
 
     @classmethod
