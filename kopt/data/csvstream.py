@@ -124,9 +124,11 @@ class NonFinite:
 
 def parse_block(lines, delim, ncols, path, first_line, quote):
     """A ``(rows, ncols)`` float64 array of ``lines``; DataError with file:line on bad rows."""
+    if not any(ln.strip() for ln in lines):  # stops at the first data line
+        return np.empty((0, ncols))
     try:
         A = np.loadtxt(lines, delimiter=delim, dtype=np.float64, ndmin=2, comments=None, quotechar=quote)
-        if A.shape[1] == ncols or A.shape[0] == 0:
+        if A.shape[1] == ncols:
             return A
     except ValueError:
         pass
