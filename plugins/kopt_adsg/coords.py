@@ -72,8 +72,9 @@ def smoothness_constants(design, loss, rng):
     c = loss.smoothness()
     L = c * float(design.row_norms_sq().max())
     target = design
-    if isinstance(design, FeatureDesign) and design.n > SMOOTHNESS_ROWS:
-        target = design.subsample(np.sort(rng.choice(design.n, SMOOTHNESS_ROWS, replace=False)))
+    if isinstance(design, FeatureDesign):
+        rows = np.arange(design.n) if design.n <= SMOOTHNESS_ROWS else rng.choice(design.n, SMOOTHNESS_ROWS, replace=False)
+        target = design.subsample(np.sort(rows))
     L_B = c * block_smoothness(target, rng)[0]
     if not (L > 0 and math.isfinite(L)):
         raise DataError("every training row is zero (or not finite): the problem has no smoothness constant; "

@@ -36,7 +36,7 @@ COMMON = {
 BLOCKS = {"blocks": {**_NULLABLE_INT, "description": "coordinate blocks B (input features: default min(D, 8); "
                                                     "random features: the feature blocks, count/block_size)"}}
 STEP = {"step_size": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
-                      "description": "step η (default 1/L)"}}
+                      "description": "step η (default 1/(L/b + L_B))"}}
 
 
 def _component(spec, kind, path):
@@ -214,13 +214,17 @@ class ADSG(_VarianceReduced):
         self.setting = schedule.resolve_setting(self.options["setting"], self.mu, reg.lam == 0)
         if self.setting != "strongly_convex":
             self.mu = 0.0
-        kappa = (L + L_B) / self.mu if self.mu > 0 else math.inf
-        p0 = schedule.epoch_params(self.setting, 0, B=len(design.edges) - 1, L=L, L_B=L_B, mu=self.mu, n=design.n)
-        return {"setting": self.setting, "mu": self.mu, "kappa": kappa, "eta_0": p0.eta,
+        # mini-batch extension (papers/003 analyses b = 1): b rows drawn with replacement divide the
+        # variance bound, so L enters the parameters as L/b; b = 1 is the paper's setting exactly
+        self.L_batch = L / self.options["batch_size"]
+        kappa = (self.L_batch + L_B) / self.mu if self.mu > 0 else math.inf
+        p0 = schedule.epoch_params(self.setting, 0, B=len(design.edges) - 1, L=self.L_batch, L_B=L_B, mu=self.mu,
+                                   n=design.n)
+        return {"setting": self.setting, "mu": self.mu, "kappa": kappa, "L_batch": self.L_batch, "eta_0": p0.eta,
                 "variant": self.options["variant"], "snapshot": self.options["snapshot"]}
 
     def inner(self, s, design, loss, y, reg, it, snap, draws, problem):
-        p = schedule.epoch_params(self.setting, s, B=self.B, L=self.L, L_B=self.L_B, mu=self.mu, n=design.n)
+        p = schedule.epoch_params(self.setting, s, B=self.B, L=self.L_batch, L_B=self.L_B, mu=self.mu, n=design.n)
         if self.options["snapshot"] == "last":
             sigma = self.m
         else:
@@ -237,7 +241,8 @@ class MRBCD(_VarianceReduced):
     params = {**COMMON, **BLOCKS, **STEP}
 
     def prepare(self, problem, design, L, L_B):
-        self.eta = self.options.get("step_size") or 1.0 / L
+        # the mini-batch estimator's variance scales with L/b; F itself is L_B-smooth along a block
+        self.eta = self.options.get("step_size") or 1.0 / (L / self.options["batch_size"] + L_B)
         return {"eta": self.eta}
 
     def inner(self, s, design, loss, y, reg, it, snap, draws, problem):
