@@ -40,8 +40,8 @@ from .backend import get_namespace
 
 _STREAM = 0x6B6F7074  # "kopt": separates feature draws from other seeded streams
 
-#: bytes of one thread's (rows × block) feature buffer on NumPy (about a quarter of L2)
-CHUNK_BYTES = 1 << 19
+#: bytes of one thread's (rows × block) feature buffer on NumPy (half of a 2 MB L2)
+CHUNK_BYTES = 1 << 20
 #: bytes of the (rows × M) buffer of the fused predict_adjoint, per thread
 FUSED_BYTES = 1 << 24
 #: bytes of feature parameters generated at once (larger maps go in groups of blocks)
@@ -95,8 +95,20 @@ def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
+def _matmul(xp, A, B, out):
+    """``out[...] = A @ B``; BLAS writes straight into ``out`` on NumPy."""
+    if xp is np:
+        np.matmul(A, B, out=out)
+    else:
+        out[...] = A @ B
+
+
 class _Evaluator:
-    """The kernel's fast path, or its plain ``features`` as a fallback."""
+    """The kernel's fast path, or its plain ``features`` as a fallback.
+
+    ``raw`` returns ``(parts, scale)``: a tuple of ``(rows, w)`` arrays whose side-by-side
+    concatenation, times ``scale``, is the block.
+    """
 
     def __init__(self, kernel):
         self.kernel = kernel
@@ -107,8 +119,10 @@ class _Evaluator:
 
     def raw(self, P, params, out):
         if self.fast:
-            return self.kernel.raw_features(P, params, out=out)
-        return self.kernel.features(P, params, out=out), 1.0
+            Z, scale = self.kernel.raw_features(P, params, out=out)
+        else:
+            Z, scale = self.kernel.features(P, params, out=out), 1.0
+        return (Z if isinstance(Z, tuple) else (Z,)), scale
 
 
 class FeatureMap:
@@ -223,13 +237,14 @@ class FeatureMap:
 
         def visit(state, lo, hi, bi, Z, scale):
             tmp = state["tmp"][: hi - lo]
-            if xp is np:
-                np.matmul(Z, coef[bi], out=tmp)
-            else:
-                tmp[...] = Z @ coef[bi]
-            if scale != 1.0:
-                tmp *= tmp.dtype.type(scale)
-            out[lo:hi] += tmp
+            at = 0
+            for part in Z:
+                w = part.shape[1]
+                _matmul(xp, part, coef[bi, at:at + w], tmp)
+                if scale != 1.0:
+                    tmp *= tmp.dtype.type(scale)
+                out[lo:hi] += tmp
+                at += w
 
         self._sweep(X, blocks, start, visit)
         return out
@@ -256,10 +271,11 @@ class FeatureMap:
 
         def visit(state, lo, hi, bi, Z, scale):
             g = state["g"]
-            if xp is np:
-                np.matmul(Z.T, v[lo:hi], out=g)
-            else:
-                g[...] = Z.T @ v[lo:hi]
+            at = 0
+            for part in Z:
+                w = part.shape[1]
+                _matmul(xp, part.T, v[lo:hi], g[at:at + w])
+                at += w
             state["acc"][bi] += g
             scales[bi] = scale
 
@@ -297,30 +313,36 @@ class FeatureMap:
 
         def work(t):
             acc = xp.zeros((nb, F) + tail, dtype=np.float64)
-            buf = xp.empty((rows, nb * F), dtype=self.dtype)
+            buf = xp.empty((nb, rows, F), dtype=self.dtype)  # buf[bi, :r] is contiguous
             tmp = xp.empty((rows,) + tail, dtype=self.dtype)
             g = xp.empty((F,) + tail, dtype=self.dtype)
+            held = [None] * nb
             for lo, hi in chunks[t::workers]:
                 r = hi - lo
                 P = self._eval.prepare(self._rows(X, lo, hi))
                 for bi in range(nb):
-                    Zb = buf[:r, bi * F:(bi + 1) * F]
-                    Z, scales[bi] = self._eval.raw(P, params[bi], Zb)
-                    if Z is not Zb:
-                        Zb[...] = Z
-                    tmp[:r] = Zb @ coef[bi]
-                    if scales[bi] != 1.0:
-                        tmp[:r] *= tmp.dtype.type(scales[bi])
-                    pred[lo:hi] += tmp[:r]
+                    held[bi], scales[bi] = self._eval.raw(P, params[bi], buf[bi, :r])
+                    at = 0
+                    for part in held[bi]:
+                        w = part.shape[1]
+                        _matmul(xp, part, coef[bi, at:at + w], tmp[:r])
+                        if scales[bi] != 1.0:
+                            tmp[:r] *= tmp.dtype.type(scales[bi])
+                        pred[lo:hi] += tmp[:r]
+                        at += w
                 vr = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype)
                 for bi in range(nb):
-                    g[...] = buf[:r, bi * F:(bi + 1) * F].T @ vr
+                    at = 0
+                    for part in held[bi]:
+                        w = part.shape[1]
+                        _matmul(xp, part.T, vr, g[at:at + w])
+                        at += w
                     if scales[bi] != 1.0:
                         g *= g.dtype.type(scales[bi])
                     acc[bi] += g
             return acc
 
-        accs = self._run(work, workers)
+        accs = self._run(work, workers, n * nb * F >= MIN_PARALLEL)
         grad = accs[0]
         for a in accs[1:]:
             grad += a
@@ -356,12 +378,17 @@ class FeatureMap:
                         Z, scale = self._eval.raw(P, p, Zb)
                         visit(state, lo, hi, bi, Z, scale)
 
-            self._run(work, workers)
+            self._run(work, workers, n * F * len(blocks) >= MIN_PARALLEL)
 
-    def _run(self, work, workers):
-        if workers == 1:
-            return [work(0)]
-        with blas_single_thread():
+    def _run(self, work, workers, big):
+        """``[work(t) for t in range(workers)]`` on the pool; BLAS held to one thread for ``big`` NumPy work.
+
+        The limit matters on one thread too: OpenBLAS spreads a (256 × 29) @ (29 × 256) GEMM over
+        its own threads, which measured 30x slower than one thread on a loaded 2-core machine.
+        """
+        with blas_single_thread() if big and self.xp is np else contextlib.nullcontext():
+            if workers == 1:
+                return [work(0)]
             futures = [_pool(workers).submit(work, t) for t in range(workers)]
             return [f.result() for f in futures]
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from kopt.backend import get_namespace
 
-from ._base import SINCOS, TWO_PI, FeatureKernel, out_buffer
+from ._base import SINCOS, TWO_PI, FeatureKernel, matmul_into, out_buffer, pieces
 from ._util import check_min, float_pair, per_coordinate
 
 
@@ -131,17 +131,16 @@ class AdditiveHomogeneousKernel(_Nonnegative, FeatureKernel):
         Wb, j = params["Wb"], params["j"]
         count, h = params["b"].shape[0], Wb.shape[1]
         d = Wb.shape[0] - 1
-        out = out_buffer(xp, out, P.shape[0], count, P, Wb)
-        U = out[:, :h]
-        xp.matmul(P[:, : d + 1], Wb, out=U)
-        S = xp.take(P[:, d + 1 :], j, axis=1)
         m = count - h
+        U, V = pieces(xp, out, P.shape[0], (h, m), P, Wb)
+        matmul_into(xp, P[:, : d + 1], Wb, U)
+        S = xp.take(P[:, d + 1 :], j, axis=1)  # √x_j of every feature's coordinate
         if m:
-            xp.sin(U[:, :m], out=out[:, h:])
-            out[:, h:] *= S[:, :m]
+            xp.sin(U if m == h else U[:, :m], out=V)
+            V *= S if m == h else S[:, :m]
         xp.cos(U, out=U)
         U *= S
-        return out, float(np.sqrt(2.0 * d))
+        return ((U, V) if m else (U,)), float(np.sqrt(2.0 * d))
 
 
 def _safe_div(xp, num, den):
