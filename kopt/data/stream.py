@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import DataError
 
-BLOCK_SIZE = 8 << 20
+BLOCK_SIZE = 4 << 20
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"))
 _EXT = {".gz": "gzip", ".xz": "xz", ".bz2": "bzip2"}
