@@ -80,7 +80,9 @@ class _Growing:
     def reserve(self, need, estimate):
         if need <= self.cap:
             return
-        cap = max(need, int(estimate * 1.02) + 1024) if estimate else max(need, 2 * self.cap)
+        # estimate-driven growth (a realloc: no copy on Linux); at least 1/32 more each time, so a
+        # persistently low estimate cannot turn into one reallocation per block
+        cap = max(need, int(estimate * 1.02) + 1024, self.cap + self.cap // 32) if estimate else max(need, 2 * self.cap)
         self.X.resize((cap, self.n_x), refcheck=False)
         if self.has_y:
             self.y.resize(cap, refcheck=False)
