@@ -43,7 +43,9 @@ _STREAM = 0x6B6F7074  # "kopt": separates feature draws from other seeded stream
 #: bytes of one thread's (rows × block) feature buffer on NumPy (half of a 2 MB L2)
 CHUNK_BYTES = 1 << 20
 #: bytes of the (rows × M) buffer of the fused predict_adjoint, per thread
-FUSED_BYTES = 1 << 24
+FUSED_BYTES = 1 << 22
+#: fewest rows per chunk of the fused predict_adjoint (fewer rows: Python overhead dominates at large M)
+FUSED_MIN_ROWS = 64
 #: bytes of feature parameters generated at once (larger maps go in groups of blocks)
 PARAM_BYTES = 1 << 26
 #: below this many features (rows × features) NumPy work stays on the calling thread
@@ -307,7 +309,7 @@ class FeatureMap:
         params = [self.block_params(j) for j in blocks]
         pred = xp.zeros((n,) + tail, dtype=np.float64)
         scales = [1.0] * nb
-        rows = self._rows_per_chunk(n, nb * F, FUSED_BYTES)
+        rows = self._rows_per_chunk(n, nb * F, FUSED_BYTES, floor=FUSED_MIN_ROWS)
         chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
         workers = self._workers(n, nb * F, len(chunks))
 
@@ -397,11 +399,12 @@ class FeatureMap:
             return 1
         return max(1, min(self.threads, n_chunks))
 
-    def _rows_per_chunk(self, n, width, budget):
+    def _rows_per_chunk(self, n, width, budget, floor=8):
+        """Rows per chunk: a ``budget``-byte buffer on NumPy (at least ``floor`` rows), large chunks on CuPy."""
         if self.xp is not np:
             return max(1, min(n, max(self.row_chunk, (1 << 26) // max(1, width * self.dtype.itemsize))))
         rows = budget // max(1, width * self.dtype.itemsize)
-        return int(max(8, min(self.row_chunk, rows, n)))
+        return int(max(1, min(n, max(floor, min(self.row_chunk, rows)))))
 
     def _groups(self, blocks):
         """``[(position, block index), ...]`` groups whose parameters fit ``PARAM_BYTES``."""

@@ -28,12 +28,15 @@ def gauss(bw=1.5):
 @contextlib.contextmanager
 def tiny_chunks(chunk_bytes=256, fused_bytes=2048):
     """Force many row chunks and the threaded path on small data."""
-    saved = features.CHUNK_BYTES, features.FUSED_BYTES, features.MIN_PARALLEL
-    features.CHUNK_BYTES, features.FUSED_BYTES, features.MIN_PARALLEL = chunk_bytes, fused_bytes, 0
+    names = ("CHUNK_BYTES", "FUSED_BYTES", "FUSED_MIN_ROWS", "MIN_PARALLEL")
+    saved = [getattr(features, k) for k in names]
+    for k, v in zip(names, (chunk_bytes, fused_bytes, 4, 0)):
+        setattr(features, k, v)
     try:
         yield
     finally:
-        features.CHUNK_BYTES, features.FUSED_BYTES, features.MIN_PARALLEL = saved
+        for k, v in zip(names, saved):
+            setattr(features, k, v)
 
 
 # -- seeded blocks --------------------------------------------------------------
