@@ -82,7 +82,10 @@ class _Growing:
             return
         # estimate-driven growth (a realloc: no copy on Linux); at least 1/32 more each time, so a
         # persistently low estimate cannot turn into one reallocation per block
-        cap = max(need, int(estimate * 1.02) + 1024, self.cap + self.cap // 32) if estimate else max(need, 2 * self.cap)
+        if estimate:
+            cap = max(need, int(estimate * 1.02) + 1024, self.cap + self.cap // 32)
+        else:
+            cap = max(need, 2 * self.cap)
         self.X.resize((cap, self.n_x), refcheck=False)
         if self.has_y:
             self.y.resize(cap, refcheck=False)

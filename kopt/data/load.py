@@ -50,8 +50,8 @@ def load_data(data_spec: dict, registry=None) -> Dataset:
         spec = preset.resolve(spec)
     given = [k for k in SPLIT_KEYS if spec.get(k)]
     if len(given) > 1:
-        raise DataError(f"data: {' and '.join('data.' + k for k in given)} are all set; a test set comes from "
-                        "exactly one of them")
+        raise DataError(f"data: {' and '.join('data.' + k for k in given)} are set together; the test set "
+                        "comes from exactly one of them")
     if not spec.get("train"):
         raise DataError("the spec has no data: set data.train (a file) or data.source (a preset)")
     train = spec["train"] if isinstance(spec["train"], list) else [spec["train"]]
