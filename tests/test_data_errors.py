@@ -153,3 +153,16 @@ def test_api_arrays_are_checked():
         as_dataset((np.zeros((2, 2)), np.zeros(2), np.zeros((1, 3)), np.zeros(1)))
     with pytest.raises(DataError, match="unknown keys: Z"):
         as_dataset({"X": np.zeros((1, 1)), "Z": 1})
+
+
+def test_test_labels_must_be_known_to_the_training_data(tmp_path):
+    from kopt.api import assemble
+    from kopt.spec import load_spec
+
+    train = write(tmp_path, "tr.csv", "0,1\n1,2\n0,3\n")
+    test = write(tmp_path, "te.csv", "-1,1\n1,2\n")
+    spec = load_spec({"data": {"train": train, "test": test},
+                      "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian"}, "form": "dual"},
+                      "solver": {"name": "joker"}, "backend": "numpy"})
+    with pytest.raises(DataError, match=r"te\.csv: label -1\.0 was not seen in training \(classes: 0\.0, 1\.0\)"):
+        assemble(spec)

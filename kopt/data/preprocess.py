@@ -97,7 +97,7 @@ class Preprocessor:
             bad = self.classes[idx] != y
             if np.any(bad):
                 raise DataError(
-                    f"{source}: label {y[bad][0]!r} was not seen in training (classes: {_preview(self.classes)})"
+                    f"{source}: label {_preview(y[bad][:1])} was not seen in training (classes: {_preview(self.classes)})"
                 )
             if self.target == "binary":
                 return np.where(idx == 1, 1.0, -1.0)
