@@ -216,9 +216,10 @@ class FeatureMap:
         F = self.block_size
         out = self.xp.empty((X.shape[0], len(blocks) * F), dtype=self.dtype)
         for bi, j in enumerate(blocks):
-            Z = self.kernel.features(X, self.block_params(j), out=out[:, bi * F:(bi + 1) * F])
-            if Z is not None and Z is not out[:, bi * F:(bi + 1) * F]:
-                out[:, bi * F:(bi + 1) * F] = Z
+            dst = out[:, bi * F:(bi + 1) * F]
+            Z = self.kernel.features(X, self.block_params(j), out=dst)
+            if Z is not dst:
+                dst[...] = Z
         return out
 
     # -- fused blocked evaluation -------------------------------------------
@@ -234,21 +235,24 @@ class FeatureMap:
         tail = tuple(coef.shape[2:])
         out = xp.zeros((n,) + tail, dtype=np.float64)
 
-        def start(rows):
-            return {"tmp": xp.empty((rows,) + tail, dtype=self.dtype)}
+        def start(rows, by_rows):  # split by blocks, every thread sums its own copy of the rows
+            return {"tmp": xp.empty((rows,) + tail, dtype=self.dtype), "out": out if by_rows else xp.zeros_like(out)}
 
         def visit(state, lo, hi, bi, Z, scale):
-            tmp = state["tmp"][: hi - lo]
+            tmp, dst = state["tmp"][: hi - lo], state["out"][lo:hi]
             at = 0
             for part in Z:
                 w = part.shape[1]
                 _matmul(xp, part, coef[bi, at:at + w], tmp)
                 if scale != 1.0:
                     tmp *= tmp.dtype.type(scale)
-                out[lo:hi] += tmp
+                dst += tmp
                 at += w
 
-        self._sweep(X, blocks, start, visit)
+        states, by_rows = self._sweep(X, blocks, start, visit)
+        if not by_rows:
+            for st in states:  # thread order: deterministic
+                out += st["out"]
         return out
 
     def adjoint(self, X, v, blocks=None):
@@ -263,13 +267,10 @@ class FeatureMap:
         tail = tuple(v.shape[1:])
         F = self.block_size
         scales = [1.0] * len(blocks)
-        states = []
 
-        def start(rows):
-            st = {"acc": xp.zeros((len(blocks), F) + tail, dtype=np.float64),
-                  "g": xp.empty((F,) + tail, dtype=self.dtype)}
-            states.append(st)
-            return st
+        def start(rows, by_rows):
+            return {"acc": xp.zeros((len(blocks), F) + tail, dtype=np.float64),
+                    "g": xp.empty((F,) + tail, dtype=self.dtype)}
 
         def visit(state, lo, hi, bi, Z, scale):
             g = state["g"]
@@ -281,7 +282,9 @@ class FeatureMap:
             state["acc"][bi] += g
             scales[bi] = scale
 
-        self._sweep(X, blocks, start, visit)
+        states, _ = self._sweep(X, blocks, start, visit)
+        if not states:
+            return xp.zeros((len(blocks), F) + tail, dtype=np.float64)
         out = states[0]["acc"]
         for st in states[1:]:
             out += st["acc"]
@@ -306,12 +309,16 @@ class FeatureMap:
         self._check_coef(coef, blocks)
         n, nb, F = X.shape[0], len(blocks), self.block_size
         tail = tuple(coef.shape[2:])
+        rows = self._rows_per_chunk(n, nb * F, FUSED_BYTES, floor=FUSED_MIN_ROWS)
+        chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
+        if len(chunks) < self._workers(n, nb * F, nb):
+            # too few rows to share out (a mini-batch): two passes split by blocks keep every core busy
+            pred = self.predict(X, coef, blocks)
+            return pred, self.adjoint(X, xp.asarray(fn(pred, 0, n)), blocks)
+        workers = self._workers(n, nb * F, len(chunks))
         params = [self.block_params(j) for j in blocks]
         pred = xp.zeros((n,) + tail, dtype=np.float64)
         scales = [1.0] * nb
-        rows = self._rows_per_chunk(n, nb * F, FUSED_BYTES, floor=FUSED_MIN_ROWS)
-        chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
-        workers = self._workers(n, nb * F, len(chunks))
 
         def work(t):
             acc = xp.zeros((nb, F) + tail, dtype=np.float64)
@@ -354,19 +361,41 @@ class FeatureMap:
     def _sweep(self, X, blocks, start, visit):
         """Evaluate every (row chunk, block) pair once and hand the features to ``visit``.
 
-        Blocks go in groups whose parameters fit ``PARAM_BYTES``; within a group each
-        worker thread takes the chunks ``t, t + T, ...`` and evaluates all blocks of the
-        group on a chunk before moving on, so the prepared rows are reused.  ``start(rows)``
-        makes each worker's state, in thread order, on the calling thread.
+        With enough row chunks each worker thread takes the chunks ``t, t + T, ...`` and
+        evaluates every block on a chunk before moving on, so the prepared rows are reused
+        (blocks go in groups whose parameters fit ``PARAM_BYTES``).  With fewer chunks than
+        threads (a mini-batch against many blocks) the threads split the blocks instead and
+        draw their blocks' parameters themselves (NumPy's generators release the GIL).
+        ``start(rows, by_rows)`` makes each worker's state, in thread order, on the calling
+        thread; returns ``(states, by_rows)``.
         """
         xp = self.xp
         n, F = X.shape[0], self.block_size
         if n == 0 or not blocks:
-            return
+            return [], True
         rows = self._rows_per_chunk(n, F, CHUNK_BYTES)
         chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
-        workers = self._workers(n, F * len(blocks), len(chunks))
-        states = [start(rows) for _ in range(workers)]
+        big = n * F * len(blocks) >= MIN_PARALLEL
+        workers = self._workers(n, F * len(blocks), max(len(chunks), len(blocks)))
+        by_rows = len(chunks) >= workers
+        states = [start(rows, by_rows) for _ in range(workers)]
+
+        if not by_rows:
+            items = list(enumerate(blocks))
+
+            def work(t):
+                state = states[t]
+                buf = xp.empty((rows, F), dtype=self.dtype)
+                prepared = [self._eval.prepare(self._rows(X, lo, hi)) for lo, hi in chunks]
+                for bi, j in items[t::workers]:
+                    p = self.block_params(j)
+                    for (lo, hi), P in zip(chunks, prepared):
+                        Z, scale = self._eval.raw(P, p, buf[: hi - lo])
+                        visit(state, lo, hi, bi, Z, scale)
+
+            self._run(work, workers, big)
+            return states, by_rows
+
         for group in self._groups(blocks):
             params = [(bi, self.block_params(j)) for bi, j in group]
 
@@ -380,7 +409,8 @@ class FeatureMap:
                         Z, scale = self._eval.raw(P, p, Zb)
                         visit(state, lo, hi, bi, Z, scale)
 
-            self._run(work, workers, n * F * len(blocks) >= MIN_PARALLEL)
+            self._run(work, workers, big)
+        return states, by_rows
 
     def _run(self, work, workers, big):
         """``[work(t) for t in range(workers)]`` on the pool; BLAS held to one thread for ``big`` NumPy work.

@@ -109,6 +109,22 @@ def test_results_do_not_depend_on_timing_or_thread_count():
         np.testing.assert_array_equal(one.predict(X, coef), p1)  # rows never cross threads
 
 
+def test_minibatch_against_many_blocks_splits_blocks_over_threads():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((12, 5))
+    coef, v = rng.standard_normal((7, 32, 2)), rng.standard_normal((12, 2))
+    fm = FeatureMap(gauss(), 5, seed=2, block_size=32, count=7 * 32, dtype="float64", threads=2)
+    with tiny_chunks(chunk_bytes=1 << 20):  # one row chunk, seven blocks: split by blocks
+        Z = fm.transform(X)
+        p, a = fm.predict(X, coef), fm.adjoint(X, v)
+        pp, g = fm.predict_adjoint(X, coef, lambda f, lo, hi: v[lo:hi])
+        assert np.array_equal(fm.predict(X, coef), p) and np.array_equal(fm.adjoint(X, v), a)
+    np.testing.assert_allclose(p, Z @ coef.reshape(-1, 2), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a, (Z.T @ v).reshape(coef.shape), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(pp, p, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g, a, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["laplacian", "matern", "jensen_shannon", "skewed_chi2", "hellinger",
                                   "reciprocal_semigroup", "polynomial", "arccos"])
 def test_engine_suite_per_kernel(name):
