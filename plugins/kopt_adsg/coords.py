@@ -32,8 +32,7 @@ def build_design(problem, *, blocks=None, single_block=False, feature_memory_mb=
     """The design of ``problem`` and its feature map (None for input features).
 
     ``single_block`` gives one block of all coordinates (plain SVRG).  Raises
-    DataError for block counts the data cannot have, and for sparse input with
-    random features.
+    DataError for block counts the data cannot have.
     """
     X = problem.X
     xp = problem.xp
@@ -46,18 +45,16 @@ def build_design(problem, *, blocks=None, single_block=False, feature_memory_mb=
         if hasattr(X, "tocsr"):
             return SparseDesign(X, B), None
         return DenseDesign(xp.asarray(X), B, xp=xp, kind="input features (dense)"), None
-    if hasattr(X, "tocsr"):
-        raise DataError(f"kernel {problem.kernel.name!r} builds random features from dense input, and the training "
-                        "data is a sparse matrix; use kernel 'linear' (the input features as coordinates) for sparse data")
+    X = X if hasattr(X, "tocsr") else xp.asarray(X)  # the feature engine densifies sparse rows chunk by chunk
     fmap = problem.feature_map()
     fmap.cache_blocks = fmap.n_blocks  # ω of every block stays in memory: M (d + 1) numbers
     D = fmap.n_blocks * fmap.block_size
     edges = np.array([0, D]) if single_block else np.arange(fmap.n_blocks + 1) * fmap.block_size
     nbytes = problem.n * D * problem.dtype.itemsize
     if nbytes <= feature_memory_mb * 2**20:
-        A = materialize_features(fmap, xp.asarray(X), xp, problem.dtype)
+        A = materialize_features(fmap, X, xp, problem.dtype)
         return DenseDesign(A, edges=edges, xp=xp, kind="random features (materialised)"), fmap
-    design = FeatureDesign(fmap, xp.asarray(X), xp)
+    design = FeatureDesign(fmap, X, xp)
     design.edges = edges
     return design, fmap
 
@@ -102,4 +99,5 @@ def test_scores(problem, fmap, x):
         xp = problem.xp
         return xp.asarray(Xt) @ x.astype(Xt.dtype)
     coef = x.reshape(fmap.n_blocks, fmap.block_size)
-    return fmap.predict(problem.xp.asarray(Xt), coef) / math.sqrt(x.size)
+    Xt = Xt if hasattr(Xt, "tocsr") else problem.xp.asarray(Xt)
+    return fmap.predict(Xt, coef) / math.sqrt(x.size)
