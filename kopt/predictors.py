@@ -31,7 +31,8 @@ class FeatureExpansion(Predictor):
     """f(x) = scale · Σ_j φ_{ω_j}(x)ᵀ coef_j, with the ω_j regenerated from the feature seed.
 
     arrays: ``coef`` (nb, F) or (nb, F, C); ``blocks`` (nb,) block indices.
-    meta: ``scale``, ``seed``, ``block_size``, ``dtype``.
+    meta: ``scale``, ``seed``, ``block_size``, ``dtype``; optional ``intercept`` added to every
+    score (e.g. −τ of novelty detection).
     """
 
     name = "feature_expansion"
@@ -41,7 +42,8 @@ class FeatureExpansion(Predictor):
 
         m = self.meta
         fmap = FeatureMap(ctx.kernel, X.shape[1], seed=m["seed"], block_size=m["block_size"], dtype=m["dtype"], xp=ctx.xp)
-        return m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=[int(b) for b in self.arrays["blocks"]])
+        out = m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=[int(b) for b in self.arrays["blocks"]])
+        return out + m["intercept"] if m.get("intercept") else out
 
 
 class LinearPredictor(Predictor):

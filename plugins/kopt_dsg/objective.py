@@ -1,0 +1,77 @@
+"""What the solvers need from a loss, for every target kind the loss plugins define.
+
+* labelled losses (real, binary, multiclass): ``loss.value(u, y)``, ``loss.grad(u, y)``;
+  multiclass scores and gradients are ``(n, C)``.
+* ``unlabeled`` losses with an offset (novelty detection, papers/001 Sec. 4): the offset τ
+  travels in the label slot and has its own gradient ``loss.offset_grad(u, τ)``; the solver
+  steps τ ← τ − γ_t · mean offset_grad next to the f step, and the model's decision
+  function is f(x) − τ (an intercept of −τ).
+* ``two_sample`` losses (KL density ratio): y ∈ {0, 1} marks the sample; when the loss
+  provides ``balance_weights(y)`` every row's loss and gradient is multiplied by its weight,
+  so the mean over rows is the paper's objective for any sample sizes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.errors import DataError
+
+
+class LossTerms:
+    """Mini-batch loss values and gradients of ``problem.loss`` (plus the offset τ, if any)."""
+
+    def __init__(self, problem):
+        self.loss = problem.loss
+        self.y = problem.y
+        self.xp = problem.xp
+        self.has_offset = callable(getattr(self.loss, "offset_grad", None))
+        self.tau = 0.0
+        self.weights = None
+        if self.y is None and not self.has_offset:
+            raise DataError(f"loss {self.loss.name!r} needs labels and the training data has none")
+        if problem.loss.target == "two_sample" and callable(getattr(self.loss, "balance_weights", None)):
+            try:
+                self.weights = self.xp.asarray(self.loss.balance_weights(self.y), dtype=np.float64)
+            except ValueError as exc:
+                raise DataError(f"loss {self.loss.name!r}: {exc}") from None
+
+    def _label(self, rows):
+        if self.has_offset:
+            return self.tau
+        return self.y[self.xp.asarray(rows)]
+
+    def _weights(self, rows, like):
+        if self.weights is None:
+            return None
+        w = self.weights[self.xp.asarray(rows)]
+        return w if like.ndim == 1 else w[:, None]
+
+    def value_and_grad(self, u, rows):
+        """``(mean loss, per-row gradient)`` at scores ``u`` of the rows ``rows``."""
+        lab = self._label(rows)
+        val = self.loss.value(u, lab)
+        g = self.loss.grad(u, lab)
+        w = self._weights(rows, g)
+        if w is not None:
+            g = g * w
+            val = val * (w if val.ndim == 1 else w[:, 0])
+        return float(val.mean()), g
+
+    def mean_value(self, u, rows):
+        """Mean loss at scores ``u`` of the rows ``rows`` (the exact objective's loss part)."""
+        lab = self._label(rows)
+        val = self.loss.value(u, lab)
+        w = self._weights(rows, val)
+        if w is not None:
+            val = val * w
+        return float(val.mean())
+
+    def step_offset(self, u, gamma):
+        """τ ← τ − γ · mean ∂ℓ/∂τ on the batch scores ``u`` (novelty detection)."""
+        if self.has_offset:
+            self.tau -= gamma * float(self.loss.offset_grad(u, self.tau).mean())
+
+    @property
+    def intercept(self):
+        """What the decision function adds to f(x): −τ for losses with an offset, else 0."""
+        return -self.tau if self.has_offset else 0.0

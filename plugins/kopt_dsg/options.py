@@ -1,0 +1,80 @@
+"""Options of the DSG family (JSON-schema fragments), step-size schedules, spec checks."""
+from __future__ import annotations
+
+import math
+
+POS_INT = {"type": "integer", "minimum": 1}
+
+COMMON = {
+    "iterations": {**POS_INT, "default": 1000,
+                   "description": "T: iterations, each one mini-batch and one block step"},
+    "batch_size": {**POS_INT, "default": 256, "description": "B: rows per iteration (at most n)"},
+    "step_size": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
+                  "description": "θ of the step γ_t = θ/(t0 + t) (schedule 'inverse')"},
+    "step_schedule": {"enum": ["inverse", "inverse_sqrt", "constant"], "default": "inverse",
+                      "description": "γ_t = θ/(t0+t) (papers/001, O(1/t) rate), θ/√(t0+t), or θ"},
+    "step_offset": {"type": "number", "minimum": 0, "default": 0.0, "description": "t0 of the schedule"},
+    "sampling": {"enum": ["uniform", "shuffle"], "default": "uniform",
+                 "description": "rows i.i.d. uniform with replacement (papers/001), or epoch-wise shuffled"},
+    "averaging": {"type": "boolean", "default": False,
+                  "description": "return (and evaluate) the averaged iterate (1/t) Σ f_i of papers/001 Sec. 7.1"},
+    "eval_every": {"type": "integer", "minimum": 0, "default": 0,
+                   "description": "k: holdout metrics and the exact training objective every k iterations (0: at the end)"},
+    "eval_rows": {"type": "integer", "minimum": 0, "default": 2048,
+                  "description": "training rows (seeded subsample) of the exact objective; 0: report only the estimate"},
+    "objective_window": {**POS_INT, "default": 100,
+                         "description": "iterations averaged (exponentially) in the per-iteration objective estimate"},
+}
+
+UDSG = {
+    "grow": {"type": "integer", "minimum": 0, "default": 1,
+             "description": "G of papers/000 Alg. 3: iterations per period that add a new feature block"},
+    "reuse": {"type": "integer", "minimum": 0, "default": 1,
+              "description": "U of papers/000 Alg. 3: iterations per period that update a uniformly drawn old block"},
+}
+
+_POS_OR_NULL = {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}], "default": None}
+
+CDSG = {
+    "step_cap": {**_POS_OR_NULL,
+                 "description": "θ': cap a re-use step at θ'/(t0+t) (papers/000 Thm. 14); null: no cap"},
+    "grad_bound": {**_POS_OR_NULL,
+                   "description": "M ≥ |ℓ'| of eq. 9; null: use the batch's mean ℓ'² for M² (an estimate of E ℓ'² ≤ M²)"},
+    "variance": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "null"}], "default": None,
+                 "description": "σ² of eq. 9 (variance of the feature products); null: estimated on 128 rows"},
+}
+
+
+def schedule(options, t):
+    """The step-size factor γ_t / θ of iteration t (1-based)."""
+    s = options.get("step_schedule", "inverse")
+    x = options.get("step_offset", 0.0) + t
+    if s == "inverse":
+        return 1.0 / x
+    if s == "inverse_sqrt":
+        return 1.0 / math.sqrt(x)
+    return 1.0
+
+
+def check_udsg(solver):
+    G, U = solver.get("grow", 1), solver.get("reuse", 1)
+    if G + U == 0:
+        yield ("solver", "grow"), (
+            "grow + reuse = 0 (G + U = 0 in papers/000 Alg. 3): a period would have no iterations; "
+            "set grow >= 1 (grow: 1, reuse: 1 is the paper's setting)"
+        )
+    elif G == 0:
+        yield ("solver", "grow"), (
+            f"grow = 0 never adds a feature block, so the {U} re-use iterations would have no block to update; "
+            "set grow >= 1"
+        )
+
+
+def check_cdsg(solver):
+    cap = solver.get("step_cap")
+    theta = solver.get("step_size", 1.0)
+    if cap is not None and cap < theta:
+        yield ("solver", "step_cap"), (
+            f"step_cap θ' = {cap} is below step_size θ = {theta}; papers/000 Thm. 14 needs θ ≤ θ' "
+            "(a re-use step must be allowed to be at least as long as a new-block step)"
+        )

@@ -1,0 +1,267 @@
+"""DSG, UDSG and CDSG: doubly stochastic functional gradient descent (papers/001, papers/000).
+
+Iteration t draws B rows (``problem.rng("batch", t)``), evaluates f_t on them by
+regenerating every feature block of the model, and takes one functional gradient step
+
+    f_{t+1} = (1 − η λ) f_t − η ζ_t,   ζ_t = (1/B) Σ_b ℓ'(f_t(x_b), y_b) (1/F) φ_ω(x_b)ᵀ φ_ω(·)
+
+along a block ω of F features: a *new* block with index m + 1 and η = γ_t (DSG, papers/001
+Alg. 1), or an *existing* block k — every G+U iterations U are re-use steps with k uniform
+(UDSG, papers/000 Alg. 3), or k and η come from the checking rule (CDSG, Alg. 4,
+:mod:`kopt_dsg.checking`).  The (1/F) makes every block an unbiased estimate of the kernel,
+so the functional step does not depend on F.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.backend import to_numpy
+from kopt.components import Solver
+from kopt.errors import DataError
+from kopt.predictors import FeatureExpansion
+from kopt.result import SolverOutput
+
+from .checking import checking_steps, feature_variance
+from .expansion import BlockExpansion
+from .objective import LossTerms
+from .options import CDSG, COMMON, UDSG, check_cdsg, check_udsg, schedule
+from .sampling import BatchSampler, dense
+from .tracking import RunningObjective, ScoreTracker
+
+
+class DoublyStochastic(Solver):
+    """Common loop of the family; subclasses choose the block of each step (:meth:`choose`)."""
+
+    forms = ("primal",)
+    targets = ("real", "binary", "multiclass", "unlabeled", "two_sample")
+    kernel_mode = "features"
+    params = COMMON
+
+    # -- the policy ----------------------------------------------------------------
+    def prepare(self, problem, fmap, ctx):
+        """Called once before the loop (CDSG estimates σ² and M here)."""
+
+    def choose(self, t, rng, ctx):
+        """``(k, eta)``: k = None adds a new block with step eta; else update block k."""
+        return None, ctx.gamma
+
+    # -- the loop ------------------------------------------------------------------
+    def run(self, problem, run):
+        return _Loop(self, problem, run).run()
+
+
+class DSG(DoublyStochastic):
+    """Doubly stochastic gradient descent: one new feature block per iteration (papers/001)."""
+
+    name = "dsg"
+    summary = "doubly stochastic functional gradient, one new feature block per step (papers/001)"
+
+
+class UDSG(DoublyStochastic):
+    """DSG that re-uses a uniformly drawn old block in U of every G+U iterations (papers/000 Alg. 3)."""
+
+    name = "udsg"
+    summary = "DSG re-using old feature blocks uniformly, G new + U re-use steps per period (papers/000)"
+    params = {**COMMON, **UDSG}
+
+    def check_spec(self, spec):
+        yield from check_udsg(spec["solver"])
+
+    def choose(self, t, rng, ctx):
+        G, U = self.options.get("grow", 1), self.options.get("reuse", 1)
+        # papers/000 Alg. 3 tests mod(i, G+U) < G with i from 1, which would re-use a block
+        # before any exists; its proof's set G = {i : (i−1) mod (G+U) < G} is what we use.
+        if (t - 1) % (G + U) < G or ctx.expansion.m == 0:
+            return None, ctx.gamma
+        return int(rng.integers(ctx.expansion.m)), ctx.gamma
+
+
+class CDSG(DoublyStochastic):
+    """DSG with checking: re-use the block whose eq. 9 step is largest when it beats γ_t (papers/000 Alg. 4)."""
+
+    name = "cdsg"
+    summary = "DSG re-using the old block chosen by the checking rule with expected line search (papers/000)"
+    params = {**COMMON, **CDSG}
+
+    def check_spec(self, spec):
+        yield from check_cdsg(spec["solver"])
+
+    def prepare(self, problem, fmap, ctx):
+        o = self.options
+        ctx.variance = o.get("variance")
+        if ctx.variance is None:
+            ctx.variance = feature_variance(problem, fmap)
+        ctx.grad_bound = o.get("grad_bound")
+
+    def choose(self, t, rng, ctx):
+        exp = ctx.expansion
+        if exp.m == 0:
+            return None, ctx.gamma
+        # M² of eq. 9: the user's bound, else the batch's mean ℓ'² (an estimate of E ℓ'² ≤ M²)
+        m2 = ctx.grad_sq if ctx.grad_bound is None else ctx.grad_bound ** 2
+        steps = checking_steps(exp.true_beta(), ctx.g_mean, ctx.gamma, m2 * ctx.variance / ctx.B)
+        k = int(np.argmax(steps))
+        eta = float(steps[k])
+        if not eta > ctx.gamma:
+            return None, ctx.gamma
+        cap = self.options.get("step_cap")
+        if cap is not None:
+            eta = min(eta, cap * schedule(self.options, t))
+        return k, eta
+
+
+class _Context:
+    """What a policy may look at in iteration t."""
+
+    expansion = None
+    gamma = 0.0
+    g_mean = 0.0
+    B = 1
+    grad_sq = 0.0
+    variance = 0.0
+    grad_bound = None
+
+
+class _Loop:
+    """One run of a :class:`DoublyStochastic` solver on a problem."""
+
+    def __init__(self, solver, problem, run):
+        self.solver, self.problem, self.run_ctx = solver, problem, run
+        o = self.o = solver.options
+        self.xp = problem.xp
+        self.B = int(o.get("batch_size", 256))
+        if self.B > problem.n:
+            raise DataError(
+                f"solver.batch_size = {self.B} is larger than the {problem.n} training rows; "
+                f"set solver.batch_size <= {problem.n}"
+            )
+        self.T = int(o.get("iterations", 1000))
+        self.fmap = problem.feature_map()
+        self.F = self.fmap.block_size
+        C = problem.n_outputs if problem.loss.target == "multiclass" else None
+        self.C = C
+        self.exp = BlockExpansion(self.xp, self.F, C, averaging=o.get("averaging", False))
+        self.terms = LossTerms(problem)
+        self.sampler = BatchSampler(problem, self.B, o.get("sampling", "uniform"))
+        self.objective = RunningObjective(o.get("objective_window", 100))
+        self.norm_sq = 0.0
+        self.new_steps = self.reuse_steps = 0
+        ctx = self.ctx = _Context()
+        ctx.expansion, ctx.B = self.exp, self.B
+        solver.prepare(problem, self.fmap, ctx)
+        if run.resume_state is not None:
+            self._restore(run.resume_state)
+        self.eval_every = int(o.get("eval_every", 0))
+        self.train_rows, self.train_tracker, self.test_tracker = None, None, None
+        n_eval = int(o.get("eval_rows", 2048))
+        if n_eval:
+            self.train_rows = (np.arange(problem.n) if n_eval >= problem.n else
+                               np.sort(problem.rng("eval", 0).choice(problem.n, size=n_eval, replace=False)))
+            self.train_tracker = self._tracker(dense(problem.X, self.train_rows, self.xp, problem.dtype))
+        if self.eval_every and problem.X_test is not None and problem.y_test_raw is not None:
+            self.test_tracker = self._tracker(problem.X_test)
+
+    def _tracker(self, X):
+        tr = ScoreTracker(X, self.xp, self.problem.dtype, self.C)
+        if not self.exp.averaging:  # the averaged iterate changes every block: evaluate it from scratch
+            tr.pending = {j: self.exp.coef[j].copy() for j in range(self.exp.m)}
+            self.exp.listeners.append(tr)
+        return tr
+
+    def _scores(self, tracker):
+        exp = self.exp
+        if not exp.averaging:
+            return tracker.sync(self.fmap, exp)
+        if exp.m == 0:
+            return tracker.scores
+        return self.fmap.predict(tracker.X, exp.averaged_coefficients(), blocks=exp.blocks[: exp.m].tolist())
+
+    # -- one iteration -------------------------------------------------------------
+    def step(self, t):
+        p, xp, exp, ctx = self.problem, self.xp, self.exp, self.ctx
+        rng = self.sampler.generator(t)
+        rows = self.sampler.rows(t, rng)
+        Xb = dense(p.X, rows, xp, p.dtype)
+        u = exp.predict(self.fmap, Xb)
+        loss_value, g = self.terms.value_and_grad(u, rows)
+        ctx.gamma = self.o.get("step_size", 1.0) * schedule(self.o, t)
+        ctx.g_mean = to_numpy(g.mean(axis=0))
+        ctx.grad_sq = float((g * g).sum()) / self.B
+        k, eta = self.solver.choose(t, rng, ctx)
+        block = exp.m + 1 if k is None else int(exp.blocks[k])
+        a = self.fmap.adjoint(Xb, g, blocks=[block])[0]  # Φ_ωᵀ ℓ'  (F[, C])
+        rho = 1.0 - eta * p.lam
+        objective = loss_value + 0.5 * p.lam * self.norm_sq
+        # ‖f‖² by the reproducing property: ⟨f_t, ζ⟩ = mean ℓ'·f_t(x_b), ‖ζ‖² ≈ ‖Φᵀℓ'‖²/(B²F)
+        cross = float((g * u).sum()) / self.B
+        self.norm_sq = rho * rho * self.norm_sq - 2.0 * rho * eta * cross + eta * eta * float((a * a).sum()) / (
+            self.B * self.B * self.F)
+        coef = a * (-eta / (self.B * self.F))
+        exp.shrink(rho)
+        if k is None:
+            exp.add_block(block, coef, beta=-eta * ctx.g_mean)
+            self.new_steps += 1
+        else:
+            exp.update_block(k, coef, dbeta=-eta * ctx.g_mean)
+            self.reuse_steps += 1
+        exp.accumulate()
+        self.terms.step_offset(u, ctx.gamma)
+        return self.objective.update(objective), eta
+
+    def evaluate(self):
+        """``(metrics, extra)`` of an evaluation iteration."""
+        p, metrics, extra = self.problem, {}, {}
+        if self.test_tracker is not None:
+            metrics = p.holdout_metrics(self._scores(self.test_tracker) + self.terms.intercept)
+        if self.train_tracker is not None:
+            u = self._scores(self.train_tracker)
+            extra["train_loss"] = self.terms.mean_value(u, self.train_rows)
+            extra["train_objective"] = extra["train_loss"] + 0.5 * p.lam * self.norm_sq
+        return metrics, extra
+
+    def run(self):
+        run, exp = self.run_ctx, self.exp
+        t = run.start_iteration
+        objective, stopped = self.objective.value, False
+        for t in range(run.start_iteration + 1, self.T + 1):
+            objective, eta = self.step(t)
+            metrics, extra = {}, {}
+            if (self.eval_every and t % self.eval_every == 0) or t == self.T:
+                metrics, extra = self.evaluate()
+            if not run.report(t, objective=objective, rows=self.B, metrics=metrics, state=self.state,
+                              n_blocks=exp.m, step=eta, **extra):
+                stopped = True
+                break
+        final = objective
+        if self.train_tracker is not None and not stopped:
+            final = self.evaluate()[1]["train_objective"]
+        coef = to_numpy(exp.averaged_coefficients()) if exp.averaging else exp.coefficients()
+        predictor = FeatureExpansion(
+            {"coef": coef, "blocks": exp.blocks[: exp.m].copy()},
+            {"scale": 1.0, "seed": self.fmap.seed, "block_size": self.F, "dtype": str(self.fmap.dtype),
+             "intercept": self.terms.intercept},
+        )
+        info = {"n_blocks": exp.m, "new_steps": self.new_steps, "reuse_steps": self.reuse_steps,
+                "block_size": self.F, "batch_size": self.B, "norm_sq_estimate": self.norm_sq,
+                "objective_estimate": objective}
+        if self.terms.has_offset:
+            info["offset"] = self.terms.tau
+        if self.ctx.variance:
+            info["variance"] = self.ctx.variance
+        msg = f"stopped at iteration {t}" if stopped else f"{t} iterations, {exp.m} feature blocks"
+        return SolverOutput(predictor, n_iter=t, success=not stopped, message=msg, objective=final, info=info)
+
+    # -- checkpoints -----------------------------------------------------------------
+    def state(self):
+        s = self.exp.state()
+        s.update(self.objective.state())
+        s.update({"norm_sq": self.norm_sq, "tau": self.terms.tau,
+                  "new_steps": self.new_steps, "reuse_steps": self.reuse_steps})
+        return s
+
+    def _restore(self, state):
+        self.exp.restore(state)
+        self.objective.restore(state)
+        self.norm_sq = float(state["norm_sq"])
+        self.terms.tau = float(state["tau"])
+        self.new_steps, self.reuse_steps = int(state["new_steps"]), int(state["reuse_steps"])
