@@ -101,3 +101,10 @@ def test_third_party_loss_passes_the_suite():
 
     ran = check_loss(Cosh())
     assert "prox" in ran and "fenchel_young" not in ran
+
+
+def test_skip_names_known_checks():
+    loss = builtin("hinge")()
+    assert "dtypes" not in check_loss(loss, skip=("dtypes",))
+    with pytest.raises(ValueError, match="unknown checks"):
+        check_loss(loss, skip=("dtype",))

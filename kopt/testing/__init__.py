@@ -5,6 +5,7 @@ property and the first offending point.
 """
 from ._samples import default_instance, sample_duals, sample_labels, sample_scores
 from .losses import (
+    CHECKS,
     check_biconjugate,
     check_bounds,
     check_conj_domain,

@@ -234,7 +234,7 @@ def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5):
     lu = np.asarray(loss.value(u, y), F64)
     if u.ndim == 2:
         if not S.sum_zero(loss) or u.shape[1] > 3:
-            return  # grid sup only over the (≤ 2-dimensional) shifted simplex
+            return False  # grid sup only over the (≤ 2-dimensional) shifted simplex
         lo, _ = S.conj_box(loss, y, u.shape[1])
         P = S.simplex_grid(u.shape[1], 120)
         u, y, lu = u[:8], np.asarray(y)[:8], lu[:8]
@@ -363,37 +363,47 @@ def check_interface(loss):
         raise AssertionError(f"loss {loss.name!r}: n_outputs(3) = {loss.n_outputs(3)}, expected {want}")
 
 
-def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0):
+CHECKS = ("interface", "labels", "convexity", "gradients", "bounds", "conj_domain", "fenchel_young",
+          "biconjugate", "conj_gradients", "conj_edges", "prox", "dtypes")
+
+
+def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0, skip=()):
     """Run every loss check on points drawn from ``seed``; returns the names of the checks run.
 
     ``labels`` (encoded for ``loss.target``) replaces the drawn labels.  Conjugate checks run
-    when ``loss.has_conjugate``; the prox check when ``prox`` is implemented.
+    when ``loss.has_conjugate``, the prox check when ``prox`` is implemented, the label check
+    when the loss has ``check_labels``.  ``skip`` names checks (from ``CHECKS``) to leave out.
     """
+    unknown = set(skip) - set(CHECKS)
+    if unknown:
+        raise ValueError(f"unknown checks {sorted(unknown)}; known: {', '.join(CHECKS)}")
     rng = np.random.default_rng(seed)
-    check_interface(loss)
     y = S.sample_labels(loss, n, rng, n_classes) if labels is None else np.asarray(labels)
     u = S.sample_scores(loss, y, rng, n_classes)
     u2 = S.sample_scores(loss, y, rng, n_classes)
-    ran = ["interface"]
-    if check_labels_validation(loss, y, n_classes):
-        ran.append("labels")
-    check_convexity(loss, u, u2, y)
-    check_gradients(loss, u, y)
-    check_bounds(loss, u, y)
-    ran += ["convexity", "gradients", "bounds"]
-    v = None
+    v = S.sample_duals(loss, y, rng, n_classes) if loss.has_conjugate else None
+    inner = S.sample_duals(loss, y, rng, n_classes, interior=0.05) if loss.has_conjugate else None
+    steps = [
+        ("interface", lambda: check_interface(loss)),
+        ("labels", lambda: check_labels_validation(loss, y, n_classes)),
+        ("convexity", lambda: check_convexity(loss, u, u2, y)),
+        ("gradients", lambda: check_gradients(loss, u, y)),
+        ("bounds", lambda: check_bounds(loss, u, y)),
+    ]
     if loss.has_conjugate:
-        v = S.sample_duals(loss, y, rng, n_classes)
-        check_conj_domain(loss, y, rng, n_classes)
-        check_fenchel_young(loss, u, y, v)
-        check_biconjugate(loss, u, y)
-        check_conj_gradients(loss, S.sample_duals(loss, y, rng, n_classes, interior=0.05), y)
-        check_conj_edges(loss, y, n_classes)
-        ran += ["conj_domain", "fenchel_young", "biconjugate", "conj_gradients", "conj_edges"]
-    if check_prox(loss, u, y):
-        ran.append("prox")
-    check_dtypes(loss, u, y, S.sample_duals(loss, y, rng, n_classes, interior=0.01) if v is not None else None)
-    ran.append("dtypes")
+        steps += [
+            ("conj_domain", lambda: check_conj_domain(loss, y, rng, n_classes)),
+            ("fenchel_young", lambda: check_fenchel_young(loss, u, y, v)),
+            ("biconjugate", lambda: check_biconjugate(loss, u, y)),
+            ("conj_gradients", lambda: check_conj_gradients(loss, inner, y)),
+            ("conj_edges", lambda: check_conj_edges(loss, y, n_classes)),
+        ]
+    steps += [("prox", lambda: check_prox(loss, u, y)),
+              ("dtypes", lambda: check_dtypes(loss, u, y, inner))]
+    ran = []
+    for name, fn in steps:
+        if name not in skip and fn() is not False:
+            ran.append(name)
     return ran
 
 
@@ -406,10 +416,10 @@ def check_conj_edges(loss, y, n_classes=3):
     """
     lo, hi = S.conj_box(loss, y, n_classes)
     if S.sum_zero(loss) or lo.ndim != 1:
-        return
+        return False
     both = np.isfinite(lo) & np.isfinite(hi)
     if not both.any():
-        return
+        return False
     lo32, hi32, yb = lo[both].astype(np.float32), hi[both].astype(np.float32), np.asarray(y)[both]
     width = (hi32 - lo32)[:, None]
     t = (2.0 ** -np.arange(1, 40)).astype(np.float32)[None, :]
