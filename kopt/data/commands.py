@@ -64,8 +64,7 @@ def info(args) -> int:
     from .stream import compression_of
 
     path = args.file
-    X, y, meta = read_table(path, {"format": args.format, "label": _label_arg(args.label), "cache": False,
-                                   "progress": None})
+    X, y, meta = read_table(path, {"format": args.format, "label": _label_arg(args.label), "progress": None})
     comp = compression_of(path)
     on_disk = f"{_human(os.path.getsize(path))} on disk" + (f", {comp}-compressed" if comp else "")
     lines = [("file", f"{path} ({meta['format']}, {on_disk})"), ("rows", f"{X.shape[0]:,}"),

@@ -59,7 +59,8 @@ def parse_options(path, opts: dict) -> dict:
         fmt = detect_format(path)
     out = {"format": fmt, "max_rows": opts.get("max_rows")}
     if fmt in ("csv", "tsv", "npy"):
-        out.update(label=opts.get("label"), header=opts.get("header", "auto"))
+        label = opts.get("label")
+        out.update(label=0 if label is None else label, header=opts.get("header", "auto"))
     elif fmt == "libsvm":
         out.update(n_features=opts.get("n_features"), zero_based=opts.get("zero_based", "auto"),
                    sparse=opts.get("sparse", "auto"))
