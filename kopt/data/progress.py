@@ -28,10 +28,11 @@ class ByteProgress:
         Force drawing on or off; by default only when ``stream`` is a tty, so
         logs and pipes never fill with carriage returns.
     min_interval : float
-        Seconds between redraws.
+        Seconds between redraws; the first draw waits as long, so quick
+        reads of small files print nothing.
     """
 
-    def __init__(self, total, label, *, stream=None, enabled=None, min_interval=0.25):
+    def __init__(self, total, label, *, stream=None, enabled=None, min_interval=0.5):
         self.total = total if total and total > 0 else None
         self.label = label
         self.stream = stream or sys.stderr
@@ -40,7 +41,7 @@ class ByteProgress:
         self.enabled = enabled
         self.min_interval = min_interval
         self.start = time.perf_counter()
-        self.last = 0.0
+        self.last = self.start
         self.done = 0
         self.rows = None
         self.drawn = False
