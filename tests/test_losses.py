@@ -202,3 +202,13 @@ def test_softmax_with_two_classes_is_logistic():
     b = rng.uniform(-1, 0, 40) * y_pm
     V = np.stack([-b, b], axis=1)
     assert np.allclose(sm.conj(V, Y), lg.conj(b, y_pm))
+
+
+def test_docs_table_lists_every_builtin_loss_and_regularizer():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "losses.md").read_text()
+    for kind in ("loss", "regularizer"):
+        for name, entry in registry().components[kind].items():
+            if entry.plugin in ("losses", "regularizers"):  # the built-in packages' entry points
+                assert f"| `{name}`" in text, f"docs/losses.md has no row for {kind} {name!r}"

@@ -108,3 +108,15 @@ def test_skip_names_known_checks():
     assert "dtypes" not in check_loss(loss, skip=("dtypes",))
     with pytest.raises(ValueError, match="unknown checks"):
         check_loss(loss, skip=("dtype",))
+
+
+def test_plugin_guide_example_passes_the_suite():
+    """The LogCosh example of docs/plugin-guide.md runs and passes check_loss."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "plugin-guide.md").read_text()
+    block = re.search(r"```python\n(import numpy as np\nfrom kopt.backend.*?)```", text, re.S).group(1)
+    ns = {}
+    exec(block, ns)  # noqa: S102 - our own documentation
+    assert check_loss(ns["LogCosh"](scale=0.5)) == ["interface", "convexity", "gradients", "bounds", "dtypes"]
