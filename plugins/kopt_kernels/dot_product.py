@@ -27,7 +27,7 @@ from kopt.backend import get_namespace
 from kopt.components import Kernel
 
 from ._base import FeatureKernel, out_buffer
-from ._util import dense, float_pair, is_sparse
+from ._util import float_pair, is_sparse
 
 
 class LinearKernel(Kernel):
