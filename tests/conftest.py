@@ -24,6 +24,27 @@ def shared_data():
     return SHARED_DATA
 
 
+_OWN_DATA_HOME = None
+
+
+def pytest_configure(config):
+    """Tests never write into the user's cache: KOPT_DATA points at a per-run folder unless set."""
+    global _OWN_DATA_HOME
+    if "KOPT_DATA" not in os.environ:
+        import tempfile
+
+        _OWN_DATA_HOME = tempfile.mkdtemp(prefix="kopt-test-data-")
+        os.environ["KOPT_DATA"] = _OWN_DATA_HOME
+
+
+def pytest_unconfigure(config):
+    if _OWN_DATA_HOME is not None:
+        import shutil
+
+        shutil.rmtree(_OWN_DATA_HOME, ignore_errors=True)
+        os.environ.pop("KOPT_DATA", None)
+
+
 def _cupy_ok():
     from kopt.backend import cupy_status
 
