@@ -212,3 +212,30 @@ def test_docs_table_lists_every_builtin_loss_and_regularizer():
         for name, entry in registry().components[kind].items():
             if entry.plugin in ("losses", "regularizers"):  # the built-in packages' entry points
                 assert f"| `{name}`" in text, f"docs/losses.md has no row for {kind} {name!r}"
+
+
+@pytest.mark.parametrize("key", PROP)
+def test_every_method_runs_on_the_backend(key, xp):
+    """NumPy and CuPy give the same float32 results (the cupy case needs a GPU)."""
+    from kopt.backend import to_numpy
+    from kopt.testing import sample_duals, sample_labels, sample_scores
+
+    loss = make(key)
+    rng = np.random.default_rng(0)
+    y = sample_labels(loss, 30, rng)
+    u = sample_scores(loss, y, rng).astype(np.float32)
+    calls = [("value", u), ("grad", u), ("curvature", u)]
+    if loss.has_conjugate:
+        v = sample_duals(loss, y, rng, interior=0.01).astype(np.float32)
+        calls += [("conj", v), ("conj_grad", v), ("conj_curvature", v)]
+    if loss.target != "multiclass":
+        calls.append(("prox", u))
+    for meth, x in calls:
+        args = (xp.asarray(x), xp.asarray(y)) + ((0.7,) if meth == "prox" else ())
+        out = getattr(loss, meth)(*args)
+        ref = getattr(loss, meth)(x, y, *args[2:])
+        assert isinstance(out, xp.ndarray) and out.dtype == np.float32, meth
+        assert np.allclose(to_numpy(out), ref, rtol=1e-5, atol=1e-6, equal_nan=True), meth
+    lo, hi = loss.conj_box(xp.asarray(y)) if loss.has_conjugate and loss.target != "multiclass" else (None, None)
+    if lo is not None:
+        assert isinstance(lo, xp.ndarray) and isinstance(hi, xp.ndarray)

@@ -133,3 +133,16 @@ def test_spec_validates_l1_ratio():
             "solver": {"name": "krr_exact"}}
     with pytest.raises(SpecError, match="l1_ratio"):
         load_spec(spec)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_backend_generic(name, xp):
+    """prox and value on the backend match NumPy (the cupy case needs a GPU)."""
+    from kopt.backend import to_numpy
+
+    reg = make(name, 0.6, 0.3)
+    w = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    z = reg.prox(xp.asarray(w), 0.8)
+    assert isinstance(z, xp.ndarray) and z.dtype == np.float32
+    assert np.allclose(to_numpy(z), reg.prox(w, 0.8), rtol=1e-6)
+    assert reg.value(xp.asarray(w)) == pytest.approx(reg.value(w), rel=1e-6)

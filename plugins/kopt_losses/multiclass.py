@@ -89,7 +89,7 @@ class SoftmaxLoss(BuiltinLoss):
         """Σ_c p_c log p_c (p = v + e_y) per row; +inf off the shifted simplex."""
         xp = get_namespace(v)
         p, bad = self._p(v, y)
-        ent = xlogx(xp, xp.clip(p, 0, None)).sum(axis=1)
+        ent = xlogx(xp, xp.maximum(p, 0)).sum(axis=1)
         return xp.where(bad, xp.asarray(np.inf, dtype=ent.dtype), ent)
 
     def conj_grad(self, v, y):
