@@ -52,6 +52,8 @@ def assemble(spec: Spec, data=None, backend=None) -> Problem:
                            standardize_target=d["standardize_target"], source=source)
     X = pre.transform(ds.X, dtype=np.dtype(spec["model"]["features"]["dtype"]))
     y = pre.encode(ds.y, source) if ds.y is not None else None
+    if y is not None:
+        loss.check_labels(y, source=source)
     if ds.y_test is not None and pre.classes is not None:  # test labels the training data never had
         pre.encode(ds.y_test, ds.info.get("test") or source)
     X_test = None

@@ -86,9 +86,17 @@ class Loss(Component):
     target: ClassVar[str] = "real"
     smooth: ClassVar[bool] = True
     has_conjugate: ClassVar[bool] = False
+    #: the conjugate's domain is the box intersected with Σ_c v_c = 0 (e.g. softmax)
+    conj_sum_zero: ClassVar[bool] = False
 
     def n_outputs(self, n_classes: int) -> int:
         return 1
+
+    def check_labels(self, y, *, source="labels"):
+        """Raise :class:`kopt.errors.DataError` unless the encoded labels ``y`` suit this loss.
+
+        Called by the core after label encoding (binary {-1,+1}, class ids, {0,1}, reals).
+        """
 
     # primal
     def value(self, u, y):

@@ -100,3 +100,13 @@ def test_register_rejects_wrong_kinds():
     finally:
         reg.unregister_plugin("bad-plugin")
         del reg.errors[before:]
+
+
+def test_third_party_loss_passes_the_public_check_suite():
+    from kopt.testing import check_loss
+    from helpers import demo_plugin
+
+    with demo_plugin() as reg:
+        loss = reg.get("loss", "demo_logcosh")(scale=0.7)
+        ran = check_loss(loss)
+    assert {"gradients", "dtypes", "convexity"} <= set(ran)

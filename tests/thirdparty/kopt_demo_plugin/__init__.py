@@ -28,17 +28,20 @@ class LogCosh(Loss):
 
     def value(self, u, y):
         xp = get_namespace(u)
+        y = xp.asarray(y, dtype=u.dtype)
         r = (u - y) / self.options.get("scale", 1.0)
         return xp.logaddexp(r, -r) - np.log(2.0)
 
     def grad(self, u, y):
         xp = get_namespace(u)
         s = self.options.get("scale", 1.0)
+        y = xp.asarray(y, dtype=u.dtype)
         return xp.tanh((u - y) / s) / s
 
     def curvature(self, u, y):
         xp = get_namespace(u)
         s = self.options.get("scale", 1.0)
+        y = xp.asarray(y, dtype=u.dtype)
         return (1.0 - xp.tanh((u - y) / s) ** 2) / s**2
 
 
