@@ -296,8 +296,8 @@ class FeatureMap:
 
         ``fn(pred_rows, lo, hi)`` maps the float64 predictions of rows ``lo:hi`` to the
         vector (or ``(rows, C)`` matrix) ``v`` of those rows, e.g.
-        ``lambda f, lo, hi: loss.grad(f, y[lo:hi])``; it must be row-wise and is called
-        from worker threads.  Returns ``(pred, grad)``.  Every row's features of all
+        ``lambda f, lo, hi: loss.grad(f, y[lo:hi])``; it must be row-wise, is called
+        from worker threads and must not call back into the engine.  Returns ``(pred, grad)``.  Every row's features of all
         blocks are held at once (chunks of ``FUSED_BYTES``), so this pays off when M is
         moderate, e.g. a mini-batch gradient over a fixed feature map.
         """

@@ -162,6 +162,15 @@ def test_defaults_dtypes_and_cache():
     assert np.array_equal(fm.block_params(1)["Wb"], fm.host_params(1)["Wb"].astype(np.float32))
 
 
+def test_empty_inputs():
+    fm = FeatureMap(gauss(), 3, seed=0, block_size=8, count=16)
+    X = np.zeros((0, 3))
+    assert fm.predict(X, np.ones((2, 8))).shape == (0,)
+    assert np.array_equal(fm.adjoint(X, np.zeros(0)), np.zeros((2, 8)))
+    p, g = fm.predict_adjoint(X, np.ones((2, 8, 3)), lambda f, lo, hi: np.zeros((hi - lo, 3)))
+    assert p.shape == (0, 3) and g.shape == (2, 8, 3) and not g.any()
+
+
 def test_errors():
     X = np.zeros((4, 3))
     fm = FeatureMap(gauss(), 3, seed=0, block_size=8)
