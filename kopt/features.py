@@ -50,6 +50,8 @@ FUSED_MIN_ROWS = 64
 PARAM_BYTES = 1 << 26
 #: below this many features (rows × features) NumPy work stays on the calling thread
 MIN_PARALLEL = 1 << 18
+#: from this many features on, BLAS is held to one thread (OpenBLAS threads small GEMMs badly)
+MIN_BLAS_LIMIT = 1 << 15
 
 
 def block_rng(seed: int, block: int) -> np.random.Generator:
@@ -77,20 +79,54 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _POOL
 
 
-_CONTROLLER = None
+class _BlasOneThread:
+    """Re-entrant context holding BLAS (threadpoolctl's view of it) to one thread; no-op without threadpoolctl.
+
+    The first entry saves the thread counts and sets 1, the last exit restores them, so
+    nested or concurrent engine calls do not clobber each other; about 10 µs a use.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved = []
+        self._libs = None
+
+    def _controllers(self):
+        if self._libs is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                self._libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+            except Exception:  # threadpoolctl missing or unable to inspect the libraries
+                self._libs = []
+        return self._libs
+
+    def __enter__(self):
+        with self._lock:
+            if self._depth == 0:
+                libs = self._controllers()
+                self._saved = [c.get_num_threads() for c in libs]
+                for c in libs:
+                    c.set_num_threads(1)
+            self._depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for c, k in zip(self._controllers(), self._saved):
+                    c.set_num_threads(k)
+        return False
+
+
+_BLAS_ONE = _BlasOneThread()
 
 
 def blas_single_thread():
-    """Context manager holding BLAS to one thread (no-op without threadpoolctl)."""
-    global _CONTROLLER
-    try:
-        if _CONTROLLER is None:
-            from threadpoolctl import ThreadpoolController
-
-            _CONTROLLER = ThreadpoolController()
-        return _CONTROLLER.limit(limits=1, user_api="blas")
-    except Exception:  # threadpoolctl missing or unable to inspect the libraries
-        return contextlib.nullcontext()
+    """Context manager holding BLAS to one thread while the engine runs (see :class:`_BlasOneThread`)."""
+    return _BLAS_ONE
 
 
 def _is_sparse(X) -> bool:
@@ -351,7 +387,7 @@ class FeatureMap:
                     acc[bi] += g
             return acc
 
-        accs = self._run(work, workers, n * nb * F >= MIN_PARALLEL)
+        accs = self._run(work, workers, n * nb * F >= MIN_BLAS_LIMIT)
         grad = accs[0]
         for a in accs[1:]:
             grad += a
@@ -375,7 +411,7 @@ class FeatureMap:
             return [], True
         rows = self._rows_per_chunk(n, F, CHUNK_BYTES)
         chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
-        big = n * F * len(blocks) >= MIN_PARALLEL
+        big = n * F * len(blocks) >= MIN_BLAS_LIMIT
         workers = self._workers(n, F * len(blocks), max(len(chunks), len(blocks)))
         by_rows = len(chunks) >= workers
         states = [start(rows, by_rows) for _ in range(workers)]
