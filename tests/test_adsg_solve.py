@@ -94,10 +94,10 @@ def _kkt_violation(A, y, w, lam, zero=1e-6):
 
 def test_sparse_l1_logistic_satisfies_kkt(tmp_path):
     rng = np.random.default_rng(2)
-    A = sp.random(400, 60, density=0.1, random_state=5, format="csr")
-    y = np.where(A @ rng.standard_normal(60) + 0.1 * rng.standard_normal(400) > 0, 1.0, -1.0)
+    A = sp.random(300, 40, density=0.15, random_state=5, format="csr")
+    y = np.where(A @ rng.standard_normal(40) + 0.1 * rng.standard_normal(300) > 0, 1.0, -1.0)
     lam = 2e-3
-    res = kopt.solve(_spec(tmp_path, {"name": "adsg", "blocks": 6, "batch_size": 4, "iterations": 60, "tol": 1e-6},
+    res = kopt.solve(_spec(tmp_path, {"name": "adsg", "blocks": 4, "batch_size": 8, "iterations": 80, "tol": 1e-6},
                            loss="logistic", reg={"name": "l1", "lambda": lam}), data=(A, y))
     assert res.info["setting"] == "general_convex" and res.info["coordinates"] == "input features (sparse)"
     w = res.model.predictor.arrays["w"]
@@ -210,7 +210,7 @@ def test_divergence_is_reported_honestly(tmp_path):
 
 
 def test_reuters_l1_logistic_spec_runs(shared_data, tmp_path):
-    over = [f"data.max_rows=1500", "solver.iterations=3", f"output.dir={tmp_path}"]
+    over = ["solver.iterations=2", "solver.batch_size=64", f"output.dir={tmp_path}"]
     res = kopt.solve(os.path.join(os.path.dirname(__file__), "..", "specs", "adsg_reuters_l1_logistic.yaml"),
                      overrides=over)
     objs = [r["objective"] for r in res.trace]
