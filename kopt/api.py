@@ -35,7 +35,9 @@ def build_kernel(spec: Spec, X):
     if params.get("bandwidth") == "median":
         sigma = median_distance(X, cls.bandwidth_metric or "l2", params.get("bandwidth_subsample", 2000), spec["seed"])
         params["bandwidth"] = sigma * params.get("bandwidth_factor", 1.0)
-    return cls(**params)
+    kernel = cls(**params)
+    kernel.check_input(X)  # e.g. χ²-type kernels need nonnegative inputs: fail before the solve
+    return kernel
 
 
 def assemble(spec: Spec, data=None, backend=None) -> Problem:
