@@ -31,6 +31,8 @@ class PredictContext:
     kernel: object
     loss: object
     backend: Backend
+    #: the model's :class:`kopt.data.Preprocessor` (target units for ``predict_extra``); None if unknown
+    preprocessor: object = None
 
     @property
     def xp(self):
@@ -54,7 +56,7 @@ class Model:
         return self.preprocessor.n_features
 
     def _context(self):
-        return PredictContext(self.kernel, self.loss, self.backend)
+        return PredictContext(self.kernel, self.loss, self.backend, self.preprocessor)
 
     def _prepare(self, X):
         from .errors import DataError
