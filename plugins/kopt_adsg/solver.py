@@ -86,72 +86,71 @@ class _VarianceReduced(Solver):
         raise NotImplementedError
 
     # -- the outer loop -----------------------------------------------------
-    def run(self, problem, run):
+    def _setup(self, problem):
+        """Design, labels, B, m and the smoothness constants; fills ``self.L``, ``self.L_B``, ``self.m``, ``self.B``."""
         o = self.options
-        loss, reg = problem.loss, problem.regularizer
         design, fmap = coords.build_design(problem, blocks=o.get("blocks"), single_block=self.single_block,
                                            feature_memory_mb=o["feature_memory_mb"])
         xp = design.xp
         y = xp.asarray(to_numpy(problem.y) if xp is np else problem.y, dtype=np.float64)
-        n, D = design.n, design.dim
-        B = len(design.edges) - 1
-        b = o["batch_size"]
+        n, B, b = design.n, len(design.edges) - 1, o["batch_size"]
         if b > n:
             raise DataError(f"solver.batch_size = {b} is larger than the {n} training rows")
-        m = o["inner_steps"] or math.ceil(B * n / b)
-        L, L_B = coords.smoothness_constants(design, loss, problem.rng(self.name + "-power"))
-        self.L, self.L_B, self.m, self.B = L, L_B, m, B
-        info = {"coordinates": design.kind, "dimension": D, "blocks": B, "batch_size": b, "inner_steps": m,
-                "L": L, "L_B": L_B, **self.prepare(problem, design, L, L_B)}
-        sizes = np.diff(design.edges)
+        self.B, self.m = B, o["inner_steps"] or math.ceil(B * n / b)
+        self.L, self.L_B = coords.smoothness_constants(design, problem.loss, problem.rng(self.name + "-power"))
+        info = {"coordinates": design.kind, "dimension": design.dim, "blocks": B, "batch_size": b,
+                "inner_steps": self.m, "L": self.L, "L_B": self.L_B,
+                **self.prepare(problem, design, self.L, self.L_B)}
+        return design, fmap, y, info
 
+    def _epoch_draws(self, problem, s, design, counter):
+        """The epoch's (I, l) draws; ``counter[0]`` accumulates the drawn block sizes (for ``passes``)."""
+        sizes = np.diff(design.edges)
+        gen = schedule.steps(lambda c: problem.rng(self.name, s, c), self.m, design.n, self.options["batch_size"],
+                             self.B)
+        for I, l in gen:
+            counter[0] += int(sizes[l])
+            yield I, l
+
+    def run(self, problem, run):
+        o = self.options
+        loss, reg = problem.loss, problem.regularizer
+        design, fmap, y, info = self._setup(problem)
+        xp, n, D, b, tol = design.xp, design.n, design.dim, o["batch_size"], o["tol"]
         state = run.resume_state
         if state:
-            x, z, xt = (xp.asarray(state[k], dtype=np.float64) for k in ("x", "z", "x_tilde"))
-            passes, f0, g0 = float(state["passes"]), float(state["f0"]), float(state["g0"])
+            it = epochs.Iterates(*(xp.asarray(state[k], dtype=np.float64) for k in ("x", "z", "x_tilde")))
+            passes = float(state["passes"])
         else:
-            x = xp.zeros(D)
-            z, xt = x.copy(), x.copy()
-            passes = 0.0
-        it = epochs.Iterates(x, z, xt)
-        snap = epochs.snapshot(design, loss, y, xt)
-        F = snap.loss_mean + reg.value(xt)
-        gmap = self._grad_map(xp, reg, snap, L)
-        if not state:
-            f0, g0 = F, gmap
+            it, passes = epochs.Iterates(xp.zeros(D), xp.zeros(D), xp.zeros(D)), 0.0
+        snap = epochs.snapshot(design, loss, y, it.x_tilde)
+        F = snap.loss_mean + reg.value(it.x_tilde)
+        gmap = self._grad_map(xp, reg, snap, self.L)
+        f0, g0 = (float(state["f0"]), float(state["g0"])) if state else (F, gmap)
         info["initial_objective"] = f0
         rel = gmap / g0 if g0 > 0 else 0.0
-        success, message, t = rel <= o["tol"], "", run.start_iteration
-        if success:
-            message = "the starting point satisfies tol"
-        for s in range(run.start_iteration, o["iterations"] if not success else run.start_iteration):
+        t, success = run.start_iteration, rel <= tol
+        message = "the starting point satisfies tol" if success else ""
+        for s in range(run.start_iteration, run.start_iteration if success else o["iterations"]):
             drawn = [0]
-
-            def counted(gen):
-                for I, l in gen:
-                    drawn[0] += int(sizes[l])
-                    yield I, l
-
-            draws = counted(schedule.steps(lambda c, s=s: problem.rng(self.name, s, c), m, n, b, B))
-            it = self.inner(s, design, loss, y, reg, it, snap, draws, problem)
+            it = self.inner(s, design, loss, y, reg, it, snap, self._epoch_draws(problem, s, design, drawn), problem)
             snap = epochs.snapshot(design, loss, y, it.x_tilde)
             F = snap.loss_mean + reg.value(it.x_tilde)
             passes += 1.0 + b * drawn[0] / (n * D)
             t = s + 1
             if not math.isfinite(F):
-                success, message = False, f"diverged: the objective is {F} after epoch {t}"
+                message = f"diverged: the objective is {F} after epoch {t}"
                 break
-            gmap = self._grad_map(xp, reg, snap, L)
-            rel = gmap / g0 if g0 > 0 else 0.0
+            rel = self._grad_map(xp, reg, snap, self.L) / g0 if g0 > 0 else 0.0
             metrics = {}
             if problem.X_test is not None:
                 metrics = problem.holdout_metrics(coords.test_scores(problem, fmap, it.x_tilde))
-            keep = run.report(t, objective=F, rows=n + m * b, metrics=metrics, passes=passes, grad_map=rel,
+            keep = run.report(t, objective=F, rows=n + self.m * b, metrics=metrics, passes=passes, grad_map=rel,
                               state=lambda it=it, passes=passes: {
                                   "x": to_numpy(it.x), "z": to_numpy(it.z), "x_tilde": to_numpy(it.x_tilde),
                                   "passes": passes, "f0": f0, "g0": g0})
-            if rel <= o["tol"]:
-                success, message = True, f"converged: relative prox-gradient norm {rel:.3g} <= tol {o['tol']:g}"
+            if rel <= tol:
+                success, message = True, f"converged: relative prox-gradient norm {rel:.3g} <= tol {tol:g}"
                 break
             if not keep:
                 message = f"interrupted after epoch {t}"
@@ -159,7 +158,7 @@ class _VarianceReduced(Solver):
         else:
             if not success:
                 message = (f"stopped at the epoch cap ({o['iterations']}) with relative prox-gradient norm "
-                           f"{rel:.3g} > tol {o['tol']:g}")
+                           f"{rel:.3g} > tol {tol:g}")
         info.update(passes=passes, grad_map=rel)
         return SolverOutput(coords.predictor(problem, design, fmap, it.x_tilde), n_iter=t, success=bool(success),
                             message=message, objective=F, info=info)
