@@ -1,1 +1,12 @@
-"""Placeholder until the joker solver plugin lands; registers nothing."""
+"""Joker: dual block coordinate descent with trust region (papers/004), exact and random-feature.
+
+Registers the solver ``joker`` (see docs/joker.md).
+"""
+from kopt.hookspecs import hookimpl
+
+from .solver import JokerSolver
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(JokerSolver)

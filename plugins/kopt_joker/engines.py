@@ -1,0 +1,194 @@
+"""Where DBCD-TR gets K_BB and K_{B,:}α from: the exact kernel, or a fixed random-feature map.
+
+Both engines expose the same four operations on a block of rows ``idx``:
+
+``prepare(idx)``
+    returns ``(K_BB, (Kα)_B)`` in float64 and remembers what ``update`` needs;
+``update(delta)``
+    folds the block's change ``delta = α_B^new − α_B^old`` into the engine's state;
+``scores(rows)``
+    the decision values f(x_i) = (Kα)_i on training rows (for the primal and the gap);
+``test_scores(X)`` / ``predictor(alpha)``
+    holdout decision values and the model's predictor.
+
+Exact engine (papers/004 "exact Joker"): keeps ``u = Kα`` (n × C, float64).
+``(Kα)_B`` is ``u_B``; after the block, ``u += K_{:,B} δ`` in row chunks —
+the same O(n|B|d) kernel evaluations as computing K_{B,:}α afresh, but the
+primal and the duality gap then cost O(n), not O(n²).
+
+Feature engine ("inexact Joker", Sec. 2.3): ψ(x) = φ(x)/√M with the spec's
+seeded feature map; keeps θ̃ = Σ α_i φ(x_i) (M × C, float64, unscaled) so
+``(Kα)_B = φ(X_B)θ̃/M`` and ``K_BB = φ(X_B)φ(X_B)ᵀ/M``.  φ(X_B) is held for
+the block (|B| × M) when it fits ``block_memory_mb``, else regenerated for
+the update; memory O(|B|² + |B|·F + M·d), never an n × M matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.backend import to_numpy
+from kopt.predictors import FeatureExpansion, KernelExpansion
+
+_CHUNK_ELEMS = 1 << 22  # kernel entries per row chunk (32 MB in float64)
+
+
+def dense_rows(X, rows, xp, dtype):
+    """Rows of ``X`` (an index array or a slice) as a dense backend array of ``dtype``."""
+    if hasattr(X, "tocsr"):  # scipy CSR (numpy backend only)
+        part = X[to_numpy(rows) if not isinstance(rows, slice) else rows]
+        return xp.asarray(part.toarray(), dtype=dtype)
+    part = X[rows]
+    if part.dtype != dtype:
+        part = part.astype(dtype)
+    return part
+
+
+class ExactEngine:
+    """K_BB and (Kα)_B from ``kernel.exact``; maintains u = Kα."""
+
+    name = "exact"
+
+    def __init__(self, problem, n_out, dtype):
+        self.X = problem.X
+        self.kernel = problem.kernel
+        self.xp = problem.xp
+        self.dtype = np.dtype(dtype)
+        self.n = problem.n
+        self.u = self.xp.zeros((self.n, n_out), dtype=np.float64)
+        self._XB = None
+
+    def prepare(self, idx):
+        xp = self.xp
+        XB = dense_rows(self.X, idx, xp, self.dtype)
+        K = xp.asarray(self.kernel.exact(XB, XB), dtype=np.float64)
+        K = 0.5 * (K + K.T)
+        self._XB = XB
+        return K, self.u[idx]
+
+    def update(self, delta):
+        xp = self.xp
+        XB = self._XB
+        step = max(1, _CHUNK_ELEMS // max(1, XB.shape[0]))
+        d = delta.astype(np.float64)
+        for lo in range(0, self.n, step):
+            hi = min(self.n, lo + step)
+            Kc = self.kernel.exact(dense_rows(self.X, slice(lo, hi), xp, self.dtype), XB)
+            self.u[lo:hi] += xp.asarray(Kc, dtype=np.float64) @ d
+
+    def norm_sq(self, alpha):
+        return (alpha * self.u).sum(axis=0)
+
+    def scores(self, rows=None):
+        return self.u if rows is None else self.u[rows]
+
+    def test_scores(self, alpha, X):
+        xp = self.xp
+        sv = xp.nonzero(xp.any(alpha != 0, axis=1))[0]
+        out = xp.zeros((X.shape[0], alpha.shape[1]), dtype=np.float64)
+        if sv.size == 0:
+            return out
+        S = dense_rows(self.X, sv, xp, self.dtype)
+        coef = alpha[sv]
+        step = max(1, _CHUNK_ELEMS // S.shape[0])
+        for lo in range(0, X.shape[0], step):
+            hi = min(X.shape[0], lo + step)
+            Xc = dense_rows(X, slice(lo, hi), xp, self.dtype)
+            out[lo:hi] = xp.asarray(self.kernel.exact(Xc, S), dtype=np.float64) @ coef
+        return out
+
+    def predictor(self, alpha):
+        xp = self.xp
+        sv = xp.nonzero(xp.any(alpha != 0, axis=1))[0]
+        S = to_numpy(dense_rows(self.X, sv, xp, self.dtype))
+        coef = to_numpy(alpha[sv])
+        if coef.shape[1] == 1:
+            coef = coef[:, 0]
+        return KernelExpansion({"support": S, "coef": coef}, {}), {"n_support": int(sv.size)}
+
+    def state(self):
+        return {"u": self.u}
+
+    def restore(self, state):
+        self.u = self.xp.asarray(state["u"], dtype=np.float64)
+
+
+class FeatureEngine:
+    """K_BB and (Kα)_B from the random-feature map ψ = φ/√M; maintains θ̃ = Σ α_i φ(x_i)."""
+
+    name = "features"
+
+    def __init__(self, problem, n_out, count, block_memory_mb=256):
+        self.X = problem.X
+        self.xp = problem.xp
+        self.fmap = problem.feature_map(count)
+        self.dtype = self.fmap.dtype
+        self.nb = self.fmap.n_blocks
+        self.F = self.fmap.block_size
+        self.M = self.nb * self.F
+        self.theta = self.xp.zeros((self.nb, self.F, n_out), dtype=np.float64)
+        self.block_memory = block_memory_mb * 2**20
+        self._XB = None
+        self._Phi = None
+
+    def prepare(self, idx):
+        xp = self.xp
+        XB = dense_rows(self.X, idx, xp, self.dtype)
+        m = XB.shape[0]
+        keep = m * self.M * self.dtype.itemsize <= self.block_memory
+        K = xp.zeros((m, m), dtype=np.float64)
+        g = xp.zeros((m, self.theta.shape[2]), dtype=np.float64)
+        phis = []
+        for j in range(self.nb):
+            P = self.fmap.block(XB, j)
+            K += xp.asarray(P @ P.T, dtype=np.float64)
+            g += P.astype(np.float64) @ self.theta[j]
+            if keep:
+                phis.append(P)
+        K *= 1.0 / self.M
+        K = 0.5 * (K + K.T)
+        g *= 1.0 / self.M
+        self._XB = XB
+        self._Phi = phis if keep else None
+        return K, g
+
+    def update(self, delta):
+        d = delta.astype(self.dtype)
+        for j in range(self.nb):
+            P = self._Phi[j] if self._Phi is not None else self.fmap.block(self._XB, j)
+            self.theta[j] += self.xp.asarray(P.T @ d, dtype=np.float64)
+        self._Phi = None
+
+    def norm_sq(self, alpha=None):
+        return (self.theta * self.theta).sum(axis=(0, 1)) / self.M
+
+    def _predict(self, X, rows=None):
+        xp = self.xp
+        n = X.shape[0] if rows is None else len(rows)
+        out = xp.zeros((n, self.theta.shape[2]), dtype=np.float64)
+        step = 1 << 16
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            sel = slice(lo, hi) if rows is None else rows[lo:hi]
+            Xc = dense_rows(X, sel, xp, self.dtype)
+            out[lo:hi] = self.fmap.predict(Xc, self.theta)
+        out *= 1.0 / self.M
+        return out
+
+    def scores(self, rows=None):
+        return self._predict(self.X, rows)
+
+    def test_scores(self, alpha, X):
+        return self._predict(X)
+
+    def predictor(self, alpha):
+        coef = to_numpy(self.theta)
+        if coef.shape[2] == 1:
+            coef = coef[:, :, 0]
+        meta = {"scale": 1.0 / self.M, "seed": self.fmap.seed, "block_size": self.F, "dtype": self.dtype.name}
+        return FeatureExpansion({"coef": coef, "blocks": np.arange(self.nb)}, meta), {"n_features": self.M}
+
+    def state(self):
+        return {"theta": self.theta}
+
+    def restore(self, state):
+        self.theta = self.xp.asarray(state["theta"], dtype=np.float64)
