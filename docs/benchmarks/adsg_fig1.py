@@ -166,6 +166,30 @@ def timing(X, y, epochs=4, repeats=3):
     return out
 
 
+def table(results):
+    """Markdown rows: dataset, problem, κ/n, and per method the final relative suboptimality and passes to 1e-3/1e-6."""
+    rows = ["| data | problem | epochs | F* certified by | " + " | ".join(
+        f"{m}: final, passes to 1e-3 / 1e-6, s to 1e-3" for m in METHODS) + " |",
+        "|" + " --- |" * (4 + len(METHODS))]
+    for ds in DATASETS:
+        for pb, e in results.get(ds, {}).items():
+            ref = "CG" if e["reference"]["method"].startswith("conjugate") else "FISTA"
+            if "relative_prox_gradient" in e["reference"]:
+                ref += f" (‖G‖ rel {e['reference']['relative_prox_gradient']:.0e})"
+            if e["a_run_beat_the_reference"]:
+                ref += ", lowered to the best run"
+            cells = []
+            for m in METHODS:
+                r = e["runs"][m]
+                reach = [r["reach"][t]["passes"] for t in ("0.001", "1e-06")]
+                fmt = lambda v: "—" if v is None else f"{v:.0f}"  # noqa: E731
+                sec = r["reach"]["0.001"]["seconds"]
+                cells.append(f"{max(r['relative_suboptimality'][-1], 0):.1e}, {fmt(reach[0])} / {fmt(reach[1])}, "
+                             f"{'—' if sec is None else f'{sec:.0f}'}")
+            rows.append(f"| {ds} | {pb} | {e['epochs']} | {ref} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def machine():
     return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "kopt": kopt.__version__,
@@ -179,7 +203,11 @@ def main():
     ap.add_argument("--problems", default=",".join(PROBLEMS))
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "adsg_fig1"))
+    ap.add_argument("--table", action="store_true", help="only print the markdown table of the stored results")
     args = ap.parse_args()
+    if args.table:
+        print(table(json.load(open(args.out + ".json"))))
+        return
     path = args.out + ".json"
     results = json.load(open(path)) if os.path.exists(path) else {}
     results.pop("machine", None)
@@ -207,6 +235,7 @@ def main():
             with open(path, "w") as fh:
                 json.dump(results, fh, indent=1)
     figure(results, args.out + ".png")
+    print(table(results))
     if args.timing:
         X, y = load("reuters")
         t = {"timing": timing(X, y), "machine": machine(), "what": "seconds per epoch, reuters ridge, 3 repeats"}
