@@ -3,8 +3,10 @@
 f(x) = s · Σ_j φ_{ω_j}(x)ᵀ c_j, with ω_j regenerated from block index ``blocks[j]``
 (:func:`kopt.features.block_rng`).  The shrink f ← (1 − γλ) f of every step touches
 only the scalar s (papers/001 Alg. 1 line 6 without the O(t) loop); a new block or an
-update of block j writes c_j = α_j / s.  When s leaves [1e-100, 1e100] it is folded into
-the coefficients (a deterministic event, so a resumed run repeats it bit for bit).
+update of block j writes c_j = α_j / s.  When s leaves [1e-6, 1e6] it is folded into the
+coefficients (a deterministic event, so a resumed run repeats it bit for bit): the stored c_j
+stay within a few decades of the true α_j, so the float32 feature products of
+:meth:`kopt.features.FeatureMap.predict` neither underflow nor overflow.
 
 CDSG's per-block scalars β_j (papers/000 Alg. 4) live here too, under the same scale.
 Objects that keep scores of fixed rows (:class:`kopt_dsg.tracking.ScoreTracker`)
@@ -17,7 +19,7 @@ import numpy as np
 
 from kopt.backend import to_numpy
 
-_LOW, _HIGH = 1e-100, 1e100
+_LOW, _HIGH = 1e-6, 1e6
 
 
 class BlockExpansion:
