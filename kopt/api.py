@@ -40,6 +40,11 @@ def build_kernel(spec: Spec, X):
     return kernel
 
 
+def _one_vs_rest(spec: Spec) -> bool:
+    """Whether the spec's solver trains binary losses one-vs-rest on multiclass labels."""
+    return bool(getattr(registry().get("solver", spec["solver"]["name"]), "one_vs_rest", False))
+
+
 def assemble(spec: Spec, data=None, backend=None) -> Problem:
     """Read (or take) the data, fit preprocessing and build the :class:`Problem`."""
     backend = backend or resolve(spec["backend"])
@@ -50,11 +55,14 @@ def assemble(spec: Spec, data=None, backend=None) -> Problem:
     if ds.y is None and loss.target not in ("unlabeled",):
         raise DataError(f"loss {loss.name!r} needs labels and the training data has none")
     source = ds.info.get("train", "training data")
-    pre = Preprocessor.fit(ds.X, ds.y, loss.target, standardize=d["standardize"],
+    target = loss.target
+    if target == "binary" and ds.y is not None and _one_vs_rest(spec) and np.unique(np.asarray(ds.y)).size > 2:
+        target = "multiclass"  # the solver trains one binary problem per class (one-vs-rest)
+    pre = Preprocessor.fit(ds.X, ds.y, target, standardize=d["standardize"],
                            standardize_target=d["standardize_target"], source=source)
     X = pre.transform(ds.X, dtype=np.dtype(spec["model"]["features"]["dtype"]))
     y = pre.encode(ds.y, source) if ds.y is not None else None
-    if y is not None:
+    if y is not None and target == loss.target:
         loss.check_labels(y, source=source)
     if ds.y_test is not None and pre.classes is not None:  # test labels the training data never had
         pre.encode(ds.y_test, ds.info.get("test") or source)
@@ -129,7 +137,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
             from .metrics import evaluate
 
             scores = model.decision_function(problem.info["raw_X_test"])
-            metrics = evaluate(problem.loss.target, problem.y_test_raw, scores, problem.preprocessor)
+            metrics = evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor)
         t_pred = time.perf_counter() - t2
         if not out.success:
             warnings.warn(f"{sname}: {out.message}", ConvergenceWarning, stacklevel=2)

@@ -215,6 +215,9 @@ class Solver(Component):
     needs_conjugate: ClassVar[bool] = False
     #: "features" (random features), "exact" (kernel matrix), "either", or "none"
     kernel_mode: ClassVar[str] = "features"
+    #: True when the solver trains a binary loss one-vs-rest on labels with more than two classes
+    #: (the problem then carries class ids 0..C-1 and the model scores C outputs).
+    one_vs_rest: ClassVar[bool] = False
     backends: ClassVar[tuple] = ("numpy", "cupy")
 
     def check_spec(self, spec: dict):

@@ -19,11 +19,14 @@ class KernelExpansion(Predictor):
         xp = ctx.xp
         S = xp.asarray(self.arrays["support"])
         coef = xp.asarray(self.arrays["coef"])
-        X = xp.asarray(X, dtype=S.dtype)
+        sparse = hasattr(X, "tocsr")  # scipy CSR (LIBSVM data): densified a row chunk at a time
+        if not sparse:
+            X = xp.asarray(X, dtype=S.dtype)
         out = xp.empty((X.shape[0],) + tuple(coef.shape[1:]), dtype=np.float64)
         step = max(1, (1 << 24) // max(1, S.shape[0]))  # ~128 MB of float64 kernel rows
         for lo in range(0, X.shape[0], step):
-            out[lo : lo + step] = ctx.kernel.exact(X[lo : lo + step], S) @ coef
+            Xc = xp.asarray(X[lo : lo + step].toarray(), dtype=S.dtype) if sparse else X[lo : lo + step]
+            out[lo : lo + step] = ctx.kernel.exact(Xc, S) @ coef
         return out
 
 
@@ -42,7 +45,14 @@ class FeatureExpansion(Predictor):
 
         m = self.meta
         fmap = FeatureMap(ctx.kernel, X.shape[1], seed=m["seed"], block_size=m["block_size"], dtype=m["dtype"], xp=ctx.xp)
-        out = m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=[int(b) for b in self.arrays["blocks"]])
+        blocks = [int(b) for b in self.arrays["blocks"]]
+        if hasattr(X, "tocsr"):  # scipy CSR: densify a row chunk at a time
+            step = 1 << 14
+            out = m.get("scale", 1.0) * ctx.xp.concatenate(
+                [fmap.predict(ctx.xp.asarray(X[lo : lo + step].toarray()), self.arrays["coef"], blocks=blocks)
+                 for lo in range(0, X.shape[0], step)])
+        else:
+            out = m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=blocks)
         return out + m["intercept"] if m.get("intercept") else out
 
 

@@ -91,4 +91,4 @@ class Problem:
             return {}
         from .backend import to_numpy
 
-        return evaluate(self.loss.target, self.y_test_raw, to_numpy(scores), self.preprocessor)
+        return evaluate(self.preprocessor.target, self.y_test_raw, to_numpy(scores), self.preprocessor)

@@ -69,11 +69,13 @@ class ExactEngine:
         xp = self.xp
         XB = self._XB
         step = max(1, _CHUNK_ELEMS // max(1, XB.shape[0]))
-        d = delta.astype(np.float64)
+        # K_{:,B} δ in the kernel's working precision (float32 by default: the float64 copy of each
+        # chunk would cost as much as the kernel itself); u accumulates in float64.
+        d = delta.astype(self.dtype)
         for lo in range(0, self.n, step):
             hi = min(self.n, lo + step)
             Kc = self.kernel.exact(dense_rows(self.X, slice(lo, hi), xp, self.dtype), XB)
-            self.u[lo:hi] += xp.asarray(Kc, dtype=np.float64) @ d
+            self.u[lo:hi] += Kc.astype(self.dtype, copy=False) @ d
 
     def norm_sq(self, alpha):
         return (alpha * self.u).sum(axis=0)
@@ -93,7 +95,7 @@ class ExactEngine:
         for lo in range(0, X.shape[0], step):
             hi = min(X.shape[0], lo + step)
             Xc = dense_rows(X, slice(lo, hi), xp, self.dtype)
-            out[lo:hi] = xp.asarray(self.kernel.exact(Xc, S), dtype=np.float64) @ coef
+            out[lo:hi] = self.kernel.exact(Xc, S).astype(self.dtype, copy=False) @ coef.astype(self.dtype)
         return out
 
     def predictor(self, alpha):

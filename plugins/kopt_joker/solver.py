@@ -35,6 +35,7 @@ class JokerSolver(Solver):
     targets = ("real", "binary")
     needs_conjugate = True
     kernel_mode = "either"
+    one_vs_rest = True
     params = {
         "mode": {"enum": ["auto", "exact", "features"], "default": "auto",
                  "description": "exact: K_BB and K_B,:α from the kernel (n up to ~1e5); features: the random-feature "
@@ -213,12 +214,12 @@ class JokerSolver(Solver):
             s = engine.test_scores(alpha, Xt)
             s = s[:, 0] if s.shape[1] == 1 else s
             if test_rows is None:
-                metrics = _holdout(problem, s)
+                metrics = problem.holdout_metrics(s)
             else:
                 from kopt.metrics import evaluate
 
                 yt = np.asarray(problem.y_test_raw)[_host(test_rows)]
-                metrics = evaluate(_target(problem), yt, _host(s), problem.preprocessor)
+                metrics = evaluate(problem.preprocessor.target, yt, _host(s), problem.preprocessor)
         return {"primal": P, "dual": D, "gap": gap, "rel_gap": rel, "metrics": metrics}
 
 
@@ -271,19 +272,8 @@ def single_blas():
 
 
 def _ovr(problem):
-    return problem.n_classes > 2 and problem.loss.target == "binary"
-
-
-def _target(problem):
-    return "multiclass" if _ovr(problem) else problem.loss.target
-
-
-def _holdout(problem, s):
-    if _ovr(problem):
-        from kopt.metrics import evaluate
-
-        return evaluate("multiclass", problem.y_test_raw, _host(s), problem.preprocessor)
-    return problem.holdout_metrics(s)
+    """One-vs-rest: a binary loss on class ids (kopt.api.assemble encodes them so for this solver)."""
+    return problem.preprocessor.target == "multiclass" and problem.loss.target == "binary"
 
 
 def _label_matrix(problem):
