@@ -1,0 +1,66 @@
+"""The closed-form GP posterior (papers/001 eq. 9): the oracle the DSG estimates are checked against.
+
+With prior f ~ GP(0, k) and noise y = f(x) + ε, ε ~ N(0, σ²), at test points x*:
+
+    mean(x*)     = k*ᵀ (K + σ² I)⁻¹ y
+    variance(x*) = k(x*, x*) − k*ᵀ (K + σ² I)⁻¹ k*        (of the latent f(x*); add σ² for y*)
+
+Small n only: the n × n kernel matrix is formed and factored in float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.backend import get_namespace
+from kopt.linalg import _scipy_linalg, cho_solve, cholesky
+
+
+def gp_lambda(noise_variance: float, n: int) -> float:
+    """kopt's λ of the GP posterior mean: ``λ = σ² / n``.
+
+    kopt minimises ``λ/2 ‖f‖² + (1/n) Σ (y_i − f(x_i))²/2``, whose minimiser is
+    ``f = k(·)ᵀ (K + nλ I)⁻¹ y`` (exact KRR); it equals the posterior mean
+    ``k(·)ᵀ (K + σ² I)⁻¹ y`` iff ``nλ = σ²``.  papers/001 Sec. 4 writes "ν = 2σ²"
+    for its own scaling of problem (1) (an unnormalised sum of (y − f)²); that
+    is the same problem, not kopt's λ.
+    """
+    return float(noise_variance) / float(n)
+
+
+def exact_posterior(kernel, X, y, X_star, noise_variance, *, variance=True, chunk=4096):
+    """``(mean, variance)`` of the GP posterior at ``X_star`` (variance None if not asked).
+
+    Parameters
+    ----------
+    kernel : kopt Kernel with a numeric bandwidth.
+    X, y : training inputs ``(n, d)`` and targets ``(n,)``.
+    X_star : test inputs ``(m, d)``.
+    noise_variance : σ² > 0.
+    """
+    xp = get_namespace(X)
+    X = xp.asarray(X, dtype=np.float64)
+    Xs = xp.asarray(X_star, dtype=np.float64)
+    y = xp.asarray(y, dtype=np.float64)
+    n = X.shape[0]
+    A = kernel.exact(X, X)
+    A[xp.diag_indices(n)] += float(noise_variance)
+    L = cholesky(A, overwrite=True)
+    alpha = cho_solve(L, y)
+    mean = xp.empty(Xs.shape[0])
+    var = xp.empty(Xs.shape[0]) if variance else None
+    sl = _scipy_linalg(xp)
+    for lo in range(0, Xs.shape[0], chunk):
+        hi = min(Xs.shape[0], lo + chunk)
+        Ks = kernel.exact(Xs[lo:hi], X)
+        mean[lo:hi] = Ks @ alpha
+        if variance:
+            V = sl.solve_triangular(L, Ks.T, lower=True)
+            var[lo:hi] = kernel.diag(Xs[lo:hi]).astype(np.float64) - (V * V).sum(axis=0)
+    return mean, var
+
+
+def rel_error(estimate, reference) -> float:
+    """Relative L2 error ‖estimate − reference‖ / ‖reference‖ (host float)."""
+    xp = get_namespace(reference)
+    e = xp.asarray(estimate, dtype=np.float64) - xp.asarray(reference, dtype=np.float64)
+    return float(xp.linalg.norm(e) / xp.linalg.norm(xp.asarray(reference, dtype=np.float64)))

@@ -1,0 +1,112 @@
+"""Options of the ``gp`` solver (JSON-schema fragments), step sizes, memory sizing and spec checks."""
+from __future__ import annotations
+
+POS_INT = {"type": "integer", "minimum": 1}
+
+PARAMS = {
+    "noise_variance": {"type": "number", "exclusiveMinimum": 0, "default": 0.1,
+                       "description": "σ² of the likelihood y = f(x) + ε, ε ~ N(0, σ²), in the units the solver sees "
+                                      "(the z-scored target when data.standardize_target); kopt's λ is σ²/n"},
+    "variance": {"enum": ["test_points", "operator", "none"], "default": "test_points",
+                 "description": "test_points: one KRR-type fit per test point of the data's test split (papers/001 "
+                                "Sec. 4, formulation 2; the model gives variances at those points only); operator: "
+                                "the variance operator Â (formulation 1, App. D; any point, memory O(T²B²)); none: "
+                                "the posterior mean only"},
+    "iterations": {**POS_INT, "default": 1000, "description": "T: iterations, each one mini-batch and one feature block"},
+    "batch_size": {**POS_INT, "default": 64, "description": "B: training rows per iteration (drawn uniformly with "
+                                                           "replacement)"},
+    "step_size": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
+                  "description": "θ: γ_t = θ (schedule constant) or θ/(t0 + t) (schedule inverse)"},
+    "step_schedule": {"enum": ["constant", "inverse"], "default": "constant",
+                      "description": "constant γ_t = θ, or γ_t = θ/(t0 + t) (papers/001's O(1/t) schedule)"},
+    "step_offset": {"type": "number", "minimum": 0, "default": 0.0, "description": "t0 of the inverse schedule"},
+    "averaging": {"enum": ["tail", "all", "none"], "default": "tail",
+                  "description": "the model is the average of the iterates after ⌊T/2⌋ (tail), of all iterates "
+                                 "(all, papers/001 Sec. 7.1), or the last iterate (none)"},
+    "evaluation": {"enum": ["auto", "track", "regenerate"], "default": "auto",
+                   "description": "how the current fits are evaluated on a batch: track (keep their values on all n "
+                                  "training rows, O(nF) a step, memory O(n(1+m))), regenerate (papers/001 Alg. 1: "
+                                  "sum every earlier block, O(tBF) a step, memory O(tF(1+m))), auto (track when "
+                                  "n < T·B/2)"},
+    "interval_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95,
+                       "description": "coverage level of the predictive interval [lower, upper]"},
+    "interval": {"enum": ["observation", "latent"], "default": "observation",
+                 "description": "interval for a new observation y* (variance + σ²) or for the latent f(x*)"},
+    "max_memory_mb": {"type": "number", "exclusiveMinimum": 0, "default": 2048,
+                      "description": "refuse a run whose variance state would exceed this many MiB"},
+    "unknown_points": {"enum": ["error", "nan"], "default": "error",
+                       "description": "variance: test_points models asked about other points: raise, or return NaN "
+                                      "variance and interval there (the mean is always available)"},
+    "compare_exact": {"type": "boolean", "default": False,
+                      "description": "also compute the closed-form posterior on the test split (n ≤ exact_max_rows) "
+                                     "and report the relative L2 errors of the mean and the variance"},
+    "exact_max_rows": {**POS_INT, "default": 20000, "description": "largest n for compare_exact"},
+    "eval_every": {"type": "integer", "minimum": 0, "default": 0,
+                   "description": "k: test metrics (and compare_exact errors) every k iterations; 0: at the end only"},
+}
+
+
+def gamma(options, t):
+    """The step size γ_t of iteration t (1-based)."""
+    theta = float(options.get("step_size", 1.0))
+    if options.get("step_schedule", "constant") == "inverse":
+        return theta / (float(options.get("step_offset", 0.0)) + t)
+    return theta
+
+
+def operator_bytes(iterations, batch_size, block_size):
+    """Memory of the variance operator for T iterations: β (float64) + cached batch features (float32).
+
+    The coefficients β_ij (i ≤ j) are B × B blocks: T(T+1)/2 · B² numbers -- O(T²), papers/001 Sec. 4.
+    """
+    T, B = int(iterations), int(batch_size)
+    return 8 * B * B * T * (T + 1) // 2 + 4 * T * B * int(block_size)
+
+
+def max_operator_iterations(batch_size, block_size, budget_mb):
+    """The largest T whose operator fits in ``budget_mb`` MiB."""
+    lo, hi = 0, 1
+    while operator_bytes(hi, batch_size, block_size) <= budget_mb * 2**20:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if operator_bytes(mid, batch_size, block_size) <= budget_mb * 2**20:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def check(spec):
+    """Yield ``(key_path, message)`` for options that cannot work together."""
+    s, m = spec["solver"], spec["model"]
+    if m["loss"]["name"] != "square":
+        yield ("model", "loss", "name"), (
+            f"solver 'gp' computes the Gaussian-likelihood posterior, whose mean is the square-loss fit; "
+            f"got loss {m['loss']['name']!r}: set model.loss.name to square"
+        )
+    reg = m.get("regularizer", {}).get("name", "l2")
+    if reg != "l2":
+        yield ("model", "regularizer", "name"), (
+            f"solver 'gp' uses the RKHS-norm (l2) regularizer with λ = noise_variance/n, not {reg!r}; "
+            "set model.regularizer.name to l2 (its lambda is not used: set solver.noise_variance)"
+        )
+    if s.get("variance") == "operator":
+        T, B, F = s["iterations"], s["batch_size"], m["features"]["block_size"]
+        need = operator_bytes(T, B, F) / 2**20
+        if need > s["max_memory_mb"]:
+            tmax = max_operator_iterations(B, F, s["max_memory_mb"])
+            yield ("solver", "iterations"), (
+                f"variance: operator keeps T(T+1)/2 blocks of B x B coefficients (memory O(T²)): "
+                f"{T} iterations at batch_size {B} need {need:,.0f} MiB, more than max_memory_mb = "
+                f"{s['max_memory_mb']:g}. Lower solver.iterations (at most {tmax} fit) or solver.batch_size, "
+                "raise solver.max_memory_mb, or use solver.variance: test_points (memory O(n·m))"
+            )
+    if s.get("variance") == "test_points":
+        d = spec.get("data", {})
+        # (no data.train and no source: the arrays come through the Python API; checked at run time)
+        if d.get("train") and not (d.get("test") or d.get("test_fraction") or d.get("source")):
+            yield ("solver", "variance"), (
+                "variance: test_points fits one function per test point and needs a test split: set data.test "
+                "or data.test_fraction, or use variance: operator (any point)"
+            )
