@@ -99,8 +99,13 @@ def test_dsg_is_papers_algorithm_1():
     assert out.info["n_blocks"] == 12
 
 
-def test_step_schedules_and_offset():
-    from kopt_dsg.options import schedule
+def test_step_schedules_offset_and_cap():
+    from kopt_dsg.options import schedule, step_cap
+
+    assert step_cap({"step_size": 3.0}) == 6.0                                   # θ' = 2θ while steps decay
+    assert step_cap({"step_size": 3.0, "step_schedule": "constant"}) == 3.0      # no headroom at a constant step
+    assert step_cap({"step_size": 3.0, "step_cap": None}) is None
+    assert step_cap({"step_size": 3.0, "step_cap": 4.5}) == 4.5
 
     assert schedule({"step_schedule": "inverse"}, 4) == 0.25
     assert schedule({"step_schedule": "inverse", "step_offset": 6}, 4) == 0.1
@@ -164,55 +169,58 @@ def test_udsg_and_cdsg_end_with_fewer_blocks_than_dsg():
 # -- CDSG's checking rule -----------------------------------------------------------------
 
 
-def _lhs_rhs(s, beta, g, gamma, v):
-    s = np.asarray(s, dtype=np.float64)[..., None]
-    lhs = 2 * np.sum((beta - s * g) ** 2, axis=-1) + 2 * s[..., 0] ** 2 * v
-    return lhs, np.sum(beta**2) + gamma**2 * np.sum(g**2)
+def _lhs_rhs(s, f, z, gamma, v):
+    """Both sides of eq. 9 in H: 2‖f_k − sζ‖² + 2s²v ≤ ‖f_k‖² + γ²‖ζ‖² (f, z: coordinates of f_k, ζ)."""
+    s = np.asarray(s, dtype=np.float64)
+    lhs = 2 * (f @ f - 2 * s * (f @ z) + s * s * (z @ z)) + 2 * s * s * v
+    return lhs, f @ f + gamma**2 * (z @ z)
 
 
 _NUM = st.one_of(st.just(0.0), st.floats(-3, -1e-3), st.floats(1e-3, 3))
+_VEC = st.lists(_NUM, min_size=3, max_size=3)
 
 
 @settings(derandomize=True, max_examples=100, deadline=None)
-@given(st.lists(_NUM, min_size=1, max_size=3), st.lists(_NUM, min_size=1, max_size=3),
-       st.floats(1e-3, 5), st.one_of(st.just(0.0), st.floats(1e-3, 2)))
-def test_checking_step_is_the_largest_root_of_eq9(beta, g, gamma, v):
-    C = min(len(beta), len(g))
-    beta, g = np.array(beta[:C]), np.array(g[:C])
-    s = checking_steps(beta[None, :] if C > 1 else beta, g if C > 1 else g[0], gamma, v)[0]
-    if not (np.any(g) or v):  # a zero gradient without variance: nothing to step along, no re-use
+@given(_VEC, _VEC, st.floats(1e-3, 5), st.one_of(st.just(0.0), st.floats(1e-3, 2)))
+def test_checking_step_is_the_largest_root_of_eq9(f, z, gamma, v):
+    f, z = np.array(f), np.array(z)
+    s = checking_steps(np.array([f @ f]), np.array([f @ z]), z @ z, gamma, v)[0]
+    if not (z @ z or v):  # a zero gradient without variance: nothing to step along, no re-use
         assert s == -np.inf
         return
     grid = np.linspace(0, 20, 4001)
-    lhs, rhs = _lhs_rhs(grid, beta, g, gamma, v)
+    lhs, rhs = _lhs_rhs(grid, f, z, gamma, v)
     feasible = grid[lhs - rhs <= 1e-12 * rhs]
     if s == -np.inf:
         assert feasible.size == 0
         return
     assert s >= 0
-    lhs, rhs = _lhs_rhs(s, beta, g, gamma, v)
+    lhs, rhs = _lhs_rhs(s, f, z, gamma, v)
     assert lhs == pytest.approx(rhs, rel=1e-7, abs=1e-9)        # on the boundary of eq. 9
-    lhs2, rhs2 = _lhs_rhs(s * 1.001 + 1e-6, beta, g, gamma, v)
+    lhs2, rhs2 = _lhs_rhs(s * 1.001 + 1e-6, f, z, gamma, v)
     assert lhs2 > rhs2                                           # and the largest admissible step
     assert feasible.size == 0 or feasible.max() <= s + 1e-2
+    if s > gamma:                                                # re-use needs cos(f_k, ζ) > 1/2
+        assert f @ z > 0.5 * np.sqrt((f @ f) * (z @ z))
 
 
-def test_checking_rule_prefers_blocks_that_undo_their_gradient():
-    # a block whose step pointed the other way (β = −γ_k g_k with g_k = −g) admits a long step;
-    # a block that pointed the same way admits none (papers/000 Sec. 4.2)
+def test_checking_rule_is_eq9_for_one_point():
+    # B = 1, both at one point x (k(x, x) = 1): ‖f_k‖² = β², ⟨f_k, ζ⟩ = βg, ‖ζ‖² = g².  A block whose
+    # step pointed the other way (βg > 0) admits the long step β/g + √((β² + γ²g²)/2)/|g| of eq. 9;
+    # one that pointed the same way, or is orthogonal to ζ, admits none above γ.
     g, gamma = 0.5, 0.1
-    beta = np.array([-0.2 * g, 0.2 * g])
-    s = checking_steps(beta, g, gamma, 0.0)
-    assert s[0] == -np.inf or s[0] < gamma
-    assert s[1] > gamma
-    np.testing.assert_allclose(s[1], (0.2 + np.sqrt((0.2**2 + gamma**2) / 2)), rtol=1e-12)
+    beta = np.array([-0.2 * g, 0.2 * g, 0.2 * g])
+    cross = np.array([beta[0] * g, beta[1] * g, 0.0])
+    s = checking_steps(beta**2, cross, g * g, gamma, 0.0)
+    assert s[0] < gamma and s[2] < gamma
+    np.testing.assert_allclose(s[1], 0.2 + np.sqrt((0.2**2 + gamma**2) / 2), rtol=1e-12)
 
 
 def test_cdsg_step_cap_and_reuse_steps():
     X, y = _data(n=600)
     base = dict(solver="cdsg", iterations=60, step_size=20.0, step_schedule="inverse", step_offset=10)
     free = _Capture()
-    problem, solver = _problem_and_solver(_spec(**base), (X, y))
+    problem, solver = _problem_and_solver(_spec(**base, step_cap=None), (X, y))
     solver.run(problem, free)
     capped = _Capture()
     problem, solver = _problem_and_solver(_spec(**base, step_cap=25.0), (X, y))

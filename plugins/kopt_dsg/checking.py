@@ -1,20 +1,30 @@
 """CDSG's checking rule: the closed-form step of papers/000 eq. (9), and its variance σ².
 
-For every existing block k with accumulated scalar β_k (the block's coefficient without
-the feature values, papers/000 Sec. 4.2) and the mean loss gradient g of the batch, the
-largest step s ≥ 0 that keeps the doubly stochastic error bound no worse than a fresh
-DSG step of size γ_t is the larger root of the quadratic inequality
+papers/000 eq. (9) (one point, B = 1): with β_k the old block's coefficient without its
+feature values and g the new gradient, the largest step s such that re-using block k keeps
+the doubly stochastic error bound no worse than a new block with step γ_t solves
 
-    2‖β_k − s g‖² + 2 s² M² σ² / B  ≤  ‖β_k‖² + γ_t² ‖g‖²                     (eq. 9)
+    2(β_k − s g)² + 2(s M σ)² ≤ β_k² + (γ_t g)²                               (eq. 9)
 
-(papers/000 writes η = −s and β + ηg; ‖·‖ is |·| for one output and the Euclidean norm
-over the C outputs of a multiclass loss).  Rearranged: A s² − 2b s + c ≤ 0 with
-A = 2(‖g‖² + M²σ²/B), b = 2⟨β_k, g⟩, c = ‖β_k‖² − γ_t²‖g‖², so
+(the paper writes η = −s and β + ηg).  Its three scalars are, up to the kernel's bound
+(κ + φ)² the paper factors out, the H-inner products of the block's function
+f_k = β_k k(x_k, ·) and the new functional gradient ζ = g k(x_t, ·):  β_k² ~ ‖f_k‖²,
+β_k g ~ ⟨f_k, ζ⟩, g² ~ ‖ζ‖².  For mini-batches and blocks of F features kopt uses exactly
+these inner products (docs/dsg.md derives the rule and why it keeps Thm. 14):
+
+    2‖f_k − s ζ‖² + 2 s² v ≤ ‖f_k‖² + γ_t² ‖ζ‖²,   v = M² σ² / B,
+
+with ζ = (1/B) Σ_b ℓ'_b k(x_b, ·) the batch's functional gradient,
+⟨f_k, ζ⟩ = (1/B) Σ_b ℓ'_b f_k(x_b) (reproducing property: one adjoint of every block, fused
+with the prediction), ‖ζ‖² estimated by the blocks' features, ‖f_k‖² tracked per block.
+Rearranged: A s² − 2b s + c ≤ 0 with A = 2(‖ζ‖² + v), b = 2⟨f_k, ζ⟩, c = ‖f_k‖² − γ_t²‖ζ‖²:
 
     s_k = (b + √(b² − A c)) / A   when b² ≥ A c and the root is ≥ 0, else no step.
 
-The paper divides the variance term by B²; the variance of a mean of B i.i.d. terms is
-σ²/B, which is what we use (docs/dsg.md derives it; the term is O(1/B) either way).
+Re-use pays (s_k > γ_t) only when ζ is well aligned with f_k (cosine above 1/2): the step
+then *undoes* part of the block's earlier overshoot, the situation of papers/000 Sec. 4.2.
+Reading eq. 9 literally with g the *mean* gradient of a batch lets s grow like 1/|g| when the
+batch gradients cancel while f moves by s·RMS(ℓ'); that reading diverges on regression.
 """
 from __future__ import annotations
 
@@ -23,15 +33,17 @@ import numpy as np
 from .sampling import dense
 
 
-def checking_steps(beta, g, gamma, var_term):
+def checking_steps(norms, cross, zeta_sq, gamma, var_term):
     """Largest admissible step s_k ≥ 0 per block (``-inf`` where none exists).
 
     Parameters
     ----------
-    beta : ndarray, shape (m,) or (m, C)
-        The blocks' true-scale β_k.
-    g : float or ndarray, shape (C,)
-        Mean loss gradient of the batch.
+    norms : ndarray, shape (m,)
+        ‖f_k‖²_H of every block.
+    cross : ndarray, shape (m,)
+        ⟨f_k, ζ⟩_H.
+    zeta_sq : float
+        ‖ζ‖²_H of the batch's functional gradient.
     gamma : float
         The DSG step γ_t the new-block alternative would take.
     var_term : float
@@ -41,18 +53,14 @@ def checking_steps(beta, g, gamma, var_term):
     -------
     ndarray, shape (m,)
     """
-    beta = np.asarray(beta, dtype=np.float64)
-    g = np.asarray(g, dtype=np.float64)
-    if beta.ndim == 1:
-        bg, bb, gg = beta * g, beta * beta, float(g * g)
-    else:
-        bg, bb, gg = beta @ g, (beta * beta).sum(axis=1), float(g @ g)
-    A = 2.0 * (gg + var_term)
-    out = np.full(beta.shape[0], -np.inf)
-    if A <= 0.0:
+    norms = np.maximum(np.asarray(norms, dtype=np.float64), 0.0)
+    cross = np.asarray(cross, dtype=np.float64)
+    A = 2.0 * (float(zeta_sq) + float(var_term))
+    out = np.full(norms.shape[0], -np.inf)
+    if not A > 0.0:
         return out
-    b = 2.0 * bg
-    c = bb - gamma * gamma * gg
+    b = 2.0 * cross
+    c = norms - gamma * gamma * zeta_sq
     disc = b * b - A * c
     ok = disc >= 0
     root = (b[ok] + np.sqrt(disc[ok])) / A

@@ -8,7 +8,8 @@ coefficients (a deterministic event, so a resumed run repeats it bit for bit): t
 stay within a few decades of the true α_j, so the float32 feature products of
 :meth:`kopt.features.FeatureMap.predict` neither underflow nor overflow.
 
-CDSG's per-block scalars β_j (papers/000 Alg. 4) live here too, under the same scale.
+CDSG's per-block scalars ‖f_j‖²_H (the functional form of papers/000's β_j², see
+:mod:`kopt_dsg.checking`) live here too, stored divided by s² so the shrink reaches them.
 Objects that keep scores of fixed rows (:class:`kopt_dsg.tracking.ScoreTracker`)
 subscribe to coefficient changes, so evaluating a holdout set costs one block per
 changed block, not one per block.
@@ -41,7 +42,7 @@ class BlockExpansion:
         self.F = int(block_size)
         self.out = () if n_outputs is None else (int(n_outputs),)
         self.coef = xp.zeros((capacity, self.F) + self.out, dtype=np.float64)
-        self.beta = np.zeros((capacity,) + self.out, dtype=np.float64)
+        self.norms = np.zeros(capacity, dtype=np.float64)
         self.blocks = np.zeros(capacity, dtype=np.int64)
         self.m = 0
         self.scale = 1.0
@@ -57,9 +58,9 @@ class BlockExpansion:
             return self.xp.zeros((X.shape[0],) + self.out, dtype=np.float64)
         return self.scale * fmap.predict(X, self.coef[: self.m], blocks=self.blocks[: self.m].tolist())
 
-    def true_beta(self):
-        """β_j with the scale applied: ``(m,)`` or ``(m, C)``."""
-        return self.scale * self.beta[: self.m]
+    def block_norms(self):
+        """‖f_j‖²_H of every block with the scale applied: ``(m,)``."""
+        return self.scale * self.scale * self.norms[: self.m]
 
     def coefficients(self):
         """The model's coefficients with the scale folded in, on the host: ``(m, F[, C])``."""
@@ -81,7 +82,7 @@ class BlockExpansion:
         rho = float(rho)
         if rho == 0.0:
             self.coef[: self.m] = 0.0
-            self.beta[: self.m] = 0.0
+            self.norms[: self.m] = 0.0
             self.scale = 1.0
             for lis in self.listeners:
                 lis.rescale(0.0)
@@ -90,34 +91,34 @@ class BlockExpansion:
         if not _LOW <= abs(self.scale) <= _HIGH:
             self._fold()
 
-    def add_block(self, index, alpha, beta=None):
-        """Append block ``index`` with true coefficient ``alpha`` (F[, C]) and scalar(s) β."""
+    def add_block(self, index, alpha, norm=None):
+        """Append block ``index`` with true coefficient ``alpha`` (F[, C]) and ‖f_j‖² ``norm``."""
         if self.m == self.blocks.shape[0]:
             self._grow()
         j = self.m
         c = self.xp.asarray(alpha, dtype=np.float64) / self.scale
         self.coef[j] = c
         self.blocks[j] = int(index)
-        if beta is not None:
-            self.beta[j] = np.asarray(beta, dtype=np.float64) / self.scale
+        if norm is not None:
+            self.norms[j] = norm / (self.scale * self.scale)
         self.m += 1
         for lis in self.listeners:
             lis.note(j, c)
         return j
 
-    def update_block(self, j, delta, dbeta=None):
-        """c_j += delta / s (``delta`` a true-scale change); β_j += dbeta / s."""
+    def update_block(self, j, delta, dnorm=None):
+        """c_j += delta / s (``delta`` a true-scale change); ‖f_j‖² += dnorm."""
         c = self.xp.asarray(delta, dtype=np.float64) / self.scale
         self.coef[j] += c
-        if dbeta is not None:
-            self.beta[j] += np.asarray(dbeta, dtype=np.float64) / self.scale
+        if dnorm is not None:
+            self.norms[j] += dnorm / (self.scale * self.scale)
         for lis in self.listeners:
             lis.note(j, c)
 
     def _fold(self):
         s = self.scale
         self.coef[: self.m] *= s
-        self.beta[: self.m] *= s
+        self.norms[: self.m] *= s * s
         self.scale = 1.0
         for lis in self.listeners:
             lis.rescale(s)
@@ -130,15 +131,15 @@ class BlockExpansion:
             avg = self.xp.zeros_like(coef)
             avg[: self.m] = self.avg_sum[: self.m]
             self.avg_sum = avg
-        beta = np.zeros((cap,) + self.out, dtype=np.float64)
-        beta[: self.m] = self.beta[: self.m]
+        norms = np.zeros(cap, dtype=np.float64)
+        norms[: self.m] = self.norms[: self.m]
         blocks = np.zeros(cap, dtype=np.int64)
         blocks[: self.m] = self.blocks[: self.m]
-        self.coef, self.beta, self.blocks = coef, beta, blocks
+        self.coef, self.norms, self.blocks = coef, norms, blocks
 
     # -- checkpoints -------------------------------------------------------------
     def state(self):
-        s = {"coef": to_numpy(self.coef[: self.m]).copy(), "beta": self.beta[: self.m].copy(),
+        s = {"coef": to_numpy(self.coef[: self.m]).copy(), "norms": self.norms[: self.m].copy(),
              "blocks": self.blocks[: self.m].copy(), "scale": self.scale, "n_blocks": self.m}
         if self.averaging:
             s.update(avg_sum=to_numpy(self.avg_sum[: self.m]).copy(), avg_count=self.avg_count)
@@ -148,11 +149,11 @@ class BlockExpansion:
         m = int(state["n_blocks"])
         cap = max(64, 1 << max(0, (m - 1)).bit_length())
         self.coef = self.xp.zeros((cap, self.F) + self.out, dtype=np.float64)
-        self.beta = np.zeros((cap,) + self.out, dtype=np.float64)
+        self.norms = np.zeros(cap, dtype=np.float64)
         self.blocks = np.zeros(cap, dtype=np.int64)
         if m:
             self.coef[:m] = self.xp.asarray(np.asarray(state["coef"], dtype=np.float64).reshape((m, self.F) + self.out))
-            self.beta[:m] = np.asarray(state["beta"], dtype=np.float64).reshape((m,) + self.out)
+            self.norms[:m] = np.asarray(state["norms"], dtype=np.float64).reshape(m)
             self.blocks[:m] = np.asarray(state["blocks"], dtype=np.int64)
         self.m = m
         self.scale = float(state["scale"])

@@ -57,6 +57,12 @@ class LossTerms:
             val = val * (w if val.ndim == 1 else w[:, 0])
         return float(val.mean()), g
 
+    def grad(self, u, rows):
+        """Per-row (weighted) loss gradient at scores ``u`` of the rows ``rows``."""
+        g = self.loss.grad(u, self._label(rows))
+        w = self._weights(rows, g)
+        return g if w is None else g * w
+
     def mean_value(self, u, rows):
         """Mean loss at scores ``u`` of the rows ``rows`` (the exact objective's loss part)."""
         lab = self._label(rows)

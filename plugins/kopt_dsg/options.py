@@ -36,13 +36,29 @@ UDSG = {
 _POS_OR_NULL = {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}], "default": None}
 
 CDSG = {
-    "step_cap": {**_POS_OR_NULL,
-                 "description": "θ': cap a re-use step at θ'/(t0+t) (papers/000 Thm. 14); null: no cap"},
+    "step_cap": {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}, {"const": "auto"}],
+                 "default": "auto",
+                 "description": "θ': a re-use step is at most θ'/(t0+t) (papers/000 Thm. 14); 'auto': 2 × step_size "
+                                "(1 × under a constant schedule); null: no cap"},
     "grad_bound": {**_POS_OR_NULL,
                    "description": "M ≥ |ℓ'| of eq. 9; null: use the batch's mean ℓ'² for M² (an estimate of E ℓ'² ≤ M²)"},
     "variance": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "null"}], "default": None,
                  "description": "σ² of eq. 9 (variance of the feature products); null: estimated on 128 rows"},
 }
+
+
+def step_cap(options):
+    """θ' of papers/000 Thm. 14 (None: no cap).
+
+    'auto' allows re-use steps up to twice the new-block step while the steps decay, and no
+    longer than it under a constant schedule: a constant step is tuned near the stability limit,
+    and 2γ there makes the re-used block oscillate (each overshoot licenses the next re-use).
+    """
+    cap = options.get("step_cap", "auto")
+    if cap != "auto":
+        return cap
+    theta = options.get("step_size", 1.0)
+    return theta if options.get("step_schedule", "inverse") == "constant" else 2.0 * theta
 
 
 def schedule(options, t):
@@ -73,7 +89,7 @@ def check_udsg(solver):
 def check_cdsg(solver):
     cap = solver.get("step_cap")
     theta = solver.get("step_size", 1.0)
-    if cap is not None and cap < theta:
+    if isinstance(cap, (int, float)) and cap < theta:
         yield ("solver", "step_cap"), (
             f"step_cap θ' = {cap} is below step_size θ = {theta}; papers/000 Thm. 14 needs θ ≤ θ' "
             "(a re-use step must be allowed to be at least as long as a new-block step)"

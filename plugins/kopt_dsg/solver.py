@@ -24,7 +24,7 @@ from kopt.result import SolverOutput
 from .checking import checking_steps, feature_variance
 from .expansion import BlockExpansion
 from .objective import LossTerms
-from .options import CDSG, COMMON, UDSG, check_cdsg, check_udsg, schedule
+from .options import CDSG, COMMON, UDSG, check_cdsg, check_udsg, schedule, step_cap
 from .sampling import BatchSampler, dense
 from .tracking import RunningObjective, ScoreTracker
 
@@ -36,6 +36,8 @@ class DoublyStochastic(Solver):
     targets = ("real", "binary", "multiclass", "unlabeled", "two_sample")
     kernel_mode = "features"
     params = COMMON
+    #: the policy needs Φ_kᵀℓ' of every block each iteration (fused with the prediction)
+    block_gradients = False
 
     # -- the policy ----------------------------------------------------------------
     def prepare(self, problem, fmap, ctx):
@@ -80,6 +82,7 @@ class CDSG(DoublyStochastic):
     """DSG with checking: re-use the block whose eq. 9 step is largest when it beats γ_t (papers/000 Alg. 4)."""
 
     name = "cdsg"
+    block_gradients = True
     summary = "DSG re-using the old block chosen by the checking rule with expected line search (papers/000)"
     params = {**COMMON, **CDSG}
 
@@ -99,27 +102,28 @@ class CDSG(DoublyStochastic):
             return None, ctx.gamma
         # M² of eq. 9: the user's bound, else the batch's mean ℓ'² (an estimate of E ℓ'² ≤ M²)
         m2 = ctx.grad_sq if ctx.grad_bound is None else ctx.grad_bound ** 2
-        steps = checking_steps(exp.true_beta(), ctx.g_mean, ctx.gamma, m2 * ctx.variance / ctx.B)
+        steps = checking_steps(exp.block_norms(), ctx.cross, ctx.zeta_sq, ctx.gamma, m2 * ctx.variance / ctx.B)
         k = int(np.argmax(steps))
         eta = float(steps[k])
         if not eta > ctx.gamma:
             return None, ctx.gamma
-        cap = self.options.get("step_cap")
+        cap = step_cap(self.options)
         if cap is not None:
             eta = min(eta, cap * schedule(self.options, t))
         return k, eta
 
 
 class _Context:
-    """What a policy may look at in iteration t."""
+    """What a policy may look at in iteration t (``cross``, ``zeta_sq``: CDSG only)."""
 
     expansion = None
     gamma = 0.0
-    g_mean = 0.0
     B = 1
     grad_sq = 0.0
     variance = 0.0
     grad_bound = None
+    cross = None
+    zeta_sq = 0.0
 
 
 class _Loop:
@@ -178,31 +182,46 @@ class _Loop:
 
     # -- one iteration -------------------------------------------------------------
     def step(self, t):
-        p, xp, exp, ctx = self.problem, self.xp, self.exp, self.ctx
+        p, xp, exp, ctx, B, F = self.problem, self.xp, self.exp, self.ctx, self.B, self.F
         rng = self.sampler.generator(t)
         rows = self.sampler.rows(t, rng)
         Xb = dense(p.X, rows, xp, p.dtype)
-        u = exp.predict(self.fmap, Xb)
+        G = None
+        if self.solver.block_gradients and exp.m:
+            # f_t(x_b) and Φ_kᵀℓ'(f_t(x_b)) of every block k in one feature evaluation
+            pred, G = self.fmap.predict_adjoint(
+                Xb, exp.coef[: exp.m], lambda f, lo, hi: self.terms.grad(exp.scale * f, rows[lo:hi]),
+                blocks=exp.blocks[: exp.m].tolist())
+            u = exp.scale * pred
+            ctx.cross = exp.scale / B * (exp.coef[: exp.m] * G).reshape(exp.m, -1).sum(axis=1)  # ⟨f_k, ζ⟩
+            ctx.zeta_sq = float((G * G).sum()) / (exp.m * B * B * F)  # ‖ζ‖², averaged over the blocks
+            ctx.cross = to_numpy(ctx.cross)
+        else:
+            u = exp.predict(self.fmap, Xb)
         loss_value, g = self.terms.value_and_grad(u, rows)
         ctx.gamma = self.o.get("step_size", 1.0) * schedule(self.o, t)
-        ctx.g_mean = to_numpy(g.mean(axis=0))
-        ctx.grad_sq = float((g * g).sum()) / self.B
+        ctx.grad_sq = float((g * g).sum()) / B
         k, eta = self.solver.choose(t, rng, ctx)
-        block = exp.m + 1 if k is None else int(exp.blocks[k])
-        a = self.fmap.adjoint(Xb, g, blocks=[block])[0]  # Φ_ωᵀ ℓ'  (F[, C])
+        if k is None:
+            block = exp.m + 1
+            a = self.fmap.adjoint(Xb, g, blocks=[block])[0]  # Φ_ωᵀ ℓ'  (F[, C])
+        else:
+            block = int(exp.blocks[k])
+            a = G[k] if G is not None else self.fmap.adjoint(Xb, g, blocks=[block])[0]
+        zeta_sq = ctx.zeta_sq if G is not None else float((a * a).sum()) / (B * B * F)
         rho = 1.0 - eta * p.lam
         objective = loss_value + 0.5 * p.lam * self.norm_sq
-        # ‖f‖² by the reproducing property: ⟨f_t, ζ⟩ = mean ℓ'·f_t(x_b), ‖ζ‖² ≈ ‖Φᵀℓ'‖²/(B²F)
-        cross = float((g * u).sum()) / self.B
-        self.norm_sq = rho * rho * self.norm_sq - 2.0 * rho * eta * cross + eta * eta * float((a * a).sum()) / (
-            self.B * self.B * self.F)
-        coef = a * (-eta / (self.B * self.F))
+        # ‖f‖² by the reproducing property: ‖ρf − ηζ‖² with ⟨f_t, ζ⟩ = mean ℓ'·f_t(x_b)
+        cross = float((g * u).sum()) / B
+        self.norm_sq = rho * rho * self.norm_sq - 2.0 * rho * eta * cross + eta * eta * zeta_sq
+        coef = a * (-eta / (B * F))
         exp.shrink(rho)
         if k is None:
-            exp.add_block(block, coef, beta=-eta * ctx.g_mean)
+            exp.add_block(block, coef, norm=eta * eta * zeta_sq)
             self.new_steps += 1
         else:
-            exp.update_block(k, coef, dbeta=-eta * ctx.g_mean)
+            dnorm = None if G is None else -2.0 * rho * eta * ctx.cross[k] + eta * eta * zeta_sq
+            exp.update_block(k, coef, dnorm=dnorm)
             self.reuse_steps += 1
         exp.accumulate()
         self.terms.step_offset(u, ctx.gamma)
