@@ -359,3 +359,29 @@ def test_norm_estimate_tracks_the_rkhs_norm():
     P = np.concatenate(pts)
     exact = w @ problem.kernel.exact(P, P) @ w
     assert out.info["norm_sq_estimate"] == pytest.approx(exact, rel=0.1)
+
+
+def test_eval_test_rows_subsamples_the_holdout():
+    X, y = _data(n=500)
+    yb = np.where(y > np.median(y), 1, -1)
+    spec = _spec(loss="hinge", iterations=20, eval_every=10, eval_test_rows=40, eval_rows=64)
+    out = kopt.solve(spec, data=(X[:400], yb[:400], X[400:], yb[400:]))
+    assert out.info["eval_test_rows"] == 40
+    accs = [r["test_accuracy"] for r in out.trace if "test_accuracy" in r]
+    assert len(accs) == 2 and all(a * 40 == pytest.approx(round(a * 40)) for a in accs)  # counts out of 40 rows
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_cupy_matches_numpy(xp, solver):
+    X, y = _data()
+    spec = _spec(solver=solver, iterations=15, step_size=20.0, step_schedule="inverse", step_offset=10,
+                 eval_every=5)
+    data = (X, y, X[:60], y[:60])
+    ref = kopt.solve(spec, data=data)
+    out = kopt.solve({**spec, "backend": "cupy" if xp is not np else "numpy"}, data=data)
+    assert np.isfinite(out.objective)
+    if solver != "cdsg":  # CDSG's block choice may flip on float32 rounding; the others must agree
+        np.testing.assert_allclose(out.model.predictor.arrays["coef"], ref.model.predictor.arrays["coef"],
+                                   rtol=1e-3, atol=1e-6)
+        assert out.metrics["rmse"] == pytest.approx(ref.metrics["rmse"], rel=1e-3)

@@ -20,8 +20,11 @@ COMMON = {
                   "description": "return (and evaluate) the averaged iterate (1/t) Σ f_i of papers/001 Sec. 7.1"},
     "eval_every": {"type": "integer", "minimum": 0, "default": 0,
                    "description": "k: holdout metrics and the exact training objective every k iterations (0: at the end)"},
-    "eval_rows": {"type": "integer", "minimum": 0, "default": 2048,
+    "eval_rows": {"type": "integer", "minimum": 0, "default": 1024,
                   "description": "training rows (seeded subsample) of the exact objective; 0: report only the estimate"},
+    "eval_test_rows": {"type": "integer", "minimum": 0, "default": 2048,
+                       "description": "holdout rows (seeded subsample) of the metrics of evaluation iterations; 0: all. "
+                                      "Evaluating costs about (eval_rows + eval_test_rows) / (B · blocks) of the run"},
     "objective_window": {**POS_INT, "default": 100,
                          "description": "iterations averaged (exponentially) in the per-iteration objective estimate"},
 }

@@ -18,6 +18,7 @@ import numpy as np
 from kopt.backend import to_numpy
 from kopt.components import Solver
 from kopt.errors import DataError
+from kopt.metrics import evaluate
 from kopt.predictors import FeatureExpansion
 from kopt.result import SolverOutput
 
@@ -163,7 +164,10 @@ class _Loop:
                                np.sort(problem.rng("eval", 0).choice(problem.n, size=n_eval, replace=False)))
             self.train_tracker = self._tracker(dense(problem.X, self.train_rows, self.xp, problem.dtype))
         if self.eval_every and problem.X_test is not None and problem.y_test_raw is not None:
-            self.test_tracker = self._tracker(problem.X_test)
+            n_test, cap = problem.X_test.shape[0], int(o.get("eval_test_rows", 2048))
+            self.test_rows = (np.arange(n_test) if not cap or cap >= n_test else
+                              np.sort(problem.rng("eval", 1).choice(n_test, size=cap, replace=False)))
+            self.test_tracker = self._tracker(dense(problem.X_test, self.test_rows, self.xp, problem.dtype))
 
     def _tracker(self, X):
         tr = ScoreTracker(X, self.xp, self.problem.dtype, self.C)
@@ -231,7 +235,8 @@ class _Loop:
         """``(metrics, extra)`` of an evaluation iteration."""
         p, metrics, extra = self.problem, {}, {}
         if self.test_tracker is not None:
-            metrics = p.holdout_metrics(self._scores(self.test_tracker) + self.terms.intercept)
+            scores = to_numpy(self._scores(self.test_tracker) + self.terms.intercept)
+            metrics = evaluate(p.loss.target, np.asarray(p.y_test_raw)[self.test_rows], scores, p.preprocessor)
         if self.train_tracker is not None:
             u = self._scores(self.train_tracker)
             extra["train_loss"] = self.terms.mean_value(u, self.train_rows)
@@ -261,6 +266,7 @@ class _Loop:
              "intercept": self.terms.intercept},
         )
         info = {"n_blocks": exp.m, "new_steps": self.new_steps, "reuse_steps": self.reuse_steps,
+                "eval_test_rows": 0 if self.test_tracker is None else int(self.test_rows.size),
                 "block_size": self.F, "batch_size": self.B, "norm_sq_estimate": self.norm_sq,
                 "objective_estimate": objective}
         if self.terms.has_offset:
