@@ -1,6 +1,6 @@
 """Where DBCD-TR gets K_BB and K_{B,:}α from: the exact kernel, or a fixed random-feature map.
 
-Both engines expose the same four operations on a block of rows ``idx``:
+Both engines expose the same operations on a block of rows ``idx``:
 
 ``prepare(idx)``
     returns ``(K_BB, (Kα)_B)`` in float64 and remembers what ``update`` needs;
@@ -8,7 +8,7 @@ Both engines expose the same four operations on a block of rows ``idx``:
     folds the block's change ``delta = α_B^new − α_B^old`` into the engine's state;
 ``scores(rows)``
     the decision values f(x_i) = (Kα)_i on training rows (for the primal and the gap);
-``test_scores(X)`` / ``predictor(alpha)``
+``test_scores(alpha, X)`` / ``predictor(alpha)``
     holdout decision values and the model's predictor.
 
 Exact engine (papers/004 "exact Joker"): keeps ``u = Kα`` (n × C, float64).
@@ -20,16 +20,23 @@ Feature engine ("inexact Joker", Sec. 2.3): ψ(x) = φ(x)/√M with the spec's
 seeded feature map; keeps θ̃ = Σ α_i φ(x_i) (M × C, float64, unscaled) so
 ``(Kα)_B = φ(X_B)θ̃/M`` and ``K_BB = φ(X_B)φ(X_B)ᵀ/M``.  φ(X_B) is held for
 the block (|B| × M) when it fits ``block_memory_mb``, else regenerated for
-the update; memory O(|B|² + |B|·F + M·d), never an n × M matrix.
+the update; memory O(|B|² + |B|·M + M·d), never an n × M matrix.
+
+Parallelism: the solver runs with BLAS limited to one thread and the engines
+split their work (row chunks, feature blocks) over ``threads`` Python threads;
+NumPy's BLAS calls and ufuncs release the GIL.  On a shared machine this avoids
+the multi-threaded BLAS spin-waits that made a 512 × 512 Cholesky 20× slower.
 """
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from kopt.backend import to_numpy
 from kopt.predictors import FeatureExpansion, KernelExpansion
 
-_CHUNK_ELEMS = 1 << 22  # kernel entries per row chunk (32 MB in float64)
+_CHUNK_ELEMS = 1 << 21  # kernel entries per row chunk (8 MB in float32)
 
 
 def dense_rows(X, rows, xp, dtype):
@@ -43,18 +50,49 @@ def dense_rows(X, rows, xp, dtype):
     return part
 
 
+class _Workers:
+    """``map`` over a small thread pool (NumPy backend), or a plain loop (one thread, CuPy)."""
+
+    def __init__(self, threads, xp):
+        self.threads = max(1, int(threads)) if xp is np else 1
+        self.pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+
+    def map(self, fn, items):
+        items = list(items)
+        if self.pool is None or len(items) < 2:
+            return [fn(i) for i in items]
+        return list(self.pool.map(fn, items))
+
+    def split(self, n, pieces=None):
+        """``pieces`` (default: threads) contiguous index ranges covering range(n)."""
+        k = max(1, min(n, pieces or self.threads))
+        edges = np.linspace(0, n, k + 1).astype(int)
+        return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
+
+
+def _row_chunks(n, per_row, workers):
+    """Row ranges of about _CHUNK_ELEMS / per_row rows, at least one per worker."""
+    step = max(1, min(_CHUNK_ELEMS // max(1, per_row), -(-n // workers.threads)))
+    return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+
+
 class ExactEngine:
     """K_BB and (Kα)_B from ``kernel.exact``; maintains u = Kα."""
 
     name = "exact"
 
-    def __init__(self, problem, n_out, dtype):
+    def __init__(self, problem, n_out, dtype, threads=1):
         self.X = problem.X
         self.kernel = problem.kernel
         self.xp = problem.xp
         self.dtype = np.dtype(dtype)
         self.n = problem.n
         self.u = self.xp.zeros((self.n, n_out), dtype=np.float64)
+        self.workers = _Workers(threads, self.xp)
         self._XB = None
 
     def prepare(self, idx):
@@ -66,16 +104,18 @@ class ExactEngine:
         return K, self.u[idx]
 
     def update(self, delta):
+        # K_{:,B} δ in the kernel's working precision (float32 by default: a float64 copy of each
+        # chunk would cost as much as the kernel itself); u accumulates in float64.
         xp = self.xp
         XB = self._XB
-        step = max(1, _CHUNK_ELEMS // max(1, XB.shape[0]))
-        # K_{:,B} δ in the kernel's working precision (float32 by default: the float64 copy of each
-        # chunk would cost as much as the kernel itself); u accumulates in float64.
         d = delta.astype(self.dtype)
-        for lo in range(0, self.n, step):
-            hi = min(self.n, lo + step)
+
+        def work(rng):
+            lo, hi = rng
             Kc = self.kernel.exact(dense_rows(self.X, slice(lo, hi), xp, self.dtype), XB)
             self.u[lo:hi] += Kc.astype(self.dtype, copy=False) @ d
+
+        self.workers.map(work, _row_chunks(self.n, XB.shape[0], self.workers))
 
     def norm_sq(self, alpha):
         return (alpha * self.u).sum(axis=0)
@@ -90,12 +130,14 @@ class ExactEngine:
         if sv.size == 0:
             return out
         S = dense_rows(self.X, sv, xp, self.dtype)
-        coef = alpha[sv]
-        step = max(1, _CHUNK_ELEMS // S.shape[0])
-        for lo in range(0, X.shape[0], step):
-            hi = min(X.shape[0], lo + step)
+        coef = alpha[sv].astype(self.dtype)
+
+        def work(rng):
+            lo, hi = rng
             Xc = dense_rows(X, slice(lo, hi), xp, self.dtype)
-            out[lo:hi] = self.kernel.exact(Xc, S).astype(self.dtype, copy=False) @ coef.astype(self.dtype)
+            out[lo:hi] = self.kernel.exact(Xc, S).astype(self.dtype, copy=False) @ coef
+
+        self.workers.map(work, _row_chunks(X.shape[0], S.shape[0], self.workers))
         return out
 
     def predictor(self, alpha):
@@ -113,22 +155,29 @@ class ExactEngine:
     def restore(self, state):
         self.u = self.xp.asarray(state["u"], dtype=np.float64)
 
+    def close(self):
+        self.workers.close()
+
 
 class FeatureEngine:
     """K_BB and (Kα)_B from the random-feature map ψ = φ/√M; maintains θ̃ = Σ α_i φ(x_i)."""
 
     name = "features"
 
-    def __init__(self, problem, n_out, count, block_memory_mb=256):
+    def __init__(self, problem, n_out, count, block_memory_mb=256, threads=1):
         self.X = problem.X
         self.xp = problem.xp
         self.fmap = problem.feature_map(count)
-        self.dtype = self.fmap.dtype
         self.nb = self.fmap.n_blocks
+        self.fmap.cache_blocks = self.nb  # keep ω, b of every block: O(M d) memory, no redraws
+        for j in range(self.nb):
+            self.fmap.block_params(j)
+        self.dtype = self.fmap.dtype
         self.F = self.fmap.block_size
         self.M = self.nb * self.F
         self.theta = self.xp.zeros((self.nb, self.F, n_out), dtype=np.float64)
         self.block_memory = block_memory_mb * 2**20
+        self.workers = _Workers(threads, self.xp)
         self._XB = None
         self._Phi = None
 
@@ -137,15 +186,26 @@ class FeatureEngine:
         XB = dense_rows(self.X, idx, xp, self.dtype)
         m = XB.shape[0]
         keep = m * self.M * self.dtype.itemsize <= self.block_memory
-        K = xp.zeros((m, m), dtype=np.float64)
-        g = xp.zeros((m, self.theta.shape[2]), dtype=np.float64)
-        phis = []
-        for j in range(self.nb):
-            P = self.fmap.block(XB, j)
-            K += xp.asarray(P @ P.T, dtype=np.float64)
-            g += P.astype(np.float64) @ self.theta[j]
-            if keep:
-                phis.append(P)
+        phis = [None] * self.nb
+
+        def work(rng):
+            lo, hi = rng
+            K = xp.zeros((m, m), dtype=np.float64)
+            g = xp.zeros((m, self.theta.shape[2]), dtype=np.float64)
+            for j in range(lo, hi):
+                P = self.fmap.block(XB, j)
+                K += P @ P.T
+                g += P @ self.theta[j].astype(self.dtype)
+                if keep:
+                    phis[j] = P
+            return K, g
+
+        parts = self.workers.map(work, self.workers.split(self.nb))
+        K = parts[0][0]
+        g = parts[0][1]
+        for Kp, gp in parts[1:]:
+            K += Kp
+            g += gp
         K *= 1.0 / self.M
         K = 0.5 * (K + K.T)
         g *= 1.0 / self.M
@@ -155,9 +215,13 @@ class FeatureEngine:
 
     def update(self, delta):
         d = delta.astype(self.dtype)
-        for j in range(self.nb):
-            P = self._Phi[j] if self._Phi is not None else self.fmap.block(self._XB, j)
-            self.theta[j] += self.xp.asarray(P.T @ d, dtype=np.float64)
+
+        def work(rng):
+            for j in range(*rng):
+                P = self._Phi[j] if self._Phi is not None else self.fmap.block(self._XB, j)
+                self.theta[j] += P.T @ d
+
+        self.workers.map(work, self.workers.split(self.nb))
         self._Phi = None
 
     def norm_sq(self, alpha=None):
@@ -167,12 +231,13 @@ class FeatureEngine:
         xp = self.xp
         n = X.shape[0] if rows is None else len(rows)
         out = xp.zeros((n, self.theta.shape[2]), dtype=np.float64)
-        step = 1 << 16
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
+
+        def work(rng):
+            lo, hi = rng
             sel = slice(lo, hi) if rows is None else rows[lo:hi]
-            Xc = dense_rows(X, sel, xp, self.dtype)
-            out[lo:hi] = self.fmap.predict(Xc, self.theta)
+            out[lo:hi] = self.fmap.predict(dense_rows(X, sel, xp, self.dtype), self.theta)
+
+        self.workers.map(work, _row_chunks(n, 4096, self.workers))
         out *= 1.0 / self.M
         return out
 
@@ -194,3 +259,6 @@ class FeatureEngine:
 
     def restore(self, state):
         self.theta = self.xp.asarray(state["theta"], dtype=np.float64)
+
+    def close(self):
+        self.workers.close()

@@ -67,6 +67,9 @@ class JokerSolver(Solver):
                 "description": "trust-region acceptance threshold on rho"},
         "max_radius": {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"const": "auto"}], "default": "auto",
                        "description": "trust-region radius cap (auto: sqrt(|B|) x the block's alpha scale)"},
+        "threads": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                    "description": "worker threads for kernel columns and feature blocks (default: the CPUs this "
+                                   "process may use); BLAS itself is kept to one thread"},
         "block_memory_mb": {"type": "integer", "minimum": 1, "default": 256,
                             "description": "features mode: keep phi(X_B) between the solve and the update when it fits"},
     }
@@ -107,10 +110,24 @@ class JokerSolver(Solver):
         C = Y.shape[1]
         dtype = problem.dtype
         terms = [DualTerms(problem.loss, Y[:, c], lam_j, dtype) for c in range(C)]
+        threads = o["threads"] or _cpus()
         if mode == "exact":
-            engine = ExactEngine(problem, C, dtype)
+            engine = ExactEngine(problem, C, dtype, threads)
         else:
-            engine = FeatureEngine(problem, C, problem.features["count"], o["block_memory_mb"])
+            engine = FeatureEngine(problem, C, problem.features["count"], o["block_memory_mb"], threads)
+        try:
+            with single_blas():
+                return self._run(problem, run, engine, terms, Y, lam, lam_j)
+        finally:
+            engine.close()
+
+    def _run(self, problem, run, engine, terms, Y, lam, lam_j):
+        o = self.options
+        xp = problem.xp
+        n = problem.n
+        C = Y.shape[1]
+        mode = engine.name
+        dtype = problem.dtype
         bs = min(o["block_size"], n)
         nblocks = math.ceil(n / bs)
         perm = problem.rng("partition").permutation(n)
@@ -153,18 +170,17 @@ class JokerSolver(Solver):
             K, gbar = engine.prepare(idx)
             old = alpha[idx]
             new = xp.empty_like(old)
-            with single_blas():  # |B|-sized linear algebra: threads cost more than they give
-                for c, term in enumerate(terms):
-                    a0 = term.project(old[:, c], idx)  # papers/004 Sec. 3.2: start inside the shrunk box
-                    gb = gbar[:, c] + K @ (a0 - old[:, c])
-                    res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
-                                      inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius,
-                                      newton=o["newton"])
-                    new[:, c] = res.a
-                    fsum[c] += term.value(res.a, idx) - term.value(old[:, c], idx)
-                    stats["tr_steps"] += res.tr_steps
-                    stats["cg_steps"] += res.cg_steps
-                    stats["accepted"] += res.accepted
+            for c, term in enumerate(terms):
+                a0 = term.project(old[:, c], idx)  # papers/004 Sec. 3.2: start inside the shrunk box
+                gb = gbar[:, c] + K @ (a0 - old[:, c])
+                res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
+                                  inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius,
+                                  newton=o["newton"])
+                new[:, c] = res.a
+                fsum[c] += term.value(res.a, idx) - term.value(old[:, c], idx)
+                stats["tr_steps"] += res.tr_steps
+                stats["cg_steps"] += res.cg_steps
+                stats["accepted"] += res.accepted
             engine.update(new - old)
             alpha[idx] = new
             J = 0.5 * _host(engine.norm_sq(alpha)) + fsum
@@ -201,12 +217,24 @@ class JokerSolver(Solver):
         xp = problem.xp
         norm = _host(engine.norm_sq(alpha))
         scores = engine.scores(gap_rows)
-        ysel = Y if gap_rows is None else Y[gap_rows]
-        loss_mean = np.array([float(problem.loss.value(scores[:, c], ysel[:, c]).mean()) for c in range(Y.shape[1])])
-        primal = 0.5 * lam * norm + loss_mean
         dual = -lam * (0.5 * norm + fsum)
-        P, D = float(primal.sum()), float(dual.sum())
-        gap = P - D
+        D = float(dual.sum())
+        if gap_rows is None:
+            loss_mean = np.array([float(problem.loss.value(scores[:, c], Y[:, c]).mean()) for c in range(Y.shape[1])])
+            P = float((0.5 * lam * norm + loss_mean).sum())
+            gap = P - D
+        else:
+            # P − D = mean_i FY_i with FY_i = ℓ(y_i, f_i) + ℓ*(v_i) − v_i f_i ≥ 0, v_i = −λ n α_i
+            # (Fenchel–Young per row; Σ_i λ n α_i f_i / n = λ‖f‖²).  Sampling FY_i, which all vanish
+            # at the optimum, estimates the gap far better than sampling the primal's loss alone.
+            lam_j = terms[0].lam_j
+            gap = 0.0
+            for c, term in enumerate(terms):
+                a = alpha[gap_rows, c]
+                fy = problem.loss.value(scores[:, c], Y[gap_rows, c]) + lam_j * term.values(a, gap_rows) \
+                    + lam_j * a * scores[:, c]
+                gap += float(fy.mean())
+            P = D + gap
         rel = gap / max(abs(P), abs(D), 1e-300)
         metrics = {}
         if problem.X_test is not None and problem.y_test_raw is not None:
@@ -269,6 +297,15 @@ def single_blas():
             _CONTROLLER.append(None)
     c = _CONTROLLER[0]
     return c.limit(limits=1, user_api="blas") if c is not None else contextlib.nullcontext()
+
+
+def _cpus():
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _ovr(problem):
