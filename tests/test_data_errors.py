@@ -118,9 +118,9 @@ def test_labels_checked_against_the_loss_through_assemble(tmp_path):
     from kopt.spec import load_spec
 
     path = write(tmp_path, "three.csv", "0,1\n1,2\n2,3\n0,4\n")
-    spec = load_spec({"data": {"train": path}, "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian"},
-                                                         "form": "dual"},
-                      "solver": {"name": "joker"}, "backend": "numpy"})
+    # dsg has no one-vs-rest (joker would train one binary problem per class instead)
+    spec = load_spec({"data": {"train": path}, "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian"}},
+                      "solver": {"name": "dsg"}, "backend": "numpy"})
     with pytest.raises(DataError, match=r"three\.csv: a binary loss needs exactly two label values, found 3"):
         assemble(spec)
 
