@@ -98,3 +98,23 @@ def test_kl_density_ratio_estimates_the_log_ratio(loss):
     truth = -0.6 * grid[:, 0] + 0.18
     assert np.corrcoef(est, truth)[0, 1] > 0.95
     assert np.mean(np.abs(est - truth)) < 0.25, (est, truth)
+
+
+def _feature_kernels():
+    reg = registry()
+    return [n for n in reg.names("kernel") if reg.get("kernel", n).has_features]
+
+
+@pytest.mark.parametrize("kernel", _feature_kernels())
+def test_every_kernel_with_features(kernel):
+    # nonnegative inputs (histogram kernels), no z-scoring: every sampler the kernel plugins register
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0.05, 1.0, (300, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    spec = _spec({"name": "square"}, iterations=25, step_size=0.5)
+    spec["model"]["kernel"] = {"name": kernel}
+    spec["data"] = {"standardize": False}
+    out = kopt.solve(spec, data=(X, y))
+    assert np.isfinite(out.objective)
+    assert out.objective < 0.5 * np.mean(y**2)        # better than f = 0
+    assert out.info["n_blocks"] == 25

@@ -103,9 +103,10 @@ class CDSG(DoublyStochastic):
             return None, ctx.gamma
         # M² of eq. 9: the user's bound, else the batch's mean ℓ'² (an estimate of E ℓ'² ≤ M²)
         m2 = ctx.grad_sq if ctx.grad_bound is None else ctx.grad_bound ** 2
-        steps = checking_steps(exp.block_norms(), ctx.cross, ctx.zeta_sq, ctx.gamma, m2 * ctx.variance / ctx.B)
-        k = int(np.argmax(steps))
-        eta = float(steps[k])
+        cand = ctx.candidates
+        steps = checking_steps(exp.block_norms()[cand], ctx.cross, ctx.zeta_sq, ctx.gamma, m2 * ctx.variance / ctx.B)
+        i = int(np.argmax(steps))
+        k, eta = int(cand[i]), float(steps[i])
         if not eta > ctx.gamma:
             return None, ctx.gamma
         cap = step_cap(self.options)
@@ -125,6 +126,7 @@ class _Context:
     grad_bound = None
     cross = None
     zeta_sq = 0.0
+    candidates = None
 
 
 class _Loop:
@@ -190,19 +192,27 @@ class _Loop:
         rng = self.sampler.generator(t)
         rows = self.sampler.rows(t, rng)
         Xb = dense(p.X, rows, xp, p.dtype)
-        G = None
-        if self.solver.block_gradients and exp.m:
+        G, cand = None, None
+        n_cand = int(self.o.get("candidates", 0) or 0)
+        if self.solver.block_gradients and exp.m and (n_cand == 0 or n_cand >= exp.m):
             # f_t(x_b) and Φ_kᵀℓ'(f_t(x_b)) of every block k in one feature evaluation
             pred, G = self.fmap.predict_adjoint(
                 Xb, exp.coef[: exp.m], lambda f, lo, hi: self.terms.grad(exp.scale * f, rows[lo:hi]),
                 blocks=exp.blocks[: exp.m].tolist())
             u = exp.scale * pred
-            ctx.cross = exp.scale / B * (exp.coef[: exp.m] * G).reshape(exp.m, -1).sum(axis=1)  # ⟨f_k, ζ⟩
-            ctx.zeta_sq = float((G * G).sum()) / (exp.m * B * B * F)  # ‖ζ‖², averaged over the blocks
-            ctx.cross = to_numpy(ctx.cross)
+            cand = np.arange(exp.m)
         else:
             u = exp.predict(self.fmap, Xb)
         loss_value, g = self.terms.value_and_grad(u, rows)
+        if self.solver.block_gradients and exp.m and cand is None:
+            # check ``candidates`` old blocks drawn uniformly (after the rows, from the same generator)
+            cand = np.sort(rng.choice(exp.m, size=n_cand, replace=False))
+            G = self.fmap.adjoint(Xb, g, blocks=exp.blocks[cand].tolist())
+        if G is not None:
+            c = exp.coef[cand]
+            ctx.cross = to_numpy(exp.scale / B * (c * G).reshape(len(cand), -1).sum(axis=1))  # ⟨f_k, ζ⟩
+            ctx.zeta_sq = float((G * G).sum()) / (len(cand) * B * B * F)  # ‖ζ‖², averaged over the blocks
+        ctx.candidates = cand
         ctx.gamma = self.o.get("step_size", 1.0) * schedule(self.o, t)
         ctx.grad_sq = float((g * g).sum()) / B
         k, eta = self.solver.choose(t, rng, ctx)
@@ -211,7 +221,7 @@ class _Loop:
             a = self.fmap.adjoint(Xb, g, blocks=[block])[0]  # Φ_ωᵀ ℓ'  (F[, C])
         else:
             block = int(exp.blocks[k])
-            a = G[k] if G is not None else self.fmap.adjoint(Xb, g, blocks=[block])[0]
+            a = G[int(np.searchsorted(cand, k))] if G is not None else self.fmap.adjoint(Xb, g, blocks=[block])[0]
         zeta_sq = ctx.zeta_sq if G is not None else float((a * a).sum()) / (B * B * F)
         rho = 1.0 - eta * p.lam
         objective = loss_value + 0.5 * p.lam * self.norm_sq
@@ -224,7 +234,7 @@ class _Loop:
             exp.add_block(block, coef, norm=eta * eta * zeta_sq)
             self.new_steps += 1
         else:
-            dnorm = None if G is None else -2.0 * rho * eta * ctx.cross[k] + eta * eta * zeta_sq
+            dnorm = None if G is None else -2.0 * rho * eta * ctx.cross[np.searchsorted(cand, k)] + eta * eta * zeta_sq
             exp.update_block(k, coef, dnorm=dnorm)
             self.reuse_steps += 1
         exp.accumulate()
