@@ -143,6 +143,9 @@ class _Run:
             if self.op is not None:
                 self.op.step(t, Xb, g, Pb)
             extra = {"batch_mse": float((R[:, 0] ** 2).mean())}
+            if not np.isfinite(extra["batch_mse"]) or not np.isfinite(float(xp.abs(R).max())):
+                raise KoptError(f"solver 'gp' diverged at iteration {t} (non-finite residuals, step γ_t = {g:g}); "
+                                "lower solver.step_size")
             metrics = self.evaluate() if (t == self.T or (every and t % every == 0)) else {}
             final = metrics or final
             if not run.report(t, rows=self.B, metrics=metrics, state=self.state, **extra):
