@@ -104,7 +104,8 @@ def plot(res, path):
     ax.loglog(t, ref * t[min(4, len(t) - 1)] / t, "k:", label="1/t")
     ax.set_xlabel("iteration t")
     ax.set_ylabel("mean |f(x) − f*(x)|² on 4096 test points")
-    ax.set_title(f"DSG, papers/001 Sec. 7.1: n = {res['n_train']:,}, B = F = {res['batch_size']}")
+    ax.set_title(f"DSG, papers/001 Sec. 7.1: n = {res['n_train']:,}, B = F = {res['batch_size']}, "
+                 f"T = {res['iterations']}\n(slopes fitted for t ≥ 16; f* = the noise-free target)", fontsize=10)
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
@@ -117,7 +118,12 @@ def main():
     ap.add_argument("--n-train", type=int, default=2**20)
     ap.add_argument("--iterations", type=int, default=1024)
     ap.add_argument("--out", default=os.path.join(HERE, "dsg_synthetic"))
+    ap.add_argument("--replot", action="store_true", help="redraw the png from the json")
     a = ap.parse_args()
+    if a.replot:
+        with open(a.out + ".json") as fh:
+            plot(json.load(fh), a.out + ".png")
+        return
     res = run(a.n_train, a.iterations, a.out)
     print(json.dumps({k: res[k] for k in ("n_train", "iterations", "fit_s", "slopes_from_t16")}, indent=2))
     for r in res["rows"]:
