@@ -118,3 +118,16 @@ def test_every_kernel_with_features(kernel):
     assert np.isfinite(out.objective)
     assert out.objective < 0.5 * np.mean(y**2)        # better than f = 0
     assert out.info["n_blocks"] == 25
+
+
+def test_model_files_round_trip_with_offset_and_outputs(tmp_path):
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((300, 2))
+    for loss, y in (({"name": "novelty", "nu": 0.2}, None), ({"name": "softmax"}, rng.integers(0, 3, 300))):
+        if loss["name"] not in registry().names("loss"):
+            continue
+        spec = _spec(loss, solver="cdsg", iterations=20)
+        spec["output"] = {"dir": str(tmp_path / loss["name"]), "model": True, "report": True}
+        out = kopt.solve(spec, data=(X, y), write=True)
+        back = kopt.load_model(tmp_path / loss["name"] / "model.json")
+        np.testing.assert_allclose(back.decision_function(X), out.model.decision_function(X), rtol=1e-6, atol=1e-9)
