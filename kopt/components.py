@@ -93,10 +93,31 @@ class Loss(Component):
         return 1
 
     def check_labels(self, y, *, source="labels"):
-        """Raise :class:`kopt.errors.DataError` unless the encoded labels ``y`` suit this loss.
+        """Raise :class:`kopt.errors.DataError` unless ``y`` is encoded for this loss's target.
 
-        Called by the core after label encoding (binary {-1,+1}, class ids, {0,1}, reals).
+        Called by the core after label encoding.  binary: -1/+1; multiclass: integer
+        class ids >= 0; two_sample: 0/1; real: finite values; unlabeled: anything (the
+        slot may carry the loss's offset).  Override to add loss-specific checks.
         """
+        import numpy as np
+
+        from .backend import to_numpy
+        from .errors import DataError
+
+        if self.target == "unlabeled" or y is None:
+            return
+        y = to_numpy(y)
+        if self.target == "real":
+            bad, what = ~np.isfinite(y.astype(np.float64)), "finite real values"
+        elif self.target == "binary":
+            bad, what = (y != 1) & (y != -1), "labels encoded as -1/+1"
+        elif self.target == "two_sample":
+            bad, what = (y != 0) & (y != 1), "sample indicators 0/1"
+        else:  # multiclass
+            bad, what = (y < 0) | (y != np.round(y)), "integer class ids 0..C-1"
+        if np.any(bad):
+            first = y[bad].ravel()[0]
+            raise DataError(f"{source}: loss {self.name!r} needs {what}; got {first!r} ({int(bad.sum())} bad values)")
 
     # primal
     def value(self, u, y):

@@ -119,4 +119,4 @@ def test_plugin_guide_example_passes_the_suite():
     block = re.search(r"```python\n(import numpy as np\nfrom kopt.backend.*?)```", text, re.S).group(1)
     ns = {}
     exec(block, ns)  # noqa: S102 - our own documentation
-    assert check_loss(ns["LogCosh"](scale=0.5)) == ["interface", "convexity", "gradients", "bounds", "dtypes"]
+    assert check_loss(ns["LogCosh"](scale=0.5)) == ["interface", "labels", "convexity", "gradients", "bounds", "dtypes"]

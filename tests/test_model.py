@@ -131,3 +131,9 @@ def test_pickled_arrays_are_refused(krr_model, tmp_path):
     (tmp_path / "m.json").write_text(json.dumps(meta))
     with pytest.raises(ModelFileError, match="cannot read arrays"):
         kopt.load_model(tmp_path / "m.json")
+
+
+def test_string_labels_for_a_regression_loss_are_a_data_error():
+    X, y = _data(binary=True)
+    with pytest.raises(kopt.DataError, match="regression loss needs numeric labels"):
+        kopt.solve(_spec(), data=(X, y))

@@ -33,7 +33,7 @@ def bad_rows(X, y=None):
     else:
         for i in range(0, n, _STEP):
             mask[i : i + _STEP] = ~np.isfinite(X[i : i + _STEP]).all(axis=1)
-    if y is not None:
+    if y is not None and np.asarray(y).dtype.kind not in "US":  # class names cannot be NaN
         mask |= ~np.isfinite(np.asarray(y, dtype=np.float64))
     return mask
 
@@ -155,6 +155,6 @@ def _labels(y, X, name):
         y = y.ravel()
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise DataError(f"{name} has shape {y.shape}; expected ({X.shape[0]},), one label per row")
-    if not np.issubdtype(y.dtype, np.number) and y.dtype != bool:
-        raise DataError(f"{name} must hold numbers, got dtype {y.dtype}")
+    if not np.issubdtype(y.dtype, np.number) and y.dtype != bool and y.dtype.kind not in "US":
+        raise DataError(f"{name} must hold numbers or strings (class names), got dtype {y.dtype}")
     return y

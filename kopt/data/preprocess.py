@@ -39,6 +39,9 @@ class Preprocessor:
         if bad is not None and bad.any():
             raise DataError(f"{source}: {int(bad.sum())} missing or non-finite labels (first in data row "
                             f"{int(np.argmax(bad)) + 1}); set data.nonfinite: drop to skip those rows")
+        if self.target in ("real", "two_sample") and not np.issubdtype(y.dtype, np.number) and y.dtype != bool:
+            kind = "a regression" if self.target == "real" else "a two-sample"
+            raise DataError(f"{source}: {kind} loss needs numeric labels, got {y.dtype} values such as {y[0]!r}")
         if self.target in ("binary", "two_sample"):
             classes = np.unique(y)
             if classes.size != 2:

@@ -16,7 +16,6 @@ import numpy as np
 
 from kopt.backend import get_namespace
 from kopt.components import Loss
-from kopt.errors import DataError
 
 REAL_OR_BINARY = {
     "description": "labels the loss is trained on: 'real' (regression) or 'binary' ({-1,+1}, classification "
@@ -62,7 +61,7 @@ def sigmoid(xp, z):
 
 
 class BuiltinLoss(Loss):
-    """Base of the built-in losses: parameters as attributes and label validation."""
+    """Base of the built-in losses: parameters as attributes (label validation is the core's ``Loss.check_labels``)."""
 
     def __init__(self, **params):
         defaults = {k: s["default"] for k, s in self.params.items() if "default" in s}
@@ -70,40 +69,10 @@ class BuiltinLoss(Loss):
         for key, val in self.options.items():
             setattr(self, key, val)
 
-    # -- labels ---------------------------------------------------------------
-    def check_labels(self, y, *, source="labels"):
-        """Raise :class:`kopt.errors.DataError` unless ``y`` is encoded for this loss's target.
-
-        binary: values in {-1, +1}; multiclass: integer class ids ≥ 0; two_sample: {0, 1};
-        real: finite values; unlabeled: anything (the slot carries the loss's offset).
-        """
-        if self.target == "unlabeled" or y is None:
-            return
-        y = np.asarray(_host(y))
-        if self.target == "real":
-            bad = ~np.isfinite(y.astype(np.float64))
-            what = "finite real values"
-        elif self.target == "binary":
-            bad = (y != 1) & (y != -1)
-            what = "labels encoded as -1/+1"
-        elif self.target == "two_sample":
-            bad = (y != 0) & (y != 1)
-            what = "sample indicators 0/1"
-        else:  # multiclass
-            bad = (y < 0) | (y != np.round(y))
-            what = "integer class ids 0..C-1"
-        if np.any(bad):
-            first = y[bad].ravel()[0]
-            raise DataError(f"{source}: loss {self.name!r} needs {what}; got {first!r} ({int(bad.sum())} bad values)")
-
     # -- prox -----------------------------------------------------------------
     def prox(self, u, y, step):
         """argmin_z ℓ(y, z) + (z − u)²/(2 step) by safeguarded Newton on the optimality condition."""
         return prox_newton(self, u, y, step)
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") and not isinstance(a, np.ndarray) else a
 
 
 def prox_newton(loss, u, y, step, iters=60):
