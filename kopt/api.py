@@ -14,6 +14,7 @@ from . import checkpoint
 from .backend import resolve
 from .data import Preprocessor, as_dataset, load_data
 from .data.bandwidth import median_distance
+from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError
 from .listeners import Checkpointer, ProgressBar, TraceRecorder
 from .model import Model
@@ -96,7 +97,8 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
     backend = resolve(spec["backend"])
-    problem = assemble(spec, data, backend)
+    with drawing(progress):
+        problem = assemble(spec, data, backend)
     t_load = time.perf_counter() - t0
     rss_load = _peak_rss_mb()
 

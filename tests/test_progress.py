@@ -27,3 +27,18 @@ def test_progress_is_rate_limited():
     for t in range(1, 50):
         bar.kopt_iteration(run=_Run(), record=IterationRecord(t, 0.1 * t))
     assert stream.getvalue().count("\r") == 1
+
+
+def test_data_progress_can_be_silenced_on_a_terminal():
+    from kopt.data.progress import ByteProgress, drawing
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert ByteProgress(100, "f", stream=Tty()).enabled
+    with drawing(False):
+        assert not ByteProgress(100, "f", stream=Tty()).enabled
+        assert not ByteProgress(100, "f", stream=io.StringIO()).enabled
+    with drawing(True):
+        assert ByteProgress(100, "f", stream=Tty()).enabled

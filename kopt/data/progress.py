@@ -1,8 +1,23 @@
 """A byte-counting progress line on stderr, drawn only when stderr is a terminal."""
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+
+#: None: a tty decides; False: never draw (``kopt solve --quiet``, the Python API by default)
+_FORCED = None
+
+
+@contextlib.contextmanager
+def drawing(enabled: bool):
+    """Within the block, progress lines are drawn (on a tty) only if ``enabled``."""
+    global _FORCED
+    previous, _FORCED = _FORCED, (None if enabled else False)
+    try:
+        yield
+    finally:
+        _FORCED = previous
 
 
 def _human(nbytes: float) -> str:
@@ -37,7 +52,7 @@ class ByteProgress:
         self.label = label
         self.stream = stream or sys.stderr
         if enabled is None:
-            enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+            enabled = _FORCED if _FORCED is not None else bool(getattr(self.stream, "isatty", lambda: False)())
         self.enabled = enabled
         self.min_interval = min_interval
         self.start = time.perf_counter()
