@@ -197,3 +197,13 @@ def test_resume_is_bit_identical(tmp_path, variance):
     for k in a:
         assert np.array_equal(a[k], b[k]), k
     assert resumed.n_iter == 9
+
+
+def test_shipped_specs_validate():
+    from pathlib import Path
+
+    specs = sorted((Path(__file__).resolve().parents[1] / "specs").glob("gp_*.yaml"))
+    assert len(specs) >= 3
+    for path in specs:
+        s = kopt.load_spec(str(path))
+        assert s["solver"]["name"] == "gp" and s["model"]["form"] == "gp"
