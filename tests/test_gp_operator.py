@@ -45,7 +45,7 @@ def literal_diag(fp, fo, theta, X):
     return sum(((fo.block(X, i) @ th) * fp.block(X, j)).sum(axis=1) for (i, j), th in theta.items())
 
 
-@settings(max_examples=6, deadline=None, derandomize=True)
+@settings(max_examples=5, deadline=None, derandomize=True)
 @given(F=st.integers(1, 4), B=st.integers(1, 3), T=st.integers(1, 5), lam=st.sampled_from([0.0, 0.05]))
 def test_packed_beta_equals_theta_recursion(F, B, T, lam):
     _, fp, fo = _maps(F)
@@ -85,22 +85,22 @@ def test_operator_tends_to_exact_posterior_variance():
     """Many small steps with many features: Â(x, x) approaches k*ᵀ(K + σ²I)⁻¹k* (fails if the signs are off)."""
     from kopt_gp.exact import exact_posterior
 
-    kernel, fp, fo = _maps(256, bandwidth=1.0)
+    kernel, fp, fo = _maps(128, bandwidth=1.0)
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(8, 2))
     Xs = rng.uniform(-1, 1, size=(5, 2))
-    s2, T, B = 0.5, 60, 8
+    s2, T, B = 0.5, 40, 8
     lam = s2 / X.shape[0]
     op = VarianceOperator(fp, fo, T, B, lam, np, 2)
     errs = []
     _, var = exact_posterior(kernel, X, np.zeros(8), Xs, s2)
     for t in range(1, T + 1):
         rows = np.random.default_rng([7, t]).integers(0, 8, size=B)
-        op.step(t, X[rows], 0.5, fp.block(X[rows], t - 1))
+        op.step(t, X[rows], 1.0, fp.block(X[rows], t - 1))
         if t in (5, T):
             errs.append(np.linalg.norm((1 - op.diag(Xs)) - var) / np.linalg.norm(var))
     assert errs[1] < errs[0]
-    assert errs[1] < 0.15, errs
+    assert errs[1] < 0.1, errs  # 0.068 measured; the exact variances are 0.19..0.38
 
 
 def test_operator_memory_sizing():
