@@ -108,6 +108,8 @@ def test_test_points_model_refuses_other_points(tmp_path):
     model = kopt.solve(_spec(tmp_path), data=(X, y, Xs, ys)).model
     extra = model.predict_extra(Xs[::-1])  # the same points, any order
     np.testing.assert_allclose(extra["variance"][::-1], model.predict_extra(Xs)["variance"])
+    rounded = np.array([[float(f"{v:.8g}") for v in row] for row in Xs])  # e.g. read back from a CSV
+    np.testing.assert_array_equal(model.predict_extra(rounded)["variance"], model.predict_extra(Xs)["variance"])
     with pytest.raises(DataError, match="variance: operator"):
         model.predict_extra(np.vstack([Xs[:3], X[:2]]))
     loose = kopt.solve(_spec(tmp_path, unknown_points="nan", out="nan"), data=(X, y, Xs, ys)).model
@@ -207,3 +209,18 @@ def test_shipped_specs_validate():
     for path in specs:
         s = kopt.load_spec(str(path))
         assert s["solver"]["name"] == "gp" and s["model"]["form"] == "gp"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("variance", ["operator", "test_points"])
+def test_backends_agree(xp, tmp_path, variance):
+    """The same run on NumPy and on CuPy (the xp fixture) gives the same model."""
+    data = _data(n=48, m=8)
+    ref = kopt.solve(_spec(tmp_path, variance=variance, T=6, out="np"), data=data).model
+    spec = _spec(tmp_path, variance=variance, T=6, out="xp")
+    spec["backend"] = "numpy" if xp is np else "cupy"
+    got = kopt.solve(spec, data=data).model
+    for k, v in ref.predictor.arrays.items():
+        np.testing.assert_allclose(np.asarray(got.predictor.arrays[k]), v, rtol=2e-3, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(got.predict_extra(data[2])["variance"], ref.predict_extra(data[2])["variance"],
+                               rtol=2e-3, atol=1e-6)

@@ -26,6 +26,9 @@ from kopt.features import FeatureMap
 
 from .operator import _col_offset, evaluate_diag
 
+#: a row within this (standardized, per coordinate) distance of a stored test point is that point
+POINT_TOL = 1e-5
+
 
 class GPPosterior(Predictor):
     """Posterior mean and variance of GP regression fitted by doubly stochastic gradients."""
@@ -80,6 +83,17 @@ class GPPosterior(Predictor):
         Xh = np.ascontiguousarray(np.asarray(_host(X), dtype=P.dtype))
         lookup = {P[i].tobytes(): i for i in range(P.shape[0])}
         idx = np.array([lookup.get(Xh[i].tobytes(), -1) for i in range(Xh.shape[0])], dtype=np.int64)
+        miss = np.nonzero(idx < 0)[0]
+        if miss.size and P.shape[0]:  # rows written with fewer digits: the nearest point within POINT_TOL
+            P64 = P.astype(np.float64)
+            pp = (P64 * P64).sum(axis=1)
+            for lo in range(0, miss.size, 1024):
+                rows = miss[lo: lo + 1024]
+                Q = Xh[rows].astype(np.float64)
+                d2 = (Q * Q).sum(axis=1)[:, None] + pp[None, :] - 2.0 * Q @ P64.T
+                near = np.argmin(d2, axis=1)
+                ok = d2[np.arange(rows.size), near] <= POINT_TOL**2 * P.shape[1]
+                idx[rows[ok]] = near[ok]
         if (idx < 0).any() and self.meta.get("unknown_points", "error") == "error":
             first = int(np.nonzero(idx < 0)[0][0])
             raise DataError(
