@@ -23,7 +23,7 @@ from kopt.result import SolverOutput
 
 from .dualterms import DualTerms
 from .engines import ExactEngine, FeatureEngine, dense_rows
-from .trust_region import solve_block
+from .trust_region import FactorCache, solve_block
 
 
 class JokerSolver(Solver):
@@ -70,6 +70,9 @@ class JokerSolver(Solver):
         "threads": {"type": ["integer", "null"], "minimum": 1, "default": None,
                     "description": "worker threads for kernel columns and feature blocks (default: the CPUs this "
                                    "process may use); BLAS itself is kept to one thread"},
+        "factor_cache_mb": {"type": "integer", "minimum": 0, "default": 128,
+                            "description": "keep Cholesky factors of fixed blocks between visits (losses with a constant "
+                                           "conjugate curvature) within this budget"},
         "block_memory_mb": {"type": "integer", "minimum": 1, "default": 256,
                             "description": "features mode: keep phi(X_B) between the solve and the update when it fits"},
     }
@@ -147,6 +150,7 @@ class JokerSolver(Solver):
         kdiag = _kernel_diag(problem, dtype) if greedy else None
         max_radius = None if o["max_radius"] == "auto" else float(o["max_radius"])
 
+        factors = FactorCache(o["factor_cache_mb"] * 2**20)
         alpha = xp.zeros((n, C), dtype=np.float64)
         fsum = np.array([t.value(alpha[:, c], everything) for c, t in enumerate(terms)])
         start = run.start_iteration
@@ -164,9 +168,10 @@ class JokerSolver(Solver):
         t = start
         for t in range(start + 1, T + 1):
             if greedy:
-                idx = xp.asarray(blocks[_greedy_block(terms, alpha, engine.u, kdiag, everything, block_of, nblocks, xp)])
+                j = _greedy_block(terms, alpha, engine.u, kdiag, everything, block_of, nblocks, xp)
             else:
-                idx = xp.asarray(blocks[int(problem.rng("blocks", t).integers(nblocks))])
+                j = int(problem.rng("blocks", t).integers(nblocks))
+            idx = xp.asarray(blocks[j])
             K, gbar = engine.prepare(idx)
             old = alpha[idx]
             new = xp.empty_like(old)
@@ -175,7 +180,7 @@ class JokerSolver(Solver):
                 gb = gbar[:, c] + K @ (a0 - old[:, c])
                 res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
                                   inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius,
-                                  newton=o["newton"])
+                                  newton=o["newton"], cache=factors.slot((j, c)))
                 new[:, c] = res.a
                 fsum[c] += term.value(res.a, idx) - term.value(old[:, c], idx)
                 stats["tr_steps"] += res.tr_steps
