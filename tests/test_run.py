@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.hookspecs import hookimpl
+from kopt.testing import check_resume, interrupt_at
 from helpers import demo_plugin, install_demo_plugin, regression_csv
 
 
@@ -34,18 +34,6 @@ def _spec(tmp_path, iterations=30, checkpoint_every=5, sleep=0.0, out="out"):
     }
 
 
-class StopAt:
-    """Simulates Ctrl-C at a given iteration (sets the flag the SIGINT handler sets)."""
-
-    def __init__(self, iteration):
-        self.iteration = iteration
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.iteration:
-            run.stop_requested = True
-
-
 @pytest.fixture(autouse=True)
 def _demo():
     with demo_plugin():
@@ -53,23 +41,30 @@ def _demo():
 
 
 def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
-    full = kopt.solve(_spec(tmp_path, out="full"))
-    spec = _spec(tmp_path, out="cut")
-    reg = kopt.plugins.registry()
-    reg.pm.register(StopAt(13), name="stopper")
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            kopt.solve(spec)
-    finally:
-        reg.pm.unregister(name="stopper")
-    meta = json.loads((tmp_path / "cut" / "checkpoint.json").read_text())
-    assert meta["iteration"] == 13  # written on interrupt, not only every 5
-    resumed = kopt.solve(spec, resume=True)
-    a = full.model.predictor.arrays["coef"]
-    b = resumed.model.predictor.arrays["coef"]
-    assert np.array_equal(a, b)
+    full, resumed = check_resume(_spec(tmp_path), stop_at=13, out_dir=tmp_path)
     assert resumed.n_iter == full.n_iter == 30
     assert [r["iteration"] for r in resumed.trace] == list(range(1, 31))
+
+
+def test_interrupt_writes_a_checkpoint_of_that_iteration(tmp_path):
+    with interrupt_at(13), pytest.raises(KeyboardInterrupt):
+        kopt.solve(_spec(tmp_path, out="cut"))
+    meta = json.loads((tmp_path / "cut" / "checkpoint.json").read_text())
+    assert meta["iteration"] == 13  # written on interrupt, not only every 5
+
+
+def test_check_resume_catches_a_solver_that_does_not_resume(tmp_path, monkeypatch):
+    from kopt_demo_plugin import DemoGD
+
+    original = DemoGD.run
+
+    def forgetful(self, problem, run):
+        run.resume_state = None  # ignores the checkpoint's coefficients
+        return original(self, problem, run)
+
+    monkeypatch.setattr(DemoGD, "run", forgetful)
+    with pytest.raises(AssertionError, match="differs from the uninterrupted run"):
+        check_resume(_spec(tmp_path), stop_at=13, out_dir=tmp_path)
 
 
 def test_resume_refuses_a_different_spec(tmp_path):

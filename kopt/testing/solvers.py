@@ -1,0 +1,68 @@
+"""Checks for solver plugins: an interrupted and resumed run ends where an uninterrupted one ends."""
+from __future__ import annotations
+
+import contextlib
+import copy
+
+import numpy as np
+
+from ..hookspecs import hookimpl
+
+
+class StopAt:
+    """A run-time hook that requests a stop at ``iteration``, exactly as the first Ctrl-C does."""
+
+    def __init__(self, iteration: int):
+        self.iteration = int(iteration)
+
+    @hookimpl
+    def kopt_iteration(self, run, record):
+        if record.iteration == self.iteration:
+            run.stop_requested = True
+
+
+@contextlib.contextmanager
+def interrupt_at(iteration: int):
+    """Within the block, every solve stops at ``iteration`` (raising KeyboardInterrupt from ``kopt.solve``)."""
+    from ..plugins import registry
+
+    reg = registry()
+    name = reg.pm.register(StopAt(iteration))
+    try:
+        yield
+    finally:
+        reg.pm.unregister(name=name)
+
+
+def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
+    """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed; compare bit for bit.
+
+    ``spec`` must checkpoint (``output.checkpoint_every`` > 0 is set here when missing).
+    Returns ``(full, resumed)`` results; raises AssertionError if any model array differs.
+    """
+    import kopt
+
+    def with_dir(sub):
+        s = copy.deepcopy(spec)
+        s.setdefault("output", {})
+        s["output"]["dir"] = str(out_dir / sub)
+        s["output"].setdefault("checkpoint_every", max(1, stop_at + 1))
+        return s
+
+    full = kopt.solve(with_dir("full"), data=data)
+    cut = with_dir("cut")
+    with interrupt_at(stop_at):
+        try:
+            kopt.solve(cut, data=data)
+        except KeyboardInterrupt:
+            pass
+        else:
+            raise AssertionError(f"the solver ignored the stop request at iteration {stop_at} (did it check run.report?)")
+    resumed = kopt.solve(cut, data=data, resume=True)
+    a, b = full.model.predictor.arrays, resumed.model.predictor.arrays
+    assert a.keys() == b.keys(), f"model arrays differ in names: {sorted(a)} vs {sorted(b)}"
+    for key in a:
+        if not np.array_equal(np.asarray(a[key]), np.asarray(b[key])):
+            raise AssertionError(f"resumed run differs from the uninterrupted run in model array {key!r}")
+    assert full.n_iter == resumed.n_iter, f"n_iter {full.n_iter} uninterrupted vs {resumed.n_iter} resumed"
+    return full, resumed
