@@ -308,7 +308,7 @@ def test_resume_is_bit_identical(tmp_path, mode):
 
 def test_reports_dual_every_iteration_and_gap_at_checks():
     X, y = _data(n=128)
-    r = _solve(_spec({"name": "huber"}, block_size=32, iterations=12, tol=0.0, check_every=5), (X, y))
+    r = _solve(_spec({"name": "huber"}, block_size=32, iterations=12, tol=0.0, check_every=5, holdout_every=0), (X, y))
     assert [t["iteration"] for t in r.trace] == list(range(1, 13))
     assert all("dual" in t for t in r.trace)
     assert [t["iteration"] for t in r.trace if "gap" in t] == [5, 10, 12]

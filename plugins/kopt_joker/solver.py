@@ -51,7 +51,12 @@ class JokerSolver(Solver):
         "tol": {"type": "number", "minimum": 0, "default": 1.0e-3,
                 "description": "stop when the relative duality gap (P - D) / max(|P|, |D|) is at most tol"},
         "check_every": {"type": ["integer", "null"], "minimum": 1, "default": None,
-                        "description": "iterations between primal/gap/holdout checks (default: one epoch, ceil(n/|B|))"},
+                        "description": "iterations between primal/gap checks, the stopping rule (default: every "
+                                       "iteration in exact mode, where the gap costs O(n); one epoch, ceil(n/|B|), "
+                                       "with features, where it costs a pass over the data)"},
+        "holdout_every": {"type": ["integer", "null"], "minimum": 0, "default": None,
+                          "description": "iterations between holdout metrics in the trace (default: one epoch; "
+                                         "0: none -- the result's metrics are computed at the end either way)"},
         "gap_rows": {"type": "integer", "minimum": 0, "default": 0,
                      "description": "estimate the primal and the gap on this many seeded training rows (0: all rows)"},
         "holdout_rows": {"type": "integer", "minimum": 0, "default": 0,
@@ -66,10 +71,15 @@ class JokerSolver(Solver):
         "eta": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.25, "default": 0.125,
                 "description": "trust-region acceptance threshold on rho"},
         "max_radius": {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"const": "auto"}], "default": "auto",
-                       "description": "trust-region radius cap (auto: sqrt(|B|) x the block's alpha scale)"},
+                       "description": "trust-region radius cap (auto: 4 sqrt(|B|) x the block's alpha scale, so the first radius spans the box)"},
         "threads": {"type": ["integer", "null"], "minimum": 1, "default": None,
                     "description": "worker threads for kernel columns and feature blocks (default: the CPUs this "
                                    "process may use); BLAS itself is kept to one thread"},
+        "model_kernel": {"enum": ["features", "exact"], "default": "features",
+                         "description": "features mode: the K_BB of the trust-region model -- features: "
+                                        "psi(X_B) psi(X_B)^T (papers/004 Alg. 3, |B|^2 M flops); exact: k(X_B, X_B) "
+                                        "(|B|^2 d flops) while J, rho and K_B,:alpha keep the features, so the "
+                                        "answer is the same; needs phi(X_B) within block_memory_mb"},
         "factor_cache_mb": {"type": "integer", "minimum": 0, "default": 128,
                             "description": "keep Cholesky factors of fixed blocks between visits (losses with a constant "
                                            "conjugate curvature) within this budget"},
@@ -117,7 +127,8 @@ class JokerSolver(Solver):
         if mode == "exact":
             engine = ExactEngine(problem, C, dtype, threads)
         else:
-            engine = FeatureEngine(problem, C, problem.features["count"], o["block_memory_mb"], threads)
+            engine = FeatureEngine(problem, C, problem.features["count"], o["block_memory_mb"], threads,
+                                   o["model_kernel"])
         try:
             with single_blas():
                 return self._run(problem, run, engine, terms, Y, lam, lam_j)
@@ -140,7 +151,8 @@ class JokerSolver(Solver):
             block_of[rows] = b
         block_of = xp.asarray(block_of)
         T = o["iterations"]
-        every = o["check_every"] or nblocks
+        every = o["check_every"] or (1 if mode == "exact" else nblocks)
+        holdout_every = nblocks if o["holdout_every"] is None else o["holdout_every"]
         everything = xp.arange(n)
         gap_rows = _sample(problem.rng("gap_rows"), n, o["gap_rows"], xp)
         test_rows = None
@@ -175,12 +187,17 @@ class JokerSolver(Solver):
             K, gbar = engine.prepare(idx)
             old = alpha[idx]
             new = xp.empty_like(old)
+            true_kernel = engine.true_kernel if getattr(engine, "exact_model", False) else None
             for c, term in enumerate(terms):
                 a0 = term.project(old[:, c], idx)  # papers/004 Sec. 3.2: start inside the shrunk box
-                gb = gbar[:, c] + K @ (a0 - old[:, c])
+                gb = gbar[:, c]
+                moved = a0 - old[:, c]
+                if bool(xp.any(moved != 0)):
+                    gb = gb + (true_kernel(moved) if true_kernel is not None else K @ moved)
                 res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
                                   inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius,
-                                  newton=o["newton"], cache=factors.slot((j, c)))
+                                  newton=o["newton"], cache=factors.slot((j, c)),
+                                  true_kernel=true_kernel)
                 new[:, c] = res.a
                 fsum[c] += term.value(res.a, idx) - term.value(old[:, c], idx)
                 stats["tr_steps"] += res.tr_steps
@@ -190,10 +207,11 @@ class JokerSolver(Solver):
             alpha[idx] = new
             J = 0.5 * _host(engine.norm_sq(alpha)) + fsum
             dual = float(-lam * J.sum())
-            if t % every == 0 or t == T:
+            holdout = bool(holdout_every) and (t % holdout_every == 0 or t == T)
+            if t % every == 0 or t == T or holdout:
                 # recompute the separable sum exactly (erases the drift of the running sum)
                 fsum = np.array([tm.value(alpha[:, c], everything) for c, tm in enumerate(terms)])
-                last = self._check(problem, engine, terms, Y, alpha, fsum, lam, gap_rows, test_rows)
+                last = self._check(problem, engine, terms, Y, alpha, fsum, lam, gap_rows, test_rows, holdout)
                 last["iteration"] = t
                 keep_going = run.report(t, objective=last["primal"], dual=last["dual"], gap=last["gap"], rows=bs,
                                         metrics=last["metrics"], rel_gap=last["rel_gap"], state=state)
@@ -204,7 +222,7 @@ class JokerSolver(Solver):
                     break
         if last is None or last["iteration"] != t:
             fsum = np.array([tm.value(alpha[:, c], everything) for c, tm in enumerate(terms)])
-            last = self._check(problem, engine, terms, Y, alpha, fsum, lam, gap_rows, None)
+            last = self._check(problem, engine, terms, Y, alpha, fsum, lam, gap_rows, None, False)
         predictor, pinfo = engine.predictor(alpha)
         success = last["rel_gap"] <= o["tol"]
         message = (f"relative duality gap {last['rel_gap']:.3g} <= tol {o['tol']:g} after {t} iterations" if success else
@@ -217,7 +235,7 @@ class JokerSolver(Solver):
                             dual=last["dual"], gap=last["gap"], info=info)
 
     # ------------------------------------------------------------------------------------------------
-    def _check(self, problem, engine, terms, Y, alpha, fsum, lam, gap_rows, test_rows):
+    def _check(self, problem, engine, terms, Y, alpha, fsum, lam, gap_rows, test_rows, holdout):
         """Primal, dual and gap in kopt's convention (summed over one-vs-rest outputs), and holdout metrics."""
         xp = problem.xp
         norm = _host(engine.norm_sq(alpha))
@@ -242,7 +260,7 @@ class JokerSolver(Solver):
             P = D + gap
         rel = gap / max(abs(P), abs(D), 1e-300)
         metrics = {}
-        if problem.X_test is not None and problem.y_test_raw is not None:
+        if holdout and problem.X_test is not None and problem.y_test_raw is not None:
             Xt = problem.X_test if test_rows is None else _take(problem.X_test, test_rows, xp)
             s = engine.test_scores(alpha, Xt)
             s = s[:, 0] if s.shape[1] == 1 else s

@@ -168,7 +168,7 @@ class BlockResult:
 
 
 def solve_block(K, gbar, a0, terms, idx, *, max_steps=50, cg_iter=50, cg_rtol=1e-8, inner_tol=1e-4, eta=0.125,
-                max_radius=None, newton=True, cache=None):
+                max_radius=None, newton=True, cache=None, true_kernel=None):
     """Minimise the block subproblem of DBCD-TR (papers/004 Alg. 1) from ``a0``.
 
     Parameters
@@ -182,10 +182,13 @@ def solve_block(K, gbar, a0, terms, idx, *, max_steps=50, cg_iter=50, cg_rtol=1e
     cg_iter, cg_rtol : truncated-CG limits.
     inner_tol : stop once ‖projected gradient‖ ≤ inner_tol × its value at ``a0``.
     eta : acceptance threshold η ∈ (0, ¼].
-    max_radius : Δmax (default: √m × a typical |α| of the block).
+    max_radius : Δmax (default: 4√m × a typical |α| of the block, so that Δ0 = Δmax/4 spans the box).
     newton : try the model's exact minimiser on the free variables first (a Cholesky
         solve of Q_FF); it is taken when it lies inside the trust region and the
         box -- exactly the point CG–Steihaug converges to there -- else CG–Steihaug runs.
+    true_kernel : callable s ↦ K_BB s of the problem when ``K`` is only the model's matrix
+        (features mode with ``model_kernel: exact``: the model uses the exact kernel block, J
+        and ρ the random-feature one, so ρ stays honest); None when ``K`` is K_BB itself.
     cache : a :class:`FactorCache` slot for this block (``get``/``put``); with a constant
         f'' (KRR, Huber, SVMs) Q_FF of a fixed block is the same at every visit.
 
@@ -199,7 +202,7 @@ def solve_block(K, gbar, a0, terms, idx, *, max_steps=50, cg_iter=50, cg_rtol=1e
     lo_box, hi_box = terms.box(idx)
     kappa = terms.kink
     if max_radius is None:
-        max_radius = math.sqrt(m) * terms.alpha_scale(idx)
+        max_radius = 4.0 * math.sqrt(m) * terms.alpha_scale(idx)  # so Δ0 = Δmax/4 spans the box
     radius = 0.25 * max_radius
     a = a0.copy()
     gb = gbar.copy()
@@ -258,13 +261,15 @@ def solve_block(K, gbar, a0, terms, idx, *, max_steps=50, cg_iter=50, cg_rtol=1e
         s = a_new - a
         Ks = K @ s
         pred = -(float(G @ s) + 0.5 * float(s @ (Ks + H * s)))
+        if true_kernel is not None:
+            Ks = true_kernel(s)
         if pred <= 0.0:
             break
         fn = terms.values(a_new, idx)
         df = float((fn - fa).sum())
         actual = -(0.5 * float(s @ Ks) + float(s @ gb) + df)
         scale = abs(fa_sum) + float(xp.abs(a) @ xp.abs(gb)) + 1e-300
-        if terms.constant_hessian and math.isfinite(actual):
+        if terms.constant_hessian and true_kernel is None and math.isfinite(actual):
             # f is quadratic or linear: the model *is* J(a + s) − J(a), so ρ = 1 up to the rounding of
             # the two differences -- which dominates once the decrease is ~1e-14 of J.  Trust the model.
             rho = 1.0
