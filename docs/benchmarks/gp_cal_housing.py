@@ -64,12 +64,28 @@ def run(name, s):
     return out
 
 
+def exact_reference(s):
+    """RMSE (target units) and 95% coverage of the closed-form posterior on the same split."""
+    from statistics import NormalDist
+
+    from kopt.api import assemble
+    from kopt_gp.exact import exact_posterior
+
+    p = assemble(kopt.load_spec(s))
+    sigma2 = s["solver"]["noise_variance"]
+    mean, var = exact_posterior(p.kernel, p.X, p.y, p.X_test, sigma2)
+    pre, y = p.preprocessor, np.asarray(p.y_test_raw, dtype=np.float64)
+    center = pre.decode(mean)
+    half = NormalDist().inv_cdf(0.975) * np.sqrt(np.maximum(var, 0) + sigma2) * pre.y_scale
+    return {"rmse": float(np.sqrt(np.mean((center - y) ** 2))), "coverage": float(np.mean(np.abs(y - center) <= half))}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sub-rows", type=int, default=4000)
     ap.add_argument("--sub-iterations", type=int, default=1500)
-    ap.add_argument("--full-iterations", type=int, default=300)
+    ap.add_argument("--full-iterations", type=int, default=1200)
     ap.add_argument("--only", choices=["subsample", "full"], default=None)
     args = ap.parse_args()
     q = 0.05 if args.quick else 1.0
@@ -81,11 +97,13 @@ def main():
             out["runs"] = [r for r in json.load(fh)["runs"] if r["name"] != args.only]
     if args.only in (None, "subsample"):
         T = max(20, int(args.sub_iterations * q))
-        out["runs"].append(run("subsample", spec("subsample", T, max(1, T // 15), max_rows=args.sub_rows,
-                                                 compare=True)))
+        s = spec("subsample", T, max(1, T // 15), max_rows=args.sub_rows, compare=True)
+        out["runs"].append(run("subsample", s))
+        out["runs"][-1]["exact"] = exact_reference(s)
+        print("exact posterior", out["runs"][-1]["exact"], flush=True)
     if args.only in (None, "full"):
         T = max(10, int(args.full_iterations * q))
-        out["runs"].append(run("full", spec("full", T, max(1, T // 6))))
+        out["runs"].append(run("full", spec("full", T, max(1, T // 12))))
     with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
 

@@ -36,7 +36,7 @@ from kopt_gp.averaging import averaging_start
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 SETUPS = {
-    "paper": {"n": 2**11, "m": 2**10, "factor": 1.0, "step": 2.0, "T": 3000, "T_op": 100},
+    "paper": {"n": 2**11, "m": 2**10, "factor": 1.0, "step": 2.5, "T": 16000, "T_op": 100},
     "ci": {"n": 2**9, "m": 2**8, "factor": 0.25, "step": 15.0, "T": 600, "T_op": 100},
 }
 
