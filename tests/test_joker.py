@@ -339,3 +339,16 @@ def test_spec_errors(solver, model, match):
     spec["model"].update(model)
     with pytest.raises(SpecError, match=match):
         kopt.load_spec(spec, check_files=False)
+
+
+@pytest.mark.parametrize("mode", ["exact", "features"])
+def test_backends_agree(xp, mode):
+    """The same spec on NumPy and (with a GPU) CuPy: the same dual, gap and predictions."""
+    X, y = _data(n=160, task="binary")
+    base = _spec({"name": "logistic"}, mode=mode, block_size=40, iterations=20, tol=0.0, selection="random",
+                 features={"count": 256})
+    ref = _solve(base, (X, y))
+    other = _solve({**base, "backend": "cupy" if xp is not np else "numpy"}, (X, y))
+    assert other.dual == pytest.approx(ref.dual, rel=1e-9)
+    assert other.gap == pytest.approx(ref.gap, rel=1e-6, abs=1e-12)
+    np.testing.assert_allclose(other.model.decision_function(X), ref.model.decision_function(X), rtol=1e-7, atol=1e-9)
