@@ -115,3 +115,12 @@ def test_every_shipped_spec_validates():
     for path in specs:
         spec = kopt.load_spec(str(path), check_files=False, check_backend=False)
         assert spec["solver"]["name"]
+
+
+def test_spec_reference_is_current():
+    """docs/spec-reference.md is generated from the schema; regenerate it when a component changes:
+    kopt validate --schema --markdown > docs/spec-reference.md"""
+    from kopt.plugins import registry
+    from kopt.spec.reference import render_markdown
+
+    assert (REPO / "docs" / "spec-reference.md").read_text() == render_markdown(registry())
