@@ -143,13 +143,8 @@ class JokerSolver(Solver):
         mode = engine.name
         dtype = problem.dtype
         bs = min(o["block_size"], n)
-        nblocks = math.ceil(n / bs)
-        perm = problem.rng("partition").permutation(n)
-        blocks = [np.sort(b) for b in np.array_split(perm, nblocks)]
-        block_of = np.empty(n, dtype=np.int64)
-        for b, rows in enumerate(blocks):
-            block_of[rows] = b
-        block_of = xp.asarray(block_of)
+        blocks, block_of = _partition(problem, bs)
+        nblocks = len(blocks)
         T = o["iterations"]
         every = o["check_every"] or (1 if mode == "exact" else nblocks)
         holdout_every = nblocks if o["holdout_every"] is None else o["holdout_every"]
@@ -184,25 +179,10 @@ class JokerSolver(Solver):
             else:
                 j = int(problem.rng("blocks", t).integers(nblocks))
             idx = xp.asarray(blocks[j])
-            K, gbar = engine.prepare(idx)
             old = alpha[idx]
-            new = xp.empty_like(old)
-            true_kernel = engine.true_kernel if getattr(engine, "exact_model", False) else None
+            new = self._block(engine, terms, idx, old, factors.slot, j, max_radius, stats)
             for c, term in enumerate(terms):
-                a0 = term.project(old[:, c], idx)  # papers/004 Sec. 3.2: start inside the shrunk box
-                gb = gbar[:, c]
-                moved = a0 - old[:, c]
-                if bool(xp.any(moved != 0)):
-                    gb = gb + (true_kernel(moved) if true_kernel is not None else K @ moved)
-                res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
-                                  inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius,
-                                  newton=o["newton"], cache=factors.slot((j, c)),
-                                  true_kernel=true_kernel)
-                new[:, c] = res.a
-                fsum[c] += term.value(res.a, idx) - term.value(old[:, c], idx)
-                stats["tr_steps"] += res.tr_steps
-                stats["cg_steps"] += res.cg_steps
-                stats["accepted"] += res.accepted
+                fsum[c] += term.value(new[:, c], idx) - term.value(old[:, c], idx)
             engine.update(new - old)
             alpha[idx] = new
             J = 0.5 * _host(engine.norm_sq(alpha)) + fsum
@@ -233,6 +213,28 @@ class JokerSolver(Solver):
                 "gap_rows": int(gap_rows.shape[0]) if gap_rows is not None else n, **stats, **pinfo}
         return SolverOutput(predictor, n_iter=t, success=success, message=message, objective=last["primal"],
                             dual=last["dual"], gap=last["gap"], info=info)
+
+    def _block(self, engine, terms, idx, old, slot, j, max_radius, stats):
+        """Solve block ``idx`` for every output (papers/004 Alg. 1); returns the block's new α."""
+        o = self.options
+        xp = terms[0].xp
+        K, gbar = engine.prepare(idx)
+        new = xp.empty_like(old)
+        true_kernel = engine.true_kernel if getattr(engine, "exact_model", False) else None
+        for c, term in enumerate(terms):
+            a0 = term.project(old[:, c], idx)  # papers/004 Sec. 3.2: start inside the shrunk box
+            gb = gbar[:, c]
+            moved = a0 - old[:, c]
+            if bool(xp.any(moved != 0)):
+                gb = gb + (true_kernel(moved) if true_kernel is not None else K @ moved)
+            res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
+                              inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius, newton=o["newton"],
+                              cache=slot((j, c)), true_kernel=true_kernel)
+            new[:, c] = res.a
+            stats["tr_steps"] += res.tr_steps
+            stats["cg_steps"] += res.cg_steps
+            stats["accepted"] += res.accepted
+        return new
 
     # ------------------------------------------------------------------------------------------------
     def _check(self, problem, engine, terms, Y, alpha, fsum, lam, gap_rows, test_rows, holdout):
@@ -272,6 +274,18 @@ class JokerSolver(Solver):
                 yt = np.asarray(problem.y_test_raw)[_host(test_rows)]
                 metrics = evaluate(problem.preprocessor.target, yt, _host(s), problem.preprocessor)
         return {"primal": P, "dual": D, "gap": gap, "rel_gap": rel, "metrics": metrics}
+
+
+def _partition(problem, bs):
+    """papers/004 App. B.1: a fixed random partition of the rows into ⌈n/|B|⌉ blocks (sorted rows),
+    and each row's block index on the backend."""
+    n = problem.n
+    perm = problem.rng("partition").permutation(n)
+    blocks = [np.sort(b) for b in np.array_split(perm, math.ceil(n / bs))]
+    block_of = np.empty(n, dtype=np.int64)
+    for b, rows in enumerate(blocks):
+        block_of[rows] = b
+    return blocks, problem.xp.asarray(block_of)
 
 
 def _greedy_block(terms, alpha, u, kdiag, everything, block_of, nblocks, xp):
