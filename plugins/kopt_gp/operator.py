@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.features import blas_single_thread
+
 from .averaging import ScaleHistory
 
 
@@ -116,6 +118,11 @@ def evaluate_diag(fmap_prime, fmap_omega, column, rows, weights, X, xp, chunk=51
     the averaging weight); ``rows[j]`` is X_j; ``cache[j]`` (optional) is ψ'_j(X_j),
     regenerated when not given.
     """
+    with blas_single_thread():  # small GEMMs (see solver.GPSolver.run)
+        return _evaluate_diag(fmap_prime, fmap_omega, column, rows, weights, X, xp, chunk, cache)
+
+
+def _evaluate_diag(fmap_prime, fmap_omega, column, rows, weights, X, xp, chunk, cache):
     T = rows.shape[0]
     B = rows.shape[1] if T else 0
     F = fmap_prime.block_size

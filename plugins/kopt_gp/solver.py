@@ -15,7 +15,7 @@ import numpy as np
 from kopt.backend import to_numpy
 from kopt.components import Solver
 from kopt.errors import DataError, KoptError
-from kopt.features import FeatureMap
+from kopt.features import FeatureMap, blas_single_thread
 from kopt.result import SolverOutput
 
 from .averaging import averaging_start
@@ -47,7 +47,10 @@ class GPSolver(Solver):
         yield from check(spec)
 
     def run(self, problem, run):
-        return _Run(self.options, problem, run).run()
+        # the steps are many small and medium GEMMs: OpenBLAS's threads cost more than they give there
+        # (3-15x slower on the shared 2-core machine), so BLAS is held to one thread for the whole run
+        with blas_single_thread():
+            return _Run(self.options, problem, run).run()
 
 
 class _Run:
