@@ -16,6 +16,7 @@ from kopt.predictors import FeatureExpansion
 from kopt.result import SolverOutput
 
 from .expansion import BlockExpansion
+from .featuremap import feature_map
 from .objective import LossTerms
 from .options import schedule
 from .sampling import BatchSampler, dense
@@ -50,7 +51,7 @@ class Loop:
                 f"set solver.batch_size <= {problem.n}"
             )
         self.T = int(o.get("iterations", 1000))
-        self.fmap = problem.feature_map()
+        self.fmap = feature_map(problem)
         self.F = self.fmap.block_size
         C = problem.n_outputs if problem.loss.target == "multiclass" else None
         self.C = C
