@@ -117,7 +117,7 @@ class Loop:
             cand = np.sort(rng.choice(exp.m, size=n_cand, replace=False))
             G = self.fmap.adjoint(Xb, g, blocks=exp.blocks[cand].tolist())
         if G is not None:
-            c = exp.coef[cand]
+            c = exp.coef[xp.asarray(cand)]
             ctx.cross = to_numpy(exp.scale / B * (c * G).reshape(len(cand), -1).sum(axis=1))  # ⟨f_k, ζ⟩
             ctx.zeta_sq = float((G * G).sum()) / (len(cand) * B * B * F)  # ‖ζ‖², averaged over the blocks
         ctx.candidates = cand
