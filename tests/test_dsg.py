@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kopt
+from kopt.testing import StopAt as _StopAt
 from kopt.api import assemble
 from kopt.errors import DataError, SpecError
-from kopt.hookspecs import hookimpl
 from kopt.spec import load_spec
 from kopt_dsg.checking import checking_steps
 from kopt_dsg.expansion import BlockExpansion
@@ -269,15 +269,6 @@ def test_specs_in_the_repository_validate(shared_data):
 
 # -- checkpoints --------------------------------------------------------------------------
 
-
-class _StopAt:
-    def __init__(self, iteration):
-        self.iteration = iteration
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.iteration:
-            run.stop_requested = True
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import kopt
+from kopt.testing import StopAt as _StopAt
 from kopt.errors import DataError, KoptError, SpecError
-from kopt.hookspecs import hookimpl
 from kopt_gp.exact import exact_posterior, gp_lambda
 
 
@@ -169,15 +169,6 @@ def test_run_time_errors(tmp_path):
 
 # -- checkpoint / resume ---------------------------------------------------------------------
 
-
-class _StopAt:
-    def __init__(self, iteration):
-        self.iteration = iteration
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.iteration:
-            run.stop_requested = True
 
 
 @pytest.mark.parametrize("variance", ["operator", "test_points"])
