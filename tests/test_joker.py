@@ -117,8 +117,9 @@ def test_dual_terms_match_finite_differences_and_the_box(name, params, task):
     # interior points away from the kink at 0
     rng = np.random.default_rng(1)
     w = rng.uniform(0.2, 0.8, 40)
-    a = np.where(np.isfinite(lo) & np.isfinite(hi), lo + w * (hi - lo), np.where(np.isfinite(lo), lo + w, np.where(
-        np.isfinite(hi), hi - w, w - 0.5)))
+    with np.errstate(invalid="ignore"):  # inf - inf in the branches np.where discards
+        a = np.where(np.isfinite(lo) & np.isfinite(hi), lo + w * (hi - lo), np.where(np.isfinite(lo), lo + w, np.where(
+            np.isfinite(hi), hi - w, w - 0.5)))
     a = np.where(np.abs(a) < 1e-3, 0.05, a)
     h = 1e-6
     fd = (t.values(a + h, idx) - t.values(a - h, idx)) / (2 * h)
@@ -352,3 +353,14 @@ def test_backends_agree(xp, mode):
     assert other.dual == pytest.approx(ref.dual, rel=1e-9)
     assert other.gap == pytest.approx(ref.gap, rel=1e-6, abs=1e-12)
     np.testing.assert_allclose(other.model.decision_function(X), ref.model.decision_function(X), rtol=1e-7, atol=1e-9)
+
+
+def test_exact_model_kernel_reaches_the_random_feature_solution():
+    """model_kernel: exact changes the trust-region model only: the answer is the features problem's."""
+    X, y = _data(n=150, task="binary")
+    base = _spec({"name": "squared_hinge"}, lam=1e-2, mode="features", block_size=50, tol=1e-10, iterations=2000,
+                 selection="random", features={"count": 512})
+    a = _solve(base, (X, y))
+    b = _solve({**base, "solver": {**base["solver"], "model_kernel": "exact"}}, (X, y))
+    assert a.success and b.success
+    np.testing.assert_allclose(b.model.decision_function(X), a.model.decision_function(X), rtol=1e-4, atol=1e-4)
