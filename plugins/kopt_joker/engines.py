@@ -266,12 +266,11 @@ class FeatureEngine:
         n = X.shape[0] if rows is None else len(rows)
         out = xp.zeros((n, self.theta.shape[2]), dtype=np.float64)
 
-        def work(rng):
-            lo, hi = rng
+        step = 1 << 16  # FeatureMap.predict spreads each chunk over its own threads
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
             sel = slice(lo, hi) if rows is None else rows[lo:hi]
             out[lo:hi] = self.fmap.predict(dense_rows(X, sel, xp, self.dtype), self.theta)
-
-        self.workers.map(work, _row_chunks(n, 4096, self.workers))
         out *= 1.0 / self.M
         return out
 
