@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kopt
+from kopt.testing import StopAt as _StopAt
 from kopt import objectives
 from kopt.errors import SpecError
-from kopt.hookspecs import hookimpl
 from kopt.plugins import registry
 from kopt_joker.dualterms import DualTerms
 from kopt_joker.trust_region import solve_block, steihaug
@@ -272,15 +272,6 @@ def test_one_vs_rest_equals_separate_binary_problems():
 
 # -- run machinery --------------------------------------------------------------------------------------
 
-
-class _StopAt:
-    def __init__(self, iteration):
-        self.iteration = iteration
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.iteration:
-            run.stop_requested = True
 
 
 @pytest.mark.parametrize("mode", ["exact", "features"])

@@ -166,7 +166,23 @@ class HuberLoss(_ResidualLoss):
         return 1.0
 
 
-class AbsoluteLoss(_ResidualLoss):
+class _PiecewiseLinear(_ResidualLoss):
+    """ρ piecewise linear: zero curvature, and ξ* is the linear term v·y alone on its box."""
+
+    def _rho_curv(self, r):
+        return get_namespace(r).zeros_like(r)
+
+    def _rho_conj(self, v):
+        return get_namespace(v).zeros_like(v)
+
+    def _rho_conj_grad(self, v):
+        return get_namespace(v).zeros_like(v)
+
+    def _rho_conj_curv(self, v):
+        return get_namespace(v).zeros_like(v)
+
+
+class AbsoluteLoss(_PiecewiseLinear):
     """ℓ = |u − y| (least absolute deviation); ξ*_y(v) = v y on [−1, 1]."""
 
     name = "absolute"
@@ -182,17 +198,6 @@ class AbsoluteLoss(_ResidualLoss):
     def _rho_grad(self, r):
         return get_namespace(r).sign(r)
 
-    def _rho_curv(self, r):
-        return get_namespace(r).zeros_like(r)
-
-    def _rho_conj(self, v):
-        return get_namespace(v).zeros_like(v)
-
-    def _rho_conj_grad(self, v):
-        return get_namespace(v).zeros_like(v)
-
-    def _rho_conj_curv(self, v):
-        return get_namespace(v).zeros_like(v)
 
     def _rho_prox(self, w, step):
         xp = get_namespace(w)
@@ -312,7 +317,7 @@ class EpsilonInsensitiveLoss(_ResidualLoss):
         return 1.0
 
 
-class QuantileLoss(_ResidualLoss):
+class QuantileLoss(_PiecewiseLinear):
     """Pinball loss max(τ(y − u), (1 − τ)(u − y)); ξ*_y(v) = v y on [−τ, 1 − τ] (papers/001 Sec. 4)."""
 
     name = "quantile"
@@ -332,17 +337,6 @@ class QuantileLoss(_ResidualLoss):
         xp = get_namespace(r)
         return xp.where(r >= 0, xp.asarray(1 - self.tau, dtype=r.dtype), xp.asarray(-self.tau, dtype=r.dtype))
 
-    def _rho_curv(self, r):
-        return get_namespace(r).zeros_like(r)
-
-    def _rho_conj(self, v):
-        return get_namespace(v).zeros_like(v)
-
-    def _rho_conj_grad(self, v):
-        return get_namespace(v).zeros_like(v)
-
-    def _rho_conj_curv(self, v):
-        return get_namespace(v).zeros_like(v)
 
     def _rho_prox(self, w, step):
         xp = get_namespace(w)
