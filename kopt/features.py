@@ -22,7 +22,7 @@ Each thread owns a fixed, interleaved set of chunks and the partial sums are
 added in thread order, so results do not depend on timing.
 
 Kernels may implement the fast path ``prepare_rows(X)`` / ``raw_features(P,
-params, out) -> (Z, scale)`` (see ``plugins/kopt_kernels/_base.py``); a kernel
+params, out) -> (Z, scale)`` (see ``plugins/kernels/_base.py``); a kernel
 with ``features`` alone works too.
 """
 from __future__ import annotations

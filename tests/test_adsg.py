@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kopt.plugins import registry
-from kopt_adsg import design as dz
-from kopt_adsg import epochs as ep
-from kopt_adsg import schedule as sc
+from kopt_plugins.adsg import design as dz
+from kopt_plugins.adsg import epochs as ep
+from kopt_plugins.adsg import schedule as sc
 
 LOSSES = {"square": {}, "logistic": {}, "squared_hinge": {}, "huber": {}}
 PENALTIES = {"l2": {"lambda": 0.05}, "l1": {"lambda": 0.01}, "elastic_net": {"lambda": 0.05, "l1_ratio": 0.5}}

@@ -162,7 +162,7 @@ def _higgs_like(shared_data, n=None):
 @pytest.fixture
 def local_higgs(server, shared_data):
     """A preset like ``higgs`` whose remote is the local server (1,000-row UCI test split)."""
-    from kopt_datasets.higgs import Higgs
+    from kopt_plugins.datasets.higgs import Higgs
 
     base, _ = server
     body, table = _higgs_like(shared_data)

@@ -1,4 +1,4 @@
-"""DSG / UDSG / CDSG (plugins/kopt_dsg): the algorithm against a plain re-implementation of
+"""DSG / UDSG / CDSG (plugins/dsg): the algorithm against a plain re-implementation of
 papers/001 Alg. 1, the UDSG schedule, the CDSG checking rule (papers/000 eq. 9), block counts,
 bad options, checkpoint/resume and the evaluation machinery."""
 from __future__ import annotations
@@ -15,9 +15,9 @@ from kopt.testing import StopAt as _StopAt
 from kopt.api import assemble
 from kopt.errors import DataError, SpecError
 from kopt.spec import load_spec
-from kopt_dsg.checking import checking_steps
-from kopt_dsg.expansion import BlockExpansion
-from kopt_dsg.tracking import ScoreTracker
+from kopt_plugins.dsg.checking import checking_steps
+from kopt_plugins.dsg.expansion import BlockExpansion
+from kopt_plugins.dsg.tracking import ScoreTracker
 
 SOLVERS = ["dsg", "udsg", "cdsg"]
 
@@ -100,7 +100,7 @@ def test_dsg_is_papers_algorithm_1():
 
 
 def test_step_schedules_offset_and_cap():
-    from kopt_dsg.options import schedule, step_cap
+    from kopt_plugins.dsg.options import schedule, step_cap
 
     assert step_cap({"step_size": 3.0}) == 6.0                                   # θ' = 2θ while steps decay
     assert step_cap({"step_size": 3.0, "step_schedule": "constant"}) == 3.0      # no headroom at a constant step
@@ -116,7 +116,7 @@ def test_step_schedules_offset_and_cap():
 def test_scale_folding_keeps_the_function():
     """Many shrinks fold the scale into the coefficients without changing f or a tracker."""
     from kopt.features import FeatureMap
-    from kopt_kernels import GaussianKernel
+    from kopt_plugins.kernels import GaussianKernel
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((50, 2)).astype(np.float32)
@@ -379,8 +379,8 @@ def test_cupy_matches_numpy(xp, solver):
 
 
 def test_block_cache_pins_the_first_blocks():
-    from kopt_dsg.featuremap import PinnedFeatureMap
-    from kopt_kernels import GaussianKernel
+    from kopt_plugins.dsg.featuremap import PinnedFeatureMap
+    from kopt_plugins.kernels import GaussianKernel
 
     fm = PinnedFeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8, cache_blocks=3)
     X = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)

@@ -29,7 +29,7 @@ def _losses(target):
 
 
 def test_every_registered_loss_has_a_target_the_family_handles():
-    from kopt_dsg import DSG
+    from kopt_plugins.dsg import DSG
 
     reg = registry()
     assert {reg.get("loss", n).target for n in reg.names("loss")} <= set(DSG.targets)

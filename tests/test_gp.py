@@ -7,7 +7,7 @@ import pytest
 import kopt
 from kopt.testing import StopAt as _StopAt
 from kopt.errors import DataError, KoptError, SpecError
-from kopt_gp.exact import exact_posterior, gp_lambda
+from kopt_plugins.gp.exact import exact_posterior, gp_lambda
 
 
 def _data(n=96, m=24, seed=0, scale=1.0, shift=0.0):

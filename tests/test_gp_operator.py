@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from kopt.features import FeatureMap
 from kopt.plugins import registry
-from kopt_gp.operator import VarianceOperator
-from kopt_gp.options import max_operator_iterations, operator_bytes
+from kopt_plugins.gp.operator import VarianceOperator
+from kopt_plugins.gp.options import max_operator_iterations, operator_bytes
 
 
 def _maps(F, d=2, bandwidth=0.8):
@@ -83,7 +83,7 @@ def test_scalar_case_is_the_papers_update():
 
 def test_operator_tends_to_exact_posterior_variance():
     """Many small steps with many features: Â(x, x) approaches k*ᵀ(K + σ²I)⁻¹k* (fails if the signs are off)."""
-    from kopt_gp.exact import exact_posterior
+    from kopt_plugins.gp.exact import exact_posterior
 
     kernel, fp, fo = _maps(128, bandwidth=1.0)
     rng = np.random.default_rng(1)

@@ -19,8 +19,8 @@ from kopt.testing import StopAt as _StopAt
 from kopt import objectives
 from kopt.errors import SpecError
 from kopt.plugins import registry
-from kopt_joker.dualterms import DualTerms
-from kopt_joker.trust_region import solve_block, steihaug
+from kopt_plugins.joker.dualterms import DualTerms
+from kopt_plugins.joker.trust_region import solve_block, steihaug
 
 SIGMA = 1.5
 

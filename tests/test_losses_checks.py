@@ -68,7 +68,7 @@ def test_naive_binary_entropy_fails_the_float32_edge_check():
 
 
 def test_third_party_loss_passes_the_suite():
-    """A minimal loss written against the contract only (not a kopt_losses subclass)."""
+    """A minimal loss written against the contract only (not a kopt_plugins.losses subclass)."""
     from kopt.components import Loss
 
     class Cosh(Loss):
@@ -95,7 +95,7 @@ def test_third_party_loss_passes_the_suite():
             return 1.0
 
         def prox(self, u, y, step):
-            from kopt_losses._common import prox_newton
+            from kopt_plugins.losses._common import prox_newton
 
             return prox_newton(self, u, y, step)
 

@@ -49,7 +49,7 @@ def run(n_train, iterations, out):
     import kopt
     from kopt.api import assemble
     from kopt.spec import load_spec
-    from kopt_datasets.synthetic import dai_target
+    from kopt_plugins.datasets.synthetic import dai_target
 
     ov = [f"data.options.n_train={n_train}", f"solver.iterations={iterations}", "solver.averaging=true",
           "solver.eval_rows=0", f"model.features.cache_blocks={iterations}"]

@@ -69,7 +69,7 @@ def exact_reference(s):
     from statistics import NormalDist
 
     from kopt.api import assemble
-    from kopt_gp.exact import exact_posterior
+    from kopt_plugins.gp.exact import exact_posterior
 
     p = assemble(kopt.load_spec(s))
     sigma2 = s["solver"]["noise_variance"]

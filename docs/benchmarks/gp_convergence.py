@@ -31,7 +31,7 @@ import numpy as np
 
 import kopt
 from kopt.api import assemble
-from kopt_gp.averaging import averaging_start
+from kopt_plugins.gp.averaging import averaging_start
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -57,7 +57,7 @@ def spec(setup, variance, T, every):
 
 def expected_iterate_errors(problem, sigma2, gamma, T, iterations):
     """Errors of E[f_t] (full-batch GD, same steps, tail average) for the mean and the variance."""
-    from kopt_gp.exact import exact_posterior
+    from kopt_plugins.gp.exact import exact_posterior
 
     X = np.asarray(problem.X, dtype=np.float64)
     Xs = np.asarray(problem.X_test, dtype=np.float64)

@@ -17,7 +17,7 @@ are scalar, so a feature also picks a coordinate j, uniform over 1..d (the kerne
 the mixture (1/d) Σ_j d·k₁(x_j, x'_j), papers/001 Theorem 3; a block cycles through
 the coordinates from a random offset):
 φ(x) = √(2d) √x_j cos(ω log x_j + b), paired with the sine as in
-:class:`~kopt_kernels._base.RandomFourierKernel`.  Then
+:class:`~kopt_plugins.kernels._base.RandomFourierKernel`.  Then
 E[φ(x)φ(x')] = Σ_j √(x_j x'_j) κ(log x_j − log x'_j) = k(x, x').  Table 1's
 Jensen–Shannon density sech(πω)/(log 4 (1 + 4ω²)) integrates to 1/2; kopt uses the
 normalised one (k₁(a, a) = a).  Zero entries: k₁(0, b) = 0 and √0 = 0, so log 0

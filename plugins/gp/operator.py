@@ -102,7 +102,7 @@ class VarianceOperator:
 
     # -- evaluation -----------------------------------------------------------
     def weights(self):
-        """Per-column weights of the (averaged) operator (:mod:`kopt_gp.averaging`)."""
+        """Per-column weights of the (averaged) operator (:mod:`kopt_plugins.gp.averaging`)."""
         return self.hist.weights()
 
     def diag(self, X, chunk=512):

@@ -8,7 +8,7 @@ regenerating every feature block of the model, and takes one functional gradient
 along a block ω of F features: a *new* block with index m + 1 and η = γ_t (DSG, papers/001
 Alg. 1), or an *existing* block k — every G+U iterations U are re-use steps with k uniform
 (UDSG, papers/000 Alg. 3), or k and η come from the checking rule (CDSG, Alg. 4,
-:mod:`kopt_dsg.checking`).  The (1/F) makes every block an unbiased estimate of the kernel,
+:mod:`kopt_plugins.dsg.checking`).  The (1/F) makes every block an unbiased estimate of the kernel,
 so the functional step does not depend on F.
 """
 from __future__ import annotations

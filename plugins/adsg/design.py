@@ -1,7 +1,7 @@
 """The design matrix A (rows a_i) that ADSG's coordinates live in, and its blocks.
 
 Three kinds share one small interface, so the epoch kernels in
-:mod:`kopt_adsg.epochs` are written once:
+:mod:`kopt_plugins.adsg.epochs` are written once:
 
 * :class:`SparseDesign` -- the input features of a scipy CSR matrix (kernel
   ``linear`` on LIBSVM data).  NumPy only; a mini-batch row gather costs

@@ -37,7 +37,7 @@ class DSGFits:
     mode : "track" or "regenerate".
     kernel : the exact kernel (targets of the formulation-2 columns).
     avg_start : int
-        Iterates after this one are averaged (:mod:`kopt_gp.averaging`).
+        Iterates after this one are averaged (:mod:`kopt_plugins.gp.averaging`).
     points : array or None
         The test points x*_i of formulation 2 (None: mean only).
     monitor : array or None

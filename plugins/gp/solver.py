@@ -3,8 +3,8 @@
 Iteration t draws B rows uniformly (``problem.rng("gp_batch", t)``) and block t−1 of two
 independent feature maps: ω' (seed ``model.features.seed``) for the mean, the test-point
 fits and the second argument of Â; ω (a seed derived from it) for the first argument of Â.
-The mean and the test-point fits take one multi-output DSG step (:mod:`kopt_gp.fits`); the
-operator Â gets its new column (:mod:`kopt_gp.operator`).  λ = σ²/n throughout.
+The mean and the test-point fits take one multi-output DSG step (:mod:`kopt_plugins.gp.fits`); the
+operator Â gets its new column (:mod:`kopt_plugins.gp.operator`).  λ = σ²/n throughout.
 """
 from __future__ import annotations
 

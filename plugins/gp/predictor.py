@@ -2,7 +2,7 @@
 
 arrays
     ``coef`` (T, F) and ``blocks`` (T,): the mean Σ_j ψ'_j(x)ᵀ coef_j (ω' map, seed ``seed``).
-    variance "operator": ``op_beta`` (packed β, see :mod:`kopt_gp.operator`), ``op_weights`` (T,)
+    variance "operator": ``op_beta`` (packed β, see :mod:`kopt_plugins.gp.operator`), ``op_weights`` (T,)
     (scale or averaging weight of each column), ``op_rows`` (T, B, d).
     variance "test_points": ``points`` (m, d) standardized test rows, ``point_variance`` (m,).
 meta

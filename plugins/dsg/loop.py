@@ -1,4 +1,4 @@
-"""The iteration loop shared by DSG, UDSG and CDSG (the policies live in :mod:`kopt_dsg.solver`).
+"""The iteration loop shared by DSG, UDSG and CDSG (the policies live in :mod:`kopt_plugins.dsg.solver`).
 
 One iteration: draw the batch, predict it from every block (fused with every block's adjoint when
 CDSG checks all blocks), let the policy pick a new block or an old one and the step, shrink

@@ -9,8 +9,8 @@ stay within a few decades of the true α_j, so the float32 feature products of
 :meth:`kopt.features.FeatureMap.predict` neither underflow nor overflow.
 
 CDSG's per-block scalars ‖f_j‖²_H (the functional form of papers/000's β_j², see
-:mod:`kopt_dsg.checking`) live here too, stored divided by s² so the shrink reaches them.
-Objects that keep scores of fixed rows (:class:`kopt_dsg.tracking.ScoreTracker`)
+:mod:`kopt_plugins.dsg.checking`) live here too, stored divided by s² so the shrink reaches them.
+Objects that keep scores of fixed rows (:class:`kopt_plugins.dsg.tracking.ScoreTracker`)
 subscribe to coefficient changes, so evaluating a holdout set costs one block per
 changed block, not one per block.
 """
