@@ -185,7 +185,7 @@ def build_report(spec, problem, result, backend, rss_load):
         "seed": spec["seed"],
         "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
                  "n_features": problem.d, "n_test": None if problem.X_test is None else problem.X_test.shape[0]},
-        "kernel": {"name": problem.kernel.name, **problem.kernel.options},
+        "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result.objective,
         "dual": result.dual,
         "gap": result.gap,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from .options import build_options
+
 # JSON-schema fragments shared by components.
 POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 NONNEGATIVE = {"type": "number", "minimum": 0}
@@ -48,7 +50,8 @@ class Component:
     required: ClassVar[tuple] = ()
 
     def __init__(self, **params):
-        self.options = dict(params)
+        #: the parameters as a typed, frozen object (:mod:`kopt.options`), schema defaults filled in
+        self.options = build_options(type(self), params)
 
     @classmethod
     def schema(cls) -> dict:
@@ -66,7 +69,7 @@ class Component:
         return ""
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options.as_dict().items())
         return f"{type(self).__name__}({args})"
 
 
@@ -209,7 +212,7 @@ class Regularizer(Component):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.lam = float(params["lambda"])
+        self.lam = float(self.options.lambda_)
 
     def value(self, w):
         raise NotImplementedError

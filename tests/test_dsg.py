@@ -101,16 +101,20 @@ def test_dsg_is_papers_algorithm_1():
 
 def test_step_schedules_offset_and_cap():
     from kopt_plugins.dsg.options import schedule, step_cap
+    from kopt_plugins.dsg.solver import CDSG
 
-    assert step_cap({"step_size": 3.0}) == 6.0                                   # θ' = 2θ while steps decay
-    assert step_cap({"step_size": 3.0, "step_schedule": "constant"}) == 3.0      # no headroom at a constant step
-    assert step_cap({"step_size": 3.0, "step_cap": None}) is None
-    assert step_cap({"step_size": 3.0, "step_cap": 4.5}) == 4.5
+    def o(**kw):
+        return CDSG(**kw).options
 
-    assert schedule({"step_schedule": "inverse"}, 4) == 0.25
-    assert schedule({"step_schedule": "inverse", "step_offset": 6}, 4) == 0.1
-    assert schedule({"step_schedule": "inverse_sqrt"}, 4) == 0.5
-    assert schedule({"step_schedule": "constant"}, 4) == 1.0
+    assert step_cap(o(step_size=3.0)) == 6.0                                   # θ' = 2θ while steps decay
+    assert step_cap(o(step_size=3.0, step_schedule="constant")) == 3.0         # no headroom at a constant step
+    assert step_cap(o(step_size=3.0, step_cap=None)) is None
+    assert step_cap(o(step_size=3.0, step_cap=4.5)) == 4.5
+
+    assert schedule(o(step_schedule="inverse"), 4) == 0.25
+    assert schedule(o(step_schedule="inverse", step_offset=6), 4) == 0.1
+    assert schedule(o(step_schedule="inverse_sqrt"), 4) == 0.5
+    assert schedule(o(step_schedule="constant"), 4) == 1.0
 
 
 def test_scale_folding_keeps_the_function():

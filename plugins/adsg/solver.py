@@ -66,14 +66,14 @@ class _VarianceReduced(Solver):
                                                     f"'linear') or random features; kernel {kname!r} has no sampler")
             feats = m["features"]
             nb = math.ceil(feats["count"] / feats["block_size"])
-            blocks = self.options.get("blocks")
+            blocks = getattr(self.options, "blocks", None)
             if blocks is not None and blocks != nb:
                 yield ("solver", "blocks"), (f"with random features the coordinate blocks are the feature blocks "
                                              f"(count / block_size = {nb}); leave blocks unset and choose "
                                              "model.features.block_size instead")
         else:
             d = spec.get("data", {}).get("n_features")
-            blocks = self.options.get("blocks")
+            blocks = getattr(self.options, "blocks", None)
             if blocks is not None and d is not None and blocks > d:
                 yield ("solver", "blocks"), f"{blocks} blocks is more than the {d} input features (data.n_features)"
 
@@ -89,14 +89,14 @@ class _VarianceReduced(Solver):
     def _setup(self, problem):
         """Design, labels, B, m and the smoothness constants; fills ``self.L``, ``self.L_B``, ``self.m``, ``self.B``."""
         o = self.options
-        design, fmap = coords.build_design(problem, blocks=o.get("blocks"), single_block=self.single_block,
-                                           feature_memory_mb=o["feature_memory_mb"])
+        design, fmap = coords.build_design(problem, blocks=getattr(o, "blocks", None), single_block=self.single_block,
+                                           feature_memory_mb=o.feature_memory_mb)
         xp = design.xp
         y = xp.asarray(to_numpy(problem.y) if xp is np else problem.y, dtype=np.float64)
-        n, B, b = design.n, len(design.edges) - 1, o["batch_size"]
+        n, B, b = design.n, len(design.edges) - 1, o.batch_size
         if b > n:
             raise DataError(f"solver.batch_size = {b} is larger than the {n} training rows")
-        self.B, self.m = B, o["inner_steps"] or math.ceil(B * n / b)
+        self.B, self.m = B, o.inner_steps or math.ceil(B * n / b)
         self.L, self.L_B = coords.smoothness_constants(design, problem.loss, problem.rng(self.name + "-power"))
         info = {"coordinates": design.kind, "dimension": design.dim, "blocks": B, "batch_size": b,
                 "inner_steps": self.m, "L": self.L, "L_B": self.L_B,
@@ -106,7 +106,7 @@ class _VarianceReduced(Solver):
     def _epoch_draws(self, problem, s, design, counter):
         """The epoch's (I, l) draws; ``counter[0]`` accumulates the drawn block sizes (for ``passes``)."""
         sizes = np.diff(design.edges)
-        gen = schedule.steps(lambda c: problem.rng(self.name, s, c), self.m, design.n, self.options["batch_size"],
+        gen = schedule.steps(lambda c: problem.rng(self.name, s, c), self.m, design.n, self.options.batch_size,
                              self.B)
         for I, l in gen:
             counter[0] += int(sizes[l])
@@ -116,7 +116,7 @@ class _VarianceReduced(Solver):
         o = self.options
         loss, reg = problem.loss, problem.regularizer
         design, fmap, y, info = self._setup(problem)
-        xp, n, D, b, tol = design.xp, design.n, design.dim, o["batch_size"], o["tol"]
+        xp, n, D, b, tol = design.xp, design.n, design.dim, o.batch_size, o.tol
         state = run.resume_state
         if state:
             it = epochs.Iterates(*(xp.asarray(state[k], dtype=np.float64) for k in ("x", "z", "x_tilde")))
@@ -131,7 +131,7 @@ class _VarianceReduced(Solver):
         rel = gmap / g0 if g0 > 0 else 0.0
         t, success = run.start_iteration, rel <= tol
         message = "the starting point satisfies tol" if success else ""
-        for s in range(run.start_iteration, run.start_iteration if success else o["iterations"]):
+        for s in range(run.start_iteration, run.start_iteration if success else o.iterations):
             drawn = [0]
             it = self.inner(s, design, loss, y, reg, it, snap, self._epoch_draws(problem, s, design, drawn), problem)
             snap = epochs.snapshot(design, loss, y, it.x_tilde)
@@ -157,7 +157,7 @@ class _VarianceReduced(Solver):
                 break
         else:
             if not success:
-                message = (f"stopped at the epoch cap ({o['iterations']}) with relative prox-gradient norm "
+                message = (f"stopped at the epoch cap ({o.iterations}) with relative prox-gradient norm "
                            f"{rel:.3g} > tol {tol:g}")
         info.update(passes=passes, grad_map=rel)
         return SolverOutput(coords.predictor(problem, design, fmap, it.x_tilde), n_iter=t, success=bool(success),
@@ -193,9 +193,9 @@ class ADSG(_VarianceReduced):
     def check_spec(self, spec):
         yield from super().check_spec(spec)
         reg = _component(spec, "regularizer", "regularizer")
-        mu = self.options.get("strong_convexity")
+        mu = self.options.strong_convexity
         mu = reg.strong_convexity() if mu is None else mu
-        setting = self.options.get("setting", "auto")
+        setting = self.options.setting
         if setting == "strongly_convex" and mu <= 0:
             yield ("solver", "setting"), (f"the strongly convex setting (Thm. 1) needs μ > 0; regularizer "
                                           f"{reg.name!r} has strong convexity 0: set solver.strong_convexity, "
@@ -203,32 +203,32 @@ class ADSG(_VarianceReduced):
         if setting == "unregularized" and reg.lam != 0:
             yield ("solver", "setting"), (f"setting unregularized (Thm. 3) assumes P ≡ 0, and regularizer "
                                           f"{reg.name!r} has lambda {reg.lam:g}; use general_convex or strongly_convex")
-        if setting in ("general_convex", "unregularized") and self.options.get("strong_convexity"):
+        if setting in ("general_convex", "unregularized") and self.options.strong_convexity:
             yield ("solver", "strong_convexity"), f"setting {setting} uses μ = 0; strong_convexity would be ignored"
 
     def prepare(self, problem, design, L, L_B):
         reg = problem.regularizer
-        mu = self.options.get("strong_convexity")
+        mu = self.options.strong_convexity
         self.mu = reg.strong_convexity() if mu is None else float(mu)
-        self.setting = schedule.resolve_setting(self.options["setting"], self.mu, reg.lam == 0)
+        self.setting = schedule.resolve_setting(self.options.setting, self.mu, reg.lam == 0)
         if self.setting != "strongly_convex":
             self.mu = 0.0
         # mini-batch extension (papers/003 analyses b = 1): b rows drawn with replacement divide the
         # variance bound, so L enters the parameters as L/b; b = 1 is the paper's setting exactly
-        self.L_batch = L / self.options["batch_size"]
+        self.L_batch = L / self.options.batch_size
         kappa = (self.L_batch + L_B) / self.mu if self.mu > 0 else math.inf
         p0 = schedule.epoch_params(self.setting, 0, B=len(design.edges) - 1, L=self.L_batch, L_B=L_B, mu=self.mu,
                                    n=design.n)
         return {"setting": self.setting, "mu": self.mu, "kappa": kappa, "L_batch": self.L_batch, "eta_0": p0.eta,
-                "variant": self.options["variant"], "snapshot": self.options["snapshot"]}
+                "variant": self.options.variant, "snapshot": self.options.snapshot}
 
     def inner(self, s, design, loss, y, reg, it, snap, draws, problem):
         p = schedule.epoch_params(self.setting, s, B=self.B, L=self.L_batch, L_B=self.L_B, mu=self.mu, n=design.n)
-        if self.options["snapshot"] == "last":
+        if self.options.snapshot == "last":
             sigma = self.m
         else:
             sigma = schedule.sample_sigma(problem.rng(self.name + "-sigma", s), p.theta, self.m)
-        kernel = epochs.adsg2_epoch if self.options["variant"] == "efficient" else epochs.adsg1_epoch
+        kernel = epochs.adsg2_epoch if self.options.variant == "efficient" else epochs.adsg1_epoch
         return kernel(design, loss, y, reg, it, snap, p, draws, sigma)
 
 
@@ -241,7 +241,7 @@ class MRBCD(_VarianceReduced):
 
     def prepare(self, problem, design, L, L_B):
         # the mini-batch estimator's variance scales with L/b; F itself is L_B-smooth along a block
-        self.eta = self.options.get("step_size") or 1.0 / (L / self.options["batch_size"] + L_B)
+        self.eta = self.options.step_size or 1.0 / (L / self.options.batch_size + L_B)
         return {"eta": self.eta}
 
     def inner(self, s, design, loss, y, reg, it, snap, draws, problem):

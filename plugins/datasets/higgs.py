@@ -53,7 +53,7 @@ class Higgs(DatasetPreset):
                 raise DataError(f"{path}: file not found (data.train of the higgs preset)")
             ensure(self.remote, path, allow_fetch=spec.get("fetch", True))
         spec.update(train=train, format="csv", label=0, header=False)
-        rows = self.options.get("rows")
+        rows = self.options.rows
         if rows:
             spec["max_rows"] = min(rows, spec.get("max_rows") or rows)
         if not any(spec.get(k) for k in ("test", "test_fraction", "test_rows")):

@@ -44,21 +44,21 @@ class Loop:
         self.solver, self.problem, self.run_ctx = solver, problem, run
         o = self.o = solver.options
         self.xp = problem.xp
-        self.B = int(o.get("batch_size", 256))
+        self.B = int(o.batch_size)
         if self.B > problem.n:
             raise DataError(
                 f"solver.batch_size = {self.B} is larger than the {problem.n} training rows; "
                 f"set solver.batch_size <= {problem.n}"
             )
-        self.T = int(o.get("iterations", 1000))
+        self.T = int(o.iterations)
         self.fmap = feature_map(problem)
         self.F = self.fmap.block_size
         C = problem.n_outputs if problem.loss.target == "multiclass" else None
         self.C = C
-        self.exp = BlockExpansion(self.xp, self.F, C, averaging=o.get("averaging", False))
+        self.exp = BlockExpansion(self.xp, self.F, C, averaging=o.averaging)
         self.terms = LossTerms(problem)
-        self.sampler = BatchSampler(problem, self.B, o.get("sampling", "uniform"))
-        self.objective = RunningObjective(o.get("objective_window", 100))
+        self.sampler = BatchSampler(problem, self.B, o.sampling)
+        self.objective = RunningObjective(o.objective_window)
         self.norm_sq = 0.0
         self.new_steps = self.reuse_steps = 0
         ctx = self.ctx = Context()
@@ -66,15 +66,15 @@ class Loop:
         solver.prepare(problem, self.fmap, ctx)
         if run.resume_state is not None:
             self._restore(run.resume_state)
-        self.eval_every = int(o.get("eval_every", 0))
+        self.eval_every = int(o.eval_every)
         self.train_rows, self.train_tracker, self.test_tracker = None, None, None
-        n_eval = int(o.get("eval_rows", 1024))
+        n_eval = int(o.eval_rows)
         if n_eval:
             self.train_rows = (np.arange(problem.n) if n_eval >= problem.n else
                                np.sort(problem.rng("eval", 0).choice(problem.n, size=n_eval, replace=False)))
             self.train_tracker = self._tracker(dense(problem.X, self.train_rows, self.xp, problem.dtype))
         if self.eval_every and problem.X_test is not None and problem.y_test_raw is not None:
-            n_test, cap = problem.X_test.shape[0], int(o.get("eval_test_rows", 2048))
+            n_test, cap = problem.X_test.shape[0], int(o.eval_test_rows)
             self.test_rows = (np.arange(n_test) if not cap or cap >= n_test else
                               np.sort(problem.rng("eval", 1).choice(n_test, size=cap, replace=False)))
             self.test_tracker = self._tracker(dense(problem.X_test, self.test_rows, self.xp, problem.dtype))
@@ -101,7 +101,7 @@ class Loop:
         rows = self.sampler.rows(t, rng)
         Xb = dense(p.X, rows, xp, p.dtype)
         G, cand = None, None
-        n_cand = int(self.o.get("candidates", 0) or 0)
+        n_cand = int(getattr(self.o, "candidates", 0) or 0)
         if self.solver.block_gradients and exp.m and (n_cand == 0 or n_cand >= exp.m):
             # f_t(x_b) and Φ_kᵀℓ'(f_t(x_b)) of every block k in one feature evaluation
             pred, G = self.fmap.predict_adjoint(
@@ -121,7 +121,7 @@ class Loop:
             ctx.cross = to_numpy(exp.scale / B * (c * G).reshape(len(cand), -1).sum(axis=1))  # ⟨f_k, ζ⟩
             ctx.zeta_sq = float((G * G).sum()) / (len(cand) * B * B * F)  # ‖ζ‖², averaged over the blocks
         ctx.candidates = cand
-        ctx.gamma = self.o.get("step_size", 1.0) * schedule(self.o, t)
+        ctx.gamma = self.o.step_size * schedule(self.o, t)
         ctx.grad_sq = float((g * g).sum()) / B
         k, eta = self.solver.choose(t, rng, ctx)
         if k is None:

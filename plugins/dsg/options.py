@@ -60,17 +60,17 @@ def step_cap(options):
     longer than it under a constant schedule: a constant step is tuned near the stability limit,
     and 2γ there makes the re-used block oscillate (each overshoot licenses the next re-use).
     """
-    cap = options.get("step_cap", "auto")
+    cap = options.step_cap
     if cap != "auto":
         return cap
-    theta = options.get("step_size", 1.0)
-    return theta if options.get("step_schedule", "inverse") == "constant" else 2.0 * theta
+    theta = options.step_size
+    return theta if options.step_schedule == "constant" else 2.0 * theta
 
 
 def schedule(options, t):
     """The step-size factor γ_t / θ of iteration t (1-based)."""
-    s = options.get("step_schedule", "inverse")
-    x = options.get("step_offset", 0.0) + t
+    s = options.step_schedule
+    x = options.step_offset + t
     if s == "inverse":
         return 1.0 / x
     if s == "inverse_sqrt":

@@ -64,7 +64,7 @@ class UDSG(DoublyStochastic):
         yield from check_udsg(spec["solver"])
 
     def choose(self, t, rng, ctx):
-        G, U = self.options.get("grow", 1), self.options.get("reuse", 1)
+        G, U = self.options.grow, self.options.reuse
         # papers/000 Alg. 3 tests mod(i, G+U) < G with i from 1, which would re-use a block
         # before any exists; its proof's set G = {i : (i−1) mod (G+U) < G} is what we use.
         if (t - 1) % (G + U) < G or ctx.expansion.m == 0:
@@ -85,10 +85,10 @@ class CDSG(DoublyStochastic):
 
     def prepare(self, problem, fmap, ctx):
         o = self.options
-        ctx.variance = o.get("variance")
+        ctx.variance = o.variance
         if ctx.variance is None:
             ctx.variance = feature_variance(problem, fmap)
-        ctx.grad_bound = o.get("grad_bound")
+        ctx.grad_bound = o.grad_bound
 
     def choose(self, t, rng, ctx):
         exp = ctx.expansion

@@ -48,9 +48,9 @@ PARAMS = {
 
 def gamma(options, t):
     """The step size γ_t of iteration t (1-based)."""
-    theta = float(options.get("step_size", 1.0))
-    if options.get("step_schedule", "constant") == "inverse":
-        return theta / (float(options.get("step_offset", 0.0)) + t)
+    theta = float(options.step_size)
+    if options.step_schedule == "inverse":
+        return theta / (float(options.step_offset) + t)
     return theta
 
 

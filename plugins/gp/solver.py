@@ -61,10 +61,10 @@ class _Run:
                             "or use solver dsg for the mean alone")
         o, xp = options, problem.xp
         self.xp = xp
-        self.n, self.T, self.B = problem.n, int(o["iterations"]), int(o["batch_size"])
-        self.sigma2 = float(o["noise_variance"])
+        self.n, self.T, self.B = problem.n, int(o.iterations), int(o.batch_size)
+        self.sigma2 = float(o.noise_variance)
         self.lam = gp_lambda(self.sigma2, self.n)
-        self.kind = o["variance"]
+        self.kind = o.variance
         f = problem.features
         self.F, self.seed = int(f["block_size"]), int(f["seed"])
         self.X_test = problem.X_test
@@ -72,12 +72,12 @@ class _Run:
             raise DataError("variance: test_points needs the data's test split (data.test or data.test_fraction); "
                             "there is none. Add one, or use solver.variance: operator")
         m = 0 if self.X_test is None else int(self.X_test.shape[0])
-        if o["evaluation"] == "auto":
+        if o.evaluation == "auto":
             self.mode = "track" if (self.kind == "test_points" or 2 * self.n <= self.T * self.B) else "regenerate"
         else:
-            self.mode = o["evaluation"]
+            self.mode = o.evaluation
         self._check_memory(m)
-        self.avg_start = averaging_start(o["averaging"], self.T)
+        self.avg_start = averaging_start(o.averaging, self.T)
         fmap = dict(kernel=problem.kernel, n_in=problem.d, block_size=self.F, dtype=f["dtype"], xp=xp,
                     cache_blocks=f.get("cache_blocks", 0))
         self.fp = FeatureMap(seed=self.seed, **fmap)
@@ -90,7 +90,7 @@ class _Run:
             self.fo = FeatureMap(seed=omega_seed(self.seed), **fmap)
             self.op = VarianceOperator(self.fp, self.fo, self.T, self.B, self.lam, xp, problem.d, self.avg_start)
         self.exact = None
-        if o["compare_exact"]:
+        if o.compare_exact:
             self.exact = self._exact()
 
     # -- sizing ---------------------------------------------------------------
@@ -106,10 +106,10 @@ class _Run:
             b = operator_bytes(T, self.B, F)
             parts.append(f"variance operator {b / 2**20:,.0f} MiB")
             need += b
-        if need > o["max_memory_mb"] * 2**20:
+        if need > o.max_memory_mb * 2**20:
             raise KoptError(
                 f"solver 'gp' would need {need / 2**20:,.0f} MiB ({', '.join(parts)}) for n = {n}, m = {m} test "
-                f"points, T = {T} iterations, B = {self.B}, F = {F}; solver.max_memory_mb is {o['max_memory_mb']:g}. "
+                f"points, T = {T} iterations, B = {self.B}, F = {F}; solver.max_memory_mb is {o.max_memory_mb:g}. "
                 "Lower solver.iterations, solver.batch_size or the test split, set solver.evaluation "
                 "(track: O(n·m), regenerate: O(T·F·m)), or raise solver.max_memory_mb"
             )
@@ -119,9 +119,9 @@ class _Run:
         p = self.problem
         if self.X_test is None:
             raise DataError("compare_exact needs the data's test split (data.test or data.test_fraction)")
-        if self.n > self.o["exact_max_rows"]:
+        if self.n > self.o.exact_max_rows:
             raise DataError(f"compare_exact forms the {self.n} x {self.n} kernel matrix; n = {self.n} exceeds "
-                            f"solver.exact_max_rows = {self.o['exact_max_rows']}. Subsample (data.max_rows) or raise it")
+                            f"solver.exact_max_rows = {self.o.exact_max_rows}. Subsample (data.max_rows) or raise it")
         mean, var = exact_posterior(p.kernel, p.X, p.y, self.X_test, self.sigma2,
                                     variance=self.kind != "none")
         return mean, var
@@ -136,7 +136,7 @@ class _Run:
                 self.op.restore(run.resume_state, t0)
         t = t0
         final = {}
-        every = int(o["eval_every"])
+        every = int(o.eval_every)
         for t in range(t0 + 1, self.T + 1):
             rows = xp.asarray(p.rng("gp_batch", t).integers(0, self.n, size=self.B))
             Xb = p.X[rows]
@@ -192,8 +192,8 @@ class _Run:
         metrics = dict(p.holdout_metrics(mean))
         var = self.test_variance()
         if var is not None and p.y_test_raw is not None:
-            spread = xp.maximum(var, 0.0) + (self.sigma2 if self.o["interval"] == "observation" else 0.0)
-            z = NormalDist().inv_cdf(0.5 + 0.5 * self.o["interval_level"])
+            spread = xp.maximum(var, 0.0) + (self.sigma2 if self.o.interval == "observation" else 0.0)
+            z = NormalDist().inv_cdf(0.5 + 0.5 * self.o.interval_level)
             pre = p.preprocessor
             center = pre.decode(to_numpy(mean))
             half = z * np.sqrt(to_numpy(spread)) * pre.y_scale
@@ -209,9 +209,9 @@ class _Run:
         t, f = self.fits.t, self.problem.features
         arrays = {"coef": to_numpy(self.fits.mean_coef()), "blocks": np.arange(t, dtype=np.int64)}
         meta = {"seed": self.seed, "block_size": self.F, "dtype": f["dtype"], "variance": self.kind,
-                "noise_variance": self.sigma2, "interval": self.o["interval"],
-                "interval_level": self.o["interval_level"], "unknown_points": self.o["unknown_points"],
-                "lambda": self.lam, "n_train": self.n, "averaging": self.o["averaging"]}
+                "noise_variance": self.sigma2, "interval": self.o.interval,
+                "interval_level": self.o.interval_level, "unknown_points": self.o.unknown_points,
+                "lambda": self.lam, "n_train": self.n, "averaging": self.o.averaging}
         if self.kind == "operator":
             st = self.op.state()
             arrays["op_beta"], arrays["op_rows"] = to_numpy(st["op_beta"]), to_numpy(st["op_rows"])

@@ -96,11 +96,11 @@ class JokerSolver(Solver):
                 "is not supported (use l2)")
         elif not reg.get("lambda", 0) > 0:
             yield ("model", "regularizer", "lambda"), "solver 'joker' needs lambda > 0 (the dual box scales with 1/(lambda n))"
-        if self.options.get("selection") == "greedy" and self.options.get("mode") != "exact":
+        if self.options.selection == "greedy" and self.options.mode != "exact":
             yield ("solver", "selection"), (
                 "selection 'greedy' needs mode: exact (the full dual gradient is kept only in exact mode); "
                 "use selection: random, or set mode: exact")
-        if self.options.get("mode") == "features":
+        if self.options.mode == "features":
             from kopt.plugins import registry
 
             kcls = registry().get("kernel", model["kernel"]["name"])
@@ -116,19 +116,19 @@ class JokerSolver(Solver):
         n = problem.n
         lam = problem.lam
         lam_j = objectives.joker_lambda(lam, n)
-        mode = o["mode"]
+        mode = o.mode
         if mode == "auto":
-            mode = "exact" if n <= o["auto_exact_rows"] or not problem.kernel.has_features else "features"
+            mode = "exact" if n <= o.auto_exact_rows or not problem.kernel.has_features else "features"
         Y = _label_matrix(problem)
         C = Y.shape[1]
         dtype = problem.dtype
         terms = [DualTerms(problem.loss, Y[:, c], lam_j, dtype) for c in range(C)]
-        threads = o["threads"] or _cpus()
+        threads = o.threads or _cpus()
         if mode == "exact":
             engine = ExactEngine(problem, C, dtype, threads)
         else:
-            engine = FeatureEngine(problem, C, problem.features["count"], o["block_memory_mb"], threads,
-                                   o["model_kernel"])
+            engine = FeatureEngine(problem, C, problem.features["count"], o.block_memory_mb, threads,
+                                   o.model_kernel)
         try:
             with single_blas():
                 return self._run(problem, run, engine, terms, Y, lam, lam_j)
@@ -142,22 +142,22 @@ class JokerSolver(Solver):
         C = Y.shape[1]
         mode = engine.name
         dtype = problem.dtype
-        bs = min(o["block_size"], n)
+        bs = min(o.block_size, n)
         blocks, block_of = _partition(problem, bs)
         nblocks = len(blocks)
-        T = o["iterations"]
-        every = o["check_every"] or (1 if mode == "exact" else nblocks)
-        holdout_every = nblocks if o["holdout_every"] is None else o["holdout_every"]
+        T = o.iterations
+        every = o.check_every or (1 if mode == "exact" else nblocks)
+        holdout_every = nblocks if o.holdout_every is None else o.holdout_every
         everything = xp.arange(n)
-        gap_rows = _sample(problem.rng("gap_rows"), n, o["gap_rows"], xp)
+        gap_rows = _sample(problem.rng("gap_rows"), n, o.gap_rows, xp)
         test_rows = None
-        if problem.X_test is not None and o["holdout_rows"]:
-            test_rows = _sample(problem.rng("holdout_rows"), problem.X_test.shape[0], o["holdout_rows"], xp)
-        greedy = o["selection"] == "greedy" or (o["selection"] == "auto" and mode == "exact")
+        if problem.X_test is not None and o.holdout_rows:
+            test_rows = _sample(problem.rng("holdout_rows"), problem.X_test.shape[0], o.holdout_rows, xp)
+        greedy = o.selection == "greedy" or (o.selection == "auto" and mode == "exact")
         kdiag = _kernel_diag(problem, dtype) if greedy else None
-        max_radius = None if o["max_radius"] == "auto" else float(o["max_radius"])
+        max_radius = None if o.max_radius == "auto" else float(o.max_radius)
 
-        factors = FactorCache(o["factor_cache_mb"] * 2**20)
+        factors = FactorCache(o.factor_cache_mb * 2**20)
         alpha = xp.zeros((n, C), dtype=np.float64)
         fsum = np.array([t.value(alpha[:, c], everything) for c, t in enumerate(terms)])
         start = run.start_iteration
@@ -195,7 +195,7 @@ class JokerSolver(Solver):
                 last["iteration"] = t
                 keep_going = run.report(t, objective=last["primal"], dual=last["dual"], gap=last["gap"], rows=bs,
                                         metrics=last["metrics"], rel_gap=last["rel_gap"], state=state)
-                if last["rel_gap"] <= o["tol"] or not keep_going:
+                if last["rel_gap"] <= o.tol or not keep_going:
                     break
             else:
                 if not run.report(t, dual=dual, rows=bs, state=state):
@@ -204,9 +204,9 @@ class JokerSolver(Solver):
             fsum = np.array([tm.value(alpha[:, c], everything) for c, tm in enumerate(terms)])
             last = self._check(problem, engine, terms, Y, alpha, fsum, lam, gap_rows, None, False)
         predictor, pinfo = engine.predictor(alpha)
-        success = last["rel_gap"] <= o["tol"]
-        message = (f"relative duality gap {last['rel_gap']:.3g} <= tol {o['tol']:g} after {t} iterations" if success else
-                   f"relative duality gap {last['rel_gap']:.3g} > tol {o['tol']:g} after {t} iterations "
+        success = last["rel_gap"] <= o.tol
+        message = (f"relative duality gap {last['rel_gap']:.3g} <= tol {o.tol:g} after {t} iterations" if success else
+                   f"relative duality gap {last['rel_gap']:.3g} > tol {o.tol:g} after {t} iterations "
                    "(raise solver.iterations, or loosen solver.tol)")
         info = {"mode": engine.name, "lambda_joker": lam_j, "block_size": bs, "n_blocks": nblocks,
                 "epochs": t * bs / n, "rel_gap": last["rel_gap"], "one_vs_rest": C > 1 and problem.loss.target != "real",
@@ -227,8 +227,8 @@ class JokerSolver(Solver):
             moved = a0 - old[:, c]
             if bool(xp.any(moved != 0)):
                 gb = gb + (true_kernel(moved) if true_kernel is not None else K @ moved)
-            res = solve_block(K, gb, a0, term, idx, max_steps=o["tr_iterations"], cg_iter=o["cg_iterations"],
-                              inner_tol=o["inner_tol"], eta=o["eta"], max_radius=max_radius, newton=o["newton"],
+            res = solve_block(K, gb, a0, term, idx, max_steps=o.tr_iterations, cg_iter=o.cg_iterations,
+                              inner_tol=o.inner_tol, eta=o.eta, max_radius=max_radius, newton=o.newton,
                               cache=slot((j, c)), true_kernel=true_kernel)
             new[:, c] = res.a
             stats["tr_steps"] += res.tr_steps

@@ -42,19 +42,19 @@ class ExactKRR(Solver):
     def run(self, problem, run):
         xp = problem.xp
         n = problem.n
-        if n > self.options["max_rows"]:
+        if n > self.options.max_rows:
             from kopt.errors import DataError
 
             raise DataError(
                 f"krr_exact forms the {n} x {n} kernel matrix ({8 * n * n / 2**30:.1f} GiB); "
-                f"max_rows is {self.options['max_rows']}. Use solver joker for large n, or raise solver.max_rows"
+                f"max_rows is {self.options.max_rows}. Use solver joker for large n, or raise solver.max_rows"
             )
         X = xp.asarray(problem.X, dtype=np.float64)
         y = xp.asarray(problem.y, dtype=np.float64)
         lam = problem.lam
         K = problem.kernel.exact(X, X)
         A = K.copy()
-        A[xp.diag_indices(n)] += n * lam + self.options["jitter"]
+        A[xp.diag_indices(n)] += n * lam + self.options.jitter
         try:
             L = cholesky(A, overwrite=True)
         except np.linalg.LinAlgError:

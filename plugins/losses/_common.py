@@ -64,9 +64,8 @@ class BuiltinLoss(Loss):
     """Base of the built-in losses: parameters as attributes (label validation is the core's ``Loss.check_labels``)."""
 
     def __init__(self, **params):
-        defaults = {k: s["default"] for k, s in self.params.items() if "default" in s}
-        super().__init__(**{**defaults, **params})
-        for key, val in self.options.items():
+        super().__init__(**params)
+        for key, val in vars(self.options).items():
             setattr(self, key, val)
 
     # -- prox -----------------------------------------------------------------

@@ -30,18 +30,18 @@ class LogCosh(Loss):
     def value(self, u, y):
         xp = get_namespace(u)
         y = xp.asarray(y, dtype=u.dtype)
-        r = (u - y) / self.options.get("scale", 1.0)
+        r = (u - y) / self.options.scale
         return xp.logaddexp(r, -r) - math.log(2.0)  # a Python float keeps the dtype (NEP 50)
 
     def grad(self, u, y):
         xp = get_namespace(u)
-        s = self.options.get("scale", 1.0)
+        s = self.options.scale
         y = xp.asarray(y, dtype=u.dtype)
         return xp.tanh((u - y) / s) / s
 
     def curvature(self, u, y):
         xp = get_namespace(u)
-        s = self.options.get("scale", 1.0)
+        s = self.options.scale
         y = xp.asarray(y, dtype=u.dtype)
         return (1.0 - xp.tanh((u - y) / s) ** 2) / s**2
 
@@ -63,7 +63,7 @@ class DemoGD(Solver):
     }
 
     def check_spec(self, spec):
-        if self.options["batch_size"] > 100000:
+        if self.options.batch_size > 100000:
             yield ("solver", "batch_size"), "demo_gd takes batches of at most 100000 rows"
 
     def run(self, problem, run):
@@ -74,8 +74,8 @@ class DemoGD(Solver):
         theta = xp.zeros((nb, F))
         if run.resume_state is not None:
             theta = xp.asarray(run.resume_state["theta"])
-        n, B = problem.n, min(self.options["batch_size"], problem.n)
-        T = self.options["iterations"]
+        n, B = problem.n, min(self.options.batch_size, problem.n)
+        T = self.options.iterations
         t = run.start_iteration
         objective = None
         for t in range(run.start_iteration + 1, T + 1):
@@ -83,10 +83,10 @@ class DemoGD(Solver):
             Xb, yb = problem.X[idx], problem.y[idx]
             u = scale * fmap.predict(Xb, theta)
             g = scale * fmap.adjoint(Xb, problem.loss.grad(u, yb)) / B + problem.lam * theta
-            theta = theta - self.options["step"] * g
+            theta = theta - self.options.step * g
             objective = float(problem.loss.value(u, yb).mean() + 0.5 * problem.lam * float((theta**2).sum()))
-            if self.options["sleep"]:
-                time.sleep(self.options["sleep"])
+            if self.options.sleep:
+                time.sleep(self.options.sleep)
             snapshot = theta.copy()
             if not run.report(t, objective=objective, rows=B, state=lambda s=snapshot: {"theta": s}):
                 break
