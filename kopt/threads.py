@@ -48,17 +48,16 @@ def resolve_threads(requested: int | None = None) -> int:
 
 
 class _BlasLimit:
-    """Re-entrant, process-wide hold of BLAS's thread count (threadpoolctl).
+    """Process-wide hold of BLAS's thread count (threadpoolctl), nestable.
 
-    The first entry saves the BLAS libraries' thread counts and sets the limit; the last exit
-    restores them, so nested or concurrent users (the feature engine inside a solver) do not
-    clobber each other.  About 10 µs per use.
+    Each entry sets the limit and its exit restores what was there before, so a solver can
+    hold BLAS to one thread around its threaded loops and give it the cores for one big
+    factorisation inside.  Entered from the orchestrating thread (kopt's pool threads run
+    inside such a hold; they do not enter one themselves).  About 10 µs per use.
     """
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._depth = 0
-        self._saved = []
         self._libs = None
 
     def _controllers(self):
@@ -71,27 +70,23 @@ class _BlasLimit:
     @contextlib.contextmanager
     def hold(self, limit: int):
         with self._lock:
-            if self._depth == 0:
-                libs = self._controllers()
-                self._saved = [c.get_num_threads() for c in libs]
-                for c in libs:
-                    c.set_num_threads(limit)
-            self._depth += 1
+            libs = self._controllers()
+            saved = [c.get_num_threads() for c in libs]
+            for c in libs:
+                c.set_num_threads(limit)
         try:
             yield
         finally:
             with self._lock:
-                self._depth -= 1
-                if self._depth == 0:
-                    for c, k in zip(self._controllers(), self._saved):
-                        c.set_num_threads(k)
+                for c, k in zip(libs, saved):
+                    c.set_num_threads(k)
 
 
 _BLAS = _BlasLimit()
 
 
 def blas_threads(limit: int = 1):
-    """Context manager: BLAS uses at most ``limit`` threads inside (outermost entry wins)."""
+    """Context manager: BLAS uses at most ``limit`` threads inside; the previous count comes back after."""
     return _BLAS.hold(max(1, int(limit)))
 
 

@@ -1,0 +1,256 @@
+"""Joker's primal route: Newton on the random features, certified by the dual of papers/004.
+
+With a fixed map ψ = φ/√M of M features and n ≫ M, papers/004's problem in its own scaling,
+
+    min_θ  F(θ) = ½‖θ‖² + (1/λ_J) Σ_i ℓ(y_i, ψ(x_i)ᵀθ),
+
+is an M-dimensional smooth problem for a loss with a Lipschitz gradient (square, Huber, squared
+hinge, logistic).  Each iteration is one Newton step: H s = −g with H = I + Ψᵀ D Ψ / λ_J
+(D = ℓ''(u), u = Ψθ), solved by conjugate gradients preconditioned with the Cholesky factor of
+P = I + Ψᵀ W Ψ / λ_J, the M × M Gram at weights W (float32; n M²/2 multiply-adds, once).  When
+D differs from W on few rows -- piecewise-quadratic losses (Huber, squared hinge) whose rows
+cross a kink -- the Gram is updated by those rows (a rank-k change, k M² flops) and refactored,
+so P = H and CG converges in one or two products; otherwise (the logistic loss) P is kept and
+CG does more products.  Each product is one fused pass over the rows, on features kept in
+memory when they fit ``feature_memory_mb`` and regenerated otherwise (:mod:`kopt.feature_rows`).
+A backtracking (Armijo) line search needs no pass: Ψ(θ + t s) = u + t Ψs, and Ψs comes out of
+the CG products.  For the square loss the first step is the exact solution.
+
+The certificate is papers/004's dual at α = −ℓ'(u)/λ_J -- feasible for every such loss -- with
+Ψᵀα = θ − g (g, the gradient, is at hand), so the duality gap costs O(n) and no pass:
+
+    kopt's P = λ F(θ),    kopt's D = −λ [½‖θ − g‖² + (1/λ_J) Σ_i ξ*_{y_i}(ℓ'(u_i))].
+
+One-vs-rest outputs share the passes and the preconditioner (W = the largest D over outputs).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt import threads as _threads
+from kopt.backend import get_namespace, to_numpy
+from kopt.feature_rows import bind, syrk_update
+from kopt.iterative import Check, Step
+from kopt.predictors import FeatureExpansion
+
+#: Armijo constant of the line search
+ARMIJO = 1e-4
+#: update the Gram by the rows whose curvature changed when they are at most this fraction of n
+UPDATE_FRACTION = 0.25
+
+
+def eligible(loss) -> bool:
+    """Whether the primal route applies: a loss with a Lipschitz gradient (finite curvature bound)."""
+    return loss.smoothness() is not None
+
+
+class PrimalFeatures:
+    """The state and steps of the primal route (see the module docstring)."""
+
+    name = "primal"
+
+    def __init__(self, problem, Y, lam_j, *, cg_iterations, memory_bytes, threads):
+        self.problem = problem
+        self.xp = problem.xp
+        self.Y = Y
+        self.C = Y.shape[1]
+        self.lam = problem.lam
+        self.lam_j = lam_j
+        self.loss = problem.loss
+        self.threads = threads
+        self.fmap = problem.feature_map(cache_blocks="all", threads=threads)
+        self.rows = bind(self.fmap, problem.X, memory_bytes, threads)
+        self.M = self.fmap.count
+        self.max_cg = cg_iterations
+        self.constant_curvature = _constant_curvature(self.loss, Y)
+        self.theta = self.xp.zeros((self.M, self.C), dtype=np.float64)
+        self.weights = None  # W of the preconditioner, and its Gram (kept while it can be updated)
+        self.gram = None
+        self.factor = None
+        self.stats = {"passes": 0, "cg_steps": 0, "grams": 0, "gram_updates": 0, "line_search_halvings": 0}
+        self._refresh(count=False)  # at θ = 0: u = 0, g = Ψᵀℓ'(0)/λ_J
+
+    def cadence(self):
+        # the gap is O(n) from what each step keeps; a handful of steps need no holdout trace
+        return 1, 0
+
+    # -- passes over the rows ----------------------------------------------------------------
+    def _refresh(self, count=True):
+        """u = Ψθ, g = θ + Ψᵀℓ'(u)/λ_J and D = ℓ''(u), exactly, in one fused pass."""
+        Y, loss = self.Y, self.loss
+        u, G = self.rows.predict_adjoint(self.theta, lambda f, lo, hi: loss.grad(f, Y[lo:hi]))
+        self.stats["passes"] += int(count)
+        self.u = u
+        self.g = self.theta + G / self.lam_j
+        self.D = loss.curvature(u, Y)
+
+    def _hessian_product(self, p):
+        """(H p, Ψp) for the (M, C) directions p, in one fused pass."""
+        D = self.D
+        Pp, G = self.rows.predict_adjoint(p, lambda f, lo, hi: D[lo:hi] * f)
+        self.stats["passes"] += 1
+        return p + G / self.lam_j, Pp
+
+    # -- the preconditioner --------------------------------------------------------------------
+    def _prepare_preconditioner(self):
+        """Make P match the current curvature when that is cheap (see the module docstring)."""
+        xp = self.xp
+        w = xp.max(self.D, axis=1)
+        if self.factor is None:
+            self._build(w)
+        elif self.gram is not None:
+            changed = xp.nonzero(w != self.weights)[0]
+            if 0 < changed.shape[0] <= UPDATE_FRACTION * self.problem.n:
+                self._update(changed, w)
+
+    def _build(self, w, count=True):
+        self.weights = w
+        G = self.rows.gram(w)
+        self.stats["grams"] += int(count)
+        # a constant curvature never changes W: the Gram need not be kept beside its factor
+        self.gram = None if self.constant_curvature else G.copy()
+        self._factor(G)
+
+    def _update(self, changed, w):
+        xp = self.xp
+        delta = (w - self.weights)[changed]
+        Z = self.rows.features(changed)
+        for sign in (1.0, -1.0):
+            pick = xp.nonzero(sign * delta > 0)[0]
+            if pick.shape[0]:
+                scaled = Z[pick] * xp.sqrt(xp.abs(delta[pick]))[:, None].astype(Z.dtype)
+                with _threads.blas_threads(self.threads):
+                    self.gram = syrk_update(self.gram, scaled, sign)
+        self.weights = w
+        self.stats["gram_updates"] += 1
+        self._factor(self.gram.copy())
+
+    def _factor(self, G):
+        """Cholesky of I + G/λ_J (upper triangle of G; G is overwritten)."""
+        import scipy.linalg
+
+        xp = self.xp
+        G *= G.dtype.type(1.0 / self.lam_j)
+        G[np.diag_indices(self.M)] += G.dtype.type(1.0)
+        with _threads.blas_threads(self.threads):
+            if xp is np:
+                self.factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True, check_finite=False)
+            else:  # pragma: no cover - GPU
+                self.factor = xp.linalg.cholesky(xp.triu(G) + xp.triu(G, 1).T)
+
+    def _precondition(self, r):
+        xp = self.xp
+        if xp is np:
+            import scipy.linalg
+
+            c, lower = self.factor
+            return scipy.linalg.cho_solve((c, lower), r.astype(c.dtype), check_finite=False).astype(np.float64)
+        import cupyx.scipy.linalg as cl  # pragma: no cover - GPU
+
+        L = self.factor
+        z = cl.solve_triangular(L, r.astype(L.dtype), lower=True)
+        return cl.solve_triangular(L.T, z, lower=False).astype(np.float64)
+
+    # -- one Newton iteration --------------------------------------------------------------------
+    def step(self, t):
+        xp = self.xp
+        self._prepare_preconditioner()
+        s, z, cg = self._newton_direction()
+        step = self._line_search(s, z)
+        self.theta = self.theta + step * s
+        self._refresh()
+        return Step(rows=self.problem.n * (cg + 1),
+                    extra={"cg": cg, "step": step, "grad_norm": float(xp.sqrt((self.g * self.g).sum()))})
+
+    def _newton_direction(self):
+        """s ≈ −H⁻¹g by preconditioned CG (all outputs at once), and z = Ψs."""
+        xp = self.xp
+        g = self.g
+        s = xp.zeros_like(g)
+        z = xp.zeros_like(self.u)
+        r = -g
+        q = self._precondition(r)
+        d = q.copy()
+        rq = (r * q).sum(axis=0)
+        gnorm = xp.sqrt((g * g).sum(axis=0))
+        # inexact Newton: a relative residual min(0.1, √‖g‖) keeps the convergence superlinear
+        target = xp.minimum(0.1, xp.sqrt(gnorm)) * gnorm
+        it = 0
+        for it in range(1, self.max_cg + 1):
+            Hd, Pd = self._hessian_product(d)
+            dHd = (d * Hd).sum(axis=0)
+            w = xp.where(dHd > 0, rq / xp.where(dHd > 0, dHd, 1.0), 0.0)
+            s += w * d
+            z += w * Pd
+            r -= w * Hd
+            if bool(xp.all(xp.sqrt((r * r).sum(axis=0)) <= target)):
+                break
+            q = self._precondition(r)
+            rq_new = (r * q).sum(axis=0)
+            d = q + xp.where(rq > 0, rq_new / xp.where(rq > 0, rq, 1.0), 0.0) * d
+            rq = rq_new
+        self.stats["cg_steps"] += it
+        return s, z, it
+
+    def _line_search(self, s, z):
+        """The largest t in 1, ½, ¼, … with Armijo's decrease of F along s (no pass: Ψ(θ+ts) = u + tz)."""
+        F0 = self._objective(self.theta, self.u)
+        slope = float((self.g * s).sum())
+        t = 1.0
+        for _ in range(30):
+            if self._objective(self.theta + t * s, self.u + t * z) <= F0 + ARMIJO * t * slope:
+                return t
+            t *= 0.5
+            self.stats["line_search_halvings"] += 1
+        return t
+
+    def _objective(self, theta, u):
+        """F(θ) in papers/004's scaling (summed over outputs)."""
+        return 0.5 * float((theta * theta).sum()) + float(self.loss.value(u, self.Y).sum()) / self.lam_j
+
+    # -- certificate, scores, checkpoint, model ------------------------------------------------
+    def check(self, rows):
+        """P and D on every row: O(n), no pass (the route keeps u and g; ``rows`` is not needed)."""
+        loss, Y, lam, lam_j = self.loss, self.Y, self.lam, self.lam_j
+        with np.errstate(all="ignore"):
+            conj = loss.conj(loss.grad(self.u, Y), Y)
+        P = lam * (0.5 * float((self.theta * self.theta).sum()) + float(loss.value(self.u, Y).sum()) / lam_j)
+        a = self.theta - self.g  # Ψᵀα for α = −ℓ'(u)/λ_J
+        D = -lam * (0.5 * float((a * a).sum()) + float(conj.sum()) / lam_j)
+        return Check(objective=P, dual=D)
+
+    def decision_function(self, X):
+        coef = (self.theta / np.sqrt(self.M)).reshape(self.fmap.n_blocks, self.fmap.block_size, self.C)
+        return self.fmap.predict(X, coef)
+
+    def state(self):
+        out = {"theta": self.theta, **self.stats}
+        if self.factor is not None:
+            out["preconditioner_weights"] = self.weights  # a resumed run rebuilds the same preconditioner
+        return out
+
+    def restore(self, saved):
+        self.theta = self.xp.asarray(saved["theta"], dtype=np.float64)
+        self.stats = {k: int(saved[k]) for k in self.stats}
+        self._refresh(count=False)  # the saved run counted this pass already
+        if "preconditioner_weights" in saved:
+            self._build(self.xp.asarray(saved["preconditioner_weights"]), count=False)
+
+    def predictor(self):
+        nb, F = self.fmap.n_blocks, self.fmap.block_size
+        coef = to_numpy(self.theta).reshape(nb, F, self.C)
+        if self.C == 1:
+            coef = coef[:, :, 0]
+        meta = {"scale": 1.0 / np.sqrt(self.M), "seed": self.fmap.seed, "block_size": F,
+                "dtype": self.fmap.dtype.name}
+        info = {"n_features": self.M, "features_in_memory": self.rows.materialized, **self.stats}
+        return FeatureExpansion({"coef": coef, "blocks": np.arange(nb)}, meta), info
+
+
+def _constant_curvature(loss, Y):
+    """Whether ℓ''(u) is the same for every u (the square loss): probed on a few labels and points."""
+    xp = get_namespace(Y)
+    y = Y[: min(64, Y.shape[0])]
+    scale = 1.0 + float(xp.max(xp.abs(y)))
+    values = [loss.curvature(y + t * scale, y) for t in (-3.0, -0.5, 0.0, 0.5, 3.0)]
+    return all(bool(xp.all(v == values[0])) for v in values[1:])
