@@ -231,7 +231,7 @@ def _broken(base, **overrides):
 
 def test_checks_catch_a_wrong_sampler():
     Gauss = REG.get("kernel", "gaussian")
-    wrong = _broken(Gauss, sample_omega=lambda self, rng, d, c: 1.3 * rng.standard_normal((d, c)) / self.sigma)
+    wrong = _broken(Gauss, sample_omega=lambda self, rng, d, c: 1.3 * rng.standard_normal((d, c)) / self.bandwidth)
     X = _X(3, 2) * 0.7
     with pytest.raises(AssertionError, match="standard errors"):
         check_unbiased(wrong(bandwidth=1.0), X)

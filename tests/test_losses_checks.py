@@ -95,9 +95,9 @@ def test_third_party_loss_passes_the_suite():
             return 1.0
 
         def prox(self, u, y, step):
-            from kopt_plugins.losses._common import prox_newton
+            from kopt.prox import newton_prox
 
-            return prox_newton(self, u, y, step)
+            return newton_prox(self, u, y, step)
 
     ran = check_loss(Cosh())
     assert "prox" in ran and "fenchel_young" not in ran
