@@ -142,15 +142,20 @@ def schema_problem(cls):
         if where[:1] == ["properties"]:
             where[0] = "params"
         loc = ".".join(str(p) for p in where) or "its schema"
-        err = ValueError(f"invalid parameter schema at {loc}: {exc.message}")
+        msg = f"invalid parameter schema at {loc}: {exc.message}"
+        if where[-1:] == ["type"]:
+            msg += f" (JSON-schema types: {', '.join(JSON_TYPES)})"
+        problem = ValueError(msg)
+        problem.__cause__ = exc
+        return problem
     except Exception as exc:  # params not a mapping, etc.
-        err = ValueError(f"cannot build its parameter schema: {type(exc).__name__}: {exc}")
-    else:
-        return None
-    err.__cause__ = exc
-    return err
+        problem = ValueError(f"cannot build its parameter schema: {type(exc).__name__}: {exc}")
+        problem.__cause__ = exc
+        return problem
+    return None
 
 
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 PLURAL = {"loss": "losses"}
 
 
