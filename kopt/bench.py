@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from .features import CHUNK_BYTES, FeatureMap, _pool, default_threads
+from . import threads as _threads
+from .features import CHUNK_BYTES, FeatureMap
 
 
 def _median_time(fn, repeat):
@@ -46,10 +47,7 @@ def cos_roofline(threads, elements=1 << 27, repeat=3):
             np.cos(src[t], out=dst[t])
 
     def run():
-        if threads == 1:
-            work(0)
-        else:
-            list(_pool(threads).map(work, range(threads)))
+        _threads.parallel_map(work, range(threads), threads)
 
     t = _median_time(run, repeat)
     return per_thread * size * threads / t / 1e9
@@ -57,8 +55,6 @@ def cos_roofline(threads, elements=1 << 27, repeat=3):
 
 def sgemm_rate(dim, block, elements=1 << 27, repeat=3):
     """GFLOP/s of one thread on the engine's GEMM shape ((rows, d+1) @ (d+1, block/2))."""
-    from .features import blas_single_thread
-
     rng = np.random.default_rng(0)
     h = max(1, block // 2)
     rows = max(8, CHUNK_BYTES // (4 * block))
@@ -71,7 +67,7 @@ def sgemm_rate(dim, block, elements=1 << 27, repeat=3):
         for _ in range(reps):
             np.matmul(A, B, out=C)
 
-    with blas_single_thread():
+    with _threads.blas_threads(1):
         t = _median_time(run, repeat)
     return 2.0 * rows * (dim + 1) * h * reps / t / 1e9
 
@@ -94,7 +90,7 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
     """Run the benchmark and return its figures as a dict (see the module docstring)."""
     from .plugins import registry
 
-    threads = threads or default_threads()
+    threads = _threads.resolve_threads(threads)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows, dim)).astype(np.float32)
     sigma = float(np.sqrt(dim))

@@ -284,11 +284,13 @@ class Solver(Component):
     one_vs_rest: ClassVar[bool] = False
     backends: ClassVar[tuple] = ("numpy", "cupy")
 
-    def check_spec(self, spec: dict):
+    def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.
 
-        Yield ``(key_path, message)`` pairs; key paths are tuples such as
-        ``("solver", "batch_size")``.
+        ``spec`` is the :class:`kopt.spec.Spec`: ``spec["model"]`` etc. are the resolved
+        sections (defaults filled), and ``spec.loss``, ``spec.regularizer`` (instances) and
+        ``spec.kernel_class`` are the components it names.  Yield ``(key_path, message)``
+        pairs; key paths are tuples such as ``("solver", "batch_size")``.
         """
         return ()
 

@@ -383,16 +383,16 @@ def test_cupy_matches_numpy(xp, solver):
 
 
 def test_block_cache_pins_the_first_blocks():
-    from kopt_plugins.dsg.featuremap import PinnedFeatureMap
+    from kopt.features import FeatureMap
     from kopt_plugins.kernels import GaussianKernel
 
-    fm = PinnedFeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8, cache_blocks=3)
+    fm = FeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8, cache_blocks=3)
     X = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
-    for _ in range(2):  # a DSG sweep over 10 blocks, twice: an LRU cache of 3 would hold 8, 9, 10
-        for j in range(0, 11):
+    for _ in range(2):  # a DSG sweep over its 10 blocks (1..10), twice: an LRU cache of 3 would hold 8, 9, 10
+        for j in range(1, 11):
             fm.block(X, j)
-    assert sorted(fm._pinned) == [1, 2, 3]
-    fresh = PinnedFeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8)
+    assert sorted(fm._cache) == [1, 2, 3]
+    fresh = FeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8)
     np.testing.assert_array_equal(fm.block(X, 2), fresh.block(X, 2))
     np.testing.assert_array_equal(fm.predict(X, np.ones((3, 8)), blocks=[1, 5, 9]),
                                   fresh.predict(X, np.ones((3, 8)), blocks=[1, 5, 9]))

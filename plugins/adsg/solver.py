@@ -72,7 +72,7 @@ class _VarianceReduced(Solver):
                                              f"(count / block_size = {nb}); leave blocks unset and choose "
                                              "model.features.block_size instead")
         else:
-            d = spec.get("data", {}).get("n_features")
+            d = spec.get("data", "n_features")
             blocks = getattr(self.options, "blocks", None)
             if blocks is not None and d is not None and blocks > d:
                 yield ("solver", "blocks"), f"{blocks} blocks is more than the {d} input features (data.n_features)"

@@ -103,7 +103,7 @@ def check(spec):
                 "raise solver.max_memory_mb, or use solver.variance: test_points (memory O(n·m))"
             )
     if s.get("variance") == "test_points":
-        d = spec.get("data", {})
+        d = spec["data"]
         # (no data.train and no source: the arrays come through the Python API; checked at run time)
         if d.get("train") and not (d.get("test") or d.get("test_fraction") or d.get("source")):
             yield ("solver", "variance"), (

@@ -15,7 +15,8 @@ import numpy as np
 from kopt.backend import to_numpy
 from kopt.components import Solver
 from kopt.errors import DataError, KoptError
-from kopt.features import FeatureMap, blas_single_thread
+from kopt.features import FeatureMap
+from kopt.threads import blas_threads
 from kopt.result import SolverOutput
 
 from .averaging import averaging_start
@@ -49,7 +50,7 @@ class GPSolver(Solver):
     def run(self, problem, run):
         # the steps are many small and medium GEMMs: OpenBLAS's threads cost more than they give there
         # (3-15x slower on the shared 2-core machine), so BLAS is held to one thread for the whole run
-        with blas_single_thread():
+        with blas_threads(1):
             return _Run(self.options, problem, run).run()
 
 
@@ -66,7 +67,7 @@ class _Run:
         self.lam = gp_lambda(self.sigma2, self.n)
         self.kind = o.variance
         f = problem.features
-        self.F, self.seed = int(f["block_size"]), int(f["seed"])
+        self.F, self.seed = int(f.block_size), int(f.seed)
         self.X_test = problem.X_test
         if self.kind == "test_points" and self.X_test is None:
             raise DataError("variance: test_points needs the data's test split (data.test or data.test_fraction); "
@@ -78,8 +79,8 @@ class _Run:
             self.mode = o.evaluation
         self._check_memory(m)
         self.avg_start = averaging_start(o.averaging, self.T)
-        fmap = dict(kernel=problem.kernel, n_in=problem.d, block_size=self.F, dtype=f["dtype"], xp=xp,
-                    cache_blocks=f.get("cache_blocks", 0))
+        fmap = dict(kernel=problem.kernel, n_in=problem.d, block_size=self.F, dtype=f.dtype, xp=xp,
+                    cache_blocks=f.cache_blocks)
         self.fp = FeatureMap(seed=self.seed, **fmap)
         self.fits = DSGFits(self.fp, problem.X, xp.asarray(problem.y, dtype=np.float64), self.lam, self.T, self.mode,
                             problem.kernel, xp, self.avg_start,
@@ -208,7 +209,7 @@ class _Run:
     def predictor(self):
         t, f = self.fits.t, self.problem.features
         arrays = {"coef": to_numpy(self.fits.mean_coef()), "blocks": np.arange(t, dtype=np.int64)}
-        meta = {"seed": self.seed, "block_size": self.F, "dtype": f["dtype"], "variance": self.kind,
+        meta = {"seed": self.seed, "block_size": self.F, "dtype": f.dtype, "variance": self.kind,
                 "noise_variance": self.sigma2, "interval": self.o.interval,
                 "interval_level": self.o.interval_level, "unknown_points": self.o.unknown_points,
                 "lambda": self.lam, "n_train": self.n, "averaging": self.o.averaging}
