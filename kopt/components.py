@@ -91,6 +91,11 @@ class Loss(Component):
     has_conjugate: ClassVar[bool] = False
     #: the conjugate's domain is the box intersected with Σ_c v_c = 0 (e.g. softmax)
     conj_sum_zero: ClassVar[bool] = False
+    #: the loss has an offset τ that travels in the label slot and that the solver optimises
+    #: next to f (``unlabeled`` novelty detection); it then implements :meth:`offset_grad`
+    has_offset: ClassVar[bool] = False
+    #: the loss weights its rows (``two_sample`` density ratios); it then implements :meth:`balance_weights`
+    has_balance_weights: ClassVar[bool] = False
 
     def n_outputs(self, n_classes: int) -> int:
         return 1
@@ -155,8 +160,29 @@ class Loss(Component):
         raise NotImplementedError
 
     def prox(self, u, y, step):
-        """argmin_z ℓ(y, z) + (z - u)²/(2 step)."""
+        """argmin_z ℓ(y, z) + (z - u)²/(2 step).
+
+        Raise NotImplementedError when there is none; :func:`kopt.prox.newton_prox` gives one
+        for any loss with ``grad`` and ``curvature``.
+        """
         raise NotImplementedError
+
+    # optional extras, declared by a flag
+    def offset_grad(self, u, tau):
+        """∂ℓ/∂τ at scores ``u`` for the offset ``tau`` (only when :attr:`has_offset`).
+
+        The offset travels in the label slot: ``value(u, tau)`` and ``grad(u, tau)``; a solver
+        steps τ ← τ − γ · mean(offset_grad(u, τ)) and adds −τ to the decision function.
+        """
+        raise NotImplementedError(f"loss {self.name!r} has no offset (has_offset is False)")
+
+    def balance_weights(self, y):
+        """Per-row weights of the training rows with labels ``y`` (only when :attr:`has_balance_weights`).
+
+        A solver multiplies every row's loss and gradient by its weight.  Raise ``ValueError``
+        for labels the weights cannot be formed from.
+        """
+        raise NotImplementedError(f"loss {self.name!r} has no row weights (has_balance_weights is False)")
 
     @classmethod
     def supports(cls):
@@ -198,6 +224,19 @@ class Kernel(Component):
     def features(self, X, params: dict, out=None):
         raise NotImplementedError
 
+    # the feature engine's fast path (optional: the defaults fall back on ``features``)
+    def prepare_rows(self, X):
+        """Per-row transform computed once per row chunk and shared by every feature block (default: ``X``)."""
+        return X
+
+    def raw_features(self, P, params: dict, out=None):
+        """``(Z, scale)``: the block's features are ``scale * Z`` for rows ``P = prepare_rows(X)``.
+
+        ``Z`` is an ``(n, F)`` array or a tuple of C-contiguous pieces laid side by side; the
+        engine folds ``scale`` into its reductions.  Default: ``(features(P, params, out), 1.0)``.
+        """
+        return self.features(P, params, out=out), 1.0
+
     @classmethod
     def supports(cls):
         return "exact, random features" if cls.has_features else "exact only"
@@ -210,9 +249,10 @@ class Regularizer(Component):
     params = {"lambda": {**NONNEGATIVE, "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss)"}}
     required = ("lambda",)
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.lam = float(self.options.lambda_)
+    @property
+    def lam(self) -> float:
+        """The weight λ (``options.lambda_``) as a float."""
+        return float(self.options.lambda_)
 
     def value(self, w):
         raise NotImplementedError
@@ -290,13 +330,15 @@ class DatasetPreset(Component):
 class Predictor:
     """What a trained model evaluates: arrays + JSON metadata, no pickle.
 
-    Subclasses set ``name`` (stored in the model file to find the class again)
-    and implement ``decision_function``.  ``arrays`` must hold only numeric
+    Subclasses set ``name`` (stored in the model file to find the class again in
+    the registry) and implement ``decision_function``; they are registered through
+    the ``kopt_register_predictors`` hook.  ``arrays`` must hold only numeric
     NumPy arrays; ``meta`` only JSON values.
     """
 
     kind = "predictor"
     name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
 
     def __init__(self, arrays: dict, meta: dict):
         self.arrays = arrays
@@ -312,6 +354,11 @@ class Predictor:
     def predict_extra(self, X, context) -> dict:
         """Additional named outputs (e.g. GP variance); empty by default."""
         return {}
+
+    @classmethod
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
+        return ""
 
 
 KINDS = {

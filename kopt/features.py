@@ -69,24 +69,21 @@ def _matmul(xp, A, B, out):
 
 
 class _Evaluator:
-    """The kernel's fast path, or its plain ``features`` as a fallback.
+    """The kernel's fast path ``prepare_rows`` / ``raw_features`` (:class:`kopt.components.Kernel`).
 
-    ``raw`` returns ``(parts, scale)``: a tuple of ``(rows, w)`` arrays whose side-by-side
+    The base class defaults fall back on ``features`` (identity rows, scale 1.0).  ``raw``
+    returns ``(parts, scale)``: a tuple of ``(rows, w)`` arrays whose side-by-side
     concatenation, times ``scale``, is the block.
     """
 
     def __init__(self, kernel):
         self.kernel = kernel
-        self.fast = hasattr(kernel, "raw_features") and hasattr(kernel, "prepare_rows")
 
     def prepare(self, X):
-        return self.kernel.prepare_rows(X) if self.fast else X
+        return self.kernel.prepare_rows(X)
 
     def raw(self, P, params, out):
-        if self.fast:
-            Z, scale = self.kernel.raw_features(P, params, out=out)
-        else:
-            Z, scale = self.kernel.features(P, params, out=out), 1.0
+        Z, scale = self.kernel.raw_features(P, params, out=out)
         return (Z if isinstance(Z, tuple) else (Z,)), scale
 
 

@@ -24,12 +24,12 @@ class LossTerms:
         self.loss = problem.loss
         self.y = problem.y
         self.xp = problem.xp
-        self.has_offset = callable(getattr(self.loss, "offset_grad", None))
+        self.has_offset = self.loss.has_offset
         self.tau = 0.0
         self.weights = None
         if self.y is None and not self.has_offset:
             raise DataError(f"loss {self.loss.name!r} needs labels and the training data has none")
-        if problem.loss.target == "two_sample" and callable(getattr(self.loss, "balance_weights", None)):
+        if self.loss.has_balance_weights:
             try:
                 self.weights = self.xp.asarray(self.loss.balance_weights(self.y), dtype=np.float64)
             except ValueError as exc:

@@ -1,8 +1,9 @@
 """A third-party kopt plugin, as an outside author would write it (used by the tests).
 
-It registers a loss (``demo_logcosh``) and a solver (``demo_gd``: mini-batch
-gradient descent on a fixed random-feature map) through the public hooks only.
-It is installed in a temporary directory with its own entry-point metadata.
+It registers a loss (``demo_logcosh``), a solver (``demo_gd``: mini-batch
+gradient descent on a fixed random-feature map) and the predictor its models are
+made of (``demo_expansion``) through the public hooks only.  It is installed in a
+temporary directory with its own entry-point metadata.
 """
 from __future__ import annotations
 
@@ -44,6 +45,13 @@ class LogCosh(Loss):
         s = self.options.scale
         y = xp.asarray(y, dtype=u.dtype)
         return (1.0 - xp.tanh((u - y) / s) ** 2) / s**2
+
+
+class DemoExpansion(FeatureExpansion):
+    """demo_gd's model: a random-feature expansion stored under the plugin's own predictor name."""
+
+    name = "demo_expansion"
+    summary = "random-feature expansion of demo_gd (demo plugin)"
 
 
 class DemoGD(Solver):
@@ -90,7 +98,7 @@ class DemoGD(Solver):
             snapshot = theta.copy()
             if not run.report(t, objective=objective, rows=B, state=lambda s=snapshot: {"theta": s}):
                 break
-        pred = FeatureExpansion(
+        pred = DemoExpansion(
             {"coef": problem.backend.to_numpy(theta) * scale, "blocks": np.arange(nb)},
             {"scale": 1.0, "seed": fmap.seed, "block_size": F, "dtype": str(fmap.dtype)},
         )
@@ -105,3 +113,8 @@ def kopt_register_losses(register):
 @hookimpl
 def kopt_register_solvers(register):
     register(DemoGD)
+
+
+@hookimpl
+def kopt_register_predictors(register):
+    register(DemoExpansion)
