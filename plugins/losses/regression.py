@@ -144,8 +144,13 @@ class HuberLoss(RealOrBinaryTarget, _ResidualLoss):
         return get_namespace(r).clip(r, -d, d)
 
     def _rho_curv(self, r):
-        """1 for |r| < δ, 0 beyond (the second derivative jumps at |r| = δ)."""
-        return (get_namespace(r).abs(r) < self.options.delta).astype(float_dtype(r))
+        """1 for |r| ≤ δ, 0 beyond.
+
+        At |r| = δ the second derivative jumps; 1 (the quadratic side) is the element of the
+        generalized Hessian a Newton method wants there: with binary labels and δ = 1 every row
+        sits on the kink at u = 0, where 0 would make the first Newton step a gradient step.
+        """
+        return (get_namespace(r).abs(r) <= self.options.delta).astype(float_dtype(r))
 
     def _rho_conj(self, v):
         return 0.5 * v * v
