@@ -298,6 +298,19 @@ def test_resume_is_bit_identical(tmp_path, solver):
     assert resumed.objective == full.objective
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_check_resume_with_checks_and_holdout(tmp_path, solver):
+    """kopt.testing.check_resume, with checks and holdout metrics (their trackers rebuilt on resume)."""
+    from kopt.testing import check_resume
+
+    X, y = _data(n=400)
+    spec = _spec(solver=solver, iterations=20, step_size=20.0, step_schedule="inverse", step_offset=10,
+                 check_every=4, check_rows=64, holdout_rows=50)
+    full, resumed = check_resume(spec, (X[:300], y[:300], X[300:], y[300:]), stop_at=9, out_dir=tmp_path)
+    assert resumed.info["status"] == full.info["status"] == "iteration_cap" and resumed.success
+    assert [r["iteration"] for r in resumed.trace if "test_rmse" in r] == [4, 8, 12, 16, 20]
+
+
 # -- evaluation -------------------------------------------------------------------------
 
 
