@@ -208,6 +208,8 @@ class Kernel(Component):
     bandwidth_metric: ClassVar[str | None] = "l2"
     #: inputs the kernel accepts: "real", or a restriction such as "nonnegative"
     input_domain: ClassVar[str] = "real"
+    #: k(x, x') = xᵀx' on the raw inputs: solvers working in coordinates use the input features themselves
+    linear_input_features: ClassVar[bool] = False
 
     def check_input(self, X):
         """Raise :class:`kopt.errors.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""

@@ -36,6 +36,7 @@ class LinearKernel(Kernel):
     name = "linear"
     summary = "linear kernel xᵀy"
     has_features = False
+    linear_input_features = True
     bandwidth_metric = None
 
     def exact(self, X, Y):
