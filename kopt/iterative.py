@@ -362,6 +362,8 @@ class _Stopping:
             return f"{t} iterations"
         if self.status == "converged":
             return f"{what} {value:.3g} <= tol {self.tol:g} after {t} iterations"
+        if self.tol == 0:
+            return f"ran to the iteration cap ({t}) with {what} {value:.3g} (tol 0: no stopping rule)"
         return (f"stopped at the iteration cap ({t}) with {what} {value:.3g} > tol {self.tol:g}; "
                 "raise solver.iterations or loosen solver.tol")
 

@@ -12,6 +12,7 @@ from kopt.api import assemble
 from kopt.errors import KoptError, SpecError
 from kopt.hookspecs import hookimpl
 from kopt.plugins import registry
+from kopt.testing import check_resume
 from kopt_plugins.joker.trust_region import solve_block, update_radius
 from kopt_plugins.losses.regression import SquareLoss
 
@@ -80,7 +81,7 @@ def test_primal_route_on_one_vs_rest_labels():
 def test_primal_resume_is_bit_identical(tmp_path):
     X, y = _data()
     spec = _spec({"name": "logistic"}, tol=0.0, iterations=6)
-    full, resumed = kopt.testing.check_resume(spec, (X, y), stop_at=3, out_dir=tmp_path)
+    full, resumed = check_resume(spec, (X, y), stop_at=3, out_dir=tmp_path)
     assert resumed.objective == full.objective and resumed.gap == full.gap
 
 
@@ -135,7 +136,7 @@ def test_the_radius_rule_of_papers_004():
 
 
 def test_the_block_solver_uses_the_radius_rule(monkeypatch):
-    """A logistic block from a far start: without shrinking after a poor ρ it takes no step at all."""
+    """solve_block takes every radius from update_radius (a spy records what it was told and returned)."""
     from kopt_plugins.joker import trust_region
     from kopt_plugins.joker.dualterms import DualTerms
     from kopt_plugins.losses.classification import LogisticLoss
@@ -145,12 +146,19 @@ def test_the_block_solver_uses_the_radius_rule(monkeypatch):
     A = rng.standard_normal((m, m))
     K = A @ A.T / m + 0.1 * np.eye(m)
     y = np.where(rng.standard_normal(m) > 0, 1.0, -1.0)
-    terms = DualTerms(LogisticLoss(), y, lam_j=0.5, dtype=np.float64)
+    terms = DualTerms(LogisticLoss(), y, lam_j=5.0, dtype=np.float64)
     idx = np.arange(m)
     a0 = terms.project(np.zeros(m), idx)
-    gbar = K @ a0 + 3.0 * rng.standard_normal(m)
-    res = solve_block(K, gbar, a0, terms, idx, max_steps=60, newton=False, max_radius=50.0)
-    assert res.decrease > 0 and res.accepted > 0
-    monkeypatch.setattr(trust_region, "update_radius", lambda radius, *a: radius)
-    stuck = solve_block(K, gbar, a0, terms, idx, max_steps=60, newton=False, max_radius=50.0)
-    assert stuck.decrease < res.decrease
+    gbar = K @ a0 + 100.0 * rng.standard_normal(m)
+    calls = []
+
+    def spy(radius, rho, snorm, on_boundary, max_radius):
+        out = update_radius(radius, rho, snorm, on_boundary, max_radius)
+        calls.append((radius, rho, out))
+        return out
+
+    monkeypatch.setattr(trust_region, "update_radius", spy)
+    res = solve_block(K, gbar, a0, terms, idx, max_steps=60, newton=False, max_radius=10.0)
+    assert res.accepted < res.tr_steps and len(calls) >= res.tr_steps - 1
+    assert any(rho < 0.5 and out < radius for radius, rho, out in calls)  # a poor step shrank the region
+    assert calls[0][0] == pytest.approx(2.5)  # Δ0 = Δmax/4 (papers/004 Alg. 1 line 2)
