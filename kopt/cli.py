@@ -72,7 +72,7 @@ def build_parser():
     q.add_argument("--features", type=int, nargs="+", default=[4096, 32768])
     q.add_argument("--repeat", type=int, default=3)
     q.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    q.set_defaults(func=lambda a: _lazy("kopt.bench", "features")(a))
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.features", "features")(a))
     return parser
 
 

@@ -281,6 +281,8 @@ class Solver(Component):
     needs_conjugate: ClassVar[bool] = False
     #: "features" (random features), "exact" (kernel matrix), "either", or "none"
     kernel_mode: ClassVar[str] = "features"
+    #: the ``model.features.kind`` values the solver handles ("random": the kernel's sampler; "nystrom")
+    feature_kinds: ClassVar[tuple] = ("random",)
     #: True when the solver trains a binary loss one-vs-rest on labels with more than two classes
     #: (the problem then carries class ids 0..C-1 and the model scores C outputs).
     one_vs_rest: ClassVar[bool] = False

@@ -19,6 +19,7 @@ class FeatureSpec:
     dtype: str
     seed: int
     cache_blocks: int = 0
+    kind: str = "random"
 
 _STREAMS = {}
 

@@ -62,6 +62,9 @@ class _BlasLimit:
 
     def _controllers(self):
         if self._libs is None:
+            # load every BLAS kopt calls before looking: SciPy's LAPACK brings its own OpenBLAS,
+            # which a controller made earlier would not see (and would leave at all cores)
+            import scipy.linalg  # noqa: F401
             from threadpoolctl import ThreadpoolController
 
             self._libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]

@@ -225,7 +225,7 @@ def test_gpu_regeneration_and_engine(xp, name):
 
 # -- kopt bench features (figures only; timings are never asserted) --------------
 def test_bench_features_writes_json(tmp_path, capsys):
-    from kopt.bench import features as bench_features
+    from kopt.bench.features import features as bench_features
 
     out = tmp_path / "bench.json"
     args = argparse.Namespace(rows=600, dim=5, features=[64, 128], repeat=1, json=str(out))

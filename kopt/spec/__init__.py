@@ -264,6 +264,12 @@ def _check_compatibility(spec: Spec, reg, *, check_backend=True):
             ("model", "kernel", "name"),
             f"solver {sname!r} needs random features and kernel {kernel_cls.name!r} has no sampler; kernels with one: {', '.join(ok)}",
         )
+    kind = m["features"]["kind"]
+    if kind not in solver_cls.feature_kinds:
+        raise spec.error(
+            ("model", "features", "kind"),
+            f"solver {sname!r} handles features of kind {', '.join(solver_cls.feature_kinds)}, not {kind!r}",
+        )
     if check_backend and spec["backend"] != "auto":
         try:
             b = backends.resolve(spec["backend"])

@@ -1,13 +1,15 @@
-"""Joker's primal route: Newton on the random features, certified by the dual of papers/004.
+"""Joker's primal route: Newton on M features, certified by the dual of papers/004.
 
-With a fixed map ψ = φ/√M of M features and n ≫ M, papers/004's problem in its own scaling,
+With M features ψ(x) and n ≫ M, papers/004's problem in its own scaling,
 
-    min_θ  F(θ) = ½‖θ‖² + (1/λ_J) Σ_i ℓ(y_i, ψ(x_i)ᵀθ),
+    min_θ  F(θ) = ½ θᵀRθ + (1/λ_J) Σ_i ℓ(y_i, ψ(x_i)ᵀθ),
 
 is an M-dimensional smooth problem for a loss with a Lipschitz gradient (square, Huber, squared
-hinge, logistic).  Each iteration is one Newton step: H s = −g with H = I + Ψᵀ D Ψ / λ_J
+hinge, logistic).  The features are the spec's random ones, ψ = φ/√M with R = I, or Nyström's,
+ψ(x) = k(x, C) on M training rows C with R = K_CC (``model.features.kind: nystrom``,
+:mod:`kopt.nystrom`).  Each iteration is one Newton step: H s = −g with H = R + Ψᵀ D Ψ / λ_J
 (D = ℓ''(u), u = Ψθ), solved by conjugate gradients preconditioned with the Cholesky factor of
-P = I + Ψᵀ W Ψ / λ_J, the M × M Gram at weights W (float32; n M²/2 multiply-adds, once).  When
+P = R + Ψᵀ W Ψ / λ_J, the M × M Gram at weights W (float32; n M²/2 multiply-adds, once).  When
 D differs from W on few rows -- piecewise-quadratic losses (Huber, squared hinge) whose rows
 cross a kink -- the Gram is updated by those rows (a rank-k change, k M² flops) and refactored,
 so P = H and CG converges in one or two products; otherwise (the logistic loss) P is kept and
@@ -17,9 +19,10 @@ A backtracking (Armijo) line search needs no pass: Ψ(θ + t s) = u + t Ψs, and
 the CG products.  For the square loss the first step is the exact solution.
 
 The certificate is papers/004's dual at α = −ℓ'(u)/λ_J -- feasible for every such loss -- with
-Ψᵀα = θ − g (g, the gradient, is at hand), so the duality gap costs O(n) and no pass:
+Ψᵀα = Rθ − g (g, the gradient, is at hand), so the duality gap costs O(n) (and one solve with R
+for Nyström) and no pass:
 
-    kopt's P = λ F(θ),    kopt's D = −λ [½‖θ − g‖² + (1/λ_J) Σ_i ξ*_{y_i}(ℓ'(u_i))].
+    kopt's P = λ F(θ),    kopt's D = −λ [½ (Rθ − g)ᵀR⁻¹(Rθ − g) + (1/λ_J) Σ_i ξ*_{y_i}(ℓ'(u_i))].
 
 One-vs-rest outputs share the passes and the preconditioner (W = the largest D over outputs).
 """
@@ -27,16 +30,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt import rows as _rows
 from kopt import threads as _threads
 from kopt.backend import get_namespace, to_numpy
 from kopt.feature_rows import bind, syrk_update
 from kopt.iterative import Check, Step
-from kopt.predictors import FeatureExpansion
+from kopt.nystrom import NystromRows, center_metric, choose_centers
+from kopt.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4
 #: update the Gram by the rows whose curvature changed when they are at most this fraction of n
 UPDATE_FRACTION = 0.25
+#: factor the preconditioner in float64 up to this many features (8·M² bytes)
+FLOAT64_FACTOR = 2048
 
 
 def eligible(loss) -> bool:
@@ -58,9 +65,10 @@ class PrimalFeatures:
         self.lam_j = lam_j
         self.loss = problem.loss
         self.threads = threads
-        self.fmap = problem.feature_map(cache_blocks="all", threads=threads)
-        self.rows = bind(self.fmap, problem.X, memory_bytes, threads)
-        self.M = self.fmap.count
+        self.basis = (NystromBasis if problem.features.kind == "nystrom" else RandomBasis)(problem, memory_bytes, threads)
+        self.rows = self.basis.rows
+        self.M = self.basis.M
+        self.rows_dtype = np.dtype(problem.dtype)
         self.max_cg = cg_iterations
         self.constant_curvature = _constant_curvature(self.loss, Y)
         self.theta = self.xp.zeros((self.M, self.C), dtype=np.float64)
@@ -81,7 +89,7 @@ class PrimalFeatures:
         u, G = self.rows.predict_adjoint(self.theta, lambda f, lo, hi: loss.grad(f, Y[lo:hi]))
         self.stats["passes"] += int(count)
         self.u = u
-        self.g = self.theta + G / self.lam_j
+        self.g = self.basis.metric_product(self.theta) + G / self.lam_j
         self.D = loss.curvature(u, Y)
 
     def _hessian_product(self, p):
@@ -89,7 +97,7 @@ class PrimalFeatures:
         D = self.D
         Pp, G = self.rows.predict_adjoint(p, lambda f, lo, hi: D[lo:hi] * f)
         self.stats["passes"] += 1
-        return p + G / self.lam_j, Pp
+        return self.basis.metric_product(p) + G / self.lam_j, Pp
 
     # -- the preconditioner --------------------------------------------------------------------
     def _prepare_preconditioner(self):
@@ -126,17 +134,38 @@ class PrimalFeatures:
         self._factor(self.gram.copy())
 
     def _factor(self, G):
-        """Cholesky of I + G/λ_J (upper triangle of G; G is overwritten)."""
+        """Cholesky of R + G/λ_J (upper triangle of G; G is overwritten).
+
+        float64 up to ``FLOAT64_FACTOR`` features (R = K_CC of Nyström features has eigenvalues
+        far below the Gram's, which float32 rounds away), float32 beyond with a small ridge where
+        the factorisation needs one (PCG absorbs a preconditioner that is a little off).  BLAS
+        gets the worker threads only for large M: small factorisations run faster on one thread,
+        and many times faster on a busy machine.
+        """
         import scipy.linalg
 
         xp = self.xp
+        if self.M <= FLOAT64_FACTOR:
+            G = G.astype(np.float64)
         G *= G.dtype.type(1.0 / self.lam_j)
-        G[np.diag_indices(self.M)] += G.dtype.type(1.0)
-        with _threads.blas_threads(self.threads):
-            if xp is np:
-                self.factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True, check_finite=False)
-            else:  # pragma: no cover - GPU
-                self.factor = xp.linalg.cholesky(xp.triu(G) + xp.triu(G, 1).T)
+        self.basis.add_metric(G)
+        diag = G[np.diag_indices(self.M)].copy()
+        threads = self.threads if self.M >= 3000 else 1
+        for attempt in range(5):
+            A = G.copy() if attempt < 4 else G
+            # a ridge of 1e-7, 1e-6, … of the mean diagonal: the float32 Gram is PSD only up to rounding
+            ridge = 0.0 if attempt == 0 and self.rows_dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
+            A[np.diag_indices(self.M)] = diag + A.dtype.type(ridge)
+            try:
+                with _threads.blas_threads(threads):
+                    if xp is np:
+                        self.factor = scipy.linalg.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
+                    else:  # pragma: no cover - GPU
+                        self.factor = xp.linalg.cholesky(xp.triu(A) + xp.triu(A, 1).T)
+                return
+            except np.linalg.LinAlgError:
+                continue
+        raise np.linalg.LinAlgError("the Newton preconditioner is not positive definite, even with a ridge")
 
     def _precondition(self, r):
         xp = self.xp
@@ -206,7 +235,8 @@ class PrimalFeatures:
 
     def _objective(self, theta, u):
         """F(θ) in papers/004's scaling (summed over outputs)."""
-        return 0.5 * float((theta * theta).sum()) + float(self.loss.value(u, self.Y).sum()) / self.lam_j
+        return 0.5 * float((theta * self.basis.metric_product(theta)).sum()) \
+            + float(self.loss.value(u, self.Y).sum()) / self.lam_j
 
     # -- certificate, scores, checkpoint, model ------------------------------------------------
     def check(self, rows):
@@ -214,14 +244,14 @@ class PrimalFeatures:
         loss, Y, lam, lam_j = self.loss, self.Y, self.lam, self.lam_j
         with np.errstate(all="ignore"):
             conj = loss.conj(loss.grad(self.u, Y), Y)
-        P = lam * (0.5 * float((self.theta * self.theta).sum()) + float(loss.value(self.u, Y).sum()) / lam_j)
-        a = self.theta - self.g  # Ψᵀα for α = −ℓ'(u)/λ_J
-        D = -lam * (0.5 * float((a * a).sum()) + float(conj.sum()) / lam_j)
+        Rtheta = self.basis.metric_product(self.theta)
+        P = lam * (0.5 * float((self.theta * Rtheta).sum()) + float(loss.value(self.u, Y).sum()) / lam_j)
+        a = Rtheta - self.g  # Ψᵀα for α = −ℓ'(u)/λ_J
+        D = -lam * (0.5 * float((a * self.basis.metric_solve(a)).sum()) + float(conj.sum()) / lam_j)
         return Check(objective=P, dual=D)
 
     def decision_function(self, X):
-        coef = (self.theta / np.sqrt(self.M)).reshape(self.fmap.n_blocks, self.fmap.block_size, self.C)
-        return self.fmap.predict(X, coef)
+        return self.basis.decision_function(X, self.theta)
 
     def state(self):
         out = {"theta": self.theta, **self.stats}
@@ -237,14 +267,89 @@ class PrimalFeatures:
             self._build(self.xp.asarray(saved["preconditioner_weights"]), count=False)
 
     def predictor(self):
+        info = {"n_features": self.M, "features": self.basis.kind, "features_in_memory": self.rows.materialized,
+                **self.stats}
+        return self.basis.predictor(self.theta), info
+
+
+class RandomBasis:
+    """The spec's random features, ψ = φ/√M, R = I (a model is a feature expansion)."""
+
+    kind = "random"
+
+    def __init__(self, problem, memory_bytes, threads):
+        self.fmap = problem.feature_map(cache_blocks="all", threads=threads)
+        self.rows = bind(self.fmap, problem.X, memory_bytes, threads)
+        self.M = self.fmap.count
+
+    def metric_product(self, v):
+        return v
+
+    def metric_solve(self, v):
+        return v
+
+    def add_metric(self, G):
+        G[np.diag_indices(self.M)] += G.dtype.type(1.0)
+
+    def _coef(self, theta):
+        return (theta / np.sqrt(self.M)).reshape(self.fmap.n_blocks, self.fmap.block_size, -1)
+
+    def decision_function(self, X, theta):
+        return self.fmap.predict(X, self._coef(theta))
+
+    def predictor(self, theta):
         nb, F = self.fmap.n_blocks, self.fmap.block_size
-        coef = to_numpy(self.theta).reshape(nb, F, self.C)
-        if self.C == 1:
+        coef = to_numpy(theta).reshape(nb, F, -1)
+        if coef.shape[2] == 1:
             coef = coef[:, :, 0]
-        meta = {"scale": 1.0 / np.sqrt(self.M), "seed": self.fmap.seed, "block_size": F,
-                "dtype": self.fmap.dtype.name}
-        info = {"n_features": self.M, "features_in_memory": self.rows.materialized, **self.stats}
-        return FeatureExpansion({"coef": coef, "blocks": np.arange(nb)}, meta), info
+        meta = {"scale": 1.0 / np.sqrt(self.M), "seed": self.fmap.seed, "block_size": F, "dtype": self.fmap.dtype.name}
+        return FeatureExpansion({"coef": coef, "blocks": np.arange(nb)}, meta)
+
+
+class NystromBasis:
+    """Nyström features ψ(x) = k(x, C) on seeded training rows C, R = K_CC (a model is a kernel expansion)."""
+
+    kind = "nystrom"
+
+    def __init__(self, problem, memory_bytes, threads):
+        import scipy.linalg
+
+        xp = problem.xp
+        self.problem = problem
+        self.dtype = problem.dtype
+        self.centers = choose_centers(problem, problem.features.count)
+        self.C = _rows.dense(problem.X, xp.asarray(self.centers), xp, self.dtype)
+        self.M = self.C.shape[0]
+        R, self.jitter = center_metric(problem.kernel, self.C)
+        self.R = R
+        self.R_factor = scipy.linalg.cho_factor(to_numpy(R), lower=False, check_finite=False)
+        self.rows = NystromRows(problem.kernel, problem.X, self.C, dtype=self.dtype, memory_bytes=memory_bytes,
+                                threads=threads)
+
+    def metric_product(self, v):
+        return self.R @ v
+
+    def metric_solve(self, v):
+        import scipy.linalg
+
+        return self.problem.xp.asarray(scipy.linalg.cho_solve(self.R_factor, to_numpy(v), check_finite=False))
+
+    def add_metric(self, G):
+        G += self.R.astype(G.dtype)
+
+    def decision_function(self, X, theta):
+        xp = self.problem.xp
+        out = xp.empty((X.shape[0], theta.shape[1]), dtype=np.float64)
+        coef = theta.astype(self.dtype)
+        for lo, hi in _rows.chunks(X.shape[0], max(1, (1 << 22) // max(1, self.M))):
+            out[lo:hi] = self.problem.kernel.exact(_rows.dense(X, slice(lo, hi), xp, self.dtype), self.C) @ coef
+        return out
+
+    def predictor(self, theta):
+        coef = to_numpy(theta)
+        if coef.shape[1] == 1:
+            coef = coef[:, 0]
+        return KernelExpansion({"support": to_numpy(self.C), "coef": coef}, {"nystrom_jitter": self.jitter})
 
 
 def _constant_curvature(loss, Y):

@@ -40,6 +40,7 @@ class JokerSolver(IterativeSolver):
     needs_conjugate = True
     kernel_mode = "either"
     one_vs_rest = True
+    feature_kinds = ("random", "nystrom")
     iteration_unit = "one block of batch_size rows (a trust-region solve of its dual variables)"
     divergence_hint = "raise model.regularizer.lambda"
     params = {
@@ -101,10 +102,20 @@ class JokerSolver(IterativeSolver):
             yield ("solver", "selection"), (
                 "selection 'greedy' needs mode: exact (the full dual gradient is kept only in exact mode); "
                 "use selection: random, or set mode: exact")
-        if o.mode in ("features", "primal") and not spec.kernel_class.has_features:
+        random = spec["model"]["features"]["kind"] == "random"
+        if o.mode in ("features", "primal") and random and not spec.kernel_class.has_features:
             yield ("solver", "mode"), (
                 f"mode {o.mode!r} needs a kernel with a random-feature sampler and {spec.kernel_class.name!r} has "
                 "none; use mode: exact")
+        if spec["model"]["features"]["kind"] == "nystrom":
+            if o.mode in ("exact", "features"):
+                yield ("solver", "mode"), (
+                    f"Nystrom features (model.features.kind: nystrom) are solved by the primal route; mode {o.mode!r} "
+                    "does not use them. Use mode: primal or auto")
+            elif not primal.eligible(spec.loss):
+                yield ("model", "features", "kind"), (
+                    f"Nystrom features need the primal route, which needs a loss with a Lipschitz gradient; "
+                    f"{spec.loss.name!r} has none. Use kind: random (the dual handles it), or a smooth loss")
         if o.mode == "primal" and not primal.eligible(spec.loss):
             yield ("solver", "mode"), (
                 f"mode 'primal' needs a loss with a Lipschitz gradient (Loss.smoothness()); {spec.loss.name!r} has "
@@ -117,6 +128,8 @@ class JokerSolver(IterativeSolver):
         if o.mode != "auto":
             return o.mode
         n, M = problem.n, problem.features.count
+        if problem.features.kind == "nystrom":
+            return "primal"
         features = problem.kernel.has_features
         if features and primal.eligible(problem.loss) and M <= o.primal_max_features and n >= 2 * M:
             return "primal"
