@@ -317,46 +317,6 @@ class FeatureMap:
             grad += a
         return pred, grad
 
-    def gram(self, X, weights=None, *, blas_threads=None, chunk_bytes=1 << 24):
-        """G = Σ_i w_i φ(x_i) φ(x_i)ᵀ over the map's M features: an ``(M, M)`` array of ``dtype``.
-
-        Only the upper triangle is computed (a symmetric rank-k update per row chunk, half the
-        flops of a product); read it with ``lower=False`` (``scipy.linalg.cho_factor``).  Rows
-        are featurised a chunk of ``chunk_bytes`` at a time -- never an n × M matrix -- and the
-        update runs on ``blas_threads`` BLAS threads (default: :func:`kopt.threads.resolve_threads`).
-        """
-        xp = self.xp
-        blocks = list(self._blocks(None))
-        X = self._as(X)
-        self.kernel.check_input(X)
-        n, M = X.shape[0], len(blocks) * self.block_size
-        G = xp.zeros((M, M), dtype=self.dtype)
-        rows = max(1, min(n, chunk_bytes // max(1, M * self.dtype.itemsize)))
-        Z = xp.empty((rows, M), dtype=self.dtype)
-        params = [self.block_params(j) for j in blocks]
-        w = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64))
-        limit = blas_threads or _threads.resolve_threads(None)
-        from .feature_rows import syrk_update
-
-        with _threads.blas_threads(limit) if xp is np else contextlib.nullcontext():
-            for lo, hi in [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]:
-                r = hi - lo
-                P = self._eval.prepare(self._rows(X, lo, hi))
-                at = 0
-                for p in params:
-                    parts, scale = self._eval.raw(P, p, None)
-                    for part in parts:
-                        width = part.shape[1]
-                        Z[:r, at:at + width] = part
-                        if scale != 1.0:
-                            Z[:r, at:at + width] *= self.dtype.type(scale)
-                        at += width
-                Zr = Z[:r]
-                if w is not None:
-                    Zr *= w[lo:hi, None].astype(self.dtype)
-                G = syrk_update(G, Zr, 1.0)
-        return G
-
     # -- internals -----------------------------------------------------------
     def _sweep(self, X, blocks, start, visit):
         """Evaluate every (row chunk, block) pair once and hand the features to ``visit``.

@@ -10,7 +10,8 @@ accuracy; the price is M kernel evaluations per row (n M d flops per pass) inste
 
 :class:`NystromRows` has the pass API of :mod:`kopt.feature_rows` (``predict``,
 ``predict_adjoint``, ``gram``, ``features``), on k(X, C) kept in memory within a budget or
-recomputed a row chunk at a time, spread over kopt's worker threads.
+recomputed a row chunk at a time, spread over kopt's worker threads; kernel values are in the
+problem's dtype, their products in float64 (see :mod:`kopt.feature_rows`).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from . import rows as _rows
 from . import threads as _threads
-from .feature_rows import syrk_update
+from .feature_rows import gram
 
 
 def choose_centers(problem, count: int):
@@ -108,12 +109,12 @@ class NystromRows:
         return [self.chunks[t::self.threads] for t in range(self.threads)]
 
     def predict(self, v):
-        vv = self.xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
+        vv = self.xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
         out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
         def work(ranges):
             for lo, hi in ranges:
-                out[lo:hi] = self._block(lo, hi) @ vv
+                out[lo:hi] = self._block(lo, hi).astype(np.float64) @ vv
 
         with _threads.blas_threads(1):
             _threads.parallel_map(work, self._ranges(), self.threads)
@@ -121,15 +122,15 @@ class NystromRows:
 
     def predict_adjoint(self, v, fn):
         xp = self.xp
-        vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
         def work(ranges):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
             for lo, hi in ranges:
-                Kc = self._block(lo, hi)
+                Kc = self._block(lo, hi).astype(np.float64)  # products in float64 (see the module docstring)
                 pred[lo:hi] = Kc @ vv
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype).reshape(hi - lo, -1)
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
                 acc += Kc.T @ w
             return acc
 
@@ -141,26 +142,19 @@ class NystromRows:
         return pred, G
 
     def gram(self, weights=None):
-        xp = self.xp
-        G = xp.zeros((self.M, self.M), dtype=self.dtype)
-        w = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64)).astype(self.dtype)
-        step = max(1, (1 << 24) // max(1, self.M * self.dtype.itemsize))
-        for lo, hi in _rows.chunks(self.n, step):
-            if self.K is not None:
-                Z = self.K[lo:hi]
-            else:
-                with _threads.blas_threads(1):
-                    pieces = [(lo + a, lo + b) for a, b in _threads.split(hi - lo, self.threads)]
-                    parts = _threads.parallel_map(lambda r: self._compute(*r), pieces, self.threads)
-                Z = xp.concatenate(parts) if len(parts) > 1 else parts[0]
-            if w is not None:
-                Z = Z * w[lo:hi, None]
-            with _threads.blas_threads(self.threads):
-                G = syrk_update(G, Z, 1.0)
-        return G
+        return gram(self, weights)
 
     def features(self, rows):
+        """k(x_i, C) for ``rows``; recomputed over the worker threads when not kept."""
         if self.K is not None:
             return self.K[rows]
-        Xr = _rows.dense(self.X, rows, self.xp, self.dtype)
-        return self.xp.asarray(self.kernel.exact(Xr, self.C), dtype=self.dtype)
+        Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
+
+        def work(r):
+            lo, hi = r
+            Xr = _rows.dense(self.X, rows[lo:hi], self.xp, self.dtype)
+            Z[lo:hi] = self.kernel.exact(Xr, self.C)
+
+        with _threads.blas_threads(1):
+            _threads.parallel_map(work, _threads.split(Z.shape[0], self.threads), self.threads)
+        return Z

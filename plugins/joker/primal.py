@@ -40,9 +40,9 @@ from kopt.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4
-#: update the Gram by the rows whose curvature changed when they are at most this fraction of n
-UPDATE_FRACTION = 0.25
-#: factor the preconditioner in float64 up to this many features (8·M² bytes)
+#: CG products after which a continuous-curvature preconditioner is rebuilt
+REBUILD_CG = 8
+#: factor the preconditioner in float64 up to this many features (8·M² bytes; the Gram is float64 always)
 FLOAT64_FACTOR = 2048
 
 
@@ -68,9 +68,10 @@ class PrimalFeatures:
         self.basis = (NystromBasis if problem.features.kind == "nystrom" else RandomBasis)(problem, memory_bytes, threads)
         self.rows = self.basis.rows
         self.M = self.basis.M
-        self.rows_dtype = np.dtype(problem.dtype)
         self.max_cg = cg_iterations
         self.constant_curvature = _constant_curvature(self.loss, Y)
+        self.piecewise = _piecewise_curvature(self.loss, Y)
+        self.last_cg = 0
         self.theta = self.xp.zeros((self.M, self.C), dtype=np.float64)
         self.weights = None  # W of the preconditioner, and its Gram (kept while it can be updated)
         self.gram = None
@@ -101,15 +102,30 @@ class PrimalFeatures:
 
     # -- the preconditioner --------------------------------------------------------------------
     def _prepare_preconditioner(self):
-        """Make P match the current curvature when that is cheap (see the module docstring)."""
+        """Make P match the current curvature when that pays (see the module docstring).
+
+        Piecewise-constant curvature (square, Huber, squared hinge: D ∈ {0, 1}): the Gram follows
+        D exactly, by a rank-k update on the k rows that changed or by a rebuild on the rows with
+        D > 0, whichever touches fewer rows.  Continuous curvature (logistic): P is kept, and
+        rebuilt at the current D when the last CG needed more than ``REBUILD_CG`` products.
+        """
         xp = self.xp
         w = xp.max(self.D, axis=1)
         if self.factor is None:
             self._build(w)
-        elif self.gram is not None:
+            return
+        if self.gram is None:
+            return  # constant curvature: P is H
+        if self.piecewise:
             changed = xp.nonzero(w != self.weights)[0]
-            if 0 < changed.shape[0] <= UPDATE_FRACTION * self.problem.n:
+            if changed.shape[0] == 0:
+                return
+            if changed.shape[0] <= int(xp.count_nonzero(w)):
                 self._update(changed, w)
+            else:
+                self._build(w)
+        elif self.last_cg > REBUILD_CG:
+            self._build(w)
 
     def _build(self, w, count=True):
         self.weights = w
@@ -126,7 +142,7 @@ class PrimalFeatures:
         for sign in (1.0, -1.0):
             pick = xp.nonzero(sign * delta > 0)[0]
             if pick.shape[0]:
-                scaled = Z[pick] * xp.sqrt(xp.abs(delta[pick]))[:, None].astype(Z.dtype)
+                scaled = Z[pick].astype(np.float64) * xp.sqrt(xp.abs(delta[pick]))[:, None]
                 with _threads.blas_threads(self.threads):
                     self.gram = syrk_update(self.gram, scaled, sign)
         self.weights = w
@@ -145,8 +161,8 @@ class PrimalFeatures:
         import scipy.linalg
 
         xp = self.xp
-        if self.M <= FLOAT64_FACTOR:
-            G = G.astype(np.float64)
+        if self.M > FLOAT64_FACTOR:
+            G = G.astype(np.float32)
         G *= G.dtype.type(1.0 / self.lam_j)
         self.basis.add_metric(G)
         diag = G[np.diag_indices(self.M)].copy()
@@ -154,7 +170,7 @@ class PrimalFeatures:
         for attempt in range(5):
             A = G.copy() if attempt < 4 else G
             # a ridge of 1e-7, 1e-6, … of the mean diagonal: the float32 Gram is PSD only up to rounding
-            ridge = 0.0 if attempt == 0 and self.rows_dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
+            ridge = 0.0 if attempt == 0 and G.dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
             A[np.diag_indices(self.M)] = diag + A.dtype.type(ridge)
             try:
                 with _threads.blas_threads(threads):
@@ -185,6 +201,7 @@ class PrimalFeatures:
         xp = self.xp
         self._prepare_preconditioner()
         s, z, cg = self._newton_direction()
+        self.last_cg = cg
         step = self._line_search(s, z)
         self.theta = self.theta + step * s
         self._refresh()
@@ -359,3 +376,12 @@ def _constant_curvature(loss, Y):
     scale = 1.0 + float(xp.max(xp.abs(y)))
     values = [loss.curvature(y + t * scale, y) for t in (-3.0, -0.5, 0.0, 0.5, 3.0)]
     return all(bool(xp.all(v == values[0])) for v in values[1:])
+
+
+def _piecewise_curvature(loss, Y):
+    """Whether ℓ'' takes at most two values (0 and one constant: Huber, squared hinge), probed on a grid."""
+    xp = get_namespace(Y)
+    y = Y[: min(64, Y.shape[0])]
+    scale = 1.0 + float(xp.max(xp.abs(y)))
+    values = xp.concatenate([loss.curvature(y + t * scale, y).ravel() for t in np.linspace(-4.0, 4.0, 33)])
+    return int(xp.unique(values).shape[0]) <= 2
