@@ -142,55 +142,70 @@ class FeatureEngine:
         self.theta = self.xp.zeros((self.nb, self.F, n_out), dtype=np.float64)
         self.block_memory = block_memory_mb * 2**20
         self.threads = threads if self.xp is np else 1
-        self._XB = None
+        self._P = None
         self._Phi = None
         self.exact_model = False
 
     def prepare(self, idx):
         """``(K_BB, (Kα)_B)``; with ``model_kernel: exact`` (and φ(X_B) kept) K_BB is k(X_B, X_B).
 
-        The random-feature K_BB = φ(X_B)φ(X_B)ᵀ/M costs |B|²M flops, about |B|/(2d) times the
-        rest of the iteration.  With ``model_kernel: exact`` the trust-region *model* uses the exact
-        kernel block (|B|²d flops) while J, ρ and (Kα)_B use the features through
-        :meth:`true_kernel` (two |B|·M products per step): the iterates still converge to the
-        random-feature problem's solution, whose optimality condition involves only (Kα)_B.
+        One sweep over the feature blocks, split between the worker threads: each block's
+        features of the rows B are generated into a per-thread buffer (the kernel's fast path:
+        the rows are prepared once, the cos/sin pieces are never assembled) and immediately
+        reduced -- into the thread's K_BB (a |B| × |B| GEMM per block, the iteration's
+        dominant |B|²M cost) and (Kα)_B -- so φ(X_B) is never held as a whole.  The update
+        regenerates the features (M cosines again: cheaper than writing and re-reading the
+        |B| × M matrix when M is large).
+
+        With ``model_kernel: exact`` the trust-region *model* uses the exact kernel block
+        (|B|²d flops) while J, ρ and (Kα)_B use the features through :meth:`true_kernel` (two
+        |B|·M products per step, on φ(X_B) kept within ``block_memory_mb``): the iterates still
+        converge to the random-feature problem's solution, whose optimality condition involves
+        only (Kα)_B.
         """
         xp = self.xp
         XB = _rows.dense(self.X, idx, xp, self.dtype)
         m = XB.shape[0]
-        keep = m * self.M * self.dtype.itemsize <= self.block_memory
-        gram = not (keep and self.model_kernel == "exact")
+        keep = self.model_kernel == "exact" and m * self.M * self.dtype.itemsize <= self.block_memory
+        P = self.kernel.prepare_rows(XB)
+        C = self.theta.shape[2]
         phis = [None] * self.nb
 
         def work(rng):
             lo, hi = rng
-            K = xp.zeros((m, m), dtype=np.float64) if gram else None
-            g = xp.zeros((m, self.theta.shape[2]), dtype=np.float64)
+            K = None if keep else xp.zeros((m, m), dtype=np.float64)
+            g = xp.zeros((m, C), dtype=np.float64)
+            buf = xp.empty((m, self.F), dtype=self.dtype)
             for j in range(lo, hi):
-                P = self.fmap.block(XB, j)
-                if gram:
-                    K += P @ P.T
-                g += P @ self.theta[j].astype(self.dtype)
+                parts, scale = self.kernel.raw_features(P, self.fmap.block_params(j), out=buf)
+                at, s2 = 0, scale * scale
+                theta = self.theta[j].astype(self.dtype)
+                for Z in parts:
+                    w = Z.shape[1]
+                    if K is not None:
+                        K += (Z @ Z.T) * s2 if s2 != 1.0 else Z @ Z.T
+                    g += (Z @ theta[at:at + w]) * scale
+                    at += w
                 if keep:
-                    phis[j] = P
+                    phis[j] = xp.concatenate([Z * self.dtype.type(scale) for Z in parts], axis=1)
             return K, g
 
-        parts = _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
-        g = parts[0][1]
-        for _, gp in parts[1:]:
+        out = _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
+        g = out[0][1]
+        for _, gp in out[1:]:
             g += gp
         g *= 1.0 / self.M
-        if gram:
-            K = parts[0][0]
-            for Kp, _ in parts[1:]:
+        if keep:
+            K = xp.asarray(self.kernel.exact(XB, XB), dtype=np.float64)
+        else:
+            K = out[0][0]
+            for Kp, _ in out[1:]:
                 K += Kp
             K *= 1.0 / self.M
-        else:
-            K = xp.asarray(self.kernel.exact(XB, XB), dtype=np.float64)
         K = 0.5 * (K + K.T)
-        self._XB = XB
+        self._P = P
         self._Phi = phis if keep else None
-        self.exact_model = not gram
+        self.exact_model = keep
         return K, g
 
     def true_kernel(self, s):
@@ -200,8 +215,8 @@ class FeatureEngine:
         def work(rng):
             out = self.xp.zeros(s.shape[0], dtype=np.float64)
             for j in range(*rng):
-                P = self._Phi[j]
-                out += P @ (P.T @ sd)
+                Z = self._Phi[j]
+                out += Z @ (Z.T @ sd)
             return out
 
         parts = _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
@@ -211,12 +226,23 @@ class FeatureEngine:
         return out * (1.0 / self.M)
 
     def update(self, delta):
+        """θ̃ += φ(X_B)ᵀ δ (the features kept by :meth:`prepare`, or generated again)."""
+        xp = self.xp
         d = delta.astype(self.dtype)
+        m = d.shape[0]
 
         def work(rng):
+            buf = xp.empty((m, self.F), dtype=self.dtype)
             for j in range(*rng):
-                P = self._Phi[j] if self._Phi is not None else self.fmap.block(self._XB, j)
-                self.theta[j] += P.T @ d
+                if self._Phi is not None:
+                    self.theta[j] += self._Phi[j].T @ d
+                    continue
+                parts, scale = self.kernel.raw_features(self._P, self.fmap.block_params(j), out=buf)
+                at = 0
+                for Z in parts:
+                    w = Z.shape[1]
+                    self.theta[j, at:at + w] += (Z.T @ d) * scale
+                    at += w
 
         _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
         self._Phi = None
