@@ -16,6 +16,7 @@ from .data import Preprocessor, as_dataset, load_data
 from .data.bandwidth import median_distance
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError
+from .checkpoint import StateKeeper
 from .listeners import Checkpointer, ProgressBar, TraceRecorder
 from .model import Model
 from .plugins import registry
@@ -46,10 +47,58 @@ def _one_vs_rest(spec: Spec) -> bool:
     return registry().get("solver", spec["solver"]["name"]).one_vs_rest
 
 
-def assemble(spec: Spec, data=None, backend=None) -> Problem:
-    """Read (or take) the data, fit preprocessing and build the :class:`Problem`."""
+def check_sample_weight(sample_weight, n, *, solver=None):
+    """Validate per-row weights for ``n`` training rows; returns them as float64 with mean 1.
+
+    kopt's weighted objective is λ/2‖f‖² + Σ w_i ℓ_i / Σ w_i: the weights are normalised to mean 1
+    over the n rows, so scaling every weight changes nothing, an integer weight equals repeating the
+    row and a zero weight equals dropping it.  Raises :class:`DataError` for weights that are not a
+    finite, nonnegative vector of length n with a positive sum.
+    """
+    w = np.asarray(sample_weight)
+    if w.dtype == object or not (np.issubdtype(w.dtype, np.number) or w.dtype == bool) \
+            or np.issubdtype(w.dtype, np.complexfloating):
+        raise DataError(f"sample_weight must be numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise DataError(f"sample_weight has shape {w.shape}; it needs one weight per training row, shape ({n},)")
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise DataError(f"sample_weight has {int(bad.sum())} non-finite values (first at row {int(np.argmax(bad))})")
+    if (w < 0).any():
+        i = int(np.argmax(w < 0))
+        raise DataError(f"sample_weight must be >= 0; row {i} has {w[i]!r}")
+    total = float(w.sum())
+    if not total > 0:
+        raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
+    return w * (n / total)
+
+
+def check_solver_weights(spec: Spec):
+    """Raise a SpecError (at ``solver.name``) unless the spec's solver accepts sample weights."""
+    reg = registry()
+    cls = reg.get("solver", spec["solver"]["name"])
+    if not cls.sample_weight:
+        ok = [n for n in reg.names("solver") if reg.get("solver", n).sample_weight]
+        raise spec.error(("solver", "name"), f"solver {cls.name!r} does not accept sample weights; solvers that do: "
+                                             f"{', '.join(ok) or '(none)'}")
+
+
+def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem:
+    """Read (or take) the data, fit preprocessing and build the :class:`Problem`.
+
+    ``sample_weight``: optional per-row weights of the training rows of ``data`` (arrays only;
+    see :func:`check_sample_weight`); the problem carries them, normalised to mean 1, as
+    ``problem.sample_weight``.
+    """
     backend = backend or resolve(spec["backend"])
+    if sample_weight is not None:
+        check_solver_weights(spec)
+        if data is None:
+            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
+                            "are read, split and filtered by kopt, so their rows have no weights to match")
     ds = as_dataset(data) if data is not None else load_data(spec["data"])
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
     loss = spec.component(("model", "loss"))
     regularizer = spec.component(("model", "regularizer"))
     d = spec["data"]
@@ -78,36 +127,49 @@ def assemble(spec: Spec, data=None, backend=None) -> Problem:
             X_test = xp.asarray(X_test)
     if y is not None:
         y = xp.asarray(y)
+    if weights is not None:
+        weights = xp.asarray(weights)
     n_classes = len(pre.classes) if pre.classes is not None else 1
     return Problem(spec=spec, X=X, y=y, loss=loss, kernel=kernel, regularizer=regularizer, form=spec["model"]["form"],
                    backend=backend, preprocessor=pre, seed=spec["seed"], features=FeatureSpec(**spec["model"]["features"]),
-                   X_test=X_test, y_test_raw=ds.y_test, n_classes=n_classes,
+                   X_test=X_test, y_test_raw=ds.y_test, n_classes=n_classes, sample_weight=weights,
                    info={"train": source, "test": ds.info.get("test"), "raw_X_test": ds.X_test})
 
 
-def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False) -> Result:
+def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
+          keep_state=False) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
     convergence plot into ``output.dir``; checkpoints are written there whenever
     ``output.checkpoint_every`` > 0.  ``resume=True`` continues from the
-    checkpoint in ``output.dir``.
+    checkpoint in ``output.dir``; ``resume=snapshot`` continues, in memory, from the
+    :class:`kopt.checkpoint.Snapshot` of an earlier run of the same problem (solvers with
+    ``warm_start``; ``solver.iterations`` and ``solver.tol`` may differ), and
+    ``keep_state=True`` keeps the final state as ``result.snapshot``.
+    ``sample_weight`` weighs the training rows of ``data`` (solvers with ``sample_weight``;
+    :func:`check_sample_weight` says how).
     """
     t0 = time.perf_counter()
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
     backend = resolve(spec["backend"])
+    reg = registry()
+    sname = spec["solver"]["name"]
+    snapshot = resume if isinstance(resume, checkpoint.Snapshot) else None
+    if snapshot is not None:
+        checkpoint.check_continuation(snapshot, spec, reg.get("solver", sname))
     with drawing(progress):
-        problem = assemble(spec, data, backend)
+        problem = assemble(spec, data, backend, sample_weight=sample_weight)
     t_load = time.perf_counter() - t0
     rss_load = _peak_rss_mb()
 
-    reg = registry()
-    sname = spec["solver"]["name"]
     solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
     out_dir = spec["output"]["dir"]
     resume_state, start, trace = None, 0, []
-    if resume:
+    if snapshot is not None:
+        resume_state, start, trace = snapshot.resume_state(), snapshot.iteration, list(snapshot.trace)
+    elif resume:
         resume_state, meta = checkpoint.read(out_dir, spec.data, sname)
         start, trace = meta["iteration"], meta.get("trace", [])
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
@@ -121,6 +183,9 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         listeners.append(checkpointer)
     if progress:
         listeners.append(ProgressBar())
+    keeper = StateKeeper() if keep_state else None
+    if keeper is not None:
+        listeners.append(keeper)
     names = [reg.pm.register(obj) for obj in listeners]
     try:
         reg.pm.hook.kopt_run_start(run=run)
@@ -141,12 +206,16 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
                       backend=backend, info={**info, "metrics": metrics})
         if not out.success:
             warnings.warn(f"{sname}: {out.message}", ConvergenceWarning, stacklevel=2)
+        kept = None
+        if keeper is not None:
+            kept = keeper.snapshot(sname, spec.data, tracer.trace, fit_s, out.status) if keeper.save else snapshot
         timings = {"load_s": t_load, "fit_s": fit_s, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
                    "this_session_fit_s": t_fit}
         fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
                       status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
                       info=dict(out.info))
-        result = Result(model=model, report=build_report(spec, problem, fields, backend, rss_load), **fields)
+        result = Result(model=model, report=build_report(spec, problem, fields, backend, rss_load), snapshot=kept,
+                        **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
@@ -191,7 +260,8 @@ def build_report(spec, problem, result: dict, backend, rss_load):
         "backend_note": backend.note,
         "seed": spec["seed"],
         "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
-                 "n_features": problem.d, "n_test": None if problem.X_test is None else problem.X_test.shape[0]},
+                 "n_features": problem.d, "n_test": None if problem.X_test is None else problem.X_test.shape[0],
+                 "sample_weight": problem.sample_weight is not None},
         "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result["objective"],
         "dual": result["dual"],

@@ -11,6 +11,7 @@ import numpy as np
 from .backend import to_numpy
 from .errors import CheckpointError
 from .fileio import atomic_open, write_json
+from .hookspecs import hookimpl
 
 FORMAT = "kopt-checkpoint"
 
@@ -79,3 +80,86 @@ def read(out_dir, spec_data, solver):
     state["_elapsed"] = meta.get("elapsed", 0.0)
     return state, meta
 
+
+
+# -- in-memory snapshots: continuing a run without files (warm starts) -----------------------------
+
+def continuation_key(spec_data: dict) -> str:
+    """Hash of what a continued run must share with the run it continues: the spec without ``output``,
+    ``name``, ``solver.iterations`` and ``solver.tol`` (the cap and the stopping rule may change)."""
+    core = {k: v for k, v in spec_data.items() if k not in ("output", "name")}
+    core["solver"] = {k: v for k, v in core["solver"].items() if k not in ("iterations", "tol")}
+    return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _detach(state: dict) -> dict:
+    """The state as :func:`read` would return it from a file: host arrays (copies) and plain scalars."""
+    out = {}
+    for k, v in state.items():
+        if hasattr(v, "shape") and getattr(v, "ndim", 0) > 0:
+            out[k] = np.array(to_numpy(v), copy=True)
+        elif isinstance(v, (list, tuple)):
+            out[k] = np.asarray(v)
+        else:
+            out[k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+class Snapshot:
+    """A run's final solver state, kept in memory (``kopt.solve(..., keep_state=True)``).
+
+    ``kopt.solve(spec, data, resume=snapshot)`` continues it: the same problem and data, with
+    ``solver.iterations`` (at least ``iteration``) and ``solver.tol`` free to change, for solvers
+    that declare ``warm_start``.  The state is detached from the run (host copies), exactly as a
+    checkpoint file would give it back.
+    """
+
+    def __init__(self, solver, iteration, state, spec_data, trace, elapsed, status):
+        self.solver = solver
+        self.iteration = int(iteration)
+        self.state = state
+        self.key = continuation_key(spec_data)
+        self.iterations = spec_data["solver"].get("iterations")
+        self.tol = spec_data["solver"].get("tol")
+        self.trace = list(trace)
+        self.elapsed = float(elapsed)
+        self.status = status
+
+    def resume_state(self) -> dict:
+        return {**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.state.items()},
+                "_elapsed": self.elapsed}
+
+    def __repr__(self):
+        return f"Snapshot(solver={self.solver!r}, iteration={self.iteration}, status={self.status!r})"
+
+
+def check_continuation(snapshot: Snapshot, spec, solver_cls):
+    """Raise :class:`CheckpointError` unless ``spec`` may continue ``snapshot`` (see :class:`Snapshot`)."""
+    name = solver_cls.name
+    if not solver_cls.warm_start:
+        raise CheckpointError(f"solver {name!r} cannot continue an earlier run: its result depends on "
+                              "solver.iterations (or it solves directly), so a continued run would not end where a "
+                              "fresh run ends; fit from scratch")
+    if snapshot.solver != name or snapshot.key != continuation_key(spec.data):
+        raise CheckpointError("the snapshot was taken from a different problem (only solver.iterations and "
+                              "solver.tol may change between a run and its continuation); fit from scratch")
+    cap = spec["solver"].get("iterations")
+    if cap is not None and cap < snapshot.iteration:
+        raise CheckpointError(f"the earlier run already took {snapshot.iteration} iterations, more than "
+                              f"solver.iterations = {cap}; a continuation needs iterations >= {snapshot.iteration}")
+
+
+class StateKeeper:
+    """Run-time listener keeping the latest state callback, for :class:`Snapshot` (``keep_state=True``)."""
+
+    def __init__(self):
+        self.save = None
+        self.iteration = 0
+
+    @hookimpl
+    def kopt_iteration(self, run, record):
+        if record.state is not None:
+            self.save, self.iteration = record.state, record.iteration
+
+    def snapshot(self, solver, spec_data, trace, elapsed, status):
+        return Snapshot(solver, self.iteration, _detach(self.save()), spec_data, trace, elapsed, status)

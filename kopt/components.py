@@ -287,6 +287,14 @@ class Solver(Component):
     #: (the problem then carries class ids 0..C-1 and the model scores C outputs).
     one_vs_rest: ClassVar[bool] = False
     backends: ClassVar[tuple] = ("numpy", "cupy")
+    #: True when the solver weighs training rows by ``problem.sample_weight`` (``kopt.solve(...,
+    #: sample_weight=w)``): it minimises λ/2‖f‖² + (1/n) Σ w_i ℓ(y_i, f(x_i)) with w normalised to mean 1.
+    #: The core refuses weights for a solver without it.
+    sample_weight: ClassVar[bool] = False
+    #: True when a run may continue from a previous run's state with a larger ``iterations`` cap (or
+    #: another ``tol``) and end exactly where a fresh run with that cap ends -- the trajectory does not
+    #: depend on the cap (``kopt.solve(..., resume=snapshot)``, the estimators' ``warm_start``).
+    warm_start: ClassVar[bool] = False
 
     def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.

@@ -149,6 +149,10 @@ class IterativeSolver(Solver):
     criterion_name: ClassVar[str] = "criterion"
     iteration_unit: ClassVar[str] = "iteration"
     blas: ClassVar[str] = "single"
+    #: the skeleton's trajectory does not read the cap: a run continued from a snapshot with a larger
+    #: ``iterations`` ends where a fresh run ends.  A solver whose iterates depend on ``iterations``
+    #: (e.g. a schedule or an average over the last half of the run) sets this to False.
+    warm_start: ClassVar[bool] = True
     divergence_hint: ClassVar[str] = "lower the step size or raise lambda"
 
     # -- the contract ---------------------------------------------------------------------------

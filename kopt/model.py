@@ -86,28 +86,23 @@ class Model:
         return {k: to_numpy(v) for k, v in extra.items()}
 
     # -- files ---------------------------------------------------------------
-    def save(self, path):
-        """Write ``<stem>.npz`` then ``<stem>.json`` atomically; returns the JSON path."""
-        json_path, npz_path = model_paths(path)
+    def to_arrays(self) -> dict:
+        """The model's arrays, as the ``.npz`` holds them (numeric host arrays only)."""
         arrays = {f"p_{k}": to_numpy(v) for k, v in self.predictor.arrays.items()}
         arrays.update(self.preprocessor.to_arrays())
         for k, v in arrays.items():
             if v.dtype == object:
                 raise TypeError(f"model array {k!r} has dtype object; model files hold numeric arrays only")
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        payload = buf.getvalue()
-        with atomic_open(npz_path, "wb") as fh:
-            fh.write(payload)
+        return arrays
+
+    def to_meta(self) -> dict:
+        """The model's JSON metadata (without the file fields: ``arrays``, ``arrays_sha256``, ``created``)."""
         from . import __version__
 
-        meta = {
+        return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "kopt_version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "arrays": os.path.basename(npz_path),
-            "arrays_sha256": hashlib.sha256(payload).hexdigest(),
             "predictor": self.predictor.name,
             "predictor_meta": self.predictor.meta,
             "preprocessor": self.preprocessor.to_meta(),
@@ -117,6 +112,18 @@ class Model:
             "seeds": {"seed": self.spec.get("seed"), "features": self.spec["model"]["features"].get("seed")},
             "info": self.info,
         }
+
+    def save(self, path):
+        """Write ``<stem>.npz`` then ``<stem>.json`` atomically; returns the JSON path."""
+        json_path, npz_path = model_paths(path)
+        buf = io.BytesIO()
+        np.savez(buf, **self.to_arrays())
+        payload = buf.getvalue()
+        with atomic_open(npz_path, "wb") as fh:
+            fh.write(payload)
+        meta = self.to_meta()
+        meta.update({"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "arrays": os.path.basename(npz_path),
+                     "arrays_sha256": hashlib.sha256(payload).hexdigest()})
         write_json(json_path, meta)
         return json_path
 
@@ -133,8 +140,6 @@ def model_paths(path):
 
 def load_model(path, backend="numpy") -> Model:
     """Load a model written by :meth:`Model.save` (``path``: the .json, the .npz or their stem)."""
-    from .plugins import registry
-
     json_path, npz_path = model_paths(path)
     try:
         with open(json_path, encoding="utf-8") as fh:
@@ -159,11 +164,22 @@ def load_model(path, backend="numpy") -> Model:
             arrays = {k: z[k] for k in z.files}
     except Exception as exc:
         raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
+    return model_from(meta, arrays, backend, source=json_path)
+
+
+def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -> Model:
+    """A :class:`Model` from its metadata (:meth:`Model.to_meta`) and arrays (:meth:`Model.to_arrays`).
+
+    What :func:`load_model` does after reading the files; also how the scikit-learn estimators
+    pickle a fitted model (plain dicts and arrays, no pickled kopt objects).
+    """
+    from .plugins import registry
+
     reg = registry()
     name = meta.get("predictor")
     entry = reg.components["predictor"].get(name)
     if entry is None:
-        raise ModelFileError(f"{json_path}: predictor {name!r} is not registered (is its plugin installed?); "
+        raise ModelFileError(f"{source}: predictor {name!r} is not registered (is its plugin installed?); "
                              f"registered predictors: {', '.join(reg.names('predictor')) or '(none)'}")
     cls = entry.cls
     try:
@@ -172,8 +188,8 @@ def load_model(path, backend="numpy") -> Model:
         loss_meta = dict(meta["loss"])
         loss = reg.get("loss", loss_meta.pop("name"))(**loss_meta)
     except KoptError as exc:
-        raise ModelFileError(f"{json_path}: {exc}") from None
+        raise ModelFileError(f"{source}: {exc}") from None
     p_arrays = {k[2:]: v for k, v in arrays.items() if k.startswith("p_")}
     pre = Preprocessor.from_file(meta["preprocessor"], arrays)
     return Model(cls(p_arrays, meta["predictor_meta"]), pre, spec=meta["spec"], kernel=kernel, loss=loss,
-                 backend=resolve(backend), info=meta.get("info"))
+                 backend=resolve(backend) if isinstance(backend, str) else backend, info=meta.get("info"))

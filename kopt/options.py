@@ -28,6 +28,8 @@ class OptionsBase:
 
     #: field name -> the spec key it came from (differs only for Python keywords)
     _keys: typing.ClassVar[dict] = {}
+    #: the component class the options belong to (pickling rebuilds the options type from it)
+    _component: typing.ClassVar[type] = None
 
     def as_dict(self) -> dict:
         """The options under their spec keys (JSON values)."""
@@ -39,6 +41,16 @@ class OptionsBase:
 
     def __getitem__(self, key):
         raise TypeError(f"options are attributes: use .{field_name(key)} (not [{key!r}])")
+
+    def __reduce__(self):
+        # the class is generated at run time (make_dataclass), so pickle cannot find it by name:
+        # rebuild it from the component class (importable) and the options' spec keys
+        return _rebuild, (self._component, self.as_dict())
+
+
+def _rebuild(component, values):
+    """Unpickle an options object: ``options_type(component)`` built from spec keys (not re-validated)."""
+    return options_type(component)(**{field_name(k): v for k, v in values.items()})
 
 
 def field_name(key: str) -> str:
@@ -84,6 +96,7 @@ def options_type(cls) -> type:
     typ = dataclasses.make_dataclass(f"{cls.__name__}Options", fields, bases=(OptionsBase,), frozen=True,
                                      kw_only=True)
     typ._keys = keys
+    typ._component = cls
     typ.__doc__ = f"Options of {cls.kind} {cls.name!r} (built from its parameter schema)."
     cls._options_type = typ
     return typ

@@ -42,6 +42,9 @@ class Problem:
     seed : the spec's seed; draw randomness from :meth:`rng`.
     features : :class:`FeatureSpec`; build the map with :meth:`feature_map`.
     n_classes : classes of a classification target (1 otherwise).
+    sample_weight : per-row weights of the training rows on the backend (float64, normalised to mean 1),
+        or None.  Only solvers declaring ``Solver.sample_weight`` get them; the objective is then
+        λ/2‖f‖² + (1/n) Σ w_i ℓ(y_i, f(x_i)).
     lam : λ of the kopt convention, λ/2‖f‖² + (1/n) Σ ℓ.
     """
 
@@ -59,6 +62,7 @@ class Problem:
     X_test: object = None
     y_test_raw: object = None
     n_classes: int = 1
+    sample_weight: object = None
     info: dict = field(default_factory=dict)
 
     @property

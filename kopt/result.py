@@ -41,6 +41,8 @@ class Result:
     timings: dict
     info: dict
     report: dict
+    #: the final solver state (:class:`kopt.checkpoint.Snapshot`) with ``kopt.solve(..., keep_state=True)``
+    snapshot: object = None
 
     def __repr__(self):
         m = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items() if isinstance(v, float))

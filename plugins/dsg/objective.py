@@ -12,6 +12,11 @@
 
 Both are capabilities declared on :class:`kopt.components.Loss` (``has_offset`` /
 ``offset_grad``, ``has_balance_weights`` / ``balance_weights``).
+
+Sample weights (``problem.sample_weight``, mean 1; the solvers declare ``sample_weight``) go through
+the same mechanism: every row's loss and gradient -- and the offset's gradient -- is multiplied by
+its weight (times its balance weight, for a two-sample loss), in the steps and in the checks'
+objective alike.
 """
 from __future__ import annotations
 
@@ -37,6 +42,9 @@ class LossTerms:
                 self.weights = self.xp.asarray(self.loss.balance_weights(self.y), dtype=np.float64)
             except ValueError as exc:
                 raise DataError(f"loss {self.loss.name!r}: {exc}") from None
+        if problem.sample_weight is not None:
+            w = self.xp.asarray(problem.sample_weight, dtype=np.float64)
+            self.weights = w if self.weights is None else self.weights * w
 
     def _label(self, rows):
         if self.has_offset:
@@ -75,10 +83,12 @@ class LossTerms:
             val = val * w
         return float(val.mean())
 
-    def step_offset(self, u, gamma):
-        """τ ← τ − γ · mean ∂ℓ/∂τ on the batch scores ``u`` (novelty detection)."""
+    def step_offset(self, u, gamma, rows=None):
+        """τ ← τ − γ · mean ∂ℓ/∂τ on the batch scores ``u`` of the rows ``rows`` (novelty detection)."""
         if self.has_offset:
-            self.tau -= gamma * float(self.loss.offset_grad(u, self.tau).mean())
+            g = self.loss.offset_grad(u, self.tau)
+            w = self._weights(rows, g)
+            self.tau -= gamma * float((g if w is None else g * w).mean())
 
     @property
     def intercept(self):

@@ -38,6 +38,7 @@ class DoublyStochastic(IterativeSolver):
     targets = ("real", "binary", "multiclass", "unlabeled", "two_sample")
     kernel_mode = "features"
     params = COMMON
+    sample_weight = True  # every row's loss and gradient times its weight (objective.LossTerms)
     stopping = "none"
     iteration_unit = "one mini-batch of batch_size rows and one feature-block step"
     divergence_hint = "lower solver.step_size (or raise solver.step_offset)"
@@ -119,7 +120,7 @@ class DoublyStochastic(IterativeSolver):
             exp.update_block(k, coef, dnorm=dnorm)
             st.reuse_steps += 1
         exp.accumulate()
-        st.terms.step_offset(u, ctx.gamma)
+        st.terms.step_offset(u, ctx.gamma, rows)
         return Step(rows=B, objective=st.objective.update(objective), extra={"n_blocks": exp.m, "step": eta})
 
     def check(self, st, rows):

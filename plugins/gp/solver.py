@@ -35,6 +35,9 @@ class GPSolver(IterativeSolver):
     # the steps are many small and medium GEMMs: OpenBLAS's threads cost more than they give there
     # (3-15x slower on the shared 2-core machine), so BLAS is held to one thread for the whole run
     blas = "single"
+    # T sizes the variance operator's storage and starts the tail average at ⌊T/2⌋: a run continued
+    # with a larger cap would not end where a fresh run with that cap ends
+    warm_start = False
     divergence_hint = "lower solver.step_size (a stable step keeps step_size·λ_max(K_bb)/batch_size below 2)"
     params = PARAMS
 

@@ -1,5 +1,10 @@
 """Exact KRR: α = (K + nλI)⁻¹ y, the minimiser of λ/2‖f‖² + (1/n) Σ (y_i − f(x_i))²/2.
 
+With row weights w (``problem.sample_weight``, mean 1) it minimises λ/2‖f‖² + (1/n) Σ w_i (y_i − f(x_i))²/2,
+whose stationarity condition (nλI + WK)α = Wy is solved through the symmetric positive definite
+system (DKD + nλI)β = Dy, α = Dβ with D = W^½: on rows with w_i > 0 that is (K + nλW⁻¹)α = y, and
+rows of weight 0 get α_i = 0.
+
 Small n only (the n × n kernel matrix is formed in float64).  It is the oracle the iterative
 solvers are tested against, so it reports the primal and dual objectives and their gap like
 any dual solver.  It runs on the solver skeleton as a single iteration (the factorisation).
@@ -26,6 +31,8 @@ class ExactKRR(IterativeSolver):
     stopping = "none"
     iteration_unit = "the Cholesky solve (one iteration)"
     blas = "all"  # one big factorisation: BLAS gets the cores (KOPT_THREADS, else the CPUs available)
+    sample_weight = True
+    warm_start = False  # a direct solve: there is nothing to continue
     params = {
         "max_rows": {"type": "integer", "minimum": 1, "default": 30000,
                      "description": "refuse larger training sets (the kernel matrix takes 8 n² bytes)"},
@@ -45,21 +52,24 @@ class ExactKRR(IterativeSolver):
                 f"krr_exact forms the {n} x {n} kernel matrix ({8 * n * n / 2**30:.1f} GiB); "
                 f"max_rows is {self.options.max_rows}. Use solver joker for large n, or raise solver.max_rows")
         xp = problem.xp
+        w = problem.sample_weight
         return {"problem": problem, "X": xp.asarray(problem.X, dtype=np.float64),
-                "y": xp.asarray(problem.y, dtype=np.float64), "alpha": None, "scores": None}
+                "y": xp.asarray(problem.y, dtype=np.float64), "alpha": None, "scores": None,
+                "weights": None if w is None else xp.asarray(w, dtype=np.float64)}
 
     def step(self, state, t):
         problem, X, y = state["problem"], state["X"], state["y"]
         xp, n = problem.xp, problem.n
         K = problem.kernel.exact(X, X)
-        A = K.copy()
+        d = None if state["weights"] is None else xp.sqrt(state["weights"])
+        A = K.copy() if d is None else d[:, None] * K * d[None, :]
         A[xp.diag_indices(n)] += n * problem.lam + self.options.jitter
         try:
             L = cholesky(A, overwrite=True)
         except np.linalg.LinAlgError:
             raise KoptError("the regularized kernel matrix is not positive definite; increase lambda or jitter") from None
         del A
-        state["alpha"] = cho_solve(L, y)
+        state["alpha"] = cho_solve(L, y) if d is None else d * cho_solve(L, d * y)
         state["scores"] = K @ state["alpha"]
         return Step(rows=n)
 
@@ -68,8 +78,9 @@ class ExactKRR(IterativeSolver):
         if alpha is None:
             return Check()
         norm_sq = float(alpha @ scores)
-        return Check(objective=primal(problem.loss, y, scores, problem.lam, norm_sq),
-                     dual=dual(problem.loss, y, alpha, problem.lam, norm_sq))
+        w = state["weights"]
+        return Check(objective=primal(problem.loss, y, scores, problem.lam, norm_sq, w),
+                     dual=dual(problem.loss, y, alpha, problem.lam, norm_sq, w))
 
     def decision_function(self, state, X):
         problem = state["problem"]
