@@ -12,7 +12,7 @@ import numpy as np
 
 from . import checkpoint
 from .backend import resolve
-from .data import Preprocessor, as_dataset, load_data
+from .data import Dataset, Preprocessor, as_dataset, load_data
 from .data.bandwidth import median_distance
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError
@@ -47,13 +47,16 @@ def _one_vs_rest(spec: Spec) -> bool:
     return registry().get("solver", spec["solver"]["name"]).one_vs_rest
 
 
-def check_sample_weight(sample_weight, n, *, solver=None):
-    """Validate per-row weights for ``n`` training rows; returns them as float64 with mean 1.
+def check_sample_weight(sample_weight, n):
+    """Validate per-row weights for ``n`` training rows; returns them as float64.
 
-    kopt's weighted objective is λ/2‖f‖² + Σ w_i ℓ_i / Σ w_i: the weights are normalised to mean 1
-    over the n rows, so scaling every weight changes nothing, an integer weight equals repeating the
-    row and a zero weight equals dropping it.  Raises :class:`DataError` for weights that are not a
-    finite, nonnegative vector of length n with a positive sum.
+    Raises :class:`DataError` for weights that are not a finite, nonnegative vector of length n with
+    a positive sum.  How :func:`assemble` uses them: kopt's weighted objective is
+    λ/2‖f‖² + Σ w_i ℓ_i / Σ w_i.  Rows of weight 0 are dropped before anything is fitted on the data
+    (standardisation, the median bandwidth, the solve), and the rest are normalised to mean 1
+    (``problem.sample_weight``), so scaling every weight changes nothing and a zero weight equals
+    leaving the row out; the standardisation statistics are weighted means, so an integer weight
+    equals repeating the row wherever the solver is deterministic and the bandwidth is a number.
     """
     w = np.asarray(sample_weight)
     if w.dtype == object or not (np.issubdtype(w.dtype, np.number) or w.dtype == bool) \
@@ -68,10 +71,9 @@ def check_sample_weight(sample_weight, n, *, solver=None):
     if (w < 0).any():
         i = int(np.argmax(w < 0))
         raise DataError(f"sample_weight must be >= 0; row {i} has {w[i]!r}")
-    total = float(w.sum())
-    if not total > 0:
+    if not w.sum() > 0:
         raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
-    return w * (n / total)
+    return w
 
 
 def check_solver_weights(spec: Spec):
@@ -98,7 +100,15 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
             raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
                             "are read, split and filtered by kopt, so their rows have no weights to match")
     ds = as_dataset(data) if data is not None else load_data(spec["data"])
-    weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
+    weights = None
+    if sample_weight is not None:
+        weights = check_sample_weight(sample_weight, ds.X.shape[0])
+        if not (weights > 0).all():  # a row of weight 0 is a row left out, for everything fitted below
+            keep = np.flatnonzero(weights > 0)
+            ds = Dataset(ds.X[keep], None if ds.y is None else np.asarray(ds.y)[keep], ds.X_test, ds.y_test,
+                         info={**ds.info, "n_train": int(keep.size), "zero_weight_rows": int(weights.size - keep.size)})
+            weights = weights[keep]
+        weights = weights * (weights.size / weights.sum())
     loss = spec.component(("model", "loss"))
     regularizer = spec.component(("model", "regularizer"))
     d = spec["data"]
@@ -109,7 +119,7 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
     if target == "binary" and ds.y is not None and _one_vs_rest(spec) and np.unique(np.asarray(ds.y)).size > 2:
         target = "multiclass"  # the solver trains one binary problem per class (one-vs-rest)
     pre = Preprocessor.fit(ds.X, ds.y, target, standardize=d["standardize"],
-                           standardize_target=d["standardize_target"], source=source)
+                           standardize_target=d["standardize_target"], source=source, sample_weight=weights)
     X = pre.transform(ds.X, dtype=np.dtype(spec["model"]["features"]["dtype"]))
     y = pre.encode(ds.y, source) if ds.y is not None else None
     if y is not None and target == loss.target:

@@ -24,17 +24,19 @@ class Preprocessor:
 
     # -- fitting -------------------------------------------------------------
     @classmethod
-    def fit(cls, X, y, target: str, *, standardize=True, standardize_target=False, source="training data"):
+    def fit(cls, X, y, target: str, *, standardize=True, standardize_target=False, source="training data",
+            sample_weight=None):
+        """``sample_weight``: row weights (positive); the statistics are then weighted means."""
         n_features = X.shape[1]
         mean = scale = None
         if standardize:
-            mean, scale = column_stats(X)
+            mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
         pre = cls(target, mean, scale, n_features=n_features)
         if y is not None:
-            pre._fit_labels(np.asarray(y), standardize_target, source)
+            pre._fit_labels(np.asarray(y), standardize_target, source, sample_weight)
         return pre
 
-    def _fit_labels(self, y, standardize_target, source):
+    def _fit_labels(self, y, standardize_target, source, sample_weight=None):
         bad = ~np.isfinite(y.astype(np.float64, copy=False)) if np.issubdtype(y.dtype, np.number) else None
         if bad is not None and bad.any():
             raise DataError(f"{source}: {int(bad.sum())} missing or non-finite labels (first in data row "
@@ -61,7 +63,11 @@ class Preprocessor:
                                 f" among {classes.size} distinct values; is this a regression target?")
             self.classes = classes
         elif self.target == "real":
-            if standardize_target:
+            if standardize_target and sample_weight is not None:
+                yf = y.astype(np.float64)
+                self.y_mean = float(np.average(yf, weights=sample_weight))
+                self.y_scale = float(np.sqrt(np.average((yf - self.y_mean) ** 2, weights=sample_weight))) or 1.0
+            elif standardize_target:
                 self.y_mean = float(np.mean(y, dtype=np.float64))
                 self.y_scale = float(np.std(y, dtype=np.float64)) or 1.0
 
@@ -176,6 +182,34 @@ def column_stats(X):
         m2 = m2 + m2b + delta**2 * (n_seen * nb / tot)
         n_seen = tot
     std = np.sqrt(m2 / max(n_seen, 1))
+    std[~(std > 0)] = 1.0
+    return mean, std
+
+
+def weighted_column_stats(X, weights):
+    """Weighted column means and standard deviations (float64; zero-variance columns get scale 1).
+
+    With integer weights they equal :func:`column_stats` of the rows repeated that many times.
+    Sparse input gets a zero mean (centring would densify), as in :func:`column_stats`.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    total = float(w.sum())
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        mean = np.asarray(X.T @ w, dtype=np.float64).ravel() / total
+        sq = np.asarray(X.multiply(X).T @ w, dtype=np.float64).ravel() / total
+        std = np.sqrt(np.maximum(sq - mean**2, 0.0))
+        std[std == 0] = 1.0
+        return np.zeros_like(mean), std
+    step = 1 << 16
+    mean = np.zeros(X.shape[1])
+    for i in range(0, X.shape[0], step):
+        mean += w[i : i + step] @ np.asarray(X[i : i + step], dtype=np.float64)
+    mean /= total
+    m2 = np.zeros(X.shape[1])
+    for i in range(0, X.shape[0], step):
+        m2 += w[i : i + step] @ (np.asarray(X[i : i + step], dtype=np.float64) - mean) ** 2
+    std = np.sqrt(m2 / total)
     std[~(std > 0)] = 1.0
     return mean, std
 

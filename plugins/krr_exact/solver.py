@@ -53,7 +53,8 @@ class ExactKRR(IterativeSolver):
                 f"max_rows is {self.options.max_rows}. Use solver joker for large n, or raise solver.max_rows")
         xp = problem.xp
         w = problem.sample_weight
-        return {"problem": problem, "X": xp.asarray(problem.X, dtype=np.float64),
+        X = problem.X.toarray() if hasattr(problem.X, "tocsr") else problem.X  # sparse: the n x n matrix is dense anyway
+        return {"problem": problem, "X": xp.asarray(X, dtype=np.float64),
                 "y": xp.asarray(problem.y, dtype=np.float64), "alpha": None, "scores": None,
                 "weights": None if w is None else xp.asarray(w, dtype=np.float64)}
 
@@ -84,7 +85,7 @@ class ExactKRR(IterativeSolver):
 
     def decision_function(self, state, X):
         problem = state["problem"]
-        Xd = problem.xp.asarray(X, dtype=np.float64)
+        Xd = problem.xp.asarray(X.toarray() if hasattr(X, "tocsr") else X, dtype=np.float64)
         return problem.kernel.exact(Xd, state["X"]) @ state["alpha"]
 
     def save(self, state):
