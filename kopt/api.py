@@ -70,7 +70,7 @@ def check_sample_weight(sample_weight, n):
         raise DataError(f"sample_weight has {int(bad.sum())} non-finite values (first at row {int(np.argmax(bad))})")
     if (w < 0).any():
         i = int(np.argmax(w < 0))
-        raise DataError(f"sample_weight must be >= 0; row {i} has {w[i]!r}")
+        raise DataError(f"sample_weight must be >= 0; row {i} has {float(w[i])!r}")
     if not w.sum() > 0:
         raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
     return w
