@@ -354,3 +354,12 @@ def test_from_spec_reads_the_repository_specs():
     specs = sorted(Path(__file__).resolve().parents[1].glob("specs/*.yaml"))
     built = {type(from_spec(p)).__name__ for p in specs if "novelty" not in p.name and "density" not in p.name}
     assert {"KernelClassifier", "KernelRegressor", "GPRegressor"} <= built
+
+
+def test_import_kopt_does_not_import_scikit_learn():
+    import subprocess
+    import sys
+
+    code = ("import sys, kopt, kopt.cli; from kopt.plugins import registry; registry(); "
+            "assert not any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)

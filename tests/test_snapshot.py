@@ -12,6 +12,8 @@ from kopt.model import model_from
 from kopt.plugins import registry
 from kopt.testing import default_instance
 
+pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
+
 
 def _data(n=120, seed=0):
     rng = np.random.default_rng(seed)
