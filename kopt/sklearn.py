@@ -226,7 +226,8 @@ class _KoptEstimator(BaseEstimator):
                              "of the solvers named")
                 raise
         warm = self._warm_start_from(spec, X, y, sample_weight)
-        if warm is _UNCHANGED:
+        if warm is _UNCHANGED:  # the earlier fit already is what this fit would give
+            self.spec_ = copy.deepcopy(spec.data)
             return self
         keep = bool(getattr(self, "warm_start", False))
         with warnings.catch_warnings():
