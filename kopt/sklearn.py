@@ -556,8 +556,8 @@ class KernelRegressor(RegressorMixin, _KoptEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit on ``X`` (dense or sparse) and real targets ``y``, optionally weighted."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True, ensure_min_samples=2,
-                             accept_large_sparse=True)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
+                             ensure_min_samples=2, accept_large_sparse=True)
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X):
@@ -628,8 +628,8 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit the posterior on ``X`` and real targets ``y`` (the gp solver takes no sample weights)."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True, ensure_min_samples=2,
-                             accept_large_sparse=True)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
+                             ensure_min_samples=2, accept_large_sparse=True)
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X, return_std=False, return_cov=False):
@@ -775,4 +775,5 @@ def from_spec(spec, overrides=()):
     if target == "real":
         return KernelRegressor(standardize_target=(raw.get("data") or {}).get("standardize_target", False), **params)
     raise SpecError(f"no scikit-learn estimator for a {target} loss ({loss_name!r}); kopt.sklearn has "
-                    "KernelClassifier, KernelRegressor and GPRegressor", source=resolved.source, path="$.model.loss.name")
+                    "KernelClassifier, KernelRegressor and GPRegressor", source=resolved.source,
+                    path="$.model.loss.name")

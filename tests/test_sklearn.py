@@ -363,3 +363,13 @@ def test_import_kopt_does_not_import_scikit_learn():
     code = ("import sys, kopt, kopt.cli; from kopt.plugins import registry; registry(); "
             "assert not any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_feature_names_from_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    X, y = _data(task="real")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = KernelRegressor(lam=1e-3, backend="numpy").fit(frame, y)
+    assert list(est.feature_names_in_) == ["a", "b", "c"] and est.n_features_in_ == 3
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(frame[["a", "c", "b"]])

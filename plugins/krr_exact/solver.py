@@ -53,7 +53,7 @@ class ExactKRR(IterativeSolver):
                 f"max_rows is {self.options.max_rows}. Use solver joker for large n, or raise solver.max_rows")
         xp = problem.xp
         w = problem.sample_weight
-        X = problem.X.toarray() if hasattr(problem.X, "tocsr") else problem.X  # sparse: the n x n matrix is dense anyway
+        X = problem.X.toarray() if hasattr(problem.X, "tocsr") else problem.X  # sparse: K is dense anyway
         return {"problem": problem, "X": xp.asarray(X, dtype=np.float64),
                 "y": xp.asarray(problem.y, dtype=np.float64), "alpha": None, "scores": None,
                 "weights": None if w is None else xp.asarray(w, dtype=np.float64)}
