@@ -142,7 +142,7 @@ class MaterializedRows:
         return self.Psi[rows]
 
 
-def gram(op, weights=None, *, chunk_bytes=1 << 24):
+def gram(op, weights=None, *, chunk_bytes=1 << 22):
     """Σ_i w_i ψ(x_i) ψ(x_i)ᵀ over the rows of ``op`` with w_i > 0 (all rows without weights).
 
     The upper triangle of an ``(M, M)`` float64 array: a symmetric rank-k update per chunk of

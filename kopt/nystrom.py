@@ -47,21 +47,38 @@ def choose_centers(problem, count: int):
     return np.sort(np.asarray(kept))
 
 
-def center_metric(kernel, C):
-    """R = K_CC in float64, with the smallest jitter that keeps its Cholesky factorisable."""
-    xp = _xp(C)
-    C64 = xp.asarray(C, dtype=np.float64)
-    R = xp.asarray(kernel.exact(C64, C64), dtype=np.float64)
-    R = 0.5 * (R + R.T)
-    scale = float(xp.mean(xp.diagonal(R))) or 1.0
-    for jitter in (0.0, 1e-12, 1e-10, 1e-8, 1e-6):
-        Rj = R + jitter * scale * xp.eye(R.shape[0])
+def center_factor(kernel, C):
+    """``(U, jitter)``: the upper Cholesky factor of R = K_CC + jitter·I in float64, with the smallest
+    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed."""
+    import scipy.linalg
+
+    from .backend import to_numpy
+
+    C64 = to_numpy(C).astype(np.float64)
+    scale = None
+    for rel in (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
+        R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
+        R += R.T
+        R *= 0.5
+        if scale is None:
+            scale = float(np.mean(np.diagonal(R))) or 1.0
+        R[np.diag_indices(R.shape[0])] += rel * scale
         try:
-            xp.linalg.cholesky(Rj)
-            return Rj, jitter * scale
-        except Exception:  # numpy's LinAlgError (cupy: NaNs, caught by the finite check below)
+            return _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False)), rel * scale
+        except np.linalg.LinAlgError:
             continue
-    return R + 1e-4 * scale * xp.eye(R.shape[0]), 1e-4 * scale
+    raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres is not positive definite")
+
+
+def add_center_kernel(kernel, C, G, jitter, rows=256):
+    """``G += K_CC + jitter·I`` a band of rows at a time (no second M × M array)."""
+    xp = _xp(C)
+    M = C.shape[0]
+    C64 = xp.asarray(C, dtype=np.float64)
+    for lo in range(0, M, rows):
+        hi = min(M, lo + rows)
+        G[lo:hi] += xp.asarray(kernel.exact(C64[lo:hi], C64), dtype=G.dtype)
+    G[np.diag_indices(M)] += G.dtype.type(jitter)
 
 
 def _xp(a):
@@ -73,8 +90,8 @@ def _xp(a):
 class NystromRows:
     """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
 
-    #: kernel entries per chunk of a recomputed pass (8 MB in float32)
-    CHUNK_ENTRIES = 1 << 21
+    #: kernel entries per chunk of a pass (1 MB in float32: its temporaries stay in cache, and small)
+    CHUNK_ENTRIES = 1 << 18
 
     def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
         self.kernel = kernel

@@ -35,7 +35,7 @@ from kopt import threads as _threads
 from kopt.backend import get_namespace, to_numpy
 from kopt.feature_rows import bind, syrk_update
 from kopt.iterative import Check, Step
-from kopt.nystrom import NystromRows, center_metric, choose_centers
+from kopt.nystrom import NystromRows, add_center_kernel, center_factor, choose_centers
 from kopt.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
@@ -135,16 +135,18 @@ class PrimalFeatures:
         self.gram = None if self.constant_curvature else G.copy()
         self._factor(G)
 
-    def _update(self, changed, w):
+    def _update(self, changed, w, rows=2048):
+        """G += Σ_{i changed} (w_i − W_i) ψ_iψ_iᵀ (float64 rank updates, a chunk of rows at a time)."""
         xp = self.xp
         delta = (w - self.weights)[changed]
-        Z = self.rows.features(changed)
-        for sign in (1.0, -1.0):
-            pick = xp.nonzero(sign * delta > 0)[0]
-            if pick.shape[0]:
-                scaled = Z[pick].astype(np.float64) * xp.sqrt(xp.abs(delta[pick]))[:, None]
-                with _threads.blas_threads(self.threads):
-                    self.gram = syrk_update(self.gram, scaled, sign)
+        for lo in range(0, int(changed.shape[0]), rows):
+            Z = self.rows.features(changed[lo:lo + rows]).astype(np.float64)
+            d = delta[lo:lo + rows]
+            for sign in (1.0, -1.0):
+                pick = xp.nonzero(sign * d > 0)[0]
+                if pick.shape[0]:
+                    with _threads.blas_threads(self.threads):
+                        self.gram = syrk_update(self.gram, Z[pick] * xp.sqrt(xp.abs(d[pick]))[:, None], sign)
         self.weights = w
         self.stats["gram_updates"] += 1
         self._factor(self.gram.copy())
@@ -166,18 +168,20 @@ class PrimalFeatures:
         G *= G.dtype.type(1.0 / self.lam_j)
         self.basis.add_metric(G)
         diag = G[np.diag_indices(self.M)].copy()
+        _mirror(G, to_lower=True)  # the lower triangle keeps a copy: a failed in-place factorisation is undone from it
         threads = self.threads if self.M >= 3000 else 1
         for attempt in range(5):
-            A = G.copy() if attempt < 4 else G
+            if attempt:
+                _mirror(G, to_lower=False)
             # a ridge of 1e-7, 1e-6, … of the mean diagonal: the float32 Gram is PSD only up to rounding
             ridge = 0.0 if attempt == 0 and G.dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
-            A[np.diag_indices(self.M)] = diag + A.dtype.type(ridge)
+            G[np.diag_indices(self.M)] = diag + G.dtype.type(ridge)
             try:
                 with _threads.blas_threads(threads):
                     if xp is np:
-                        self.factor = scipy.linalg.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
+                        self.factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True, check_finite=False)
                     else:  # pragma: no cover - GPU
-                        self.factor = xp.linalg.cholesky(xp.triu(A) + xp.triu(A, 1).T)
+                        self.factor = xp.linalg.cholesky(xp.triu(G) + xp.triu(G, 1).T)
                 return
             except np.linalg.LinAlgError:
                 continue
@@ -324,41 +328,41 @@ class RandomBasis:
 
 
 class NystromBasis:
-    """Nyström features ψ(x) = k(x, C) on seeded training rows C, R = K_CC (a model is a kernel expansion)."""
+    """Nyström features ψ(x) = k(x, C) on seeded training rows C, R = K_CC (a model is a kernel expansion).
+
+    R is kept as its upper Cholesky factor U (R = UᵀU, float64) alone: Rv = Uᵀ(Uv), R⁻¹v by two
+    triangular solves, and R itself is added into the preconditioner a band at a time.
+    """
 
     kind = "nystrom"
 
     def __init__(self, problem, memory_bytes, threads):
-        import scipy.linalg
-
         xp = problem.xp
         self.problem = problem
         self.dtype = problem.dtype
         self.centers = choose_centers(problem, problem.features.count)
         self.C = _rows.dense(problem.X, xp.asarray(self.centers), xp, self.dtype)
         self.M = self.C.shape[0]
-        R, self.jitter = center_metric(problem.kernel, self.C)
-        self.R = R
-        self.R_factor = scipy.linalg.cho_factor(to_numpy(R), lower=False, check_finite=False)
+        self.U, self.jitter = center_factor(problem.kernel, self.C)
         self.rows = NystromRows(problem.kernel, problem.X, self.C, dtype=self.dtype, memory_bytes=memory_bytes,
                                 threads=threads)
 
     def metric_product(self, v):
-        return self.R @ v
+        return self.U.T @ (self.U @ v)
 
     def metric_solve(self, v):
-        import scipy.linalg
+        from kopt.linalg import solve_triangular
 
-        return self.problem.xp.asarray(scipy.linalg.cho_solve(self.R_factor, to_numpy(v), check_finite=False))
+        return solve_triangular(self.U, solve_triangular(self.U, v, lower=False, trans="T"), lower=False)
 
     def add_metric(self, G):
-        G += self.R.astype(G.dtype)
+        add_center_kernel(self.problem.kernel, self.C, G, self.jitter)
 
     def decision_function(self, X, theta):
         xp = self.problem.xp
         out = xp.empty((X.shape[0], theta.shape[1]), dtype=np.float64)
         coef = theta.astype(self.dtype)
-        for lo, hi in _rows.chunks(X.shape[0], max(1, (1 << 22) // max(1, self.M))):
+        for lo, hi in _rows.chunks(X.shape[0], max(1, (1 << 20) // max(1, self.M))):
             out[lo:hi] = self.problem.kernel.exact(_rows.dense(X, slice(lo, hi), xp, self.dtype), self.C) @ coef
         return out
 
@@ -367,6 +371,21 @@ class NystromBasis:
         if coef.shape[1] == 1:
             coef = coef[:, 0]
         return KernelExpansion({"support": to_numpy(self.C), "coef": coef}, {"nystrom_jitter": self.jitter})
+
+
+def _mirror(G, to_lower, band=256):
+    """Copy G's strict upper triangle onto its lower one (or back), a band of columns at a time."""
+    M = G.shape[0]
+    for lo in range(0, M, band):
+        hi = min(M, lo + band)
+        D = G[lo:hi, lo:hi]
+        strict = np.tril_indices(hi - lo, -1)
+        if to_lower:
+            G[hi:, lo:hi] = G[lo:hi, hi:].T
+            D[strict] = D.T[strict]
+        else:
+            G[lo:hi, hi:] = G[hi:, lo:hi].T
+            D.T[strict] = D[strict]
 
 
 def _constant_curvature(loss, Y):
