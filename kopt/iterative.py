@@ -226,8 +226,16 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
     def save():
         return solver.save(state)
 
-    t, last = start, None
-    for t in range(start + 1, T + 1):
+    def due(t):
+        return bool(check_every and t % check_every == 0) or t == T
+
+    t, last, done = start, None, False
+    if start and due(start):
+        # resumed from a checked iteration: the uninterrupted run judged this very state there (and
+        # may have stopped: converged, diverged), so the resumed run judges it first
+        last = solver.check(state, check_rows)
+        done = tracker.judge(start, last)
+    for t in range(start + 1, (start if done else T) + 1):
         try:
             step = solver.step(state, t) or Step()
         except Diverged as exc:
@@ -236,7 +244,7 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
         if step.objective is not None and not math.isfinite(step.objective):
             tracker.diverged(t, f"the objective estimate is {step.objective}")
             break
-        due_check = (check_every and t % check_every == 0) or t == T
+        due_check = due(t)
         due_holdout = holdout is not None and (t % holdout_every == 0 or t == T)
         record = {"objective": step.objective, "dual": step.dual, "rows": step.rows, **step.extra}
         if due_check or due_holdout:

@@ -1,4 +1,7 @@
-"""Checks for solver plugins: an interrupted and resumed run ends where an uninterrupted one ends."""
+"""Checks for solver plugins: an interrupted and resumed run ends where an uninterrupted one ends.
+
+The whole solver contract, resume included, is :func:`kopt.testing.check_solver`.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -38,7 +41,7 @@ def interrupt_at(iteration: int):
 def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
     """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed; compare bit for bit.
 
-    ``spec`` must checkpoint (``output.checkpoint_every`` > 0 is set here when missing).
+    ``spec`` must checkpoint (``output.checkpoint_every`` is set to ``stop_at + 1`` when missing or 0).
     The runs write to ``out_dir``/full and ``out_dir``/cut (``out_dir``: a str or a Path).
     Returns ``(full, resumed)`` results; raises AssertionError if any model array differs.
     """
@@ -50,7 +53,8 @@ def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
         s = copy.deepcopy(spec)
         s.setdefault("output", {})
         s["output"]["dir"] = str(out_dir / sub)
-        s["output"].setdefault("checkpoint_every", max(1, stop_at + 1))
+        if not s["output"].get("checkpoint_every"):  # missing or 0 (off): a resume needs a checkpoint
+            s["output"]["checkpoint_every"] = max(1, stop_at + 1)
         return s
 
     full = kopt.solve(with_dir("full"), data=data)

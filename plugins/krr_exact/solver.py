@@ -77,10 +77,15 @@ class ExactKRR(IterativeSolver):
         return problem.kernel.exact(Xd, state["X"]) @ state["alpha"]
 
     def save(self, state):
-        return {}
+        # after the solve, α is the answer: a run interrupted there resumes with it (and its scores)
+        return {} if state["alpha"] is None else {"alpha": to_numpy(state["alpha"])}
 
     def load(self, problem, saved):
-        return self.init(problem)
+        state = self.init(problem)
+        if "alpha" in saved:
+            state["alpha"] = problem.xp.asarray(saved["alpha"], dtype=np.float64)
+            state["scores"] = problem.kernel.exact(state["X"], state["X"]) @ state["alpha"]
+        return state
 
     def finish(self, state):
         predictor = KernelExpansion({"support": to_numpy(state["X"]), "coef": to_numpy(state["alpha"])}, {})
