@@ -335,7 +335,8 @@ class _Stopping:
                 raise KoptError(
                     f"solver {self.solver.name!r}: the duality gap is negative at iteration {t} (P - D = {check.gap:.6g}, "
                     f"relative {rel:.3g}): the primal is below the dual, which weak duality forbids. The conjugate "
-                    f"or its box of loss {loss.name!r} is wrong (kopt.testing.check_loss finds which)")
+                    f"or its box of loss {loss.name!r} is wrong (kopt.testing.check_loss finds which), or the solver's "
+                    "dual objective is")
             if self.tol > 0 and rel <= self.tol:
                 self.status = "converged"
                 return True

@@ -19,7 +19,7 @@ import numpy as np
 from ..components import Solver
 from ..errors import ConvergenceWarning
 from ..hookspecs import hookimpl
-from .solvers import check_resume
+from .solvers import resume_runs
 
 #: the parts of the contract :func:`check_solver` checks, in order
 SOLVER_CHECKS = ("interface", "spec", "solve", "status", "certificate", "trace", "predict", "model_file", "state",
@@ -132,25 +132,22 @@ def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             try:
-                full, resumed = check_resume(spec, data, stop_at=k, out_dir=out_dir / "resume")
-            except KeyboardInterrupt:
-                raise
+                full, resumed = resume_runs(spec, data, stop_at=k, out_dir=out_dir / "resume")
+            except AssertionError as exc:
+                fail("resume", str(exc))
             except Exception as exc:
-                if "resume" in skip:
-                    full = None
-                else:
-                    what = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
-                    fail("resume", f"{what}. Interrupted at iteration {k} and resumed, the run must end where an "
-                                   "uninterrupted one ends: save() must return everything load() needs to continue, "
-                                   "and per-iteration randomness must come from problem.rng(stream, t)")
-        if "reproducible" not in skip and full is not None:
+                fail("resume", f"interrupted at iteration {k}, stopping or resuming raised {type(exc).__name__}: {exc}")
+        if "reproducible" not in skip:
             for text in _same_model(result, full, "a second run of the same spec"):
                 fail("reproducible", text + "; the same spec and seed must give the same model: draw randomness "
                                             "from problem.rng, and sum threads' partial results in a fixed order")
             ran.append("reproducible")
         if "resume" not in skip:
-            for text in _same_outcome(full, resumed):
-                fail("resume", text)
+            for text in [*_same_model(full, resumed, f"interrupted at iteration {k} and resumed, the run"),
+                         *_same_outcome(full, resumed)]:
+                fail("resume", text + ". A resumed run must end where the uninterrupted one ends: save() returns "
+                                      "everything load() needs to continue, and randomness comes from "
+                                      "problem.rng(stream, t)")
             ran.append("resume")
     return SolverCheck(tuple(ran), spec, result, resumed)
 
@@ -401,13 +398,13 @@ def _predict_problems(spec, r, data):
         return
     n = X.shape[0]
     pre = r.model.preprocessor
-    n_out = r.model.loss.n_outputs(len(pre.classes) if getattr(pre, "classes", None) is not None else 1)
-    ok = scores.shape in ((n,), (n, n_out)) or (scores.ndim == 2 and scores.shape[0] == n and scores.shape[1] > 1)
-    if not ok:
-        yield (f"decision_function gave shape {scores.shape} for {n} rows; expected ({n},) or ({n}, C) "
-               "(one score per row, or one per class)")
+    classes = getattr(pre, "classes", None)
+    shapes = [(n, len(classes))] if pre.target == "multiclass" else [(n,), (n, 1)]
+    if scores.shape not in shapes:
+        yield (f"the model's decision_function gave shape {scores.shape} for {n} rows; expected "
+               f"{' or '.join(map(str, shapes))} (one score per row, or one per class)")
     elif not np.all(np.isfinite(scores)):
-        yield "decision_function gave non-finite scores"
+        yield "the model's decision_function gave non-finite scores"
     if np.shape(labels)[:1] != (n,):
         yield f"predict gave shape {np.shape(labels)} for {n} rows"
 

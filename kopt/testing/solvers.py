@@ -45,6 +45,21 @@ def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
     The runs write to ``out_dir``/full and ``out_dir``/cut (``out_dir``: a str or a Path).
     Returns ``(full, resumed)`` results; raises AssertionError if any model array differs.
     """
+    full, resumed = resume_runs(spec, data, stop_at=stop_at, out_dir=out_dir)
+    a, b = full.model.predictor.arrays, resumed.model.predictor.arrays
+    assert a.keys() == b.keys(), f"model arrays differ in names: {sorted(a)} vs {sorted(b)}"
+    for key in a:
+        if not np.array_equal(np.asarray(a[key]), np.asarray(b[key])):
+            raise AssertionError(f"resumed run differs from the uninterrupted run in model array {key!r}")
+    assert full.n_iter == resumed.n_iter, f"n_iter {full.n_iter} uninterrupted vs {resumed.n_iter} resumed"
+    return full, resumed
+
+
+def resume_runs(spec: dict, data=None, *, stop_at: int, out_dir):
+    """The runs of :func:`check_resume`, uncompared: ``(full, resumed)``.
+
+    Raises AssertionError only when the solver ignores the stop request.
+    """
     import kopt
 
     out_dir = Path(out_dir)
@@ -66,11 +81,4 @@ def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
             pass
         else:
             raise AssertionError(f"the solver ignored the stop request at iteration {stop_at} (did it check run.report?)")
-    resumed = kopt.solve(cut, data=data, resume=True)
-    a, b = full.model.predictor.arrays, resumed.model.predictor.arrays
-    assert a.keys() == b.keys(), f"model arrays differ in names: {sorted(a)} vs {sorted(b)}"
-    for key in a:
-        if not np.array_equal(np.asarray(a[key]), np.asarray(b[key])):
-            raise AssertionError(f"resumed run differs from the uninterrupted run in model array {key!r}")
-    assert full.n_iter == resumed.n_iter, f"n_iter {full.n_iter} uninterrupted vs {resumed.n_iter} resumed"
-    return full, resumed
+    return full, kopt.solve(cut, data=data, resume=True)
