@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..fileio import follow_umask
+
 CACHE_FORMAT = "kopt-data-cache"
 #: bump when a reader's output for the same options changes
 CACHE_VERSION = 1
@@ -100,6 +102,7 @@ def store(paths, options: dict, X, y, meta: dict):
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
+        follow_umask(tmp, directory=True)  # mkdtemp makes it 0700
     except OSError as exc:
         warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
         return None
