@@ -122,7 +122,7 @@ class ProgressBar:
         self.last_draw = now
         self._draw(run, record)
 
-    def line(self, run, record) -> str:
+    def line(self, run, record, final=False) -> str:
         total = run.total_iterations
         it = f"{record.iteration}/{total}" if total else str(record.iteration)
         parts = [f"it {it}"]
@@ -134,20 +134,20 @@ class ProgressBar:
         if st["rows_per_s"]:
             parts.append(f"{st['rows_per_s']:,.0f} rows/s")
         parts.append(_duration(record.elapsed))
-        if st["eta_s"] is not None and record.iteration < (total or 0):
+        if not final and st["eta_s"] is not None and record.iteration < (total or 0):
             parts.append(f"ETA {_duration(st['eta_s'])}")
         return "  ".join(parts)
 
-    def _draw(self, run, record):
+    def _draw(self, run, record, final=False):
         if self.mode == "tty":
             bar = ""
             total = run.total_iterations
             if total:
                 frac = min(1.0, record.iteration / total)
                 bar = "[" + "#" * int(frac * 20) + "." * (20 - int(frac * 20)) + "] "
-            self.stream.write("\r" + bar + self.line(run, record) + "\033[K")
+            self.stream.write("\r" + bar + self.line(run, record, final) + "\033[K")
         else:
-            self.stream.write("kopt: " + self.line(run, record) + "\n")
+            self.stream.write("kopt: " + self.line(run, record, final) + ("  (end)" if final else "") + "\n")
         self.stream.flush()
         self.shown = True
 
@@ -158,7 +158,7 @@ class ProgressBar:
                 self.stream.write("\n")
                 self.stream.flush()
         elif self.last is not None and self.last_draw is not None:
-            self._draw(run, self.last)  # the final state, so a log always ends with the last iteration
+            self._draw(run, self.last, final=True)  # the final state, so a log always ends with the last iteration
 
 
 class JsonLog:
@@ -212,7 +212,7 @@ class JsonLog:
     def kopt_run_end(self, run, result):
         out = {"event": "end" if result is not None else "interrupted", "time": time.time()}
         if self.last is not None:
-            out.update({k: v for k, v in self._record(run, self.last).items() if k not in ("event", "time")})
+            out.update({k: v for k, v in self._record(run, self.last).items() if k not in ("event", "time", "eta_s")})
         if result is not None:
             out.update(iterations=result.n_iter, success=result.success, message=result.message,
                        objective=result.objective, gap=result.gap, metrics=result.metrics,
