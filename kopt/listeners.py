@@ -60,17 +60,14 @@ class _Rate:
     """Iterations and rows per second over this session (a resumed run's earlier time excluded)."""
 
     def __init__(self):
-        self.first = None  # (iteration, elapsed) of the first record seen
         self.rows = 0
 
     def update(self, record):
         self.rows += record.rows
-        if self.first is None:
-            self.first = (record.iteration - 1, record.elapsed - 1e-9)
 
     def stats(self, run, record) -> dict:
-        it0, t0 = self.first
-        dt = max(record.elapsed - t0, 1e-9)
+        it0 = getattr(run, "start_iteration", 0) or 0
+        dt = max(record.elapsed - (getattr(run, "elapsed_before", 0.0) or 0.0), 1e-9)
         out = {"rows_per_s": self.rows / dt if self.rows else None, "eta_s": None}
         total = run.total_iterations
         done = record.iteration - it0
