@@ -361,7 +361,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
         if issubclass(category, ConvergenceWarning) and ": " in text:
             solver, _, why = text.partition(": ")
-            text = f"{solver} stopped before converging: {why}"
+            text = f"{solver} {why}" if why.startswith("stopped") else f"{solver} stopped before converging: {why}"
         stream.write(f"kopt: warning: {text}\n")
     else:
         stream.write(warnings.formatwarning(message, category, filename, lineno, line))
