@@ -126,6 +126,32 @@ def _log_every(text):
         raise argparse.ArgumentTypeError(f"expected seconds ('10s') or iterations ('500it'), got {text!r}") from None
 
 
+def _cwd_paths(overrides):
+    """``--set data.train=FILE`` / ``data.test=FILE`` with a relative path mean a file in the current folder
+    (a spec file's own paths are relative to the spec, which for a packaged spec is inside the package)."""
+    import yaml
+
+    out = []
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if sep and key.strip() in ("data.train", "data.test"):
+            try:
+                value = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                value = None
+
+            def fix(v):
+                if isinstance(v, str) and v and not v.startswith(("$", "~")) and not os.path.isabs(v):
+                    return os.path.abspath(v)
+                return v
+
+            if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                fixed = [fix(v) for v in value] if isinstance(value, list) else fix(value)
+                item = f"{key}={json.dumps(fixed)}"
+        out.append(item)
+    return out
+
+
 def check_extras(spec):
     """Optional dependencies a valid spec needs: output.plot needs matplotlib (the ``plot`` extra)."""
     import importlib.util
@@ -156,7 +182,7 @@ def cmd_solve(args):
     from .spec import load_spec
     from .specfiles import resolve_spec_arg
 
-    overrides = list(args.overrides)
+    overrides = _cwd_paths(args.overrides)
     if args.out:
         overrides.append(f"output.dir={args.out}")
     if args.plot:
@@ -228,7 +254,7 @@ def cmd_validate(args):
     failed = 0
     for arg in args.spec:
         try:
-            spec = load_spec(resolve_spec_arg(arg), args.overrides)
+            spec = load_spec(resolve_spec_arg(arg), _cwd_paths(args.overrides))
             check_extras(spec)
         except KoptError as exc:
             if len(args.spec) == 1:

@@ -206,3 +206,9 @@ def test_bad_log_every_is_a_usage_error(capsys):
 
 def test_specs_dir_of_a_checkout():
     assert specfiles.specs_dir() == REPO / "specs"
+
+
+def test_set_data_train_is_relative_to_the_current_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "huber_higgs", "--set", "data.train=HIGGS.csv.gz", "--resolved"]) == 0
+    assert f"train: {tmp_path / 'HIGGS.csv.gz'}" in capsys.readouterr().out
