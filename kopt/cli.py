@@ -317,6 +317,7 @@ def cmd_predict(args):
     model = load_model(args.model)
     opts = dict(model.spec.get("data", {}))
     opts.pop("max_rows", None)
+    opts.update(_preset_read_options(opts))
     if args.format:
         opts["format"] = args.format
     opts["n_features"] = model.n_features_in
@@ -338,6 +339,20 @@ def cmd_predict(args):
     elif args.out:
         print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
     return 0
+
+
+def _preset_read_options(data):
+    """The parse options of the preset a model was trained on (label column, format, n_features)."""
+    if not data.get("source"):
+        return {}
+    from .data.presets import FilePreset
+    from .plugins import registry
+
+    try:
+        cls = registry().get("dataset", data["source"])
+    except KoptError:
+        return {}
+    return dict(cls.read) if issubclass(cls, FilePreset) else {}
 
 
 def _write_predictions(columns, out):

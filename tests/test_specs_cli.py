@@ -212,3 +212,25 @@ def test_set_data_train_is_relative_to_the_current_folder(tmp_path, monkeypatch,
     monkeypatch.chdir(tmp_path)
     assert main(["validate", "huber_higgs", "--set", "data.train=HIGGS.csv.gz", "--resolved"]) == 0
     assert f"train: {tmp_path / 'HIGGS.csv.gz'}" in capsys.readouterr().out
+
+
+def test_predict_reads_data_with_the_presets_layout(seeded_data, tmp_path, monkeypatch, capsys):
+    """A model trained on a preset (cal_housing: target in the last column) scores a file of that layout."""
+    spec = {"name": "c", "data": {"source": "cal_housing", "max_rows": 800, "standardize_target": True},
+            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+                      "regularizer": {"name": "l2", "lambda": 1e-3}, "features": {"dtype": "float64"}},
+            "solver": {"name": "krr_exact"}, "backend": "numpy", "output": {"dir": str(tmp_path / "out")}}
+    rmse = kopt.solve(spec, write=True).metrics["rmse"]
+    lines = lzma_lines(seeded_data / "cal_housing" / "cal_housing.data.xz", 1000)
+    (tmp_path / "rows.csv").write_text("".join(lines[800:]))
+    assert main(["predict", str(tmp_path / "out" / "model.json"), str(tmp_path / "rows.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    got = float(re.search(r"rmse ([0-9.e+]+)", capsys.readouterr().err).group(1))
+    assert 0.5 * rmse < got < 2 * rmse  # dollars, like the training report (not longitude as a target)
+
+
+def lzma_lines(path, n):
+    import lzma
+
+    with lzma.open(path, "rt") as fh:
+        return [next(fh) for _ in range(n)]
