@@ -80,8 +80,8 @@ class FilePreset(DatasetPreset):
         else:
             paths = [local(r) for r in _as_list(lay["train"])]
             train = paths[0] if len(paths) == 1 else paths
-            for remote in _as_list(lay.get("extra")):  # companions (MNIST labels) sit beside the files
-                local(remote)
+        for remote in _as_list(lay.get("extra")):
+            local(remote)
         spec.update(self.read)
         spec["train"] = train
         if not any(spec.get(k) for k in SPLIT_KEYS) and self.options.get("test_set", True):
