@@ -49,6 +49,12 @@ class FilePreset(DatasetPreset):
     origin: ClassVar[str] = ""
     params = dict(TEST_SET_PARAM)
 
+    def option(self, key, default=None):
+        """An option's value (``options`` is a dict or a typed options object, whichever the core builds)."""
+        o = self.options
+        value = o.get(key, default) if isinstance(o, dict) else getattr(o, key, default)
+        return default if value is None else value
+
     def layout(self) -> dict:
         """The files with the preset's current options (override when options choose files)."""
         return self.files
@@ -84,7 +90,7 @@ class FilePreset(DatasetPreset):
             local(remote)
         spec.update(self.read)
         spec["train"] = train
-        if not any(spec.get(k) for k in SPLIT_KEYS) and self.options.get("test_set", True):
+        if not any(spec.get(k) for k in SPLIT_KEYS) and self.option("test_set", True):
             if lay.get("test") is not None:
                 spec["test"] = local(lay["test"])
             else:

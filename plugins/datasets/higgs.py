@@ -48,7 +48,7 @@ class Higgs(FilePreset):
 
     def resolve(self, data_spec):
         spec = super().resolve(data_spec)
-        rows = self.options.get("rows")
+        rows = self.option("rows")
         if rows:
             spec["max_rows"] = min(rows, spec.get("max_rows") or rows)
         return spec

@@ -44,7 +44,7 @@ class Mnist(FilePreset):
         return [{"subset": "10k"}, {"subset": "full"}]
 
     def layout(self):
-        if self.options.get("subset", "10k") == "full":
+        if self.option("subset", "10k") == "full":
             return {"train": sources.MNIST_TRAIN_IMAGES, "test": sources.MNIST_T10K_IMAGES,
                     "extra": [sources.MNIST_TRAIN_LABELS, sources.MNIST_T10K_LABELS]}
         return {"train": sources.MNIST_T10K_IMAGES, "extra": [sources.MNIST_T10K_LABELS]}
