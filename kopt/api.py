@@ -19,7 +19,7 @@ from .errors import ConvergenceWarning, DataError
 from .listeners import Checkpointer, TraceRecorder, progress_listeners
 from .model import Model
 from .plugins import registry
-from .problem import Problem
+from .problem import FeatureSpec, Problem
 from .result import Result
 from .run import RunContext, interrupt_guard
 from .spec import Spec, load_spec
@@ -43,7 +43,7 @@ def build_kernel(spec: Spec, X):
 
 def _one_vs_rest(spec: Spec) -> bool:
     """Whether the spec's solver trains binary losses one-vs-rest on multiclass labels."""
-    return bool(getattr(registry().get("solver", spec["solver"]["name"]), "one_vs_rest", False))
+    return registry().get("solver", spec["solver"]["name"]).one_vs_rest
 
 
 def assemble(spec: Spec, data=None, backend=None) -> Problem:
@@ -80,7 +80,7 @@ def assemble(spec: Spec, data=None, backend=None) -> Problem:
         y = xp.asarray(y)
     n_classes = len(pre.classes) if pre.classes is not None else 1
     return Problem(spec=spec, X=X, y=y, loss=loss, kernel=kernel, regularizer=regularizer, form=spec["model"]["form"],
-                   backend=backend, preprocessor=pre, seed=spec["seed"], features=dict(spec["model"]["features"]),
+                   backend=backend, preprocessor=pre, seed=spec["seed"], features=FeatureSpec(**spec["model"]["features"]),
                    X_test=X_test, y_test_raw=ds.y_test, n_classes=n_classes,
                    info={"train": source, "test": ds.info.get("test"), "raw_X_test": ds.X_test})
 
@@ -131,25 +131,21 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         if run.interrupted:
             reg.pm.hook.kopt_run_end(run=run, result=None)
             raise KeyboardInterrupt
-        model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
-                      backend=backend, info={"solver": sname, "n_iter": out.n_iter, **_jsonable(out.info)})
+        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info)}
         t2 = time.perf_counter()
-        metrics = {}
-        if problem.info["raw_X_test"] is not None and problem.y_test_raw is not None:
-            from .metrics import evaluate
-
-            scores = model.decision_function(problem.info["raw_X_test"])
-            metrics = evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor)
+        metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
+                                                 kernel=problem.kernel, loss=problem.loss, backend=backend))
         t_pred = time.perf_counter() - t2
+        model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
+                      backend=backend, info={**info, "metrics": metrics})
         if not out.success:
             warnings.warn(f"{sname}: {out.message}", ConvergenceWarning, stacklevel=2)
         timings = {"load_s": t_load, "fit_s": fit_s, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
                    "this_session_fit_s": t_fit}
-        result = Result(model=model, objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter,
-                        success=out.success, message=out.message, metrics=metrics, trace=tracer.trace,
-                        timings=timings, info=dict(out.info))
-        model.info["metrics"] = metrics
-        result.report = build_report(spec, problem, result, backend, rss_load)
+        fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
+                      status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
+                      info=dict(out.info))
+        result = Result(model=model, report=build_report(spec, problem, fields, backend, rss_load), **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
@@ -157,6 +153,17 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if write:
         write_outputs(spec, result)
     return result
+
+
+def holdout_metrics(problem, model) -> dict:
+    """The final test metrics: every test row scored through the model (standardisation included)."""
+    raw = problem.info.get("raw_X_test")
+    if raw is None or problem.y_test_raw is None:
+        return {}
+    from .metrics import evaluate
+
+    scores = model.decision_function(raw)
+    return evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor)
 
 
 def _jsonable(d):
@@ -169,7 +176,7 @@ def _jsonable(d):
     return out
 
 
-def build_report(spec, problem, result, backend, rss_load):
+def build_report(spec, problem, result: dict, backend, rss_load):
     import scipy
 
     from . import __version__
@@ -184,18 +191,19 @@ def build_report(spec, problem, result, backend, rss_load):
         "seed": spec["seed"],
         "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
                  "n_features": problem.d, "n_test": None if problem.X_test is None else problem.X_test.shape[0]},
-        "kernel": {"name": problem.kernel.name, **problem.kernel.options},
-        "objective": result.objective,
-        "dual": result.dual,
-        "gap": result.gap,
-        "n_iter": result.n_iter,
-        "success": result.success,
-        "message": result.message,
-        "metrics": result.metrics,
-        "timings": result.timings,
+        "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
+        "objective": result["objective"],
+        "dual": result["dual"],
+        "gap": result["gap"],
+        "n_iter": result["n_iter"],
+        "success": result["success"],
+        "message": result["message"],
+        "metrics": result["metrics"],
+        "timings": result["timings"],
         "memory": {"peak_rss_after_load_mb": rss_load, "peak_rss_mb": _peak_rss_mb()},
-        "solver_info": _jsonable(result.info),
-        "trace": result.trace,
+        "status": result["status"],
+        "solver_info": _jsonable(result["info"]),
+        "trace": result["trace"],
     }
 
 

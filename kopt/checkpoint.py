@@ -79,8 +79,3 @@ def read(out_dir, spec_data, solver):
     state["_elapsed"] = meta.get("elapsed", 0.0)
     return state, meta
 
-
-def remove(out_dir):
-    for p in paths(out_dir):
-        if os.path.exists(p):
-            os.unlink(p)

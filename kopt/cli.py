@@ -100,7 +100,20 @@ def build_parser():
     q.add_argument("--features", type=int, nargs="+", default=[4096, 32768])
     q.add_argument("--repeat", type=int, default=3)
     q.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    q.set_defaults(func=lambda a: _lazy("kopt.bench", "features")(a))
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.features", "features")(a))
+    q = bsub.add_parser("peers", help="kopt against scikit-learn on the standard splits, each fit in its own process")
+    q.add_argument("--sets", nargs="+", metavar="SET", help="higgs-12k, ijcnn1, a9a, cal_housing (default: all)")
+    q.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (the median is reported)")
+    q.add_argument("--set-option", action="append", metavar="KEY.PATH=VALUE", help="override kopt's spec (as --set)")
+    q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.peers", "peers")(a))
+    q = bsub.add_parser("joker", help="Joker's seconds per block iteration at papers/004's HIGGS setting vs its floor")
+    q.add_argument("--rows", type=int, default=1_000_000)
+    q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
+    q.add_argument("--batch-size", type=int, default=512)
+    q.add_argument("--iterations", type=int, default=12)
+    q.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.joker", "joker")(a))
     return parser
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from .options import build_options
+
 # JSON-schema fragments shared by components.
 POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 NONNEGATIVE = {"type": "number", "minimum": 0}
@@ -48,7 +50,8 @@ class Component:
     required: ClassVar[tuple] = ()
 
     def __init__(self, **params):
-        self.options = dict(params)
+        #: the parameters as a typed, frozen object (:mod:`kopt.options`), schema defaults filled in
+        self.options = build_options(type(self), params)
 
     @classmethod
     def schema(cls) -> dict:
@@ -66,7 +69,7 @@ class Component:
         return ""
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options.as_dict().items())
         return f"{type(self).__name__}({args})"
 
 
@@ -88,6 +91,11 @@ class Loss(Component):
     has_conjugate: ClassVar[bool] = False
     #: the conjugate's domain is the box intersected with Σ_c v_c = 0 (e.g. softmax)
     conj_sum_zero: ClassVar[bool] = False
+    #: the loss has an offset τ that travels in the label slot and that the solver optimises
+    #: next to f (``unlabeled`` novelty detection); it then implements :meth:`offset_grad`
+    has_offset: ClassVar[bool] = False
+    #: the loss weights its rows (``two_sample`` density ratios); it then implements :meth:`balance_weights`
+    has_balance_weights: ClassVar[bool] = False
 
     def n_outputs(self, n_classes: int) -> int:
         return 1
@@ -152,8 +160,29 @@ class Loss(Component):
         raise NotImplementedError
 
     def prox(self, u, y, step):
-        """argmin_z ℓ(y, z) + (z - u)²/(2 step)."""
+        """argmin_z ℓ(y, z) + (z - u)²/(2 step).
+
+        Raise NotImplementedError when there is none; :func:`kopt.prox.newton_prox` gives one
+        for any loss with ``grad`` and ``curvature``.
+        """
         raise NotImplementedError
+
+    # optional extras, declared by a flag
+    def offset_grad(self, u, tau):
+        """∂ℓ/∂τ at scores ``u`` for the offset ``tau`` (only when :attr:`has_offset`).
+
+        The offset travels in the label slot: ``value(u, tau)`` and ``grad(u, tau)``; a solver
+        steps τ ← τ − γ · mean(offset_grad(u, τ)) and adds −τ to the decision function.
+        """
+        raise NotImplementedError(f"loss {self.name!r} has no offset (has_offset is False)")
+
+    def balance_weights(self, y):
+        """Per-row weights of the training rows with labels ``y`` (only when :attr:`has_balance_weights`).
+
+        A solver multiplies every row's loss and gradient by its weight.  Raise ``ValueError``
+        for labels the weights cannot be formed from.
+        """
+        raise NotImplementedError(f"loss {self.name!r} has no row weights (has_balance_weights is False)")
 
     @classmethod
     def supports(cls):
@@ -179,6 +208,8 @@ class Kernel(Component):
     bandwidth_metric: ClassVar[str | None] = "l2"
     #: inputs the kernel accepts: "real", or a restriction such as "nonnegative"
     input_domain: ClassVar[str] = "real"
+    #: k(x, x') = xᵀx' on the raw inputs: solvers working in coordinates use the input features themselves
+    linear_input_features: ClassVar[bool] = False
 
     def check_input(self, X):
         """Raise :class:`kopt.errors.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
@@ -195,6 +226,19 @@ class Kernel(Component):
     def features(self, X, params: dict, out=None):
         raise NotImplementedError
 
+    # the feature engine's fast path (optional: the defaults fall back on ``features``)
+    def prepare_rows(self, X):
+        """Per-row transform computed once per row chunk and shared by every feature block (default: ``X``)."""
+        return X
+
+    def raw_features(self, P, params: dict, out=None):
+        """``(Z, scale)``: the block's features are ``scale * Z`` for rows ``P = prepare_rows(X)``.
+
+        ``Z`` is an ``(n, F)`` array or a tuple of C-contiguous pieces laid side by side; the
+        engine folds ``scale`` into its reductions.  Default: ``(features(P, params, out), 1.0)``.
+        """
+        return self.features(P, params, out=out), 1.0
+
     @classmethod
     def supports(cls):
         return "exact, random features" if cls.has_features else "exact only"
@@ -207,9 +251,10 @@ class Regularizer(Component):
     params = {"lambda": {**NONNEGATIVE, "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss)"}}
     required = ("lambda",)
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.lam = float(params["lambda"])
+    @property
+    def lam(self) -> float:
+        """The weight λ (``options.lambda_``) as a float."""
+        return float(self.options.lambda_)
 
     def value(self, w):
         raise NotImplementedError
@@ -236,16 +281,20 @@ class Solver(Component):
     needs_conjugate: ClassVar[bool] = False
     #: "features" (random features), "exact" (kernel matrix), "either", or "none"
     kernel_mode: ClassVar[str] = "features"
+    #: the ``model.features.kind`` values the solver handles ("random": the kernel's sampler; "nystrom")
+    feature_kinds: ClassVar[tuple] = ("random",)
     #: True when the solver trains a binary loss one-vs-rest on labels with more than two classes
     #: (the problem then carries class ids 0..C-1 and the model scores C outputs).
     one_vs_rest: ClassVar[bool] = False
     backends: ClassVar[tuple] = ("numpy", "cupy")
 
-    def check_spec(self, spec: dict):
+    def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.
 
-        Yield ``(key_path, message)`` pairs; key paths are tuples such as
-        ``("solver", "batch_size")``.
+        ``spec`` is the :class:`kopt.spec.Spec`: ``spec["model"]`` etc. are the resolved
+        sections (defaults filled), and ``spec.loss``, ``spec.regularizer`` (instances) and
+        ``spec.kernel_class`` are the components it names.  Yield ``(key_path, message)``
+        pairs; key paths are tuples such as ``("solver", "batch_size")``.
         """
         return ()
 
@@ -285,13 +334,15 @@ class DatasetPreset(Component):
 class Predictor:
     """What a trained model evaluates: arrays + JSON metadata, no pickle.
 
-    Subclasses set ``name`` (stored in the model file to find the class again)
-    and implement ``decision_function``.  ``arrays`` must hold only numeric
+    Subclasses set ``name`` (stored in the model file to find the class again in
+    the registry) and implement ``decision_function``; they are registered through
+    the ``kopt_register_predictors`` hook.  ``arrays`` must hold only numeric
     NumPy arrays; ``meta`` only JSON values.
     """
 
     kind = "predictor"
     name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
 
     def __init__(self, arrays: dict, meta: dict):
         self.arrays = arrays
@@ -307,6 +358,11 @@ class Predictor:
     def predict_extra(self, X, context) -> dict:
         """Additional named outputs (e.g. GP variance); empty by default."""
         return {}
+
+    @classmethod
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
+        return ""
 
 
 KINDS = {

@@ -57,16 +57,27 @@ class BackendError(SpecError):
 
 
 class PluginLoadError(KoptError):
-    """An entry point of the ``kopt`` group failed to import or register."""
+    """An entry point of the ``kopt`` group failed to import or register, or one of its components was refused.
 
-    def __init__(self, entry_point, distribution, error):
+    Attributes: ``entry_point`` (``"name = module"``, or the plugin's name for in-process
+    plugins), ``distribution``, ``error`` (the underlying exception), ``plugin`` (the
+    plugin's name), and ``kind``/``component`` when a single component was refused (e.g. an
+    invalid parameter schema); the plugin's other components are registered then.
+    """
+
+    def __init__(self, entry_point, distribution, error, *, plugin=None, kind=None, component=None):
         self.entry_point = entry_point
         self.distribution = distribution
         self.error = error
-        super().__init__(
-            f"plugin entry point {entry_point!r} (from {distribution}) failed to load: "
-            f"{type(error).__name__}: {error}"
-        )
+        self.plugin = plugin or str(entry_point).split(" = ")[0]
+        self.kind = kind
+        self.component = component
+        if component is None:
+            msg = (f"plugin entry point {entry_point!r} (from {distribution}) failed to load: "
+                   f"{type(error).__name__}: {error}")
+        else:
+            msg = f"plugin {self.plugin!r} (from {distribution}): {kind} {component!r} was not registered: {error}"
+        super().__init__(msg)
 
 
 class ModelFileError(KoptError):

@@ -15,8 +15,7 @@ every block is evaluated into the same buffer and immediately reduced with a
 GEMV (the cos is fused with the following product through the cache).  The
 kernel's constant feature scale (√2 for Fourier features) is applied to the
 reduced vector, not to the buffer.  On NumPy the chunks are spread over a pool
-of threads (``threads``, default: the machine's cores, ``KOPT_THREADS``
-overrides) with per-thread buffers: BLAS and NumPy ufuncs release the GIL, and
+of threads (``threads``, default: :func:`kopt.threads.resolve_threads`) with per-thread buffers: BLAS and NumPy ufuncs release the GIL, and
 BLAS itself is held to one thread meanwhile (threadpoolctl, when installed).
 Each thread owns a fixed, interleaved set of chunks and the partial sums are
 added in thread order, so results do not depend on timing.
@@ -29,13 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import threading
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import threads as _threads
 from .backend import get_namespace
 
 _STREAM = 0x6B6F7074  # "kopt": separates feature draws from other seeded streams
@@ -59,76 +56,6 @@ def block_rng(seed: int, block: int) -> np.random.Generator:
     return np.random.Generator(np.random.Philox(np.random.SeedSequence([int(seed), _STREAM, int(block)])))
 
 
-def default_threads() -> int:
-    """Worker threads for NumPy evaluation: ``KOPT_THREADS`` or the CPU count (at most 8)."""
-    env = os.environ.get("KOPT_THREADS", "").strip()
-    if env:
-        return max(1, int(env))
-    return max(1, min(8, os.cpu_count() or 1))
-
-
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers < workers:
-            _POOL = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kopt-features")
-        return _POOL
-
-
-class _BlasOneThread:
-    """Re-entrant context holding BLAS (threadpoolctl's view of it) to one thread; no-op without threadpoolctl.
-
-    The first entry saves the thread counts and sets 1, the last exit restores them, so
-    nested or concurrent engine calls do not clobber each other; about 10 µs a use.
-    """
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._saved = []
-        self._libs = None
-
-    def _controllers(self):
-        if self._libs is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-
-                self._libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
-            except Exception:  # threadpoolctl missing or unable to inspect the libraries
-                self._libs = []
-        return self._libs
-
-    def __enter__(self):
-        with self._lock:
-            if self._depth == 0:
-                libs = self._controllers()
-                self._saved = [c.get_num_threads() for c in libs]
-                for c in libs:
-                    c.set_num_threads(1)
-            self._depth += 1
-        return self
-
-    def __exit__(self, *exc):
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0:
-                for c, k in zip(self._controllers(), self._saved):
-                    c.set_num_threads(k)
-        return False
-
-
-_BLAS_ONE = _BlasOneThread()
-
-
-def blas_single_thread():
-    """Context manager holding BLAS to one thread while the engine runs (see :class:`_BlasOneThread`)."""
-    return _BLAS_ONE
-
-
 def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
@@ -142,24 +69,21 @@ def _matmul(xp, A, B, out):
 
 
 class _Evaluator:
-    """The kernel's fast path, or its plain ``features`` as a fallback.
+    """The kernel's fast path ``prepare_rows`` / ``raw_features`` (:class:`kopt.components.Kernel`).
 
-    ``raw`` returns ``(parts, scale)``: a tuple of ``(rows, w)`` arrays whose side-by-side
+    The base class defaults fall back on ``features`` (identity rows, scale 1.0).  ``raw``
+    returns ``(parts, scale)``: a tuple of ``(rows, w)`` arrays whose side-by-side
     concatenation, times ``scale``, is the block.
     """
 
     def __init__(self, kernel):
         self.kernel = kernel
-        self.fast = hasattr(kernel, "raw_features") and hasattr(kernel, "prepare_rows")
 
     def prepare(self, X):
-        return self.kernel.prepare_rows(X) if self.fast else X
+        return self.kernel.prepare_rows(X)
 
     def raw(self, P, params, out):
-        if self.fast:
-            Z, scale = self.kernel.raw_features(P, params, out=out)
-        else:
-            Z, scale = self.kernel.features(P, params, out=out), 1.0
+        Z, scale = self.kernel.raw_features(P, params, out=out)
         return (Z if isinstance(Z, tuple) else (Z,)), scale
 
 
@@ -183,11 +107,14 @@ class FeatureMap:
     xp : module
         numpy or cupy.
     cache_blocks : int
-        Blocks of parameters kept on the device (least recently used are dropped).
+        Blocks of parameters kept on the device: the first ``cache_blocks`` blocks met are kept
+        for good (solvers sweep their blocks cyclically, where a least-recently-used cache
+        smaller than the sweep misses every time and keeping the first ones met hits
+        cache/m of them, the most any cache of that size can); 0 regenerates every use.
     row_chunk : int
         Upper bound on the rows evaluated at once (NumPy picks cache-sized chunks below it).
     threads : int, optional
-        NumPy worker threads (default :func:`default_threads`).
+        NumPy worker threads (default :func:`kopt.threads.resolve_threads`).
     """
 
     def __init__(self, kernel, n_in, *, seed, block_size=512, count=None, dtype="float32", xp=np, cache_blocks=0,
@@ -201,8 +128,8 @@ class FeatureMap:
         self.n_blocks = math.ceil(count / self.block_size) if count else None
         self.cache_blocks = int(cache_blocks)
         self.row_chunk = max(1, int(row_chunk))
-        self.threads = int(threads) if threads else default_threads()
-        self._cache = OrderedDict()
+        self.threads = _threads.resolve_threads(threads)
+        self._cache = {}
         self._lock = threading.Lock()
         self._eval = _Evaluator(kernel)
 
@@ -218,19 +145,16 @@ class FeatureMap:
     def block_params(self, j: int) -> dict:
         """Block ``j``'s parameters on the device, floats in ``dtype`` (regenerated unless cached)."""
         j = int(j)
-        with self._lock:
-            p = self._cache.get(j)
-            if p is not None:
-                self._cache.move_to_end(j)
-                return p
+        p = self._cache.get(j)
+        if p is not None:
+            return p
         host = self.host_params(j)
         p = {k: self.xp.asarray(np.asarray(v, dtype=self.dtype) if np.asarray(v).dtype.kind == "f" else v)
              for k, v in host.items()}
-        if self.cache_blocks > 0:
+        if len(self._cache) < self.cache_blocks:
             with self._lock:
-                self._cache[j] = p
-                while len(self._cache) > self.cache_blocks:
-                    self._cache.popitem(last=False)
+                if len(self._cache) < self.cache_blocks:
+                    p = self._cache.setdefault(j, p)
         return p
 
     # -- single blocks and small dense maps ---------------------------------
@@ -454,11 +378,8 @@ class FeatureMap:
         The limit matters on one thread too: OpenBLAS spreads a (256 × 29) @ (29 × 256) GEMM over
         its own threads, which measured 30x slower than one thread on a loaded 2-core machine.
         """
-        with blas_single_thread() if big and self.xp is np else contextlib.nullcontext():
-            if workers == 1:
-                return [work(0)]
-            futures = [_pool(workers).submit(work, t) for t in range(workers)]
-            return [f.result() for f in futures]
+        with _threads.blas_threads(1) if big and self.xp is np else contextlib.nullcontext():
+            return _threads.parallel_map(work, range(workers), workers)
 
     def _workers(self, n, features, n_chunks):
         if self.xp is not np or self.threads <= 1 or n * features < MIN_PARALLEL:

@@ -2,7 +2,9 @@
 
 Registration hooks are called once, when the plugin manager loads; each gets a
 ``register`` callback that takes a component class (a subclass of one of the
-bases in :mod:`kopt.components`).  Run-time hooks are called by the run
+bases in :mod:`kopt.components`).  ``register`` refuses a class of the wrong kind
+and a component whose parameter schema is not a valid JSON schema (the refusal
+is recorded in ``registry().errors`` and listed by ``kopt plugins``).  Run-time hooks are called by the run
 machinery (:mod:`kopt.run`); kopt's own progress bar, report trace and
 checkpoints are implemented as run-time hook implementations too.
 
@@ -40,8 +42,16 @@ def kopt_register_regularizers(register):
 
 @hookspec
 def kopt_register_solvers(register):
-    """Register solver classes (:class:`kopt.components.Solver`) and the
-    :class:`kopt.components.Predictor` classes their models are made of."""
+    """Register solver classes (:class:`kopt.components.Solver`)."""
+
+
+@hookspec
+def kopt_register_predictors(register):
+    """Register the predictor classes models are made of (:class:`kopt.components.Predictor`).
+
+    A model file names its predictor; loading it looks the name up among the registered
+    predictors, so a solver with its own predictor class registers it here too.
+    """
 
 
 @hookspec

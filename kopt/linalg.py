@@ -73,3 +73,8 @@ def cho_solve(L, b):
     sl = _scipy_linalg(get_namespace(L))
     z = sl.solve_triangular(L, b, lower=True)
     return sl.solve_triangular(L, z, lower=True, trans="T")
+
+
+def solve_triangular(L, b, *, lower=True, trans="N"):
+    """Solve L x = b (``trans="T"``: Lᵀ x = b) for a triangular ``L`` on NumPy or CuPy."""
+    return _scipy_linalg(get_namespace(L)).solve_triangular(L, b, lower=lower, trans=trans)

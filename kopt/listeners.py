@@ -34,7 +34,6 @@ class Checkpointer:
         self.spec_data = spec_data
         self.solver = solver
         self.tracer = tracer
-        self.written = None
 
     @hookimpl(trylast=True)  # after every other listener, which may request a stop
     def kopt_iteration(self, run, record):
@@ -43,7 +42,6 @@ class Checkpointer:
         if run.checkpoint_due(record.iteration) or (run.stop_requested and run.checkpoint_every):
             checkpoint.write(self.out_dir, iteration=record.iteration, state=record.state(), spec_data=self.spec_data,
                              solver=self.solver, trace=self.tracer.trace, elapsed=record.elapsed)
-            self.written = record.iteration
 
 
 def _duration(seconds) -> str:

@@ -8,16 +8,29 @@ def accuracy(y_true, y_pred):
     return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
 
 
+def average_ranks(x):
+    """1-based ranks of ``x`` with ties given their average rank (scipy.stats.rankdata's default)."""
+    x = np.asarray(x, dtype=np.float64)
+    order = np.argsort(x, kind="mergesort")
+    sorted_x = x[order]
+    starts = np.concatenate([[True], sorted_x[1:] != sorted_x[:-1]])
+    group = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    counts = np.diff(np.append(first, x.size))
+    avg = first + (counts + 1) / 2.0  # average of the 1-based positions first+1 … first+count
+    ranks = np.empty(x.size, dtype=np.float64)
+    ranks[order] = avg[group]
+    return ranks
+
+
 def auc(y_pos, scores):
     """ROC AUC from ranks (ties averaged); ``y_pos`` boolean."""
-    from scipy.stats import rankdata
-
     y_pos = np.asarray(y_pos, dtype=bool)
     n1 = int(y_pos.sum())
     n0 = y_pos.size - n1
     if n1 == 0 or n0 == 0:
         return float("nan")
-    r = rankdata(np.asarray(scores, dtype=np.float64))
+    r = average_ranks(scores)
     return float((r[y_pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 

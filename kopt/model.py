@@ -111,8 +111,8 @@ class Model:
             "predictor": self.predictor.name,
             "predictor_meta": self.predictor.meta,
             "preprocessor": self.preprocessor.to_meta(),
-            "kernel": {"name": self.kernel.name, **self.kernel.options},
-            "loss": {"name": self.loss.name, **self.loss.options},
+            "kernel": {"name": self.kernel.name, **self.kernel.options.as_dict()},
+            "loss": {"name": self.loss.name, **self.loss.options.as_dict()},
             "spec": self.spec,
             "seeds": {"seed": self.spec.get("seed"), "features": self.spec["model"]["features"].get("seed")},
             "info": self.info,
@@ -134,7 +134,6 @@ def model_paths(path):
 def load_model(path, backend="numpy") -> Model:
     """Load a model written by :meth:`Model.save` (``path``: the .json, the .npz or their stem)."""
     from .plugins import registry
-    from .predictors import BUILTIN
 
     json_path, npz_path = model_paths(path)
     try:
@@ -162,10 +161,11 @@ def load_model(path, backend="numpy") -> Model:
         raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
     reg = registry()
     name = meta.get("predictor")
-    cls = BUILTIN.get(name) or reg.components["predictor"].get(name, None)
-    if cls is None:
-        raise ModelFileError(f"{json_path}: predictor {name!r} is not registered (is its plugin installed?)")
-    cls = getattr(cls, "cls", cls)
+    entry = reg.components["predictor"].get(name)
+    if entry is None:
+        raise ModelFileError(f"{json_path}: predictor {name!r} is not registered (is its plugin installed?); "
+                             f"registered predictors: {', '.join(reg.names('predictor')) or '(none)'}")
+    cls = entry.cls
     try:
         kernel_meta = dict(meta["kernel"])
         kernel = reg.get("kernel", kernel_meta.pop("name"))(**kernel_meta)

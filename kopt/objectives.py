@@ -7,20 +7,10 @@ For f = Σ α_i k(x_i, ·) (or θ = Σ α_i φ(x_i) with random features) the du
 
 so P(f_α) − D(α) = λ αᵀKα + (1/n) Σ [ℓ(y_i, (Kα)_i) + ℓ*(−λ n α_i)] ≥ 0 by
 Fenchel–Young, with equality exactly at the optimum.  Joker's scaling
-(papers/004: ½‖θ‖² + (1/λ_J) Σ ℓ) is the same problem with λ_J = λ n; see
-:func:`joker_lambda`.
+(papers/004: ½‖θ‖² + (1/λ_J) Σ ℓ) is the same problem with λ_J = λ n; the
+Joker plugin converts (``kopt_plugins.joker.solver.joker_lambda``).
 """
 from __future__ import annotations
-
-
-def joker_lambda(lam: float, n: int) -> float:
-    """λ of papers/004 (½‖θ‖² + (1/λ_J) Σℓ) equivalent to kopt's λ (λ/2‖f‖² + mean ℓ)."""
-    return lam * n
-
-
-def kopt_lambda(lam_joker: float, n: int) -> float:
-    """Inverse of :func:`joker_lambda`."""
-    return lam_joker / n
 
 
 def primal(loss, y, scores, lam, norm_sq):

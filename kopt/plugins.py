@@ -12,20 +12,23 @@ import difflib
 import importlib.metadata as md
 from dataclasses import dataclass, field
 
+import jsonschema
 import pluggy
 
 from . import hookspecs
-from .components import KINDS
+from .components import KINDS, Component
 from .errors import PluginLoadError, UnknownComponentError
 
 GROUP = "kopt"
 
+#: registration hook -> the kind of component its ``register`` callback accepts
 REGISTER_HOOKS = {
-    "kopt_register_losses": ("loss",),
-    "kopt_register_kernels": ("kernel",),
-    "kopt_register_regularizers": ("regularizer",),
-    "kopt_register_solvers": ("solver", "predictor"),
-    "kopt_register_datasets": ("dataset",),
+    "kopt_register_losses": "loss",
+    "kopt_register_kernels": "kernel",
+    "kopt_register_regularizers": "regularizer",
+    "kopt_register_solvers": "solver",
+    "kopt_register_predictors": "predictor",
+    "kopt_register_datasets": "dataset",
 }
 
 
@@ -53,7 +56,8 @@ class Registry:
         try:
             return self.components[kind][name]
         except KeyError:
-            raise unknown_component(kind, name, self.names(kind), path=path, source=source) from None
+            raise unknown_component(kind, name, self.names(kind), path=path, source=source,
+                                    failed=self.errors) from None
 
     def get(self, kind, name, **where):
         return self.entry(kind, name, **where).cls
@@ -76,28 +80,31 @@ class Registry:
 
     # -- internals ---------------------------------------------------------
     def _collect(self, only=None):
-        for hook_name, kinds in REGISTER_HOOKS.items():
+        for hook_name, kind in REGISTER_HOOKS.items():
             caller = getattr(self.pm.hook, hook_name)
             for impl in caller.get_hookimpls():
                 if only is not None and impl.plugin_name != only:
                     continue
                 dist, version = self.origins.get(impl.plugin_name, ("<local>", ""))
-                register = self._make_register(kinds, impl.plugin_name, dist, version)
+                register = self._make_register(hook_name, kind, impl.plugin_name, dist, version)
                 try:
                     impl.function(register=register)
                 except Exception as exc:  # a broken plugin must not break the others
                     self.errors.append(PluginLoadError(impl.plugin_name, dist, exc))
 
-    def _make_register(self, kinds, plugin, dist, version):
+    def _make_register(self, hook_name, kind, plugin, dist, version):
+        base = KINDS[kind]
+
         def register(cls):
-            for kind in kinds:
-                if isinstance(cls, type) and issubclass(cls, KINDS[kind]):
-                    break
-            else:
-                allowed = " or ".join(KINDS[k].__name__ for k in kinds)
-                raise TypeError(f"register() expects a subclass of {allowed}, got {cls!r}")
+            if not (isinstance(cls, type) and issubclass(cls, base)):
+                raise TypeError(_wrong_kind(hook_name, base, cls))
             if not cls.name:
                 raise TypeError(f"{cls.__name__} has no 'name'")
+            problem = schema_problem(cls)
+            if problem is not None:  # refuse this component, keep the plugin's others
+                self.errors.append(PluginLoadError(plugin, dist, problem, plugin=plugin, kind=kind,
+                                                   component=cls.name))
+                return cls
             previous = self.components[kind].get(cls.name)
             if previous is not None and previous.cls is not cls:
                 raise ValueError(
@@ -110,16 +117,80 @@ class Registry:
         return register
 
 
+def _wrong_kind(hook_name, base, cls):
+    msg = f"{hook_name}: register() expects a subclass of {base.__name__}, got {cls!r}"
+    if isinstance(cls, type):
+        right = [h for h, k in REGISTER_HOOKS.items() if issubclass(cls, KINDS[k])]
+        if right:
+            msg += f" (register it through {right[0]})"
+    return msg
+
+
+def schema_problem(cls):
+    """Why ``cls``'s parameter schema is not a valid JSON schema (a ValueError), or None.
+
+    Components declare their parameters as JSON-schema ``properties`` (``params``); a typo
+    there (``"type": "flaot"``) would otherwise surface as a raw SchemaError when a spec
+    is validated.  Predictors have no parameters.
+    """
+    if not issubclass(cls, Component):
+        return None
+    try:
+        jsonschema.Draft202012Validator.check_schema(cls.schema())
+    except jsonschema.SchemaError as exc:
+        where = list(exc.path)
+        if where[:1] == ["properties"]:
+            where[0] = "params"
+        loc = ".".join(str(p) for p in where) or "its schema"
+        msg = f"invalid parameter schema at {loc}: {exc.message}"
+        if where[-1:] == ["type"]:
+            msg += f" (JSON-schema types: {', '.join(JSON_TYPES)})"
+        problem = ValueError(msg)
+        problem.__cause__ = exc
+        return problem
+    except Exception as exc:  # params not a mapping, etc.
+        problem = ValueError(f"cannot build its parameter schema: {type(exc).__name__}: {exc}")
+        problem.__cause__ = exc
+        return problem
+    return None
+
+
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 PLURAL = {"loss": "losses"}
 
 
-def unknown_component(kind, name, allowed, *, path=None, source=None):
+def unknown_component(kind, name, allowed, *, path=None, source=None, failed=None):
+    """The error for a component name no plugin registers: close matches, the registered names, failed plugins.
+
+    ``failed`` holds the :class:`PluginLoadError` records to mention (default: those of the
+    process-wide registry, once loaded): a plugin that failed to load may be the one that
+    provides ``name``.
+    """
     hint = difflib.get_close_matches(str(name), allowed, n=3, cutoff=0.6)
     msg = f"unknown {kind} {name!r}"
     if hint:
         msg += f" (did you mean {' or '.join(repr(h) for h in hint)}?)"
     msg += f"; registered {PLURAL.get(kind, kind + 's')}: {', '.join(allowed) if allowed else '(none)'}"
+    if failed is None:
+        failed = _REGISTRY.errors if _REGISTRY is not None else ()
+    notes = [_failure_note(e, kind, name) for e in failed]
+    notes = [n for n in notes if n]
+    if notes:
+        msg += "; note: " + "; ".join(notes)
     return UnknownComponentError(msg, path=path, source=source)
+
+
+def _failure_note(error, kind, name):
+    """A note on one failed plugin for an 'unknown kind name' error ('' when it cannot be relevant)."""
+    if error.component is not None:
+        if (error.kind, error.component) != (kind, name):
+            return ""
+        return f"plugin {error.plugin!r} registers {kind} {name!r} but it was refused: {error.error}"
+    origin = f"from {error.distribution}"
+    if error.entry_point != error.plugin:
+        origin = f"{error.entry_point}, {origin}"
+    cause = f"{type(error.error).__name__}: {error.error}"
+    return f"plugin {error.plugin!r} ({origin}) failed to load ({cause}), which may provide it"
 
 
 def _load() -> Registry:
@@ -156,9 +227,3 @@ def registry() -> Registry:
         _REGISTRY = _load()
     return _REGISTRY
 
-
-def reload() -> Registry:
-    """Forget the loaded plugins and load the entry points again."""
-    global _REGISTRY
-    _REGISTRY = None
-    return registry()

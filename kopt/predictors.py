@@ -1,7 +1,9 @@
 """The predictor kinds built into kopt's model files.
 
 Solver plugins build one of these (or register their own
-:class:`kopt.components.Predictor` subclass through ``kopt_register_solvers``).
+:class:`kopt.components.Predictor` subclass through ``kopt_register_predictors``).
+They are registered like any other predictor, by the built-in plugin
+``kopt_plugins.predictors``.
 """
 from __future__ import annotations
 
@@ -69,5 +71,3 @@ class LinearPredictor(Predictor):
         xp = ctx.xp
         return xp.asarray(X) @ xp.asarray(w) + xp.asarray(b)
 
-
-BUILTIN = {c.name: c for c in (KernelExpansion, FeatureExpansion, LinearPredictor)}

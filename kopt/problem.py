@@ -5,9 +5,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .backend import Backend
+from .backend import Backend, to_numpy
 from .features import FeatureMap
 from .metrics import evaluate
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """The spec's ``model.features`` section: the random-feature map solvers build."""
+
+    count: int
+    block_size: int
+    dtype: str
+    seed: int
+    cache_blocks: int = 0
+    kind: str = "random"
 
 _STREAMS = {}
 
@@ -21,8 +33,15 @@ class Problem:
     X, y : training data on the backend (standardized; labels encoded for the
         loss: {-1,+1} binary, class ids multiclass, {0,1} two-sample, reals).
         ``X`` is a dense backend array, or a scipy CSR matrix for sparse input.
-    X_test, y_test_raw : holdout features (standardized) and the user's labels.
-    loss, kernel, regularizer : component instances (bandwidth resolved).
+    X_test, y_test_raw : holdout features (standardized, same kind as ``X``) and the
+        user's labels of them (None without a labelled test split).
+    loss, kernel, regularizer : component instances (the kernel's bandwidth resolved).
+    form : "primal", "dual" or "gp".
+    backend : :class:`kopt.backend.Backend` (``xp`` is its array module).
+    preprocessor : :class:`kopt.data.Preprocessor` (standardisation, label coding).
+    seed : the spec's seed; draw randomness from :meth:`rng`.
+    features : :class:`FeatureSpec`; build the map with :meth:`feature_map`.
+    n_classes : classes of a classification target (1 otherwise).
     lam : λ of the kopt convention, λ/2‖f‖² + (1/n) Σ ℓ.
     """
 
@@ -36,7 +55,7 @@ class Problem:
     backend: Backend
     preprocessor: object
     seed: int
-    features: dict
+    features: FeatureSpec
     X_test: object = None
     y_test_raw: object = None
     n_classes: int = 1
@@ -64,31 +83,38 @@ class Problem:
 
     @property
     def dtype(self):
-        return np.dtype(self.features["dtype"])
+        return np.dtype(self.features.dtype)
 
-    def feature_map(self, count=None, *, block_size=None, seed=None) -> FeatureMap:
-        """The spec's random-feature map (``count`` defaults to ``model.features.count``)."""
+    def feature_map(self, count=None, *, seed=None, cache_blocks=None, threads=None) -> FeatureMap:
+        """The spec's random-feature map: the one way solvers build one.
+
+        ``count``: M (default ``model.features.count``; ``False``: no fixed count -- every
+        call names its blocks, as DSG's growing expansion does); ``seed``: another feature
+        seed (GP's second map); ``cache_blocks``: blocks of parameters kept (default
+        ``model.features.cache_blocks``; ``"all"``: every block of the map).
+        """
         f = self.features
-        return FeatureMap(
-            self.kernel,
-            self.d,
-            seed=f["seed"] if seed is None else seed,
-            block_size=block_size or f["block_size"],
-            count=f["count"] if count is None else count,
-            dtype=f["dtype"],
-            xp=self.xp,
-            cache_blocks=f.get("cache_blocks", 0),
-        )
+        count = f.count if count is None else (None if count is False else count)
+        fmap = FeatureMap(self.kernel, self.d, seed=f.seed if seed is None else seed, block_size=f.block_size,
+                          count=count, dtype=f.dtype, xp=self.xp, threads=threads,
+                          cache_blocks=f.cache_blocks if cache_blocks in (None, "all") else cache_blocks)
+        if cache_blocks == "all":
+            fmap.cache_blocks = fmap.n_blocks
+            for j in range(fmap.n_blocks):
+                fmap.block_params(j)
+        return fmap
 
     def rng(self, stream: str, *counters) -> np.random.Generator:
         """A host generator keyed by (spec seed, stream name, counters): resumable and order-free."""
         key = _STREAMS.setdefault(stream, int.from_bytes(stream.encode()[:8].ljust(8, b"\0"), "little"))
         return np.random.default_rng([self.seed, key, *map(int, counters)])
 
-    def holdout_metrics(self, scores) -> dict:
-        """Metrics of decision values on ``X_test`` (empty without a labelled holdout)."""
+    def holdout_metrics(self, scores, rows=None) -> dict:
+        """Metrics of decision values on ``X_test`` -- or on its rows ``rows`` -- (empty without labels)."""
         if self.y_test_raw is None:
             return {}
-        from .backend import to_numpy
-
-        return evaluate(self.preprocessor.target, self.y_test_raw, to_numpy(scores), self.preprocessor)
+        y = np.asarray(self.y_test_raw) if rows is None else np.asarray(self.y_test_raw)[to_numpy(rows)]
+        scores = to_numpy(scores)
+        if scores.ndim == 2 and scores.shape[1] == 1:
+            scores = scores[:, 0]
+        return evaluate(self.preprocessor.target, y, scores, self.preprocessor)

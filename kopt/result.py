@@ -9,7 +9,8 @@ class SolverOutput:
     """A solver's answer: the predictor plus its certificate.
 
     ``objective`` is the primal objective in kopt's convention
-    (λ/2‖f‖² + mean ℓ); ``dual`` and ``gap`` where the form has them.
+    (λ/2‖f‖² + mean ℓ); ``dual`` and ``gap`` where the form has them.  ``status`` is
+    "converged", "iteration_cap", "interrupted", "diverged" or "done" (a direct solve).
     """
 
     predictor: object
@@ -19,12 +20,13 @@ class SolverOutput:
     objective: float | None = None
     dual: float | None = None
     gap: float | None = None
+    status: str = "done"
     info: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
-    """The result of :func:`kopt.solve`."""
+    """The result of :func:`kopt.solve` (built complete; nothing changes it afterwards)."""
 
     model: object
     objective: float | None
@@ -32,12 +34,13 @@ class Result:
     gap: float | None
     n_iter: int
     success: bool
+    status: str
     message: str
     metrics: dict
     trace: list
     timings: dict
     info: dict
-    report: dict = field(default_factory=dict)
+    report: dict
 
     def __repr__(self):
         m = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items() if isinstance(v, float))

@@ -1,6 +1,7 @@
 """The run machinery solvers talk to: iteration reports, checkpoints, Ctrl-C.
 
-A solver calls ``run.report(t, objective=..., ...)`` once per iteration.  The
+The solver skeleton (:mod:`kopt.iterative`) calls ``run.report(t, objective=..., ...)``
+once per iteration.  The
 report goes to every ``kopt_iteration`` hook implementation: kopt's own
 progress bar, trace recorder and checkpointer (:mod:`kopt.listeners`) are
 such implementations, registered for the duration of the run.  ``report``
@@ -65,7 +66,6 @@ class RunContext:
         self.interrupted = False
         self.started = time.perf_counter()
         self.elapsed_before = 0.0 if resume_state is None else float(resume_state.get("_elapsed", 0.0))
-        self.last = None
 
     @property
     def elapsed(self):
@@ -74,7 +74,6 @@ class RunContext:
     def report(self, iteration, *, objective=None, dual=None, gap=None, rows=0, metrics=None, state=None, **extra) -> bool:
         """Report iteration ``iteration`` (1-based); returns False if the solver must stop now."""
         rec = IterationRecord(int(iteration), self.elapsed, objective, dual, gap, rows, dict(metrics or {}), extra, state)
-        self.last = rec
         self.pm.hook.kopt_iteration(run=self, record=rec)
         if self.stop_requested:
             self.interrupted = True

@@ -64,7 +64,7 @@ def test_ridge_reaches_the_closed_form_optimum(tmp_path, solver):
     f_star = _ridge_optimum(X, y, 1e-2)
     res = kopt.solve(_spec(tmp_path, {**solver, "iterations": 40, "tol": 1e-7}, reg={"name": "l2", "lambda": 1e-2}),
                      data=(X, y))
-    assert res.success and "converged" in res.message
+    assert res.success and res.status == "converged"
     assert 0 <= _rel(res, f_star) < 1e-9
     w = res.model.predictor.arrays["w"]
     np.testing.assert_allclose(res.model.decision_function(X), X @ w, rtol=1e-10)

@@ -25,7 +25,7 @@ def test_median_bandwidth_is_resolved_and_recorded():
                       "features": {"dtype": "float64"}},
             "solver": {"name": "krr_exact"}, "backend": "numpy"}
     result = kopt.solve(spec, data=(X, y))
-    sigma = result.model.kernel.options["bandwidth"]
+    sigma = result.model.kernel.options.bandwidth
     Z = (X - X.mean(0)) / X.std(0)
     d = np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1))[np.triu_indices(200, 1)]
     assert sigma == pytest.approx(0.5 * np.median(d), rel=1e-3)

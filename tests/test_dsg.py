@@ -101,16 +101,20 @@ def test_dsg_is_papers_algorithm_1():
 
 def test_step_schedules_offset_and_cap():
     from kopt_plugins.dsg.options import schedule, step_cap
+    from kopt_plugins.dsg.solver import CDSG
 
-    assert step_cap({"step_size": 3.0}) == 6.0                                   # θ' = 2θ while steps decay
-    assert step_cap({"step_size": 3.0, "step_schedule": "constant"}) == 3.0      # no headroom at a constant step
-    assert step_cap({"step_size": 3.0, "step_cap": None}) is None
-    assert step_cap({"step_size": 3.0, "step_cap": 4.5}) == 4.5
+    def o(**kw):
+        return CDSG(**kw).options
 
-    assert schedule({"step_schedule": "inverse"}, 4) == 0.25
-    assert schedule({"step_schedule": "inverse", "step_offset": 6}, 4) == 0.1
-    assert schedule({"step_schedule": "inverse_sqrt"}, 4) == 0.5
-    assert schedule({"step_schedule": "constant"}, 4) == 1.0
+    assert step_cap(o(step_size=3.0)) == 6.0                                   # θ' = 2θ while steps decay
+    assert step_cap(o(step_size=3.0, step_schedule="constant")) == 3.0         # no headroom at a constant step
+    assert step_cap(o(step_size=3.0, step_cap=None)) is None
+    assert step_cap(o(step_size=3.0, step_cap=4.5)) == 4.5
+
+    assert schedule(o(step_schedule="inverse"), 4) == 0.25
+    assert schedule(o(step_schedule="inverse", step_offset=6), 4) == 0.1
+    assert schedule(o(step_schedule="inverse_sqrt"), 4) == 0.5
+    assert schedule(o(step_schedule="constant"), 4) == 1.0
 
 
 def test_scale_folding_keeps_the_function():
@@ -156,7 +160,7 @@ def test_udsg_and_cdsg_end_with_fewer_blocks_than_dsg():
     counts, losses = {}, {}
     for s in SOLVERS:
         out = kopt.solve(_spec(solver=s, iterations=60, step_size=20.0, step_schedule="inverse", step_offset=10,
-                               eval_rows=600), data=(X, y))
+                               check_rows=600), data=(X, y))
         counts[s] = out.info["n_blocks"]
         losses[s] = out.objective
     assert counts["dsg"] == 60
@@ -294,17 +298,31 @@ def test_resume_is_bit_identical(tmp_path, solver):
     assert resumed.objective == full.objective
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_check_resume_with_checks_and_holdout(tmp_path, solver):
+    """kopt.testing.check_resume, with checks and holdout metrics (their trackers rebuilt on resume)."""
+    from kopt.testing import check_resume
+
+    X, y = _data(n=400)
+    spec = _spec(solver=solver, iterations=20, step_size=20.0, step_schedule="inverse", step_offset=10,
+                 check_every=4, check_rows=64, holdout_rows=50)
+    full, resumed = check_resume(spec, (X[:300], y[:300], X[300:], y[300:]), stop_at=9, out_dir=tmp_path)
+    assert resumed.info["status"] == full.info["status"] == "iteration_cap" and resumed.success
+    assert [r["iteration"] for r in resumed.trace if "test_rmse" in r] == [4, 8, 12, 16, 20]
+
+
 # -- evaluation -------------------------------------------------------------------------
 
 
 def test_holdout_metrics_every_k_iterations_match_the_model():
     X, y = _data(n=500)
     yb = np.where(y > np.median(y), 1, -1)
-    spec = _spec(solver="udsg", loss="logistic", iterations=40, eval_every=10, step_size=5.0)
+    spec = _spec(solver="udsg", loss="logistic", iterations=40, check_every=10, step_size=5.0)
     out = kopt.solve(spec, data=(X[:400], yb[:400], X[400:], yb[400:]))
     evals = [r for r in out.trace if "test_accuracy" in r]
     assert [r["iteration"] for r in evals] == [10, 20, 30, 40]
-    assert all("train_objective" in r and "n_blocks" in r for r in evals)
+    # checks: the exact training objective (``objective``, with its loss part) next to the running estimate
+    assert all("train_loss" in r and "objective_estimate" in r and "n_blocks" in r for r in evals)
     # the incrementally tracked scores give the metrics of the final model itself
     assert evals[-1]["test_accuracy"] == pytest.approx(out.metrics["accuracy"])
     assert evals[-1]["test_auc"] == pytest.approx(out.metrics["auc"], abs=1e-6)
@@ -352,12 +370,12 @@ def test_norm_estimate_tracks_the_rkhs_norm():
     assert out.info["norm_sq_estimate"] == pytest.approx(exact, rel=0.1)
 
 
-def test_eval_test_rows_subsamples_the_holdout():
+def test_holdout_rows_subsamples_the_holdout():
     X, y = _data(n=500)
     yb = np.where(y > np.median(y), 1, -1)
-    spec = _spec(loss="hinge", iterations=20, eval_every=10, eval_test_rows=40, eval_rows=64)
+    spec = _spec(loss="hinge", iterations=20, check_every=10, holdout_rows=40, check_rows=64)
     out = kopt.solve(spec, data=(X[:400], yb[:400], X[400:], yb[400:]))
-    assert out.info["eval_test_rows"] == 40
+    assert out.info["holdout_rows"] == 40
     accs = [r["test_accuracy"] for r in out.trace if "test_accuracy" in r]
     assert len(accs) == 2 and all(a * 40 == pytest.approx(round(a * 40)) for a in accs)  # counts out of 40 rows
 
@@ -367,7 +385,7 @@ def test_eval_test_rows_subsamples_the_holdout():
 def test_cupy_matches_numpy(xp, solver):
     X, y = _data()
     spec = _spec(solver=solver, iterations=15, step_size=20.0, step_schedule="inverse", step_offset=10,
-                 eval_every=5)
+                 check_every=5)
     data = (X, y, X[:60], y[:60])
     ref = kopt.solve(spec, data=data)
     out = kopt.solve({**spec, "backend": "cupy" if xp is not np else "numpy"}, data=data)
@@ -379,16 +397,16 @@ def test_cupy_matches_numpy(xp, solver):
 
 
 def test_block_cache_pins_the_first_blocks():
-    from kopt_plugins.dsg.featuremap import PinnedFeatureMap
+    from kopt.features import FeatureMap
     from kopt_plugins.kernels import GaussianKernel
 
-    fm = PinnedFeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8, cache_blocks=3)
+    fm = FeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8, cache_blocks=3)
     X = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
-    for _ in range(2):  # a DSG sweep over 10 blocks, twice: an LRU cache of 3 would hold 8, 9, 10
-        for j in range(0, 11):
+    for _ in range(2):  # a DSG sweep over its 10 blocks (1..10), twice: an LRU cache of 3 would hold 8, 9, 10
+        for j in range(1, 11):
             fm.block(X, j)
-    assert sorted(fm._pinned) == [1, 2, 3]
-    fresh = PinnedFeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8)
+    assert sorted(fm._cache) == [1, 2, 3]
+    fresh = FeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8)
     np.testing.assert_array_equal(fm.block(X, 2), fresh.block(X, 2))
     np.testing.assert_array_equal(fm.predict(X, np.ones((3, 8)), blocks=[1, 5, 9]),
                                   fresh.predict(X, np.ones((3, 8)), blocks=[1, 5, 9]))

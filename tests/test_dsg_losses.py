@@ -60,7 +60,7 @@ def test_multiclass_losses_have_C_outputs(loss):
     y = rng.integers(0, C, n)
     X = rng.standard_normal((n, 2)) + 2.5 * np.stack([np.cos(2 * np.pi * y / C), np.sin(2 * np.pi * y / C)], 1)
     for solver in ("dsg", "cdsg"):
-        out = kopt.solve(_spec({"name": loss}, solver=solver, iterations=60, eval_every=20),
+        out = kopt.solve(_spec({"name": loss}, solver=solver, iterations=60, check_every=20),
                          data=(X[:450], y[:450], X[450:], y[450:]))
         coef = out.model.predictor.arrays["coef"]
         assert coef.shape == (out.info["n_blocks"], 64, C)

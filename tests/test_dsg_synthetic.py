@@ -42,7 +42,7 @@ def test_dsg_error_decays_like_one_over_t():
     T = 128
     ov = ["data.options.n_train=2048", "data.options.n_test=512", "data.options.noise=0",
           "solver.batch_size=256", "model.features.block_size=256", f"solver.iterations={T}",
-          "solver.eval_rows=0", "model.features.cache_blocks=256"]
+          "model.features.cache_blocks=256"]
     spec = load_spec(str(SPEC), ov)
     assert spec["model"]["regularizer"]["lambda"] == 1e-6
     assert spec["model"]["kernel"]["bandwidth_factor"] == 0.1

@@ -167,8 +167,17 @@ def test_run_time_errors(tmp_path):
         kopt.solve(_spec(tmp_path, compare_exact=True, exact_max_rows=10), data=(X, y, Xs, ys))
 
 
-# -- checkpoint / resume ---------------------------------------------------------------------
+def test_divergence_is_reported_not_raised(tmp_path):
+    """A step size past the mini-batch's stability: the run stops at the first non-finite residual and says so."""
+    X, y, Xs, ys = _data()
+    with np.errstate(all="ignore"), pytest.warns(kopt.errors.ConvergenceWarning):
+        res = kopt.solve(_spec(tmp_path, T=40, step_size=1e30), data=(X, y, Xs, ys))
+    assert not res.success and res.status == "diverged"
+    assert res.message.startswith(f"diverged at iteration {res.n_iter}: non-finite residuals") and res.n_iter < 40
+    assert "solver.step_size" in res.message
 
+
+# -- checkpoint / resume ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("variance", ["operator", "test_points"])

@@ -22,7 +22,7 @@ def _spec(tmp_path, variance, T, every, **solver):
         "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth_factor": 0.25},
                   "form": "gp", "features": {"block_size": 512}},
         "solver": {"name": "gp", "variance": variance, "noise_variance": 0.1, "batch_size": 64, "iterations": T,
-                   "step_size": 15.0, "compare_exact": True, "eval_every": every, **solver},
+                   "step_size": 15.0, "compare_exact": True, "holdout_every": every, **solver},
         "backend": "numpy",
         "output": {"dir": str(tmp_path / variance)},
     }

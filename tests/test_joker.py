@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import kopt
 from kopt.testing import StopAt as _StopAt
 from kopt import objectives
+from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
 from kopt.errors import SpecError
 from kopt.plugins import registry
 from kopt_plugins.joker.dualterms import DualTerms
@@ -39,7 +40,7 @@ def _spec(loss, *, lam=1e-3, out=None, features=None, **solver):
          "model": {"loss": loss, "kernel": {"name": "gaussian", "bandwidth": SIGMA},
                    "regularizer": {"name": "l2", "lambda": lam}, "form": "dual",
                    "features": {"dtype": "float64", **(features or {})}},
-         "solver": {"name": "joker", "mode": "exact", "block_size": 64, "iterations": 3000, "tol": 1e-9, **solver},
+         "solver": {"name": "joker", "mode": "exact", "batch_size": 64, "iterations": 3000, "tol": 1e-9, **solver},
          "backend": "numpy", "output": {"model": False, "report": False}}
     if out is not None:
         s["output"] = {"dir": str(out)}
@@ -81,9 +82,9 @@ def test_lambda_conversion_gives_the_same_solution_both_ways():
     """kopt's λ/2‖f‖² + mean ℓ and papers/004's ½‖θ‖² + (1/λ_J)Σℓ with λ_J = λn: one minimiser."""
     X, y = _data(n=150)
     n, lam = X.shape[0], 2e-3
-    assert objectives.joker_lambda(lam, n) == pytest.approx(lam * n)
-    assert objectives.kopt_lambda(objectives.joker_lambda(lam, n), n) == pytest.approx(lam)
-    r = _solve(_spec({"name": "square"}, lam=lam, tol=1e-12, block_size=150), (X, y))
+    assert joker_lambda(lam, n) == pytest.approx(lam * n)
+    assert kopt_lambda(joker_lambda(lam, n), n) == pytest.approx(lam)
+    r = _solve(_spec({"name": "square"}, lam=lam, tol=1e-12, batch_size=150), (X, y))
     a = _alpha(r, X)
     lam_j = lam * n
     K = _gram(X)
@@ -199,7 +200,7 @@ def test_features_mode_solves_krr_on_the_random_feature_kernel():
     """Inexact Joker: θ = Σ α_i ψ(x_i) with ψ = φ/√M; the answer is KRR with K = ψψᵀ."""
     X, y = _data(n=200)
     lam = 2e-2
-    spec = _spec({"name": "square"}, lam=lam, mode="features", block_size=100, tol=1e-12,
+    spec = _spec({"name": "square"}, lam=lam, mode="features", batch_size=100, tol=1e-12,
                  features={"count": 512, "block_size": 256})
     r = _solve(spec, (X, y))
     from kopt.api import assemble
@@ -218,7 +219,7 @@ def test_kernel_ridge_peer():
     KernelRidge = pytest.importorskip("sklearn.kernel_ridge").KernelRidge
     X, y = _data(n=200, seed=3)
     lam = 2e-2
-    r = _solve(_spec({"name": "square"}, lam=lam, block_size=100, tol=1e-12), (X, y))
+    r = _solve(_spec({"name": "square"}, lam=lam, batch_size=100, tol=1e-12), (X, y))
     kr = KernelRidge(alpha=lam * X.shape[0], kernel="rbf", gamma=0.5 / SIGMA**2).fit(X, y)
     Xt = np.random.default_rng(9).standard_normal((50, 3))
     np.testing.assert_allclose(r.model.decision_function(Xt), kr.predict(Xt), rtol=1e-5, atol=1e-6)
@@ -231,7 +232,7 @@ def test_hinge_matches_svc_when_the_intercept_vanishes():
     X, y = _data(n=60, seed=4, task="binary")
     X, y = np.vstack([X, -X]), np.concatenate([y, -y])
     lam = 2e-3
-    r = _solve(_spec({"name": "hinge"}, lam=lam, block_size=40, tol=1e-7, iterations=6000), (X, y))
+    r = _solve(_spec({"name": "hinge"}, lam=lam, batch_size=40, tol=1e-7, iterations=6000), (X, y))
     svc = SVC(C=1.0 / (lam * X.shape[0]), kernel="rbf", gamma=0.5 / SIGMA**2, tol=1e-10).fit(X, y)
     assert abs(svc.intercept_[0]) < 1e-5
     Xt = np.random.default_rng(5).standard_normal((40, 3))
@@ -277,7 +278,7 @@ def test_one_vs_rest_equals_separate_binary_problems():
 @pytest.mark.parametrize("mode", ["exact", "features"])
 def test_resume_is_bit_identical(tmp_path, mode):
     X, y = _data(n=200, task="binary")
-    solver = {"mode": mode, "block_size": 32, "iterations": 17, "tol": 0.0, "check_every": 4,
+    solver = {"mode": mode, "batch_size": 32, "iterations": 17, "tol": 0.0, "check_every": 4,
               "selection": "random"}
     loss = {"name": "logistic"}
     full = _solve(_spec(loss, out=tmp_path / "full", features={"count": 256}, **solver), (X, y))
@@ -300,7 +301,7 @@ def test_resume_is_bit_identical(tmp_path, mode):
 
 def test_reports_dual_every_iteration_and_gap_at_checks():
     X, y = _data(n=128)
-    r = _solve(_spec({"name": "huber"}, block_size=32, iterations=12, tol=0.0, check_every=5, holdout_every=0), (X, y))
+    r = _solve(_spec({"name": "huber"}, batch_size=32, iterations=12, tol=0.0, check_every=5, holdout_every=0), (X, y))
     assert [t["iteration"] for t in r.trace] == list(range(1, 13))
     assert all("dual" in t for t in r.trace)
     assert [t["iteration"] for t in r.trace if "gap" in t] == [5, 10, 12]
@@ -308,12 +309,12 @@ def test_reports_dual_every_iteration_and_gap_at_checks():
     assert all(b >= a - 1e-12 * abs(a) for a, b in zip(duals, duals[1:]))  # block steps never lower the dual
 
 
-def test_gap_rows_estimate_the_gap(tmp_path):
+def test_check_rows_estimate_the_gap(tmp_path):
     X, y = _data(n=400)
-    spec = _spec({"name": "square"}, block_size=100, iterations=6, tol=0.0)
+    spec = _spec({"name": "square"}, batch_size=100, iterations=6, tol=0.0)
     full = _solve(spec, (X, y))
-    est = _solve({**spec, "solver": {**spec["solver"], "gap_rows": 100}}, (X, y))
-    assert est.info["gap_rows"] == 100 and full.info["gap_rows"] == 400
+    est = _solve({**spec, "solver": {**spec["solver"], "check_rows": 100}}, (X, y))
+    assert est.info["check_rows"] == 100 and full.info["check_rows"] == 400
     assert est.dual == full.dual
     assert est.gap == pytest.approx(full.gap, rel=0.3)
 
@@ -337,7 +338,7 @@ def test_spec_errors(solver, model, match):
 def test_backends_agree(xp, mode):
     """The same spec on NumPy and (with a GPU) CuPy: the same dual, gap and predictions."""
     X, y = _data(n=160, task="binary")
-    base = _spec({"name": "logistic"}, mode=mode, block_size=40, iterations=20, tol=0.0, selection="random",
+    base = _spec({"name": "logistic"}, mode=mode, batch_size=40, iterations=20, tol=0.0, selection="random",
                  features={"count": 256})
     ref = _solve(base, (X, y))
     other = _solve({**base, "backend": "cupy" if xp is not np else "numpy"}, (X, y))
@@ -349,7 +350,7 @@ def test_backends_agree(xp, mode):
 def test_exact_model_kernel_reaches_the_random_feature_solution():
     """model_kernel: exact changes the trust-region model only: the answer is the features problem's."""
     X, y = _data(n=150, task="binary")
-    base = _spec({"name": "squared_hinge"}, lam=1e-2, mode="features", block_size=50, tol=1e-10, iterations=2000,
+    base = _spec({"name": "squared_hinge"}, lam=1e-2, mode="features", batch_size=50, tol=1e-10, iterations=2000,
                  selection="random", features={"count": 512})
     a = _solve(base, (X, y))
     b = _solve({**base, "solver": {**base["solver"], "model_kernel": "exact"}}, (X, y))

@@ -37,7 +37,7 @@ def test_exact_mode_matches_closed_form_krr_on_higgs_rows(shared_data):
     data = _higgs(shared_data, 2000, test=str(shared_data / "higgs_lightgbm_test.tsv.xz"))
     loss = {"name": "square", "target": "binary"}
     ref = _solve(data, loss, {"name": "krr_exact"}, lam=1e-2, dtype="float64")
-    r = _solve(data, loss, {"name": "joker", "mode": "exact", "block_size": 512, "iterations": 1500, "tol": 1e-14},
+    r = _solve(data, loss, {"name": "joker", "mode": "exact", "batch_size": 512, "iterations": 1500, "tol": 1e-14},
                lam=1e-2, dtype="float64")
     a, b = ref.model.predictor.arrays["coef"], r.model.predictor.arrays["coef"]
     assert np.linalg.norm(b - a) / np.linalg.norm(a) <= 1e-6
@@ -53,7 +53,7 @@ def test_exact_mode_matches_closed_form_krr_on_higgs_rows(shared_data):
     {"name": "squared_hinge"}, {"name": "hinge"}, {"name": "logistic"}], ids=lambda l: l["name"])
 def test_gap_reaches_tol_on_higgs_rows(shared_data, loss):
     r = _solve(_higgs(shared_data, 600), loss,
-               {"name": "joker", "mode": "exact", "block_size": 256, "iterations": 600, "tol": 1e-3}, lam=1e-3)
+               {"name": "joker", "mode": "exact", "batch_size": 256, "iterations": 600, "tol": 1e-3}, lam=1e-3)
     assert r.success, r.message
     assert r.info["rel_gap"] <= 1e-3 and r.gap >= -1e-9 * abs(r.objective)
 
@@ -65,7 +65,7 @@ def test_gap_reaches_tol_on_higgs_rows(shared_data, loss):
 def test_gap_reaches_tol_on_cal_housing(shared_data, loss):
     lam = 1e-2 if loss["name"] == "epsilon_insensitive" else 1e-3  # SVR's dual converges slowest
     r = _solve(_cal(shared_data, 750), loss,
-               {"name": "joker", "mode": "exact", "block_size": 200, "iterations": 800, "tol": 1e-3}, lam=lam)
+               {"name": "joker", "mode": "exact", "batch_size": 200, "iterations": 800, "tol": 1e-3}, lam=lam)
     assert r.success, r.message
     assert r.info["rel_gap"] <= 1e-3
     assert 0 < r.metrics["rmse"] < 2e5  # reported in dollars (the target is standardized inside)
@@ -75,7 +75,7 @@ def test_features_mode_on_higgs_rows_reaches_tol(shared_data):
     """Inexact Joker (random features, float32) on HIGGS rows: Huber with the Laplacian kernel (the main job's model)."""
     data = _higgs(shared_data, 1000, test=str(shared_data / "higgs_lightgbm_test.tsv.xz"))
     r = _solve(data, {"name": "huber", "target": "binary", "delta": 1.0},
-               {"name": "joker", "mode": "features", "block_size": 256, "iterations": 400, "tol": 1e-3},
+               {"name": "joker", "mode": "features", "batch_size": 256, "iterations": 400, "tol": 1e-3},
                lam=1e-3, kernel={"name": "laplacian", "bandwidth": "median"})
     assert r.success, r.message
     assert r.info["mode"] == "features" and r.info["n_features"] == 4096

@@ -231,7 +231,7 @@ def _broken(base, **overrides):
 
 def test_checks_catch_a_wrong_sampler():
     Gauss = REG.get("kernel", "gaussian")
-    wrong = _broken(Gauss, sample_omega=lambda self, rng, d, c: 1.3 * rng.standard_normal((d, c)) / self.sigma)
+    wrong = _broken(Gauss, sample_omega=lambda self, rng, d, c: 1.3 * rng.standard_normal((d, c)) / self.bandwidth)
     X = _X(3, 2) * 0.7
     with pytest.raises(AssertionError, match="standard errors"):
         check_unbiased(wrong(bandwidth=1.0), X)
@@ -272,3 +272,27 @@ def test_table1_lévy_scale_rederived():
     table = np.exp(-s * beta / (2 * z * z)).mean()  # Lévy scale β/2 as the printed density implies
     assert abs(ours - math.exp(-beta * math.sqrt(s))) < 3e-3
     assert abs(table - math.exp(-beta * math.sqrt(s))) > 5e-2
+
+
+def _global_rng_gaussian():
+    """A sampler that ignores the generator it is given (draws from NumPy's global RNG)."""
+    Gauss = REG.get("kernel", "gaussian")
+    return _broken(Gauss, sample_omega=lambda self, rng, d, c: np.random.standard_normal((d, c)) / self.bandwidth)
+
+
+def test_check_kernel_reports_a_global_rng_sampler_as_not_regenerated():
+    with pytest.raises(AssertionError, match="not regenerated from its seed"):
+        check_kernel(_global_rng_gaussian()(bandwidth=1.0), n=4, d=2)
+    # the statistical checks alone would blame the features (what the check reported before)
+    with pytest.raises(AssertionError, match="standard errors"):
+        check_kernel(_global_rng_gaussian()(bandwidth=1.0), n=4, d=2, skip=("regeneration",))
+
+
+def test_check_kernel_skip():
+    from kopt.testing import KERNEL_CHECKS
+
+    kernel = kernel_instance(REG.get("kernel", "gaussian"))
+    ran = check_kernel(kernel, n=4, d=2, skip=("unbiased", "dsg_gradient"))
+    assert ran == [c for c in KERNEL_CHECKS if c not in ("unbiased", "dsg_gradient")]
+    with pytest.raises(ValueError, match="unknown kernel checks.*known: exact, psd"):
+        check_kernel(kernel, skip=("unbiasedness",))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kopt.linalg import cho_solve, cholesky
+from kopt.linalg import cho_solve, cholesky, solve_triangular
 
 
 def _spd(n, seed=0, d=6):
@@ -24,6 +24,14 @@ def test_cholesky_direct_and_blocked(n, block, direct_max):
     np.testing.assert_allclose(L @ L.T, A, atol=1e-10)
     b = np.arange(n, dtype=float)
     np.testing.assert_allclose(A @ cho_solve(L, b), b, rtol=1e-8, atol=1e-8)
+
+
+def test_solve_triangular_both_ways():
+    A = _spd(40, seed=1)
+    L = cholesky(A)
+    B = np.random.default_rng(2).standard_normal((40, 3))
+    np.testing.assert_allclose(L @ solve_triangular(L, B), B, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(L.T @ solve_triangular(L, B, trans="T"), B, rtol=1e-10, atol=1e-10)
 
 
 def test_not_positive_definite():

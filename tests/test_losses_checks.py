@@ -95,9 +95,9 @@ def test_third_party_loss_passes_the_suite():
             return 1.0
 
         def prox(self, u, y, step):
-            from kopt_plugins.losses._common import prox_newton
+            from kopt.prox import newton_prox
 
-            return prox_newton(self, u, y, step)
+            return newton_prox(self, u, y, step)
 
     ran = check_loss(Cosh())
     assert "prox" in ran and "fenchel_young" not in ran
@@ -120,3 +120,16 @@ def test_plugin_guide_example_passes_the_suite():
     ns = {}
     exec(block, ns)  # noqa: S102 - our own documentation
     assert check_loss(ns["LogCosh"](scale=0.5)) == ["interface", "labels", "convexity", "gradients", "bounds", "dtypes"]
+
+
+def test_a_wrong_conjugate_fails_the_biconjugate_check_with_its_message():
+    """A conjugate off by a constant factor: the check's AssertionError, not a TypeError from building it."""
+    from kopt.testing import check_biconjugate
+
+    Square = builtin("square")
+    wrong = type("WrongConjSquare", (Square,), {"name": "wrong_conj", "conj": lambda self, v, y: v * v + v * y})
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(20)
+    with pytest.raises(AssertionError, match=r"loss 'wrong_conj': numeric biconjugate sup_v uv − ℓ\*\(v\) differs "
+                                             r"from ℓ\(u\) \(\d+ of 20 points\); first: u=.*, loss=.*, biconjugate="):
+        check_biconjugate(wrong(), y + rng.standard_normal(20), y)

@@ -110,3 +110,27 @@ def test_third_party_loss_passes_the_public_check_suite():
         loss = reg.get("loss", "demo_logcosh")(scale=0.7)
         ran = check_loss(loss)
     assert {"gradients", "dtypes", "convexity"} <= set(ran)
+
+
+def test_kopt_plugins_lists_predictors_with_their_plugin(installed, tmp_path):
+    out = _kopt(["plugins"], installed, tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = [ln.split() for ln in out.stdout.splitlines()]
+    predictors = {r[1]: r for r in rows if r[:1] == ["predictor"]}
+    for name in ("kernel_expansion", "feature_expansion", "linear"):
+        assert predictors[name][2:5] == ["kopt", "0.1.0", "predictors"], predictors[name]
+    assert predictors["gp_posterior"][4] == "gp"
+    assert predictors["demo_expansion"][2:5] == ["kopt-demo-plugin", "0.3.1", "demo"]
+
+
+def test_unknown_component_mentions_the_plugin_that_failed_to_load(installed, tmp_path):
+    regression_csv(tmp_path / "data.csv", n=50)
+    regression_csv(tmp_path / "test.csv", n=20)
+    (tmp_path / "spec.yaml").write_text(DEMO_SPEC.replace("name: gaussian", "name: demo_rbf"))
+    out = _kopt(["validate", "spec.yaml"], installed, tmp_path)
+    assert out.returncode == 2, out.stderr
+    err = out.stderr
+    assert "unknown kernel 'demo_rbf'" in err and "registered kernels: " in err and "Traceback" not in err
+    assert "note: plugin 'broken' (broken = kopt_missing_module_xyz, from kopt-demo-plugin) failed to load " \
+           "(ModuleNotFoundError: " in err
+    assert "which may provide it" in err

@@ -109,7 +109,7 @@ def test_strong_convexity_constants_are_tight():
     for name in NAMES:
         reg = make(name, 0.8)
         mu = reg.strong_convexity()
-        cheat = type("Cheat", (type(reg),), {"strong_convexity": lambda self, mu=mu: mu + 0.05})(**reg.options)
+        cheat = type("Cheat", (type(reg),), {"strong_convexity": lambda self, mu=mu: mu + 0.05})(**reg.options.as_dict())
         # same orthant: the ℓ1 part is linear between a and b, so only the quadratic part is tested
         a, b = np.abs(rng.standard_normal(20)), np.abs(rng.standard_normal(20))
         check_strong_convexity(reg, a, b)

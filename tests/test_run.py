@@ -124,3 +124,9 @@ def test_ctrl_c_keeps_checkpoint_and_resume_finishes(tmp_path):
     reference = kopt.solve(_spec(tmp_path, iterations=60, checkpoint_every=0, out="ref"))
     resumed = kopt.load_model(tmp_path / "sig" / "model.json")
     assert np.array_equal(resumed.predictor.arrays["coef"], reference.model.predictor.arrays["coef"])
+
+
+def test_check_resume_takes_a_str_out_dir(tmp_path):
+    full, resumed = check_resume(_spec(tmp_path, iterations=12), stop_at=7, out_dir=str(tmp_path / "runs"))
+    assert resumed.n_iter == full.n_iter == 12
+    assert (tmp_path / "runs" / "cut" / "checkpoint.json").is_file()

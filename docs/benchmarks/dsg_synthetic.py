@@ -52,7 +52,7 @@ def run(n_train, iterations, out):
     from kopt_plugins.datasets.synthetic import dai_target
 
     ov = [f"data.options.n_train={n_train}", f"solver.iterations={iterations}", "solver.averaging=true",
-          "solver.eval_rows=0", f"model.features.cache_blocks={iterations}"]
+          f"model.features.cache_blocks={iterations}"]
     spec = load_spec(SPEC, ov)
     load0 = os.getloadavg()
     problem = assemble(spec)

@@ -42,7 +42,7 @@ def spec(name, T, every, *, max_rows=None, compare=False, step=2.0, sigma2=0.2):
         "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median"}, "form": "gp",
                   "features": {"block_size": 512}},
         "solver": {"name": "gp", "variance": "test_points", "noise_variance": sigma2, "batch_size": 64,
-                   "iterations": T, "step_size": step, "eval_every": every, "compare_exact": compare,
+                   "iterations": T, "step_size": step, "holdout_every": every, "compare_exact": compare,
                    "interval_level": 0.95, "interval": "observation", "max_memory_mb": 2048},
         "backend": "numpy",
         "output": {"dir": os.path.join("runs", f"gp_cal_housing_{name}")},

@@ -49,7 +49,7 @@ def spec(setup, variance, T, every):
         "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth_factor": s["factor"]},
                   "form": "gp", "features": {"block_size": 512}},
         "solver": {"name": "gp", "variance": variance, "noise_variance": 0.1, "batch_size": 64, "iterations": T,
-                   "step_size": s["step"], "compare_exact": True, "eval_every": every, "max_memory_mb": 2048},
+                   "step_size": s["step"], "compare_exact": True, "holdout_every": every, "max_memory_mb": 2048},
         "backend": "numpy",
         "output": {"dir": os.path.join("runs", f"gp_{setup}_{variance}")},
     }

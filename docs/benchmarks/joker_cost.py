@@ -56,7 +56,7 @@ def spec(M, bs, iters, model_kernel="features", mode="features", n=None):
                       "kernel": {"name": "laplacian", "bandwidth": "median"},
                       "regularizer": {"name": "l2", "lambda": 2.0 ** -7 / 7000}, "form": "dual",
                       "features": {"count": M, "block_size": 512}},
-            "solver": {"name": "joker", "mode": mode, "block_size": bs, "iterations": iters, "tol": 0.0,
+            "solver": {"name": "joker", "mode": mode, "batch_size": bs, "iterations": iters, "tol": 0.0,
                        "check_every": 10**9, "model_kernel": model_kernel, "block_memory_mb": 1024},
             "backend": "numpy", "output": {"model": False, "report": False}}
 

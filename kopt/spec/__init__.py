@@ -52,6 +52,26 @@ class Spec:
         kind = schemas.COMPONENT_SECTIONS[tuple(kind_path)]
         return registry().get(kind, name)(**section)
 
+    # -- what a solver's check_spec looks at (no plugin needs the registry) ----------------------
+    @property
+    def loss(self):
+        """The spec's loss (an instance: its target may depend on its parameters)."""
+        return self.component(("model", "loss"))
+
+    @property
+    def regularizer(self):
+        """The spec's regularizer (an instance)."""
+        return self.component(("model", "regularizer"))
+
+    @property
+    def kernel_class(self):
+        """The spec's kernel class (instances need the data: a median bandwidth is resolved on it)."""
+        return registry().get("kernel", self["model"]["kernel"]["name"])
+
+    @property
+    def solver_class(self):
+        return registry().get("solver", self["solver"]["name"])
+
     def __repr__(self):
         return f"Spec({self.source!r})"
 
@@ -244,6 +264,12 @@ def _check_compatibility(spec: Spec, reg, *, check_backend=True):
             ("model", "kernel", "name"),
             f"solver {sname!r} needs random features and kernel {kernel_cls.name!r} has no sampler; kernels with one: {', '.join(ok)}",
         )
+    kind = m["features"]["kind"]
+    if kind not in solver_cls.feature_kinds:
+        raise spec.error(
+            ("model", "features", "kind"),
+            f"solver {sname!r} handles features of kind {', '.join(solver_cls.feature_kinds)}, not {kind!r}",
+        )
     if check_backend and spec["backend"] != "auto":
         try:
             b = backends.resolve(spec["backend"])
@@ -252,7 +278,7 @@ def _check_compatibility(spec: Spec, reg, *, check_backend=True):
         if b is not None and b.name not in solver_cls.backends:
             raise spec.error(("backend",), f"solver {sname!r} runs on {', '.join(solver_cls.backends)}, not {b.name}")
     try:
-        problems = list(solver_cls(**_params(spec["solver"])).check_spec(spec.data))
+        problems = list(solver_cls(**_params(spec["solver"])).check_spec(spec))
     except SpecError:
         raise
     for path, text in problems[:1]:

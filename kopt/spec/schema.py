@@ -43,7 +43,10 @@ CORE_SCHEMA = {
                     "default": {},
                     "description": "the random-feature map (solvers that use one)",
                     "properties": {
-                        "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers)"},
+                        "kind": {"enum": ["random", "nystrom"], "default": "random",
+                                 "description": "random: the kernel's seeded random-feature sampler; nystrom: the exact "
+                                                "kernel on count seeded training rows (solvers that declare it)"},
+                        "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers) or Nystrom centres"},
                         "block_size": {"type": "integer", "minimum": 1, "default": 512, "description": "features per seeded block"},
                         "dtype": {"enum": ["float32", "float64"], "default": "float32"},
                         "seed": {"type": "integer", "minimum": 0, "description": "feature seed (default: the spec's seed)"},

@@ -28,5 +28,16 @@ from .regularizers import (
     check_regularizer,
     check_strong_convexity,
 )
-from .kernels import check_domain, check_dsg_gradient, check_engine, check_exact, check_kernel, check_psd, check_regeneration, check_unbiased, kernel_instance  # noqa: E501
+from .kernels import (
+    KERNEL_CHECKS,
+    check_domain,
+    check_dsg_gradient,
+    check_engine,
+    check_exact,
+    check_kernel,
+    check_psd,
+    check_regeneration,
+    check_unbiased,
+    kernel_instance,
+)
 from .solvers import StopAt, check_resume, interrupt_at  # noqa: E402

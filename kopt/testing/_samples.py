@@ -20,7 +20,7 @@ def is_multiclass(loss):
 
 def sum_zero(loss):
     """Whether the conjugate's domain carries the extra constraint Σ_c v_c = 0 (softmax)."""
-    return bool(getattr(loss, "conj_sum_zero", False))
+    return bool(loss.conj_sum_zero)
 
 
 def sample_labels(loss, n, rng, n_classes=3):

@@ -34,7 +34,7 @@ F64 = np.float64
 
 
 def _name(kernel):
-    return getattr(kernel, "name", type(kernel).__name__)
+    return kernel.name or type(kernel).__name__
 
 
 def kernel_instance(cls, **params):
@@ -48,7 +48,7 @@ def kernel_instance(cls, **params):
 
 def sample_inputs(kernel, n, d, rng, scale=1.0):
     """``(n, d)`` float64 points in the kernel's domain (positive data for restricted domains)."""
-    if getattr(kernel, "input_domain", "real") == "real":
+    if kernel.input_domain == "real":
         return scale * rng.standard_normal((n, d))
     X = scale * rng.exponential(size=(n, d))
     X[rng.uniform(size=X.shape) < 0.15] = 0.0  # exact zeros: the edge of the domain
@@ -159,8 +159,13 @@ def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, b
 
 
 def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64, xp=np):
-    """Block parameters and features are bit-identical across orders, fresh maps and caches; blocks differ."""
+    """Block parameters and features are bit-identical across orders, fresh maps and caches; blocks differ.
+
+    A sampler that draws from a global generator instead of the ``rng`` it is given fails
+    here with "not regenerated from its seed".
+    """
     name = _name(kernel)
+    lost = f"kernel {name!r}: a block is not regenerated from its seed (does sample() draw from the rng it is given?)"
     rng = np.random.default_rng(seed)
     X = sample_inputs(kernel, 5, d, rng)
     a = _fmap(kernel, d, seed=seed, block_size=block_size, xp=xp)
@@ -172,12 +177,12 @@ def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64,
             p = b.block_params(j)
             for k, v in first[j].items():
                 assert np.array_equal(np.asarray(v), b.host_params(j)[k]), \
-                    f"kernel {name!r}: host parameter {k!r} of block {j} changed when regenerated"
+                    f"{lost}: host parameter {k!r} of block {j} changed when drawn again"
                 dev = to_numpy(p[k])
                 ref = np.asarray(v, dtype=b.dtype) if np.asarray(v).dtype.kind == "f" else np.asarray(v)
                 assert np.array_equal(dev, ref), f"kernel {name!r}: device parameter {k!r} of block {j} ≠ host draw"
             assert np.array_equal(to_numpy(b.block(X, j)), feats[j]), \
-                f"kernel {name!r}: features of block {j} changed when regenerated in another order"
+                f"{lost}: features of block {j} changed when regenerated in another order"
     j0, j1 = blocks[0], blocks[1]
     assert not np.array_equal(feats[j0], feats[j1]), f"kernel {name!r}: blocks {j0} and {j1} are identical"
     if xp is not np:  # same draw on the host: device features match NumPy's to float accuracy
@@ -229,7 +234,7 @@ def check_domain(kernel, X):
     """A kernel with a restricted ``input_domain`` rejects data outside it with DataError."""
     X = np.asarray(X, dtype=F64)
     kernel.check_input(X)  # in the domain: accepted
-    domain = getattr(kernel, "input_domain", "real")
+    domain = kernel.input_domain
     if domain == "real":
         return
     bad = X.copy()
@@ -245,27 +250,66 @@ def check_domain(kernel, X):
                              "its domain instead of raising DataError")
 
 
-def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np):
-    """Run every check on ``X`` (or points drawn from ``seed``); returns the names of the checks run."""
+#: the checks :func:`check_kernel` runs, in order (the last four need ``has_features``)
+KERNEL_CHECKS = ("exact", "psd", "domain", "regeneration", "unbiased", "dsg_gradient", "engine")
+
+
+def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np, skip=()):
+    """Run the kernel checks on ``X`` (or points drawn from ``seed``); returns the names of the checks run.
+
+    The checks are :data:`KERNEL_CHECKS`, in that order; the feature checks run only for a
+    kernel with ``has_features``.  Regeneration runs before the statistical checks, so a
+    sampler that ignores the generator it is given is reported as such, not as biased.
+
+    Parameters
+    ----------
+    kernel : kopt.components.Kernel
+        An instance with a numeric bandwidth.
+    X : array (n, d), optional
+        Points in the kernel's domain; drawn with :func:`sample_inputs` when omitted.
+    d, n : int
+        Dimension and number of drawn points.
+    seed : int
+        Seed of the drawn points and of the feature maps of the statistical checks.
+    n_features : int
+        Features of the unbiasedness and doubly stochastic gradient checks.
+    xp : module
+        ``numpy`` or ``cupy``: the array module of the regeneration and engine checks.
+    skip : iterable of str
+        Names from :data:`KERNEL_CHECKS` to leave out (e.g. ``("unbiased", "dsg_gradient")`` while
+        iterating on a sampler).  An unknown name raises ValueError.
+    """
+    unknown = set(skip) - set(KERNEL_CHECKS)
+    if unknown:
+        raise ValueError(f"unknown kernel checks {sorted(unknown)}; known: {', '.join(KERNEL_CHECKS)}")
     rng = np.random.default_rng(seed)
     if X is None:
         X = sample_inputs(kernel, n, d, rng)
     X = np.asarray(X, dtype=F64)
-    ran = ["exact", "psd", "domain"]
-    check_exact(kernel, X)
-    check_psd(kernel, np.vstack([X, sample_inputs(kernel, 20, X.shape[1], rng)]))
-    check_domain(kernel, X)
-    if getattr(kernel, "has_features", True):
-        check_unbiased(kernel, X, n_features=n_features, seed=seed)
-        y = rng.standard_normal(X.shape[0])
-        check_dsg_gradient(kernel, X, y, n_features=n_features, seed=seed)
-        check_regeneration(kernel, X.shape[1], xp=xp)
-        check_engine(kernel, X, xp=xp)
-        ran += ["unbiased", "dsg_gradient", "regeneration", "engine"]
+    more = sample_inputs(kernel, 20, X.shape[1], rng)
+    y = rng.standard_normal(X.shape[0])
+    steps = [
+        ("exact", lambda: check_exact(kernel, X)),
+        ("psd", lambda: check_psd(kernel, np.vstack([X, more]))),
+        ("domain", lambda: check_domain(kernel, X)),
+    ]
+    if kernel.has_features:
+        steps += [
+            ("regeneration", lambda: check_regeneration(kernel, X.shape[1], xp=xp)),
+            ("unbiased", lambda: check_unbiased(kernel, X, n_features=n_features, seed=seed)),
+            ("dsg_gradient", lambda: check_dsg_gradient(kernel, X, y, n_features=n_features, seed=seed)),
+            ("engine", lambda: check_engine(kernel, X, xp=xp)),
+        ]
+    ran = []
+    for name, fn in steps:
+        if name not in skip:
+            fn()
+            ran.append(name)
     return ran
 
 
 __all__ = [
+    "KERNEL_CHECKS",
     "check_domain",
     "check_dsg_gradient",
     "check_engine",

@@ -22,8 +22,11 @@ from . import _samples as S
 F64 = np.float64
 
 
-def _fail(loss, what, bad, **arrays):
-    """Raise AssertionError describing the first point where ``bad`` holds."""
+def _fail(loss, what, bad, /, **arrays):
+    """Raise AssertionError describing the first point where ``bad`` holds.
+
+    ``loss``, ``what`` and ``bad`` are positional-only, so any name (``loss=`` too) labels an array.
+    """
     bad = np.asarray(bad)
     idx = np.argwhere(bad)[0]
     row = int(idx[0]) if idx.size else 0
@@ -332,8 +335,8 @@ def check_dtypes(loss, u, y, v=None):
 
 
 def check_labels_validation(loss, y_good, n_classes=3):
-    """Encoded labels pass ``check_labels``; wrongly encoded ones raise DataError (if the loss has it)."""
-    if not hasattr(loss, "check_labels") or loss.target == "unlabeled":
+    """Encoded labels pass ``check_labels``; wrongly encoded ones raise DataError (skipped for unlabeled losses)."""
+    if loss.target == "unlabeled":
         return False
     from ..errors import DataError
 
@@ -372,7 +375,7 @@ def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0, skip=()):
 
     ``labels`` (encoded for ``loss.target``) replaces the drawn labels.  Conjugate checks run
     when ``loss.has_conjugate``, the prox check when ``prox`` is implemented, the label check
-    when the loss has ``check_labels``.  ``skip`` names checks (from ``CHECKS``) to leave out.
+    unless the loss is ``unlabeled``.  ``skip`` names checks (from ``CHECKS``) to leave out.
     """
     unknown = set(skip) - set(CHECKS)
     if unknown:

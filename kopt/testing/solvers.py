@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from pathlib import Path
 
 import numpy as np
 
@@ -38,9 +39,12 @@ def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
     """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed; compare bit for bit.
 
     ``spec`` must checkpoint (``output.checkpoint_every`` > 0 is set here when missing).
+    The runs write to ``out_dir``/full and ``out_dir``/cut (``out_dir``: a str or a Path).
     Returns ``(full, resumed)`` results; raises AssertionError if any model array differs.
     """
     import kopt
+
+    out_dir = Path(out_dir)
 
     def with_dir(sub):
         s = copy.deepcopy(spec)

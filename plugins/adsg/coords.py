@@ -1,8 +1,9 @@
 """From a :class:`kopt.problem.Problem` to ADSG's coordinates: design, constants, model.
 
-Kernel ``linear`` means the coordinates are the input features (a scipy CSR
-matrix for LIBSVM data, or a dense array); any other kernel with a sampler
-means random features, the coefficients of ``problem.feature_map()``.
+A kernel that declares ``linear_input_features`` (``linear``) means the
+coordinates are the input features (a scipy CSR matrix for LIBSVM data, or a
+dense array); any other kernel with a sampler means random features, the
+coefficients of ``problem.feature_map()``.
 """
 from __future__ import annotations
 
@@ -10,44 +11,44 @@ import math
 
 import numpy as np
 
+from kopt import rows as _rows
 from kopt.backend import to_numpy
 from kopt.errors import DataError
 from kopt.predictors import FeatureExpansion, LinearPredictor
 
 from .design import DenseDesign, FeatureDesign, SparseDesign, block_smoothness, materialize_features
 
-#: kernel names whose coordinates are the raw input features
-INPUT_KERNELS = ("linear",)
 #: blocks of input features when ``solver.blocks`` is not set (at most D)
 DEFAULT_BLOCKS = 8
 #: rows used to estimate L_B when random features are regenerated per mini-batch
 SMOOTHNESS_ROWS = 4096
 
 
-def uses_input_features(kernel_name: str) -> bool:
-    return kernel_name in INPUT_KERNELS
+def uses_input_features(kernel) -> bool:
+    """Whether the coordinates of ``kernel`` (a class or an instance) are the input features."""
+    return bool(kernel.linear_input_features)
 
 
-def build_design(problem, *, blocks=None, single_block=False, feature_memory_mb=512.0):
+def build_design(problem, *, blocks=None, single_block=False, feature_memory_mb=512.0, threads=None):
     """The design of ``problem`` and its feature map (None for input features).
 
-    ``single_block`` gives one block of all coordinates (plain SVRG).  Raises
-    DataError for block counts the data cannot have.
+    ``blocks``: coordinate blocks of input features (None: min(D, 8)); ``single_block`` gives
+    one block of all coordinates (plain SVRG); ``threads``: the feature map's worker threads.
+    Raises DataError for block counts the data cannot have.
     """
     X = problem.X
     xp = problem.xp
-    if uses_input_features(problem.kernel.name):
+    if uses_input_features(problem.kernel):
         D = X.shape[1]
         B = 1 if single_block else (blocks or min(D, DEFAULT_BLOCKS))
         if B > D:
             raise DataError(f"solver.blocks = {B} is larger than the number of input features ({D}); "
                             f"use at most {D} blocks")
-        if hasattr(X, "tocsr"):
+        if _rows.is_sparse(X):
             return SparseDesign(X, B), None
         return DenseDesign(xp.asarray(X), B, xp=xp, kind="input features (dense)"), None
-    X = X if hasattr(X, "tocsr") else xp.asarray(X)  # the feature engine densifies sparse rows chunk by chunk
-    fmap = problem.feature_map()
-    fmap.cache_blocks = fmap.n_blocks  # ω of every block stays in memory: M (d + 1) numbers
+    X = _rows.on_backend(X, xp)  # the feature engine densifies sparse rows chunk by chunk
+    fmap = problem.feature_map(cache_blocks="all", threads=threads)  # ω of every block stays: M (d + 1) numbers
     D = fmap.n_blocks * fmap.block_size
     edges = np.array([0, D]) if single_block else np.arange(fmap.n_blocks + 1) * fmap.block_size
     nbytes = problem.n * D * problem.dtype.itemsize
@@ -90,14 +91,11 @@ def predictor(problem, design, fmap, x):
     return FeatureExpansion({"coef": coef, "blocks": np.arange(fmap.n_blocks)}, meta)
 
 
-def test_scores(problem, fmap, x):
-    """Decision values of coefficients ``x`` on ``problem.X_test``."""
-    Xt = problem.X_test
+def scores(X, fmap, x, xp):
+    """Decision values of coefficients ``x`` on standardized rows ``X`` (dense on ``xp``, or CSR)."""
     if fmap is None:
-        if hasattr(Xt, "tocsr"):
-            return np.asarray(Xt @ to_numpy(x))
-        xp = problem.xp
-        return xp.asarray(Xt) @ x.astype(Xt.dtype)
+        if _rows.is_sparse(X):
+            return np.asarray(X @ to_numpy(x))
+        return xp.asarray(X) @ x.astype(X.dtype)
     coef = x.reshape(fmap.n_blocks, fmap.block_size)
-    Xt = Xt if hasattr(Xt, "tocsr") else problem.xp.asarray(Xt)
-    return fmap.predict(Xt, coef) / math.sqrt(x.size)
+    return fmap.predict(_rows.on_backend(X, xp), coef) / math.sqrt(x.size)

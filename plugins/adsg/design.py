@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt import rows as _rows
 from kopt.backend import to_numpy
 
 
@@ -214,7 +215,7 @@ class FeatureDesign:
         return self.fmap.adjoint(self.X, g).reshape(-1) * self.scale
 
     def rows(self, I):
-        return DenseRows(self._features(self.X[I if hasattr(self.X, "tocsr") else self.xp.asarray(I)]))
+        return DenseRows(self._features(_rows.take(self.X, self.xp.asarray(I))))
 
     def row_norms_sq(self):
         xp = self.xp
@@ -226,7 +227,7 @@ class FeatureDesign:
 
     def subsample(self, rows):
         """A :class:`DenseDesign` of the given rows (for the smoothness estimate)."""
-        R = self._features(self.X[rows if hasattr(self.X, "tocsr") else self.xp.asarray(rows)])
+        R = self._features(_rows.take(self.X, self.xp.asarray(rows)))
         return DenseDesign(R, edges=self.edges, xp=self.xp)
 
 

@@ -34,12 +34,12 @@ class DaiSynthetic(DatasetPreset):
     def generate(self, data_spec):
         from kopt.data import Dataset
 
-        o = {k: self.options.get(k, v["default"]) for k, v in self.params.items()}
+        o = self.options
         seed = data_spec.get("split_seed", 0)
-        X, y = dai_sample(o["n_train"] + o["n_test"], seed, o["noise"])
-        n = o["n_train"]
-        return Dataset(X[:n].astype(np.float32), y[:n], X[n:].astype(np.float32) if o["n_test"] else None,
-                       y[n:] if o["n_test"] else None, info={"train": f"dai_synthetic(n_train={n})", "test": None})
+        X, y = dai_sample(o.n_train + o.n_test, seed, o.noise)
+        n = o.n_train
+        return Dataset(X[:n].astype(np.float32), y[:n], X[n:].astype(np.float32) if o.n_test else None,
+                       y[n:] if o.n_test else None, info={"train": f"dai_synthetic(n_train={n})", "test": None})
 
     @classmethod
     def supports(cls):

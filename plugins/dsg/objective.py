@@ -2,13 +2,16 @@
 
 * labelled losses (real, binary, multiclass): ``loss.value(u, y)``, ``loss.grad(u, y)``;
   multiclass scores and gradients are ``(n, C)``.
-* ``unlabeled`` losses with an offset (novelty detection, papers/001 Sec. 4): the offset τ
-  travels in the label slot and has its own gradient ``loss.offset_grad(u, τ)``; the solver
+* ``unlabeled`` losses (novelty detection, papers/001 Sec. 4) have an offset: τ travels in the
+  label slot and has its own gradient ``loss.offset_grad(u, τ)``; the solver
   steps τ ← τ − γ_t · mean offset_grad next to the f step, and the model's decision
   function is f(x) − τ (an intercept of −τ).
-* ``two_sample`` losses (KL density ratio): y ∈ {0, 1} marks the sample; when the loss
-  provides ``balance_weights(y)`` every row's loss and gradient is multiplied by its weight,
-  so the mean over rows is the paper's objective for any sample sizes.
+* ``two_sample`` losses (KL density ratio): y ∈ {0, 1} marks the sample; every row's loss and
+  gradient is multiplied by its weight ``loss.balance_weights(y)``, so the mean over rows is the
+  paper's objective for any sample sizes.
+
+Both are capabilities declared on :class:`kopt.components.Loss` (``has_offset`` /
+``offset_grad``, ``has_balance_weights`` / ``balance_weights``).
 """
 from __future__ import annotations
 
@@ -24,12 +27,12 @@ class LossTerms:
         self.loss = problem.loss
         self.y = problem.y
         self.xp = problem.xp
-        self.has_offset = callable(getattr(self.loss, "offset_grad", None))
+        self.has_offset = self.loss.has_offset
         self.tau = 0.0
         self.weights = None
         if self.y is None and not self.has_offset:
             raise DataError(f"loss {self.loss.name!r} needs labels and the training data has none")
-        if problem.loss.target == "two_sample" and callable(getattr(self.loss, "balance_weights", None)):
+        if self.loss.has_balance_weights:
             try:
                 self.weights = self.xp.asarray(self.loss.balance_weights(self.y), dtype=np.float64)
             except ValueError as exc:
@@ -38,12 +41,12 @@ class LossTerms:
     def _label(self, rows):
         if self.has_offset:
             return self.tau
-        return self.y[self.xp.asarray(rows)]
+        return self.y if rows is None else self.y[self.xp.asarray(rows)]
 
     def _weights(self, rows, like):
         if self.weights is None:
             return None
-        w = self.weights[self.xp.asarray(rows)]
+        w = self.weights if rows is None else self.weights[self.xp.asarray(rows)]
         return w if like.ndim == 1 else w[:, None]
 
     def value_and_grad(self, u, rows):
@@ -64,7 +67,7 @@ class LossTerms:
         return g if w is None else g * w
 
     def mean_value(self, u, rows):
-        """Mean loss at scores ``u`` of the rows ``rows`` (the exact objective's loss part)."""
+        """Mean loss at scores ``u`` of the rows ``rows`` (None: every row; the exact objective's loss part)."""
         lab = self._label(rows)
         val = self.loss.value(u, lab)
         w = self._weights(rows, val)

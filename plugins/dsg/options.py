@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import math
 
+from kopt.iterative import common_options
+
 POS_INT = {"type": "integer", "minimum": 1}
 
+#: Options of all three solvers.  The shared ones (kopt.iterative.common_options) keep the
+#: family's defaults: checks (the exact training objective on ``check_rows`` seeded rows) only at
+#: the end, ``holdout_every`` null = the same iterations as ``check_every``.
 COMMON = {
-    "iterations": {**POS_INT, "default": 1000,
-                   "description": "T: iterations, each one mini-batch and one block step"},
-    "batch_size": {**POS_INT, "default": 256, "description": "B: rows per iteration (at most n)"},
+    **common_options(iterations=1000, batch_size=256, check_every=0, check_rows=1024, holdout_rows=2048),
     "step_size": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
                   "description": "θ of the step γ_t = θ/(t0 + t) (schedule 'inverse')"},
     "step_schedule": {"enum": ["inverse", "inverse_sqrt", "constant"], "default": "inverse",
@@ -18,13 +21,6 @@ COMMON = {
                  "description": "rows i.i.d. uniform with replacement (papers/001), or epoch-wise shuffled"},
     "averaging": {"type": "boolean", "default": False,
                   "description": "return (and evaluate) the averaged iterate (1/t) Σ f_i of papers/001 Sec. 7.1"},
-    "eval_every": {"type": "integer", "minimum": 0, "default": 0,
-                   "description": "k: holdout metrics and the exact training objective every k iterations (0: at the end)"},
-    "eval_rows": {"type": "integer", "minimum": 0, "default": 1024,
-                  "description": "training rows (seeded subsample) of the exact objective; 0: report only the estimate"},
-    "eval_test_rows": {"type": "integer", "minimum": 0, "default": 2048,
-                       "description": "holdout rows (seeded subsample) of the metrics of evaluation iterations; 0: all. "
-                                      "Evaluating costs about (eval_rows + eval_test_rows) / (B · blocks) of the run"},
     "objective_window": {**POS_INT, "default": 100,
                          "description": "iterations averaged (exponentially) in the per-iteration objective estimate"},
 }
@@ -60,17 +56,17 @@ def step_cap(options):
     longer than it under a constant schedule: a constant step is tuned near the stability limit,
     and 2γ there makes the re-used block oscillate (each overshoot licenses the next re-use).
     """
-    cap = options.get("step_cap", "auto")
+    cap = options.step_cap
     if cap != "auto":
         return cap
-    theta = options.get("step_size", 1.0)
-    return theta if options.get("step_schedule", "inverse") == "constant" else 2.0 * theta
+    theta = options.step_size
+    return theta if options.step_schedule == "constant" else 2.0 * theta
 
 
 def schedule(options, t):
     """The step-size factor γ_t / θ of iteration t (1-based)."""
-    s = options.get("step_schedule", "inverse")
-    x = options.get("step_offset", 0.0) + t
+    s = options.step_schedule
+    x = options.step_offset + t
     if s == "inverse":
         return 1.0 / x
     if s == "inverse_sqrt":
@@ -78,8 +74,9 @@ def schedule(options, t):
     return 1.0
 
 
-def check_udsg(solver):
-    G, U = solver.get("grow", 1), solver.get("reuse", 1)
+def check_udsg(options):
+    """Spec problems of UDSG's ``grow``/``reuse`` (``(path, message)`` pairs)."""
+    G, U = options.grow, options.reuse
     if G + U == 0:
         yield ("solver", "grow"), (
             "grow + reuse = 0 (G + U = 0 in papers/000 Alg. 3): a period would have no iterations; "
@@ -92,9 +89,9 @@ def check_udsg(solver):
         )
 
 
-def check_cdsg(solver):
-    cap = solver.get("step_cap")
-    theta = solver.get("step_size", 1.0)
+def check_cdsg(options):
+    """Spec problems of CDSG's ``step_cap`` (``(path, message)`` pairs)."""
+    cap, theta = options.step_cap, options.step_size
     if isinstance(cap, (int, float)) and cap < theta:
         yield ("solver", "step_cap"), (
             f"step_cap θ' = {cap} is below step_size θ = {theta}; papers/000 Thm. 14 needs θ ≤ θ' "

@@ -1,4 +1,4 @@
-"""Mini-batches: which rows iteration t uses, and dense float rows on the device.
+"""Mini-batches: which rows iteration t uses.
 
 Every draw comes from ``problem.rng("batch", t)`` (or, for epoch-wise shuffling, from
 ``problem.rng("epoch", e)``), a generator keyed by the spec's seed and the counter, so a
@@ -7,24 +7,6 @@ run resumed at iteration t0 draws exactly the batches an uninterrupted run draws
 from __future__ import annotations
 
 import numpy as np
-
-
-def dense(X, rows, xp, dtype, chunk=8192):
-    """Rows ``rows`` of ``X`` (all rows when None) as a dense ``dtype`` array on ``xp``.
-
-    ``X`` may be a backend array or a scipy CSR matrix (sparse LIBSVM input); sparse rows
-    are densified ``chunk`` at a time.
-    """
-    if hasattr(X, "tocsr"):
-        sub = X if rows is None else X[rows]
-        n = sub.shape[0]
-        out = np.empty((n, sub.shape[1]), dtype=dtype)
-        for lo in range(0, n, chunk):
-            out[lo : lo + chunk] = sub[lo : lo + chunk].toarray()
-        return xp.asarray(out)
-    if rows is not None:
-        X = X[xp.asarray(rows)]
-    return xp.asarray(X, dtype=dtype)
 
 
 class BatchSampler:

@@ -10,40 +10,152 @@ Alg. 1), or an *existing* block k — every G+U iterations U are re-use steps wi
 (UDSG, papers/000 Alg. 3), or k and η come from the checking rule (CDSG, Alg. 4,
 :mod:`kopt_plugins.dsg.checking`).  The (1/F) makes every block an unbiased estimate of the kernel,
 so the functional step does not depend on F.
+
+The family runs on the solver skeleton (:mod:`kopt.iterative`): one iteration is one such step,
+there is no duality gap (``stopping = "none"``: the run ends at the iteration cap), and a check
+is the exact training objective λ/2 N_t + mean ℓ on the skeleton's seeded check rows (N_t the
+running estimate of ‖f_t‖²_H).  The policies -- which block, which step -- are :meth:`choose`
+and :meth:`prepare`; the run's state is a :class:`kopt_plugins.dsg.state.RunState`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from kopt.components import Solver
+from kopt import rows as _rows
+from kopt.backend import to_numpy
+from kopt.iterative import Check, IterativeSolver, Step
+from kopt.predictors import FeatureExpansion
 
 from .checking import checking_steps, feature_variance
 from .options import CDSG, COMMON, UDSG, check_cdsg, check_udsg, schedule, step_cap
+from .state import RunState
 
 
-class DoublyStochastic(Solver):
-    """Common loop of the family; subclasses choose the block of each step (:meth:`choose`)."""
+class DoublyStochastic(IterativeSolver):
+    """The step, checks and model of the family; subclasses choose the block of each step (:meth:`choose`)."""
 
     forms = ("primal",)
     targets = ("real", "binary", "multiclass", "unlabeled", "two_sample")
     kernel_mode = "features"
     params = COMMON
-    #: the policy needs Φ_kᵀℓ' of every block each iteration (fused with the prediction)
-    block_gradients = False
+    stopping = "none"
+    iteration_unit = "one mini-batch of batch_size rows and one feature-block step"
+    divergence_hint = "lower solver.step_size (or raise solver.step_offset)"
 
     # -- the policy ----------------------------------------------------------------
     def prepare(self, problem, fmap, ctx):
-        """Called once before the loop (CDSG estimates σ² and M here)."""
+        """Called once when a run's state is built (CDSG estimates σ² and M here)."""
 
     def choose(self, t, rng, ctx):
         """``(k, eta)``: k = None adds a new block with step eta; else update block k."""
         return None, ctx.gamma
 
-    # -- the loop ------------------------------------------------------------------
-    def run(self, problem, run):
-        from .loop import Loop
+    def checked_blocks(self):
+        """Old blocks whose gradient Φ_kᵀℓ' the policy needs each iteration: None (none), 0 (all) or a count."""
+        return None
 
-        return Loop(self, problem, run).run()
+    # -- the skeleton's contract ---------------------------------------------------------
+    def init(self, problem):
+        return RunState(self, problem)
+
+    def load(self, problem, saved):
+        return RunState(self, problem).restore(saved)
+
+    def save(self, st):
+        return st.save()
+
+    def cadence(self, st):
+        # checks only at the end by default; holdout metrics at the checks unless holdout_every says otherwise
+        return 0, self.options.check_every or 0
+
+    def step(self, st, t):
+        p, xp, exp, ctx, B, F = st.problem, st.xp, st.expansion, st.ctx, st.B, st.F
+        rng = st.sampler.generator(t)
+        rows = st.sampler.rows(t, rng)
+        Xb = _rows.dense(p.X, xp.asarray(rows), xp, p.dtype)
+        n_cand = self.checked_blocks()
+        G, cand = None, None
+        if n_cand is not None and exp.m and (n_cand == 0 or n_cand >= exp.m):
+            # f_t(x_b) and Φ_kᵀℓ'(f_t(x_b)) of every block k in one feature evaluation
+            pred, G = st.fmap.predict_adjoint(
+                Xb, exp.coef[: exp.m], lambda f, lo, hi: st.terms.grad(exp.scale * f, rows[lo:hi]),
+                blocks=exp.blocks[: exp.m].tolist())
+            u = exp.scale * pred
+            cand = np.arange(exp.m)
+        else:
+            u = exp.predict(st.fmap, Xb)
+        loss_value, g = st.terms.value_and_grad(u, rows)
+        if n_cand is not None and exp.m and cand is None:
+            # check ``n_cand`` old blocks drawn uniformly (after the rows, from the same generator)
+            cand = np.sort(rng.choice(exp.m, size=n_cand, replace=False))
+            G = st.fmap.adjoint(Xb, g, blocks=exp.blocks[cand].tolist())
+        if G is not None:
+            c = exp.coef[xp.asarray(cand)]
+            ctx.cross = to_numpy(exp.scale / B * (c * G).reshape(len(cand), -1).sum(axis=1))  # ⟨f_k, ζ⟩
+            ctx.zeta_sq = float((G * G).sum()) / (len(cand) * B * B * F)  # ‖ζ‖², averaged over the blocks
+        ctx.candidates = cand
+        ctx.gamma = self.options.step_size * schedule(self.options, t)
+        ctx.grad_sq = float((g * g).sum()) / B
+        k, eta = self.choose(t, rng, ctx)
+        if k is None:
+            block = exp.m + 1
+            a = st.fmap.adjoint(Xb, g, blocks=[block])[0]  # Φ_ωᵀ ℓ'  (F[, C])
+        else:
+            block = int(exp.blocks[k])
+            a = G[int(np.searchsorted(cand, k))] if G is not None else st.fmap.adjoint(Xb, g, blocks=[block])[0]
+        zeta_sq = ctx.zeta_sq if G is not None else float((a * a).sum()) / (B * B * F)
+        rho = 1.0 - eta * p.lam
+        objective = loss_value + 0.5 * p.lam * st.norm_sq
+        # ‖f‖² by the reproducing property: ‖ρf − ηζ‖² with ⟨f_t, ζ⟩ = mean ℓ'·f_t(x_b)
+        cross = float((g * u).sum()) / B
+        st.norm_sq = rho * rho * st.norm_sq - 2.0 * rho * eta * cross + eta * eta * zeta_sq
+        coef = a * (-eta / (B * F))
+        exp.shrink(rho)
+        if k is None:
+            exp.add_block(block, coef, norm=eta * eta * zeta_sq)
+            st.new_steps += 1
+        else:
+            dnorm = None if G is None else -2.0 * rho * eta * ctx.cross[np.searchsorted(cand, k)] + eta * eta * zeta_sq
+            exp.update_block(k, coef, dnorm=dnorm)
+            st.reuse_steps += 1
+        exp.accumulate()
+        st.terms.step_offset(u, ctx.gamma)
+        return Step(rows=B, objective=st.objective.update(objective), extra={"n_blocks": exp.m, "step": eta})
+
+    def check(self, st, rows):
+        """The exact training objective λ/2 N_t + mean ℓ(f(x_i)) on the check rows (N_t: the ‖f‖² estimate)."""
+        train_loss = st.terms.mean_value(st.training_scores(rows), rows)
+        return Check(objective=train_loss + 0.5 * st.problem.lam * st.norm_sq,
+                     extra={"train_loss": train_loss, "objective_estimate": st.objective.value})
+
+    def scorer(self, st, X):
+        """Scores of the holdout subset ``X``, kept up to date by the changed blocks only."""
+        tracker = st.tracker(X)
+        st.holdout_rows = int(X.shape[0])
+        return lambda: st.scores(tracker) + st.terms.intercept
+
+    def decision_function(self, st, X):
+        exp = st.expansion
+        if not exp.averaging or exp.m == 0:
+            return exp.predict(st.fmap, X) + st.terms.intercept
+        return st.fmap.predict(X, exp.averaged_coefficients(), blocks=exp.blocks[: exp.m].tolist()) + st.terms.intercept
+
+    def finish(self, st):
+        exp = st.expansion
+        coef = to_numpy(exp.averaged_coefficients()) if exp.averaging else exp.coefficients()
+        predictor = FeatureExpansion(
+            {"coef": coef, "blocks": exp.blocks[: exp.m].copy()},
+            {"scale": 1.0, "seed": st.fmap.seed, "block_size": st.F, "dtype": str(st.fmap.dtype),
+             "intercept": st.terms.intercept},
+        )
+        info = {"n_blocks": exp.m, "new_steps": st.new_steps, "reuse_steps": st.reuse_steps,
+                "holdout_rows": st.holdout_rows, "block_size": st.F, "batch_size": st.B,
+                "norm_sq_estimate": st.norm_sq, "objective_estimate": st.objective.value}
+        if st.terms.has_offset:
+            info["offset"] = st.terms.tau
+        if st.ctx.variance:
+            info["variance"] = st.ctx.variance
+        return predictor, info
 
 
 class DSG(DoublyStochastic):
@@ -61,10 +173,10 @@ class UDSG(DoublyStochastic):
     params = {**COMMON, **UDSG}
 
     def check_spec(self, spec):
-        yield from check_udsg(spec["solver"])
+        yield from check_udsg(self.options)
 
     def choose(self, t, rng, ctx):
-        G, U = self.options.get("grow", 1), self.options.get("reuse", 1)
+        G, U = self.options.grow, self.options.reuse
         # papers/000 Alg. 3 tests mod(i, G+U) < G with i from 1, which would re-use a block
         # before any exists; its proof's set G = {i : (i−1) mod (G+U) < G} is what we use.
         if (t - 1) % (G + U) < G or ctx.expansion.m == 0:
@@ -76,19 +188,21 @@ class CDSG(DoublyStochastic):
     """DSG with checking: re-use the block whose eq. 9 step is largest when it beats γ_t (papers/000 Alg. 4)."""
 
     name = "cdsg"
-    block_gradients = True
     summary = "DSG re-using the old block chosen by the checking rule with expected line search (papers/000)"
     params = {**COMMON, **CDSG}
 
     def check_spec(self, spec):
-        yield from check_cdsg(spec["solver"])
+        yield from check_cdsg(self.options)
+
+    def checked_blocks(self):
+        return self.options.candidates
 
     def prepare(self, problem, fmap, ctx):
         o = self.options
-        ctx.variance = o.get("variance")
+        ctx.variance = o.variance
         if ctx.variance is None:
             ctx.variance = feature_variance(problem, fmap)
-        ctx.grad_bound = o.get("grad_bound")
+        ctx.grad_bound = o.grad_bound
 
     def choose(self, t, rng, ctx):
         exp = ctx.expansion

@@ -1,7 +1,8 @@
 """Scores of fixed row sets kept up to date by changed blocks only, and the running objective.
 
-A :class:`ScoreTracker` holds u = Σ_j φ_j(X) c_j for a fixed matrix X (the holdout
-set, or a seeded subsample of the training rows).  The expansion tells it which
+A :class:`ScoreTracker` holds u = Σ_j φ_j(X) c_j for a fixed matrix X (the skeleton's
+holdout subset, or its seeded check rows of the training set): the solvers' ``scorer`` and
+``check`` read their scores from one.  The expansion tells it which
 coefficients changed (:meth:`note`) and when the scale was folded (:meth:`rescale`);
 :meth:`sync` then evaluates only the changed blocks.  A DSG run of T iterations
 therefore spends n_rows·F·d per iteration on its evaluations, against B·t·F·d for the
@@ -11,16 +12,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sampling import dense
+from kopt import rows as _rows
 
 
 class ScoreTracker:
-    """Incrementally maintained scores of the rows ``X`` under a :class:`BlockExpansion`."""
+    """Incrementally maintained scores of the rows ``X`` under a :class:`BlockExpansion`.
+
+    Parameters
+    ----------
+    X : array or scipy CSR matrix
+        The fixed rows; kept as a dense ``dtype`` array of ``xp`` (sparse rows are densified
+        ``chunk`` rows at a time).
+    xp : module
+        numpy or cupy.
+    dtype : numpy dtype
+        The feature map's evaluation dtype.
+    n_outputs : int or None
+        C for multi-output losses; None for scalar outputs.
+    """
 
     def __init__(self, X, xp, dtype, n_outputs=None, chunk=8192):
         self.xp = xp
         n = X.shape[0]
-        self.X = dense(X, None, xp, dtype, chunk=chunk)
+        self.X = _dense(X, xp, dtype, chunk)
         self.scores = xp.zeros((n,) + (() if n_outputs is None else (int(n_outputs),)), dtype=np.float64)
         self.pending = {}
 
@@ -51,11 +65,15 @@ class ScoreTracker:
             self.pending = {}
         return expansion.scale * self.scores
 
-    def reset(self, fmap, expansion):
-        """Recompute from scratch (after a resume)."""
-        self.scores[...] = 0.0
-        self.pending = {j: expansion.coef[j].copy() for j in range(expansion.m)}
-        return self.sync(fmap, expansion)
+
+def _dense(X, xp, dtype, chunk):
+    """All rows of ``X`` as one dense ``dtype`` array of ``xp``; a sparse matrix ``chunk`` rows at a time."""
+    if not _rows.is_sparse(X):
+        return _rows.dense(X, None, xp, dtype)
+    out = xp.empty(X.shape, dtype=dtype)
+    for lo, hi in _rows.chunks(X.shape[0], chunk):
+        out[lo:hi] = _rows.dense(X, slice(lo, hi), xp, dtype)
+    return out
 
 
 class RunningObjective:

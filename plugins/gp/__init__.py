@@ -17,4 +17,8 @@ __all__ = ["GPSolver", "GPPosterior", "exact_posterior", "gp_lambda"]
 @hookimpl
 def kopt_register_solvers(register):
     register(GPSolver)
+
+
+@hookimpl
+def kopt_register_predictors(register):
     register(GPPosterior)

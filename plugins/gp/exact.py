@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from kopt.backend import get_namespace
-from kopt.linalg import _scipy_linalg, cho_solve, cholesky
+from kopt.linalg import cho_solve, cholesky, solve_triangular
 
 
 def gp_lambda(noise_variance: float, n: int) -> float:
@@ -49,13 +49,12 @@ def exact_posterior(kernel, X, y, X_star, noise_variance, *, variance=True, chun
     alpha = cho_solve(L, y)
     mean = xp.empty(Xs.shape[0])
     var = xp.empty(Xs.shape[0]) if variance else None
-    sl = _scipy_linalg(xp)
     for lo in range(0, Xs.shape[0], chunk):
         hi = min(Xs.shape[0], lo + chunk)
         Ks = kernel.exact(Xs[lo:hi], X)
         mean[lo:hi] = Ks @ alpha
         if variance:
-            V = sl.solve_triangular(L, Ks.T, lower=True)
+            V = solve_triangular(L, Ks.T)
             var[lo:hi] = kernel.diag(Xs[lo:hi]).astype(np.float64) - (V * V).sum(axis=0)
     return mean, var
 

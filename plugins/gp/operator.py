@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.features import blas_single_thread
+from kopt.threads import blas_threads
 
 from .averaging import ScaleHistory
 
@@ -118,7 +118,7 @@ def evaluate_diag(fmap_prime, fmap_omega, column, rows, weights, X, xp, chunk=51
     the averaging weight); ``rows[j]`` is X_j; ``cache[j]`` (optional) is ψ'_j(X_j),
     regenerated when not given.
     """
-    with blas_single_thread():  # small GEMMs (see solver.GPSolver.run)
+    with blas_threads(1):  # small GEMMs (see solver.GPSolver.run)
         return _evaluate_diag(fmap_prime, fmap_omega, column, rows, weights, X, xp, chunk, cache)
 
 

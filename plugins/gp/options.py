@@ -1,9 +1,13 @@
 """Options of the ``gp`` solver (JSON-schema fragments), step sizes, memory sizing and spec checks."""
 from __future__ import annotations
 
+from kopt.iterative import common_options
+
 POS_INT = {"type": "integer", "minimum": 1}
 
+#: the shared options (iterations T, batch_size B, the check/holdout cadence, threads) and the GP's own
 PARAMS = {
+    **common_options(iterations=1000, batch_size=64),
     "noise_variance": {"type": "number", "exclusiveMinimum": 0, "default": 0.1,
                        "description": "σ² of the likelihood y = f(x) + ε, ε ~ N(0, σ²), in the units the solver sees "
                                       "(the z-scored target when data.standardize_target); kopt's λ is σ²/n"},
@@ -12,9 +16,6 @@ PARAMS = {
                                 "Sec. 4, formulation 2; the model gives variances at those points only); operator: "
                                 "the variance operator Â (formulation 1, App. D; any point, memory O(T²B²)); none: "
                                 "the posterior mean only"},
-    "iterations": {**POS_INT, "default": 1000, "description": "T: iterations, each one mini-batch and one feature block"},
-    "batch_size": {**POS_INT, "default": 64, "description": "B: training rows per iteration (drawn uniformly with "
-                                                           "replacement)"},
     "step_size": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
                   "description": "θ: γ_t = θ (schedule constant) or θ/(t0 + t) (schedule inverse)"},
     "step_schedule": {"enum": ["constant", "inverse"], "default": "constant",
@@ -41,16 +42,14 @@ PARAMS = {
                       "description": "also compute the closed-form posterior on the test split (n ≤ exact_max_rows) "
                                      "and report the relative L2 errors of the mean and the variance"},
     "exact_max_rows": {**POS_INT, "default": 20000, "description": "largest n for compare_exact"},
-    "eval_every": {"type": "integer", "minimum": 0, "default": 0,
-                   "description": "k: test metrics (and compare_exact errors) every k iterations; 0: at the end only"},
 }
 
 
 def gamma(options, t):
     """The step size γ_t of iteration t (1-based)."""
-    theta = float(options.get("step_size", 1.0))
-    if options.get("step_schedule", "constant") == "inverse":
-        return theta / (float(options.get("step_offset", 0.0)) + t)
+    theta = float(options.step_size)
+    if options.step_schedule == "inverse":
+        return theta / (float(options.step_offset) + t)
     return theta
 
 
@@ -77,33 +76,36 @@ def max_operator_iterations(batch_size, block_size, budget_mb):
     return lo
 
 
-def check(spec):
-    """Yield ``(key_path, message)`` for options that cannot work together."""
-    s, m = spec["solver"], spec["model"]
-    if m["loss"]["name"] != "square":
+def check(options, spec):
+    """Yield ``(key_path, message)`` for options that cannot work together.
+
+    ``options``: the solver's typed options; ``spec``: the resolved :class:`kopt.spec.Spec`.
+    """
+    o = options
+    loss, reg = spec.loss, spec.regularizer
+    if loss.name != "square":
         yield ("model", "loss", "name"), (
             f"solver 'gp' computes the Gaussian-likelihood posterior, whose mean is the square-loss fit; "
-            f"got loss {m['loss']['name']!r}: set model.loss.name to square"
+            f"got loss {loss.name!r}: set model.loss.name to square"
         )
-    reg = m.get("regularizer", {}).get("name", "l2")
-    if reg != "l2":
+    if reg.name != "l2":
         yield ("model", "regularizer", "name"), (
-            f"solver 'gp' uses the RKHS-norm (l2) regularizer with λ = noise_variance/n, not {reg!r}; "
+            f"solver 'gp' uses the RKHS-norm (l2) regularizer with λ = noise_variance/n, not {reg.name!r}; "
             "set model.regularizer.name to l2 (its lambda is not used: set solver.noise_variance)"
         )
-    if s.get("variance") == "operator":
-        T, B, F = s["iterations"], s["batch_size"], m["features"]["block_size"]
+    if o.variance == "operator":
+        T, B, F = o.iterations, o.batch_size, spec["model"]["features"]["block_size"]
         need = operator_bytes(T, B, F) / 2**20
-        if need > s["max_memory_mb"]:
-            tmax = max_operator_iterations(B, F, s["max_memory_mb"])
+        if need > o.max_memory_mb:
+            tmax = max_operator_iterations(B, F, o.max_memory_mb)
             yield ("solver", "iterations"), (
                 f"variance: operator keeps T(T+1)/2 blocks of B x B coefficients (memory O(T²)): "
                 f"{T} iterations at batch_size {B} need {need:,.0f} MiB, more than max_memory_mb = "
-                f"{s['max_memory_mb']:g}. Lower solver.iterations (at most {tmax} fit) or solver.batch_size, "
+                f"{o.max_memory_mb:g}. Lower solver.iterations (at most {tmax} fit) or solver.batch_size, "
                 "raise solver.max_memory_mb, or use solver.variance: test_points (memory O(n·m))"
             )
-    if s.get("variance") == "test_points":
-        d = spec.get("data", {})
+    if o.variance == "test_points":
+        d = spec["data"]
         # (no data.train and no source: the arrays come through the Python API; checked at run time)
         if d.get("train") and not (d.get("test") or d.get("test_fraction") or d.get("source")):
             yield ("solver", "variance"), (

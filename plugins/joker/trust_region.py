@@ -153,6 +153,23 @@ def _to_boundary(s, d, radius):
     return (-b + math.sqrt(disc)) / a
 
 
+def update_radius(radius, rho, snorm, on_boundary, max_radius):
+    """The trust-region radius after a step of length ``snorm`` with ratio ``rho`` (papers/004 Alg. 1).
+
+    papers/004 Alg. 1 (lines 8-15): Δ ← Δ/4 when ρ < ½; Δ ← min(2Δ, Δmax) when ρ > ¾ and the
+    step reached the boundary (Δ − ‖s‖ < ε); else Δ unchanged.  One deviation, the textbook one
+    (Nocedal & Wright Alg. 4.1 notes; Conn, Gould & Toint §17.1): the shrink is ¼·min(Δ, ‖s‖),
+    so a poor step that stopped well inside the region (a box bound, or a CG stop) shrinks the
+    region below that step instead of leaving a radius it never tested.  "Reached the boundary"
+    is ``on_boundary`` or ‖s‖ ≥ 0.999 Δ.
+    """
+    if rho < 0.5:
+        return 0.25 * min(radius, snorm if snorm > 0 else radius)
+    if rho > 0.75 and (on_boundary or snorm >= 0.999 * radius):
+        return min(2.0 * radius, max_radius)
+    return radius
+
+
 class BlockResult:
     """What :func:`solve_block` returns: the new block values and statistics."""
 
@@ -277,11 +294,7 @@ def solve_block(K, gbar, a0, terms, idx, *, max_steps=50, cg_iter=50, cg_rtol=1e
             break
         else:
             rho = actual / pred if math.isfinite(actual) else -math.inf
-        snorm = float(xp.sqrt(s @ s))
-        if rho < 0.5:
-            radius = 0.25 * min(radius, snorm if snorm > 0 else radius)
-        elif rho > 0.75 and (on_boundary or snorm >= 0.999 * radius):
-            radius = min(2.0 * radius, max_radius)
+        radius = update_radius(radius, rho, float(xp.sqrt(s @ s)), on_boundary, max_radius)
         fresh = rho > eta
         if fresh:
             a = a_new

@@ -1,8 +1,8 @@
 """Base classes of the built-in kernels: the fast-path protocol and random Fourier features.
 
 Every built-in kernel with features implements two methods that
-:class:`kopt.features.FeatureMap` uses on its hot path (both optional for
-third-party kernels, which may implement ``features`` alone):
+:class:`kopt.features.FeatureMap` uses on its hot path (declared with defaults on
+:class:`kopt.components.Kernel`, so third-party kernels may implement ``features`` alone):
 
 ``prepare_rows(X)``
     per-row input transform, computed once per row chunk and shared by all
@@ -85,10 +85,6 @@ def matmul_into(xp, A, B, out):
 class FeatureKernel(Kernel):
     """A kernel whose features are ``scale * raw_features(prepare_rows(X), params)``."""
 
-    def prepare_rows(self, X):
-        """Per-row transform shared by every block (default: the rows themselves)."""
-        return X
-
     def raw_features(self, P, params, out=None):
         """``(Z, scale)`` with the unscaled features equal to ``scale * Z``."""
         raise NotImplementedError
@@ -122,13 +118,12 @@ class RandomFourierKernel(FeatureKernel):
 
     params = {**BANDWIDTH_PARAMS, "sincos": SINCOS}
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.bandwidth = params.get("bandwidth", "median")
-        self.sincos = bool(params.get("sincos", True))
-
     @property
-    def sigma(self) -> float:
+    def bandwidth(self) -> float:
+        """The numeric bandwidth σ (``options.bandwidth``); a clear error while it is still 'median'.
+
+        ``kopt.bandwidth.resolve_bandwidth`` turns 'median' into a number before the kernel is built.
+        """
         return resolved_bandwidth(self)
 
     def sample_omega(self, rng, n_in, count):
@@ -140,7 +135,7 @@ class RandomFourierKernel(FeatureKernel):
         return X
 
     def sample(self, rng, n_in, count):
-        h = (count + 1) // 2 if self.sincos else count
+        h = (count + 1) // 2 if self.options.sincos else count
         W = np.asarray(self.sample_omega(rng, n_in, h), dtype=np.float64)
         b = rng.uniform(0.0, TWO_PI, size=h)
         return {"Wb": np.vstack([W, b[None, :]]), "b": np.concatenate([b, b[: count - h]])}

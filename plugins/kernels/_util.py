@@ -84,10 +84,10 @@ def check_min(kernel, X, lower, strict=False, what=None):
 
 def resolved_bandwidth(kernel):
     """The kernel's numeric bandwidth; a clear error while it is still 'median'."""
-    bw = kernel.bandwidth
+    bw = kernel.options.bandwidth
     if isinstance(bw, str):
         raise ValueError(
             f"kernel {kernel.name!r}: bandwidth {bw!r} is not resolved; build kernels through "
-            "kopt.api.build_kernel or pass a number"
+            "kopt.api.build_kernel, resolve it with kopt.bandwidth.resolve_bandwidth, or pass a number"
         )
     return float(bw)

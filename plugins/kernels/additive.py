@@ -82,10 +82,6 @@ class AdditiveHomogeneousKernel(_Nonnegative, FeatureKernel):
 
     params = {"sincos": SINCOS}
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.sincos = bool(params.get("sincos", True))
-
     def k1(self, xp, a, b):
         """The one-dimensional kernel, elementwise (broadcasting)."""
         raise NotImplementedError
@@ -104,7 +100,7 @@ class AdditiveHomogeneousKernel(_Nonnegative, FeatureKernel):
         return X.sum(axis=1)  # k₁(a, a) = a for every kernel here
 
     def sample(self, rng, n_in, count):
-        h = (count + 1) // 2 if self.sincos else count
+        h = (count + 1) // 2 if self.options.sincos else count
         # coordinates cycle from a uniform random offset: each feature's j is uniform (unbiased
         # feature by feature) while a block covers the coordinates evenly (less variance than i.i.d. j)
         j = (int(rng.integers(0, n_in)) + np.arange(h)) % n_in

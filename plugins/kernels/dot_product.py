@@ -36,6 +36,7 @@ class LinearKernel(Kernel):
     name = "linear"
     summary = "linear kernel xᵀy"
     has_features = False
+    linear_input_features = True
     bandwidth_metric = None
 
     def exact(self, X, Y):
@@ -69,12 +70,6 @@ class ArcCosineKernel(FeatureKernel):
     bandwidth_metric = None
     params = {"order": {"description": "n: 0 (step features) or 1 (ReLU features)", "enum": [0, 1], "default": 1}}
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.order = int(params.get("order", 1))
-        if self.order not in (0, 1):
-            raise ValueError(f"arccos: order must be 0 or 1, not {self.order}")
-
     def exact(self, X, Y):
         xp, X, Y = float_pair(X, Y)
         nx = xp.sqrt((X * X).sum(axis=1))[:, None]
@@ -84,7 +79,7 @@ class ArcCosineKernel(FeatureKernel):
         zero = nn == 0
         c = xp.clip(G / xp.where(zero, 1.0, nn), -1.0, 1.0)
         theta = xp.arccos(c)
-        if self.order == 0:
+        if self.options.order == 0:
             K = 1.0 - theta / np.pi
         else:
             K = nn * (xp.sqrt(xp.maximum(1.0 - c * c, 0.0)) + (np.pi - theta) * c) / np.pi
@@ -93,7 +88,7 @@ class ArcCosineKernel(FeatureKernel):
     def diag(self, X):
         xp, X, _ = float_pair(X, X)
         sq = (X * X).sum(axis=1)
-        return (sq > 0).astype(X.dtype) if self.order == 0 else sq
+        return (sq > 0).astype(X.dtype) if self.options.order == 0 else sq
 
     def sample(self, rng, n_in, count):
         return {"W": rng.standard_normal((n_in, count))}
@@ -103,7 +98,7 @@ class ArcCosineKernel(FeatureKernel):
         W = params["W"]
         Z = out_buffer(xp, out, P.shape[0], W.shape[1], P, W)
         xp.matmul(P, W, out=Z)
-        if self.order == 0:
+        if self.options.order == 0:
             xp.heaviside(Z, Z.dtype.type(0), out=Z)
         else:
             xp.maximum(Z, Z.dtype.type(0), out=Z)
@@ -122,27 +117,21 @@ class PolynomialKernel(FeatureKernel):
         "gamma": {"description": "γ > 0 scaling xᵀx'", "type": "number", "exclusiveMinimum": 0, "default": 1.0},
     }
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.degree = int(params.get("degree", 2))
-        self.coef0 = float(params.get("coef0", 1.0))
-        self.gamma = float(params.get("gamma", 1.0))
-        if self.degree < 1 or self.coef0 < 0 or self.gamma <= 0:
-            raise ValueError("polynomial: need degree >= 1, coef0 >= 0, gamma > 0")
-
     def exact(self, X, Y):
+        o = self.options
         xp, X, Y = float_pair(X, Y)
         G = X @ Y.T
-        G *= self.gamma
-        G += self.coef0
-        return G**self.degree
+        G *= o.gamma
+        G += o.coef0
+        return G**o.degree
 
     def diag(self, X):
+        o = self.options
         xp, X, _ = float_pair(X, X)
-        return (self.gamma * (X * X).sum(axis=1) + self.coef0) ** self.degree
+        return (o.gamma * (X * X).sum(axis=1) + o.coef0) ** o.degree
 
     def sample(self, rng, n_in, count):
-        p = self.degree
+        p = int(self.options.degree)
         C = np.zeros((p, n_in + 1, count))
         rows = np.arange(n_in + 1)
         for k in range(p):
@@ -155,8 +144,8 @@ class PolynomialKernel(FeatureKernel):
         xp = get_namespace(X)
         P = xp.empty((X.shape[0], X.shape[1] + 1), dtype=X.dtype)
         P[:, :-1] = X
-        P[:, :-1] *= X.dtype.type(np.sqrt(self.gamma))
-        P[:, -1] = np.sqrt(self.coef0)
+        P[:, :-1] *= X.dtype.type(np.sqrt(self.options.gamma))
+        P[:, -1] = np.sqrt(self.options.coef0)
         return P
 
     def raw_features(self, P, params, out=None):
@@ -164,11 +153,12 @@ class PolynomialKernel(FeatureKernel):
         C = params["C"]
         F = C.shape[2]
         Z = out_buffer(xp, out, P.shape[0], F, P, C)
-        if self.degree == 1:
+        p = int(self.options.degree)
+        if p == 1:
             xp.matmul(P, C[0], out=Z)
         else:
             acc = xp.fft.rfft(P @ C[0], axis=1)
-            for k in range(1, self.degree):
+            for k in range(1, p):
                 acc *= xp.fft.rfft(P @ C[k], axis=1)
             Z[...] = xp.fft.irfft(acc, n=F, axis=1)
         return Z, float(np.sqrt(F))

@@ -37,19 +37,14 @@ class _Skewed(RandomFourierKernel):
         "sincos": SINCOS,
     }
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.skew = float(params.get("skew", 1.0))
-        if self.skew <= 0:
-            raise ValueError(f"{self.name}: skew must be > 0")
-
     input_domain = "x > -skew"
 
     def check_input(self, X):
-        check_min(self, X, -self.skew, strict=True, what=f"features x > −c = {-self.skew:g}")
+        c = self.options.skew
+        check_min(self, X, -c, strict=True, what=f"features x > −c = {-c:g}")
 
     def transform(self, X):
-        return get_namespace(X).log(X + X.dtype.type(self.skew))
+        return get_namespace(X).log(X + X.dtype.type(self.options.skew))
 
     def _lambda(self, X, Y):
         """``(xp, t(X), t(Y))`` after checking both inputs."""
@@ -121,10 +116,6 @@ class ExponentialSemigroupKernel(_Semigroup):
     summary = "exponential semigroup kernel (x ≥ 0)"
     params = {"beta": {**POSITIVE, "description": "β", "default": 1.0}}
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.beta = float(params.get("beta", 1.0))
-
     def exact(self, X, Y):
         self.check_input(X)
         self.check_input(Y)
@@ -132,15 +123,15 @@ class ExponentialSemigroupKernel(_Semigroup):
         S = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype)
         for k in range(X.shape[1]):
             S += xp.sqrt(X[:, k, None] + Y[None, :, k])
-        return xp.exp(-self.beta * S)
+        return xp.exp(-self.options.beta * S)
 
     def diag(self, X):
         xp, X, _ = float_pair(X, X)
-        return xp.exp(-self.beta * xp.sqrt(2.0 * X).sum(axis=1))
+        return xp.exp(-self.options.beta * xp.sqrt(2.0 * X).sum(axis=1))
 
     def sample(self, rng, n_in, count):
         z = rng.standard_normal((n_in, count))
-        return {"W": self.beta**2 / (2.0 * np.maximum(z * z, 1e-300))}
+        return {"W": self.options.beta**2 / (2.0 * np.maximum(z * z, 1e-300))}
 
 
 class ReciprocalSemigroupKernel(_Semigroup):
@@ -150,22 +141,20 @@ class ReciprocalSemigroupKernel(_Semigroup):
     summary = "reciprocal semigroup kernel (x ≥ 0)"
     params = {"scale": {**POSITIVE, "description": "λ of papers/001 Table 1", "default": 1.0}}
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.scale = float(params.get("scale", 1.0))
-
     def exact(self, X, Y):
         self.check_input(X)
         self.check_input(Y)
         xp, X, Y = float_pair(X, Y)
         K = xp.ones((X.shape[0], Y.shape[0]), dtype=X.dtype)
+        lam = self.options.scale
         for k in range(X.shape[1]):
-            K *= self.scale / (X[:, k, None] + Y[None, :, k] + self.scale)
+            K *= lam / (X[:, k, None] + Y[None, :, k] + lam)
         return K
 
     def diag(self, X):
         xp, X, _ = float_pair(X, X)
-        return xp.prod(self.scale / (2.0 * X + self.scale), axis=1)
+        lam = self.options.scale
+        return xp.prod(lam / (2.0 * X + lam), axis=1)
 
     def sample(self, rng, n_in, count):
-        return {"W": rng.exponential(1.0 / self.scale, size=(n_in, count))}
+        return {"W": rng.exponential(1.0 / self.options.scale, size=(n_in, count))}

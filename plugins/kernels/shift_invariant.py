@@ -35,11 +35,11 @@ class GaussianKernel(RandomFourierKernel):
     def exact(self, X, Y):
         xp = get_namespace(X, Y)
         D = sq_dists(X, Y)
-        D *= -0.5 / self.sigma**2
+        D *= -0.5 / self.bandwidth**2
         return xp.exp(D, out=D)
 
     def sample_omega(self, rng, n_in, count):
-        return rng.standard_normal((n_in, count)) / self.sigma
+        return rng.standard_normal((n_in, count)) / self.bandwidth
 
 
 class LaplacianKernel(RandomFourierKernel):
@@ -52,11 +52,11 @@ class LaplacianKernel(RandomFourierKernel):
     def exact(self, X, Y):
         xp = get_namespace(X, Y)
         D = l1_dists(X, Y)
-        D *= -1.0 / self.sigma
+        D *= -1.0 / self.bandwidth
         return xp.exp(D, out=D)
 
     def sample_omega(self, rng, n_in, count):
-        return rng.standard_cauchy((n_in, count)) / self.sigma
+        return rng.standard_cauchy((n_in, count)) / self.bandwidth
 
 
 class CauchyKernel(RandomFourierKernel):
@@ -70,7 +70,7 @@ class CauchyKernel(RandomFourierKernel):
         xp, X, Y = float_pair(X, Y)
         K = xp.ones((X.shape[0], Y.shape[0]), dtype=X.dtype)
         T = xp.empty_like(K)
-        inv = 1.0 / self.sigma
+        inv = 1.0 / self.bandwidth
         for k in range(X.shape[1]):
             xp.subtract(X[:, k, None] * inv, Y[None, :, k] * inv, out=T)
             T *= T
@@ -79,7 +79,7 @@ class CauchyKernel(RandomFourierKernel):
         return K
 
     def sample_omega(self, rng, n_in, count):
-        return rng.laplace(0.0, 1.0 / self.sigma, size=(n_in, count))
+        return rng.laplace(0.0, 1.0 / self.bandwidth, size=(n_in, count))
 
 
 class MaternKernel(RandomFourierKernel):
@@ -99,20 +99,15 @@ class MaternKernel(RandomFourierKernel):
         "nu": {"description": "smoothness ν", "enum": [0.5, 1.5, 2.5], "default": 1.5},
     }
 
-    def __init__(self, **params):
-        super().__init__(**params)
-        self.nu = float(params.get("nu", 1.5))
-        if self.nu not in (0.5, 1.5, 2.5):
-            raise ValueError(f"matern: nu must be 0.5, 1.5 or 2.5, not {self.nu}")
-
     def exact(self, X, Y):
         xp = get_namespace(X, Y)
         R = sq_dists(X, Y)
         xp.sqrt(R, out=R)
-        R *= 1.0 / self.sigma
-        if self.nu == 0.5:
+        R *= 1.0 / self.bandwidth
+        nu = self.options.nu
+        if nu == 0.5:
             return xp.exp(-R)
-        if self.nu == 1.5:
+        if nu == 1.5:
             R *= np.sqrt(3.0)
             return (1.0 + R) * xp.exp(-R)
         R *= np.sqrt(5.0)
@@ -120,5 +115,6 @@ class MaternKernel(RandomFourierKernel):
 
     def sample_omega(self, rng, n_in, count):
         z = rng.standard_normal((n_in, count))
-        g = rng.gamma(self.nu, 1.0, size=count)
-        return z / (self.sigma * np.sqrt(g / self.nu))[None, :]
+        nu = float(self.options.nu)
+        g = rng.gamma(nu, 1.0, size=count)
+        return z / (self.bandwidth * np.sqrt(g / nu))[None, :]

@@ -1,78 +1,87 @@
 """Exact KRR: α = (K + nλI)⁻¹ y, the minimiser of λ/2‖f‖² + (1/n) Σ (y_i − f(x_i))²/2.
 
-Small n only (the n × n kernel matrix is formed in float64).  It is the oracle
-the iterative solvers are tested against, so it reports the primal and dual
-objectives and their gap like any dual solver.
+Small n only (the n × n kernel matrix is formed in float64).  It is the oracle the iterative
+solvers are tested against, so it reports the primal and dual objectives and their gap like
+any dual solver.  It runs on the solver skeleton as a single iteration (the factorisation).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from kopt import objectives
-from kopt.components import Solver
-from kopt.linalg import cholesky, cho_solve
+from kopt.backend import to_numpy
+from kopt.errors import DataError, KoptError
+from kopt.iterative import Check, IterativeSolver, Step
+from kopt.linalg import cho_solve, cholesky
+from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
-from kopt.result import SolverOutput
 
 
-class ExactKRR(Solver):
+class ExactKRR(IterativeSolver):
     name = "krr_exact"
     summary = "exact kernel ridge regression (Cholesky); the correctness oracle"
     forms = ("primal", "dual")
     targets = ("real", "binary")
     kernel_mode = "exact"
     needs_conjugate = True
+    stopping = "none"
+    iteration_unit = "the Cholesky solve (one iteration)"
+    blas = "all"  # one big factorisation: BLAS gets the cores (KOPT_THREADS, else the CPUs available)
     params = {
-        "max_rows": {
-            "type": "integer",
-            "minimum": 1,
-            "default": 30000,
-            "description": "refuse larger training sets (the kernel matrix takes 8 n² bytes)",
-        },
+        "max_rows": {"type": "integer", "minimum": 1, "default": 30000,
+                     "description": "refuse larger training sets (the kernel matrix takes 8 n² bytes)"},
         "jitter": {"type": "number", "minimum": 0, "default": 0.0, "description": "added to the diagonal"},
     }
 
     def check_spec(self, spec):
-        if spec["model"]["loss"]["name"] != "square":
+        if spec.loss.name != "square":
             yield ("model", "loss", "name"), (
-                f"solver 'krr_exact' solves the square loss only, not {spec['model']['loss']['name']!r}; "
-                "use solver joker for other losses"
-            )
+                f"solver 'krr_exact' solves the square loss only, not {spec.loss.name!r}; "
+                "use solver joker for other losses")
 
-    def run(self, problem, run):
-        xp = problem.xp
+    def init(self, problem):
         n = problem.n
-        if n > self.options["max_rows"]:
-            from kopt.errors import DataError
-
+        if n > self.options.max_rows:
             raise DataError(
                 f"krr_exact forms the {n} x {n} kernel matrix ({8 * n * n / 2**30:.1f} GiB); "
-                f"max_rows is {self.options['max_rows']}. Use solver joker for large n, or raise solver.max_rows"
-            )
-        X = xp.asarray(problem.X, dtype=np.float64)
-        y = xp.asarray(problem.y, dtype=np.float64)
-        lam = problem.lam
+                f"max_rows is {self.options.max_rows}. Use solver joker for large n, or raise solver.max_rows")
+        xp = problem.xp
+        return {"problem": problem, "X": xp.asarray(problem.X, dtype=np.float64),
+                "y": xp.asarray(problem.y, dtype=np.float64), "alpha": None, "scores": None}
+
+    def step(self, state, t):
+        problem, X, y = state["problem"], state["X"], state["y"]
+        xp, n = problem.xp, problem.n
         K = problem.kernel.exact(X, X)
         A = K.copy()
-        A[xp.diag_indices(n)] += n * lam + self.options["jitter"]
+        A[xp.diag_indices(n)] += n * problem.lam + self.options.jitter
         try:
             L = cholesky(A, overwrite=True)
         except np.linalg.LinAlgError:
-            from kopt.errors import KoptError
-
             raise KoptError("the regularized kernel matrix is not positive definite; increase lambda or jitter") from None
         del A
-        alpha = cho_solve(L, y)
-        del L
-        scores = K @ alpha
+        state["alpha"] = cho_solve(L, y)
+        state["scores"] = K @ state["alpha"]
+        return Step(rows=n)
+
+    def check(self, state, rows):
+        problem, y, alpha, scores = state["problem"], state["y"], state["alpha"], state["scores"]
+        if alpha is None:
+            return Check()
         norm_sq = float(alpha @ scores)
-        primal = objectives.primal(problem.loss, y, scores, lam, norm_sq)
-        dual = objectives.dual(problem.loss, y, alpha, lam, norm_sq)
-        metrics = {}
-        if problem.X_test is not None:
-            Xt = xp.asarray(problem.X_test, dtype=np.float64)
-            metrics = problem.holdout_metrics(problem.kernel.exact(Xt, X) @ alpha)
-        run.report(1, objective=primal, dual=dual, gap=primal - dual, rows=n, metrics=metrics)
-        predictor = KernelExpansion({"support": problem.backend.to_numpy(X), "coef": problem.backend.to_numpy(alpha)}, {})
-        return SolverOutput(predictor, n_iter=1, objective=primal, dual=dual, gap=primal - dual,
-                            info={"n_support": n})
+        return Check(objective=primal(problem.loss, y, scores, problem.lam, norm_sq),
+                     dual=dual(problem.loss, y, alpha, problem.lam, norm_sq))
+
+    def decision_function(self, state, X):
+        problem = state["problem"]
+        Xd = problem.xp.asarray(X, dtype=np.float64)
+        return problem.kernel.exact(Xd, state["X"]) @ state["alpha"]
+
+    def save(self, state):
+        return {}
+
+    def load(self, problem, saved):
+        return self.init(problem)
+
+    def finish(self, state):
+        predictor = KernelExpansion({"support": to_numpy(state["X"]), "coef": to_numpy(state["alpha"])}, {})
+        return predictor, {"n_support": state["problem"].n}

@@ -16,6 +16,7 @@ import numpy as np
 
 from kopt.backend import get_namespace
 from kopt.components import Loss
+from kopt.prox import newton_prox
 
 REAL_OR_BINARY = {
     "description": "labels the loss is trained on: 'real' (regression) or 'binary' ({-1,+1}, classification "
@@ -61,43 +62,19 @@ def sigmoid(xp, z):
 
 
 class BuiltinLoss(Loss):
-    """Base of the built-in losses: parameters as attributes (label validation is the core's ``Loss.check_labels``)."""
+    """Base of the built-in losses: parameters are read from ``self.options``; the prox defaults to Newton.
+
+    Label validation is the core's ``Loss.check_labels``.
+    """
+
+    def prox(self, u, y, step):
+        """argmin_z ℓ(y, z) + (z − u)²/(2 step) by safeguarded Newton (:func:`kopt.prox.newton_prox`)."""
+        return newton_prox(self, u, y, step)
+
+
+class RealOrBinaryTarget:
+    """Mixin for losses with the ``target`` parameter (:data:`REAL_OR_BINARY`): it sets the instance's target."""
 
     def __init__(self, **params):
-        defaults = {k: s["default"] for k, s in self.params.items() if "default" in s}
-        super().__init__(**{**defaults, **params})
-        for key, val in self.options.items():
-            setattr(self, key, val)
-
-    # -- prox -----------------------------------------------------------------
-    def prox(self, u, y, step):
-        """argmin_z ℓ(y, z) + (z − u)²/(2 step) by safeguarded Newton on the optimality condition."""
-        return prox_newton(self, u, y, step)
-
-
-def prox_newton(loss, u, y, step, iters=60):
-    """Prox of a differentiable convex loss: root of g(z) = ℓ'(z) + (z − u)/step.
-
-    The root lies between ``u`` and ``u − step ℓ'(u)`` (ℓ' is monotone), so a bracketed
-    Newton iteration (bisection whenever Newton leaves the bracket) converges for every
-    differentiable convex loss, including those with unbounded curvature.
-    """
-    xp = get_namespace(u)
-    step = xp.asarray(step, dtype=u.dtype)
-    g0 = loss.grad(u, y)
-    a = xp.minimum(u, u - step * g0)
-    b = xp.maximum(u, u - step * g0)
-    z = 0.5 * (a + b)
-    for _ in range(iters):
-        g = loss.grad(z, y) + (z - u) / step
-        a = xp.where(g < 0, z, a)
-        b = xp.where(g > 0, z, b)
-        h = loss.curvature(z, y) + 1.0 / step
-        zn = z - g / h
-        ok = (zn > a) & (zn < b) & xp.isfinite(zn)
-        z_new = xp.where(ok, zn, 0.5 * (a + b))
-        z_new = xp.where(g == 0, z, z_new)
-        if bool(xp.all(z_new == z)):
-            break
-        z = z_new
-    return z
+        super().__init__(**params)
+        self.target = self.options.target

@@ -47,6 +47,7 @@ class NoveltyLoss(BuiltinLoss):
     target = "unlabeled"
     smooth = False
     has_conjugate = False
+    has_offset = True
     params = {"nu": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "default": 0.1,
                      "description": "ν in (0, 1]: upper bound on the fraction of training points flagged"}}
 
@@ -56,7 +57,7 @@ class NoveltyLoss(BuiltinLoss):
     def value(self, u, tau):
         xp = get_namespace(u)
         tau = self._tau(tau, u)
-        return xp.maximum(tau - u, 0) - self.nu * tau
+        return xp.maximum(tau - u, 0) - self.options.nu * tau
 
     def grad(self, u, tau):
         """−1 where u < τ, else 0."""
@@ -68,12 +69,12 @@ class NoveltyLoss(BuiltinLoss):
 
     def offset_grad(self, u, tau):
         """∂ℓ/∂τ = 1{u < τ} − ν (papers/001 Sec. 4)."""
-        return (u < self._tau(tau, u)).astype(u.dtype) - u.dtype.type(self.nu)
+        return (u < self._tau(tau, u)).astype(u.dtype) - u.dtype.type(self.options.nu)
 
     def best_offset(self, u):
         """argmin_τ mean ℓ(τ, u) for fixed scores: the ⌈νn⌉-th smallest score."""
         xp = get_namespace(u)
-        k = max(int(np.ceil(self.nu * u.shape[0] - 1e-9)), 1)
+        k = max(int(np.ceil(self.options.nu * u.shape[0] - 1e-9)), 1)
         return xp.sort(u.ravel())[k - 1]
 
     def grad_bound(self):
@@ -94,6 +95,7 @@ class KLDensityRatioLoss(BuiltinLoss):
     target = "two_sample"
     smooth = True
     has_conjugate = False
+    has_balance_weights = True
 
     def _z(self, z, like):
         return as_float(get_namespace(like), z, like)
@@ -112,8 +114,7 @@ class KLDensityRatioLoss(BuiltinLoss):
         xp = get_namespace(u)
         return 2 * self._z(z, u) * xp.exp(u)
 
-    @staticmethod
-    def balance_weights(z):
+    def balance_weights(self, z):
         """Row weights n / (2 n_z): the weighted mean of ℓ is papers/001's objective for any n₀, n₁."""
         xp = get_namespace(z)
         z = xp.asarray(z)

@@ -25,7 +25,7 @@ import numpy as np
 from kopt.backend import get_namespace
 from kopt.components import POSITIVE
 
-from ._common import REAL_OR_BINARY, BuiltinLoss, as_float, float_dtype, inf_outside, outside
+from ._common import REAL_OR_BINARY, BuiltinLoss, RealOrBinaryTarget, as_float, float_dtype, inf_outside, outside
 
 
 class _ResidualLoss(BuiltinLoss):
@@ -81,7 +81,7 @@ class _ResidualLoss(BuiltinLoss):
         return y + self._rho_prox(u - y, step)
 
 
-class SquareLoss(_ResidualLoss):
+class SquareLoss(RealOrBinaryTarget, _ResidualLoss):
     """ℓ(y, u) = (y − u)²/2; ξ*_y(v) = v²/2 + v y on R (kernel ridge regression, GP mean)."""
 
     name = "square"
@@ -114,7 +114,7 @@ class SquareLoss(_ResidualLoss):
         return 1.0
 
 
-class HuberLoss(_ResidualLoss):
+class HuberLoss(RealOrBinaryTarget, _ResidualLoss):
     """Huber(δ): r²/2 for |r| ≤ δ, δ|r| − δ²/2 beyond; ξ*_y(v) = v²/2 + v y on [−δ, δ].
 
     Huber = ½(·)² □ δ|·| (infimal convolution), so its conjugate is the sum of
@@ -130,20 +130,27 @@ class HuberLoss(_ResidualLoss):
     }
 
     def _lohi(self):
-        return -float(self.delta), float(self.delta)
+        d = float(self.options.delta)
+        return -d, d
 
     def _rho(self, r):
         xp = get_namespace(r)
         a = xp.abs(r)
-        d = self.delta
+        d = self.options.delta
         return xp.where(a <= d, 0.5 * r * r, d * a - 0.5 * d * d)
 
     def _rho_grad(self, r):
-        return get_namespace(r).clip(r, -self.delta, self.delta)
+        d = self.options.delta
+        return get_namespace(r).clip(r, -d, d)
 
     def _rho_curv(self, r):
-        """1 for |r| < δ, 0 beyond (the second derivative jumps at |r| = δ)."""
-        return (get_namespace(r).abs(r) < self.delta).astype(float_dtype(r))
+        """1 for |r| ≤ δ, 0 beyond.
+
+        At |r| = δ the second derivative jumps; 1 (the quadratic side) is the element of the
+        generalized Hessian a Newton method wants there: with binary labels and δ = 1 every row
+        sits on the kink at u = 0, where 0 would make the first Newton step a gradient step.
+        """
+        return (get_namespace(r).abs(r) <= self.options.delta).astype(float_dtype(r))
 
     def _rho_conj(self, v):
         return 0.5 * v * v
@@ -156,11 +163,11 @@ class HuberLoss(_ResidualLoss):
 
     def _rho_prox(self, w, step):
         xp = get_namespace(w)
-        d = self.delta
+        d = self.options.delta
         return xp.where(xp.abs(w) <= d * (1 + step), w / (1 + step), w - step * d * xp.sign(w))
 
     def grad_bound(self):
-        return float(self.delta)
+        return float(self.options.delta)
 
     def smoothness(self):
         return 1.0
@@ -221,7 +228,9 @@ class LpLoss(_ResidualLoss):
 
     @property
     def q(self):
-        return self.p / (self.p - 1.0)
+        """The conjugate exponent q = p / (p − 1)."""
+        p = self.options.p
+        return p / (p - 1.0)
 
     @staticmethod
     def _pow(xp, a, e):
@@ -233,14 +242,15 @@ class LpLoss(_ResidualLoss):
         return xp.where(a > 0, safe**e, xp.asarray(np.inf, dtype=a.dtype))
 
     def _rho(self, r):
-        return self._pow(get_namespace(r), r, self.p) / self.p
+        p = self.options.p
+        return self._pow(get_namespace(r), r, p) / p
 
     def _rho_grad(self, r):
         xp = get_namespace(r)
-        return xp.sign(r) * self._pow(xp, r, self.p - 1)
+        return xp.sign(r) * self._pow(xp, r, self.options.p - 1)
 
     def _rho_curv(self, r):
-        return (self.p - 1) * self._pow(get_namespace(r), r, self.p - 2)
+        return (self.options.p - 1) * self._pow(get_namespace(r), r, self.options.p - 2)
 
     def _rho_conj(self, v):
         return self._pow(get_namespace(v), v, self.q) / self.q
@@ -258,7 +268,7 @@ class LpLoss(_ResidualLoss):
         target = xp.abs(w)
         lo, hi = xp.zeros_like(target), target.copy()
         s = target.copy()
-        p = self.p
+        p = self.options.p
         for _ in range(80):
             f = step * self._pow(xp, s, p - 1) + s - target
             lo = xp.where(f < 0, s, lo)
@@ -273,7 +283,7 @@ class LpLoss(_ResidualLoss):
         return xp.sign(w) * s
 
     def smoothness(self):
-        return 1.0 if self.p == 2 else None
+        return 1.0 if self.options.p == 2 else None
 
 
 class EpsilonInsensitiveLoss(_ResidualLoss):
@@ -289,27 +299,27 @@ class EpsilonInsensitiveLoss(_ResidualLoss):
 
     def _rho(self, r):
         xp = get_namespace(r)
-        return xp.maximum(xp.abs(r) - self.epsilon, 0)
+        return xp.maximum(xp.abs(r) - self.options.epsilon, 0)
 
     def _rho_grad(self, r):
         xp = get_namespace(r)
-        return xp.where(xp.abs(r) > self.epsilon, xp.sign(r), xp.zeros_like(r))
+        return xp.where(xp.abs(r) > self.options.epsilon, xp.sign(r), xp.zeros_like(r))
 
     def _rho_curv(self, r):
         return get_namespace(r).zeros_like(r)
 
     def _rho_conj(self, v):
-        return self.epsilon * get_namespace(v).abs(v)
+        return self.options.epsilon * get_namespace(v).abs(v)
 
     def _rho_conj_grad(self, v):
-        return self.epsilon * get_namespace(v).sign(v)
+        return self.options.epsilon * get_namespace(v).sign(v)
 
     def _rho_conj_curv(self, v):
         return get_namespace(v).zeros_like(v)
 
     def _rho_prox(self, w, step):
         xp = get_namespace(w)
-        a, e = xp.abs(w), self.epsilon
+        a, e = xp.abs(w), self.options.epsilon
         t = xp.where(a <= e, a, xp.where(a <= e + step, xp.asarray(e, dtype=w.dtype), a - step))
         return xp.sign(w) * t
 
@@ -327,21 +337,25 @@ class QuantileLoss(_PiecewiseLinear):
                       "description": "quantile level τ in (0, 1)"}}
 
     def _lohi(self):
-        return -float(self.tau), 1.0 - float(self.tau)
+        tau = float(self.options.tau)
+        return -tau, 1.0 - tau
 
     def _rho(self, r):
-        return get_namespace(r).maximum(-self.tau * r, (1 - self.tau) * r)
+        tau = self.options.tau
+        return get_namespace(r).maximum(-tau * r, (1 - tau) * r)
 
     def _rho_grad(self, r):
         """1 − τ for u ≥ y, −τ below (papers/001's choice at the kink)."""
-        xp = get_namespace(r)
-        return xp.where(r >= 0, xp.asarray(1 - self.tau, dtype=r.dtype), xp.asarray(-self.tau, dtype=r.dtype))
+        xp, tau = get_namespace(r), self.options.tau
+        return xp.where(r >= 0, xp.asarray(1 - tau, dtype=r.dtype), xp.asarray(-tau, dtype=r.dtype))
 
 
     def _rho_prox(self, w, step):
         xp = get_namespace(w)
-        hi, lo = step * (1 - self.tau), -step * self.tau
+        tau = self.options.tau
+        hi, lo = step * (1 - tau), -step * tau
         return xp.where(w > hi, w - hi, xp.where(w < lo, w - lo, xp.zeros_like(w)))
 
     def grad_bound(self):
-        return float(max(self.tau, 1 - self.tau))
+        tau = self.options.tau
+        return float(max(tau, 1 - tau))

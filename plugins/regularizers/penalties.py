@@ -73,19 +73,14 @@ class ElasticNet(Regularizer):
                      "description": "r in [0, 1]: weight of the ℓ1 part (1 = lasso, 0 = ridge)"},
     }
 
-    def __init__(self, **params):
-        params.setdefault("l1_ratio", 0.5)
-        super().__init__(**params)
-        self.l1_ratio = float(params["l1_ratio"])
-
     def value(self, w):
         xp = get_namespace(w)
-        r = self.l1_ratio
+        r = self.options.l1_ratio
         return self.lam * (r * _sum(w, xp.abs) + 0.5 * (1 - r) * _sum(w, lambda a: a * a))
 
     def prox(self, w, step):
-        r = self.l1_ratio
+        r = self.options.l1_ratio
         return soft_threshold(w, step * self.lam * r) / (1.0 + step * self.lam * (1 - r))
 
     def strong_convexity(self):
-        return self.lam * (1 - self.l1_ratio)
+        return self.lam * (1 - self.options.l1_ratio)

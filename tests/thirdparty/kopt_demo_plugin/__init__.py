@@ -1,8 +1,9 @@
 """A third-party kopt plugin, as an outside author would write it (used by the tests).
 
-It registers a loss (``demo_logcosh``) and a solver (``demo_gd``: mini-batch
-gradient descent on a fixed random-feature map) through the public hooks only.
-It is installed in a temporary directory with its own entry-point metadata.
+It registers a loss (``demo_logcosh``), a solver (``demo_gd``: mini-batch
+gradient descent on a fixed random-feature map) and the predictor its models are
+made of (``demo_expansion``) through the public hooks only.  It is installed in a
+temporary directory with its own entry-point metadata.
 """
 from __future__ import annotations
 
@@ -30,20 +31,27 @@ class LogCosh(Loss):
     def value(self, u, y):
         xp = get_namespace(u)
         y = xp.asarray(y, dtype=u.dtype)
-        r = (u - y) / self.options.get("scale", 1.0)
+        r = (u - y) / self.options.scale
         return xp.logaddexp(r, -r) - math.log(2.0)  # a Python float keeps the dtype (NEP 50)
 
     def grad(self, u, y):
         xp = get_namespace(u)
-        s = self.options.get("scale", 1.0)
+        s = self.options.scale
         y = xp.asarray(y, dtype=u.dtype)
         return xp.tanh((u - y) / s) / s
 
     def curvature(self, u, y):
         xp = get_namespace(u)
-        s = self.options.get("scale", 1.0)
+        s = self.options.scale
         y = xp.asarray(y, dtype=u.dtype)
         return (1.0 - xp.tanh((u - y) / s) ** 2) / s**2
+
+
+class DemoExpansion(FeatureExpansion):
+    """demo_gd's model: a random-feature expansion stored under the plugin's own predictor name."""
+
+    name = "demo_expansion"
+    summary = "random-feature expansion of demo_gd (demo plugin)"
 
 
 class DemoGD(Solver):
@@ -63,7 +71,7 @@ class DemoGD(Solver):
     }
 
     def check_spec(self, spec):
-        if self.options["batch_size"] > 100000:
+        if self.options.batch_size > 100000:
             yield ("solver", "batch_size"), "demo_gd takes batches of at most 100000 rows"
 
     def run(self, problem, run):
@@ -74,8 +82,8 @@ class DemoGD(Solver):
         theta = xp.zeros((nb, F))
         if run.resume_state is not None:
             theta = xp.asarray(run.resume_state["theta"])
-        n, B = problem.n, min(self.options["batch_size"], problem.n)
-        T = self.options["iterations"]
+        n, B = problem.n, min(self.options.batch_size, problem.n)
+        T = self.options.iterations
         t = run.start_iteration
         objective = None
         for t in range(run.start_iteration + 1, T + 1):
@@ -83,14 +91,14 @@ class DemoGD(Solver):
             Xb, yb = problem.X[idx], problem.y[idx]
             u = scale * fmap.predict(Xb, theta)
             g = scale * fmap.adjoint(Xb, problem.loss.grad(u, yb)) / B + problem.lam * theta
-            theta = theta - self.options["step"] * g
+            theta = theta - self.options.step * g
             objective = float(problem.loss.value(u, yb).mean() + 0.5 * problem.lam * float((theta**2).sum()))
-            if self.options["sleep"]:
-                time.sleep(self.options["sleep"])
+            if self.options.sleep:
+                time.sleep(self.options.sleep)
             snapshot = theta.copy()
             if not run.report(t, objective=objective, rows=B, state=lambda s=snapshot: {"theta": s}):
                 break
-        pred = FeatureExpansion(
+        pred = DemoExpansion(
             {"coef": problem.backend.to_numpy(theta) * scale, "blocks": np.arange(nb)},
             {"scale": 1.0, "seed": fmap.seed, "block_size": F, "dtype": str(fmap.dtype)},
         )
@@ -105,3 +113,8 @@ def kopt_register_losses(register):
 @hookimpl
 def kopt_register_solvers(register):
     register(DemoGD)
+
+
+@hookimpl
+def kopt_register_predictors(register):
+    register(DemoExpansion)

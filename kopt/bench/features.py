@@ -21,59 +21,9 @@ import time
 
 import numpy as np
 
-from .features import CHUNK_BYTES, FeatureMap, _pool, default_threads
-
-
-def _median_time(fn, repeat):
-    times = []
-    for _ in range(max(1, repeat)):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
-def cos_roofline(threads, elements=1 << 27, repeat=3):
-    """float32 cos throughput in G elements/s with ``threads`` threads on cache-sized buffers."""
-    size = CHUNK_BYTES // 4
-    rng = np.random.default_rng(0)
-    src = [(rng.standard_normal(size) * 4.0).astype(np.float32) for _ in range(threads)]
-    dst = [np.empty(size, np.float32) for _ in range(threads)]
-    per_thread = max(1, elements // (size * threads))
-
-    def work(t):
-        for _ in range(per_thread):
-            np.cos(src[t], out=dst[t])
-
-    def run():
-        if threads == 1:
-            work(0)
-        else:
-            list(_pool(threads).map(work, range(threads)))
-
-    t = _median_time(run, repeat)
-    return per_thread * size * threads / t / 1e9
-
-
-def sgemm_rate(dim, block, elements=1 << 27, repeat=3):
-    """GFLOP/s of one thread on the engine's GEMM shape ((rows, d+1) @ (d+1, block/2))."""
-    from .features import blas_single_thread
-
-    rng = np.random.default_rng(0)
-    h = max(1, block // 2)
-    rows = max(8, CHUNK_BYTES // (4 * block))
-    A = rng.standard_normal((rows, dim + 1)).astype(np.float32)
-    B = rng.standard_normal((dim + 1, h)).astype(np.float32)
-    C = np.empty((rows, h), np.float32)
-    reps = max(1, elements // (rows * h))
-
-    def run():
-        for _ in range(reps):
-            np.matmul(A, B, out=C)
-
-    with blas_single_thread():
-        t = _median_time(run, repeat)
-    return 2.0 * rows * (dim + 1) * h * reps / t / 1e9
+from .. import threads as _threads
+from ..features import FeatureMap
+from .roofline import cos_roofline, machine, median_time, sgemm_rate
 
 
 def sklearn_rate(X, M, sigma, repeat, work=2e7):
@@ -85,16 +35,16 @@ def sklearn_rate(X, M, sigma, repeat, work=2e7):
     rows = int(min(X.shape[0], max(256, work // M)))
     Xs = np.asarray(X[:rows], dtype=np.float64)
     sampler = RBFSampler(gamma=0.5 / sigma**2, n_components=M, random_state=0).fit(Xs)
-    t = _median_time(lambda: sampler.transform(Xs), repeat)
+    t = median_time(lambda: sampler.transform(Xs), repeat)
     return rows * M / t / 1e9, rows
 
 
 def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_size=512, threads=None,
                  fused=True, sklearn=True, log=print):
     """Run the benchmark and return its figures as a dict (see the module docstring)."""
-    from .plugins import registry
+    from ..plugins import registry
 
-    threads = threads or default_threads()
+    threads = _threads.resolve_threads(threads)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((rows, dim)).astype(np.float32)
     sigma = float(np.sqrt(dim))
@@ -103,8 +53,7 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
     result = {
         "rows": rows, "dim": dim, "block_size": block_size, "threads": threads, "repeat": repeat,
         "dtype": "float32", "kernel": f"gaussian (bandwidth {sigma:.3g}, sincos pairs)",
-        "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-                    "numpy": np.__version__, "python": platform.python_version()},
+        "machine": machine(),
     }
     elements = int(min(1 << 27, max(1 << 20, rows * max(features))))  # as much work as one predict, capped
     cos1 = cos_roofline(1, elements=elements, repeat=repeat)
@@ -125,12 +74,12 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
         v = rng.standard_normal(rows).astype(np.float32)
         work = rows * nb * block_size
         fm.predict(X[:1024], coef)  # warm up the pool and the BLAS limiter
-        t_pred = _median_time(lambda: fm.predict(X, coef), repeat)
-        t_adj = _median_time(lambda: fm.adjoint(X, v), repeat)
+        t_pred = median_time(lambda: fm.predict(X, coef), repeat)
+        t_adj = median_time(lambda: fm.adjoint(X, v), repeat)
         entry = {"M": nb * block_size, "predict": work / t_pred / 1e9, "theta_update": work / t_adj / 1e9,
                  "predict_seconds": t_pred, "theta_update_seconds": t_adj}
         if fused:
-            t_f = _median_time(lambda: fm.predict_adjoint(X, coef, lambda f, lo, hi: v[lo:hi]), repeat)
+            t_f = median_time(lambda: fm.predict_adjoint(X, coef, lambda f, lo, hi: v[lo:hi]), repeat)
             entry["fused_predict_adjoint"] = work / t_f / 1e9  # features evaluated once for both products
             entry["fused_seconds"] = t_f
         sk = sklearn_rate(X, nb * block_size, sigma, repeat) if sklearn else None

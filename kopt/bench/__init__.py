@@ -1,0 +1,6 @@
+"""``kopt bench``: benchmarks that print their figures beside the machine's own roofline and peers.
+
+* :mod:`.features` -- the random-feature engine against the float32 cos roofline;
+* :mod:`.peers` -- kopt against scikit-learn on the standard splits, each fit in its own process;
+* :mod:`.joker` -- Joker's cost per block iteration at papers/004's HIGGS setting, against its floor.
+"""

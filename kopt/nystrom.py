@@ -1,0 +1,160 @@
+"""Nyström features: the exact kernel on M centres drawn from the training rows.
+
+A model f = Σ_j w_j k(c_j, ·) over M centres c_j (a seeded uniform sample of the training rows,
+as in Williams & Seeger 2001 and Falkon) has ‖f‖² = wᵀK_CC w and scores f(X) = K_XC w.  For an
+M-dimensional solver that is a feature map ψ(x) = k(x, C) with the metric R = K_CC: its problem
+is the kernel problem restricted to span{k(c_j, ·)}, whose kernel k(x, C) K_CC⁻¹ k(C, x') is
+positive definite -- so the duality gap certifies it exactly as it certifies a random-feature
+problem.  Data-dependent centres need far fewer features than random ones for the same
+accuracy; the price is M kernel evaluations per row (n M d flops per pass) instead of M cosines.
+
+:class:`NystromRows` has the pass API of :mod:`kopt.feature_rows` (``predict``,
+``predict_adjoint``, ``gram``, ``features``), on k(X, C) kept in memory within a budget or
+recomputed a row chunk at a time, spread over kopt's worker threads; kernel values are in the
+problem's dtype, their products in float64 (see :mod:`kopt.feature_rows`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import rows as _rows
+from . import threads as _threads
+from .feature_rows import gram
+
+
+def choose_centers(problem, count: int):
+    """Sorted indices of up to ``count`` training rows with distinct values (seeded: ``problem.rng("nystrom")``).
+
+    Rows are drawn uniformly without replacement in a seeded order and kept while their values
+    are new (data with repeated rows -- a9a's binary features -- would make K_CC singular), until
+    ``count`` are kept or the rows run out.
+    """
+    n = problem.n
+    order = problem.rng("nystrom").permutation(n)
+    kept, seen = [], set()
+    for lo in range(0, n, max(1024, 2 * int(count))):
+        idx = order[lo:lo + max(1024, 2 * int(count))]
+        block = _rows.dense(problem.X, problem.xp.asarray(np.sort(idx)), problem.xp, problem.dtype)
+        from .backend import to_numpy
+
+        for i, row in zip(np.sort(idx), to_numpy(block)):
+            key = row.tobytes()
+            if key not in seen:
+                seen.add(key)
+                kept.append(int(i))
+                if len(kept) == count:
+                    return np.sort(np.asarray(kept))
+    return np.sort(np.asarray(kept))
+
+
+def center_metric(kernel, C):
+    """R = K_CC in float64, with the smallest jitter that keeps its Cholesky factorisable."""
+    xp = _xp(C)
+    C64 = xp.asarray(C, dtype=np.float64)
+    R = xp.asarray(kernel.exact(C64, C64), dtype=np.float64)
+    R = 0.5 * (R + R.T)
+    scale = float(xp.mean(xp.diagonal(R))) or 1.0
+    for jitter in (0.0, 1e-12, 1e-10, 1e-8, 1e-6):
+        Rj = R + jitter * scale * xp.eye(R.shape[0])
+        try:
+            xp.linalg.cholesky(Rj)
+            return Rj, jitter * scale
+        except Exception:  # numpy's LinAlgError (cupy: NaNs, caught by the finite check below)
+            continue
+    return R + 1e-4 * scale * xp.eye(R.shape[0]), 1e-4 * scale
+
+
+def _xp(a):
+    from .backend import get_namespace
+
+    return get_namespace(a)
+
+
+class NystromRows:
+    """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
+
+    #: kernel entries per chunk of a recomputed pass (8 MB in float32)
+    CHUNK_ENTRIES = 1 << 21
+
+    def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
+        self.kernel = kernel
+        self.X = X
+        self.C = C
+        self.dtype = np.dtype(dtype)
+        self.xp = _xp(C)
+        self.n, self.M = X.shape[0], C.shape[0]
+        self.threads = _threads.resolve_threads(threads)
+        step = max(16, self.CHUNK_ENTRIES // max(1, self.M))
+        self.chunks = _rows.chunks(self.n, step)
+        self.K = None
+        self.materialized = self.n * self.M * self.dtype.itemsize <= memory_bytes
+        if self.materialized:
+            self.K = self.xp.empty((self.n, self.M), dtype=self.dtype)
+
+            def fill(ranges):
+                for lo, hi in ranges:
+                    self.K[lo:hi] = self._compute(lo, hi)
+
+            with _threads.blas_threads(1):
+                _threads.parallel_map(fill, self._ranges(), self.threads)
+
+    def _compute(self, lo, hi):
+        Xc = _rows.dense(self.X, slice(lo, hi), self.xp, self.dtype)
+        return self.xp.asarray(self.kernel.exact(Xc, self.C), dtype=self.dtype)
+
+    def _block(self, lo, hi):
+        return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
+
+    def _ranges(self):
+        return [self.chunks[t::self.threads] for t in range(self.threads)]
+
+    def predict(self, v):
+        vv = self.xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
+
+        def work(ranges):
+            for lo, hi in ranges:
+                out[lo:hi] = self._block(lo, hi).astype(np.float64) @ vv
+
+        with _threads.blas_threads(1):
+            _threads.parallel_map(work, self._ranges(), self.threads)
+        return out
+
+    def predict_adjoint(self, v, fn):
+        xp = self.xp
+        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
+
+        def work(ranges):
+            acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
+            for lo, hi in ranges:
+                Kc = self._block(lo, hi).astype(np.float64)  # products in float64 (see the module docstring)
+                pred[lo:hi] = Kc @ vv
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
+                acc += Kc.T @ w
+            return acc
+
+        with _threads.blas_threads(1):
+            parts = _threads.parallel_map(work, self._ranges(), self.threads)
+        G = parts[0]
+        for p in parts[1:]:  # thread order: deterministic
+            G += p
+        return pred, G
+
+    def gram(self, weights=None):
+        return gram(self, weights)
+
+    def features(self, rows):
+        """k(x_i, C) for ``rows``; recomputed over the worker threads when not kept."""
+        if self.K is not None:
+            return self.K[rows]
+        Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
+
+        def work(r):
+            lo, hi = r
+            Xr = _rows.dense(self.X, rows[lo:hi], self.xp, self.dtype)
+            Z[lo:hi] = self.kernel.exact(Xr, self.C)
+
+        with _threads.blas_threads(1):
+            _threads.parallel_map(work, _threads.split(Z.shape[0], self.threads), self.threads)
+        return Z

@@ -1,0 +1,387 @@
+"""Joker's primal route: Newton on M features, certified by the dual of papers/004.
+
+With M features ψ(x) and n ≫ M, papers/004's problem in its own scaling,
+
+    min_θ  F(θ) = ½ θᵀRθ + (1/λ_J) Σ_i ℓ(y_i, ψ(x_i)ᵀθ),
+
+is an M-dimensional smooth problem for a loss with a Lipschitz gradient (square, Huber, squared
+hinge, logistic).  The features are the spec's random ones, ψ = φ/√M with R = I, or Nyström's,
+ψ(x) = k(x, C) on M training rows C with R = K_CC (``model.features.kind: nystrom``,
+:mod:`kopt.nystrom`).  Each iteration is one Newton step: H s = −g with H = R + Ψᵀ D Ψ / λ_J
+(D = ℓ''(u), u = Ψθ), solved by conjugate gradients preconditioned with the Cholesky factor of
+P = R + Ψᵀ W Ψ / λ_J, the M × M Gram at weights W (float32; n M²/2 multiply-adds, once).  When
+D differs from W on few rows -- piecewise-quadratic losses (Huber, squared hinge) whose rows
+cross a kink -- the Gram is updated by those rows (a rank-k change, k M² flops) and refactored,
+so P = H and CG converges in one or two products; otherwise (the logistic loss) P is kept and
+CG does more products.  Each product is one fused pass over the rows, on features kept in
+memory when they fit ``feature_memory_mb`` and regenerated otherwise (:mod:`kopt.feature_rows`).
+A backtracking (Armijo) line search needs no pass: Ψ(θ + t s) = u + t Ψs, and Ψs comes out of
+the CG products.  For the square loss the first step is the exact solution.
+
+The certificate is papers/004's dual at α = −ℓ'(u)/λ_J -- feasible for every such loss -- with
+Ψᵀα = Rθ − g (g, the gradient, is at hand), so the duality gap costs O(n) (and one solve with R
+for Nyström) and no pass:
+
+    kopt's P = λ F(θ),    kopt's D = −λ [½ (Rθ − g)ᵀR⁻¹(Rθ − g) + (1/λ_J) Σ_i ξ*_{y_i}(ℓ'(u_i))].
+
+One-vs-rest outputs share the passes and the preconditioner (W = the largest D over outputs).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt import rows as _rows
+from kopt import threads as _threads
+from kopt.backend import get_namespace, to_numpy
+from kopt.feature_rows import bind, syrk_update
+from kopt.iterative import Check, Step
+from kopt.nystrom import NystromRows, center_metric, choose_centers
+from kopt.predictors import FeatureExpansion, KernelExpansion
+
+#: Armijo constant of the line search
+ARMIJO = 1e-4
+#: CG products after which a continuous-curvature preconditioner is rebuilt
+REBUILD_CG = 8
+#: factor the preconditioner in float64 up to this many features (8·M² bytes; the Gram is float64 always)
+FLOAT64_FACTOR = 2048
+
+
+def eligible(loss) -> bool:
+    """Whether the primal route applies: a loss with a Lipschitz gradient (finite curvature bound)."""
+    return loss.smoothness() is not None
+
+
+class PrimalFeatures:
+    """The state and steps of the primal route (see the module docstring)."""
+
+    name = "primal"
+
+    def __init__(self, problem, Y, lam_j, *, cg_iterations, memory_bytes, threads):
+        self.problem = problem
+        self.xp = problem.xp
+        self.Y = Y
+        self.C = Y.shape[1]
+        self.lam = problem.lam
+        self.lam_j = lam_j
+        self.loss = problem.loss
+        self.threads = threads
+        self.basis = (NystromBasis if problem.features.kind == "nystrom" else RandomBasis)(problem, memory_bytes, threads)
+        self.rows = self.basis.rows
+        self.M = self.basis.M
+        self.max_cg = cg_iterations
+        self.constant_curvature = _constant_curvature(self.loss, Y)
+        self.piecewise = _piecewise_curvature(self.loss, Y)
+        self.last_cg = 0
+        self.theta = self.xp.zeros((self.M, self.C), dtype=np.float64)
+        self.weights = None  # W of the preconditioner, and its Gram (kept while it can be updated)
+        self.gram = None
+        self.factor = None
+        self.stats = {"passes": 0, "cg_steps": 0, "grams": 0, "gram_updates": 0, "line_search_halvings": 0}
+        self._refresh(count=False)  # at θ = 0: u = 0, g = Ψᵀℓ'(0)/λ_J
+
+    def cadence(self):
+        # the gap is O(n) from what each step keeps; a handful of steps need no holdout trace
+        return 1, 0
+
+    # -- passes over the rows ----------------------------------------------------------------
+    def _refresh(self, count=True):
+        """u = Ψθ, g = θ + Ψᵀℓ'(u)/λ_J and D = ℓ''(u), exactly, in one fused pass."""
+        Y, loss = self.Y, self.loss
+        u, G = self.rows.predict_adjoint(self.theta, lambda f, lo, hi: loss.grad(f, Y[lo:hi]))
+        self.stats["passes"] += int(count)
+        self.u = u
+        self.g = self.basis.metric_product(self.theta) + G / self.lam_j
+        self.D = loss.curvature(u, Y)
+
+    def _hessian_product(self, p):
+        """(H p, Ψp) for the (M, C) directions p, in one fused pass."""
+        D = self.D
+        Pp, G = self.rows.predict_adjoint(p, lambda f, lo, hi: D[lo:hi] * f)
+        self.stats["passes"] += 1
+        return self.basis.metric_product(p) + G / self.lam_j, Pp
+
+    # -- the preconditioner --------------------------------------------------------------------
+    def _prepare_preconditioner(self):
+        """Make P match the current curvature when that pays (see the module docstring).
+
+        Piecewise-constant curvature (square, Huber, squared hinge: D ∈ {0, 1}): the Gram follows
+        D exactly, by a rank-k update on the k rows that changed or by a rebuild on the rows with
+        D > 0, whichever touches fewer rows.  Continuous curvature (logistic): P is kept, and
+        rebuilt at the current D when the last CG needed more than ``REBUILD_CG`` products.
+        """
+        xp = self.xp
+        w = xp.max(self.D, axis=1)
+        if self.factor is None:
+            self._build(w)
+            return
+        if self.gram is None:
+            return  # constant curvature: P is H
+        if self.piecewise:
+            changed = xp.nonzero(w != self.weights)[0]
+            if changed.shape[0] == 0:
+                return
+            if changed.shape[0] <= int(xp.count_nonzero(w)):
+                self._update(changed, w)
+            else:
+                self._build(w)
+        elif self.last_cg > REBUILD_CG:
+            self._build(w)
+
+    def _build(self, w, count=True):
+        self.weights = w
+        G = self.rows.gram(w)
+        self.stats["grams"] += int(count)
+        # a constant curvature never changes W: the Gram need not be kept beside its factor
+        self.gram = None if self.constant_curvature else G.copy()
+        self._factor(G)
+
+    def _update(self, changed, w):
+        xp = self.xp
+        delta = (w - self.weights)[changed]
+        Z = self.rows.features(changed)
+        for sign in (1.0, -1.0):
+            pick = xp.nonzero(sign * delta > 0)[0]
+            if pick.shape[0]:
+                scaled = Z[pick].astype(np.float64) * xp.sqrt(xp.abs(delta[pick]))[:, None]
+                with _threads.blas_threads(self.threads):
+                    self.gram = syrk_update(self.gram, scaled, sign)
+        self.weights = w
+        self.stats["gram_updates"] += 1
+        self._factor(self.gram.copy())
+
+    def _factor(self, G):
+        """Cholesky of R + G/λ_J (upper triangle of G; G is overwritten).
+
+        float64 up to ``FLOAT64_FACTOR`` features (R = K_CC of Nyström features has eigenvalues
+        far below the Gram's, which float32 rounds away), float32 beyond with a small ridge where
+        the factorisation needs one (PCG absorbs a preconditioner that is a little off).  BLAS
+        gets the worker threads only for large M: small factorisations run faster on one thread,
+        and many times faster on a busy machine.
+        """
+        import scipy.linalg
+
+        xp = self.xp
+        if self.M > FLOAT64_FACTOR:
+            G = G.astype(np.float32)
+        G *= G.dtype.type(1.0 / self.lam_j)
+        self.basis.add_metric(G)
+        diag = G[np.diag_indices(self.M)].copy()
+        threads = self.threads if self.M >= 3000 else 1
+        for attempt in range(5):
+            A = G.copy() if attempt < 4 else G
+            # a ridge of 1e-7, 1e-6, … of the mean diagonal: the float32 Gram is PSD only up to rounding
+            ridge = 0.0 if attempt == 0 and G.dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
+            A[np.diag_indices(self.M)] = diag + A.dtype.type(ridge)
+            try:
+                with _threads.blas_threads(threads):
+                    if xp is np:
+                        self.factor = scipy.linalg.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
+                    else:  # pragma: no cover - GPU
+                        self.factor = xp.linalg.cholesky(xp.triu(A) + xp.triu(A, 1).T)
+                return
+            except np.linalg.LinAlgError:
+                continue
+        raise np.linalg.LinAlgError("the Newton preconditioner is not positive definite, even with a ridge")
+
+    def _precondition(self, r):
+        xp = self.xp
+        if xp is np:
+            import scipy.linalg
+
+            c, lower = self.factor
+            return scipy.linalg.cho_solve((c, lower), r.astype(c.dtype), check_finite=False).astype(np.float64)
+        import cupyx.scipy.linalg as cl  # pragma: no cover - GPU
+
+        L = self.factor
+        z = cl.solve_triangular(L, r.astype(L.dtype), lower=True)
+        return cl.solve_triangular(L.T, z, lower=False).astype(np.float64)
+
+    # -- one Newton iteration --------------------------------------------------------------------
+    def step(self, t):
+        xp = self.xp
+        self._prepare_preconditioner()
+        s, z, cg = self._newton_direction()
+        self.last_cg = cg
+        step = self._line_search(s, z)
+        self.theta = self.theta + step * s
+        self._refresh()
+        return Step(rows=self.problem.n * (cg + 1),
+                    extra={"cg": cg, "step": step, "grad_norm": float(xp.sqrt((self.g * self.g).sum()))})
+
+    def _newton_direction(self):
+        """s ≈ −H⁻¹g by preconditioned CG (all outputs at once), and z = Ψs."""
+        xp = self.xp
+        g = self.g
+        s = xp.zeros_like(g)
+        z = xp.zeros_like(self.u)
+        r = -g
+        q = self._precondition(r)
+        d = q.copy()
+        rq = (r * q).sum(axis=0)
+        gnorm = xp.sqrt((g * g).sum(axis=0))
+        # inexact Newton: a relative residual min(0.1, √‖g‖) keeps the convergence superlinear
+        target = xp.minimum(0.1, xp.sqrt(gnorm)) * gnorm
+        it = 0
+        for it in range(1, self.max_cg + 1):
+            Hd, Pd = self._hessian_product(d)
+            dHd = (d * Hd).sum(axis=0)
+            w = xp.where(dHd > 0, rq / xp.where(dHd > 0, dHd, 1.0), 0.0)
+            s += w * d
+            z += w * Pd
+            r -= w * Hd
+            if bool(xp.all(xp.sqrt((r * r).sum(axis=0)) <= target)):
+                break
+            q = self._precondition(r)
+            rq_new = (r * q).sum(axis=0)
+            d = q + xp.where(rq > 0, rq_new / xp.where(rq > 0, rq, 1.0), 0.0) * d
+            rq = rq_new
+        self.stats["cg_steps"] += it
+        return s, z, it
+
+    def _line_search(self, s, z):
+        """The largest t in 1, ½, ¼, … with Armijo's decrease of F along s (no pass: Ψ(θ+ts) = u + tz)."""
+        F0 = self._objective(self.theta, self.u)
+        slope = float((self.g * s).sum())
+        t = 1.0
+        for _ in range(30):
+            if self._objective(self.theta + t * s, self.u + t * z) <= F0 + ARMIJO * t * slope:
+                return t
+            t *= 0.5
+            self.stats["line_search_halvings"] += 1
+        return t
+
+    def _objective(self, theta, u):
+        """F(θ) in papers/004's scaling (summed over outputs)."""
+        return 0.5 * float((theta * self.basis.metric_product(theta)).sum()) \
+            + float(self.loss.value(u, self.Y).sum()) / self.lam_j
+
+    # -- certificate, scores, checkpoint, model ------------------------------------------------
+    def check(self, rows):
+        """P and D on every row: O(n), no pass (the route keeps u and g; ``rows`` is not needed)."""
+        loss, Y, lam, lam_j = self.loss, self.Y, self.lam, self.lam_j
+        with np.errstate(all="ignore"):
+            conj = loss.conj(loss.grad(self.u, Y), Y)
+        Rtheta = self.basis.metric_product(self.theta)
+        P = lam * (0.5 * float((self.theta * Rtheta).sum()) + float(loss.value(self.u, Y).sum()) / lam_j)
+        a = Rtheta - self.g  # Ψᵀα for α = −ℓ'(u)/λ_J
+        D = -lam * (0.5 * float((a * self.basis.metric_solve(a)).sum()) + float(conj.sum()) / lam_j)
+        return Check(objective=P, dual=D)
+
+    def decision_function(self, X):
+        return self.basis.decision_function(X, self.theta)
+
+    def state(self):
+        out = {"theta": self.theta, **self.stats}
+        if self.factor is not None:
+            out["preconditioner_weights"] = self.weights  # a resumed run rebuilds the same preconditioner
+        return out
+
+    def restore(self, saved):
+        self.theta = self.xp.asarray(saved["theta"], dtype=np.float64)
+        self.stats = {k: int(saved[k]) for k in self.stats}
+        self._refresh(count=False)  # the saved run counted this pass already
+        if "preconditioner_weights" in saved:
+            self._build(self.xp.asarray(saved["preconditioner_weights"]), count=False)
+
+    def predictor(self):
+        info = {"n_features": self.M, "features": self.basis.kind, "features_in_memory": self.rows.materialized,
+                **self.stats}
+        return self.basis.predictor(self.theta), info
+
+
+class RandomBasis:
+    """The spec's random features, ψ = φ/√M, R = I (a model is a feature expansion)."""
+
+    kind = "random"
+
+    def __init__(self, problem, memory_bytes, threads):
+        self.fmap = problem.feature_map(cache_blocks="all", threads=threads)
+        self.rows = bind(self.fmap, problem.X, memory_bytes, threads)
+        self.M = self.fmap.count
+
+    def metric_product(self, v):
+        return v
+
+    def metric_solve(self, v):
+        return v
+
+    def add_metric(self, G):
+        G[np.diag_indices(self.M)] += G.dtype.type(1.0)
+
+    def _coef(self, theta):
+        return (theta / np.sqrt(self.M)).reshape(self.fmap.n_blocks, self.fmap.block_size, -1)
+
+    def decision_function(self, X, theta):
+        return self.fmap.predict(X, self._coef(theta))
+
+    def predictor(self, theta):
+        nb, F = self.fmap.n_blocks, self.fmap.block_size
+        coef = to_numpy(theta).reshape(nb, F, -1)
+        if coef.shape[2] == 1:
+            coef = coef[:, :, 0]
+        meta = {"scale": 1.0 / np.sqrt(self.M), "seed": self.fmap.seed, "block_size": F, "dtype": self.fmap.dtype.name}
+        return FeatureExpansion({"coef": coef, "blocks": np.arange(nb)}, meta)
+
+
+class NystromBasis:
+    """Nyström features ψ(x) = k(x, C) on seeded training rows C, R = K_CC (a model is a kernel expansion)."""
+
+    kind = "nystrom"
+
+    def __init__(self, problem, memory_bytes, threads):
+        import scipy.linalg
+
+        xp = problem.xp
+        self.problem = problem
+        self.dtype = problem.dtype
+        self.centers = choose_centers(problem, problem.features.count)
+        self.C = _rows.dense(problem.X, xp.asarray(self.centers), xp, self.dtype)
+        self.M = self.C.shape[0]
+        R, self.jitter = center_metric(problem.kernel, self.C)
+        self.R = R
+        self.R_factor = scipy.linalg.cho_factor(to_numpy(R), lower=False, check_finite=False)
+        self.rows = NystromRows(problem.kernel, problem.X, self.C, dtype=self.dtype, memory_bytes=memory_bytes,
+                                threads=threads)
+
+    def metric_product(self, v):
+        return self.R @ v
+
+    def metric_solve(self, v):
+        import scipy.linalg
+
+        return self.problem.xp.asarray(scipy.linalg.cho_solve(self.R_factor, to_numpy(v), check_finite=False))
+
+    def add_metric(self, G):
+        G += self.R.astype(G.dtype)
+
+    def decision_function(self, X, theta):
+        xp = self.problem.xp
+        out = xp.empty((X.shape[0], theta.shape[1]), dtype=np.float64)
+        coef = theta.astype(self.dtype)
+        for lo, hi in _rows.chunks(X.shape[0], max(1, (1 << 22) // max(1, self.M))):
+            out[lo:hi] = self.problem.kernel.exact(_rows.dense(X, slice(lo, hi), xp, self.dtype), self.C) @ coef
+        return out
+
+    def predictor(self, theta):
+        coef = to_numpy(theta)
+        if coef.shape[1] == 1:
+            coef = coef[:, 0]
+        return KernelExpansion({"support": to_numpy(self.C), "coef": coef}, {"nystrom_jitter": self.jitter})
+
+
+def _constant_curvature(loss, Y):
+    """Whether ℓ''(u) is the same for every u (the square loss): probed on a few labels and points."""
+    xp = get_namespace(Y)
+    y = Y[: min(64, Y.shape[0])]
+    scale = 1.0 + float(xp.max(xp.abs(y)))
+    values = [loss.curvature(y + t * scale, y) for t in (-3.0, -0.5, 0.0, 0.5, 3.0)]
+    return all(bool(xp.all(v == values[0])) for v in values[1:])
+
+
+def _piecewise_curvature(loss, Y):
+    """Whether ℓ'' takes at most two values (0 and one constant: Huber, squared hinge), probed on a grid."""
+    xp = get_namespace(Y)
+    y = Y[: min(64, Y.shape[0])]
+    scale = 1.0 + float(xp.max(xp.abs(y)))
+    values = xp.concatenate([loss.curvature(y + t * scale, y).ravel() for t in np.linspace(-4.0, 4.0, 33)])
+    return int(xp.unique(values).shape[0]) <= 2
