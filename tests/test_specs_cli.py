@@ -138,7 +138,7 @@ def test_convergence_warning_is_one_clean_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if "warning" in ln]
     assert len(lines) == 1, err
-    assert lines[0].startswith("kopt: warning: joker stopped before converging: relative duality gap")
+    assert lines[0].startswith("kopt: warning: joker stopped ") and "relative duality gap" in lines[0]
     assert "raise solver.iterations" in lines[0] and ".py" not in err and "Warning:" not in err
     assert main(["solve", "quickstart", "--set", "solver.iterations=3", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
