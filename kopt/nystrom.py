@@ -22,6 +22,10 @@ from . import threads as _threads
 from .feature_rows import gram
 
 
+#: sparse training rows are densified once when they take at most this many bytes dense
+DENSE_COPY_BYTES = 1 << 26
+
+
 def choose_centers(problem, count: int):
     """Sorted indices of up to ``count`` training rows with distinct values (seeded: ``problem.rng("nystrom")``).
 
@@ -95,10 +99,12 @@ class NystromRows:
 
     def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
         self.kernel = kernel
-        self.X = X
         self.C = C
         self.dtype = np.dtype(dtype)
         self.xp = _xp(C)
+        if _rows.is_sparse(X) and X.shape[0] * X.shape[1] * self.dtype.itemsize <= DENSE_COPY_BYTES:
+            X = _rows.dense(X, None, self.xp, self.dtype)  # a9a: 16 MB once, instead of a CSR slice per chunk and pass
+        self.X = X
         self.n, self.M = X.shape[0], C.shape[0]
         self.threads = _threads.resolve_threads(threads)
         step = max(16, self.CHUNK_ENTRIES // max(1, self.M))

@@ -135,7 +135,7 @@ class PrimalFeatures:
         self.gram = None if self.constant_curvature else G.copy()
         self._factor(G)
 
-    def _update(self, changed, w, rows=2048):
+    def _update(self, changed, w, rows=512):
         """G += Σ_{i changed} (w_i − W_i) ψ_iψ_iᵀ (float64 rank updates, a chunk of rows at a time)."""
         xp = self.xp
         delta = (w - self.weights)[changed]
