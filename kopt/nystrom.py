@@ -114,12 +114,12 @@ class NystromRows:
         if self.materialized:
             self.K = self.xp.empty((self.n, self.M), dtype=self.dtype)
 
-            def fill(ranges):
-                for lo, hi in ranges:
+            def fill(p):
+                for lo, hi in self._ranges(p):
                     self.K[lo:hi] = self._compute(lo, hi)
 
             with _threads.blas_threads(1):
-                _threads.parallel_map(fill, self._ranges(), self.threads)
+                _threads.map_parts(fill, _threads.PARTS, self.threads)
 
     def _compute(self, lo, hi):
         Xc = _rows.dense(self.X, slice(lo, hi), self.xp, self.dtype)
@@ -128,19 +128,20 @@ class NystromRows:
     def _block(self, lo, hi):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
 
-    def _ranges(self):
-        return [self.chunks[t::self.threads] for t in range(self.threads)]
+    def _ranges(self, p):
+        """The chunks of part ``p`` (a fixed cut: sums over parts do not depend on the thread count)."""
+        return self.chunks[p::_threads.PARTS]
 
     def predict(self, v):
         vv = self.xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
         out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
-            for lo, hi in ranges:
+        def work(p):
+            for lo, hi in self._ranges(p):
                 out[lo:hi] = self._block(lo, hi).astype(np.float64) @ vv
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, self._ranges(), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return out
 
     def predict_adjoint(self, v, fn):
@@ -148,9 +149,9 @@ class NystromRows:
         vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
+        def work(p):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
-            for lo, hi in ranges:
+            for lo, hi in self._ranges(p):
                 Kc = self._block(lo, hi).astype(np.float64)  # products in float64 (see the module docstring)
                 pred[lo:hi] = Kc @ vv
                 w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
@@ -158,9 +159,9 @@ class NystromRows:
             return acc
 
         with _threads.blas_threads(1):
-            parts = _threads.parallel_map(work, self._ranges(), self.threads)
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
         G = parts[0]
-        for p in parts[1:]:  # thread order: deterministic
+        for p in parts[1:]:  # part order: deterministic
             G += p
         return pred, G
 
@@ -173,11 +174,15 @@ class NystromRows:
             return self.K[rows]
         Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
 
-        def work(r):
-            lo, hi = r
+        pieces = _threads.split(Z.shape[0], _threads.PARTS)  # a fixed cut: the same bits on any thread count
+
+        def work(p):
+            if p >= len(pieces):
+                return
+            lo, hi = pieces[p]
             Xr = _rows.dense(self.X, rows[lo:hi], self.xp, self.dtype)
             Z[lo:hi] = self.kernel.exact(Xr, self.C)
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, _threads.split(Z.shape[0], self.threads), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return Z
