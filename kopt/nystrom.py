@@ -22,6 +22,10 @@ from . import threads as _threads
 from .feature_rows import gram
 
 
+#: sparse training rows are densified once when they take at most this many bytes dense
+DENSE_COPY_BYTES = 1 << 26
+
+
 def choose_centers(problem, count: int):
     """Sorted indices of up to ``count`` training rows with distinct values (seeded: ``problem.rng("nystrom")``).
 
@@ -95,10 +99,12 @@ class NystromRows:
 
     def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
         self.kernel = kernel
-        self.X = X
         self.C = C
         self.dtype = np.dtype(dtype)
         self.xp = _xp(C)
+        if _rows.is_sparse(X) and X.shape[0] * X.shape[1] * self.dtype.itemsize <= DENSE_COPY_BYTES:
+            X = _rows.dense(X, None, self.xp, self.dtype)  # a9a: 16 MB once, instead of a CSR slice per chunk and pass
+        self.X = X
         self.n, self.M = X.shape[0], C.shape[0]
         self.threads = _threads.resolve_threads(threads)
         step = max(16, self.CHUNK_ENTRIES // max(1, self.M))
@@ -108,12 +114,12 @@ class NystromRows:
         if self.materialized:
             self.K = self.xp.empty((self.n, self.M), dtype=self.dtype)
 
-            def fill(ranges):
-                for lo, hi in ranges:
+            def fill(p):
+                for lo, hi in self._ranges(p):
                     self.K[lo:hi] = self._compute(lo, hi)
 
             with _threads.blas_threads(1):
-                _threads.parallel_map(fill, self._ranges(), self.threads)
+                _threads.map_parts(fill, _threads.PARTS, self.threads)
 
     def _compute(self, lo, hi):
         Xc = _rows.dense(self.X, slice(lo, hi), self.xp, self.dtype)
@@ -122,19 +128,20 @@ class NystromRows:
     def _block(self, lo, hi):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
 
-    def _ranges(self):
-        return [self.chunks[t::self.threads] for t in range(self.threads)]
+    def _ranges(self, p):
+        """The chunks of part ``p`` (a fixed cut: sums over parts do not depend on the thread count)."""
+        return self.chunks[p::_threads.PARTS]
 
     def predict(self, v):
         vv = self.xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
         out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
-            for lo, hi in ranges:
+        def work(p):
+            for lo, hi in self._ranges(p):
                 out[lo:hi] = self._block(lo, hi).astype(np.float64) @ vv
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, self._ranges(), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return out
 
     def predict_adjoint(self, v, fn):
@@ -142,9 +149,9 @@ class NystromRows:
         vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
+        def work(p):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
-            for lo, hi in ranges:
+            for lo, hi in self._ranges(p):
                 Kc = self._block(lo, hi).astype(np.float64)  # products in float64 (see the module docstring)
                 pred[lo:hi] = Kc @ vv
                 w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
@@ -152,9 +159,9 @@ class NystromRows:
             return acc
 
         with _threads.blas_threads(1):
-            parts = _threads.parallel_map(work, self._ranges(), self.threads)
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
         G = parts[0]
-        for p in parts[1:]:  # thread order: deterministic
+        for p in parts[1:]:  # part order: deterministic
             G += p
         return pred, G
 
@@ -167,11 +174,15 @@ class NystromRows:
             return self.K[rows]
         Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
 
-        def work(r):
-            lo, hi = r
+        pieces = _threads.split(Z.shape[0], _threads.PARTS)  # a fixed cut: the same bits on any thread count
+
+        def work(p):
+            if p >= len(pieces):
+                return
+            lo, hi = pieces[p]
             Xr = _rows.dense(self.X, rows[lo:hi], self.xp, self.dtype)
             Z[lo:hi] = self.kernel.exact(Xr, self.C)
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, _threads.split(Z.shape[0], self.threads), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return Z

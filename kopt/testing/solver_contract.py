@@ -58,7 +58,7 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
     0.1}, "model": {"loss": {"name": "huber"}}}``.  ``data`` is ``(X, y[, X_test, y_test])``
     (default: 400 + 100 seeded rows in 3 dimensions, labelled for the loss's target).
 
-    The checks (:data:`SOLVER_CHECKS`; ``skip`` leaves some out): the declared capabilities are
+    The checks (:data:`SOLVER_CHECKS`; ``skip`` leaves out any but spec and solve): the declared capabilities are
     valid (interface); a spec naming the solver validates (spec); it solves without raising and
     writes a model and report (solve); status and ``success`` agree with each other and with the
     stopping rule (status); the objective is finite, and the duality gap, where the form has one,
@@ -73,9 +73,10 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
     naming the solver, the part of the contract that failed and what to fix; returns a
     :class:`SolverCheck`.
     """
-    unknown = sorted(set(skip) - set(SOLVER_CHECKS))
+    skippable = [c for c in SOLVER_CHECKS if c not in ("spec", "solve")]
+    unknown = sorted(set(skip) - set(skippable))
     if unknown:
-        raise ValueError(f"unknown solver checks {unknown}; known: {', '.join(SOLVER_CHECKS)}")
+        raise ValueError(f"unknown solver checks {unknown}; those that can be skipped: {', '.join(skippable)}")
     with contextlib.ExitStack() as stack:
         cls = stack.enter_context(_solver_registered(solver))
         if out_dir is None:
@@ -83,73 +84,68 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
         return _check_solver(cls, data, spec_overrides or {}, Path(out_dir), stop_at, seed, set(skip))
 
 
-def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
-    import kopt
+_REPRODUCIBLE_HINT = ("; the same spec and seed must give the same model: draw randomness from problem.rng, and cut "
+                      "reductions into kopt.threads.PARTS parts summed in order")
+_RESUME_HINT = (". A resumed run must end where the uninterrupted one ends: save() returns everything load() needs "
+                "to continue, and randomness comes from problem.rng(stream, t)")
 
-    name = cls.name
+
+def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
     ran = []
 
     def fail(part, text):
-        raise AssertionError(f"solver {name!r} fails the solver contract ({part}): {text}")
+        raise AssertionError(f"solver {cls.name!r} fails the solver contract ({part}): {text}")
 
-    if "interface" not in skip:
-        for text in _interface_problems(cls):
-            fail("interface", text)
-        ran.append("interface")
+    def run_part(part, problems):
+        if part not in skip:
+            for text in problems():
+                fail(part, text)
+            ran.append(part)
+
+    run_part("interface", lambda: _interface_problems(cls))
     spec, resolved = _contract_spec(cls, overrides, out_dir / "solve", seed, fail)
     ran.append("spec")
-    target = resolved.loss.target
     if data is None:
-        data = solver_check_data(target, seed=seed)
+        data = solver_check_data(resolved.loss.target, seed=seed)
     inspector = _StateInspector()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # the status check judges success
-        try:
-            with _hook(inspector):
-                result = kopt.solve(spec, data=data, write=True)
-        except AssertionError:
-            raise
-        except Exception as exc:
-            fail("solve", f"kopt.solve raised {type(exc).__name__}: {exc}")
+    result = _runs(fail, "solve", lambda: _solve(spec, data, inspector), "kopt.solve raised ")
     ran.append("solve")
-    checks = {
-        "status": lambda: _status_problems(cls, resolved, result),
-        "certificate": lambda: _certificate_problems(resolved, result),
-        "trace": lambda: _trace_problems(result),
-        "predict": lambda: _predict_problems(resolved, result, data),
-        "model_file": lambda: _model_file_problems(result, out_dir / "solve", data),
-        "state": lambda: inspector.problems(),
-    }
-    for part, run_check in checks.items():
-        if part in skip:
-            continue
-        for text in run_check():
-            fail(part, text)
-        ran.append(part)
+    run_part("status", lambda: _status_problems(cls, resolved, result))
+    run_part("certificate", lambda: _certificate_problems(resolved, result))
+    run_part("trace", lambda: _trace_problems(result))
+    run_part("predict", lambda: _predict_problems(result, data))
+    run_part("model_file", lambda: _model_file_problems(result, out_dir / "solve", data))
+    run_part("state", inspector.problems)
     resumed = None
     if not {"reproducible", "resume"} <= skip:
         k = stop_at or max(1, result.n_iter // 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            try:
-                full, resumed = resume_runs(spec, data, stop_at=k, out_dir=out_dir / "resume")
-            except AssertionError as exc:
-                fail("resume", str(exc))
-            except Exception as exc:
-                fail("resume", f"interrupted at iteration {k}, stopping or resuming raised {type(exc).__name__}: {exc}")
-        if "reproducible" not in skip:
-            for text in _same_model(result, full, "a second run of the same spec"):
-                fail("reproducible", text + "; the same spec and seed must give the same model: draw randomness "
-                                            "from problem.rng, and sum threads' partial results in a fixed order")
-            ran.append("reproducible")
-        if "resume" not in skip:
-            for text in [*_same_model(full, resumed, f"interrupted at iteration {k} and resumed, the run"),
-                         *_same_outcome(full, resumed)]:
-                fail("resume", text + ". A resumed run must end where the uninterrupted one ends: save() returns "
-                                      "everything load() needs to continue, and randomness comes from "
-                                      "problem.rng(stream, t)")
-            ran.append("resume")
+        full, resumed = _runs(fail, "resume", lambda: resume_runs(spec, data, stop_at=k, out_dir=out_dir / "resume"),
+                              f"interrupted at iteration {k}, stopping or resuming raised ")
+        run_part("reproducible", lambda: (t + _REPRODUCIBLE_HINT
+                                          for t in _same_model(result, full, "a second run of the same spec")))
+        run_part("resume", lambda: (t + _RESUME_HINT for t in [
+            *_same_model(full, resumed, f"interrupted at iteration {k} and resumed, the run"),
+            *_same_outcome(full, resumed)]))
     return SolverCheck(tuple(ran), spec, result, resumed)
+
+
+def _solve(spec, data, inspector):
+    import kopt
+
+    with _hook(inspector):
+        return kopt.solve(spec, data=data, write=True)
+
+
+def _runs(fail, part, fn, what):
+    """``fn()`` with ConvergenceWarnings silenced (the status check judges success); errors fail ``part``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        try:
+            return fn()
+        except AssertionError as exc:
+            fail(part, str(exc))
+        except Exception as exc:
+            fail(part, f"{what}{type(exc).__name__}: {exc}")
 
 
 @contextlib.contextmanager
@@ -388,7 +384,7 @@ def _test_rows(data):
     return np.asarray(X)
 
 
-def _predict_problems(spec, r, data):
+def _predict_problems(r, data):
     X = _test_rows(data)
     try:
         scores = r.model.decision_function(X)

@@ -135,7 +135,7 @@ class PrimalFeatures:
         self.gram = None if self.constant_curvature else G.copy()
         self._factor(G)
 
-    def _update(self, changed, w, rows=2048):
+    def _update(self, changed, w, rows=512):
         """G += Σ_{i changed} (w_i − W_i) ψ_iψ_iᵀ (float64 rank updates, a chunk of rows at a time)."""
         xp = self.xp
         delta = (w - self.weights)[changed]
@@ -145,8 +145,7 @@ class PrimalFeatures:
             for sign in (1.0, -1.0):
                 pick = xp.nonzero(sign * d > 0)[0]
                 if pick.shape[0]:
-                    with _threads.blas_threads(self.threads):
-                        self.gram = syrk_update(self.gram, Z[pick] * xp.sqrt(xp.abs(d[pick]))[:, None], sign)
+                    syrk_update(self.gram, Z[pick] * xp.sqrt(xp.abs(d[pick]))[:, None], sign, self.threads)
         self.weights = w
         self.stats["gram_updates"] += 1
         self._factor(self.gram.copy())
@@ -156,9 +155,9 @@ class PrimalFeatures:
 
         float64 up to ``FLOAT64_FACTOR`` features (R = K_CC of Nyström features has eigenvalues
         far below the Gram's, which float32 rounds away), float32 beyond with a small ridge where
-        the factorisation needs one (PCG absorbs a preconditioner that is a little off).  BLAS
-        gets the worker threads only for large M: small factorisations run faster on one thread,
-        and many times faster on a busy machine.
+        the factorisation needs one (PCG absorbs a preconditioner that is a little off).  BLAS runs
+        on one thread: a threaded LAPACK gives other bits on other CPU counts (and a small
+        factorisation is faster on one thread anyway, many times faster on a busy machine).
         """
         import scipy.linalg
 
@@ -169,7 +168,6 @@ class PrimalFeatures:
         self.basis.add_metric(G)
         diag = G[np.diag_indices(self.M)].copy()
         _mirror(G, to_lower=True)  # the lower triangle keeps a copy: a failed in-place factorisation is undone from it
-        threads = self.threads if self.M >= 3000 else 1
         for attempt in range(5):
             if attempt:
                 _mirror(G, to_lower=False)
@@ -177,7 +175,7 @@ class PrimalFeatures:
             ridge = 0.0 if attempt == 0 and G.dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
             G[np.diag_indices(self.M)] = diag + G.dtype.type(ridge)
             try:
-                with _threads.blas_threads(threads):
+                with _threads.blas_threads(1):  # one thread: a threaded LAPACK gives other bits on other CPU counts
                     if xp is np:
                         self.factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True, check_finite=False)
                     else:  # pragma: no cover - GPU

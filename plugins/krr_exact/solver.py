@@ -25,7 +25,9 @@ class ExactKRR(IterativeSolver):
     needs_conjugate = True
     stopping = "none"
     iteration_unit = "the Cholesky solve (one iteration)"
-    blas = "all"  # one big factorisation: BLAS gets the cores (KOPT_THREADS, else the CPUs available)
+    # one thread: a threaded LAPACK Cholesky gives other bits on other CPU counts, and every kopt model
+    # is bit-identical whatever the thread count (docs/reliability.md)
+    blas = "single"
     params = {
         "max_rows": {"type": "integer", "minimum": 1, "default": 30000,
                      "description": "refuse larger training sets (the kernel matrix takes 8 n² bytes)"},
