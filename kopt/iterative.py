@@ -17,7 +17,8 @@ owns everything else, the same way for every solver:
   error naming the loss, never ``success``;
 * divergence: a non-finite objective, gap or criterion, or :class:`Diverged` raised by
   ``step``, ends the run with status ``diverged`` -- reported, never raised;
-* progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.run.RunContext`);
+* progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.run.RunContext`); a
+  run resumed from a checked iteration re-judges that state first, as the uninterrupted run did;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
   "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``).
 

@@ -44,6 +44,14 @@ def test_builtin_solvers_pass_the_contract(name, overrides, target, tmp_path):
     assert out.result.n_iter == out.resumed.n_iter
 
 
+def test_a_run_stopped_on_its_converging_iteration_resumes_converged(tmp_path):
+    """Joker converges in its first iteration here; check_solver stops it there (stop_at = n_iter // 2 or 1)."""
+    out = check_solver("joker", out_dir=tmp_path)
+    assert out.result.status == out.resumed.status == "converged"
+    assert out.result.n_iter == out.resumed.n_iter == 1
+    assert [r["iteration"] for r in out.resumed.trace] == [1]
+
+
 def test_the_example_solver_passes_and_converges(tmp_path):
     with gd_solver():
         out = check_solver("gd", out_dir=tmp_path,
