@@ -15,10 +15,10 @@ or regenerated on every pass (the engine's fused, blocked evaluation; never an n
 
 Scaling: ψ = φ/√M, so ‖θ‖² of a model f = ψᵀθ is its RKHS norm under the random-feature kernel.
 
-Precision: features are kept in the map's dtype (float32 by default: half the memory), but the
-products of a kept matrix are taken in float64, a cache-sized chunk at a time: Newton–CG on an
-ill-conditioned problem needs products more exact than float32's 1e-7 (on ijcnn1, float32
-products took CG from 1 to 50 products a Newton step near the optimum).
+Precision: features and their products are in the map's dtype (float32 by default), each chunk's
+products summed into float64; the Gram is float64 (:func:`gram`): Newton–CG on an ill-conditioned
+problem needs a preconditioner more exact than float32 sums give (measured on ijcnn1: with a float32
+Gram CG went from 1 to 50 products a Newton step near the optimum; float32 products did no harm).
 """
 from __future__ import annotations
 
@@ -109,12 +109,12 @@ class MaterializedRows:
 
     def predict(self, v):
         xp, Psi = self.xp, self.Psi
-        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=Psi.dtype).reshape(self.M, -1)
         out = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
         def work(p):
             for lo, hi in self._ranges(p):
-                out[lo:hi] = Psi[lo:hi].astype(np.float64) @ vv
+                out[lo:hi] = Psi[lo:hi] @ vv
 
         with _threads.blas_threads(1):
             _threads.map_parts(work, _threads.PARTS, self.threads)
@@ -122,15 +122,15 @@ class MaterializedRows:
 
     def predict_adjoint(self, v, fn):
         xp, Psi = self.xp, self.Psi
-        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=Psi.dtype).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
         def work(p):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
             for lo, hi in self._ranges(p):
-                block = Psi[lo:hi].astype(np.float64)  # products in float64 (see the module docstring)
+                block = Psi[lo:hi]
                 pred[lo:hi] = block @ vv
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=Psi.dtype).reshape(hi - lo, -1)
                 acc += block.T @ w
             return acc
 
@@ -148,7 +148,7 @@ class MaterializedRows:
         return self.Psi[rows]
 
 
-def gram(op, weights=None, *, chunk_bytes=1 << 22):
+def gram(op, weights=None, *, chunk_bytes=1 << 23):
     """Σ_i w_i ψ(x_i) ψ(x_i)ᵀ over the rows of ``op`` with w_i > 0 (all rows without weights).
 
     The upper triangle of an ``(M, M)`` float64 array: a symmetric rank-k update per chunk of

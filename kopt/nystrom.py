@@ -10,8 +10,8 @@ accuracy; the price is M kernel evaluations per row (n M d flops per pass) inste
 
 :class:`NystromRows` has the pass API of :mod:`kopt.feature_rows` (``predict``,
 ``predict_adjoint``, ``gram``, ``features``), on k(X, C) kept in memory within a budget or
-recomputed a row chunk at a time, spread over kopt's worker threads; kernel values are in the
-problem's dtype, their products in float64 (see :mod:`kopt.feature_rows`).
+recomputed a row chunk at a time, spread over kopt's worker threads; kernel values and their products
+are in the problem's dtype, the Gram in float64 (see :mod:`kopt.feature_rows`).
 """
 from __future__ import annotations
 
@@ -133,12 +133,12 @@ class NystromRows:
         return self.chunks[p::_threads.PARTS]
 
     def predict(self, v):
-        vv = self.xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = self.xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
         out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
         def work(p):
             for lo, hi in self._ranges(p):
-                out[lo:hi] = self._block(lo, hi).astype(np.float64) @ vv
+                out[lo:hi] = self._block(lo, hi) @ vv
 
         with _threads.blas_threads(1):
             _threads.map_parts(work, _threads.PARTS, self.threads)
@@ -146,15 +146,15 @@ class NystromRows:
 
     def predict_adjoint(self, v, fn):
         xp = self.xp
-        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
         def work(p):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
             for lo, hi in self._ranges(p):
-                Kc = self._block(lo, hi).astype(np.float64)  # products in float64 (see the module docstring)
-                pred[lo:hi] = Kc @ vv
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
+                Kc = self._block(lo, hi)
+                pred[lo:hi] = Kc @ vv.astype(self.dtype)
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype).reshape(hi - lo, -1)
                 acc += Kc.T @ w
             return acc
 
