@@ -224,3 +224,14 @@ def test_nystrom_on_sparse_rows_and_one_vs_rest():
     sparse = _solve(_nystrom({"name": "squared_hinge"}, tol=1e-8), (sp.csr_matrix(X), y))
     assert dense.info["one_vs_rest"] and dense.model.decision_function(X).shape == (300, 3)
     np.testing.assert_allclose(sparse.model.decision_function(X), dense.model.decision_function(X), rtol=1e-6, atol=1e-8)
+
+
+def test_the_warm_start_reaches_the_same_certified_answer_with_a_smaller_gram():
+    """Squared hinge, n >= 8M: a seeded fifth of the rows first, then the full problem on its active rows."""
+    X, y = _data(n=1600)
+    warm = _solve(_spec({"name": "squared_hinge"}, count=128, tol=1e-9), (X, y))
+    cold = _solve(_spec({"name": "squared_hinge"}, count=128, tol=1e-9, primal_warm_start=False), (X, y))
+    assert warm.info["warm_start_rows"] == 320 and cold.info["warm_start_rows"] == 0
+    assert warm.success and cold.success
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-8)
+    np.testing.assert_allclose(warm.model.decision_function(X), cold.model.decision_function(X), rtol=1e-5, atol=1e-6)
