@@ -231,7 +231,7 @@ def test_the_warm_start_reaches_the_same_certified_answer_with_a_smaller_gram():
     X, y = _data(n=1600)
     warm = _solve(_spec({"name": "squared_hinge"}, count=128, tol=1e-9), (X, y))
     cold = _solve(_spec({"name": "squared_hinge"}, count=128, tol=1e-9, primal_warm_start=False), (X, y))
-    assert warm.info["warm_start_rows"] == 320 and cold.info["warm_start_rows"] == 0
+    assert warm.info["warm_start_rows"] == max(4 * 128, 1600 // 5) and cold.info["warm_start_rows"] == 0
     assert warm.success and cold.success
     assert warm.objective == pytest.approx(cold.objective, rel=1e-8)
     np.testing.assert_allclose(warm.model.decision_function(X), cold.model.decision_function(X), rtol=1e-5, atol=1e-6)
