@@ -17,7 +17,7 @@ from .data.bandwidth import median_distance
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError
 from .checkpoint import StateKeeper
-from .listeners import Checkpointer, ProgressBar, TraceRecorder
+from .listeners import Checkpointer, TraceRecorder, progress_listeners
 from .model import Model
 from .plugins import registry
 from .problem import FeatureSpec, Problem
@@ -191,8 +191,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if run.checkpoint_every:
         checkpointer = Checkpointer(out_dir, spec.data, sname, tracer)
         listeners.append(checkpointer)
-    if progress:
-        listeners.append(ProgressBar())
+    listeners.extend(progress_listeners(progress))  # True: a ProgressBar; or the caller's listeners (CLI)
     keeper = StateKeeper() if keep_state else None
     if keeper is not None:
         listeners.append(keeper)
@@ -289,16 +288,28 @@ def build_report(spec, problem, result: dict, backend, rss_load):
 
 
 def write_outputs(spec, result):
+    """Write the model, then the report, then the plot: a failing plot never costs the model or report."""
+    from .errors import KoptError
     from .fileio import write_json
 
     out = spec["output"]
     os.makedirs(out["dir"], exist_ok=True)
+    report_path = os.path.join(out["dir"], "report.json")
     if out["model"]:
         result.report["model_file"] = result.model.save(os.path.join(out["dir"], "model"))
+    if out["report"]:
+        write_json(report_path, result.report)
     if out["plot"]:
         from .plotting import plot_trace
 
-        result.report["plot_file"] = plot_trace(result.trace, os.path.join(out["dir"], "convergence.png"), spec["name"])
-    if out["report"]:
-        write_json(os.path.join(out["dir"], "report.json"), result.report)
+        try:
+            result.report["plot_file"] = plot_trace(result.trace, os.path.join(out["dir"], "convergence.png"),
+                                                    spec["name"])
+        except Exception as exc:
+            kept = [f for f, on in (("the model", out["model"]), ("report.json", out["report"])) if on]
+            note = f"; {' and '.join(kept)} are written in {out['dir']}" if kept else ""
+            detail = str(exc) if isinstance(exc, KoptError) else f"{type(exc).__name__}: {exc}"
+            raise KoptError(f"the convergence plot failed: {detail}{note}") from None
+        if out["report"]:
+            write_json(report_path, result.report)  # now with plot_file
     return out["dir"]

@@ -1,4 +1,4 @@
-"""The ``kopt`` command line: solve, validate, predict, plugins, data, bench."""
+"""The ``kopt`` command line: solve, validate, predict, plugins, specs, data, bench."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 
 from .errors import KoptError
 
@@ -24,16 +25,21 @@ def build_parser():
     sub.required = True
 
     p = sub.add_parser("solve", help="solve a spec: model, report (and plot) into output.dir")
-    p.add_argument("spec")
+    p.add_argument("spec", help="a spec file, or the name of a packaged spec (kopt specs list)")
     _add_set(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
-    p.add_argument("--plot", action="store_true", help="also write convergence.png")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines, warnings or summary")
+    p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
     p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--log-json", metavar="FILE",
+                   help="write progress as JSON lines to FILE ('-': stderr, instead of the text lines)")
+    p.add_argument("--log-every", metavar="N", default="10s", type=_log_every,
+                   help="without a terminal (and for --log-json): a progress line every N seconds ('10s', the "
+                        "default) or every N iterations ('500it')")
     p.set_defaults(func=cmd_solve)
 
-    p = sub.add_parser("validate", help="validate a spec and print the resolved version")
-    p.add_argument("spec", nargs="?")
+    p = sub.add_parser("validate", help="validate specs (no data is read) and print the resolved version")
+    p.add_argument("spec", nargs="*", help="spec files or packaged spec names")
     _add_set(p)
     p.add_argument("--resolved", action="store_true", help="print the spec with defaults filled in")
     p.add_argument("--schema", action="store_true", help="print the composed JSON schema instead")
@@ -50,13 +56,35 @@ def build_parser():
     p = sub.add_parser("plugins", help="list every registered component and plugin errors")
     p.set_defaults(func=cmd_plugins)
 
-    p = sub.add_parser("data", help="dataset utilities")
+    p = sub.add_parser("specs", help="the example specs shipped with kopt: list, show, copy")
+    ssub = p.add_subparsers(dest="specs_command", metavar="ACTION")
+    ssub.required = True
+    q = ssub.add_parser("list", help="every packaged spec, with its data preset and summary")
+    q.add_argument("--names", action="store_true", help="names only, one a line (for scripts)")
+    q.set_defaults(func=cmd_specs_list)
+    q = ssub.add_parser("show", help="print a packaged spec")
+    q.add_argument("name")
+    q.set_defaults(func=cmd_specs_show)
+    q = ssub.add_parser("copy", help="copy packaged specs into a folder to edit them")
+    q.add_argument("names", nargs="+", metavar="NAME", help="spec names, or 'all'")
+    q.add_argument("dest", metavar="DIR")
+    q.set_defaults(func=cmd_specs_copy)
+
+    p = sub.add_parser("data", help="dataset presets and data files")
     dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
     dsub.required = True
-    q = dsub.add_parser("fetch", help="download a dataset preset into KOPT_DATA")
-    q.add_argument("name")
+    q = dsub.add_parser("list", help="every dataset preset, its files and whether they are here")
+    q.set_defaults(func=lambda a: _lazy("kopt.data.commands", "list_presets")(a))
+    q = dsub.add_parser("fetch", help="download (or verify) dataset presets' files into KOPT_DATA")
+    q.add_argument("names", nargs="+", metavar="NAME")
     q.add_argument("--quiet", "-q", action="store_true")
     q.set_defaults(func=lambda a: _lazy("kopt.data.commands", "fetch")(a))
+    q = dsub.add_parser("import", help="copy preset files from a folder into KOPT_DATA after checking their "
+                                       "SHA-256 (offline machines, CI)")
+    q.add_argument("folder", metavar="DIR")
+    q.add_argument("names", nargs="*", metavar="NAME", help="only these presets (default: all)")
+    q.add_argument("--quiet", "-q", action="store_true")
+    q.set_defaults(func=lambda a: _lazy("kopt.data.commands", "import_")(a))
     q = dsub.add_parser("info", help="rows, columns, labels, missing values, memory of a data file")
     q.add_argument("file")
     q.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], default="auto")
@@ -95,19 +123,88 @@ def _lazy(module, name):
     return getattr(importlib.import_module(module), name)
 
 
+def _log_every(text):
+    t = text.strip().lower()
+    try:
+        if t.endswith("it"):
+            n = int(t[:-2])
+            if n < 1:
+                raise ValueError
+            return ("iterations", n)
+        v = float(t[:-1] if t.endswith("s") else t)
+        if v <= 0:
+            raise ValueError
+        return ("seconds", v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds ('10s') or iterations ('500it'), got {text!r}") from None
+
+
+def _cwd_paths(overrides):
+    """``--set data.train=FILE`` / ``data.test=FILE`` with a relative path mean a file in the current folder
+    (a spec file's own paths are relative to the spec, which for a packaged spec is inside the package)."""
+    import yaml
+
+    out = []
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if sep and key.strip() in ("data.train", "data.test"):
+            try:
+                value = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                value = None
+
+            def fix(v):
+                if isinstance(v, str) and v and not v.startswith(("$", "~")) and not os.path.isabs(v):
+                    return os.path.abspath(v)
+                return v
+
+            if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                fixed = [fix(v) for v in value] if isinstance(value, list) else fix(value)
+                item = f"{key}={json.dumps(fixed)}"
+        out.append(item)
+    return out
+
+
+def check_extras(spec):
+    """Optional dependencies a valid spec needs: output.plot needs matplotlib (the ``plot`` extra)."""
+    import importlib.util
+
+    if spec["output"].get("plot") and importlib.util.find_spec("matplotlib") is None:
+        raise spec.error(("output", "plot"), "plot is true but matplotlib is not installed; install the plot extra "
+                         "(pip install 'kopt[plot]') or set output.plot: false (--set output.plot=false)")
+
+
+def _listeners(args, spec):
+    """Progress listeners of ``kopt solve``: text lines (unless --quiet) and JSON lines (--log-json)."""
+    from .listeners import JsonLog, ProgressBar
+
+    kind, every = args.log_every
+    cadence = {"log_every": every if kind == "seconds" else 10.0,
+               "log_every_iter": every if kind == "iterations" else None}
+    out = []
+    if args.log_json:
+        stream = sys.stderr if args.log_json == "-" else open(args.log_json, "a", encoding="utf-8")
+        out.append(JsonLog(stream, spec_name=spec["name"], **cadence))
+    if not args.quiet and args.log_json != "-":
+        out.append(ProgressBar(**cadence))
+    return out
+
+
 def cmd_solve(args):
     from .api import solve
     from .spec import load_spec
+    from .specfiles import resolve_spec_arg
 
-    overrides = list(args.overrides)
+    overrides = _cwd_paths(args.overrides)
     if args.out:
         overrides.append(f"output.dir={args.out}")
     if args.plot:
         overrides.append("output.plot=true")
-    spec = load_spec(args.spec, overrides)
-    progress = not args.quiet and sys.stderr.isatty()
+    spec = load_spec(resolve_spec_arg(args.spec), overrides)
+    check_extras(spec)
+    listeners = _listeners(args, spec)
     try:
-        result = solve(spec, resume=args.resume, progress=progress, write=True)
+        result = solve(spec, resume=args.resume, progress=listeners or False, write=True)
     except KeyboardInterrupt:
         ck = spec["output"]["checkpoint_every"]
         if ck:
@@ -117,6 +214,11 @@ def cmd_solve(args):
             print("kopt: interrupted (no checkpoints: set output.checkpoint_every to make runs resumable)",
                   file=sys.stderr)
         return 130
+    finally:
+        for listener in listeners:
+            stream = getattr(listener, "stream", None)
+            if stream not in (None, sys.stderr, sys.stdout) and hasattr(stream, "close"):
+                stream.close()
     if not args.quiet:
         print(summary(result, spec))
     return 0
@@ -128,14 +230,19 @@ def summary(result, spec):
     if result.objective is not None:
         lines.append(f"  objective {result.objective:.8g}")
     if result.gap is not None:
-        lines.append(f"  duality gap {result.gap:.3g}")
+        rel = result.info.get("rel_gap")
+        lines.append(f"  duality gap {result.gap:.3g}" + (f" (relative {rel:.3g})" if rel is not None else ""))
     for k, v in result.metrics.items():
         lines.append(f"  test {k} {v:.6g}")
     lines.append(f"  peak memory {result.report['memory']['peak_rss_mb']:.0f} MB")
     note = result.report.get("backend_note")
     if note:
         lines.append(f"  backend: {note}")
-    lines.append(f"  outputs in {spec['output']['dir']}")
+    out = spec["output"]
+    written = [result.report.get("model_file"), os.path.join(out["dir"], "report.json") if out["report"] else None,
+               result.report.get("plot_file")]
+    written = [str(w) for w in written if w]
+    lines.append(f"  wrote {', '.join(written)}" if written else f"  outputs in {out['dir']}")
     return "\n".join(lines)
 
 
@@ -155,12 +262,60 @@ def cmd_validate(args):
         return 0
     if not args.spec:
         raise KoptError("validate needs a SPEC (or --schema)")
-    spec = load_spec(args.spec, args.overrides)
-    if args.resolved:
-        sys.stdout.write(resolved_yaml(spec))
-    else:
-        print(f"{args.spec}: valid ({spec['solver']['name']} on {spec['model']['loss']['name']} / "
-              f"{spec['model']['kernel']['name']}, form {spec['model']['form']})")
+    from .specfiles import resolve_spec_arg
+
+    failed = 0
+    for arg in args.spec:
+        try:
+            spec = load_spec(resolve_spec_arg(arg), _cwd_paths(args.overrides))
+            check_extras(spec)
+        except KoptError as exc:
+            if len(args.spec) == 1:
+                raise
+            print(f"kopt: error: {exc}", file=sys.stderr)
+            failed = max(failed, exc.exit_status)
+            continue
+        if args.resolved:
+            sys.stdout.write(resolved_yaml(spec))
+        else:
+            data = spec["data"].get("source") or "files"
+            print(f"{arg}: valid ({spec['solver']['name']} on {spec['model']['loss']['name']} / "
+                  f"{spec['model']['kernel']['name']}, form {spec['model']['form']}, data {data})")
+    return failed
+
+
+def cmd_specs_list(args):
+    from . import specfiles
+
+    d = specfiles.specs_dir()
+    if d is None:
+        raise KoptError("no packaged specs found (a broken installation?)")
+    names = specfiles.names()
+    if args.names:
+        print("\n".join(names))
+        return 0
+    rows = [(n, specfiles.data_source(d / f"{n}.yaml") or "-", specfiles.summary(d / f"{n}.yaml")) for n in names]
+    w0, w1 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
+    print(f"{'SPEC'.ljust(w0)}  {'DATA'.ljust(w1)}  SUMMARY")
+    for n, src, text in rows:
+        print(f"{n.ljust(w0)}  {src.ljust(w1)}  {text[:100]}")
+    print(f"\n{len(rows)} specs in {d}; run one with: kopt solve NAME")
+    return 0
+
+
+def cmd_specs_show(args):
+    from . import specfiles
+
+    sys.stdout.write(specfiles.path_of(args.name).read_text(encoding="utf-8"))
+    return 0
+
+
+def cmd_specs_copy(args):
+    from . import specfiles
+
+    names = specfiles.names() if args.names == ["all"] else args.names
+    for name in names:
+        print(f"wrote {specfiles.copy(name, args.dest)}")
     return 0
 
 
@@ -175,6 +330,7 @@ def cmd_predict(args):
     model = load_model(args.model)
     opts = dict(model.spec.get("data", {}))
     opts.pop("max_rows", None)
+    opts.update(_preset_read_options(opts))
     if args.format:
         opts["format"] = args.format
     opts["n_features"] = model.n_features_in
@@ -196,6 +352,20 @@ def cmd_predict(args):
     elif args.out:
         print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
     return 0
+
+
+def _preset_read_options(data):
+    """The parse options of the preset a model was trained on (label column, format, n_features)."""
+    if not data.get("source"):
+        return {}
+    from .data.presets import FilePreset
+    from .plugins import registry
+
+    try:
+        cls = registry().get("dataset", data["source"])
+    except KoptError:
+        return {}
+    return dict(cls.read) if issubclass(cls, FilePreset) else {}
 
 
 def _write_predictions(columns, out):
@@ -233,9 +403,37 @@ def cmd_plugins(args):
     return 0
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """kopt's own warnings as one clean line (no source path); others as Python prints them."""
+    from .errors import ConvergenceWarning
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = issubclass(category, ConvergenceWarning) or os.path.abspath(filename).startswith(here) or (
+        "kopt_plugins" in filename)
+    stream = file or sys.stderr
+    if ours:
+        text = " ".join(str(message).split())
+        if issubclass(category, ConvergenceWarning) and ": " in text:
+            solver, _, why = text.partition(": ")
+            text = f"{solver} {why}" if why.startswith("stopped") else f"{solver} stopped before converging: {why}"
+        stream.write(f"kopt: warning: {text}\n")
+    else:
+        stream.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # restores the filters and showwarning afterwards
+        warnings.showwarning = _show_warning
+        if getattr(args, "quiet", False) and getattr(args, "command", None) == "solve":
+            from .errors import ConvergenceWarning
+
+            warnings.filterwarnings("ignore", category=ConvergenceWarning)
+        return _run(args)
+
+
+def _run(args):
     try:
         return args.func(args)
     except KoptError as exc:

@@ -15,10 +15,10 @@ or regenerated on every pass (the engine's fused, blocked evaluation; never an n
 
 Scaling: ψ = φ/√M, so ‖θ‖² of a model f = ψᵀθ is its RKHS norm under the random-feature kernel.
 
-Precision: features are kept in the map's dtype (float32 by default: half the memory), but the
-products of a kept matrix are taken in float64, a cache-sized chunk at a time: Newton–CG on an
-ill-conditioned problem needs products more exact than float32's 1e-7 (on ijcnn1, float32
-products took CG from 1 to 50 products a Newton step near the optimum).
+Precision: features and their products are in the map's dtype (float32 by default), each chunk's
+products summed into float64; the Gram is float64 (:func:`gram`): Newton–CG on an ill-conditioned
+problem needs a preconditioner more exact than float32 sums give (measured on ijcnn1: with a float32
+Gram CG went from 1 to 50 products a Newton step near the optimum; float32 products did no harm).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from . import rows as _rows
 from . import threads as _threads
+from .backend import get_namespace
 
 
 def bind(fmap, X, memory_bytes: int, threads: int | None = None):
@@ -67,12 +68,16 @@ class StreamedRows:
         xp = self.fmap.xp
         Z = xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
 
-        def work(r):
-            lo, hi = r
+        pieces = _threads.split(Z.shape[0], _threads.PARTS)  # a fixed cut: the same bits on any thread count
+
+        def work(p):
+            if p >= len(pieces):
+                return
+            lo, hi = pieces[p]
             Z[lo:hi] = self.fmap.transform(_rows.take(self.X, rows[lo:hi]))
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, _threads.split(Z.shape[0], self.threads), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         Z *= Z.dtype.type(1.0 / self.root)
         return Z
 
@@ -98,40 +103,41 @@ class MaterializedRows:
         step = max(16, self.CHUNK_BYTES // max(1, self.M * fmap.dtype.itemsize))
         self.chunks = _rows.chunks(self.n, step)
 
-    def _ranges(self):
-        return [self.chunks[t::self.threads] for t in range(self.threads)]
+    def _ranges(self, p):
+        """The chunks of part ``p`` (a fixed cut: sums over parts do not depend on the thread count)."""
+        return self.chunks[p::_threads.PARTS]
 
     def predict(self, v):
         xp, Psi = self.xp, self.Psi
-        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=Psi.dtype).reshape(self.M, -1)
         out = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
-            for lo, hi in ranges:
-                out[lo:hi] = Psi[lo:hi].astype(np.float64) @ vv
+        def work(p):
+            for lo, hi in self._ranges(p):
+                out[lo:hi] = Psi[lo:hi] @ vv
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, self._ranges(), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return out
 
     def predict_adjoint(self, v, fn):
         xp, Psi = self.xp, self.Psi
-        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=Psi.dtype).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
+        def work(p):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
-            for lo, hi in ranges:
-                block = Psi[lo:hi].astype(np.float64)  # products in float64 (see the module docstring)
+            for lo, hi in self._ranges(p):
+                block = Psi[lo:hi]
                 pred[lo:hi] = block @ vv
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=Psi.dtype).reshape(hi - lo, -1)
                 acc += block.T @ w
             return acc
 
         with _threads.blas_threads(1):
-            parts = _threads.parallel_map(work, self._ranges(), self.threads)
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
         G = parts[0]
-        for p in parts[1:]:  # thread order: deterministic
+        for p in parts[1:]:  # part order: deterministic
             G += p
         return pred, G
 
@@ -142,7 +148,7 @@ class MaterializedRows:
         return self.Psi[rows]
 
 
-def gram(op, weights=None, *, chunk_bytes=1 << 24):
+def gram(op, weights=None, *, chunk_bytes=1 << 23):
     """Σ_i w_i ψ(x_i) ψ(x_i)ᵀ over the rows of ``op`` with w_i > 0 (all rows without weights).
 
     The upper triangle of an ``(M, M)`` float64 array: a symmetric rank-k update per chunk of
@@ -165,23 +171,30 @@ def gram(op, weights=None, *, chunk_bytes=1 << 24):
         Z = op.features(rows[lo:lo + step]).astype(np.float64)
         if scale is not None:
             Z *= scale[lo:lo + step, None]
-        with _threads.blas_threads(op.threads):
-            G = syrk_update(G, Z, 1.0)
+        syrk_update(G, Z, 1.0, op.threads)
     return G
 
 
-def syrk_update(G, Z, alpha, beta=1.0):
-    """``G ← beta G + alpha ZᵀZ`` on the upper triangle of the C-ordered square ``G`` (in place on NumPy).
+def syrk_update(G, Z, alpha, threads=1):
+    """``G += alpha ZᵀZ`` on the upper triangle of the square ``G``, in place; ``Z`` is cast to ``G``'s dtype.
 
-    ``Z`` is cast to ``G``'s dtype.  The strictly lower triangle is left as it was.
+    The triangle is cut into :data:`kopt.threads.PARTS` column bands of equal area, each a GEMM on
+    one BLAS thread, spread over ``threads`` worker threads: a multi-threaded BLAS ``syrk`` (or
+    Cholesky) gives different bits on different thread counts, this gives the same on any.  The
+    strictly lower triangle of the diagonal blocks is written too; nothing reads it.
     """
-    if isinstance(G, np.ndarray):
-        from scipy.linalg.blas import get_blas_funcs
+    xp = get_namespace(G)
+    Z = xp.asarray(Z, dtype=G.dtype)
+    M = G.shape[0]
+    parts = _threads.PARTS
+    edges = sorted({int(round(M * ((k / parts) ** 0.5))) for k in range(parts + 1)})
+    bands = [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
-        Z = np.ascontiguousarray(Z, dtype=G.dtype)
-        syrk = get_blas_funcs("syrk", dtype=G.dtype)
-        # Fortran views: Zᵀ is (M × k) and G's upper triangle is the lower one of Gᵀ
-        return syrk(alpha, Z.T, beta=beta, c=G.T, trans=0, lower=1, overwrite_c=1).T
-    G *= beta  # pragma: no cover - GPU
-    G += alpha * (Z.T @ Z).astype(G.dtype)
+    def work(p):
+        if p < len(bands):
+            lo, hi = bands[p]
+            G[:hi, lo:hi] += alpha * (Z[:, :hi].T @ Z[:, lo:hi])
+
+    with _threads.blas_threads(1):
+        _threads.map_parts(work, parts, threads)
     return G

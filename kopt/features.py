@@ -15,10 +15,11 @@ every block is evaluated into the same buffer and immediately reduced with a
 GEMV (the cos is fused with the following product through the cache).  The
 kernel's constant feature scale (√2 for Fourier features) is applied to the
 reduced vector, not to the buffer.  On NumPy the chunks are spread over a pool
-of threads (``threads``, default: :func:`kopt.threads.resolve_threads`) with per-thread buffers: BLAS and NumPy ufuncs release the GIL, and
-BLAS itself is held to one thread meanwhile (threadpoolctl, when installed).
-Each thread owns a fixed, interleaved set of chunks and the partial sums are
-added in thread order, so results do not depend on timing.
+of threads (``threads``, default: :func:`kopt.threads.resolve_threads`) with per-part buffers: BLAS and NumPy ufuncs release the GIL, and
+BLAS itself is held to one thread meanwhile.  The work is cut into a fixed number
+of parts (:data:`kopt.threads.PARTS`, whatever the thread count), each owning an
+interleaved set of chunks, and the partial sums are added in part order, so results
+depend neither on timing nor on the number of threads.
 
 Kernels may implement the fast path ``prepare_rows(X)`` / ``raw_features(P,
 params, out) -> (Z, scale)`` (see ``plugins/kernels/_base.py``); a kernel
@@ -211,7 +212,7 @@ class FeatureMap:
 
         states, by_rows = self._sweep(X, blocks, start, visit)
         if not by_rows:
-            for st in states:  # thread order: deterministic
+            for st in states:  # part order: deterministic
                 out += st["out"]
         return out
 
@@ -271,11 +272,11 @@ class FeatureMap:
         tail = tuple(coef.shape[2:])
         rows = self._rows_per_chunk(n, nb * F, FUSED_BYTES, floor=FUSED_MIN_ROWS)
         chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
-        if len(chunks) < self._workers(n, nb * F, nb):
+        if len(chunks) < self._parts(n, nb * F, nb):
             # too few rows to share out (a mini-batch): two passes split by blocks keep every core busy
             pred = self.predict(X, coef, blocks)
             return pred, self.adjoint(X, xp.asarray(fn(pred, 0, n)), blocks)
-        workers = self._workers(n, nb * F, len(chunks))
+        parts = self._parts(n, nb * F, len(chunks))
         params = [self.block_params(j) for j in blocks]
         pred = xp.zeros((n,) + tail, dtype=np.float64)
         scales = [1.0] * nb
@@ -286,7 +287,7 @@ class FeatureMap:
             tmp = xp.empty((rows,) + tail, dtype=self.dtype)
             g = xp.empty((F,) + tail, dtype=self.dtype)
             held = [None] * nb
-            for lo, hi in chunks[t::workers]:
+            for lo, hi in chunks[t::parts]:
                 r = hi - lo
                 P = self._eval.prepare(self._rows(X, lo, hi))
                 for bi in range(nb):
@@ -311,7 +312,7 @@ class FeatureMap:
                     acc[bi] += g
             return acc
 
-        accs = self._run(work, workers, n * nb * F >= MIN_BLAS_LIMIT)
+        accs = self._run(work, parts, n * nb * F >= MIN_BLAS_LIMIT)
         grad = accs[0]
         for a in accs[1:]:
             grad += a
@@ -336,9 +337,9 @@ class FeatureMap:
         rows = self._rows_per_chunk(n, F, CHUNK_BYTES)
         chunks = [(lo, min(n, lo + rows)) for lo in range(0, n, rows)]
         big = n * F * len(blocks) >= MIN_BLAS_LIMIT
-        workers = self._workers(n, F * len(blocks), max(len(chunks), len(blocks)))
-        by_rows = len(chunks) >= workers
-        states = [start(rows, by_rows) for _ in range(workers)]
+        parts = self._parts(n, F * len(blocks), max(len(chunks), len(blocks)))
+        by_rows = len(chunks) >= parts
+        states = [start(rows, by_rows) for _ in range(parts)]
 
         if not by_rows:
             items = list(enumerate(blocks))
@@ -347,13 +348,13 @@ class FeatureMap:
                 state = states[t]
                 buf = xp.empty((rows, F), dtype=self.dtype)
                 prepared = [self._eval.prepare(self._rows(X, lo, hi)) for lo, hi in chunks]
-                for bi, j in items[t::workers]:
+                for bi, j in items[t::parts]:
                     p = self.block_params(j)
                     for (lo, hi), P in zip(chunks, prepared):
                         Z, scale = self._eval.raw(P, p, buf[: hi - lo])
                         visit(state, lo, hi, bi, Z, scale)
 
-            self._run(work, workers, big)
+            self._run(work, parts, big)
             return states, by_rows
 
         for group in self._groups(blocks):
@@ -362,29 +363,30 @@ class FeatureMap:
             def work(t, params=params):
                 state = states[t]
                 buf = xp.empty((rows, F), dtype=self.dtype)
-                for lo, hi in chunks[t::workers]:
+                for lo, hi in chunks[t::parts]:
                     P = self._eval.prepare(self._rows(X, lo, hi))
                     Zb = buf[: hi - lo]
                     for bi, p in params:
                         Z, scale = self._eval.raw(P, p, Zb)
                         visit(state, lo, hi, bi, Z, scale)
 
-            self._run(work, workers, big)
+            self._run(work, parts, big)
         return states, by_rows
 
-    def _run(self, work, workers, big):
-        """``[work(t) for t in range(workers)]`` on the pool; BLAS held to one thread for ``big`` NumPy work.
+    def _run(self, work, parts, big):
+        """``[work(p) for p in range(parts)]`` on ``threads`` pool threads; BLAS held to one thread for ``big`` work.
 
         The limit matters on one thread too: OpenBLAS spreads a (256 × 29) @ (29 × 256) GEMM over
         its own threads, which measured 30x slower than one thread on a loaded 2-core machine.
         """
         with _threads.blas_threads(1) if big and self.xp is np else contextlib.nullcontext():
-            return _threads.parallel_map(work, range(workers), workers)
+            return _threads.map_parts(work, parts, self.threads)
 
-    def _workers(self, n, features, n_chunks):
-        if self.xp is not np or self.threads <= 1 or n * features < MIN_PARALLEL:
+    def _parts(self, n, features, n_units):
+        """How many parts the work is cut into: a function of the work's size, never of the thread count."""
+        if self.xp is not np or n * features < MIN_PARALLEL:
             return 1
-        return max(1, min(self.threads, n_chunks))
+        return max(1, min(_threads.PARTS, n_units))
 
     def _rows_per_chunk(self, n, width, budget, floor=8):
         """Rows per chunk: a ``budget``-byte buffer on NumPy (at least ``floor`` rows), large chunks on CuPy."""

@@ -17,7 +17,8 @@ owns everything else, the same way for every solver:
   error naming the loss, never ``success``;
 * divergence: a non-finite objective, gap or criterion, or :class:`Diverged` raised by
   ``step``, ends the run with status ``diverged`` -- reported, never raised;
-* progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.run.RunContext`);
+* progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.run.RunContext`); a
+  run resumed from a checked iteration re-judges that state first, as the uninterrupted run did;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
   "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``).
 
@@ -230,8 +231,16 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
     def save():
         return solver.save(state)
 
-    t, last = start, None
-    for t in range(start + 1, T + 1):
+    def due(t):
+        return bool(check_every and t % check_every == 0) or t == T
+
+    t, last, done = start, None, False
+    if start and due(start):
+        # resumed from a checked iteration: the uninterrupted run judged this very state there (and
+        # may have stopped: converged, diverged), so the resumed run judges it first
+        last = solver.check(state, check_rows)
+        done = tracker.judge(start, last)
+    for t in range(start + 1, (start if done else T) + 1):
         try:
             step = solver.step(state, t) or Step()
         except Diverged as exc:
@@ -240,7 +249,7 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
         if step.objective is not None and not math.isfinite(step.objective):
             tracker.diverged(t, f"the objective estimate is {step.objective}")
             break
-        due_check = (check_every and t % check_every == 0) or t == T
+        due_check = due(t)
         due_holdout = holdout is not None and (t % holdout_every == 0 or t == T)
         record = {"objective": step.objective, "dual": step.dual, "rows": step.rows, **step.extra}
         if due_check or due_holdout:
@@ -331,7 +340,8 @@ class _Stopping:
                 raise KoptError(
                     f"solver {self.solver.name!r}: the duality gap is negative at iteration {t} (P - D = {check.gap:.6g}, "
                     f"relative {rel:.3g}): the primal is below the dual, which weak duality forbids. The conjugate "
-                    f"or its box of loss {loss.name!r} is wrong (kopt.testing.check_loss finds which)")
+                    f"or its box of loss {loss.name!r} is wrong (kopt.testing.check_loss finds which), or the solver's "
+                    "dual objective is")
             if self.tol > 0 and rel <= self.tol:
                 self.status = "converged"
                 return True

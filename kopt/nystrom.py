@@ -10,8 +10,8 @@ accuracy; the price is M kernel evaluations per row (n M d flops per pass) inste
 
 :class:`NystromRows` has the pass API of :mod:`kopt.feature_rows` (``predict``,
 ``predict_adjoint``, ``gram``, ``features``), on k(X, C) kept in memory within a budget or
-recomputed a row chunk at a time, spread over kopt's worker threads; kernel values are in the
-problem's dtype, their products in float64 (see :mod:`kopt.feature_rows`).
+recomputed a row chunk at a time, spread over kopt's worker threads; kernel values and their products
+are in the problem's dtype, the Gram in float64 (see :mod:`kopt.feature_rows`).
 """
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ import numpy as np
 from . import rows as _rows
 from . import threads as _threads
 from .feature_rows import gram
+
+
+#: sparse training rows are densified once when they take at most this many bytes dense
+DENSE_COPY_BYTES = 1 << 26
 
 
 def choose_centers(problem, count: int):
@@ -47,21 +51,38 @@ def choose_centers(problem, count: int):
     return np.sort(np.asarray(kept))
 
 
-def center_metric(kernel, C):
-    """R = K_CC in float64, with the smallest jitter that keeps its Cholesky factorisable."""
-    xp = _xp(C)
-    C64 = xp.asarray(C, dtype=np.float64)
-    R = xp.asarray(kernel.exact(C64, C64), dtype=np.float64)
-    R = 0.5 * (R + R.T)
-    scale = float(xp.mean(xp.diagonal(R))) or 1.0
-    for jitter in (0.0, 1e-12, 1e-10, 1e-8, 1e-6):
-        Rj = R + jitter * scale * xp.eye(R.shape[0])
+def center_factor(kernel, C):
+    """``(U, jitter)``: the upper Cholesky factor of R = K_CC + jitter·I in float64, with the smallest
+    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed."""
+    import scipy.linalg
+
+    from .backend import to_numpy
+
+    C64 = to_numpy(C).astype(np.float64)
+    scale = None
+    for rel in (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
+        R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
+        R += R.T
+        R *= 0.5
+        if scale is None:
+            scale = float(np.mean(np.diagonal(R))) or 1.0
+        R[np.diag_indices(R.shape[0])] += rel * scale
         try:
-            xp.linalg.cholesky(Rj)
-            return Rj, jitter * scale
-        except Exception:  # numpy's LinAlgError (cupy: NaNs, caught by the finite check below)
+            return _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False)), rel * scale
+        except np.linalg.LinAlgError:
             continue
-    return R + 1e-4 * scale * xp.eye(R.shape[0]), 1e-4 * scale
+    raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres is not positive definite")
+
+
+def add_center_kernel(kernel, C, G, jitter, rows=256):
+    """``G += K_CC + jitter·I`` a band of rows at a time (no second M × M array)."""
+    xp = _xp(C)
+    M = C.shape[0]
+    C64 = xp.asarray(C, dtype=np.float64)
+    for lo in range(0, M, rows):
+        hi = min(M, lo + rows)
+        G[lo:hi] += xp.asarray(kernel.exact(C64[lo:hi], C64), dtype=G.dtype)
+    G[np.diag_indices(M)] += G.dtype.type(jitter)
 
 
 def _xp(a):
@@ -73,15 +94,17 @@ def _xp(a):
 class NystromRows:
     """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
 
-    #: kernel entries per chunk of a recomputed pass (8 MB in float32)
-    CHUNK_ENTRIES = 1 << 21
+    #: kernel entries per chunk of a pass (1 MB in float32: its temporaries stay in cache, and small)
+    CHUNK_ENTRIES = 1 << 18
 
     def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
         self.kernel = kernel
-        self.X = X
         self.C = C
         self.dtype = np.dtype(dtype)
         self.xp = _xp(C)
+        if _rows.is_sparse(X) and X.shape[0] * X.shape[1] * self.dtype.itemsize <= DENSE_COPY_BYTES:
+            X = _rows.dense(X, None, self.xp, self.dtype)  # a9a: 16 MB once, instead of a CSR slice per chunk and pass
+        self.X = X
         self.n, self.M = X.shape[0], C.shape[0]
         self.threads = _threads.resolve_threads(threads)
         step = max(16, self.CHUNK_ENTRIES // max(1, self.M))
@@ -91,12 +114,12 @@ class NystromRows:
         if self.materialized:
             self.K = self.xp.empty((self.n, self.M), dtype=self.dtype)
 
-            def fill(ranges):
-                for lo, hi in ranges:
+            def fill(p):
+                for lo, hi in self._ranges(p):
                     self.K[lo:hi] = self._compute(lo, hi)
 
             with _threads.blas_threads(1):
-                _threads.parallel_map(fill, self._ranges(), self.threads)
+                _threads.map_parts(fill, _threads.PARTS, self.threads)
 
     def _compute(self, lo, hi):
         Xc = _rows.dense(self.X, slice(lo, hi), self.xp, self.dtype)
@@ -105,39 +128,40 @@ class NystromRows:
     def _block(self, lo, hi):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
 
-    def _ranges(self):
-        return [self.chunks[t::self.threads] for t in range(self.threads)]
+    def _ranges(self, p):
+        """The chunks of part ``p`` (a fixed cut: sums over parts do not depend on the thread count)."""
+        return self.chunks[p::_threads.PARTS]
 
     def predict(self, v):
-        vv = self.xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = self.xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
         out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
-            for lo, hi in ranges:
-                out[lo:hi] = self._block(lo, hi).astype(np.float64) @ vv
+        def work(p):
+            for lo, hi in self._ranges(p):
+                out[lo:hi] = self._block(lo, hi) @ vv
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, self._ranges(), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return out
 
     def predict_adjoint(self, v, fn):
         xp = self.xp
-        vv = xp.asarray(v, dtype=np.float64).reshape(self.M, -1)
+        vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
 
-        def work(ranges):
+        def work(p):
             acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
-            for lo, hi in ranges:
-                Kc = self._block(lo, hi).astype(np.float64)  # products in float64 (see the module docstring)
-                pred[lo:hi] = Kc @ vv
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, -1)
+            for lo, hi in self._ranges(p):
+                Kc = self._block(lo, hi)
+                pred[lo:hi] = Kc @ vv.astype(self.dtype)
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype).reshape(hi - lo, -1)
                 acc += Kc.T @ w
             return acc
 
         with _threads.blas_threads(1):
-            parts = _threads.parallel_map(work, self._ranges(), self.threads)
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
         G = parts[0]
-        for p in parts[1:]:  # thread order: deterministic
+        for p in parts[1:]:  # part order: deterministic
             G += p
         return pred, G
 
@@ -150,11 +174,15 @@ class NystromRows:
             return self.K[rows]
         Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
 
-        def work(r):
-            lo, hi = r
+        pieces = _threads.split(Z.shape[0], _threads.PARTS)  # a fixed cut: the same bits on any thread count
+
+        def work(p):
+            if p >= len(pieces):
+                return
+            lo, hi = pieces[p]
             Xr = _rows.dense(self.X, rows[lo:hi], self.xp, self.dtype)
             Z[lo:hi] = self.kernel.exact(Xr, self.C)
 
         with _threads.blas_threads(1):
-            _threads.parallel_map(work, _threads.split(Z.shape[0], self.threads), self.threads)
+            _threads.map_parts(work, _threads.PARTS, self.threads)
         return Z

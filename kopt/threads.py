@@ -21,6 +21,9 @@ from .errors import KoptError
 
 #: upper bound on kopt's own worker threads (beyond it the Python overhead outgrows the gain)
 MAX_THREADS = 8
+#: a reduction is cut into this many parts whatever the thread count, and the parts are summed in
+#: order: results are bit-identical on 1, 2 or 8 threads (a checkpoint resumes on any CPU count)
+PARTS = 8
 
 
 def available_cpus() -> int:
@@ -120,6 +123,26 @@ def parallel_map(fn, items, threads: int):
     if threads <= 1 or len(items) < 2 or in_worker():
         return [fn(i) for i in items]
     return list(pool(threads).map(fn, items))
+
+
+def map_parts(fn, parts: int, threads: int):
+    """``[fn(p) for p in range(parts)]``, at most ``threads`` at a time; the results in part order.
+
+    The parts, not the threads, decide how work is cut, so a reduction summed over the results
+    in order gives the same bits on any number of threads.
+    """
+    threads = max(1, min(int(threads), parts))
+    if threads == 1 or in_worker():
+        return [fn(p) for p in range(parts)]
+    out = [None] * parts
+
+    def run(group):
+        return [(p, fn(p)) for p in group]
+
+    for done in pool(threads).map(run, [list(range(t, parts, threads)) for t in range(threads)]):
+        for p, value in done:
+            out[p] = value
+    return out
 
 
 def split(n: int, pieces: int):

@@ -28,13 +28,24 @@ _OWN_DATA_HOME = None
 
 
 def pytest_configure(config):
-    """Tests never write into the user's cache: KOPT_DATA points at a per-run folder unless set."""
+    """Tests never write into the user's cache and never touch the network.
+
+    ``KOPT_DATA`` points at a per-run folder unless set (``.ci/run`` sets it), ``KOPT_OFFLINE=1`` forbids
+    downloads (the download tests use a local HTTP server and lift it), and the data folder is seeded
+    from ../shared/data exactly as a user seeds it offline: ``kopt data import ../shared/data``.
+    """
     global _OWN_DATA_HOME
     if "KOPT_DATA" not in os.environ:
         import tempfile
 
         _OWN_DATA_HOME = tempfile.mkdtemp(prefix="kopt-test-data-")
         os.environ["KOPT_DATA"] = _OWN_DATA_HOME
+    os.environ.setdefault("KOPT_OFFLINE", "1")
+    if SHARED_DATA.is_dir():
+        from kopt.cli import main
+
+        if main(["data", "import", str(SHARED_DATA), "--quiet"]) != 0:
+            raise pytest.UsageError(f"kopt data import {SHARED_DATA} failed")
 
 
 def pytest_unconfigure(config):
@@ -43,6 +54,15 @@ def pytest_unconfigure(config):
 
         shutil.rmtree(_OWN_DATA_HOME, ignore_errors=True)
         os.environ.pop("KOPT_DATA", None)
+
+
+@pytest.fixture(scope="session")
+def seeded_data(shared_data):
+    """The data folder, seeded from ../shared/data (every preset's files but full HIGGS and MNIST's
+    train images); skips when ../shared/data is absent."""
+    from kopt.data import default_data_dir
+
+    return default_data_dir()
 
 
 def _cupy_ok():

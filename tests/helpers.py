@@ -84,27 +84,49 @@ def extra_components():
     return registered(_TestComponents(), "kopt-test-components")
 
 
-def demo_plugin():
-    """The demo third-party plugin module, registered in-process."""
+def _registered_module(module, name):
     sys.path.insert(0, str(HERE / "thirdparty"))
     try:
-        mod = importlib.import_module("kopt_demo_plugin")
+        mod = importlib.import_module(module)
     finally:
         sys.path.pop(0)
-    return registered(mod, "demo")
+    return registered(mod, name)
+
+
+def demo_plugin():
+    """The demo third-party plugin module, registered in-process."""
+    return _registered_module("kopt_demo_plugin", "demo")
+
+
+def install_plugin(root: Path, package: str, distribution: str, version: str, entry_points: dict) -> Path:
+    """Copy ``tests/thirdparty/<package>`` into ``root`` with its dist-info, as pip would install it.
+
+    ``entry_points`` maps entry-point names of the ``kopt`` group to modules.
+    """
+    shutil.copytree(HERE / "thirdparty" / package, root / package)
+    dist = root / f"{distribution.replace('-', '_')}-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n")
+    (dist / "entry_points.txt").write_text("[kopt]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    return root
 
 
 def install_demo_plugin(root: Path, *, broken=False) -> Path:
-    """Copy the demo plugin into ``root`` with entry-point metadata, as pip would install it."""
-    shutil.copytree(HERE / "thirdparty" / "kopt_demo_plugin", root / "kopt_demo_plugin")
-    dist = root / "kopt_demo_plugin-0.3.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kopt-demo-plugin\nVersion: 0.3.1\n")
-    eps = "[kopt]\ndemo = kopt_demo_plugin\n"
+    """Install the demo plugin into ``root`` (``broken``: with an entry point whose module is missing)."""
+    eps = {"demo": "kopt_demo_plugin"}
     if broken:
-        eps += "broken = kopt_missing_module_xyz\n"
-    (dist / "entry_points.txt").write_text(eps)
-    return root
+        eps["broken"] = "kopt_missing_module_xyz"
+    return install_plugin(root, "kopt_demo_plugin", "kopt-demo-plugin", "0.3.1", eps)
+
+
+def install_gd_solver(root: Path) -> Path:
+    """Install the example solver package of docs/plugin-guide.md ("Writing a solver") into ``root``."""
+    return install_plugin(root, "kopt_gd_solver", "kopt-gd-solver", "0.1.0", {"gd": "kopt_gd_solver"})
+
+
+def gd_solver():
+    """The example solver package, registered in-process."""
+    return _registered_module("kopt_gd_solver", "gd")
 
 
 def regression_csv(path: Path, n=400, d=3, seed=0):

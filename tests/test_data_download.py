@@ -59,6 +59,8 @@ def server():
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("KOPT_DATA", str(tmp_path / "home"))
+    monkeypatch.delenv("KOPT_OFFLINE", raising=False)  # these tests download from 127.0.0.1
+    monkeypatch.delenv("KOPT_DATA_MIRROR", raising=False)
     return tmp_path / "home"
 
 
@@ -190,7 +192,7 @@ def local_higgs(server, shared_data):
 def test_fetch_on_first_use_then_uci_split(local_higgs, home):
     reg, table = local_higgs
     ds = load_data({"source": "higgs_local", "options": {}}, registry=reg)
-    assert (home / "HIGGS.csv.gz").is_file()
+    assert (home / "higgs_local" / "HIGGS.csv.gz").is_file()
     assert ds.X.shape == (6500, 28) and ds.X_test.shape == (1000, 28)
     np.testing.assert_array_equal(ds.X_test, table[-1000:, 1:].astype(np.float32))
     np.testing.assert_array_equal(ds.y, table[:6500, 0])
@@ -205,15 +207,16 @@ def test_preset_fetch_disabled(local_higgs, home):
     reg, _ = local_higgs
     with pytest.raises(DataError, match="data.fetch is false"):
         load_data({"source": "higgs_local", "fetch": False}, registry=reg)
-    assert not (home / "HIGGS.csv.gz").exists()
+    assert not (home / "higgs_local" / "HIGGS.csv.gz").exists()
 
 
 def test_cli_fetch_then_verify_existing(local_higgs, home, capsys):
     assert main(["data", "fetch", "higgs_local", "--quiet"]) == 0
-    assert (home / "HIGGS.csv.gz").is_file() and capsys.readouterr().out == ""
+    path = home / "higgs_local" / "HIGGS.csv.gz"
+    assert path.is_file() and capsys.readouterr().out == ""
     assert main(["data", "fetch", "higgs_local"]) == 0
     assert "already present" in capsys.readouterr().out
-    (home / "HIGGS.csv.gz").write_bytes(b"not the file")
+    path.write_bytes(b"not the file")
     assert main(["data", "fetch", "higgs_local"]) == 2
     assert "delete it" in capsys.readouterr().err
 
@@ -223,7 +226,7 @@ def test_real_higgs_preset_offline_message(home):
         load_data({"source": "higgs", "fetch": False})
     msg = str(err.value)
     assert "https://archive.ics.uci.edu/ml/machine-learning-databases/00280/HIGGS.csv.gz" in msg
-    assert str(home / "HIGGS.csv.gz") in msg and "2.8 GB" in msg
+    assert str(home / "higgs" / "HIGGS.csv.gz") in msg and "2.8 GB" in msg
 
 
 def test_real_higgs_preset_reads_a_local_copy(shared_data, tmp_path):

@@ -162,3 +162,76 @@ def test_the_block_solver_uses_the_radius_rule(monkeypatch):
     assert res.accepted < res.tr_steps and len(calls) >= res.tr_steps - 1
     assert any(rho < 0.5 and out < radius for radius, rho, out in calls)  # a poor step shrank the region
     assert calls[0][0] == pytest.approx(2.5)  # Δ0 = Δmax/4 (papers/004 Alg. 1 line 2)
+
+
+# -- Nyström features -----------------------------------------------------------------------------------
+def _nystrom(loss, **solver):
+    spec = _spec(loss, count=60, **solver)
+    spec["model"]["features"] = {"kind": "nystrom", "count": 60, "dtype": "float64"}
+    return spec
+
+
+def test_nystrom_krr_is_the_kernel_problem_on_the_span_of_the_centres():
+    """f = K_XC w with w minimising ½wᵀK_CC w + (1/2λ_J)‖y − K_XC w‖² (the closed form)."""
+    from kopt.nystrom import choose_centers
+
+    X, y = _data(n=300, task="real")
+    lam = 1e-2
+    spec = _nystrom({"name": "square"}, lam=lam)
+    r = _solve(spec, (X, y))
+    problem = assemble(kopt.load_spec(spec, check_files=False), (X, y))
+    C = problem.X[choose_centers(problem, 60)]
+    k = registry().get("kernel", "gaussian")(bandwidth=SIGMA)
+    Kxc, Kcc = k.exact(problem.X, C), k.exact(C, C)
+    lam_j = lam * X.shape[0]
+    w = np.linalg.lstsq(lam_j * Kcc + Kxc.T @ Kxc, Kxc.T @ y, rcond=None)[0]
+    assert r.info["mode"] == "primal" and r.info["features"] == "nystrom" and r.success
+    assert r.model.predictor.name == "kernel_expansion" and r.model.predictor.arrays["support"].shape == (60, 3)
+    np.testing.assert_allclose(r.model.decision_function(X), Kxc @ w, rtol=1e-6, atol=1e-6 * np.abs(Kxc @ w).max())
+
+
+def test_nystrom_centres_are_distinct_seeded_training_rows():
+    from kopt.nystrom import choose_centers
+
+    X, y = _data(n=200)
+    X = np.vstack([X, X[:100]])  # repeated rows: a repeated centre would make K_CC singular
+    y = np.concatenate([y, y[:100]])
+    p1 = assemble(kopt.load_spec(_nystrom({"name": "logistic"}), check_files=False), (X, y))
+    idx = choose_centers(p1, 150)
+    assert len(np.unique(p1.X[idx], axis=0)) == 150 and np.array_equal(idx, choose_centers(p1, 150))
+    r = _solve(_nystrom({"name": "logistic"}, tol=1e-9), (X, y))
+    assert r.success and r.info["rel_gap"] <= 1e-9
+
+
+def test_nystrom_needs_the_primal_route_and_a_solver_that_handles_it():
+    with pytest.raises(SpecError, match="Nystrom features need the primal route"):
+        kopt.load_spec(_nystrom({"name": "hinge"}, mode="auto"), check_files=False)
+    with pytest.raises(SpecError, match="does not use them"):
+        kopt.load_spec(_nystrom({"name": "square"}, mode="features"), check_files=False)
+    dsg = _nystrom({"name": "square"})
+    dsg["model"]["form"] = "primal"
+    dsg["solver"] = {"name": "dsg"}
+    with pytest.raises(SpecError, match="handles features of kind random, not 'nystrom'"):
+        kopt.load_spec(dsg, check_files=False)
+
+
+def test_nystrom_on_sparse_rows_and_one_vs_rest():
+    import scipy.sparse as sp
+
+    X, _ = _data(n=300)
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    dense = _solve(_nystrom({"name": "squared_hinge"}, tol=1e-8), (X, y))
+    sparse = _solve(_nystrom({"name": "squared_hinge"}, tol=1e-8), (sp.csr_matrix(X), y))
+    assert dense.info["one_vs_rest"] and dense.model.decision_function(X).shape == (300, 3)
+    np.testing.assert_allclose(sparse.model.decision_function(X), dense.model.decision_function(X), rtol=1e-6, atol=1e-8)
+
+
+def test_the_warm_start_reaches_the_same_certified_answer_with_a_smaller_gram():
+    """Squared hinge, n >= 8M: a seeded fifth of the rows first, then the full problem on its active rows."""
+    X, y = _data(n=1600)
+    warm = _solve(_spec({"name": "squared_hinge"}, count=128, tol=1e-9), (X, y))
+    cold = _solve(_spec({"name": "squared_hinge"}, count=128, tol=1e-9, primal_warm_start=False), (X, y))
+    assert warm.info["warm_start_rows"] == max(4 * 128, 1600 // 5) and cold.info["warm_start_rows"] == 0
+    assert warm.success and cold.success
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-8)
+    np.testing.assert_allclose(warm.model.decision_function(X), cold.model.decision_function(X), rtol=1e-5, atol=1e-6)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kopt.plugins import registry
-from helpers import install_demo_plugin, regression_csv
+from helpers import HERE, install_demo_plugin, install_gd_solver, regression_csv
 
 DEMO_SPEC = """\
 name: demo
@@ -134,3 +134,40 @@ def test_unknown_component_mentions_the_plugin_that_failed_to_load(installed, tm
     assert "note: plugin 'broken' (broken = kopt_missing_module_xyz, from kopt-demo-plugin) failed to load " \
            "(ModuleNotFoundError: " in err
     assert "which may provide it" in err
+
+
+# -- the example solver of docs/plugin-guide.md, installed as a third party installs it ---------------
+
+GD_CHECK = """\
+from kopt.testing import check_solver
+out = check_solver("gd", out_dir="runs", spec_overrides={"model": {"regularizer": {"lambda": 0.01}},
+                                                         "solver": {"iterations": 400}})
+print(",".join(out.ran), out.result.status, out.result.n_iter)
+"""
+
+
+@pytest.fixture(scope="module")
+def gd_site(tmp_path_factory):
+    return install_gd_solver(tmp_path_factory.mktemp("gd-site"))
+
+
+def test_example_solver_is_listed_and_passes_check_solver_when_installed(gd_site, tmp_path):
+    out = _kopt(["plugins"], gd_site, tmp_path)
+    assert out.returncode == 0, out.stderr
+    gd = [ln.split() for ln in out.stdout.splitlines() if ln.split()[:2] == ["solver", "gd"]]
+    assert gd and gd[0][2:5] == ["kopt-gd-solver", "0.1.0", "gd"], out.stdout
+    check = subprocess.run([sys.executable, "-c", GD_CHECK], capture_output=True, text=True, cwd=tmp_path,
+                           env=dict(os.environ, PYTHONPATH=str(gd_site)), timeout=120)
+    assert check.returncode == 0, check.stderr
+    ran, status, n_iter = check.stdout.split()
+    assert ran.split(",")[-2:] == ["reproducible", "resume"] and status == "converged" and int(n_iter) > 1
+
+
+def test_plugin_guide_shows_the_example_solver_whole():
+    """The guide's code block is the package file itself, so the two cannot drift apart."""
+    guide = (HERE.parent / "docs" / "plugin-guide.md").read_text(encoding="utf-8")
+    marker = "<!-- the file tests/thirdparty/kopt_gd_solver/__init__.py, checked by tests/test_plugins.py -->"
+    assert guide.count(marker) == 1
+    block = guide.split(marker, 1)[1].split("```python\n", 1)[1].split("\n```\n", 1)[0] + "\n"
+    source = (HERE / "thirdparty" / "kopt_gd_solver" / "__init__.py").read_text(encoding="utf-8")
+    assert block == source

@@ -13,7 +13,7 @@ class _Run:
 
 def test_progress_line_shows_iteration_objective_gap_and_rate():
     stream = io.StringIO()
-    bar = ProgressBar(stream=stream, min_interval=0.0)
+    bar = ProgressBar(stream=stream, min_interval=0.0, mode="tty")
     bar.kopt_iteration(run=_Run(), record=IterationRecord(5, 2.0, objective=0.25, gap=1e-3, rows=1000))
     bar.kopt_run_end(run=_Run(), result=None)
     text = stream.getvalue()
@@ -23,7 +23,7 @@ def test_progress_line_shows_iteration_objective_gap_and_rate():
 
 def test_progress_is_rate_limited():
     stream = io.StringIO()
-    bar = ProgressBar(stream=stream, min_interval=3600)
+    bar = ProgressBar(stream=stream, min_interval=3600, mode="tty")
     for t in range(1, 50):
         bar.kopt_iteration(run=_Run(), record=IterationRecord(t, 0.1 * t))
     assert stream.getvalue().count("\r") == 1

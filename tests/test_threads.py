@@ -57,3 +57,43 @@ def test_parallel_map_keeps_order_and_runs_nested_work_inline():
     assert out == [[(i, j) for j in range(3)] for i in range(4)]
     assert threads.split(10, 3) == [(0, 3), (3, 7), (7, 10)]
     assert np.all(np.diff([a for a, _ in threads.split(1000, 8)]) > 0)
+
+
+def _spec(solver, loss, form="dual", features=None):
+    return {"data": {"standardize": False},
+            "model": {"loss": loss, "kernel": {"name": "gaussian", "bandwidth": 1.5},
+                      "regularizer": {"name": "l2", "lambda": 1e-3}, "form": form,
+                      "features": {"count": 2048, "block_size": 256, **(features or {})}},
+            "solver": solver, "backend": "numpy", "output": {"model": False, "report": False}}
+
+
+@pytest.mark.parametrize("name, spec", [
+    ("joker exact", _spec({"name": "joker", "mode": "exact", "batch_size": 100, "iterations": 12, "tol": 0.0},
+                          {"name": "squared_hinge"})),
+    ("joker features", _spec({"name": "joker", "mode": "features", "batch_size": 100, "iterations": 6, "tol": 0.0},
+                             {"name": "logistic"})),
+    ("joker primal", _spec({"name": "joker", "mode": "primal", "iterations": 3, "tol": 0.0}, {"name": "squared_hinge"})),
+    ("joker nystrom", _spec({"name": "joker", "mode": "primal", "iterations": 3, "tol": 0.0}, {"name": "logistic"},
+                            features={"kind": "nystrom", "count": 300})),
+    ("dsg", _spec({"name": "dsg", "iterations": 20, "batch_size": 64}, {"name": "logistic"}, form="primal")),
+])
+def test_models_are_bit_identical_on_one_or_two_threads(monkeypatch, name, spec):
+    """The work is cut into fixed parts summed in order: the thread count cannot change a bit."""
+    import warnings
+
+    import kopt
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1500, 6))
+    y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(1500) > 0, 1.0, -1.0)
+    arrays = []
+    for count in ("1", "2"):
+        monkeypatch.setenv("KOPT_THREADS", count)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = kopt.solve(spec, data=(X, y))
+        arrays.append(r.model.predictor.arrays)
+    one, two = arrays
+    assert one.keys() == two.keys()
+    for key in one:
+        assert np.array_equal(np.asarray(one[key]), np.asarray(two[key])), f"{name}: {key} differs between 1 and 2 threads"

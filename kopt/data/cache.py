@@ -17,11 +17,14 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from ..fileio import follow_umask
 
 CACHE_FORMAT = "kopt-data-cache"
 #: bump when a reader's output for the same options changes
@@ -32,11 +35,18 @@ MIN_VALUES = 1 << 16
 
 
 def default_data_dir() -> Path:
-    """``$KOPT_DATA``, else the user cache directory (``$XDG_CACHE_HOME/kopt`` or ``~/.cache/kopt``)."""
+    """``$KOPT_DATA``, else the platform's user cache directory: ``$XDG_CACHE_HOME/kopt`` or
+    ``~/.cache/kopt`` (Linux and other POSIX), ``~/Library/Caches/kopt`` (macOS),
+    ``%LOCALAPPDATA%\\kopt\\Cache`` (Windows)."""
     env = os.environ.get("KOPT_DATA")
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    home = os.path.expanduser("~")
+    if sys.platform == "darwin":
+        return Path(home) / "Library" / "Caches" / "kopt"
+    if os.name == "nt":
+        return Path(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")) / "kopt" / "Cache"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     return Path(base) / "kopt"
 
 
@@ -100,6 +110,7 @@ def store(paths, options: dict, X, y, meta: dict):
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
+        follow_umask(tmp, directory=True)  # mkdtemp makes it 0700
     except OSError as exc:
         warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
         return None

@@ -1,4 +1,4 @@
-"""``kopt data fetch NAME`` and ``kopt data info FILE``."""
+"""``kopt data fetch|list|import|info``."""
 from __future__ import annotations
 
 import os
@@ -12,39 +12,100 @@ from .progress import _human
 _STEP = 1 << 16
 
 
-def fetch(args) -> int:
-    """Download a preset's file into ``$KOPT_DATA`` (or check the copy already there)."""
+def _file_presets(names=None):
+    """``[(name, preset instance)]`` of the registered file presets (all, or ``names`` in order)."""
     from ..plugins import registry
-    from .cache import default_data_dir
-    from .download import fetch as download
-    from .download import sha256_of
+    from .presets import FilePreset
 
     reg = registry()
-    if args.name not in reg.names("dataset"):
-        raise DataError(f"unknown dataset {args.name!r}; registered presets: {', '.join(reg.names('dataset'))}")
-    cls = reg.get("dataset", args.name)
-    remote = getattr(cls, "remote", None)
-    if remote is None:
-        raise DataError(f"dataset preset {args.name!r} has nothing to download ({cls.supports() or cls.summary})")
-    dest = default_data_dir() / remote.filename
+    known = reg.names("dataset")
+    out = []
+    for name in names or known:
+        if name not in known:
+            raise DataError(f"unknown dataset {name!r}; registered presets: {', '.join(known)}")
+        cls = reg.get("dataset", name)
+        if names and not issubclass(cls, FilePreset):
+            raise DataError(f"dataset preset {name!r} has no files ({cls.supports() or cls.summary})")
+        if issubclass(cls, FilePreset):
+            out.append((name, cls()))
+    return out
+
+
+def _all_remotes(preset):
+    """Every file of a preset, whatever its options choose (MNIST's full set included)."""
+    seen = []
+    for opts in getattr(preset, "option_sets", lambda: [{}])():
+        for r in type(preset)(**opts).remotes():
+            if r not in seen:
+                seen.append(r)
+    for r in preset.remotes():
+        if r not in seen:
+            seen.append(r)
+    return seen
+
+
+def fetch(args) -> int:
+    """Make every file of the named presets present and verified in ``$KOPT_DATA`` (download if needed)."""
     progress = False if args.quiet else None
-    if dest.is_file():
-        size = dest.stat().st_size
-        if remote.size is not None and size != remote.size:
-            raise DataError(f"{dest}: {size:,} bytes, but {remote.filename} is {remote.size:,} bytes "
-                            "(a partial or different file); delete it and run kopt data fetch again")
-        if remote.sha256 is not None and sha256_of(dest, progress) != remote.sha256:
-            raise DataError(f"{dest}: sha256 differs from {remote.sha256} (corrupt or a different file); "
-                            "delete it and run kopt data fetch again")
-        if not args.quiet:
-            print(f"{dest}: already present ({_human(size)}" + (", sha256 verified)" if remote.sha256 else ")"))
-        return 0
-    download(remote, dest, progress=progress)
-    if not args.quiet:
-        checks = [c for c, v in (("size", remote.size), ("sha256", remote.sha256)) if v is not None]
-        print(f"{dest}: downloaded ({_human(dest.stat().st_size)}"
-              + (f", {' and '.join(checks)} verified)" if checks else ", no checksum declared)"))
+    for name, preset in _file_presets(args.names):
+        for remote in preset.remotes():
+            got = preset.obtain(remote, progress=progress)
+            if not args.quiet:
+                verb = {"packaged": "packaged with kopt", "cached": "already present, verified",
+                        "mirror": "copied from KOPT_DATA_MIRROR, verified",
+                        "downloaded": "downloaded, verified"}[got.origin]
+                print(f"{name}: {got.path} ({_human(got.path.stat().st_size)}, {verb})")
     return 0
+
+
+def list_presets(args) -> int:
+    """Every dataset preset: its files, whether they are here, and how much a download is."""
+    from ..plugins import registry
+    from .presets import FilePreset
+    from .store import preset_dir
+
+    reg = registry()
+    from .cache import default_data_dir
+
+    print(f"data folder: {default_data_dir()}  (set KOPT_DATA to move it)")
+    for name in reg.names("dataset"):
+        cls = reg.get("dataset", name)
+        print(f"\n{name}: {cls.summary}")
+        if not issubclass(cls, FilePreset):
+            print("  generated (no files)")
+            continue
+        preset = cls()
+        for remote, where, path in preset.status():
+            size = f", {_human(remote.size)} download" if remote.size and where == "missing" else ""
+            place = {"packaged": "packaged with kopt", "cached": str(path),
+                     "missing": f"not here{size}; fetched on first use into {preset_dir(name)}"}[where]
+            print(f"  {remote.filename:28s} {place}")
+    return 0
+
+
+def import_(args) -> int:
+    """Copy the preset files found in a folder into ``$KOPT_DATA`` after checking their checksums."""
+    from .store import import_folder
+
+    presets = [(name, _all_remotes(p)) for name, p in _file_presets(args.names or None)
+               if not (p.bundled and all(where == "packaged" for _, where, _ in p.status()))]
+    counts = {"imported": 0, "present": 0, "missing": 0, "mismatch": 0}
+
+    def log(row):
+        name, remote, status, path = row
+        counts[status] += 1
+        if args.quiet and status != "mismatch":
+            return
+        text = {"imported": f"imported from {path}", "present": f"already present ({path})",
+                "missing": "not in the folder", "mismatch": f"{path} differs from every known checksum; skipped"}
+        out = sys.stderr if status == "mismatch" else sys.stdout
+        print(f"{name}: {remote.filename}: {text[status]}", file=out)
+
+    import_folder(args.folder, presets, log=log)
+    if not args.quiet:
+        print(f"{counts['imported']} imported, {counts['present']} already present, {counts['missing']} not found, "
+              f"{counts['mismatch']} rejected")
+    return 2 if counts["mismatch"] else 0
 
 
 def _label_arg(text):

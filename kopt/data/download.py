@@ -6,7 +6,13 @@ transfer is complete (the server's Content-Length and the declared size both
 match) and the checksum matches.  Any failure -- a dropped connection, a
 truncated body, a checksum mismatch, Ctrl-C -- deletes the temporary file, so
 the cache never holds a partial or wrong file.  Without network the error
-says which URL to download and where to put the file.
+says which URL to download, where to put the file and its checksum.
+
+A file is identified by the SHA-256 of its bytes (``Remote.sha256``, or one of
+``also_sha256`` for known recompressed copies) or by the SHA-256 of its
+*decompressed* content (``content_sha256``): a gzip/bzip2/xz copy of the same
+text verifies whatever compressor wrote it.  ``KOPT_OFFLINE=1`` forbids every
+download.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import http.client
 import os
 import shutil
 import socket
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
@@ -22,18 +29,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
+from ..fileio import follow_umask
 from .progress import ByteProgress, _human
 
 CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
+class Source:
+    """One place a file can be downloaded from.
+
+    ``sha256``/``size`` describe the bytes at ``url`` (None: the result is
+    checked against the Remote's content checksum instead); with ``member``
+    the URL is a tar archive (any compression) and the file is that member.
+    """
+
+    url: str
+    sha256: str | None = None
+    size: int | None = None
+    member: str | None = None
+
+
+@dataclass(frozen=True)
 class Remote:
     """A downloadable file: where it lives and what it must be.
 
-    ``sha256`` and ``size`` are checked after every download (either may be
-    None to skip that check); ``mirrors`` are tried in order when ``url``
-    cannot be reached; ``provenance`` says where the checksum comes from.
+    ``filename`` is its name in the data folder.  ``sha256`` and ``size`` are
+    those of the bytes at ``url`` (either may be None); ``content_sha256`` is the
+    SHA-256 of the decompressed content, so a recompressed copy verifies;
+    ``also_sha256`` lists other accepted files byte for byte.  ``mirrors`` are
+    tried in order when ``url`` cannot be reached: a URL string (the same bytes
+    as ``url``) or a :class:`Source`.  ``aliases`` are other names the file goes
+    by (``kopt data import`` and ``KOPT_DATA_MIRROR`` look for them); ``member``
+    makes ``url`` a tar archive holding the file; ``provenance`` says where the
+    URLs and checksums come from.
     """
 
     url: str
@@ -42,38 +71,64 @@ class Remote:
     size: int | None = None
     mirrors: tuple = field(default_factory=tuple)
     provenance: str = ""
+    content_sha256: str | None = None
+    also_sha256: tuple = field(default_factory=tuple)
+    aliases: tuple = field(default_factory=tuple)
+    member: str | None = None
+
+    @property
+    def sources(self) -> tuple:
+        first = Source(self.url, self.sha256, self.size, self.member)
+        rest = tuple(m if isinstance(m, Source) else Source(m, self.sha256, self.size, self.member)
+                     for m in self.mirrors)
+        return (first, *rest)
 
     @property
     def urls(self):
-        return (self.url, *self.mirrors)
+        return tuple(s.url for s in self.sources)
+
+    @property
+    def checksum_text(self) -> str:
+        """The checksums a file must match, for messages."""
+        parts = []
+        if self.sha256:
+            parts.append(f"sha256 {self.sha256}" + (f" of the archive holding {self.member}" if self.member else ""))
+        if self.content_sha256:
+            parts.append(f"sha256 {self.content_sha256} of its decompressed content")
+        return " or ".join(parts) if parts else "no checksum declared"
 
 
 class _Unreachable(Exception):
     """The URL could not be reached at all (no byte was received): try the next one."""
 
 
+def offline() -> bool:
+    """Whether ``KOPT_OFFLINE`` forbids downloads."""
+    return os.environ.get("KOPT_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def how_to_get(remote: Remote, dest) -> str:
-    """The manual instructions of an offline error."""
-    facts = []
-    if remote.size:
-        facts.append(_human(remote.size))
-    if remote.sha256:
-        facts.append(f"sha256 {remote.sha256}")
-    extra = f" ({', '.join(facts)})" if facts else ""
-    return (f"download {remote.url}{extra} yourself and put it at {dest}, or point data.train at a copy "
-            "you already have")
+    """The manual instructions of an offline error: URL, size, checksum, destination."""
+    size = f"{_human(remote.size)}, " if remote.size else ""
+    what = f"download {remote.url} ({size}{remote.checksum_text})"
+    if remote.member:
+        what += f", extract {remote.member} from it"
+    return (f"{what} and put it at {dest} -- or run `kopt data import DIR` on a folder holding a copy "
+            "(any of gzip/bzip2/xz), or point data.train at a copy you already have")
 
 
 def fetch(remote: Remote, dest=None, *, progress=None, timeout=60.0) -> Path:
     """Download ``remote`` to ``dest`` (default ``$KOPT_DATA/<filename>``) and verify it.
 
     Returns the destination path.  Raises DataError on a failed or corrupt
-    transfer (nothing is left behind) and when no URL can be reached (the
-    message says what to download and where to put it).
+    transfer (nothing is left behind) and when no URL can be reached or
+    ``KOPT_OFFLINE`` is set (the message says what to download and where to put it).
     """
     from .cache import default_data_dir
 
     dest = Path(dest) if dest is not None else default_data_dir() / remote.filename
+    if offline():
+        raise DataError(f"{dest}: not present, and KOPT_OFFLINE forbids downloads; " + how_to_get(remote, dest))
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -84,12 +139,12 @@ def fetch(remote: Remote, dest=None, *, progress=None, timeout=60.0) -> Path:
             raise DataError(f"{dest.parent}: {_human(free)} free, {remote.filename} needs {_human(remote.size)}; "
                             "set KOPT_DATA to a roomier folder")
     reasons = []
-    for url in remote.urls:
+    for source in remote.sources:
         try:
-            _download(url, dest, remote, progress, timeout)
+            _download(source, dest, remote, progress, timeout)
             return dest
         except _Unreachable as exc:
-            reasons.append(f"{url}: {exc}")
+            reasons.append(f"{source.url}: {exc}")
     raise DataError(f"cannot download {remote.filename} ({'; '.join(reasons)}); " + how_to_get(remote, dest))
 
 
@@ -104,23 +159,41 @@ def _open(url, timeout):
         raise _Unreachable(str(reason) or type(exc).__name__) from None
 
 
-def _download(url, dest: Path, remote: Remote, progress, timeout):
-    resp = _open(url, timeout)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+def _temp_beside(dest: Path, suffix=".part"):
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix, dir=dest.parent)
+    follow_umask(fd)
+    return fd, tmp
+
+
+def _download(source: Source, dest: Path, remote: Remote, progress, timeout):
+    resp = _open(source.url, timeout)
+    fd, tmp = _temp_beside(dest)
+    extracted = None
     try:
         with resp, os.fdopen(fd, "wb") as out:
             length = resp.headers.get("Content-Length")
             length = int(length) if length and length.isdigit() else None
-            digest, got = _copy(resp, out, length or remote.size, dest.name, progress, url)
+            label = os.path.basename(source.url.rstrip("/")) or dest.name
+            digest, got = _copy(resp, out, length or source.size, label, progress, source.url)
             out.flush()
             os.fsync(out.fileno())
-        _verify(url, remote, length, got, digest)
+        _verify_transfer(source, remote, length, got, digest)
+        if source.member:
+            extracted = _extract_member(tmp, source, dest)
+            os.unlink(tmp)
+            tmp = extracted
+        if not source.sha256 and identify(tmp, remote) is None:
+            raise DataError(f"{source.url}: the downloaded {remote.filename} matches none of the declared checksums "
+                            f"({remote.checksum_text}); the file on the server differs from the one kopt knows, "
+                            "nothing was saved")
         os.replace(tmp, dest)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        for path in (tmp, extracted):
+            if path:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
         raise
 
 
@@ -146,19 +219,41 @@ def _copy(resp, out, total, label, progress, url):
             bar.update(got)
 
 
-def _verify(url, remote, length, got, digest):
+def _verify_transfer(source: Source, remote: Remote, length, got, digest):
+    url = source.url
     if length is not None and got != length:
         raise DataError(f"download of {url} was cut off: {got:,} of {length:,} bytes; nothing was saved, try again")
-    if remote.size is not None and got != remote.size:
-        raise DataError(f"{url}: received {got:,} bytes, but {remote.filename} is {remote.size:,} bytes; "
+    if source.size is not None and got != source.size:
+        raise DataError(f"{url}: received {got:,} bytes, but {remote.filename} is {source.size:,} bytes; "
                         "the file on the server differs from the one kopt knows, nothing was saved")
-    if remote.sha256 is not None and digest != remote.sha256.lower():
+    if source.sha256 is not None and digest != source.sha256.lower():
         raise DataError(f"{url}: checksum mismatch for {remote.filename}: sha256 {digest}, expected "
-                        f"{remote.sha256}; the download was discarded")
+                        f"{source.sha256}; the download was discarded")
+
+
+def _extract_member(archive, source: Source, dest: Path) -> str:
+    """Copy ``source.member`` out of a verified tar archive into a temporary file beside ``dest``."""
+    fd, tmp = _temp_beside(dest, ".member")
+    try:
+        with tarfile.open(archive, "r:*") as tar, os.fdopen(fd, "wb") as out:
+            try:
+                info = tar.getmember(source.member)
+            except KeyError:
+                raise DataError(f"{source.url}: the archive holds no {source.member}") from None
+            if not info.isfile():
+                raise DataError(f"{source.url}: {source.member} is not a regular file in the archive")
+            shutil.copyfileobj(tar.extractfile(info), out, CHUNK)
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        os.unlink(tmp)
+        raise DataError(f"{source.url}: cannot read the archive ({exc}); nothing was saved") from None
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
 
 
 def sha256_of(path, progress=None) -> str:
-    """SHA-256 of a file, streamed."""
+    """SHA-256 of a file's bytes, streamed."""
     h = hashlib.sha256()
     size = os.path.getsize(path)
     with open(path, "rb") as fh, ByteProgress(size, f"checking {os.path.basename(path)}", enabled=progress) as bar:
@@ -168,6 +263,37 @@ def sha256_of(path, progress=None) -> str:
             done += len(buf)
             bar.update(done)
     return h.hexdigest()
+
+
+def content_sha256_of(path) -> str:
+    """SHA-256 of a file's decompressed content (gzip/bzip2/xz recognised by their magic bytes)."""
+    from .stream import open_binary
+
+    h = hashlib.sha256()
+    raw, stream = open_binary(path)
+    try:
+        for buf in iter(lambda: stream.read(CHUNK * 4), b""):
+            h.update(buf)
+    except (OSError, EOFError, ValueError) as exc:  # a corrupt compressed stream
+        raise DataError(f"{path}: cannot decompress ({exc})") from None
+    finally:
+        stream.close()
+        raw.close()
+    return h.hexdigest()
+
+
+def identify(path, remote: Remote, progress=None) -> str | None:
+    """How ``path`` matches ``remote``: ``"sha256"`` (its bytes), ``"content sha256"``
+    (its decompressed content), or None when it matches neither."""
+    digest = sha256_of(path, progress)
+    known = {s.lower() for s in (remote.sha256, *remote.also_sha256) if s}
+    if remote.member and remote.sha256:
+        known.discard(remote.sha256.lower())  # that checksum is the archive's, not the member's
+    if digest in known:
+        return "sha256"
+    if remote.content_sha256 and content_sha256_of(path) == remote.content_sha256.lower():
+        return "content sha256"
+    return None
 
 
 def ensure(remote: Remote, dest, *, allow_fetch=True, progress=None) -> Path:

@@ -1,19 +1,30 @@
-"""A byte-counting progress line on stderr, drawn only when stderr is a terminal."""
+"""A byte-counting progress line on stderr.
+
+On a terminal it is one line redrawn in place; within ``drawing(True)`` (the
+command line) and without a terminal -- batch jobs, nohup, CI logs -- it is a
+plain line every 10 s instead, so a long download or parse still shows signs
+of life in a log file.
+"""
 from __future__ import annotations
 
 import contextlib
 import sys
 import time
 
-#: None: a tty decides; False: never draw (``kopt solve --quiet``, the Python API by default)
+#: None: a tty decides; False: never draw (``kopt solve --quiet``, the Python API by default);
+#: True: draw, as plain log lines when the stream is not a tty (``kopt solve``)
 _FORCED = None
+
+#: seconds between the plain lines written when the stream is not a terminal
+LOG_INTERVAL = 10.0
 
 
 @contextlib.contextmanager
 def drawing(enabled: bool):
-    """Within the block, progress lines are drawn (on a tty) only if ``enabled``."""
+    """Within the block, progress is drawn only if ``enabled``: on a tty as a redrawn line,
+    elsewhere as a plain line every ``LOG_INTERVAL`` seconds."""
     global _FORCED
-    previous, _FORCED = _FORCED, (None if enabled else False)
+    previous, _FORCED = _FORCED, bool(enabled)
     try:
         yield
     finally:
@@ -51,10 +62,13 @@ class ByteProgress:
         self.total = total if total and total > 0 else None
         self.label = label
         self.stream = stream or sys.stderr
+        tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.log = False
         if enabled is None:
-            enabled = _FORCED if _FORCED is not None else bool(getattr(self.stream, "isatty", lambda: False)())
+            enabled = tty if _FORCED is None else _FORCED
+            self.log = bool(enabled) and not tty
         self.enabled = enabled
-        self.min_interval = min_interval
+        self.min_interval = max(min_interval, LOG_INTERVAL) if self.log else min_interval
         self.start = time.perf_counter()
         self.last = self.start
         self.done = 0
@@ -72,7 +86,10 @@ class ByteProgress:
         if not force and now - self.last < self.min_interval:
             return
         self.last = now
-        self.stream.write("\r" + self.line(now) + "\033[K")
+        if self.log:
+            self.stream.write("kopt: " + self.line(now) + "\n")
+        else:
+            self.stream.write("\r" + self.line(now) + "\033[K")
         self.stream.flush()
         self.drawn = True
 
@@ -96,7 +113,8 @@ class ByteProgress:
         """Draw the final state and end the line (only if anything was drawn)."""
         if self.enabled and self.drawn:
             self.update(self.done, force=True)
-            self.stream.write("\n")
+            if not self.log:
+                self.stream.write("\n")
             self.stream.flush()
 
     def __enter__(self):

@@ -103,7 +103,9 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
             return spec
         spec = spec.data
     if isinstance(spec, (str, os.PathLike)):
-        source = str(spec)
+        from ..specfiles import resolve_spec_arg
+
+        source = resolve_spec_arg(str(spec))  # a file, else the name of a packaged spec (as on the CLI)
         doc, positions = read_spec_file(source)
         base_dir = Path(source).resolve().parent
         default_name = Path(source).stem

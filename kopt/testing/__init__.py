@@ -41,3 +41,4 @@ from .kernels import (
     kernel_instance,
 )
 from .solvers import StopAt, check_resume, interrupt_at  # noqa: E402
+from .solver_contract import SOLVER_CHECKS, SolverCheck, check_solver, solver_check_data, state_problems  # noqa: E402

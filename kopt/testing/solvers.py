@@ -1,4 +1,7 @@
-"""Checks for solver plugins: an interrupted and resumed run ends where an uninterrupted one ends."""
+"""Checks for solver plugins: an interrupted and resumed run ends where an uninterrupted one ends.
+
+The whole solver contract, resume included, is :func:`kopt.testing.check_solver`.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -38,9 +41,24 @@ def interrupt_at(iteration: int):
 def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
     """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed; compare bit for bit.
 
-    ``spec`` must checkpoint (``output.checkpoint_every`` > 0 is set here when missing).
+    ``spec`` must checkpoint (``output.checkpoint_every`` is set to ``stop_at + 1`` when missing or 0).
     The runs write to ``out_dir``/full and ``out_dir``/cut (``out_dir``: a str or a Path).
     Returns ``(full, resumed)`` results; raises AssertionError if any model array differs.
+    """
+    full, resumed = resume_runs(spec, data, stop_at=stop_at, out_dir=out_dir)
+    a, b = full.model.predictor.arrays, resumed.model.predictor.arrays
+    assert a.keys() == b.keys(), f"model arrays differ in names: {sorted(a)} vs {sorted(b)}"
+    for key in a:
+        if not np.array_equal(np.asarray(a[key]), np.asarray(b[key])):
+            raise AssertionError(f"resumed run differs from the uninterrupted run in model array {key!r}")
+    assert full.n_iter == resumed.n_iter, f"n_iter {full.n_iter} uninterrupted vs {resumed.n_iter} resumed"
+    return full, resumed
+
+
+def resume_runs(spec: dict, data=None, *, stop_at: int, out_dir):
+    """The runs of :func:`check_resume`, uncompared: ``(full, resumed)``.
+
+    Raises AssertionError only when the solver ignores the stop request.
     """
     import kopt
 
@@ -50,7 +68,8 @@ def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
         s = copy.deepcopy(spec)
         s.setdefault("output", {})
         s["output"]["dir"] = str(out_dir / sub)
-        s["output"].setdefault("checkpoint_every", max(1, stop_at + 1))
+        if not s["output"].get("checkpoint_every"):  # missing or 0 (off): a resume needs a checkpoint
+            s["output"]["checkpoint_every"] = max(1, stop_at + 1)
         return s
 
     full = kopt.solve(with_dir("full"), data=data)
@@ -62,11 +81,4 @@ def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
             pass
         else:
             raise AssertionError(f"the solver ignored the stop request at iteration {stop_at} (did it check run.report?)")
-    resumed = kopt.solve(cut, data=data, resume=True)
-    a, b = full.model.predictor.arrays, resumed.model.predictor.arrays
-    assert a.keys() == b.keys(), f"model arrays differ in names: {sorted(a)} vs {sorted(b)}"
-    for key in a:
-        if not np.array_equal(np.asarray(a[key]), np.asarray(b[key])):
-            raise AssertionError(f"resumed run differs from the uninterrupted run in model array {key!r}")
-    assert full.n_iter == resumed.n_iter, f"n_iter {full.n_iter} uninterrupted vs {resumed.n_iter} resumed"
-    return full, resumed
+    return full, kopt.solve(cut, data=data, resume=True)

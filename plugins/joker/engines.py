@@ -40,9 +40,15 @@ from kopt.predictors import FeatureExpansion, KernelExpansion
 _CHUNK_ELEMS = 1 << 21  # kernel entries per row chunk (8 MB in float32)
 
 
-def _row_chunks(n, per_row, threads):
-    """Row ranges of about _CHUNK_ELEMS / per_row rows, at least one per thread."""
-    return _rows.chunks(n, min(_CHUNK_ELEMS // max(1, per_row), -(-n // threads)))
+def _row_chunks(n, per_row):
+    """Row ranges of about _CHUNK_ELEMS / per_row rows, at least one per part (never a function of the threads)."""
+    return _rows.chunks(n, min(_CHUNK_ELEMS // max(1, per_row), -(-n // _threads.PARTS)))
+
+
+def _part(n, p):
+    """Part ``p`` of ``range(n)`` cut into :data:`kopt.threads.PARTS` contiguous ranges (maybe empty)."""
+    parts = _threads.PARTS
+    return (p * n // parts, (p + 1) * n // parts)
 
 
 class ExactEngine:
@@ -82,7 +88,7 @@ class ExactEngine:
             Kc = self.kernel.exact(_rows.dense(self.X, slice(lo, hi), xp, self.dtype), XB)
             self.u[lo:hi] += Kc.astype(self.dtype, copy=False) @ d
 
-        _threads.parallel_map(work, _row_chunks(self.n, XB.shape[0], self.threads), self.threads)
+        _threads.parallel_map(work, _row_chunks(self.n, XB.shape[0]), self.threads)
 
     def norm_sq(self, alpha):
         return (alpha * self.u).sum(axis=0)
@@ -104,7 +110,7 @@ class ExactEngine:
             Xc = _rows.dense(X, slice(lo, hi), xp, self.dtype)
             out[lo:hi] = self.kernel.exact(Xc, S).astype(self.dtype, copy=False) @ coef
 
-        _threads.parallel_map(work, _row_chunks(X.shape[0], S.shape[0], self.threads), self.threads)
+        _threads.parallel_map(work, _row_chunks(X.shape[0], S.shape[0]), self.threads)
         return out
 
     def predictor(self, alpha):
@@ -199,7 +205,7 @@ class FeatureEngine:
                     K += Z @ Z.T
             return K, g
 
-        out = _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
+        out = _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
         g = out[0][1]
         for _, gp in out[1:]:
             g += gp
@@ -228,7 +234,7 @@ class FeatureEngine:
                 out += Z @ (Z.T @ sd)
             return out
 
-        parts = _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
+        parts = _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
         out = parts[0]
         for p in parts[1:]:
             out += p
@@ -253,7 +259,7 @@ class FeatureEngine:
                     self.theta[j, at:at + w] += (Z.T @ d) * scale
                     at += w
 
-        _threads.parallel_map(work, _threads.split(self.nb, self.threads), self.threads)
+        _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
         self._Phi = None
 
     def norm_sq(self, alpha=None):

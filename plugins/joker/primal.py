@@ -35,13 +35,18 @@ from kopt import threads as _threads
 from kopt.backend import get_namespace, to_numpy
 from kopt.feature_rows import bind, syrk_update
 from kopt.iterative import Check, Step
-from kopt.nystrom import NystromRows, center_metric, choose_centers
+from kopt.nystrom import NystromRows, add_center_kernel, center_factor, choose_centers
 from kopt.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4
 #: CG products after which a continuous-curvature preconditioner is rebuilt
 REBUILD_CG = 8
+#: warm start (squared hinge: curvature 0/1 that is not constant) when n is at least this many times M
+WARM_START_FACTOR = 8
+#: Newton steps of the warm start, at most, and the relative gap that ends it sooner
+WARM_START_STEPS = 6
+WARM_START_TOL = 1e-3
 #: factor the preconditioner in float64 up to this many features (8·M² bytes; the Gram is float64 always)
 FLOAT64_FACTOR = 2048
 
@@ -56,7 +61,7 @@ class PrimalFeatures:
 
     name = "primal"
 
-    def __init__(self, problem, Y, lam_j, *, cg_iterations, memory_bytes, threads):
+    def __init__(self, problem, Y, lam_j, *, cg_iterations, memory_bytes, threads, warm_start=True):
         self.problem = problem
         self.xp = problem.xp
         self.Y = Y
@@ -65,8 +70,8 @@ class PrimalFeatures:
         self.lam_j = lam_j
         self.loss = problem.loss
         self.threads = threads
-        self.basis = (NystromBasis if problem.features.kind == "nystrom" else RandomBasis)(problem, memory_bytes, threads)
-        self.rows = self.basis.rows
+        self.basis = (NystromBasis if problem.features.kind == "nystrom" else RandomBasis)(problem, threads)
+        self.rows = self.basis.bind(problem.X, memory_bytes)
         self.M = self.basis.M
         self.max_cg = cg_iterations
         self.constant_curvature = _constant_curvature(self.loss, Y)
@@ -76,8 +81,37 @@ class PrimalFeatures:
         self.weights = None  # W of the preconditioner, and its Gram (kept while it can be updated)
         self.gram = None
         self.factor = None
-        self.stats = {"passes": 0, "cg_steps": 0, "grams": 0, "gram_updates": 0, "line_search_halvings": 0}
-        self._refresh(count=False)  # at θ = 0: u = 0, g = Ψᵀℓ'(0)/λ_J
+        self.stats = {"passes": 0, "cg_steps": 0, "grams": 0, "gram_updates": 0, "line_search_halvings": 0,
+                      "warm_start_rows": 0, "warm_start_passes": 0}
+        if warm_start and self.piecewise and not self.constant_curvature and problem.n >= WARM_START_FACTOR * self.M:
+            self._warm_start(memory_bytes)
+        self._refresh(count=False)  # u = Ψθ, g, D at the start (θ = 0, or the warm start)
+
+    def _warm_start(self, memory_bytes):
+        """θ from the same problem on a seeded subsample of the rows (λ_J scaled by s/n).
+
+        Squared-hinge Newton from θ = 0 starts with every row active: its first Gram is the whole
+        n M², and five more steps of rank updates shed rows until the active set settles (ijcnn1:
+        50,000 → 31,500 → … → 10,000 rows).  Solved first on s = max(4M, n/5) rows, the start is
+        already near the final active set, and the full problem's Gram is paid on those rows only.
+        """
+        n = self.problem.n
+        s = max(WARM_START_FACTOR // 2 * self.M, n // 5)
+        rows = self.xp.asarray(np.sort(self.problem.rng("primal_warm_start").choice(n, size=s, replace=False)))
+        sub = PrimalFeatures.__new__(PrimalFeatures)
+        sub.__dict__.update(self.__dict__)
+        sub.Y, sub.lam_j = self.Y[rows], self.lam_j * s / n
+        sub.rows = self.basis.bind(_rows.take(self.problem.X, rows), memory_bytes)
+        sub.stats = dict(self.stats)
+        sub._refresh(count=False)
+        for _ in range(WARM_START_STEPS):
+            sub.step(0)
+            check = sub.check(None)
+            if check.rel_gap is not None and check.rel_gap <= WARM_START_TOL:
+                break
+        self.theta = sub.theta
+        self.stats["warm_start_rows"] = int(s)
+        self.stats["warm_start_passes"] = sub.stats["passes"]
 
     def cadence(self):
         # the gap is O(n) from what each step keeps; a handful of steps need no holdout trace
@@ -135,16 +169,17 @@ class PrimalFeatures:
         self.gram = None if self.constant_curvature else G.copy()
         self._factor(G)
 
-    def _update(self, changed, w):
+    def _update(self, changed, w, rows=512):
+        """G += Σ_{i changed} (w_i − W_i) ψ_iψ_iᵀ (float64 rank updates, a chunk of rows at a time)."""
         xp = self.xp
         delta = (w - self.weights)[changed]
-        Z = self.rows.features(changed)
-        for sign in (1.0, -1.0):
-            pick = xp.nonzero(sign * delta > 0)[0]
-            if pick.shape[0]:
-                scaled = Z[pick].astype(np.float64) * xp.sqrt(xp.abs(delta[pick]))[:, None]
-                with _threads.blas_threads(self.threads):
-                    self.gram = syrk_update(self.gram, scaled, sign)
+        for lo in range(0, int(changed.shape[0]), rows):
+            Z = self.rows.features(changed[lo:lo + rows]).astype(np.float64)
+            d = delta[lo:lo + rows]
+            for sign in (1.0, -1.0):
+                pick = xp.nonzero(sign * d > 0)[0]
+                if pick.shape[0]:
+                    syrk_update(self.gram, Z[pick] * xp.sqrt(xp.abs(d[pick]))[:, None], sign, self.threads)
         self.weights = w
         self.stats["gram_updates"] += 1
         self._factor(self.gram.copy())
@@ -154,9 +189,9 @@ class PrimalFeatures:
 
         float64 up to ``FLOAT64_FACTOR`` features (R = K_CC of Nyström features has eigenvalues
         far below the Gram's, which float32 rounds away), float32 beyond with a small ridge where
-        the factorisation needs one (PCG absorbs a preconditioner that is a little off).  BLAS
-        gets the worker threads only for large M: small factorisations run faster on one thread,
-        and many times faster on a busy machine.
+        the factorisation needs one (PCG absorbs a preconditioner that is a little off).  BLAS runs
+        on one thread: a threaded LAPACK gives other bits on other CPU counts (and a small
+        factorisation is faster on one thread anyway, many times faster on a busy machine).
         """
         import scipy.linalg
 
@@ -166,18 +201,19 @@ class PrimalFeatures:
         G *= G.dtype.type(1.0 / self.lam_j)
         self.basis.add_metric(G)
         diag = G[np.diag_indices(self.M)].copy()
-        threads = self.threads if self.M >= 3000 else 1
+        _mirror(G, to_lower=True)  # the lower triangle keeps a copy: a failed in-place factorisation is undone from it
         for attempt in range(5):
-            A = G.copy() if attempt < 4 else G
+            if attempt:
+                _mirror(G, to_lower=False)
             # a ridge of 1e-7, 1e-6, … of the mean diagonal: the float32 Gram is PSD only up to rounding
             ridge = 0.0 if attempt == 0 and G.dtype == np.float64 else float(diag.mean()) * 10.0 ** (attempt - 7)
-            A[np.diag_indices(self.M)] = diag + A.dtype.type(ridge)
+            G[np.diag_indices(self.M)] = diag + G.dtype.type(ridge)
             try:
-                with _threads.blas_threads(threads):
+                with _threads.blas_threads(1):  # one thread: a threaded LAPACK gives other bits on other CPU counts
                     if xp is np:
-                        self.factor = scipy.linalg.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
+                        self.factor = scipy.linalg.cho_factor(G, lower=False, overwrite_a=True, check_finite=False)
                     else:  # pragma: no cover - GPU
-                        self.factor = xp.linalg.cholesky(xp.triu(A) + xp.triu(A, 1).T)
+                        self.factor = xp.linalg.cholesky(xp.triu(G) + xp.triu(G, 1).T)
                 return
             except np.linalg.LinAlgError:
                 continue
@@ -294,10 +330,13 @@ class RandomBasis:
 
     kind = "random"
 
-    def __init__(self, problem, memory_bytes, threads):
+    def __init__(self, problem, threads):
+        self.threads = threads
         self.fmap = problem.feature_map(cache_blocks="all", threads=threads)
-        self.rows = bind(self.fmap, problem.X, memory_bytes, threads)
         self.M = self.fmap.count
+
+    def bind(self, X, memory_bytes):
+        return bind(self.fmap, X, memory_bytes, self.threads)
 
     def metric_product(self, v):
         return v
@@ -324,41 +363,44 @@ class RandomBasis:
 
 
 class NystromBasis:
-    """Nyström features ψ(x) = k(x, C) on seeded training rows C, R = K_CC (a model is a kernel expansion)."""
+    """Nyström features ψ(x) = k(x, C) on seeded training rows C, R = K_CC (a model is a kernel expansion).
+
+    R is kept as its upper Cholesky factor U (R = UᵀU, float64) alone: Rv = Uᵀ(Uv), R⁻¹v by two
+    triangular solves, and R itself is added into the preconditioner a band at a time.
+    """
 
     kind = "nystrom"
 
-    def __init__(self, problem, memory_bytes, threads):
-        import scipy.linalg
-
+    def __init__(self, problem, threads):
         xp = problem.xp
         self.problem = problem
+        self.threads = threads
         self.dtype = problem.dtype
         self.centers = choose_centers(problem, problem.features.count)
         self.C = _rows.dense(problem.X, xp.asarray(self.centers), xp, self.dtype)
         self.M = self.C.shape[0]
-        R, self.jitter = center_metric(problem.kernel, self.C)
-        self.R = R
-        self.R_factor = scipy.linalg.cho_factor(to_numpy(R), lower=False, check_finite=False)
-        self.rows = NystromRows(problem.kernel, problem.X, self.C, dtype=self.dtype, memory_bytes=memory_bytes,
-                                threads=threads)
+        self.U, self.jitter = center_factor(problem.kernel, self.C)
+
+    def bind(self, X, memory_bytes):
+        return NystromRows(self.problem.kernel, X, self.C, dtype=self.dtype, memory_bytes=memory_bytes,
+                           threads=self.threads)
 
     def metric_product(self, v):
-        return self.R @ v
+        return self.U.T @ (self.U @ v)
 
     def metric_solve(self, v):
-        import scipy.linalg
+        from kopt.linalg import solve_triangular
 
-        return self.problem.xp.asarray(scipy.linalg.cho_solve(self.R_factor, to_numpy(v), check_finite=False))
+        return solve_triangular(self.U, solve_triangular(self.U, v, lower=False, trans="T"), lower=False)
 
     def add_metric(self, G):
-        G += self.R.astype(G.dtype)
+        add_center_kernel(self.problem.kernel, self.C, G, self.jitter)
 
     def decision_function(self, X, theta):
         xp = self.problem.xp
         out = xp.empty((X.shape[0], theta.shape[1]), dtype=np.float64)
         coef = theta.astype(self.dtype)
-        for lo, hi in _rows.chunks(X.shape[0], max(1, (1 << 22) // max(1, self.M))):
+        for lo, hi in _rows.chunks(X.shape[0], max(1, (1 << 20) // max(1, self.M))):
             out[lo:hi] = self.problem.kernel.exact(_rows.dense(X, slice(lo, hi), xp, self.dtype), self.C) @ coef
         return out
 
@@ -367,6 +409,21 @@ class NystromBasis:
         if coef.shape[1] == 1:
             coef = coef[:, 0]
         return KernelExpansion({"support": to_numpy(self.C), "coef": coef}, {"nystrom_jitter": self.jitter})
+
+
+def _mirror(G, to_lower, band=256):
+    """Copy G's strict upper triangle onto its lower one (or back), a band of columns at a time."""
+    M = G.shape[0]
+    for lo in range(0, M, band):
+        hi = min(M, lo + band)
+        D = G[lo:hi, lo:hi]
+        strict = np.tril_indices(hi - lo, -1)
+        if to_lower:
+            G[hi:, lo:hi] = G[lo:hi, hi:].T
+            D[strict] = D.T[strict]
+        else:
+            G[lo:hi, hi:] = G[hi:, lo:hi].T
+            D.T[strict] = D[strict]
 
 
 def _constant_curvature(loss, Y):

@@ -81,6 +81,10 @@ class JokerSolver(IterativeSolver):
         "factor_cache_mb": {"type": "integer", "minimum": 0, "default": 128,
                             "description": "keep Cholesky factors of fixed blocks between visits (losses with a "
                                            "constant conjugate curvature) within this budget"},
+        "primal_warm_start": {"type": "boolean", "default": True,
+                              "description": "primal route, squared-hinge-like losses (curvature 0 or 1) with n >= 8M: "
+                                             "start from the solution on a seeded fifth of the rows, so the full "
+                                             "problem's Gram is paid on its active rows only"},
         "feature_memory_mb": {"type": "integer", "minimum": 0, "default": 512,
                               "description": "primal route: keep the n x M features in memory when they take at most "
                                              "this many MiB (every later pass is then two memory-bound products), "
@@ -144,7 +148,8 @@ class JokerSolver(IterativeSolver):
         route = self.route(problem)
         if route == "primal":
             return primal.PrimalFeatures(problem, Y, lam_j, cg_iterations=self.options.cg_iterations,
-                                         memory_bytes=self.options.feature_memory_mb * 2**20, threads=self.n_threads)
+                                         memory_bytes=self.options.feature_memory_mb * 2**20, threads=self.n_threads,
+                                         warm_start=self.options.primal_warm_start)
         return DualBlocks(problem, Y, lam_j, self.options, route, self.n_threads)
 
     def load(self, problem, saved):

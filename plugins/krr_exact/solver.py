@@ -30,7 +30,9 @@ class ExactKRR(IterativeSolver):
     needs_conjugate = True
     stopping = "none"
     iteration_unit = "the Cholesky solve (one iteration)"
-    blas = "all"  # one big factorisation: BLAS gets the cores (KOPT_THREADS, else the CPUs available)
+    # one thread: a threaded LAPACK Cholesky gives other bits on other CPU counts, and every kopt model
+    # is bit-identical whatever the thread count (docs/reliability.md)
+    blas = "single"
     sample_weight = True
     warm_start = False  # a direct solve: there is nothing to continue
     params = {
@@ -89,10 +91,15 @@ class ExactKRR(IterativeSolver):
         return problem.kernel.exact(Xd, state["X"]) @ state["alpha"]
 
     def save(self, state):
-        return {}
+        # after the solve, α is the answer: a run interrupted there resumes with it (and its scores)
+        return {} if state["alpha"] is None else {"alpha": to_numpy(state["alpha"])}
 
     def load(self, problem, saved):
-        return self.init(problem)
+        state = self.init(problem)
+        if "alpha" in saved:
+            state["alpha"] = problem.xp.asarray(saved["alpha"], dtype=np.float64)
+            state["scores"] = problem.kernel.exact(state["X"], state["X"]) @ state["alpha"]
+        return state
 
     def finish(self, state):
         predictor = KernelExpansion({"support": to_numpy(state["X"]), "coef": to_numpy(state["alpha"])}, {})

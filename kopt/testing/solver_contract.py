@@ -1,0 +1,497 @@
+"""``check_solver``: a solver run through kopt's solver contract on small seeded data.
+
+A plugin author calls it in their own test suite (docs/plugin-guide.md, "Writing a solver");
+kopt runs it over every built-in solver.  Each failure is an ``AssertionError`` naming the
+solver, the part of the contract (:data:`SOLVER_CHECKS`) and what to fix.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..components import Solver
+from ..errors import ConvergenceWarning
+from ..hookspecs import hookimpl
+from .solvers import resume_runs
+
+#: the parts of the contract :func:`check_solver` checks, in order
+SOLVER_CHECKS = ("interface", "spec", "solve", "status", "certificate", "trace", "predict", "model_file", "state",
+                 "reproducible", "resume")
+
+_FORMS = ("primal", "dual", "gp")
+_KERNEL_MODES = ("features", "exact", "either", "none")
+_FEATURE_KINDS = ("random", "nystrom")
+_STATUSES = ("converged", "iteration_cap", "interrupted", "diverged", "done")
+#: built-in losses tried first for each target (then every other registered loss of that target)
+_PREFERRED_LOSSES = ("square", "logistic", "softmax", "novelty", "kl_density_ratio", "huber", "squared_hinge")
+#: iterations a solver runs under check_solver unless spec_overrides say otherwise
+CHECK_ITERATIONS = 12
+
+
+@dataclass
+class SolverCheck:
+    """What :func:`check_solver` ran: the check names, the spec it solved, and the runs' results."""
+
+    ran: tuple
+    spec: dict
+    result: object
+    resumed: object
+
+
+def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_at=None, seed=0, skip=()):
+    """Run a solver through kopt's solver contract on small seeded data (docs/plugin-guide.md).
+
+    ``solver`` is a registered solver's name or a :class:`kopt.components.Solver` subclass (an
+    unregistered class is registered for the duration of the check).  The spec names the solver,
+    the first form it declares and the first registered loss of a target it declares (``square``
+    for real targets, ``logistic`` for binary, ...) that the spec engine and the solver's
+    ``check_spec`` accept, the ``gaussian`` kernel, 256 features in blocks of 64, l2 with
+    λ = 1e-3 and ``iterations`` = :data:`CHECK_ITERATIONS` where the solver has that option;
+    ``spec_overrides`` (a nested dict) is merged into it last, e.g. ``{"solver": {"step_size":
+    0.1}, "model": {"loss": {"name": "huber"}}}``.  ``data`` is ``(X, y[, X_test, y_test])``
+    (default: 400 + 100 seeded rows in 3 dimensions, labelled for the loss's target).
+
+    The checks (:data:`SOLVER_CHECKS`; ``skip`` leaves out any but spec and solve): the declared capabilities are
+    valid (interface); a spec naming the solver validates (spec); it solves without raising and
+    writes a model and report (solve); status and ``success`` agree with each other and with the
+    stopping rule (status); the objective is finite, and the duality gap, where the form has one,
+    is P − D and not below −rounding (certificate); the trace holds iterations 1..n_iter
+    (trace); the model scores the test rows with one finite score (or one per class) per row
+    (predict); the model file loads back with identical predictions (model_file); every
+    checkpoint state is a flat dict of arrays and JSON scalars (state); a second run gives the
+    same model (reproducible); a run interrupted at ``stop_at`` (default: half way) and resumed
+    ends bit-identical to the uninterrupted run (resume, :func:`check_resume`).
+
+    ``out_dir`` (default: a temporary folder) receives the runs.  Raises ``AssertionError``
+    naming the solver, the part of the contract that failed and what to fix; returns a
+    :class:`SolverCheck`.
+    """
+    skippable = [c for c in SOLVER_CHECKS if c not in ("spec", "solve")]
+    unknown = sorted(set(skip) - set(skippable))
+    if unknown:
+        raise ValueError(f"unknown solver checks {unknown}; those that can be skipped: {', '.join(skippable)}")
+    with contextlib.ExitStack() as stack:
+        cls = stack.enter_context(_solver_registered(solver))
+        if out_dir is None:
+            out_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kopt-check-solver-"))
+        return _check_solver(cls, data, spec_overrides or {}, Path(out_dir), stop_at, seed, set(skip))
+
+
+_REPRODUCIBLE_HINT = ("; the same spec and seed must give the same model: draw randomness from problem.rng, and cut "
+                      "reductions into kopt.threads.PARTS parts summed in order")
+_RESUME_HINT = (". A resumed run must end where the uninterrupted one ends: save() returns everything load() needs "
+                "to continue, and randomness comes from problem.rng(stream, t)")
+
+
+def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
+    ran = []
+
+    def fail(part, text):
+        raise AssertionError(f"solver {cls.name!r} fails the solver contract ({part}): {text}")
+
+    def run_part(part, problems):
+        if part not in skip:
+            for text in problems():
+                fail(part, text)
+            ran.append(part)
+
+    run_part("interface", lambda: _interface_problems(cls))
+    spec, resolved = _contract_spec(cls, overrides, out_dir / "solve", seed, fail)
+    ran.append("spec")
+    if data is None:
+        data = solver_check_data(resolved.loss.target, seed=seed)
+    inspector = _StateInspector()
+    result = _runs(fail, "solve", lambda: _solve(spec, data, inspector), "kopt.solve raised ")
+    ran.append("solve")
+    run_part("status", lambda: _status_problems(cls, resolved, result))
+    run_part("certificate", lambda: _certificate_problems(resolved, result))
+    run_part("trace", lambda: _trace_problems(result))
+    run_part("predict", lambda: _predict_problems(result, data))
+    run_part("model_file", lambda: _model_file_problems(result, out_dir / "solve", data))
+    run_part("state", inspector.problems)
+    resumed = None
+    if not {"reproducible", "resume"} <= skip:
+        k = stop_at or max(1, result.n_iter // 2)
+        full, resumed = _runs(fail, "resume", lambda: resume_runs(spec, data, stop_at=k, out_dir=out_dir / "resume"),
+                              f"interrupted at iteration {k}, stopping or resuming raised ")
+        run_part("reproducible", lambda: (t + _REPRODUCIBLE_HINT
+                                          for t in _same_model(result, full, "a second run of the same spec")))
+        run_part("resume", lambda: (t + _RESUME_HINT for t in [
+            *_same_model(full, resumed, f"interrupted at iteration {k} and resumed, the run"),
+            *_same_outcome(full, resumed)]))
+    return SolverCheck(tuple(ran), spec, result, resumed)
+
+
+def _solve(spec, data, inspector):
+    import kopt
+
+    with _hook(inspector):
+        return kopt.solve(spec, data=data, write=True)
+
+
+def _runs(fail, part, fn, what):
+    """``fn()`` with ConvergenceWarnings silenced (the status check judges success); errors fail ``part``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        try:
+            return fn()
+        except AssertionError as exc:
+            fail(part, str(exc))
+        except Exception as exc:
+            fail(part, f"{what}{type(exc).__name__}: {exc}")
+
+
+@contextlib.contextmanager
+def _solver_registered(solver):
+    """The solver class; an unregistered class is registered (and unregistered afterwards)."""
+    from ..components import Solver
+    from ..plugins import registry
+
+    reg = registry()
+    if isinstance(solver, str):
+        yield reg.get("solver", solver)
+        return
+    if not (isinstance(solver, type) and issubclass(solver, Solver)):
+        raise TypeError(f"check_solver takes a solver name or a kopt.components.Solver subclass, got {solver!r}")
+    entry = reg.components["solver"].get(solver.name)
+    if entry is not None:
+        if entry.cls is not solver:
+            raise AssertionError(f"solver {solver.name!r}: another class ({entry.cls.__module__}.{entry.cls.__name__}, "
+                                 f"plugin {entry.plugin!r}) is registered under that name; rename one of them")
+        yield solver
+        return
+
+    class _Plugin:
+        @hookimpl
+        def kopt_register_solvers(self, register):
+            register(solver)
+
+    before = len(reg.errors)
+    plugin = reg.register_plugin(_Plugin(), name=f"check_solver-{solver.name}", distribution="<check_solver>")
+    try:
+        if len(reg.errors) > before:
+            raise AssertionError(f"solver {solver.name!r} fails the solver contract (register): {reg.errors[-1]}")
+        yield solver
+    finally:
+        reg.unregister_plugin(plugin)
+        del reg.errors[before:]
+
+
+@contextlib.contextmanager
+def _hook(obj):
+    from ..plugins import registry
+
+    pm = registry().pm
+    name = pm.register(obj)
+    try:
+        yield obj
+    finally:
+        pm.unregister(name=name)
+
+
+def _interface_problems(cls):
+    from ..iterative import IterativeSolver
+
+    def bad(attr, value, allowed):
+        return (f"{attr} = {value!r} is not a tuple of {', '.join(allowed)}"
+                if not isinstance(value, tuple) or not value or set(value) - set(allowed) else None)
+
+    from ._samples import TARGETS
+
+    out = [bad("forms", cls.forms, _FORMS), bad("targets", cls.targets, TARGETS),
+           bad("feature_kinds", cls.feature_kinds, _FEATURE_KINDS), bad("backends", cls.backends, ("numpy", "cupy"))]
+    if cls.kernel_mode not in _KERNEL_MODES:
+        out.append(f"kernel_mode = {cls.kernel_mode!r}; one of {', '.join(_KERNEL_MODES)}")
+    for flag in ("needs_smooth_loss", "needs_conjugate", "one_vs_rest"):
+        if not isinstance(getattr(cls, flag), bool):
+            out.append(f"{flag} = {getattr(cls, flag)!r} is not a bool")
+    if issubclass(cls, IterativeSolver):
+        if cls.stopping not in ("gap", "criterion", "none"):
+            out.append(f"stopping = {cls.stopping!r}; one of gap, criterion, none")
+        if cls.blas not in ("single", "all"):
+            out.append(f"blas = {cls.blas!r}; one of single, all")
+        for method in ("init", "step", "decision_function", "save", "load", "finish"):
+            if getattr(cls, method) is getattr(IterativeSolver, method):
+                out.append(f"{method}() is not implemented (the skeleton calls it)")
+    elif cls.run is Solver.run:
+        out.append("run(problem, run) is not implemented (or subclass kopt.iterative.IterativeSolver)")
+    return [o for o in out if o]
+
+
+def _deep_merge(base, extra):
+    out = copy.deepcopy(base)
+    for k, v in extra.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else copy.deepcopy(v)
+    return out
+
+
+def _loss_candidates(cls):
+    from ..plugins import registry
+
+    reg = registry()
+    names = sorted(reg.names("loss"), key=lambda n: (n not in _PREFERRED_LOSSES,
+                                                     _PREFERRED_LOSSES.index(n) if n in _PREFERRED_LOSSES else 0, n))
+    out = []
+    for target in cls.targets:
+        for n in names:
+            loss = reg.get("loss", n)
+            if loss.target == target and (loss.smooth or not cls.needs_smooth_loss) \
+                    and (loss.has_conjugate or not cls.needs_conjugate):
+                out.append(n)
+    return out or names[:1]
+
+
+def _contract_spec(cls, overrides, out_dir, seed, fail):
+    """The first candidate spec (form x loss) that validates, with ``overrides`` merged in; ``(dict, Spec)``."""
+    from ..errors import KoptError
+    from ..spec import load_spec
+
+    solver = {"name": cls.name}
+    if "iterations" in cls.params:
+        solver["iterations"] = CHECK_ITERATIONS
+    kind = "random" if "random" in cls.feature_kinds else cls.feature_kinds[0]
+    tried = []
+    for form in cls.forms:
+        for loss in _loss_candidates(cls):
+            spec = {
+                "name": f"check_{cls.name}",
+                "seed": seed,
+                "model": {"loss": {"name": loss}, "kernel": {"name": "gaussian"}, "form": form,
+                          "features": {"kind": kind, "count": 256, "block_size": 64},
+                          "regularizer": {"name": "l2", "lambda": 1.0e-3}},
+                "solver": dict(solver),
+                "backend": "numpy",
+                "output": {"dir": str(out_dir), "checkpoint_every": 0},
+            }
+            spec = _deep_merge(spec, overrides)
+            try:
+                return spec, load_spec(spec, check_files=False)
+            except KoptError as exc:
+                tried.append(f"form {form}, loss {spec['model']['loss'].get('name')}: {exc}")
+            if tried[-1] in tried[:-1]:  # the overrides fixed the loss or the form: no other candidate differs
+                break
+    fail("spec", "no spec naming it validates; tried " + "; ".join(dict.fromkeys(tried))
+         + ". Check forms/targets/needs_* against check_spec, or pass spec_overrides")
+
+
+def solver_check_data(target, *, n=400, n_test=100, d=3, seed=0):
+    """``(X, y, X_test, y_test)``: seeded rows labelled for a loss target (the data :func:`check_solver` uses)."""
+    rng = np.random.default_rng([seed, 0x6B6F7074])
+    X = rng.standard_normal((n + n_test, d))
+    signal = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2
+    if target == "real":
+        y = signal + 0.1 * rng.standard_normal(n + n_test)
+    elif target == "binary":
+        y = np.where(signal + 0.3 * rng.standard_normal(n + n_test) > np.median(signal), 1.0, -1.0)
+    elif target == "multiclass":
+        y = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3])).astype(np.float64)
+    elif target == "two_sample":
+        y = (rng.random(n + n_test) < 0.5).astype(np.float64)
+        X[:, 0] += 0.75 * y
+    else:  # unlabeled
+        y = None
+    if y is None:
+        return X[:n], None, X[n:], None
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _status_problems(cls, spec, r):
+    from ..iterative import IterativeSolver
+
+    if r.status not in _STATUSES:
+        yield f"status {r.status!r}; SolverOutput.status is one of {', '.join(_STATUSES)}"
+    if r.status == "diverged":
+        yield (f"it diverged on the check problem ({r.message}); pass spec_overrides it converges with, "
+               "or fix the step")
+    if r.status == "interrupted":
+        yield f"status 'interrupted' without a stop request ({r.message})"
+    if r.status == "converged" and not r.success:
+        yield "status 'converged' with success False"
+    if issubclass(cls, IterativeSolver):
+        expected = r.status == "converged" or (r.status == "iteration_cap" and cls.stopping == "none")
+        if r.success != expected:
+            yield f"success {r.success} with status {r.status!r} and stopping {cls.stopping!r}"
+    if not r.success and not r.message:
+        yield "success False without a message saying why (and what to change)"
+    if not isinstance(r.n_iter, int) or r.n_iter < 1:
+        yield f"n_iter = {r.n_iter!r} after a fresh run (at least 1)"
+    if r.status == "converged" and r.info.get("rel_gap") is not None and cls.stopping == "gap":
+        tol = spec["solver"].get("tol")
+        if tol is not None and r.info["rel_gap"] > tol * (1 + 1e-9):
+            yield f"status 'converged' with relative gap {r.info['rel_gap']:.3g} > tol {tol:g}"
+
+
+def _rounding(spec):
+    return 64.0 * float(np.finfo(np.dtype(spec["model"]["features"]["dtype"])).eps)
+
+
+def _certificate_problems(spec, r):
+    form = spec["model"]["form"]
+    P, D, gap = r.objective, r.dual, r.gap
+    if P is None:
+        if form != "gp":
+            yield (f"no objective: form {form!r} has one, λ/2‖f‖² + mean ℓ (Check.objective, or "
+                   "SolverOutput.objective)")
+        return
+    if not math.isfinite(P):
+        yield f"the objective is {P}"
+        return
+    if form == "dual" and D is None:
+        yield "form 'dual' and no dual objective: a dual solver certifies its answer with D and the gap (Check.dual)"
+    if D is None:
+        if gap is not None and gap < -_rounding(spec) * max(1.0, abs(P)):
+            yield f"gap {gap:.6g} is negative"
+        return
+    if not math.isfinite(D):
+        yield f"the dual objective is {D}"
+        return
+    scale = max(abs(P), abs(D), 1e-300)
+    if gap is None or abs(gap - (P - D)) > 1e-9 * scale:
+        yield f"gap {gap!r} is not P − D = {P - D!r}"
+        return
+    rel = gap / scale
+    if rel < -_rounding(spec):
+        yield (f"relative duality gap {rel:.3g} < 0: the primal {P:.10g} is below the dual {D:.10g}, which weak duality "
+               "forbids; the dual is computed wrongly (or the loss's conjugate: kopt.testing.check_loss)")
+    if r.info.get("rel_gap") is not None and abs(r.info["rel_gap"] - rel) > 1e-9 * max(1.0, abs(rel)):
+        yield f"info['rel_gap'] = {r.info['rel_gap']!r} is not (P − D)/max(|P|, |D|) = {rel!r}"
+
+
+def _trace_problems(r):
+    its = [rec.get("iteration") for rec in r.trace]
+    if not its:
+        yield "the trace is empty: report every iteration with run.report(t, ...) (the skeleton does)"
+        return
+    if its != list(range(1, r.n_iter + 1)):
+        shown = its if len(its) <= 12 else its[:6] + ["..."] + its[-3:]
+        yield f"the trace holds iterations {shown}; expected 1..{r.n_iter} (n_iter), one report per iteration"
+    for rec in r.trace:
+        for key in ("objective", "dual", "gap"):
+            if key in rec and not math.isfinite(rec[key]):
+                yield f"iteration {rec['iteration']} reports {key} {rec[key]} without ending the run as diverged"
+                return
+
+
+def _test_rows(data):
+    X = data[2] if len(data) == 4 and data[2] is not None else data[0]
+    return np.asarray(X)
+
+
+def _predict_problems(r, data):
+    X = _test_rows(data)
+    try:
+        scores = r.model.decision_function(X)
+        labels = r.model.predict(X)
+    except Exception as exc:
+        yield f"the model cannot score {X.shape[0]} rows: {type(exc).__name__}: {exc}"
+        return
+    n = X.shape[0]
+    pre = r.model.preprocessor
+    classes = getattr(pre, "classes", None)
+    shapes = [(n, len(classes))] if pre.target == "multiclass" else [(n,), (n, 1)]
+    if scores.shape not in shapes:
+        yield (f"the model's decision_function gave shape {scores.shape} for {n} rows; expected "
+               f"{' or '.join(map(str, shapes))} (one score per row, or one per class)")
+    elif not np.all(np.isfinite(scores)):
+        yield "the model's decision_function gave non-finite scores"
+    if np.shape(labels)[:1] != (n,):
+        yield f"predict gave shape {np.shape(labels)} for {n} rows"
+
+
+def _model_file_problems(r, out_dir, data):
+    from .. import load_model
+
+    path = out_dir / "model.json"
+    if not path.is_file():
+        yield f"kopt.solve(..., write=True) wrote no model file at {path}"
+        return
+    try:
+        loaded = load_model(path)
+    except Exception as exc:
+        yield (f"the model file does not load: {type(exc).__name__}: {exc} (a predictor holds numeric arrays and "
+               "JSON metadata, and its class is registered through kopt_register_predictors)")
+        return
+    X = _test_rows(data)
+    a, b = r.model.decision_function(X), loaded.decision_function(X)
+    if a.shape != b.shape or not np.array_equal(a, b):
+        yield ("the loaded model scores differently from the trained one: the predictor must be rebuilt from its "
+               "arrays and meta alone")
+    ea, eb = r.model.predict_extra(X), loaded.predict_extra(X)
+    if ea.keys() != eb.keys() or any(not np.array_equal(ea[k], eb[k], equal_nan=True) for k in ea):
+        yield "predict_extra differs after loading the model file"
+
+
+def _same_model(a, b, what):
+    x, y = a.model.predictor.arrays, b.model.predictor.arrays
+    if x.keys() != y.keys():
+        yield f"{what} gave model arrays {sorted(y)} instead of {sorted(x)}"
+        return
+    for k in x:
+        if not np.array_equal(np.asarray(x[k]), np.asarray(y[k])):
+            yield f"{what} gave a different model array {k!r}"
+            return
+    if a.model.predictor.meta != b.model.predictor.meta:
+        yield f"{what} gave different predictor metadata"
+
+
+def _same_outcome(full, resumed):
+    for key in ("status", "success", "objective", "dual", "gap"):
+        u, v = getattr(full, key), getattr(resumed, key)
+        if u != v and not (isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v)):
+            yield f"the resumed run ends with {key} {v!r}, the uninterrupted run with {u!r}"
+    its = [rec["iteration"] for rec in resumed.trace]
+    if its != [rec["iteration"] for rec in full.trace]:
+        yield "the resumed run's trace holds other iterations than the uninterrupted run's"
+
+
+class _StateInspector:
+    """Calls the state every iteration reports and records what a checkpoint cannot hold."""
+
+    def __init__(self):
+        self.found = []
+        self.reports = 0
+        self.without_state = 0
+
+    @hookimpl
+    def kopt_iteration(self, run, record):
+        self.reports += 1
+        if record.state is None:
+            self.without_state += 1
+            return
+        if len(self.found) < 3:
+            state = record.state()
+            self.found += [f"iteration {record.iteration}: {p}" for p in state_problems(state)]
+
+    def problems(self):
+        if self.without_state:
+            yield (f"{self.without_state} of {self.reports} iterations reported no state: pass state= (a callable "
+                   "returning the checkpoint) to run.report, or the run cannot resume")
+        yield from self.found[:3]
+
+
+def state_problems(state):
+    """What makes ``state`` (a solver's ``save()``) unfit for a checkpoint: a list of messages."""
+    if not isinstance(state, dict):
+        return [f"save() returned a {type(state).__name__}; it returns a dict"]
+    out = []
+    for key, value in state.items():
+        if not isinstance(key, str) or key.startswith("_"):
+            out.append(f"key {key!r}: keys are strings not starting with '_' (reserved for kopt)")
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            continue
+        elif isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            continue
+        elif hasattr(value, "shape") and hasattr(value, "dtype"):
+            if np.dtype(value.dtype).kind not in "biufc":
+                out.append(f"{key!r} is an array of dtype {value.dtype}; checkpoints hold numeric arrays only")
+        else:
+            out.append(f"{key!r} is a {type(value).__name__}; save() returns a flat dict of arrays and JSON scalars "
+                       "(int, float, bool, str, None): make lists arrays, and flatten nested dicts into keys")
+    return out
