@@ -46,7 +46,7 @@ REBUILD_CG = 8
 WARM_START_FACTOR = 8
 #: Newton steps of the warm start, at most, and the relative gap that ends it sooner
 WARM_START_STEPS = 6
-WARM_START_TOL = 1e-3
+WARM_START_TOL = 1e-2
 #: factor the preconditioner in float64 up to this many features (8·M² bytes; the Gram is float64 always)
 FLOAT64_FACTOR = 2048
 
