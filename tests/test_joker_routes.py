@@ -87,12 +87,15 @@ def test_primal_resume_is_bit_identical(tmp_path):
 
 def test_mode_auto_picks_the_route_and_says_so():
     X, y = _data(n=600)
-    smooth = _solve(_spec({"name": "squared_hinge"}, mode="auto", count=128), (X, y))
-    nonsmooth = _solve(_spec({"name": "hinge"}, mode="auto", count=128, tol=1e-3), (X, y))
-    few_rows = _solve(_spec({"name": "squared_hinge"}, mode="auto", count=512, tol=1e-3), (X, y))
-    assert smooth.info["mode"] == "primal"  # n >= 2M and a Lipschitz gradient
-    assert nonsmooth.info["mode"] == "exact"  # hinge has no Newton route; n is small
-    assert few_rows.info["mode"] == "exact"  # n < 2M: the dual is the smaller problem
+    exact = _solve(_spec({"name": "squared_hinge"}, mode="auto", count=128, tol=1e-3), (X, y))
+    smooth = _solve(_spec({"name": "squared_hinge"}, mode="auto", count=128, auto_exact_rows=500), (X, y))
+    nonsmooth = _solve(_spec({"name": "hinge"}, mode="auto", count=128, tol=1e-3, auto_exact_rows=500), (X, y))
+    few_rows = _solve(_spec({"name": "squared_hinge"}, mode="auto", count=512, tol=1e-3, auto_exact_rows=500),
+                      (X, y))
+    assert exact.info["mode"] == "exact"  # the exact kernel while it is affordable: auto never changes the model
+    assert smooth.info["mode"] == "primal"  # random features, n >= 2M and a Lipschitz gradient
+    assert nonsmooth.info["mode"] == "features"  # hinge has no Newton route: the dual blocks
+    assert few_rows.info["mode"] == "features"  # n < 2M: the dual is the smaller problem
 
 
 def test_primal_mode_refuses_a_nonsmooth_loss_before_reading_data():

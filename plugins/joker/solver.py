@@ -127,18 +127,24 @@ class JokerSolver(IterativeSolver):
 
     # -- route ----------------------------------------------------------------------------------
     def route(self, problem) -> str:
-        """The route mode ``auto`` takes on this problem (see docs/joker.md, 'Routes')."""
+        """The route mode ``auto`` takes on this problem (see docs/joker.md, 'Routes').
+
+        The model decides first: Nyström features are solved on the primal route; otherwise the
+        exact kernel up to ``auto_exact_rows`` (auto never trades the exact kernel for random
+        features where the exact one is affordable), random features beyond.  With random
+        features the solver follows: the primal route for a loss with a Lipschitz gradient when
+        n >= 2M and M <= ``primal_max_features``, the dual blocks otherwise.
+        """
         o = self.options
         if o.mode != "auto":
             return o.mode
         n, M = problem.n, problem.features.count
         if problem.features.kind == "nystrom":
             return "primal"
-        features = problem.kernel.has_features
-        if features and primal.eligible(problem.loss) and M <= o.primal_max_features and n >= 2 * M:
-            return "primal"
-        if n <= o.auto_exact_rows or not features:
+        if n <= o.auto_exact_rows or not problem.kernel.has_features:
             return "exact"
+        if primal.eligible(problem.loss) and M <= o.primal_max_features and n >= 2 * M:
+            return "primal"
         return "features"
 
     # -- the skeleton's contract: delegated to the route's state -------------------------------
