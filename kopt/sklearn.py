@@ -692,9 +692,9 @@ def expected_failed_checks(estimator) -> dict:
     * a solver without sample weights (joker, gp, adsg...): every check that fits with
       ``sample_weight`` -- the estimator refuses the weights with a message naming the solvers
       that take them;
-    * a stochastic solver with weights (dsg, udsg, cdsg): fitting with an integer weight is the
-      same problem as repeating the row, but not the same run -- the mini-batches are drawn from
-      the rows, so the iterates differ (the weights are exact in expectation);
+    * an iterative solver with weights (dsg, udsg, cdsg, joker): fitting with an integer weight is
+      the same problem as repeating the row, but not the same run -- mini-batches and blocks are
+      drawn from the rows, so the iterates differ (the answers agree within the stopping rule);
     * the median-heuristic bandwidth: it is computed from the rows, not their weights, so repeating
       a row changes it (a numeric bandwidth makes ``krr_exact`` pass the equivalence checks);
     * float32 features (the default): predictions on a subset or a permutation of the rows agree with
@@ -710,8 +710,9 @@ def expected_failed_checks(estimator) -> dict:
     elif solver is not None:
         if solver.name not in _DIRECT_SOLVERS:
             for name in _EQUIVALENCE_CHECKS:
-                reasons[name] = (f"solver {solver.name!r} samples mini-batches of rows: a repeated row is the same "
-                                 "problem as an integer weight but not the same run (exact in expectation)")
+                reasons[name] = (f"solver {solver.name!r} is iterative (mini-batches or blocks of rows): a repeated "
+                                 "row is the same problem as an integer weight but not the same run -- the answers "
+                                 "agree within the solver's stopping rule, not to 1e-7")
         elif getattr(estimator, "bandwidth", None) == "median":
             for name in _EQUIVALENCE_CHECKS:
                 reasons[name] = ("bandwidth='median' is computed from the rows, not their weights: repeating a row "

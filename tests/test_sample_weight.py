@@ -46,14 +46,14 @@ def test_weights_are_validated(w, match):
 
 def test_solvers_without_the_capability_refuse_weights_naming_those_that_take_them():
     X, y = _data()
-    spec = {**_krr(), "solver": {"name": "joker"}, "model": {**_krr()["model"], "form": "dual"}}
+    spec = {**_krr(), "solver": {"name": "gp"}, "model": {**_krr()["model"], "form": "gp"}}
     with pytest.raises(SpecError) as exc:
         kopt.solve(spec, data=(X, y), sample_weight=np.ones(len(X)))
     assert exc.value.path == "$.solver.name"
     ok = [n for n in registry().names("solver") if registry().get("solver", n).sample_weight]
-    assert ok == ["cdsg", "dsg", "krr_exact", "udsg"]
+    assert ok == ["cdsg", "dsg", "joker", "krr_exact", "udsg"]
     assert f"solvers that do: {', '.join(ok)}" in str(exc.value)
-    assert not registry().get("solver", "joker").sample_weight and not registry().get("solver", "gp").sample_weight
+    assert not registry().get("solver", "gp").sample_weight
 
 
 def test_weights_need_arrays():
@@ -200,3 +200,48 @@ def test_weighted_statistics_equal_repeated_rows(sparse):
     pre = Preprocessor.fit(X, y, "real", standardize_target=True, sample_weight=w.astype(float))
     ref = Preprocessor.fit(X[rep], y[rep], "real", standardize_target=True)
     assert pre.y_mean == pytest.approx(ref.y_mean, rel=1e-12) and pre.y_scale == pytest.approx(ref.y_scale, rel=1e-12)
+
+
+# -- joker: row i gets its own λ_i = λ_J / w_i -------------------------------------------------------
+
+def _joker(lam=1e-2, loss="square", **solver):
+    spec = _krr(lam)
+    spec["model"] = {**spec["model"], "loss": {"name": loss}, "form": "dual",
+                     "features": {"count": 256, "block_size": 128, "dtype": "float64"}}
+    spec["solver"] = {"name": "joker", "mode": "exact", "batch_size": 40, "iterations": 4000, "tol": 1e-12, **solver}
+    return spec
+
+
+def test_weighted_joker_exact_is_the_weighted_krr_closed_form():
+    X, y = _data()
+    n, lam = len(X), 1e-2
+    w = np.random.default_rng(1).uniform(0.2, 3.0, n)
+    r = kopt.solve(_joker(lam), data=(X, y), sample_weight=w)
+    wn = w * n / w.sum()
+    alpha = np.linalg.solve(_gram(X, X) + n * lam * np.diag(1 / wn), y)
+    Xt = np.random.default_rng(2).standard_normal((20, 3))
+    f = _gram(X, X) @ alpha
+    P = 0.5 * lam * alpha @ f + np.sum(wn * 0.5 * (y - f) ** 2) / n
+    assert r.success and r.info["rel_gap"] <= 1e-12
+    assert r.objective == pytest.approx(P, rel=1e-11)  # the weighted optimum, certified
+    # the objective is flat near its optimum: a 1e-12 gap pins the predictions to ~1e-5
+    np.testing.assert_allclose(r.model.predict(Xt), _gram(Xt, X) @ alpha, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["huber", "squared_hinge", "logistic"])
+def test_weighted_joker_routes_agree(loss):
+    """The dual blocks (per-row λ_i in the conjugate terms) and the primal Newton route (w_i on ℓ, ℓ', ℓ'')
+    reach the same certified weighted optimum."""
+    X, y = _data(n=300)
+    if loss != "huber":
+        y = np.where(y > np.median(y), 1.0, -1.0)
+    w = np.random.default_rng(6).uniform(0.1, 4.0, len(X))
+    spec = _joker(lam=3e-3, loss=loss)
+    dual = kopt.solve({**spec, "solver": {**spec["solver"], "mode": "features", "tol": 1e-9}}, data=(X, y),
+                      sample_weight=w)
+    primal = kopt.solve({**spec, "solver": {**spec["solver"], "mode": "primal", "iterations": 50, "tol": 1e-10}},
+                        data=(X, y), sample_weight=w)
+    assert dual.success and primal.success and primal.gap >= -1e-10
+    assert primal.objective == pytest.approx(dual.objective, rel=1e-7)
+    np.testing.assert_allclose(primal.model.decision_function(X), dual.model.decision_function(X), rtol=1e-4,
+                               atol=1e-4)

@@ -36,7 +36,8 @@ class DualBlocks:
         self.Y = Y
         self.C = Y.shape[1]
         dtype = problem.dtype
-        self.terms = [DualTerms(problem.loss, Y[:, c], lam_j, dtype) for c in range(self.C)]
+        self.w = problem.sample_weight  # row weights (mean 1) or None
+        self.terms = [DualTerms(problem.loss, Y[:, c], lam_j, dtype, weights=self.w) for c in range(self.C)]
         if engine_name == "exact":
             self.engine = ExactEngine(problem, self.C, dtype, threads)
         else:
@@ -118,7 +119,8 @@ class DualBlocks:
         D = float((-self.lam * (0.5 * norm + self.fsum)).sum())
         if rows is None:
             scores = self.engine.scores(None)
-            loss_mean = sum(float(problem.loss.value(scores[:, c], self.Y[:, c]).mean()) for c in range(self.C))
+            loss_mean = sum(float(self._weigh(problem.loss.value(scores[:, c], self.Y[:, c]), None).mean())
+                            for c in range(self.C))
             P = float(0.5 * self.lam * norm.sum() + loss_mean)
         else:
             # P − D = mean_i FY_i with FY_i = ℓ(y_i, f_i) + ℓ*(v_i) − v_i f_i ≥ 0, v_i = −λ n α_i
@@ -129,11 +131,17 @@ class DualBlocks:
             gap = 0.0
             for c, term in enumerate(self.terms):
                 a = self.alpha[r, c]
-                fy = problem.loss.value(scores[:, c], self.Y[r, c]) + self.lam_j * term.values(a, r) \
+                fy = self._weigh(problem.loss.value(scores[:, c], self.Y[r, c]), r) + self.lam_j * term.values(a, r) \
                     + self.lam_j * a * scores[:, c]
                 gap += float(fy.mean())
             P = D + gap
         return Check(objective=P, dual=D)
+
+    def _weigh(self, values, rows):
+        """Per-row loss values times the row weights (unchanged without weights)."""
+        if self.w is None:
+            return values
+        return values * (self.w if rows is None else self.w[rows])
 
     def decision_function(self, X):
         return self.engine.test_scores(self.alpha, X)

@@ -41,19 +41,23 @@ class DualTerms:
     y : array (n,)
         Labels as the solver sees them (±1 or reals), float64, on the backend.
     lam_j : float
-        papers/004's λ (``kopt.objectives.joker_lambda``).
+        papers/004's λ (``kopt_plugins.joker.solver.joker_lambda``).
+    weights : array (n,) or None
+        Row weights w_i (``problem.sample_weight``, mean 1): the primal is ½‖θ‖² + (1/λ_J) Σ w_i ℓ_i,
+        i.e. row i has its own λ_i = λ_J / w_i, and every formula below holds row by row with λ_i.
     dtype : numpy dtype
         The working precision of the kernel values; sets the KLR margin.
     """
 
-    def __init__(self, loss, y, lam_j, dtype=np.float32):
+    def __init__(self, loss, y, lam_j, dtype=np.float32, weights=None):
         from kopt.backend import get_namespace
 
         self.loss = loss
         self.y = y
-        self.lam_j = float(lam_j)
         self.xp = get_namespace(y)
         xp = self.xp
+        # λ of each row: λ_J, or λ_J / w_i with row weights (the weighted loss w ℓ has conjugate w ℓ*(·/w))
+        self.lam_j = float(lam_j) if weights is None else float(lam_j) / xp.asarray(weights, dtype=np.float64)
         lo, hi = loss.conj_box(y)
         lo = xp.asarray(lo, dtype=np.float64) * xp.ones_like(y, dtype=np.float64)
         hi = xp.asarray(hi, dtype=np.float64) * xp.ones_like(y, dtype=np.float64)
@@ -88,7 +92,7 @@ class DualTerms:
             for _ in range(8):
                 fin = xp.isfinite(b)
                 with np.errstate(all="ignore"):
-                    c = self.loss.conj(-self.lam_j * xp.where(fin, b, 0.0), self.y)
+                    c = self.loss.conj(-self.lam_j * xp.where(fin, b, 0.0), self.y)  # λ per row
                 bad = fin & ~xp.isfinite(c)
                 if not bool(bad.any()):
                     break
@@ -136,7 +140,7 @@ class DualTerms:
         idx = self._sample()
         xp = self.xp
         with np.errstate(all="ignore"):
-            h = self.lam_j * self.loss.conj_curvature(xp.zeros(idx.shape[0]), self.y[idx])
+            h = self._lam(idx) * self.loss.conj_curvature(xp.zeros(idx.shape[0]), self.y[idx])
         return not bool(xp.all(xp.isfinite(h) & (h < 1e12)))
 
     def _probe_constant_hessian(self):
@@ -154,6 +158,10 @@ class DualTerms:
                 vals.append(self.hess(a, idx))
         return all(bool(xp.all(xp.abs(v - vals[0]) <= 1e-12 * (1 + xp.abs(vals[0])))) for v in vals[1:])
 
+    def _lam(self, idx):
+        """λ of rows ``idx``: λ_J, or λ_J / w_i with row weights."""
+        return self.lam_j if np.isscalar(self.lam_j) else self.lam_j[idx]
+
     # -- values -----------------------------------------------------------------
     def value(self, a, idx):
         """Σ_i f_i(a_i) over rows ``idx`` (float)."""
@@ -162,14 +170,15 @@ class DualTerms:
     def values(self, a, idx):
         """f_i(a_i) elementwise; rows exactly on an edge of the unshrunk box are taken as limits."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.loss.conj(-self.lam_j * a, self.y[idx]) / self.lam_j
+            lam = self._lam(idx)
+            out = self.loss.conj(-lam * a, self.y[idx]) / lam
         if self.margin_needed:
             out = self.xp.where(self.xp.isnan(out) & (a == 0), 0.0, out)
         return out
 
     def grad(self, a, idx):
         """f'(a) of the smooth part (κ·sign(a) excluded for kinked losses; see :meth:`split_grad`)."""
-        g = -self.loss.conj_grad(-self.lam_j * a, self.y[idx])
+        g = -self.loss.conj_grad(-self._lam(idx) * a, self.y[idx])
         if self.kink:
             g = g - self.kink * self.xp.sign(a)
         return g
@@ -184,7 +193,8 @@ class DualTerms:
     def hess(self, a, idx):
         """The (capped) Hessian diagonal f''(a) used in the quadratic model."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            h = self.lam_j * self.loss.conj_curvature(-self.lam_j * a, self.y[idx])
+            lam = self._lam(idx)
+            h = lam * self.loss.conj_curvature(-lam * a, self.y[idx])
         h = self.xp.where(self.xp.isfinite(h), h, np.inf)
         if np.isfinite(self.hess_cap):
             h = self.xp.minimum(h, self.hess_cap)
@@ -233,5 +243,5 @@ class DualTerms:
         edges = xp.concatenate([xp.abs(lo[xp.isfinite(lo)]), xp.abs(hi[xp.isfinite(hi)])])
         s = float(edges.max()) if edges.size else 0.0
         if s == 0.0:
-            s = (float(xp.max(xp.abs(self.y[idx]))) + 1.0) / self.lam_j
+            s = (float(xp.max(xp.abs(self.y[idx]))) + 1.0) / float(xp.min(xp.asarray(self._lam(idx))))
         return s

@@ -69,6 +69,8 @@ class PrimalFeatures:
         self.lam = problem.lam
         self.lam_j = lam_j
         self.loss = problem.loss
+        w = problem.sample_weight  # row weights (mean 1): the loss of row i counts w_i times
+        self.w = None if w is None else self.xp.asarray(w, dtype=np.float64)[:, None]
         self.threads = threads
         self.basis = (NystromBasis if problem.features.kind == "nystrom" else RandomBasis)(problem, threads)
         self.rows = self.basis.bind(problem.X, memory_bytes)
@@ -101,6 +103,7 @@ class PrimalFeatures:
         sub = PrimalFeatures.__new__(PrimalFeatures)
         sub.__dict__.update(self.__dict__)
         sub.Y, sub.lam_j = self.Y[rows], self.lam_j * s / n
+        sub.w = None if self.w is None else self.w[rows]
         sub.rows = self.basis.bind(_rows.take(self.problem.X, rows), memory_bytes)
         sub.stats = dict(self.stats)
         sub._refresh(count=False)
@@ -120,12 +123,17 @@ class PrimalFeatures:
     # -- passes over the rows ----------------------------------------------------------------
     def _refresh(self, count=True):
         """u = Ψθ, g = θ + Ψᵀℓ'(u)/λ_J and D = ℓ''(u), exactly, in one fused pass."""
-        Y, loss = self.Y, self.loss
-        u, G = self.rows.predict_adjoint(self.theta, lambda f, lo, hi: loss.grad(f, Y[lo:hi]))
+        Y, loss, w = self.Y, self.loss, self.w
+
+        def grad(f, lo, hi):
+            g = loss.grad(f, Y[lo:hi])
+            return g if w is None else g * w[lo:hi]
+
+        u, G = self.rows.predict_adjoint(self.theta, grad)
         self.stats["passes"] += int(count)
         self.u = u
         self.g = self.basis.metric_product(self.theta) + G / self.lam_j
-        self.D = loss.curvature(u, Y)
+        self.D = self._weigh(loss.curvature(u, Y))
 
     def _hessian_product(self, p):
         """(H p, Ψp) for the (M, C) directions p, in one fused pass."""
@@ -286,19 +294,23 @@ class PrimalFeatures:
             self.stats["line_search_halvings"] += 1
         return t
 
+    def _weigh(self, values):
+        """Per-row values times the row weights (unchanged without weights)."""
+        return values if self.w is None else values * self.w
+
     def _objective(self, theta, u):
         """F(θ) in papers/004's scaling (summed over outputs)."""
         return 0.5 * float((theta * self.basis.metric_product(theta)).sum()) \
-            + float(self.loss.value(u, self.Y).sum()) / self.lam_j
+            + float(self._weigh(self.loss.value(u, self.Y)).sum()) / self.lam_j
 
     # -- certificate, scores, checkpoint, model ------------------------------------------------
     def check(self, rows):
         """P and D on every row: O(n), no pass (the route keeps u and g; ``rows`` is not needed)."""
         loss, Y, lam, lam_j = self.loss, self.Y, self.lam, self.lam_j
         with np.errstate(all="ignore"):
-            conj = loss.conj(loss.grad(self.u, Y), Y)
+            conj = self._weigh(loss.conj(loss.grad(self.u, Y), Y))  # v_i = ℓ'(u_i) = −λ_i α_i for every weight
         Rtheta = self.basis.metric_product(self.theta)
-        P = lam * (0.5 * float((self.theta * Rtheta).sum()) + float(loss.value(self.u, Y).sum()) / lam_j)
+        P = lam * (0.5 * float((self.theta * Rtheta).sum()) + float(self._weigh(loss.value(self.u, Y)).sum()) / lam_j)
         a = Rtheta - self.g  # Ψᵀα for α = −ℓ'(u)/λ_J
         D = -lam * (0.5 * float((a * self.basis.metric_solve(a)).sum()) + float(conj.sum()) / lam_j)
         return Check(objective=P, dual=D)

@@ -40,6 +40,7 @@ class JokerSolver(IterativeSolver):
     needs_conjugate = True
     kernel_mode = "either"
     one_vs_rest = True
+    sample_weight = True
     feature_kinds = ("random", "nystrom")
     iteration_unit = "one block of batch_size rows (a trust-region solve of its dual variables)"
     divergence_hint = "raise model.regularizer.lambda"
