@@ -78,3 +78,4 @@ def cho_solve(L, b):
 def solve_triangular(L, b, *, lower=True, trans="N"):
     """Solve L x = b (``trans="T"``: Lᵀ x = b) for a triangular ``L`` on NumPy or CuPy."""
     return _scipy_linalg(get_namespace(L)).solve_triangular(L, b, lower=lower, trans=trans)
+

@@ -94,8 +94,8 @@ def _xp(a):
 class NystromRows:
     """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
 
-    #: kernel entries per chunk of a pass (1 MB in float32: its temporaries stay in cache, and small)
-    CHUNK_ENTRIES = 1 << 18
+    #: kernel entries per chunk of a pass (2 MB in float32: small temporaries, per-call costs amortised)
+    CHUNK_ENTRIES = 1 << 19
 
     def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
         self.kernel = kernel

@@ -47,6 +47,8 @@ WARM_START_FACTOR = 8
 #: Newton steps of the warm start, at most, and the relative gap that ends it sooner
 WARM_START_STEPS = 6
 WARM_START_TOL = 1e-2
+#: the warm start solves on n / WARM_START_FRACTION rows (at least 4M)
+WARM_START_FRACTION = 12
 #: factor the preconditioner in float64 up to this many features (8·M² bytes; the Gram is float64 always)
 FLOAT64_FACTOR = 2048
 
@@ -98,7 +100,7 @@ class PrimalFeatures:
         already near the final active set, and the full problem's Gram is paid on those rows only.
         """
         n = self.problem.n
-        s = max(WARM_START_FACTOR // 2 * self.M, n // 5)
+        s = max(WARM_START_FACTOR // 2 * self.M, n // WARM_START_FRACTION)
         rows = self.xp.asarray(np.sort(self.problem.rng("primal_warm_start").choice(n, size=s, replace=False)))
         sub = PrimalFeatures.__new__(PrimalFeatures)
         sub.__dict__.update(self.__dict__)
@@ -177,7 +179,7 @@ class PrimalFeatures:
         self.gram = None if self.constant_curvature else G.copy()
         self._factor(G)
 
-    def _update(self, changed, w, rows=512):
+    def _update(self, changed, w, rows=1024):
         """G += Σ_{i changed} (w_i − W_i) ψ_iψ_iᵀ (float64 rank updates, a chunk of rows at a time)."""
         xp = self.xp
         delta = (w - self.weights)[changed]
@@ -384,7 +386,7 @@ class NystromBasis:
     kind = "nystrom"
 
     def __init__(self, problem, threads):
-        xp = problem.xp
+        xp = self.xp = problem.xp
         self.problem = problem
         self.threads = threads
         self.dtype = problem.dtype
@@ -392,6 +394,7 @@ class NystromBasis:
         self.C = _rows.dense(problem.X, xp.asarray(self.centers), xp, self.dtype)
         self.M = self.C.shape[0]
         self.U, self.jitter = center_factor(problem.kernel, self.C)
+        self._R, self._metric_adds = None, 0
 
     def bind(self, X, memory_bytes):
         return NystromRows(self.problem.kernel, X, self.C, dtype=self.dtype, memory_bytes=memory_bytes,
@@ -406,6 +409,17 @@ class NystromBasis:
         return solve_triangular(self.U, solve_triangular(self.U, v, lower=False, trans="T"), lower=False)
 
     def add_metric(self, G):
+        """G += K_CC + jitter·I: recomputed a band at a time the first time (no second M × M array
+        for a single factorisation), kept from the second on (Newton with changing curvature)."""
+        if self._R is not None:
+            G += self._R.astype(G.dtype, copy=False)
+            return
+        self._metric_adds += 1
+        if self._metric_adds >= 2:
+            self._R = self.xp.zeros_like(self.U)
+            add_center_kernel(self.problem.kernel, self.C, self._R, self.jitter)
+            G += self._R.astype(G.dtype, copy=False)
+            return
         add_center_kernel(self.problem.kernel, self.C, G, self.jitter)
 
     def decision_function(self, X, theta):
