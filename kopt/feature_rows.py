@@ -193,7 +193,14 @@ def syrk_update(G, Z, alpha, threads=1):
     def work(p):
         if p < len(bands):
             lo, hi = bands[p]
-            G[:hi, lo:hi] += alpha * (Z[:, :hi].T @ Z[:, lo:hi])
+            T = Z[:, :hi].T @ Z[:, lo:hi]
+            if alpha == 1.0:
+                G[:hi, lo:hi] += T
+            elif alpha == -1.0:
+                G[:hi, lo:hi] -= T
+            else:
+                T *= alpha
+                G[:hi, lo:hi] += T
 
     with _threads.blas_threads(1):
         _threads.map_parts(work, parts, threads)
