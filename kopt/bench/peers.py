@@ -183,7 +183,7 @@ def _summary(runs):
     return out
 
 
-def _judge(bench: BenchSet, kopt_side, peer_side, ratios):
+def _judge(bench: BenchSet, kopt_side, ratios):
     verdict = {}
     for key, (op, bound) in bench.targets.items():
         value = ratios.get(key) if key in ("fit", "predict", "peak_mb") else kopt_side.get(key)
@@ -214,7 +214,7 @@ def compare(bench: BenchSet, repeat=3, spec=None, overrides=(), timeout=3600, lo
             ratios[name] = k[key] / p[key]
     return {"set": bench.name, "metric": bench.metric, "kopt": k, "peer": p, "ratios": ratios,
             "targets": {key: f"{op} {bound:g}" for key, (op, bound) in bench.targets.items()},
-            "met": _judge(bench, k, p, ratios), "repeat": repeat, "loadavg_before": list(load0),
+            "met": _judge(bench, k, ratios), "repeat": repeat, "loadavg_before": list(load0),
             "loadavg_after": list(os.getloadavg()), "machine": machine()}
 
 
