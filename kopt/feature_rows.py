@@ -82,7 +82,59 @@ class StreamedRows:
         return Z
 
 
-class MaterializedRows:
+class ChunkedRows:
+    """The passes over rows cut into fixed chunks: subclasses give ``_block(lo, hi)``, the (chunk × M)
+    features of rows lo:hi, in ``dtype``.
+
+    The chunks are dealt to :data:`kopt.threads.PARTS` parts (chunk c to part c mod PARTS) and the
+    parts' sums added in order: the bits do not depend on the thread count.
+    """
+
+    materialized = False
+
+    def _ranges(self, p):
+        """The chunks of part ``p``."""
+        return self.chunks[p::_threads.PARTS]
+
+    def predict(self, v):
+        xp = self.xp
+        vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
+        out = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
+
+        def work(p):
+            for lo, hi in self._ranges(p):
+                out[lo:hi] = self._block(lo, hi) @ vv
+
+        with _threads.blas_threads(1):
+            _threads.map_parts(work, _threads.PARTS, self.threads)
+        return out
+
+    def predict_adjoint(self, v, fn):
+        xp = self.xp
+        vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
+        pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
+
+        def work(p):
+            acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
+            for lo, hi in self._ranges(p):
+                block = self._block(lo, hi)
+                pred[lo:hi] = block @ vv
+                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype).reshape(hi - lo, -1)
+                acc += block.T @ w
+            return acc
+
+        with _threads.blas_threads(1):
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
+        G = parts[0]
+        for p in parts[1:]:  # part order: deterministic
+            G += p
+        return pred, G
+
+    def gram(self, weights=None):
+        return gram(self, weights)
+
+
+class MaterializedRows(ChunkedRows):
     """ψ(X) kept as an n × M array of the map's dtype (built once, a row chunk at a time)."""
 
     materialized = True
@@ -103,46 +155,8 @@ class MaterializedRows:
         step = max(16, self.CHUNK_BYTES // max(1, self.M * fmap.dtype.itemsize))
         self.chunks = _rows.chunks(self.n, step)
 
-    def _ranges(self, p):
-        """The chunks of part ``p`` (a fixed cut: sums over parts do not depend on the thread count)."""
-        return self.chunks[p::_threads.PARTS]
-
-    def predict(self, v):
-        xp, Psi = self.xp, self.Psi
-        vv = xp.asarray(v, dtype=Psi.dtype).reshape(self.M, -1)
-        out = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
-
-        def work(p):
-            for lo, hi in self._ranges(p):
-                out[lo:hi] = Psi[lo:hi] @ vv
-
-        with _threads.blas_threads(1):
-            _threads.map_parts(work, _threads.PARTS, self.threads)
-        return out
-
-    def predict_adjoint(self, v, fn):
-        xp, Psi = self.xp, self.Psi
-        vv = xp.asarray(v, dtype=Psi.dtype).reshape(self.M, -1)
-        pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
-
-        def work(p):
-            acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
-            for lo, hi in self._ranges(p):
-                block = Psi[lo:hi]
-                pred[lo:hi] = block @ vv
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=Psi.dtype).reshape(hi - lo, -1)
-                acc += block.T @ w
-            return acc
-
-        with _threads.blas_threads(1):
-            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
-        G = parts[0]
-        for p in parts[1:]:  # part order: deterministic
-            G += p
-        return pred, G
-
-    def gram(self, weights=None):
-        return gram(self, weights)
+    def _block(self, lo, hi):
+        return self.Psi[lo:hi]
 
     def features(self, rows):
         return self.Psi[rows]

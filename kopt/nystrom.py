@@ -19,7 +19,7 @@ import numpy as np
 
 from . import rows as _rows
 from . import threads as _threads
-from .feature_rows import gram
+from .feature_rows import ChunkedRows
 
 
 #: sparse training rows are densified once when they take at most this many bytes dense
@@ -91,7 +91,7 @@ def _xp(a):
     return get_namespace(a)
 
 
-class NystromRows:
+class NystromRows(ChunkedRows):
     """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
 
     #: kernel entries per chunk of a pass (2 MB in float32: small temporaries, per-call costs amortised)
@@ -127,46 +127,6 @@ class NystromRows:
 
     def _block(self, lo, hi):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
-
-    def _ranges(self, p):
-        """The chunks of part ``p`` (a fixed cut: sums over parts do not depend on the thread count)."""
-        return self.chunks[p::_threads.PARTS]
-
-    def predict(self, v):
-        vv = self.xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
-        out = self.xp.empty((self.n, vv.shape[1]), dtype=np.float64)
-
-        def work(p):
-            for lo, hi in self._ranges(p):
-                out[lo:hi] = self._block(lo, hi) @ vv
-
-        with _threads.blas_threads(1):
-            _threads.map_parts(work, _threads.PARTS, self.threads)
-        return out
-
-    def predict_adjoint(self, v, fn):
-        xp = self.xp
-        vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
-        pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
-
-        def work(p):
-            acc = xp.zeros((self.M, vv.shape[1]), dtype=np.float64)
-            for lo, hi in self._ranges(p):
-                Kc = self._block(lo, hi)
-                pred[lo:hi] = Kc @ vv.astype(self.dtype)
-                w = xp.asarray(fn(pred[lo:hi], lo, hi), dtype=self.dtype).reshape(hi - lo, -1)
-                acc += Kc.T @ w
-            return acc
-
-        with _threads.blas_threads(1):
-            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
-        G = parts[0]
-        for p in parts[1:]:  # part order: deterministic
-            G += p
-        return pred, G
-
-    def gram(self, weights=None):
-        return gram(self, weights)
 
     def features(self, rows):
         """k(x_i, C) for ``rows``; recomputed over the worker threads when not kept."""
