@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import checkpoint
+from . import rows as _rows
 from .backend import resolve
 from .data import Dataset, Preprocessor, as_dataset, load_data
 from .data.bandwidth import median_distance
@@ -131,10 +132,7 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
         X_test = pre.transform(ds.X_test, dtype=X.dtype)
     kernel = build_kernel(spec, X)
     xp = backend.xp
-    if not hasattr(X, "tocsr"):
-        X = xp.asarray(X)
-        if X_test is not None:
-            X_test = xp.asarray(X_test)
+    X, X_test = _rows.on_backend(X, xp), _rows.on_backend(X_test, xp)
     if y is not None:
         y = xp.asarray(y)
     if weights is not None:

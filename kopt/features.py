@@ -33,6 +33,7 @@ import threading
 
 import numpy as np
 
+from . import rows as _rows
 from . import threads as _threads
 from .backend import get_namespace
 
@@ -57,8 +58,7 @@ def block_rng(seed: int, block: int) -> np.random.Generator:
     return np.random.Generator(np.random.Philox(np.random.SeedSequence([int(seed), _STREAM, int(block)])))
 
 
-def _is_sparse(X) -> bool:
-    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+_is_sparse = _rows.is_sparse
 
 
 def _matmul(xp, A, B, out):

@@ -63,13 +63,8 @@ class FeatureExpansion(Predictor):
         m = self.meta
         fmap = FeatureMap(ctx.kernel, X.shape[1], seed=m["seed"], block_size=m["block_size"], dtype=m["dtype"], xp=ctx.xp)
         blocks = [int(b) for b in self.arrays["blocks"]]
-        if hasattr(X, "tocsr"):  # scipy CSR: densify a row chunk at a time
-            step = 1 << 14
-            out = m.get("scale", 1.0) * ctx.xp.concatenate(
-                [fmap.predict(ctx.xp.asarray(X[lo : lo + step].toarray()), self.arrays["coef"], blocks=blocks)
-                 for lo in range(0, X.shape[0], step)])
-        else:
-            out = m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=blocks)
+        # the engine densifies sparse rows (scipy CSR) a chunk at a time
+        out = m.get("scale", 1.0) * fmap.predict(X, self.arrays["coef"], blocks=blocks)
         return out + m["intercept"] if m.get("intercept") else out
 
 
@@ -81,7 +76,9 @@ class LinearPredictor(Predictor):
     def decision_function(self, X, ctx):
         w = self.arrays["w"]
         b = self.arrays.get("b", 0.0)
-        if hasattr(X, "tocsr"):
+        from . import rows as _rows
+
+        if _rows.is_sparse(X):
             return np.asarray(X @ w) + b
         xp = ctx.xp
         return xp.asarray(X) @ xp.asarray(w) + xp.asarray(b)

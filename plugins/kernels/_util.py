@@ -7,9 +7,7 @@ from kopt.backend import get_namespace
 from kopt.errors import DataError
 
 
-def is_sparse(X) -> bool:
-    """True for SciPy sparse matrices/arrays (host only)."""
-    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+from kopt.rows import is_sparse  # noqa: E402  (the one test for scipy sparse input)
 
 
 def dense(X):

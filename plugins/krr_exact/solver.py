@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt import rows as _rows
 from kopt.backend import to_numpy
 from kopt.errors import DataError, KoptError
 from kopt.iterative import Check, IterativeSolver, Step
@@ -55,8 +56,7 @@ class ExactKRR(IterativeSolver):
                 f"max_rows is {self.options.max_rows}. Use solver joker for large n, or raise solver.max_rows")
         xp = problem.xp
         w = problem.sample_weight
-        X = problem.X.toarray() if hasattr(problem.X, "tocsr") else problem.X  # sparse: K is dense anyway
-        return {"problem": problem, "X": xp.asarray(X, dtype=np.float64),
+        return {"problem": problem, "X": _rows.dense(problem.X, None, xp, np.float64),  # sparse: K is dense anyway
                 "y": xp.asarray(problem.y, dtype=np.float64), "alpha": None, "scores": None,
                 "weights": None if w is None else xp.asarray(w, dtype=np.float64)}
 
@@ -87,7 +87,7 @@ class ExactKRR(IterativeSolver):
 
     def decision_function(self, state, X):
         problem = state["problem"]
-        Xd = problem.xp.asarray(X.toarray() if hasattr(X, "tocsr") else X, dtype=np.float64)
+        Xd = _rows.dense(X, None, problem.xp, np.float64)
         return problem.kernel.exact(Xd, state["X"]) @ state["alpha"]
 
     def save(self, state):
