@@ -218,10 +218,18 @@ def test_gp_regressor_mean_and_std():
 
 # -- sample weights --------------------------------------------------------------------------------
 
-def test_sample_weight_refused_by_joker_with_the_solvers_that_take_them():
+def test_sample_weight_refused_by_a_solver_without_them_naming_those_that_take_them():
     X, y = _data()
-    with pytest.raises(kopt.SpecError, match="solvers that do: cdsg, dsg, krr_exact, udsg"):
-        KernelClassifier(backend="numpy").fit(X, y, sample_weight=np.ones(len(X)))
+    with pytest.raises(kopt.SpecError, match="solvers that do: cdsg, dsg, joker, krr_exact, udsg"):
+        KernelClassifier(solver="adsg", loss="logistic", kernel="linear", backend="numpy").fit(
+            X, y, sample_weight=np.ones(len(X)))
+
+
+def test_sample_weight_taken_by_joker():
+    X, y = _data()
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
+    est = KernelClassifier(backend="numpy").fit(X, y, sample_weight=w)
+    assert est.status_ == "converged"
 
 
 def test_sample_weight_zero_drops_rows_and_is_checked():
