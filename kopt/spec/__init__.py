@@ -17,6 +17,7 @@ from .. import backend as backends
 from ..errors import SpecError
 from ..plugins import registry, unknown_component
 from . import schema as schemas
+from .bounds import find_bad_number
 from .loader import Positions, apply_overrides, expand_vars, read_spec_file
 from .messages import message
 
@@ -116,6 +117,9 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
         raise SpecError(f"a spec is a path or a dict, got {type(spec).__name__}", source="<spec>")
     positions.overrides = [tuple(p) for p in apply_overrides(doc, overrides)]
 
+    bad = find_bad_number(doc)
+    if bad is not None:
+        raise _error(source, positions, bad[0], bad[1])
     reg = registry()
     _check_component_names(doc, reg, source, positions)
     _validate_schema(doc, schemas.compose(reg), source, positions)

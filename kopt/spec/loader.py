@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 import yaml
 
 from ..errors import SpecError
+from .bounds import MAX_BYTES, check_yaml_size
 
 
 class Positions:
@@ -66,8 +68,14 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def parse_yaml(text: str, source: str):
-    """Parse YAML text; return ``(document, Positions)``. Errors become SpecError."""
+    """Parse YAML text; return ``(document, Positions)``. Errors become SpecError.
+
+    The text's size, nesting depth and alias expansion are bounded (:mod:`kopt.spec.bounds`)
+    before any node is built."""
     try:
+        too_big = check_yaml_size(text, _UniqueKeyLoader)
+        if too_big:
+            raise SpecError(too_big, source=source)
         root = yaml.compose(text, Loader=_UniqueKeyLoader)
         doc = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as exc:
@@ -90,8 +98,16 @@ def parse_yaml(text: str, source: str):
 
 def read_spec_file(path: str):
     try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise SpecError("not a regular file (a pipe or a device?); expected a YAML spec file", source=str(path))
+        if info.st_size > MAX_BYTES:
+            raise SpecError(f"the spec file is {info.st_size:,} bytes; a spec may hold at most {MAX_BYTES:,}",
+                            source=str(path))
         with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+            text = fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise SpecError("spec file not found", source=str(path)) from None
     except IsADirectoryError:
@@ -110,6 +126,9 @@ def parse_override(item: str, source="--set"):
     if not key.strip() or any(not p for p in parts):
         raise SpecError(f"expected KEY.PATH=VALUE with a dotted key path, got {item!r}", source=source)
     try:
+        too_big = check_yaml_size(raw, yaml.SafeLoader)
+        if too_big:
+            raise SpecError(f"the value of {key.strip()!r}: {too_big}", source=source)
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise SpecError(f"cannot parse the value of {key!r}: {exc}", source=source) from None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import reprlib
 
 _TYPE_NAMES = {
     "integer": "an integer",
@@ -66,8 +67,14 @@ def _fmt(v):
     return str(v)
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist = 2, 4, 4
+
+
 def show(value):
-    text = repr(value)
+    """A short repr of a spec value (bounded work, whatever the value's size)."""
+    text = _SHORT.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -106,6 +113,8 @@ def message(error) -> tuple[list, str, bool]:
         return path, text, False
     if v in ("oneOf", "anyOf"):
         return path, f"expected {describe(schema)}, got {show(inst)}", False
+    if v == "pattern" and path == ["name"]:
+        return path, f"expected a run name without '/' or '\\' (not '.' or '..'): it names the folder runs/NAME; got {show(inst)}", False
     if v == "minLength":
         return path, "must not be empty", False
     return path, f"{error.message}", False

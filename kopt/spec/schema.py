@@ -24,7 +24,9 @@ CORE_SCHEMA = {
     "additionalProperties": False,
     "required": ["model", "solver"],
     "properties": {
-        "name": {"type": "string", "description": "run name (default: the spec file's stem)"},
+        "name": {"type": "string", "pattern": r"^(?!\.{1,2}$)[^/\\\x00]+$",
+                 "description": "run name (default: the spec file's stem); the default output.dir is runs/NAME, so "
+                                "it holds no '/' or '\\' and is not '.' or '..'"},
         "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the seed every random choice derives from"},
         "backend": {"enum": ["auto", "numpy", "cupy"], "default": "auto", "description": "array backend"},
         "data": DATA_SCHEMA,
