@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import DataError
 from .progress import ByteProgress
+from .ranges import first_out_of_range, out_of_range_message
 from .stream import file_size, iter_blocks, read_head
 
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-"})
@@ -127,6 +128,14 @@ class NonFinite:
         self.column = columns[c]
 
 
+def _check_range(A, lines, first_line, columns, path):
+    at = first_out_of_range(A)
+    if at is not None:
+        r, c = at
+        data_lines = [i for i, ln in enumerate(lines) if ln.strip()]
+        raise DataError(f"{path}:{first_line + data_lines[r]}: column {columns[c]}: {out_of_range_message(A[r, c])}")
+
+
 def parse_block(lines, delim, ncols, path, first_line, quote):
     """A ``(rows, ncols)`` float64 array of ``lines``; DataError with file:line on bad rows."""
     if not any(ln.strip() for ln in lines):  # stops at the first data line
@@ -215,6 +224,7 @@ def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress
             if max_rows is not None and buf.n + A.shape[0] > max_rows:
                 A = A[: max_rows - buf.n]
             bad.scan(A, lines, first, columns)
+            _check_range(A, lines, first, columns, path)
             est = _estimate_rows(buf.n + A.shape[0], block.raw_pos, total, max_rows)
             buf.reserve(buf.n + A.shape[0], est)
             buf.append(A[:, keep], A[:, li] if li is not None else None)

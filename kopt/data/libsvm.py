@@ -16,7 +16,9 @@ import warnings
 import numpy as np
 
 from ..errors import DataError
+from ..memory import check_allocation
 from .progress import ByteProgress
+from .ranges import FLOAT32_MAX, first_out_of_range, out_of_range_message
 from .stream import file_size, iter_blocks
 
 #: ``sparse: auto`` keeps CSR below this fraction of non-zeros (dense float32
@@ -58,6 +60,8 @@ def _fast_block(data: bytes):
     idx = pairs[:, 0]
     if idx.size and not np.all((idx == np.floor(idx)) & (idx >= 0) & (idx < 2**62)):
         return None
+    if first_out_of_range(nums) is not None:
+        return None  # the slow path names the line
     return y, idx.astype(np.int64), pairs[:, 1].astype(np.float32), k
 
 
@@ -75,6 +79,8 @@ def _slow_block(data: bytes, path, first_line):
         except ValueError:
             raise DataError(f"{where}: label {parts[0].decode(errors='replace')!r} is not a number "
                             "(a LIBSVM line is 'label index:value index:value ...')") from None
+        if abs(y[-1]) > FLOAT32_MAX and np.isfinite(y[-1]):
+            raise DataError(f"{where}: label: {out_of_range_message(y[-1])}")
         for tok in parts[1:]:
             key, sep, value = tok.partition(b":")
             try:
@@ -87,6 +93,8 @@ def _slow_block(data: bytes, path, first_line):
             except ValueError:
                 raise DataError(f"{where}: bad token {tok.decode(errors='replace')!r} "
                                 "(expected index:value with a non-negative integer index)") from None
+            if abs(v) > FLOAT32_MAX and np.isfinite(v):
+                raise DataError(f"{where}: feature {i}: {out_of_range_message(v)}")
             idx.append(i)
             val.append(v)
         counts.append(len(parts) - 1)
@@ -174,6 +182,7 @@ def read_libsvm(path, *, n_features=None, zero_based="auto", max_rows=None, spar
         row = int(np.searchsorted(np.cumsum(k), first, side="right"))
         raise DataError(f"{path}:{_line_of_row(path, row)}: feature index {int(idx[first]) + (0 if zb else 1)} "
                         f"exceeds n_features={d}")
+    _check_width(path, d, y.size, n_features)
     indptr = np.zeros(y.size + 1, dtype=np.int64)
     np.cumsum(k, out=indptr[1:])
     X = sp.csr_matrix((val, idx, indptr), shape=(y.size, d))
@@ -184,8 +193,18 @@ def read_libsvm(path, *, n_features=None, zero_based="auto", max_rows=None, spar
     dense = sparse is False or (sparse == "auto" and X.nnz >= DENSE_ABOVE * max(1, y.size * d))
     meta["sparse"] = not dense
     if dense:
+        check_allocation(4 * y.size * d, f"{path}: a dense {y.size:,} x {d:,} float32 matrix",
+                         "set data.sparse: true (or auto)")
         X = X.toarray()
     return X, y, meta
+
+
+def _check_width(path, d, n, given):
+    """The per-feature arrays d implies (column statistics, float64: about 4 of them) fit in memory."""
+    source = "data.n_features" if given else "its largest feature index"
+    lower = ("set data.n_features lower" if given else
+             "check the file's feature indices (a typo?) or give data.n_features")
+    check_allocation(32 * d, f"{path}: {d:,} features (from {source}): the per-feature statistics", lower)
 
 
 def _scan_nonfinite(path, X, y, meta):

@@ -13,15 +13,18 @@ the first column), ``header`` (auto/True/False), ``n_features``,
 from __future__ import annotations
 
 import os
+import zipfile
 
 import numpy as np
 
 from ..errors import DataError
+from ..npzfile import NUMERIC_KINDS, BadArrayFile, read_npz
 from . import cache
 from .csvstream import label_index, read_csv
 from .idx import is_idx, labels_path, read_idx
 from .libsvm import read_libsvm
-from .stream import check_exists, compression_of, read_head, strip_compression_suffix
+from .ranges import first_out_of_range, out_of_range_message
+from .stream import check_exists, compression_of, open_raw, read_head, strip_compression_suffix
 
 FORMATS = ("auto", "csv", "tsv", "libsvm", "idx", "npy", "npz")
 
@@ -43,7 +46,7 @@ def detect_format(path) -> str:
     if name.endswith((".libsvm", ".svm", ".svmlight")) or "libsvm" in name:
         return "libsvm"
     if compression_of(path) is None:
-        with open(path, "rb") as fh:
+        with open_raw(path) as fh:
             if fh.read(6) == b"\x93NUMPY":
                 return "npy"
     first = read_head(path, 1 << 14).split(b"\n", 1)[0]
@@ -77,6 +80,7 @@ def read_table(path, opts: dict):
     fmt = po["format"]
     if fmt in ("npy", "npz"):
         X, y, meta = read_numpy(path, opts, fmt)
+        _check_shape(path, X)
         return X, y, {**meta, "format": fmt, "cached": False}
     sources = [path]
     if fmt == "idx" and po["label"] and labels_path(path):
@@ -87,11 +91,19 @@ def read_table(path, opts: dict):
         if hit is not None:
             return hit[0], hit[1], {**hit[2], "format": fmt}
     X, y, meta = _parse(path, po, opts.get("progress"))
+    _check_shape(path, X)
     meta = {**meta, "format": fmt, "cached": False}
     if use_cache and cache.worth_caching(X):
         where = cache.store(sources, po, X, y, meta)
         meta["cache"] = str(where) if where else None
     return X, y, meta
+
+
+def _check_shape(path, X):
+    if X.shape[0] == 0:
+        raise DataError(f"{path}: the file holds no data rows")
+    if X.shape[1] == 0:
+        raise DataError(f"{path}: the file holds no feature columns (only labels?)")
 
 
 def _parse(path, po, progress):
@@ -115,46 +127,80 @@ def read_file(path, opts: dict):
 
 def read_numpy(path, opts, fmt):
     """A 2-D ``.npy`` (label column per ``opts['label']``) or an ``.npz`` with ``X`` (and ``y``),
-    or a scipy ``save_npz`` sparse matrix (no labels)."""
-    try:
-        obj = np.load(path, mmap_mode="r" if fmt == "npy" else None, allow_pickle=False)
-    except Exception as exc:
-        raise DataError(f"{path}: cannot read NumPy file: {exc}") from None
+    or a scipy ``save_npz`` sparse matrix (no labels).  Headers are checked before any array is
+    built (:mod:`kopt.npzfile`); values must be numeric and, when finite, fit float32."""
     max_rows = opts.get("max_rows")
-    if isinstance(obj, np.ndarray):
-        if obj.ndim != 2:
-            raise DataError(f"{path}: expected a 2-D array (rows x columns), got shape {obj.shape}")
+    if fmt == "npy":
+        try:
+            obj = np.load(path, mmap_mode="r", allow_pickle=False)
+        except Exception as exc:
+            raise DataError(f"{path}: cannot read NumPy file: {exc}") from None
+        if not isinstance(obj, np.ndarray) or obj.ndim != 2:
+            raise DataError(f"{path}: expected a 2-D array (rows x columns), got shape {np.shape(obj)}")
+        _check_numeric(path, "the array", obj)
         obj = obj[:max_rows]
         li = label_index(opts.get("label"), None, obj.shape[1], path)
         if li is None:
-            X, y = _as_float32(obj), None
+            X, y = _as_float32(obj, path, "the array"), None
         else:
             keep = [j for j in range(obj.shape[1]) if j != li]
-            X, y = np.ascontiguousarray(obj[:, keep], dtype=np.float32), np.asarray(obj[:, li], dtype=np.float64)
+            X, y = _as_float32(obj[:, keep], path, "the array"), _labels(obj[:, li], path)
         return X, y, _finite_meta(X, y)
-    with obj:
-        files = set(obj.files)
-        if {"data", "indices", "indptr", "shape"} <= files:
-            from scipy import sparse
-
-            X = sparse.csr_matrix((obj["data"], obj["indices"], obj["indptr"]), shape=tuple(obj["shape"]))
-            X = X[:max_rows].astype(np.float32)
-            return X, None, _finite_meta(X, None)
-        if "X" not in files:
-            raise DataError(f"{path}: an .npz file must hold arrays 'X' (and 'y'); found {', '.join(sorted(files))}")
-        X = _as_float32(obj["X"][:max_rows])
-        y = np.asarray(obj["y"][:max_rows], dtype=np.float64) if "y" in files else None
-    if X.ndim != 2:
-        raise DataError(f"{path}: 'X' must be 2-D (rows x features), got shape {X.shape}")
+    try:
+        arrays = read_npz(path)
+    except (BadArrayFile, OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{path}: cannot read .npz file: {exc}") from None
+    if {"data", "indices", "indptr", "shape"} <= set(arrays):
+        X = _sparse(path, arrays)[:max_rows].astype(np.float32)
+        return X, None, _finite_meta(X, None)
+    if "X" not in arrays:
+        raise DataError(f"{path}: an .npz file must hold arrays 'X' (and 'y'); found {', '.join(sorted(arrays))}")
+    if arrays["X"].ndim != 2:
+        raise DataError(f"{path}: 'X' must be 2-D (rows x features), got shape {arrays['X'].shape}")
+    X = _as_float32(arrays["X"][:max_rows], path, "'X'")
+    y = _labels(arrays["y"][:max_rows], path) if "y" in arrays else None
     if y is not None and y.shape != (X.shape[0],):
         raise DataError(f"{path}: 'y' has shape {y.shape}, expected ({X.shape[0]},) to match 'X'")
     return X, y, _finite_meta(X, y)
 
 
-def _as_float32(A):
+def _sparse(path, arrays):
+    from scipy import sparse
+
+    try:
+        shape = tuple(int(v) for v in np.asarray(arrays["shape"]).ravel())
+        _check_numeric(path, "'data'", arrays["data"])
+        X = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+        X.check_format(full_check=True)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise DataError(f"{path}: not a valid sparse (CSR) matrix: {exc}") from None
+    if first_out_of_range(X.data) is not None:
+        raise DataError(f"{path}: 'data': {out_of_range_message(X.data[first_out_of_range(X.data)])}")
+    return X
+
+
+def _check_numeric(path, what, A):
+    if A.dtype.kind not in NUMERIC_KINDS:
+        raise DataError(f"{path}: {what} has dtype {A.dtype}; expected numbers (bool, integer or float)")
+
+
+def _labels(y, path):
+    _check_numeric(path, "the labels", y)
+    y = np.asarray(y, dtype=np.float64)
+    at = first_out_of_range(y)
+    if at is not None:
+        raise DataError(f"{path}: label of row {at[0] + 1}: {out_of_range_message(y[at])}")
+    return y
+
+
+def _as_float32(A, path, what):
+    _check_numeric(path, what, A)
     if A.dtype == np.float32:
         return A  # a read-only memory map for .npy: no copy
-    return np.asarray(A, dtype=np.float32)
+    at = first_out_of_range(A)
+    if at is not None:
+        raise DataError(f"{path}: {what}, row {at[0] + 1}, column {at[1] + 1}: {out_of_range_message(A[at])}")
+    return np.ascontiguousarray(A, dtype=np.float32)
 
 
 def _finite_meta(X, y):

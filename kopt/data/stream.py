@@ -13,7 +13,9 @@ import gzip
 import lzma
 import os
 import queue
+import stat
 import threading
+import zlib
 from dataclasses import dataclass
 
 from ..errors import DataError
@@ -26,18 +28,33 @@ COMPRESSED_SUFFIXES = tuple(_EXT)
 
 
 def check_exists(path):
-    """Raise a DataError naming ``path`` unless it is a readable regular file."""
+    """Raise a DataError naming ``path`` unless it is a regular file (a pipe or a device such as
+    ``/dev/zero`` would block or never end)."""
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise DataError(f"{path}: file not found")
-    if os.path.isdir(path):
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         raise DataError(f"{path}: is a directory, not a data file")
+    if not stat.S_ISREG(mode):
+        raise DataError(f"{path}: not a regular file (a pipe, socket or device); kopt reads data from files")
+
+
+def open_raw(path):
+    """``open(path, "rb")`` of a checked regular file; OSError (permission denied...) becomes a DataError."""
+    check_exists(path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def compression_of(path) -> str | None:
     """``"gzip"``, ``"xz"``, ``"bzip2"`` or ``None`` (from the magic bytes, else the extension)."""
-    check_exists(path)
-    with open(path, "rb") as fh:
+    with open_raw(path) as fh:
         head = fh.read(6)
     for magic, name in _MAGIC:
         if head.startswith(magic):
@@ -58,7 +75,7 @@ def open_binary(path):
     """``(raw, stream)``: the raw file (for progress, via ``raw.tell()``) and a
     binary stream of the decompressed bytes.  Close ``stream`` then ``raw``."""
     comp = compression_of(path)
-    raw = open(path, "rb")
+    raw = open_raw(path)
     try:
         if comp == "gzip":
             stream = gzip.GzipFile(fileobj=raw, mode="rb")
@@ -87,7 +104,7 @@ def read_head(path, nbytes=1 << 16) -> bytes:
 def _read_checked(stream, nbytes, path):
     try:
         return stream.read(nbytes)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise DataError(f"{path}: cannot decompress: {exc} (is the file truncated or corrupt?)") from None
 
 
