@@ -3,9 +3,10 @@
 ``np.load`` allocates an array from the header's shape and dtype before it
 reads the data, so a crafted header (``"(100000000,)f8"``, a shape of 10^12
 rows) costs that memory first.  :func:`read_npz` reads each member's header,
-accepts only plain numeric dtypes (no object, string, structured or
-sub-array dtypes) and a shape whose bytes the member really holds, and only
-then loads the array (``allow_pickle=False`` throughout).
+accepts only plain numeric or fixed-width text dtypes (no object, structured
+or sub-array dtypes) and a shape whose bytes the member really holds, and only
+then loads the array (``allow_pickle=False`` throughout).  Callers check that
+the arrays they use are numeric (:data:`NUMERIC_KINDS`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 from .memory import check_allocation
 
 NUMERIC_KINDS = "biuf"
+_SAFE_KINDS = NUMERIC_KINDS + "SU"  # scipy's save_npz stores its format name as bytes
 
 
 class BadArrayFile(ValueError):
@@ -24,8 +26,8 @@ class BadArrayFile(ValueError):
 
 
 def check_array_header(name, shape, dtype, available):
-    """Raise :class:`BadArrayFile` unless ``dtype`` is plain numeric and ``shape`` fits ``available`` bytes."""
-    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in NUMERIC_KINDS:
+    """Raise :class:`BadArrayFile` unless ``dtype`` is plain (numeric or text) and ``shape`` fits ``available`` bytes."""
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in _SAFE_KINDS:
         raise BadArrayFile(f"array {name!r} has dtype {dtype.str if dtype.fields is None else dtype.descr!r}; "
                            "expected a plain numeric dtype (bool, integer or float)")
     if any(not isinstance(s, int) or s < 0 for s in shape):
