@@ -16,7 +16,7 @@ from .backend import resolve
 from .data import Dataset, Preprocessor, as_dataset, load_data
 from .data.bandwidth import median_distance
 from .data.progress import drawing
-from .errors import ConvergenceWarning, DataError
+from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
 from .listeners import Checkpointer, TraceRecorder, progress_listeners
 from .model import Model
@@ -228,8 +228,19 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         for name in names:
             reg.pm.unregister(name=name)
     if write:
+        check_finite_model(result)
         write_outputs(spec, result)
     return result
+
+
+def check_finite_model(result):
+    """Refuse to write a model holding NaN or inf (a diverged solve): exit status 2, nothing written."""
+    arrays = result.model.to_arrays()
+    bad = [k for k, v in arrays.items() if v.dtype.kind == "f" and not np.isfinite(v).all()]
+    if bad:
+        why = result.message or f"status {result.status}"
+        raise NonFiniteModelError(f"{result.model.spec['name']}: the solve ended with NaN or inf in the model "
+                                  f"({', '.join(bad)}), so no model was written: {why}")
 
 
 def holdout_metrics(problem, model) -> dict:

@@ -92,5 +92,17 @@ class CheckpointError(KoptError):
     exit_status = 2
 
 
+class NonFiniteModelError(KoptError):
+    """A solve ended with NaN or inf in the model's arrays (it diverged); nothing is written."""
+
+    exit_status = 2
+
+
+class EnvVarError(KoptError):
+    """A ``KOPT_*`` environment variable holds a value kopt cannot use."""
+
+    exit_status = 2
+
+
 class ConvergenceWarning(UserWarning):
     """A solver stopped at its iteration cap before reaching its tolerance."""

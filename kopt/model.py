@@ -10,6 +10,7 @@ import io
 import json
 import os
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,9 @@ import numpy as np
 from .backend import Backend, resolve, to_numpy
 from .data.preprocess import Preprocessor
 from .errors import KoptError, ModelFileError
+from . import model_checks
 from .fileio import atomic_open, write_json
+from .npzfile import BadArrayFile, read_npz
 
 FORMAT = "kopt-model"
 FORMAT_VERSION = 1
@@ -160,11 +163,14 @@ def load_model(path, backend="numpy") -> Model:
     if hashlib.sha256(payload).hexdigest() != meta.get("arrays_sha256"):
         raise ModelFileError(f"{npz_path}: checksum mismatch: the array file is corrupt or belongs to another model")
     try:
-        with np.load(io.BytesIO(payload), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except Exception as exc:
+        arrays = read_npz(io.BytesIO(payload))
+    except (BadArrayFile, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
-    return model_from(meta, arrays, backend, source=json_path)
+    model_checks.check_meta(meta, json_path)
+    model_checks.check_arrays(arrays, meta, npz_path)
+    model = model_from(meta, arrays, backend, source=json_path)
+    model_checks.check_predicts(model, json_path)
+    return model
 
 
 def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -> Model:

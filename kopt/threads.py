@@ -17,7 +17,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .errors import KoptError
+from .errors import EnvVarError
 
 #: upper bound on kopt's own worker threads (beyond it the Python overhead outgrows the gain)
 MAX_THREADS = 8
@@ -45,7 +45,7 @@ def resolve_threads(requested: int | None = None) -> int:
         except ValueError:
             value = 0
         if value < 1:
-            raise KoptError(f"KOPT_THREADS={env!r}: expected a positive integer (the worker threads kopt may use)")
+            raise EnvVarError(f"KOPT_THREADS={env!r}: expected a positive integer (the worker threads kopt may use)")
         return value
     return min(MAX_THREADS, available_cpus())
 
