@@ -36,6 +36,7 @@ import numpy as np
 from . import rows as _rows
 from . import threads as _threads
 from .backend import get_namespace
+from .memory import check_allocation
 
 _STREAM = 0x6B6F7074  # "kopt": separates feature draws from other seeded streams
 
@@ -88,6 +89,10 @@ class _Evaluator:
         return (Z if isinstance(Z, tuple) else (Z,)), scale
 
 
+#: memory a solver holds per random feature beyond the map's parameters (see FeatureMap._check_memory)
+BYTES_PER_FEATURE = 40
+
+
 class FeatureMap:
     """ψ: R^d → R^M as ``n_blocks`` blocks of ``block_size`` features of ``kernel``.
 
@@ -133,6 +138,18 @@ class FeatureMap:
         self._cache = {}
         self._lock = threading.Lock()
         self._eval = _Evaluator(kernel)
+        self._check_memory()
+
+    def _check_memory(self):
+        """Refuse, before any allocation, a map whose parameters and weights cannot fit in memory."""
+        blocks = 1 + min(self.cache_blocks, self.n_blocks or 0)
+        params = blocks * self.block_size * (self.n_in + 1) * self.dtype.itemsize
+        # per feature: float64 weights, their update and the saved model's copy (Joker's features mode,
+        # measured: about 37 bytes a feature)
+        weights = BYTES_PER_FEATURE * (self.count or 0)
+        lower = "lower model.features.count" + (", model.features.cache_blocks" if self.cache_blocks else "")
+        check_allocation(params + weights, f"model.features: {self.count or self.block_size:,} random features "
+                         f"on {self.n_in:,} inputs (blocks of {self.block_size:,})", lower + " or block_size")
 
     @property
     def count(self):
