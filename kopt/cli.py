@@ -320,12 +320,8 @@ def cmd_specs_copy(args):
 
 
 def cmd_predict(args):
-    import numpy as np
-
-    from .data import read_file
-    from .errors import DataError
-    from .metrics import evaluate
     from .model import load_model
+    from .predicting import predict_file
 
     model = load_model(args.model)
     opts = dict(model.spec.get("data", {}))
@@ -334,23 +330,11 @@ def cmd_predict(args):
     if args.format:
         opts["format"] = args.format
     opts["n_features"] = model.n_features_in
-    X, y = read_file(args.data, opts)
-    if X.shape[1] == model.n_features_in - 1 and y is not None:
-        X, y = read_file(args.data, {**opts, "label": False})
-    if X.shape[1] != model.n_features_in:
-        raise DataError(f"{args.data}: {X.shape[1]} features; the model {args.model} was trained on {model.n_features_in}")
-    scores = model.decision_function(X)
-    pred = model.preprocessor.decode(scores)
-    columns = {"prediction": pred}
-    if scores.ndim == 1:
-        columns["decision"] = scores
-    columns.update(model.predict_extra(X))
-    _write_predictions(columns, args.out)
-    if y is not None:
-        metrics = evaluate(model.preprocessor.target, y, scores, model.preprocessor)
-        print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({len(y)} rows)", file=sys.stderr)
+    rows, metrics = predict_file(model, args.data, opts, args.out, model_name=f"the model {args.model}")
+    if metrics is not None:
+        print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:
-        print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
+        print(f"wrote {rows} predictions to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -366,20 +350,6 @@ def _preset_read_options(data):
     except KoptError:
         return {}
     return dict(cls.read) if issubclass(cls, FilePreset) else {}
-
-
-def _write_predictions(columns, out):
-    import numpy as np
-
-    from .fileio import atomic_open
-
-    names = list(columns)
-    data = np.column_stack([np.asarray(columns[k], dtype=np.float64) for k in names])
-    if out:
-        with atomic_open(out, "w") as fh:
-            np.savetxt(fh, data, delimiter=",", header=",".join(names), comments="", fmt="%.10g")
-    else:
-        np.savetxt(sys.stdout, data, delimiter=",", header=",".join(names), comments="", fmt="%.10g")
 
 
 def cmd_plugins(args):

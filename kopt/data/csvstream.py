@@ -211,24 +211,16 @@ def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress
     buf = _Growing(len(keep), li is not None)
     bad = NonFinite()
     total = file_size(path)
-    quote = '"' if delim is not None else None
     bar = ByteProgress(total, path.rsplit("/", 1)[-1], enabled=progress)
     try:
-        for block in iter_blocks(path):
-            lines = _decode(block, path)
-            first = block.first_line
-            if first <= skip:
-                drop = skip - first + 1
-                lines, first = lines[drop:], first + drop
-            A = parse_block(lines, delim, ncols, path, first, quote)
+        for A, lines, first, raw_pos in iter_parsed(path, (delim, names, ncols, skip)):
             if max_rows is not None and buf.n + A.shape[0] > max_rows:
                 A = A[: max_rows - buf.n]
             bad.scan(A, lines, first, columns)
-            _check_range(A, lines, first, columns, path)
-            est = _estimate_rows(buf.n + A.shape[0], block.raw_pos, total, max_rows)
+            est = _estimate_rows(buf.n + A.shape[0], raw_pos, total, max_rows)
             buf.reserve(buf.n + A.shape[0], est)
             buf.append(A[:, keep], A[:, li] if li is not None else None)
-            bar.update(block.raw_pos, buf.n)
+            bar.update(raw_pos, buf.n)
             if max_rows is not None and buf.n >= max_rows:
                 break
     finally:
@@ -239,6 +231,23 @@ def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress
     meta = {"header": names, "columns": ncols, "label_column": li, "nonfinite": bad.count,
             "first_nonfinite": None if bad.line is None else [bad.line, bad.column]}
     return X, y, meta
+
+
+def iter_parsed(path, layout):
+    """``(A, lines, first_line, raw_pos)`` per block of the file: ``A`` the float64 cells of its data rows
+    (every finite one within float32's range), ``layout`` what :func:`sniff` returned."""
+    delim, names, ncols, skip = layout
+    columns = names or [str(j + 1) for j in range(ncols)]
+    quote = '"' if delim is not None else None
+    for block in iter_blocks(path):
+        lines = _decode(block, path)
+        first = block.first_line
+        if first <= skip:
+            drop = skip - first + 1
+            lines, first = lines[drop:], first + drop
+        A = parse_block(lines, delim, ncols, path, first, quote)
+        _check_range(A, lines, first, columns, path)
+        yield A, lines, first, block.raw_pos
 
 
 def _estimate_rows(rows, raw_pos, total, max_rows):
