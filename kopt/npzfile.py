@@ -28,7 +28,7 @@ class BadArrayFile(ValueError):
 def check_array_header(name, shape, dtype, available):
     """Raise :class:`BadArrayFile` unless ``dtype`` is plain (numeric or text) and ``shape`` fits ``available`` bytes."""
     if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in _SAFE_KINDS:
-        raise BadArrayFile(f"array {name!r} has dtype {dtype.str if dtype.fields is None else dtype.descr!r}; "
+        raise BadArrayFile(f"array {name!r} has dtype {dtype}; "
                            "expected a plain numeric dtype (bool, integer or float)")
     if any(not isinstance(s, int) or s < 0 for s in shape):
         raise BadArrayFile(f"array {name!r} has an invalid shape {shape}")
