@@ -40,9 +40,11 @@ def _rows(n=30, seed=0):
     return "\n".join(",".join(f"{v:.5f}" for v in row) for row in rng.standard_normal((n, 4))) + "\n"
 
 
-def _corrupt_middle(raw: bytes) -> bytes:
+def _corrupt_middle(raw: bytes, fill=None) -> bytes:
+    """32 bytes in the middle flipped (a CRC error) or set to ``fill`` (gzip: an invalid deflate block, zlib.error)."""
     mid = len(raw) // 2
-    return raw[:mid] + bytes(b ^ 0xFF for b in raw[mid : mid + 32]) + raw[mid + 32 :]
+    bad = bytes(b ^ 0xFF for b in raw[mid : mid + 32]) if fill is None else fill * 32
+    return raw[:mid] + bad + raw[mid + 32 :]
 
 
 def npz_bytes(**arrays) -> bytes:
@@ -85,6 +87,8 @@ DATA_CASES = [
     ("csv-label-only", "a.csv", b"1\n2\n3\n", ["a.csv", "no feature columns"]),
     ("csv-binary", "a.csv", b"1,2\n\xff\xfe\x00\x01,3\n", ["a.csv:2", "not UTF-8"]),
     ("gzip-corrupt-middle", "a.csv.gz", _corrupt_middle(gzip.compress(BIG_TEXT.encode())), ["a.csv.gz", "decompress"]),
+    ("gzip-invalid-block", "a.csv.gz", _corrupt_middle(gzip.compress(BIG_TEXT.encode()), b"\xff"),
+     ["a.csv.gz", "decompress", "invalid block type"]),
     ("gzip-truncated", "a.csv.gz", gzip.compress(BIG_TEXT.encode())[:2000], ["a.csv.gz", "decompress"]),
     ("xz-truncated", "a.csv.xz", lzma.compress(BIG_TEXT.encode())[:2000], ["a.csv.xz", "decompress"]),
     ("bz2-corrupt", "a.csv.bz2", _corrupt_middle(bz2.compress(BIG_TEXT.encode())), ["a.csv.bz2", "decompress"]),
