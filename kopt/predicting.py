@@ -21,7 +21,7 @@ from .errors import DataError
 from .fileio import atomic_open
 from .metrics import evaluate
 
-ROWS = 1 << 14
+ROWS = 2048  # rows scored at a time: bounds the predictor's work arrays (a 2048 x n_train kernel block)
 
 
 def predict_file(model, path, opts, out=None, model_name="the model"):
@@ -101,7 +101,7 @@ def _csv_blocks(path, fmt, opts, d, model_name):
                             "needs every cell finite")
         for i in range(0, A.shape[0], ROWS):
             part = A[i : i + ROWS]
-            yield part[:, keep].astype(np.float32), None if li is None else part[:, li]
+            yield part[:, keep].astype(np.float32), None if li is None else part[:, li].copy()  # no view of A
 
 
 def _npy_blocks(path, opts, d, model_name):
@@ -116,7 +116,7 @@ def _npy_blocks(path, opts, d, model_name):
     for i in range(0, A.shape[0], ROWS):
         part = np.asarray(A[i : i + ROWS], dtype=np.float64)
         _check_cells(path, part, i)
-        yield part[:, keep].astype(np.float32), None if li is None else part[:, li]
+        yield part[:, keep].astype(np.float32), None if li is None else part[:, li].copy()
 
 
 def _table_blocks(path, opts, d, model_name):
