@@ -191,3 +191,16 @@ def test_nonfinite_cells_in_predict_input(tmp_path, capsys, monkeypatch):
     check_error(["predict", "out/model.json", "nan.csv"], capsys, ["nan.csv:2", "NaN, inf or missing"])
     (tmp_path / "big.csv").write_text("1,2,3\n0,1e39,1\n")
     check_error(["predict", "out/model.json", "big.csv"], capsys, ["big.csv:2", "float32 range"])
+
+
+@pytest.mark.parametrize("X,y,phrase", [
+    (np.array([[1.0, 1e39], [0.0, 1.0]]), np.zeros(2), "X[0, 1]: value 1e+39"),
+    (np.zeros((2, 0)), np.zeros(2), "X has no feature columns"),
+    (np.ones((2, 2)), np.array([0.0, -1e300]), "y[1]: value -1e+300"),
+], ids=["x-overflow", "no-features", "y-overflow"])
+def test_python_api_arrays(X, y, phrase):
+    from kopt.data import as_dataset
+    from kopt.errors import DataError
+
+    with pytest.raises(DataError, match=phrase.replace("[", r"\[").replace("+", r"\+")):
+        as_dataset((X, y))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError
+from .ranges import first_out_of_range, out_of_range_message
 
 POLICIES = ("error", "drop", "zero", "mean")
 _STEP = 1 << 16
@@ -142,7 +143,16 @@ def _matrix(X, name):
         raise DataError(f"{name} has no rows")
     if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
         raise DataError(f"{name} must hold numbers, got dtype {X.dtype}")
+    if X.shape[1] == 0:
+        raise DataError(f"{name} has no feature columns")
+    _check_range(X, name)
     return X
+
+
+def _check_range(A, name):
+    at = first_out_of_range(A)
+    if at is not None:
+        raise DataError(f"{name}{list(at)}: {out_of_range_message(A[at])}")
 
 
 def _labels(y, X, name):
@@ -157,4 +167,5 @@ def _labels(y, X, name):
         raise DataError(f"{name} has shape {y.shape}; expected ({X.shape[0]},), one label per row")
     if not np.issubdtype(y.dtype, np.number) and y.dtype != bool and y.dtype.kind not in "US":
         raise DataError(f"{name} must hold numbers or strings (class names), got dtype {y.dtype}")
+    _check_range(y, name)
     return y
