@@ -1,4 +1,9 @@
-"""Checkpoint files: ``checkpoint.npz`` (arrays) + ``checkpoint.json`` (scalars, trace)."""
+"""Checkpoint files: ``checkpoint.npz`` (arrays) + ``checkpoint.json`` (scalars, trace).
+
+The two are committed as one set (:mod:`kopt.fileset`): a crash while writing leaves the
+previous checkpoint or the new one, and every field of the JSON (the iteration number too) is
+covered by its checksum.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -8,9 +13,9 @@ import os
 
 import numpy as np
 
+from . import fileset
 from .backend import to_numpy
 from .errors import CheckpointError
-from .fileio import atomic_open, write_json
 from .hookspecs import hookimpl
 
 FORMAT = "kopt-checkpoint"
@@ -38,15 +43,11 @@ def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed)
             scalars[k] = v.item() if hasattr(v, "item") else v
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    payload = buf.getvalue()
-    with atomic_open(npz_path, "wb") as fh:
-        fh.write(payload)
-    write_json(json_path, {
+    fileset.commit(npz_path, buf.getvalue(), json_path, {
         "format": FORMAT,
         "iteration": int(iteration),
         "solver": solver,
         "spec_fingerprint": fingerprint(spec_data),
-        "arrays_sha256": hashlib.sha256(payload).hexdigest(),
         "scalars": scalars,
         "elapsed": elapsed,
         "trace": trace,
@@ -65,10 +66,14 @@ def read(out_dir, spec_data, solver):
         raise CheckpointError(f"{json_path}: no checkpoint to resume from (set output.checkpoint_every)") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{json_path}: unreadable checkpoint: {exc}") from None
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{json_path}: not a kopt checkpoint")
-    if hashlib.sha256(payload).hexdigest() != meta.get("arrays_sha256"):
+    meta = fileset.matching(json_path, meta, payload)
+    if meta is None:
         raise CheckpointError(f"{npz_path}: checksum mismatch (corrupt or from another run)")
+    if not fileset.sealed(meta):
+        raise CheckpointError(f"{json_path}: checksum mismatch: the checkpoint's fields were edited or are damaged "
+                              "(or it was written by an older kopt); delete it to start over")
     if meta.get("solver") != solver or meta.get("spec_fingerprint") != fingerprint(spec_data):
         raise CheckpointError(
             f"{json_path}: the checkpoint was written for a different spec or solver; "
