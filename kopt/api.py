@@ -221,8 +221,9 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
                       status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
                       info=dict(out.info))
-        result = Result(model=model, report=build_report(spec, problem, fields, backend, rss_load), snapshot=kept,
-                        **fields)
+        report = build_report(spec, problem, fields, backend, rss_load)
+        report["model_sha256"] = model.content_hash()  # compares models whatever their timestamps (kopt model-hash)
+        result = Result(model=model, report=report, snapshot=kept, **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:

@@ -150,3 +150,17 @@ def test_the_model_hash_ignores_the_timestamp_and_output_but_not_the_arrays(tmp_
     old.spec = {**old.spec, "name": "renamed", "output": {"dir": "elsewhere"}}
     b = json.loads(open(old.save(tmp_path / "b")).read())
     assert a["model_sha256"] == b["model_sha256"] == old.content_hash() != new.content_hash()
+
+
+def test_kopt_model_hash_prints_the_content_hash_and_refuses_an_edited_model(tmp_path, two_models, capsys):
+    from kopt.cli import main
+
+    old, _ = two_models
+    old.save(tmp_path / "m")
+    assert main(["model-hash", str(tmp_path / "m.json")]) == 0
+    assert capsys.readouterr().out.split() == [old.content_hash(), str(tmp_path / "m.json")]
+    path = tmp_path / "m.json"
+    path.write_text(path.read_text().replace('"gaussian"', '"laplacian"'))
+    assert main(["model-hash", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "metadata was edited" in err and "Traceback" not in err
