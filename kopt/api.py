@@ -167,6 +167,8 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     snapshot = resume if isinstance(resume, checkpoint.Snapshot) else None
     if snapshot is not None:
         checkpoint.check_continuation(snapshot, spec, reg.get("solver", sname))
+    if write or spec["output"]["checkpoint_every"]:
+        check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
         problem = assemble(spec, data, backend, sample_weight=sample_weight)
     t_load = time.perf_counter() - t0
@@ -231,6 +233,21 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if write:
         write_outputs(spec, result)
     return result
+
+
+def check_output_dir(spec: Spec):
+    """Raise a SpecError at ``output.dir`` unless it is a folder kopt can write, or can be created."""
+    out = os.path.abspath(spec["output"]["dir"])
+    probe = out
+    while not os.path.lexists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        where = "is" if probe == out else f"is inside {probe}, which is"
+        raise spec.error(("output", "dir"), f"{out} {where} a file, not a folder; point output.dir (or --out) at a "
+                                            "folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise spec.error(("output", "dir"), f"{out}: cannot write in {probe} (permission denied); point output.dir "
+                                            "(or --out) at a folder you can write")
 
 
 def holdout_metrics(problem, model) -> dict:
