@@ -180,7 +180,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if snapshot is not None:
         resume_state, start, trace = snapshot.resume_state(), snapshot.iteration, list(snapshot.trace)
     elif resume:
-        resume_state, meta = checkpoint.read(out_dir, spec.data, sname)
+        resume_state, meta = checkpoint.read(out_dir, spec.data, sname, backend.name)
         start, trace = meta["iteration"], meta.get("trace", [])
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,

@@ -27,11 +27,36 @@ def fingerprint(spec_data: dict) -> str:
     return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()
 
 
+_ENVIRONMENT = None
+
+
+def environment(backend="numpy") -> dict:
+    """What besides the spec decides a run's bits: kopt, NumPy and SciPy versions, the BLAS libraries
+    (name, version, the CPU kernels they picked), the CPU architecture, the reduction PARTS and the
+    backend.  The thread count is not in it: every reduction is cut into PARTS whatever the threads."""
+    global _ENVIRONMENT
+    if _ENVIRONMENT is None:
+        import platform
+
+        import scipy
+        import scipy.linalg  # noqa: F401  (its BLAS is loaded before threadpoolctl looks)
+        from threadpoolctl import threadpool_info
+
+        from . import __version__
+        from .threads import PARTS
+
+        blas = sorted(f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
+                      for d in threadpool_info() if d.get("user_api") == "blas")
+        _ENVIRONMENT = {"kopt": __version__, "numpy": np.__version__, "scipy": scipy.__version__, "blas": blas,
+                        "machine": platform.machine(), "parts": PARTS}
+    return {**_ENVIRONMENT, "backend": backend}
+
+
 def paths(out_dir):
     return os.path.join(out_dir, "checkpoint.json"), os.path.join(out_dir, "checkpoint.npz")
 
 
-def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed):
+def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed, backend="numpy"):
     json_path, npz_path = paths(out_dir)
     arrays, scalars = {}, {}
     for k, v in state.items():
@@ -48,14 +73,18 @@ def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed)
         "iteration": int(iteration),
         "solver": solver,
         "spec_fingerprint": fingerprint(spec_data),
+        "environment": environment(backend),
         "scalars": scalars,
         "elapsed": elapsed,
         "trace": trace,
     })
 
 
-def read(out_dir, spec_data, solver):
-    """``(state, meta)`` of the checkpoint in ``out_dir``; state includes ``_elapsed``."""
+def read(out_dir, spec_data, solver, backend="numpy"):
+    """``(state, meta)`` of the checkpoint in ``out_dir``; state includes ``_elapsed``.
+
+    Refused when the spec or solver differ, and when the :func:`environment` differs (another
+    kopt, NumPy, BLAS or CPU kind would not continue the run bit-identically)."""
     json_path, npz_path = paths(out_dir)
     try:
         with open(json_path, encoding="utf-8") as fh:
@@ -79,6 +108,14 @@ def read(out_dir, spec_data, solver):
             f"{json_path}: the checkpoint was written for a different spec or solver; "
             "resume with the spec that started the run, or delete the checkpoint to start over"
         )
+    here = environment(backend)
+    there = meta.get("environment") or {}
+    changed = [f"{k} {there.get(k)!r} -> {here[k]!r}" for k in here if there.get(k) != here[k]]
+    if changed:
+        raise CheckpointError(
+            f"{json_path}: the checkpoint was written on another machine or software ({'; '.join(changed)}); "
+            "resuming here would not end where an uninterrupted run ends. Resume where it was written, or delete "
+            "the checkpoint to start over")
     with np.load(io.BytesIO(payload), allow_pickle=False) as z:
         state = {k: z[k] for k in z.files}
     state.update(meta["scalars"])

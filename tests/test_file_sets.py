@@ -164,3 +164,15 @@ def test_kopt_model_hash_prints_the_content_hash_and_refuses_an_edited_model(tmp
     assert main(["model-hash", str(path)]) == 2
     err = capsys.readouterr().err
     assert "metadata was edited" in err and "Traceback" not in err
+
+
+def test_a_checkpoint_from_another_machine_is_refused_with_what_differs(tmp_path):
+    """Issue 17 defect 4: a resume on a different machine was accepted silently."""
+    _ckpt(tmp_path, 5, 1.0)
+    path = tmp_path / "checkpoint.json"
+    meta = json.loads(path.read_text())
+    assert meta["environment"] == checkpoint.environment() and "threads" not in meta["environment"]
+    meta["environment"]["blas"] = ["openblas 0.3.30 SkylakeX"]
+    path.write_text(json.dumps(fileset.seal(meta)))
+    with pytest.raises(CheckpointError, match=r"another machine or software \(blas .*SkylakeX.*Resume where"):
+        checkpoint.read(tmp_path, {"a": 1}, "s")
