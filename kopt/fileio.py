@@ -57,11 +57,12 @@ def atomic_open(path, mode="wb"):
 
 def write_json(path, obj):
     with atomic_open(path, "w") as fh:
-        json.dump(obj, fh, indent=2, default=_json_default)
+        json.dump(obj, fh, indent=2, default=json_default)
         fh.write("\n")
 
 
-def _json_default(o):
+def json_default(o):
+    """``json.dump``'s ``default``: NumPy scalars and arrays as Python numbers and lists."""
     import numpy as np
 
     if isinstance(o, np.generic):

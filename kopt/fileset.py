@@ -24,22 +24,14 @@ import hashlib
 import json
 import os
 
+from .fileio import json_default
+
 PENDING = ".new"
-
-
-def _json_default(o):
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def canonical(obj) -> bytes:
     """The bytes a checksum is taken of: JSON with sorted keys and no spaces."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_json_default).encode()
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=json_default).encode()
 
 
 def seal(meta: dict) -> dict:
