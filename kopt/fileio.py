@@ -10,6 +10,7 @@ umask lets them read.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
@@ -53,6 +54,27 @@ def atomic_open(path, mode="wb"):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def lock(fd):
+    """Hold an exclusive ``flock`` on ``fd`` (a temporary file or folder being written) until it is closed:
+    a killed writer's lock goes with it, so :func:`abandoned` tells its leftovers from live work."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def abandoned(path) -> bool:
+    """Whether no live process holds ``path`` under :func:`lock` (the leftover of a killed writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def write_json(path, obj):

@@ -151,3 +151,20 @@ def test_an_altered_entry_is_detected_and_reparsed(home, big_csv, what):
     assert not m["cached"] and len(messages) == 1 and "altered" in messages[0] and "\n" not in messages[0]
     np.testing.assert_array_equal(X, A[:, 1:])
     np.testing.assert_array_equal(y, A[:, 0])
+
+
+def test_storing_an_entry_removes_the_folders_of_killed_writers_only(home, big_csv):
+    import fcntl
+
+    path, _ = big_csv
+    (home / ".tmp-dead-x1").mkdir(parents=True)
+    (home / ".tmp-dead-x1" / "X.npy").write_bytes(b"half")
+    (home / ".tmp-live-x2").mkdir()
+    fd = os.open(home / ".tmp-live-x2", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a writer in another process holds
+        read_table(path, {})
+    finally:
+        os.close(fd)
+    names = sorted(p.name for p in home.iterdir())
+    assert ".tmp-dead-x1" not in names and ".tmp-live-x2" in names and len(names) == 2

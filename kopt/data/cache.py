@@ -7,7 +7,8 @@ path, size and modification time (``<state>``) and every parse option
 (``<options>``): editing or replacing the file, or reading it differently,
 misses the cache.  An entry is written to a temporary directory and renamed
 into place, so a crash never leaves a half-written entry; stale entries of
-the same file and options are removed when a new one is stored.  ``meta.json``
+the same file and options, and the temporary folders of killed writers, are
+removed when a new entry is stored.  ``meta.json``
 records each array file's SHA-256 and its own checksum (:mod:`kopt.fileset`):
 an entry whose arrays or record were altered is dropped with a one-line warning
 and the file is parsed again.  Delete the ``cache`` folder at any time to
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import fileset
-from ..fileio import follow_umask
+from ..fileio import abandoned, follow_umask, lock
 
 CACHE_FORMAT = "kopt-data-cache"
 #: bump when a reader's output for the same options changes (2: checksums of every file)
@@ -126,6 +127,8 @@ def store(paths, options: dict, X, y, meta: dict):
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
         follow_umask(tmp, directory=True)  # mkdtemp makes it 0700
+        held = os.open(tmp, os.O_RDONLY)
+        lock(held)  # while it is written: _remove_stale removes only the folders of killed writers
     except OSError as exc:
         warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
         return None
@@ -149,18 +152,23 @@ def store(paths, options: dict, X, y, meta: dict):
         shutil.rmtree(tmp, ignore_errors=True)
         warnings.warn(f"cannot write the data cache entry {final} ({exc}); continuing without it", stacklevel=3)
         return None
+    finally:
+        os.close(held)
     _remove_stale(final)
     return final
 
 
 def _remove_stale(final: Path):
-    """Drop older entries of the same source and options (the file changed since),
-    and entries whose source file is gone."""
+    """Drop older entries of the same source and options (the file changed since), entries whose
+    source file is gone, and the temporary folders of writers that were killed."""
     prefix = final.name.rsplit("-", 1)[0] + "-"
     for other in final.parent.iterdir():
-        if other == final or not other.is_dir() or other.name.startswith(".tmp-"):
+        if other == final or not other.is_dir():
             continue
-        if other.name.startswith(prefix) or not _sources_exist(other):
+        if other.name.startswith(".tmp-"):
+            if abandoned(other):
+                shutil.rmtree(other, ignore_errors=True)
+        elif other.name.startswith(prefix) or not _sources_exist(other):
             shutil.rmtree(other, ignore_errors=True)
 
 

@@ -8,9 +8,9 @@ truncated body, a checksum mismatch, Ctrl-C -- deletes the temporary file, so
 the cache never holds a partial or wrong file.  Without network the error
 says which URL to download, where to put the file and its checksum.  A process
 killed with -9 cannot delete its temporary file: each one is held under an
-exclusive ``flock`` while it is written, and the next fetch or import into
-that folder removes every ``.NAME.*.part``/``.member`` no live process holds
-(:func:`remove_stale_parts`).
+exclusive ``flock`` while it is written (:func:`kopt.fileio.lock`), and the
+next fetch or import into that folder removes every ``.NAME.*.part``/``.member``
+no live process holds (:func:`remove_stale_parts`).
 
 A file is identified by the SHA-256 of its bytes (``Remote.sha256``, or one of
 ``also_sha256`` for known recompressed copies) or by the SHA-256 of its
@@ -20,7 +20,7 @@ download.
 """
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import hashlib
 import http.client
 import os
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
-from ..fileio import follow_umask
+from ..fileio import abandoned, follow_umask, lock
 from .progress import ByteProgress, _human
 
 CHUNK = 1 << 20
@@ -169,7 +169,7 @@ def temp_beside(dest: Path, suffix=".part"):
     """A temporary file beside ``dest``, held under an exclusive lock until it is closed."""
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix, dir=dest.parent)
     follow_umask(fd)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    lock(fd)
     return fd, tmp
 
 
@@ -179,18 +179,10 @@ def remove_stale_parts(dest: Path) -> list:
     removed = []
     for suffix in (".part", ".member"):
         for path in Path(dest).parent.glob(f".{Path(dest).name}.*{suffix}"):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                os.unlink(path)
-                removed.append(path)
-            except OSError:
-                pass  # a live download or copy holds it
-            finally:
-                os.close(fd)
+            if abandoned(path):  # not a live download or copy
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                    removed.append(path)
     return removed
 
 
