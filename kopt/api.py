@@ -167,6 +167,8 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     snapshot = resume if isinstance(resume, checkpoint.Snapshot) else None
     if snapshot is not None:
         checkpoint.check_continuation(snapshot, spec, reg.get("solver", sname))
+    if write or spec["output"]["checkpoint_every"]:
+        check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
         problem = assemble(spec, data, backend, sample_weight=sample_weight)
     t_load = time.perf_counter() - t0
@@ -178,7 +180,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if snapshot is not None:
         resume_state, start, trace = snapshot.resume_state(), snapshot.iteration, list(snapshot.trace)
     elif resume:
-        resume_state, meta = checkpoint.read(out_dir, spec.data, sname)
+        resume_state, meta = checkpoint.read(out_dir, spec.data, sname, backend.name)
         start, trace = meta["iteration"], meta.get("trace", [])
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,
@@ -221,8 +223,9 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
                       status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
                       info=dict(out.info))
-        result = Result(model=model, report=build_report(spec, problem, fields, backend, rss_load), snapshot=kept,
-                        **fields)
+        report = build_report(spec, problem, fields, backend, rss_load)
+        report["model_sha256"] = model.content_hash()  # compares models whatever their timestamps (kopt model-hash)
+        result = Result(model=model, report=report, snapshot=kept, **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
@@ -241,6 +244,21 @@ def check_finite_model(result):
         why = result.message or f"status {result.status}"
         raise NonFiniteModelError(f"{result.model.spec['name']}: the solve ended with NaN or inf in the model "
                                   f"({', '.join(bad)}), so no model was written: {why}")
+
+
+def check_output_dir(spec: Spec):
+    """Raise a SpecError at ``output.dir`` unless it is a folder kopt can write, or can be created."""
+    out = os.path.abspath(spec["output"]["dir"])
+    probe = out
+    while not os.path.lexists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        where = "is" if probe == out else f"is inside {probe}, which is"
+        raise spec.error(("output", "dir"), f"{out} {where} a file, not a folder; point output.dir (or --out) at a "
+                                            "folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise spec.error(("output", "dir"), f"{out}: cannot write in {probe} (permission denied); point output.dir "
+                                            "(or --out) at a folder you can write")
 
 
 def holdout_metrics(problem, model) -> dict:

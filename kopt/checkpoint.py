@@ -1,4 +1,9 @@
-"""Checkpoint files: ``checkpoint.npz`` (arrays) + ``checkpoint.json`` (scalars, trace)."""
+"""Checkpoint files: ``checkpoint.npz`` (arrays) + ``checkpoint.json`` (scalars, trace).
+
+The two are committed as one set (:mod:`kopt.fileset`): a crash while writing leaves the
+previous checkpoint or the new one, and every field of the JSON (the iteration number too) is
+covered by its checksum.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -8,9 +13,9 @@ import os
 
 import numpy as np
 
+from . import fileset
 from .backend import to_numpy
 from .errors import CheckpointError
-from .fileio import atomic_open, write_json
 from .hookspecs import hookimpl
 
 FORMAT = "kopt-checkpoint"
@@ -22,11 +27,36 @@ def fingerprint(spec_data: dict) -> str:
     return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()
 
 
+_ENVIRONMENT = None
+
+
+def environment(backend="numpy") -> dict:
+    """What besides the spec decides a run's bits: kopt, NumPy and SciPy versions, the BLAS libraries
+    (name, version, the CPU kernels they picked), the CPU architecture, the reduction PARTS and the
+    backend.  The thread count is not in it: every reduction is cut into PARTS whatever the threads."""
+    global _ENVIRONMENT
+    if _ENVIRONMENT is None:
+        import platform
+
+        import scipy
+        import scipy.linalg  # noqa: F401  (its BLAS is loaded before threadpoolctl looks)
+        from threadpoolctl import threadpool_info
+
+        from . import __version__
+        from .threads import PARTS
+
+        blas = sorted(f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
+                      for d in threadpool_info() if d.get("user_api") == "blas")
+        _ENVIRONMENT = {"kopt": __version__, "numpy": np.__version__, "scipy": scipy.__version__, "blas": blas,
+                        "machine": platform.machine(), "parts": PARTS}
+    return {**_ENVIRONMENT, "backend": backend}
+
+
 def paths(out_dir):
     return os.path.join(out_dir, "checkpoint.json"), os.path.join(out_dir, "checkpoint.npz")
 
 
-def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed):
+def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed, backend="numpy"):
     json_path, npz_path = paths(out_dir)
     arrays, scalars = {}, {}
     for k, v in state.items():
@@ -38,23 +68,23 @@ def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed)
             scalars[k] = v.item() if hasattr(v, "item") else v
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    payload = buf.getvalue()
-    with atomic_open(npz_path, "wb") as fh:
-        fh.write(payload)
-    write_json(json_path, {
+    fileset.commit(npz_path, buf.getvalue(), json_path, {
         "format": FORMAT,
         "iteration": int(iteration),
         "solver": solver,
         "spec_fingerprint": fingerprint(spec_data),
-        "arrays_sha256": hashlib.sha256(payload).hexdigest(),
+        "environment": environment(backend),
         "scalars": scalars,
         "elapsed": elapsed,
         "trace": trace,
     })
 
 
-def read(out_dir, spec_data, solver):
-    """``(state, meta)`` of the checkpoint in ``out_dir``; state includes ``_elapsed``."""
+def read(out_dir, spec_data, solver, backend="numpy"):
+    """``(state, meta)`` of the checkpoint in ``out_dir``; state includes ``_elapsed``.
+
+    Refused when the spec or solver differ, and when the :func:`environment` differs (another
+    kopt, NumPy, BLAS or CPU kind would not continue the run bit-identically)."""
     json_path, npz_path = paths(out_dir)
     try:
         with open(json_path, encoding="utf-8") as fh:
@@ -65,15 +95,27 @@ def read(out_dir, spec_data, solver):
         raise CheckpointError(f"{json_path}: no checkpoint to resume from (set output.checkpoint_every)") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{json_path}: unreadable checkpoint: {exc}") from None
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"{json_path}: not a kopt checkpoint")
-    if hashlib.sha256(payload).hexdigest() != meta.get("arrays_sha256"):
+    meta = fileset.matching(json_path, meta, payload)
+    if meta is None:
         raise CheckpointError(f"{npz_path}: checksum mismatch (corrupt or from another run)")
+    if not fileset.sealed(meta):
+        raise CheckpointError(f"{json_path}: checksum mismatch: the checkpoint's fields were edited or are damaged "
+                              "(or it was written by an older kopt); delete it to start over")
     if meta.get("solver") != solver or meta.get("spec_fingerprint") != fingerprint(spec_data):
         raise CheckpointError(
             f"{json_path}: the checkpoint was written for a different spec or solver; "
             "resume with the spec that started the run, or delete the checkpoint to start over"
         )
+    here = environment(backend)
+    there = meta.get("environment") or {}
+    changed = [f"{k} {there.get(k)!r} -> {here[k]!r}" for k in here if there.get(k) != here[k]]
+    if changed:
+        raise CheckpointError(
+            f"{json_path}: the checkpoint was written on another machine or software ({'; '.join(changed)}); "
+            "resuming here would not end where an uninterrupted run ends. Resume where it was written, or delete "
+            "the checkpoint to start over")
     with np.load(io.BytesIO(payload), allow_pickle=False) as z:
         state = {k: z[k] for k in z.files}
     state.update(meta["scalars"])

@@ -1,4 +1,4 @@
-"""The ``kopt`` command line: solve, validate, predict, plugins, specs, data, bench."""
+"""The ``kopt`` command line: solve, validate, predict, model-hash, plugins, specs, data, bench."""
 from __future__ import annotations
 
 import argparse
@@ -52,6 +52,11 @@ def build_parser():
     p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout)")
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("model-hash", help="the content hash of saved models (arrays and what shaped the fit, not "
+                                          "timestamps): equal hashes, equal models")
+    p.add_argument("models", nargs="+", metavar="MODEL", help="model.json (or its .npz, or their common stem)")
+    p.set_defaults(func=cmd_model_hash)
 
     p = sub.add_parser("plugins", help="list every registered component and plugin errors")
     p.set_defaults(func=cmd_plugins)
@@ -335,6 +340,15 @@ def cmd_predict(args):
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:
         print(f"wrote {rows} predictions to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_model_hash(args):
+    from .model import content_hash, read_model_files
+
+    for path in args.models:
+        meta, arrays, _ = read_model_files(path)
+        print(f"{content_hash(meta, arrays)}  {path}")
     return 0
 
 

@@ -10,6 +10,7 @@ umask lets them read.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
@@ -55,13 +56,35 @@ def atomic_open(path, mode="wb"):
         raise
 
 
+def lock(fd):
+    """Hold an exclusive ``flock`` on ``fd`` (a temporary file or folder being written) until it is closed:
+    a killed writer's lock goes with it, so :func:`abandoned` tells its leftovers from live work."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def abandoned(path) -> bool:
+    """Whether no live process holds ``path`` under :func:`lock` (the leftover of a killed writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def write_json(path, obj):
     with atomic_open(path, "w") as fh:
-        json.dump(obj, fh, indent=2, default=_json_default)
+        json.dump(obj, fh, indent=2, default=json_default)
         fh.write("\n")
 
 
-def _json_default(o):
+def json_default(o):
+    """``json.dump``'s ``default``: NumPy scalars and arrays as Python numbers and lists."""
     import numpy as np
 
     if isinstance(o, np.generic):

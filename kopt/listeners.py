@@ -41,7 +41,8 @@ class Checkpointer:
             return
         if run.checkpoint_due(record.iteration) or (run.stop_requested and run.checkpoint_every):
             checkpoint.write(self.out_dir, iteration=record.iteration, state=record.state(), spec_data=self.spec_data,
-                             solver=self.solver, trace=self.tracer.trace, elapsed=record.elapsed)
+                             solver=self.solver, trace=self.tracer.trace, elapsed=record.elapsed,
+                             backend=run.problem.backend.name)
 
 
 def _duration(seconds) -> str:

@@ -1,7 +1,10 @@
 """Trained models and their files: ``NAME.json`` (metadata) + ``NAME.npz`` (arrays).
 
-No pickle anywhere: arrays are loaded with ``allow_pickle=False`` and the JSON
-records the npz's SHA-256, so a corrupt, swapped or foreign file is refused.
+No pickle anywhere: arrays are loaded with ``allow_pickle=False``.  The two files are committed
+as one set (:mod:`kopt.fileset`): the JSON records the npz's SHA-256 and a checksum of its own
+fields, so a corrupt, edited, swapped or foreign file is refused, and a crash while saving leaves
+the previous model or the new one.  ``model_sha256`` (:func:`content_hash`) identifies what the
+model computes, whatever the run's timestamps: ``kopt model-hash`` prints it.
 """
 from __future__ import annotations
 
@@ -18,13 +21,13 @@ import numpy as np
 
 from .backend import Backend, resolve, to_numpy
 from .data.preprocess import Preprocessor
+from . import fileset
 from .errors import KoptError, ModelFileError
 from . import model_checks
-from .fileio import atomic_open, write_json
 from .npzfile import BadArrayFile, read_npz
 
 FORMAT = "kopt-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the JSON carries its own checksum and model_sha256
 
 
 @dataclass
@@ -116,18 +119,20 @@ class Model:
             "info": self.info,
         }
 
+    def content_hash(self) -> str:
+        """The model's :func:`content_hash` (what ``model.json`` records as ``model_sha256``)."""
+        return content_hash(json.loads(fileset.canonical(self.to_meta())), self.to_arrays())
+
     def save(self, path):
-        """Write ``<stem>.npz`` then ``<stem>.json`` atomically; returns the JSON path."""
+        """Write ``<stem>.npz`` and ``<stem>.json`` as one set (:func:`kopt.fileset.commit`); returns the JSON path."""
         json_path, npz_path = model_paths(path)
+        arrays = self.to_arrays()
         buf = io.BytesIO()
-        np.savez(buf, **self.to_arrays())
-        payload = buf.getvalue()
-        with atomic_open(npz_path, "wb") as fh:
-            fh.write(payload)
+        np.savez(buf, **arrays)
         meta = self.to_meta()
         meta.update({"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "arrays": os.path.basename(npz_path),
-                     "arrays_sha256": hashlib.sha256(payload).hexdigest()})
-        write_json(json_path, meta)
+                     "model_sha256": content_hash(json.loads(fileset.canonical(meta)), arrays)})
+        fileset.commit(npz_path, buf.getvalue(), json_path, meta)
         return json_path
 
     def __repr__(self):
@@ -141,8 +146,34 @@ def model_paths(path):
     return str(p) + ".json", str(p) + ".npz"
 
 
+#: the metadata that shapes what a model computes (the rest: versions, timestamps, run info, file fields)
+HASHED_META = ("format", "predictor", "predictor_meta", "preprocessor", "kernel", "loss", "spec")
+
+
+def content_hash(meta: dict, arrays: dict) -> str:
+    """SHA-256 of a model's content: every array (name, dtype, shape, bytes) and the metadata in
+    :data:`HASHED_META`, the spec without ``name`` and ``output``.  Two runs of one spec and seed
+    give the same hash; the timestamp, kopt version, timings and output folder do not enter it."""
+    h = hashlib.sha256()
+    spec = {k: v for k, v in (meta.get("spec") or {}).items() if k not in ("name", "output")}
+    h.update(fileset.canonical({**{k: meta.get(k) for k in HASHED_META}, "spec": spec}))
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(fileset.canonical([name, a.dtype.str, list(a.shape)]))
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def load_model(path, backend="numpy") -> Model:
     """Load a model written by :meth:`Model.save` (``path``: the .json, the .npz or their stem)."""
+    meta, arrays, json_path = read_model_files(path)
+    model = model_from(meta, arrays, backend, source=json_path)
+    model_checks.check_predicts(model, json_path)
+    return model
+
+
+def read_model_files(path):
+    """``(meta, arrays, json_path)`` of a model file set, verified (format, checksums, no pickle)."""
     json_path, npz_path = model_paths(path)
     try:
         with open(json_path, encoding="utf-8") as fh:
@@ -160,17 +191,18 @@ def load_model(path, backend="numpy") -> Model:
             payload = fh.read()
     except FileNotFoundError:
         raise ModelFileError(f"{npz_path}: the model's array file is missing") from None
-    if hashlib.sha256(payload).hexdigest() != meta.get("arrays_sha256"):
+    meta = fileset.matching(json_path, meta, payload)
+    if meta is None:
         raise ModelFileError(f"{npz_path}: checksum mismatch: the array file is corrupt or belongs to another model")
+    if ("checksum" in meta or meta.get("format_version", 0) >= 2) and not fileset.sealed(meta):  # 1: none yet
+        raise ModelFileError(f"{json_path}: checksum mismatch: the metadata was edited or is damaged")
     try:
         arrays = read_npz(io.BytesIO(payload))
     except (BadArrayFile, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
     model_checks.check_meta(meta, json_path)
     model_checks.check_arrays(arrays, meta, npz_path)
-    model = model_from(meta, arrays, backend, source=json_path)
-    model_checks.check_predicts(model, json_path)
-    return model
+    return meta, arrays, json_path
 
 
 def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -> Model:

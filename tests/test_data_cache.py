@@ -127,3 +127,44 @@ def test_growing_buffer_ends_at_the_exact_size(home, big_csv, monkeypatch):
     assert X.shape == (300, 300) and X.flags.c_contiguous and X.flags.owndata
     np.testing.assert_array_equal(X, A[:, 1:])
     assert cache.entry_dir([path], {"a": 1}) != cache.entry_dir([path], {"a": 2})
+
+
+@pytest.mark.parametrize("what", ["value", "record"])
+def test_an_altered_entry_is_detected_and_reparsed(home, big_csv, what):
+    """A changed value in a cached array (same size, the header intact) or in meta.json is caught
+    by the entry's checksums: one warning, then the file is parsed again."""
+    path, A = big_csv
+    read_table(path, {})
+    entry = home / entries(home)[0]
+    if what == "value":
+        X = np.load(entry / "X.npy", mmap_mode="r+")
+        X[5, 7] += 1.0
+        X.flush()
+        del X
+    else:
+        text = (entry / "meta.json").read_text()
+        (entry / "meta.json").write_text(text.replace('"has_y": true', '"has_y": false'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X, y, m = read_table(path, {})
+    messages = [str(w.message) for w in caught]
+    assert not m["cached"] and len(messages) == 1 and "altered" in messages[0] and "\n" not in messages[0]
+    np.testing.assert_array_equal(X, A[:, 1:])
+    np.testing.assert_array_equal(y, A[:, 0])
+
+
+def test_storing_an_entry_removes_the_folders_of_killed_writers_only(home, big_csv):
+    import fcntl
+
+    path, _ = big_csv
+    (home / ".tmp-dead-x1").mkdir(parents=True)
+    (home / ".tmp-dead-x1" / "X.npy").write_bytes(b"half")
+    (home / ".tmp-live-x2").mkdir()
+    fd = os.open(home / ".tmp-live-x2", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a writer in another process holds
+        read_table(path, {})
+    finally:
+        os.close(fd)
+    names = sorted(p.name for p in home.iterdir())
+    assert ".tmp-dead-x1" not in names and ".tmp-live-x2" in names and len(names) == 2

@@ -81,6 +81,26 @@ def test_fetch_verifies_and_renames(server, home):
     assert _leftovers(home) == ["blob.bin"]  # no .part file left
 
 
+def test_a_fetch_removes_the_parts_of_killed_downloads_but_not_of_live_ones(server, home):
+    """Issue 17 defect 5: a download killed with -9 left its .part file forever."""
+    import fcntl
+    import os
+
+    base, _ = server
+    home.mkdir(parents=True)
+    (home / ".blob.bin.dead1.part").write_bytes(b"half a download")
+    (home / ".blob.bin.dead2.member").write_bytes(b"half an extraction")
+    live = home / ".blob.bin.live.part"
+    live.write_bytes(b"being written")
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a running download holds
+        fetch(_remote(base, "/ok.bin", PAYLOAD))
+    finally:
+        os.close(fd)
+    assert _leftovers(home) == [".blob.bin.live.part", "blob.bin"]
+
+
 def test_truncated_transfer_leaves_nothing(server, home):
     base, _ = server
     remote = _remote(base, "/t.bin", PAYLOAD, url=base + "/cut/t.bin")
@@ -231,7 +251,7 @@ def test_real_higgs_preset_offline_message(home):
 
 def test_real_higgs_preset_reads_a_local_copy(shared_data, tmp_path):
     body, table = _higgs_like(shared_data)
-    path = tmp_path / "HIGGS.csv.gz"
+    path = tmp_path / "higgs_rows.csv.gz"  # another name: the user's own file in the preset's layout
     path.write_bytes(body)
     spec = {"source": "higgs", "train": str(path), "options": {"rows": 7000}, "test_rows": 500}
     ds = load_data(spec)
@@ -241,3 +261,23 @@ def test_real_higgs_preset_reads_a_local_copy(shared_data, tmp_path):
         load_data({"source": "higgs", "train": str(path), "cache": False})  # 7,500 rows: no UCI test set
     with pytest.raises(DataError, match="file not found"):
         load_data({"source": "higgs", "train": str(tmp_path / "subset.csv")})
+
+
+def test_a_data_train_file_named_like_the_preset_file_is_verified_once(shared_data, tmp_path, monkeypatch):
+    """Issue 17 defect 5: a different file called HIGGS.csv.gz was trained on with exit 0."""
+    from kopt.data import store
+
+    body, _ = _higgs_like(shared_data)
+    path = tmp_path / "HIGGS.csv.gz"
+    path.write_bytes(body)
+    hashed = []
+    real = store.identify
+    monkeypatch.setattr(store, "identify", lambda *a, **k: hashed.append(a[0]) or real(*a, **k))
+    for _ in range(2):
+        with pytest.raises(DataError, match="named like the higgs preset's HIGGS.csv.gz but matches none"):
+            load_data({"source": "higgs", "train": str(path), "test_rows": 500})
+    assert len(hashed) == 1  # the verdict is recorded beside the file (size + mtime), not re-hashed
+    path.write_bytes(body + b"\n")
+    with pytest.raises(DataError, match="matches none"):
+        load_data({"source": "higgs", "train": str(path), "test_rows": 500})
+    assert len(hashed) == 2

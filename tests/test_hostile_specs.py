@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import kopt.memory
+from kopt import fileset
 from kopt.cli import main
 
 from helpers import regression_csv
@@ -180,9 +181,10 @@ def model_dir(workdir, capsys):
 
 
 def _rewrite(model_dir, meta, payload):
+    """Write crafted contents with valid checksums (the npz's and the JSON's own), as a forger would."""
     (model_dir / "model.npz").write_bytes(payload)
     meta["arrays_sha256"] = hashlib.sha256(payload).hexdigest()
-    (model_dir / "model.json").write_text(json.dumps(meta))
+    (model_dir / "model.json").write_text(json.dumps(fileset.seal(meta)))
 
 
 @pytest.mark.parametrize("case_id,edit,phrases", MODEL_CASES, ids=[c[0] for c in MODEL_CASES])

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 import kopt
+from kopt import fileset
 from kopt.errors import ModelFileError
 from helpers import demo_plugin, extra_components
+
+
+def _resealed(path, edit):
+    """Edit a model.json's text and recompute its checksum (as a crafted file would)."""
+    path.write_text(json.dumps(fileset.seal(json.loads(edit(path.read_text())))))
 
 
 def _data(n=300, d=4, seed=0, binary=False):
@@ -104,10 +110,15 @@ def test_wrong_feature_count_at_predict(krr_model):
         (lambda j, z: z.write_bytes(z.read_bytes()[:-10]), "checksum mismatch"),
         (lambda j, z: z.unlink(), "array file is missing"),
         (lambda j, z: j.unlink(), "model file not found"),
-        (lambda j, z: j.write_text(j.read_text().replace('"format_version": 1', '"format_version": 99')), "newer kopt"),
-        (lambda j, z: j.write_text(j.read_text().replace('"kernel_expansion"', '"no_such_predictor"')), "not registered"),
+        (lambda j, z: j.write_text(j.read_text().replace('"format_version": 2', '"format_version": 99')), "newer kopt"),
+        (lambda j, z: _resealed(j, lambda t: t.replace('"kernel_expansion"', '"no_such_predictor"')), "not registered"),
+        (lambda j, z: j.write_text(j.read_text().replace('"lambda": 0.001', '"lambda": 0.002')),
+         "metadata was edited"),
+        (lambda j, z: j.write_text(j.read_text().replace('"format_version": 2', '"format_version": 1')),
+         "metadata was edited"),
     ],
-    ids=["bad-json", "foreign-json", "truncated-npz", "missing-npz", "missing-json", "newer-format", "unknown-predictor"],
+    ids=["bad-json", "foreign-json", "truncated-npz", "missing-npz", "missing-json", "newer-format", "unknown-predictor",
+         "edited-field", "downgraded-format"],
 )
 def test_corrupt_or_foreign_files(krr_model, tmp_path, damage, phrase):
     result, _ = krr_model
@@ -128,7 +139,7 @@ def test_pickled_arrays_are_refused(krr_model, tmp_path):
     (tmp_path / "m.npz").write_bytes(buf.getvalue())
     meta = json.loads((tmp_path / "m.json").read_text())
     meta["arrays_sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
-    (tmp_path / "m.json").write_text(json.dumps(meta))
+    (tmp_path / "m.json").write_text(json.dumps(fileset.seal(meta)))
     with pytest.raises(ModelFileError, match="cannot read arrays"):
         kopt.load_model(tmp_path / "m.json")
 

@@ -130,3 +130,25 @@ def test_check_resume_takes_a_str_out_dir(tmp_path):
     full, resumed = check_resume(_spec(tmp_path, iterations=12), stop_at=7, out_dir=str(tmp_path / "runs"))
     assert resumed.n_iter == full.n_iter == 12
     assert (tmp_path / "runs" / "cut" / "checkpoint.json").is_file()
+
+
+@pytest.mark.parametrize("where", ["the-file", "the-file/sub"])
+def test_an_output_dir_that_is_a_file_fails_before_the_solve(tmp_path, monkeypatch, capsys, where):
+    """Issue 17 defect 6: the check came after the solve, so the work was lost."""
+    import yaml
+
+    from kopt.cli import main
+
+    (tmp_path / "the-file").write_text("not a folder")
+    spec = _spec(tmp_path, checkpoint_every=0)
+    spec["output"]["dir"] = str(tmp_path / where)
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the data were read and the solve started")
+
+    monkeypatch.setattr(kopt.api, "assemble", no_solve)
+    assert main(["solve", str(tmp_path / "spec.yaml"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "output.dir" in err and "a file, not a folder" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -7,8 +7,12 @@ path, size and modification time (``<state>``) and every parse option
 (``<options>``): editing or replacing the file, or reading it differently,
 misses the cache.  An entry is written to a temporary directory and renamed
 into place, so a crash never leaves a half-written entry; stale entries of
-the same file and options are removed when a new one is stored.  Delete the
-``cache`` folder at any time to reclaim the space.
+the same file and options, and the temporary folders of killed writers, are
+removed when a new entry is stored.  ``meta.json``
+records each array file's SHA-256 and its own checksum (:mod:`kopt.fileset`):
+an entry whose arrays or record were altered is dropped with a one-line warning
+and the file is parsed again.  Delete the ``cache`` folder at any time to
+reclaim the space.
 """
 from __future__ import annotations
 
@@ -24,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fileio import follow_umask
+from .. import fileset
+from ..fileio import abandoned, follow_umask, lock
 
 CACHE_FORMAT = "kopt-data-cache"
-#: bump when a reader's output for the same options changes
-CACHE_VERSION = 1
+#: bump when a reader's output for the same options changes (2: checksums of every file)
+CACHE_VERSION = 2
 #: files parsing to fewer values (non-zeros for sparse data) are not cached:
 #: they parse in milliseconds, and test suites would fill the cache with them
 MIN_VALUES = 1 << 16
@@ -78,8 +83,11 @@ def load(paths, options: dict):
     try:
         with open(info, encoding="utf-8") as fh:
             meta = json.load(fh)
-        if meta.get("format") != CACHE_FORMAT:
-            raise ValueError("not a cache entry")
+        if meta.get("format") != CACHE_FORMAT or not fileset.sealed(meta):
+            raise ValueError("its record was altered")
+        for name, digest in meta["sha256"].items():
+            if _sha256_file(d / name) != digest:
+                raise ValueError(f"{name} was altered")
         X = _load_X(d, meta)
         y = np.asarray(np.load(d / "y.npy", mmap_mode="r", allow_pickle=False)) if meta["has_y"] else None
     except (OSError, ValueError, KeyError) as exc:
@@ -87,6 +95,14 @@ def load(paths, options: dict):
         shutil.rmtree(d, ignore_errors=True)
         return None
     return X, y, dict(meta["meta"], cache=str(d), cached=True)
+
+
+def _sha256_file(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for buf in iter(lambda: fh.read(1 << 22), b""):
+            h.update(buf)
+    return h.hexdigest()
 
 
 def _load_X(d, meta):
@@ -111,6 +127,8 @@ def store(paths, options: dict, X, y, meta: dict):
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
         follow_umask(tmp, directory=True)  # mkdtemp makes it 0700
+        held = os.open(tmp, os.O_RDONLY)
+        lock(held)  # while it is written: _remove_stale removes only the folders of killed writers
     except OSError as exc:
         warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
         return None
@@ -126,26 +144,31 @@ def store(paths, options: dict, X, y, meta: dict):
             np.save(tmp / "y.npy", y)
         record = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "source": [os.path.realpath(p) for p in paths],
                   "options": options, "sparse": sparse, "shape": list(X.shape), "has_y": y is not None,
-                  "meta": meta}
+                  "meta": meta, "sha256": {f.name: _sha256_file(f) for f in sorted(tmp.glob("*.npy"))}}
         with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1, default=str)
+            json.dump(fileset.seal(json.loads(json.dumps(record, default=str))), fh, indent=1)
         os.replace(tmp, final) if not final.exists() else shutil.rmtree(tmp, ignore_errors=True)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         warnings.warn(f"cannot write the data cache entry {final} ({exc}); continuing without it", stacklevel=3)
         return None
+    finally:
+        os.close(held)
     _remove_stale(final)
     return final
 
 
 def _remove_stale(final: Path):
-    """Drop older entries of the same source and options (the file changed since),
-    and entries whose source file is gone."""
+    """Drop older entries of the same source and options (the file changed since), entries whose
+    source file is gone, and the temporary folders of writers that were killed."""
     prefix = final.name.rsplit("-", 1)[0] + "-"
     for other in final.parent.iterdir():
-        if other == final or not other.is_dir() or other.name.startswith(".tmp-"):
+        if other == final or not other.is_dir():
             continue
-        if other.name.startswith(prefix) or not _sources_exist(other):
+        if other.name.startswith(".tmp-"):
+            if abandoned(other):
+                shutil.rmtree(other, ignore_errors=True)
+        elif other.name.startswith(prefix) or not _sources_exist(other):
             shutil.rmtree(other, ignore_errors=True)
 
 

@@ -6,7 +6,11 @@ transfer is complete (the server's Content-Length and the declared size both
 match) and the checksum matches.  Any failure -- a dropped connection, a
 truncated body, a checksum mismatch, Ctrl-C -- deletes the temporary file, so
 the cache never holds a partial or wrong file.  Without network the error
-says which URL to download, where to put the file and its checksum.
+says which URL to download, where to put the file and its checksum.  A process
+killed with -9 cannot delete its temporary file: each one is held under an
+exclusive ``flock`` while it is written (:func:`kopt.fileio.lock`), and the
+next fetch or import into that folder removes every ``.NAME.*.part``/``.member``
+no live process holds (:func:`remove_stale_parts`).
 
 A file is identified by the SHA-256 of its bytes (``Remote.sha256``, or one of
 ``also_sha256`` for known recompressed copies) or by the SHA-256 of its
@@ -16,6 +20,7 @@ download.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
-from ..fileio import follow_umask
+from ..fileio import abandoned, follow_umask, lock
 from .progress import ByteProgress, _human
 
 CHUNK = 1 << 20
@@ -133,6 +138,7 @@ def fetch(remote: Remote, dest=None, *, progress=None, timeout=60.0) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(f"cannot create the data directory {dest.parent}: {exc}") from None
+    remove_stale_parts(dest)
     if remote.size:
         free = shutil.disk_usage(dest.parent).free
         if free < remote.size:
@@ -159,15 +165,30 @@ def _open(url, timeout):
         raise _Unreachable(str(reason) or type(exc).__name__) from None
 
 
-def _temp_beside(dest: Path, suffix=".part"):
+def temp_beside(dest: Path, suffix=".part"):
+    """A temporary file beside ``dest``, held under an exclusive lock until it is closed."""
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix, dir=dest.parent)
     follow_umask(fd)
+    lock(fd)
     return fd, tmp
+
+
+def remove_stale_parts(dest: Path) -> list:
+    """Delete the temporary files of ``dest`` (``.NAME.*.part``, ``.member``) left by killed processes:
+    those no process holds a lock on.  Returns the paths removed."""
+    removed = []
+    for suffix in (".part", ".member"):
+        for path in Path(dest).parent.glob(f".{Path(dest).name}.*{suffix}"):
+            if abandoned(path):  # not a live download or copy
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                    removed.append(path)
+    return removed
 
 
 def _download(source: Source, dest: Path, remote: Remote, progress, timeout):
     resp = _open(source.url, timeout)
-    fd, tmp = _temp_beside(dest)
+    fd, tmp = temp_beside(dest)
     extracted = None
     try:
         with resp, os.fdopen(fd, "wb") as out:
@@ -233,7 +254,7 @@ def _verify_transfer(source: Source, remote: Remote, length, got, digest):
 
 def _extract_member(archive, source: Source, dest: Path) -> str:
     """Copy ``source.member`` out of a verified tar archive into a temporary file beside ``dest``."""
-    fd, tmp = _temp_beside(dest, ".member")
+    fd, tmp = temp_beside(dest, ".member")
     try:
         with tarfile.open(archive, "r:*") as tar, os.fdopen(fd, "wb") as out:
             try:

@@ -13,11 +13,12 @@ own copy of the training file(s).  Files are found or fetched by
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import ClassVar
 
 from ..components import DatasetPreset
 from ..errors import DataError
-from .store import Located, names_of, obtain, preset_dir
+from .store import Located, check, names_of, obtain, preset_dir
 
 SPLIT_KEYS = ("test", "test_fraction", "test_rows")
 
@@ -82,6 +83,7 @@ class FilePreset(DatasetPreset):
             for path in _as_list(spec["train"]):
                 if not os.path.isfile(path):
                     raise DataError(f"{path}: file not found (data.train of the {self.name} preset)")
+                self.verify_copy(path, _as_list(lay["train"]))
             train = spec["train"]
         else:
             paths = [local(r) for r in _as_list(lay["train"])]
@@ -96,6 +98,19 @@ class FilePreset(DatasetPreset):
             else:
                 spec.update(self.standard_split())
         return spec
+
+    def verify_copy(self, path, remotes):
+        """A ``data.train`` file named like one of the preset's files must be that file (its checksum,
+        checked once per size and mtime); a file under another name is the user's own data."""
+        name = os.path.basename(path).lower()
+        for remote in remotes:
+            if name in (n.lower() for n in names_of(remote)):
+                if check(Path(path), remote) is None:
+                    raise DataError(f"{path}: named like the {self.name} preset's {remote.filename} but matches none "
+                                    f"of its checksums ({remote.checksum_text}): a corrupt or different file. Get "
+                                    f"the real one (kopt data fetch {self.name}), or to train on this file rename "
+                                    "it, or drop data.source and read it as a plain data file")
+                return
 
     @classmethod
     def supports(cls):

@@ -5,8 +5,8 @@ to the user cache directory).  A file may sit there under its canonical name or
 with another compression (``a9a`` or ``a9a.xz``): it is identified by checksum,
 not by its bytes' compression (:func:`kopt.data.download.identify`).  The first
 time kopt meets a file it checks its SHA-256 and writes a small record beside it
-(``.NAME.verified``); later runs compare size and modification time with the
-record and do not hash again.
+(``.NAME.verified``, a mismatch too); later runs compare size and modification
+time with the record and do not hash again.
 
 :func:`obtain` finds a preset's file, in order: a copy shipped inside the
 package (the HIGGS sample), the data folder, a folder named by
@@ -20,14 +20,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DataError
-from ..fileio import follow_umask
 from .cache import default_data_dir
-from .download import Remote, fetch, how_to_get, identify
+from .download import Remote, fetch, how_to_get, identify, remove_stale_parts, temp_beside
 from .stream import strip_compression_suffix
 
 _SUFFIX = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz", None: ""}
@@ -84,13 +82,13 @@ def _write_record(path: Path, remote: Remote, how: str):
 
 
 def check(path: Path, remote: Remote, progress=None) -> str | None:
-    """How ``path`` matches ``remote`` (from its record when size and mtime are unchanged), or None."""
+    """How ``path`` matches ``remote``, or None.  The answer (a mismatch too) is recorded beside the
+    file and reused while its size and mtime are unchanged: a file is hashed once, not every run."""
     rec = _read_record(path)
     if rec and rec.get("stat") == _stat_key(path) and rec.get("checksums") == remote.checksum_text:
         return rec.get("verified_by")
     how = identify(path, remote, progress)
-    if how:
-        _write_record(path, remote, how)
+    _write_record(path, remote, how)
     return how
 
 
@@ -148,11 +146,11 @@ def store_copy(src: Path, remote: Remote, folder: Path, how: str) -> Path:
     dest = folder / (base + _SUFFIX[compression_of(src)])
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=folder)
+        remove_stale_parts(dest)
+        fd, tmp = temp_beside(dest)
     except OSError as exc:
         raise DataError(f"cannot write to the data folder {folder}: {exc}") from None
     try:
-        follow_umask(fd)
         with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
             shutil.copyfileobj(inp, out, 1 << 22)
             out.flush()
