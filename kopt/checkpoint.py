@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
+import zipfile
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from . import fileset
 from .backend import to_numpy
 from .errors import CheckpointError
 from .hookspecs import hookimpl
+from .npzfile import BadArrayFile, read_npz
 
 FORMAT = "kopt-checkpoint"
 
@@ -116,12 +119,26 @@ def read(out_dir, spec_data, solver, backend="numpy"):
             f"{json_path}: the checkpoint was written on another machine or software ({'; '.join(changed)}); "
             "resuming here would not end where an uninterrupted run ends. Resume where it was written, or delete "
             "the checkpoint to start over")
-    with np.load(io.BytesIO(payload), allow_pickle=False) as z:
-        state = {k: z[k] for k in z.files}
+    _check_fields(meta, json_path)
+    try:
+        state = read_npz(io.BytesIO(payload))
+    except (BadArrayFile, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(f"{npz_path}: cannot read the checkpoint's arrays: {exc}") from None
     state.update(meta["scalars"])
     state["_elapsed"] = meta.get("elapsed", 0.0)
     return state, meta
 
+
+
+def _check_fields(meta, json_path):
+    """The fields :func:`read` and a resume use, with their types (a sealed file may still lack one)."""
+    it, scalars, elapsed = meta.get("iteration"), meta.get("scalars"), meta.get("elapsed", 0.0)
+    if not isinstance(it, int) or isinstance(it, bool) or it < 0:
+        raise CheckpointError(f"{json_path}: field 'iteration' is missing or not an integer >= 0 (got {it!r})")
+    if not isinstance(scalars, dict) or not isinstance(meta.get("trace", []), list):
+        raise CheckpointError(f"{json_path}: field 'scalars' (a mapping) or 'trace' (a list) is missing or malformed")
+    if not isinstance(elapsed, (int, float)) or not math.isfinite(elapsed):
+        raise CheckpointError(f"{json_path}: field 'elapsed' is not a finite number (got {elapsed!r})")
 
 
 # -- in-memory snapshots: continuing a run without files (warm starts) -----------------------------

@@ -207,3 +207,22 @@ def test_crafted_model_array_header(header, model_dir, capsys):
     meta = json.loads((model_dir / "model.json").read_text())
     _rewrite(model_dir, meta, npz_with_header("p_coef", header))
     check_error(["predict", "out/model.json", "data.csv"], capsys, ["cannot read arrays", "'p_coef'"])
+
+
+@pytest.mark.parametrize("field,value,phrase", [("iteration", None, "field 'iteration'"),
+                                                ("iteration", -3, "field 'iteration'"),
+                                                ("scalars", None, "field 'scalars'"),
+                                                ("elapsed", "soon", "field 'elapsed'")],
+                         ids=["no-iteration", "negative-iteration", "no-scalars", "elapsed-string"])
+def test_crafted_checkpoint_fields(field, value, phrase, workdir, capsys):
+    (workdir / "spec.yaml").write_text(GOOD)
+    ck = [*DSG, "--set", "output.checkpoint_every=3"]
+    assert main(["solve", "spec.yaml", "-q", *ck]) == 0
+    capsys.readouterr()
+    meta = json.loads((workdir / "out" / "checkpoint.json").read_text())
+    if value is None:
+        del meta[field]
+    else:
+        meta[field] = value
+    (workdir / "out" / "checkpoint.json").write_text(json.dumps(fileset.seal(meta)))
+    check_error(["solve", "spec.yaml", "-q", *ck, "--resume"], capsys, ["checkpoint.json", phrase])
