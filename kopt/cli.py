@@ -426,10 +426,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with warnings.catch_warnings():  # restores the filters and showwarning afterwards
         warnings.showwarning = _show_warning
-        if getattr(args, "quiet", False) and getattr(args, "command", None) == "solve":
-            from .errors import ConvergenceWarning
+        from .errors import ConvergenceWarning, SpecWarning
 
+        warnings.filterwarnings("always", category=SpecWarning)  # every spec validated says it
+        if getattr(args, "quiet", False) and getattr(args, "command", None) == "solve":
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            warnings.filterwarnings("ignore", category=SpecWarning)
         return _run(args)
 
 
