@@ -66,3 +66,43 @@ def test_dsg_error_decays_like_one_over_t():
     slope = np.polyfit(np.log(keep), np.log(errors), 1)[0]
     assert slope <= -0.7, (slope, errors)
     assert errors[-1] < 0.01 * np.var(f_star)
+
+
+def test_dsg_error_falls_like_one_over_t_with_the_step_the_theory_asks_for():
+    """papers/001 Thm. 4: γ_t = θ/t with θν ∈ (1, 2) gives E|f_t(x) − f*(x)|² = O(1/t).
+
+    The noise-free set, ν = 1e−2, θν = 1.5, B = F = 32, T = 512; t0 keeps γ_1 below half the
+    mini-batch stability limit: t0 = ⌈θ(μ_max + ν + (1 + √(B/F))²/B)⌉ − 1 = 23 here (μ_max = 0.0196,
+    the largest eigenvalue of K/n; docs/benchmarks/dsg_rate.py).  Over the last two octaves
+    (t = 128, 256, 512) the last and the averaged iterate fall like t^−0.98 and t^−1.05.
+    """
+    T, B, lam = 512, 32, 1e-2
+    ov = ["data.options.n_train=2048", "data.options.n_test=512", "data.options.noise=0",
+          f"solver.batch_size={B}", f"model.features.block_size={B}", f"solver.iterations={T}",
+          f"model.features.cache_blocks={T}", f"model.regularizer.lambda={lam:.1e}", "solver.averaging=true"]
+    exact_spec = load_spec(str(SPEC), ov + ["solver={name: krr_exact}", "model.features.dtype=float64"])
+    exact_problem = assemble(exact_spec)
+    f_star = _solver(exact_spec).run(exact_problem, _Keep(())).predictor.decision_function(
+        exact_problem.X_test, exact_problem)
+    X = np.asarray(exact_problem.X, dtype=np.float64)
+    mu_max = np.linalg.eigvalsh(exact_problem.kernel.exact(X, X))[-1] / X.shape[0]
+    theta = 1.5 / lam
+    t0 = np.ceil(theta * (mu_max + lam + (1 + np.sqrt(B / B)) ** 2 / B) - 1)
+    assert t0 == 23, (t0, mu_max)
+
+    spec = load_spec(str(SPEC), ov + [f"solver.step_size={theta}", f"solver.step_offset={t0}"])
+    problem = assemble(spec)
+    keep = [T // 4, T // 2, T]
+    cap = _Keep(keep)
+    _solver(spec).run(problem, cap)
+    fmap = problem.feature_map()
+    last, avg = [], []
+    for t in keep:
+        s = cap.states[t]
+        blocks = s["blocks"].tolist()
+        last.append(np.mean((s["scale"] * fmap.predict(problem.X_test, s["coef"], blocks=blocks) - f_star) ** 2))
+        avg.append(np.mean((fmap.predict(problem.X_test, s["avg_sum"] / s["avg_count"], blocks=blocks) - f_star) ** 2))
+    for errors in (last, avg):
+        slope = np.polyfit(np.log(keep), np.log(errors), 1)[0]
+        assert -1.2 <= slope <= -0.85, (slope, last, avg)
+    assert last[-1] < 0.03 * np.var(f_star), (last, np.var(f_star))

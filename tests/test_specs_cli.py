@@ -234,3 +234,28 @@ def lzma_lines(path, n):
 
     with lzma.open(path, "rt") as fh:
         return [next(fh) for _ in range(n)]
+
+
+def test_validate_warns_in_one_line_where_another_option_is_measured_better(capsys):
+    """The gp plugin's check_spec warns (kopt.SpecWarning) for variance: operator when the test-point fits
+    are available; the spec stays valid (exit 0), and a spec without the choice gets no warning."""
+    assert main(["validate", "gp_dai_operator"]) == 0
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("kopt: warning: ") and "$.solver.variance: variance: operator is measured" in err
+    assert "variance: test_points" in err and ".py" not in err and "Warning:" not in err
+    assert main(["validate", "gp_dai_operator"]) == 0  # said again for every validation
+    assert len(capsys.readouterr().err.splitlines()) == 1
+    assert main(["validate", "gp_dai_synthetic"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_validate_warns_for_cdsg_checking_every_block(capsys):
+    """cdsg's check_spec: candidates: 0 (every block) is measured slower than candidates: 32 (docs/dsg.md)."""
+    assert main(["validate", "cdsg_a9a"]) == 0
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "$.solver.candidates: candidates: 0 checks every old block" in err, err
+    assert main(["validate", "cdsg_a9a", "--set", "solver.candidates=32"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["validate", "cdsg_a9a", "--set", "solver.iterations=32"]) == 0  # 32 blocks at most: 0 = 32
+    assert capsys.readouterr().err == ""

@@ -31,7 +31,6 @@ import numpy as np
 
 import kopt
 from kopt.api import assemble
-from kopt_plugins.gp.averaging import averaging_start
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -57,32 +56,15 @@ def spec(setup, variance, T, every):
 
 def expected_iterate_errors(problem, sigma2, gamma, T, iterations):
     """Errors of E[f_t] (full-batch GD, same steps, tail average) for the mean and the variance."""
-    from kopt_plugins.gp.exact import exact_posterior
+    from kopt_plugins.gp.exact import exact_posterior, expected_iterates, rel_error
 
-    X = np.asarray(problem.X, dtype=np.float64)
-    Xs = np.asarray(problem.X_test, dtype=np.float64)
-    y = np.asarray(problem.y, dtype=np.float64)
-    n = X.shape[0]
-    K = problem.kernel.exact(X, X)
-    mu, U = np.linalg.eigh(K)
-    mu = np.maximum(mu, 0.0)
-    KU = problem.kernel.exact(Xs, X) @ U
-    yt = U.T @ y
+    X, Xs, y = (np.asarray(a, dtype=np.float64) for a in (problem.X, problem.X_test, problem.y))
     mean, var = exact_posterior(problem.kernel, X, y, Xs, sigma2)
-    rho = 1.0 - gamma * (mu + sigma2) / n  # GD contraction per eigen-direction (λ = σ²/n)
-    start = averaging_start("tail", T)
     out = {"iteration": [], "mean_rel_err": [], "var_rel_err": []}
-    for t in iterations:
-        if t > start:  # average of w_u = 1 − ρ^u over u = start+1..t
-            u = np.arange(start + 1, t + 1)
-            w = 1.0 - (rho[None, :] ** u[:, None]).mean(axis=0)
-        else:
-            w = 1.0 - rho**t
-        m_t = KU @ (w * yt / (mu + sigma2))
-        v_t = 1.0 - ((KU**2) * (w / (mu + sigma2))).sum(axis=1)
+    for t, (m_t, v_t) in zip(iterations, expected_iterates(problem.kernel, X, y, Xs, sigma2, gamma, T, iterations)):
         out["iteration"].append(int(t))
-        out["mean_rel_err"].append(float(np.linalg.norm(m_t - mean) / np.linalg.norm(mean)))
-        out["var_rel_err"].append(float(np.linalg.norm(v_t - var) / np.linalg.norm(var)))
+        out["mean_rel_err"].append(rel_error(m_t, mean))
+        out["var_rel_err"].append(rel_error(v_t, var))
     return out
 
 

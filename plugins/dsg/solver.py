@@ -27,7 +27,7 @@ from kopt.iterative import Check, IterativeSolver, Step
 from kopt.predictors import FeatureExpansion
 
 from .checking import checking_steps, feature_variance
-from .options import CDSG, COMMON, UDSG, check_cdsg, check_udsg, schedule, step_cap
+from .options import CDSG, COMMON, UDSG, advise_cdsg, check_cdsg, check_udsg, schedule, step_cap
 from .state import RunState
 
 
@@ -193,6 +193,7 @@ class CDSG(DoublyStochastic):
     params = {**COMMON, **CDSG}
 
     def check_spec(self, spec):
+        advise_cdsg(self.options, spec)
         yield from check_cdsg(self.options)
 
     def checked_blocks(self):

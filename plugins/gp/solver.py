@@ -18,7 +18,7 @@ import numpy as np
 
 from kopt.iterative import Check, Diverged, IterativeSolver, Step
 
-from .options import PARAMS, check, gamma
+from .options import PARAMS, advise, check, gamma
 from .state import GPState
 
 
@@ -42,6 +42,7 @@ class GPSolver(IterativeSolver):
     params = PARAMS
 
     def check_spec(self, spec):
+        advise(self.options, spec)
         yield from check(self.options, spec)
 
     # -- the skeleton's contract ---------------------------------------------------------------
