@@ -65,7 +65,7 @@ class _State:
         if b > n:
             raise DataError(f"solver.batch_size = {b} is larger than the {n} training rows")
         self.B, self.b = len(design.edges) - 1, b
-        self.m = o.inner_steps or math.ceil(self.B * n / b)
+        self.m = o.inner_steps or solver.default_inner_steps(self.B, n, b)
         self.L, self.L_B = coords.smoothness_constants(design, problem.loss, problem.rng(solver.name + "-power"))
         self.consts = solver.prepare(self)
         self.info = {"coordinates": design.kind, "dimension": design.dim, "blocks": self.B, "batch_size": b,
@@ -128,6 +128,10 @@ class _VarianceReduced(IterativeSolver):
                                                 f"'linear') or random features; kernel {kernel.name!r} has no sampler")
 
     # -- subclass hooks -----------------------------------------------------
+    def default_inner_steps(self, B, n, b):
+        """Inner steps m of an epoch when ``inner_steps`` is unset: B·n/b (one pass of partial gradients)."""
+        return math.ceil(B * n / b)
+
     def coordinate_blocks(self):
         """Blocks of input features asked for (None: the default)."""
         return None
