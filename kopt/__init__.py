@@ -13,6 +13,7 @@ from .errors import (  # noqa: E402
     KoptError,
     ModelFileError,
     SpecError,
+    SpecWarning,
     UnknownComponentError,
 )
 from .model import Model, load_model  # noqa: E402
@@ -31,4 +32,5 @@ __all__ = [
     "ModelFileError",
     "UnknownComponentError",
     "ConvergenceWarning",
+    "SpecWarning",
 ]

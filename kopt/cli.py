@@ -405,10 +405,10 @@ def cmd_plugins(args):
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """kopt's own warnings as one clean line (no source path); others as Python prints them."""
-    from .errors import ConvergenceWarning
+    from .errors import ConvergenceWarning, SpecWarning
 
     here = os.path.dirname(os.path.abspath(__file__))
-    ours = issubclass(category, ConvergenceWarning) or os.path.abspath(filename).startswith(here) or (
+    ours = issubclass(category, (ConvergenceWarning, SpecWarning)) or os.path.abspath(filename).startswith(here) or (
         "kopt_plugins" in filename)
     stream = file or sys.stderr
     if ours:
@@ -426,10 +426,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with warnings.catch_warnings():  # restores the filters and showwarning afterwards
         warnings.showwarning = _show_warning
-        if getattr(args, "quiet", False) and getattr(args, "command", None) == "solve":
-            from .errors import ConvergenceWarning
+        from .errors import ConvergenceWarning, SpecWarning
 
+        warnings.filterwarnings("always", category=SpecWarning)  # every spec validated says it
+        if getattr(args, "quiet", False) and getattr(args, "command", None) == "solve":
             warnings.filterwarnings("ignore", category=ConvergenceWarning)
+            warnings.filterwarnings("ignore", category=SpecWarning)
         return _run(args)
 
 

@@ -94,3 +94,11 @@ class CheckpointError(KoptError):
 
 class ConvergenceWarning(UserWarning):
     """A solver stopped at its iteration cap before reaching its tolerance."""
+
+
+class SpecWarning(UserWarning):
+    """A valid spec choice where another option kopt offers was measured to do better.
+
+    A component's ``check_spec`` issues it (``warnings.warn(text, SpecWarning)``) to say so, naming the
+    option and the measurement; ``kopt validate`` and ``kopt solve`` print it as one line on stderr.
+    """

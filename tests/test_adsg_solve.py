@@ -205,3 +205,18 @@ def test_reuters_l1_logistic_spec_runs(shared_data, tmp_path):
     objs = [r["objective"] for r in res.trace]
     assert objs[-1] < objs[0] < res.info["initial_objective"]
     assert res.metrics["accuracy"] > 0.9
+
+
+def test_validate_warns_in_one_line_that_katyusha_is_measured_better_on_ridge(capsys):
+    """adsg's check_spec warns (kopt.SpecWarning) on ridge, where docs/adsg.md measures katyusha better;
+    the spec stays valid, and an adsg spec outside the measured case gets no warning."""
+    from kopt.cli import main
+
+    specs = os.path.join(os.path.dirname(__file__), "..", "specs")
+    assert main(["validate", os.path.join(specs, "adsg_reuters_ridge.yaml")]) == 0
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("kopt: warning: ") and "$.solver.name: solver adsg on ridge" in err
+    assert "solver: katyusha" in err and ".py" not in err
+    assert main(["validate", os.path.join(specs, "adsg_reuters_l1_logistic.yaml")]) == 0
+    assert capsys.readouterr().err == ""

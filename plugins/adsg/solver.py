@@ -13,11 +13,12 @@ their options.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from kopt.backend import to_numpy
-from kopt.errors import DataError
+from kopt.errors import DataError, SpecWarning
 from kopt.iterative import Check, Diverged, IterativeSolver, Step, common_options
 
 from . import coords, epochs, schedule
@@ -217,6 +218,14 @@ class _Blocked(_VarianceReduced):
                 yield ("solver", "blocks"), f"{blocks} blocks is more than the {d} input features (data.n_features)"
 
 
+#: docs/adsg.md, "Against tuned baselines" (docs/benchmarks/adsg_tuned.py)
+RIDGE_ADVICE = (
+    "solver adsg on ridge regression is measured no better than katyusha, its full-vector accelerated peer: "
+    "katyusha needed as few or fewer passes to 1e-6 and {seconds} fewer seconds on every ridge benchmark "
+    "of docs/adsg.md ('Against tuned baselines'); consider solver: katyusha"
+)
+
+
 class ADSG(_Blocked):
     """Accelerated doubly stochastic gradient (papers/003 Alg. 1–2)."""
 
@@ -251,6 +260,8 @@ class ADSG(_Blocked):
                                           f"{reg.name!r} has lambda {reg.lam:g}; use general_convex or strongly_convex")
         if o.setting in ("general_convex", "unregularized") and o.strong_convexity:
             yield ("solver", "strong_convexity"), f"setting {o.setting} uses μ = 0; strong_convexity would be ignored"
+        if spec.loss.name == "square" and reg.name == "l2" and reg.lam > 0:
+            warnings.warn(str(spec.error(("solver", "name"), RIDGE_ADVICE)), SpecWarning, stacklevel=2)
 
     def prepare(self, st):
         reg, o = st.problem.regularizer, self.options
