@@ -176,7 +176,9 @@ def table():
             r = e.get(c)
             if r is None:
                 return "not run"
-            s = "—" if r["passes"] is None else f"{r['passes']:g} ({r['seconds']:.1f} s)"
+            s = "—" if r["passes"] is None else f"{r['passes']:g}"
+            if r.get("seconds") is not None:
+                s += f" ({r['seconds']:.1f} s)"
             if "default" in r:
                 s += f"; untuned {'—' if r['default'] is None else format(r['default'], 'g')}"
             return s
