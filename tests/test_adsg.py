@@ -204,3 +204,34 @@ def test_dense_epochs_run_on_every_backend(xp):
         results.append([np.asarray(v.get() if hasattr(v, "get") else v) for v in (out.x, out.z, out.x_tilde)])
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.3])
+def test_katyusha_epoch_follows_allen_zhu_alg1(sigma):
+    """The epoch against a literal transcription of Katyusha's Alg. 1 (Option I, weighted snapshot)."""
+    from kopt_plugins.adsg.katyusha import katyusha_params
+
+    rng = np.random.default_rng(7)
+    n, dim, b, m = 30, 6, 2, 25
+    A = rng.standard_normal((n, dim))
+    y = rng.standard_normal(n)
+    design = dz.DenseDesign(A, 1)
+    loss = _component("loss", "square", {})
+    pen = _component("regularizer", "elastic_net", {"lambda": 0.05, "l1_ratio": 0.5})
+    p = katyusha_params(1, L=2.0, sigma=sigma, m=m, b=b)
+    x0, z0, xt = (rng.standard_normal(dim) for _ in range(3))
+    snap = ep.snapshot(design, loss, y, xt)
+    draws = [(rng.integers(0, n, size=b), 0) for _ in range(m)]
+    out = ep.katyusha_epoch(design, loss, y, pen, ep.Iterates(x0, z0, xt), snap, p, iter(draws))
+    yk, z, ys = x0.copy(), z0.copy(), []
+    for I, _ in draws:
+        x = p.tau1 * z + p.tau2 * xt + (1 - p.tau1 - p.tau2) * yk
+        g = A.T @ (A @ xt - y) / n + A[I].T @ (A[I] @ x - A[I] @ xt) / b
+        z = pen.prox(z - p.alpha * g, p.alpha)
+        yk = pen.prox(x - g * p.eta_y, p.eta_y)
+        ys.append(yk)
+    w = (1 + p.alpha * sigma) ** np.arange(m)
+    np.testing.assert_allclose(out.x, yk, rtol=1e-12)
+    np.testing.assert_allclose(out.z, z, rtol=1e-12)
+    np.testing.assert_allclose(out.x_tilde, (w[:, None] * np.array(ys)).sum(0) / w.sum(), rtol=1e-10)
+    assert p.tau2 == 1 / (2 * b) and (p.tau1 == 2 / 5 if sigma == 0 else p.tau1 == 0.5)

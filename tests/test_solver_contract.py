@@ -29,6 +29,7 @@ BUILTIN_CASES = [
     ("adsg", {}, None),
     ("mrbcd", {}, None),
     ("svrg", {}, None),
+    ("katyusha", {}, None),
     ("adsg", {"model": {"kernel": {"name": "linear"}}}, None),
     ("gp", {}, None),
     ("gp", {"solver": {"variance": "operator", "batch_size": 16}}, None),

@@ -1,15 +1,17 @@
 """ADSG (papers/003) and its baselines for block-separable regularized ERM.
 
-Registers three solvers: ``adsg`` (accelerated doubly stochastic gradient,
+Registers four solvers: ``adsg`` (accelerated doubly stochastic gradient,
 ADSG II by default, ADSG I as ``variant: reference``), ``mrbcd`` (the same
-loop without momenta: variance-reduced random block steps) and ``svrg``
-(proximal SVRG, full-vector steps).
+loop without momenta: variance-reduced random block steps), ``svrg``
+(proximal SVRG, full-vector steps) and ``katyusha`` (accelerated SVRG,
+papers/003's accelerated baseline).
 """
 from kopt.hookspecs import hookimpl
 
+from .katyusha import Katyusha
 from .solver import ADSG, MRBCD, SVRG
 
-SOLVERS = [ADSG, MRBCD, SVRG]
+SOLVERS = [ADSG, MRBCD, SVRG, Katyusha]
 
 
 @hookimpl

@@ -132,3 +132,35 @@ def plain_epoch(design, loss, y, reg, it: Iterates, snap: Snapshot, eta: float, 
         v = snap.g[lo:hi] + R.block_tdot(c, lo, hi)
         x[lo:hi] = reg.prox(x[lo:hi] - eta * v, eta)
     return Iterates(x, x, x)
+
+
+def katyusha_epoch(design, loss, y, reg, it: Iterates, snap: Snapshot, p, draws) -> Iterates:
+    """One epoch of proximal Katyusha (Allen-Zhu 2018, Alg. 1 with Option I; Alg. 2 when μ = 0).
+
+    ``it.x`` carries y_k, ``it.z`` carries z_k (both continue across epochs);
+    ``p`` holds τ₁, τ₂, α (the z step), ``eta_y`` = 1/(3L) (the y step) and
+    ``ratio`` = 1 + ασ, the growth of the snapshot weights.  Per step
+
+        x = τ₁ z + τ₂ x̃ + (1 − τ₁ − τ₂) y,   ∇̃ = ∇F(x̃) + ∇f_I(x) − ∇f_I(x̃),
+        z ← prox_{αP}(z − α ∇̃),               y ← prox_{P/(3L)}(x − ∇̃/(3L)),
+
+    and the next snapshot is Σ_j r^(j−1) y_j / Σ_j r^(j−1), r = ``ratio``,
+    accumulated as a running average (q_j = W_(j−1)/w_j: no overflowing powers).
+    """
+    xp = design.xp
+    dim = design.dim
+    yk, z, xt = it.x.copy(), it.z.copy(), snap.x
+    avg = xp.zeros(dim)
+    rest = 1.0 - p.tau1 - p.tau2
+    q = 0.0
+    for I, _ in draws:
+        x = p.tau1 * z + p.tau2 * xt + rest * yk
+        R = design.rows(I)
+        Ix = _index(xp, I)
+        c = (loss.grad(R.dot(x), y[Ix]) - snap.d[Ix]) / len(I)
+        g = snap.g + R.tdot(c, dim)
+        z = reg.prox(z - p.alpha * g, p.alpha)
+        yk = reg.prox(x - p.eta_y * g, p.eta_y)
+        avg += (yk - avg) / (q + 1.0)
+        q = (q + 1.0) / p.ratio
+    return Iterates(yk, z, avg)
