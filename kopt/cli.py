@@ -31,6 +31,9 @@ def build_parser():
     p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
     p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster (pip install 'kopt[dask]'): 'local:N' for N local worker processes, "
+                        "or a scheduler address 'tcp://HOST:8786' (sets execution.engine: dask; docs/scale.md)")
     p.add_argument("--log-json", metavar="FILE",
                    help="write progress as JSON lines to FILE ('-': stderr, instead of the text lines)")
     p.add_argument("--log-every", metavar="N", default="10s", type=_log_every,
@@ -200,6 +203,8 @@ def cmd_solve(args):
         overrides.append(f"output.dir={args.out}")
     if args.plot:
         overrides.append("output.plot=true")
+    if args.scheduler:
+        overrides += ["execution.engine=dask", f"execution.scheduler={json.dumps(args.scheduler)}"]
     spec = load_spec(resolve_spec_arg(args.spec), overrides)
     check_extras(spec)
     listeners = _listeners(args, spec)
