@@ -27,7 +27,9 @@ def describe(scheduler) -> str:
 
 
 def check_address(value) -> str | None:
-    """Why ``value`` is not a scheduler address the spec accepts (None when it is)."""
+    """Why ``value`` is not a scheduler address the spec accepts (None when it is; None means 'local')."""
+    if value is None:
+        return None
     if not isinstance(value, str) or not value:
         return "a scheduler is 'local', 'local:N' (a LocalCluster of N worker processes) or an address 'tcp://HOST:PORT'"
     if _LOCAL.match(value) or "://" in value:
@@ -52,6 +54,7 @@ class Cluster:
         if isinstance(scheduler, distributed.Client):
             self.client = scheduler
             return
+        scheduler = scheduler or "local"
         problem = check_address(scheduler)
         if problem:
             raise KoptError(f"execution.scheduler: {problem}")

@@ -56,6 +56,7 @@ class Partitions:
     d: int
     test: list = field(default_factory=list)
     test_rows: list = field(default_factory=list)
+    _homes: list = None
 
     @property
     def n(self) -> int:
@@ -65,14 +66,31 @@ class Partitions:
     def offsets(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.rows)]).astype(np.int64)
 
+    def homes(self, futures):
+        """The worker holding each of ``futures`` (None where none does yet)."""
+        from distributed import wait
+
+        wait(futures)
+        who = self.client.who_has(futures)
+        return [(who.get(f.key) or [None])[0] for f in futures]
+
+    def submit(self, k, fn, *args):
+        """A future of ``fn(*args)`` run on the worker of training partition ``k`` (elsewhere only when
+        that worker is gone: its partition is then read again where the task runs)."""
+        if self._homes is None:
+            self._homes = self.homes(self.train)
+        home = self._homes[k]
+        return self.client.submit(fn, *args, pure=False, workers=[home] if home else None, allow_other_workers=True)
+
     def map(self, fn, *args, test=False):
         """Futures of ``fn(part, *args)``, one per partition, each run where its partition is."""
-        parts = self.test if test else self.train
-        return [self.client.submit(fn, p, *args, pure=False) for p in parts]
+        if test:
+            return [self.client.submit(fn, p, *args, pure=False) for p in self.test]
+        return [self.submit(k, fn, p, *args) for k, p in enumerate(self.train)]
 
     def map_indexed(self, fn, *args):
         """Futures of ``fn(part, k, *args)`` over the training partitions (``k``: the partition index)."""
-        return [self.client.submit(fn, p, k, *args, pure=False) for k, p in enumerate(self.train)]
+        return [self.submit(k, fn, p, k, *args) for k, p in enumerate(self.train)]
 
     def gather(self, futures):
         return self.client.gather(futures)
@@ -95,7 +113,7 @@ class Partitions:
 
     def replace_train(self, futures):
         """These partitions with new training futures (the same rows)."""
-        return replace(self, train=list(futures))
+        return replace(self, train=list(futures), _homes=None)
 
 
 def _take_rows(part, local):
@@ -112,7 +130,9 @@ def _field(pair, i):
 
 def from_spec(client, data_spec: dict, n_parts: int) -> Partitions:
     """Partitions of a spec's ``data`` section, read by the workers (see the module docstring)."""
-    both = [client.submit(_read_partition, data_spec, k, n_parts, pure=False) for k in range(n_parts)]
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    both = [client.submit(_read_partition, data_spec, k, n_parts, pure=False, workers=[workers[k % len(workers)]],
+                          allow_other_workers=True) for k in range(n_parts)]
     train = [client.submit(_field, f, 0, pure=False) for f in both]
     test = [client.submit(_field, f, 1, pure=False) for f in both]
     shapes = client.gather([client.submit(_shape, f, pure=False) for f in train])

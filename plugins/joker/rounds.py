@@ -70,11 +70,21 @@ class _Worker:
     """What a partition's worker keeps between rounds: its problem, labels and DBCD-TR state."""
 
     def __init__(self, part, k, template, options, sigma, labels):
+        self.args = (part, k, template, options, sigma, labels)
+        self.nbytes = int(part["X"].nbytes)
         problem = local_problem(template, part, k)
         Y = labels(problem)
         engine = LocalEngine(problem, Y.shape[1], sigma, options.block_memory_mb, options.model_kernel)
         self.blocks = DualBlocks(problem, Y, template.lam * template.n, options, "features", 1, engine=engine)
         self.per_round = max(1, math.ceil(options.local_epochs * self.blocks.nblocks))
+
+    def __reduce__(self):
+        # rebuilt from the partition wherever it lands (its α and θ̃ come with every task)
+        return _Worker, self.args
+
+    def __sizeof__(self):
+        # the scheduler weighs moving it like moving its partition's rows
+        return self.nbytes
 
 
 def _start(part, k, template, options, sigma, labels):
@@ -100,15 +110,22 @@ def _pick(pair, i):
     return pair[i]
 
 
-def _terms(worker, alpha, theta):
-    """The partition's per-row sums for the certificate: Σ ℓ(y_i, f_i) and Σ f_i(α_i), per output."""
+def _certificate(worker, alpha, theta):
+    """The partition's per-row sums for the gap, per output: Σ ℓ(y_i, f_i), Σ f_i(α_i), and for the dual
+    point of the primal iterate, α'_i = −ℓ'(y_i, f_i)/λ_J (in the box), Σ f_i(α'_i) and Φ_kᵀα'."""
     st = worker.blocks
-    st.alpha = alpha
     st.engine.theta = theta
     scores = st.engine.scores(None)
-    loss = [float(st.problem.loss.value(scores[:, c], st.Y[:, c]).sum()) for c in range(st.C)]
-    conj = [t.value(alpha[:, c], st.everything) for c, t in enumerate(st.terms)]
-    return np.array(loss), np.array(conj)
+    loss, conj, conj_alt = [], [], []
+    alt = np.empty_like(alpha)
+    for c, term in enumerate(st.terms):
+        u, y = scores[:, c], st.Y[:, c]
+        loss.append(float(st.problem.loss.value(u, y).sum()))
+        conj.append(term.value(alpha[:, c], st.everything))
+        alt[:, c] = term.project(-st.problem.loss.grad(u, y) / term.lam_j, st.everything)
+        conj_alt.append(term.value(alt[:, c], st.everything))
+    theta_alt = st.engine.fmap.adjoint(st.problem.X, alt).reshape(theta.shape)
+    return np.array(loss), np.array(conj), np.array(conj_alt), theta_alt
 
 
 class DistributedBlocks:
@@ -126,8 +143,8 @@ class DistributedBlocks:
         self.K = len(self.parts.rows)
         template = _template(problem)
         self.workers = self.parts.map_indexed(_start, template, options, self.K, labels)
-        self.alpha = [self.parts.client.submit(_zeros, w, pure=False) for w in self.workers]
-        self.C = self.parts.gather([self.parts.client.submit(_n_out, w, pure=False) for w in self.workers[:1]])[0]
+        self.alpha = [self.parts.submit(k, _zeros, w) for k, w in enumerate(self.workers)]
+        self.C = self.parts.gather([self.parts.submit(0, _n_out, self.workers[0])])[0]
         self.theta = np.zeros((self.fmap.n_blocks, self.fmap.block_size, self.C))
         self.rounds = 0
 
@@ -135,10 +152,10 @@ class DistributedBlocks:
         return 1, 0
 
     def step(self, t):
-        client = self.parts.client
-        outs = [client.submit(_round, w, a, self.theta, t - 1, pure=False) for w, a in zip(self.workers, self.alpha)]
-        self.alpha = [client.submit(_pick, o, 0, pure=False) for o in outs]
-        deltas = client.gather([client.submit(_pick, o, 1, pure=False) for o in outs])
+        parts = self.parts
+        outs = [parts.submit(k, _round, w, a, self.theta, t - 1) for k, (w, a) in enumerate(zip(self.workers, self.alpha))]
+        self.alpha = [parts.submit(k, _pick, o, 0) for k, o in enumerate(outs)]
+        deltas = parts.gather([parts.submit(k, _pick, o, 1) for k, o in enumerate(outs)])
         for d in deltas:
             self.theta = self.theta + d
         self.rounds = t
@@ -146,16 +163,29 @@ class DistributedBlocks:
         return Step(rows=self.problem.n, extra={"bytes_per_round": sent})
 
     def check(self, rows=None):
-        """The exact P, D over every row (``check_rows`` is not used: the sums are distributed)."""
-        client = self.parts.client
-        pieces = client.gather([client.submit(_terms, w, a, self.theta, pure=False)
-                                for w, a in zip(self.workers, self.alpha)])
+        """P and D over every row (``check_rows`` is not used: the sums are distributed and exact).
+
+        D is the larger of two lower bounds of the dual optimum: D(α) of the iterate, and D(α') of the
+        dual point of the primal iterate, α'_i = −ℓ'(y_i, f_i)/λ_J (projected into the box), whose
+        θ̃' = Σ_k Φ_kᵀα' costs one more M-vector per partition.  CoCoA+'s σ' = K damps the steps of α
+        along directions that do not move θ̃, so D(α) can lag far behind a converged primal; α'
+        certifies that primal (P − D(α') → 0 as θ̃ → θ̃*).
+        """
+        parts = self.parts
+        pieces = parts.gather([parts.submit(k, _certificate, w, a, self.theta)
+                               for k, (w, a) in enumerate(zip(self.workers, self.alpha))])
         loss = sum(p[0] for p in pieces)
-        conj = sum(p[1] for p in pieces)
+        theta_alt = sum(p[3] for p in pieces)
+        D_iterate = self._dual(self.theta, sum(p[1] for p in pieces))
+        D_primal = self._dual(theta_alt, sum(p[2] for p in pieces))
         norm = (self.theta * self.theta).sum(axis=(0, 1)) / self.M
-        D = float((-self.lam * (0.5 * norm + conj)).sum())
         P = float(0.5 * self.lam * norm.sum() + (loss / self.problem.n).sum())
-        return Check(objective=P, dual=D)
+        return Check(objective=P, dual=max(D_iterate, D_primal), extra={"dual_iterate": D_iterate})
+
+    def _dual(self, theta, conj):
+        """kopt's dual −λ(½‖θ̃‖²/M + Σ f_i(α_i)) from θ̃ = Σ α_i φ(x_i) and the separable sums."""
+        norm = (theta * theta).sum(axis=(0, 1)) / self.M
+        return float((-self.lam * (0.5 * norm + conj)).sum())
 
     def decision_function(self, X):
         return self.fmap.predict(X, self.theta) / self.M
@@ -167,7 +197,7 @@ class DistributedBlocks:
     def restore(self, saved):
         self.theta = np.asarray(saved["theta"], dtype=np.float64)
         pieces = self.parts.split(np.asarray(saved["alpha"], dtype=np.float64))
-        self.alpha = [self.parts.client.scatter(p) for p in pieces]
+        self.alpha = [self.parts.client.scatter(p, workers=self.parts.homes([w])) for p, w in zip(pieces, self.workers)]
 
     def predictor(self):
         coef = self.theta[:, :, 0] if self.C == 1 else self.theta
