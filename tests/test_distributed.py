@@ -1,8 +1,9 @@
 """kopt on a Dask LocalCluster (two worker processes): the distributed run certifies the single-machine answer.
 
-One cluster for the module.  The problems are cut to keep the module at about half a minute: higgs-12k's
-first 3,000 training rows (all 5,000 test rows) and ijcnn1's first 4,000 training rows (all 91,701 test
-rows), 128-256 random features, both runs certified to a relative duality gap of 1e-4.
+One cluster for the module.  The problems are cut to keep the module at about 40 seconds: higgs-12k's
+first 3,000 training rows (all 5,000 test rows, 256 random features) and ijcnn1's first 3,000 training
+rows (all 91,701 test rows, 128 features), λ = 1e-2, both runs certified to a relative duality gap of 1e-5
+(at 1e-4 two certified answers may still differ by more than 0.1 points of test accuracy).
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def test_joker_higgs_same_certified_answer_and_identical_prediction(client):
 
 
 def test_joker_ijcnn1_same_certified_answer(client, seeded_data):
-    spec = {"name": "ijcnn1_features", "seed": 0, "data": {"source": "ijcnn1", "max_rows": 4000},
+    spec = {"name": "ijcnn1_features", "seed": 0, "data": {"source": "ijcnn1", "max_rows": 3000},
             "model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian", "bandwidth_factor": 0.5},
                       "regularizer": {"name": "l2", "lambda": 1.0e-2}, "form": "dual",
                       "features": {"count": 128, "block_size": 128}},
@@ -126,9 +127,11 @@ class _KillWorker:
 
 
 def test_worker_killed_mid_solve_recomputes_the_round(client):
-    overrides = [*HIGGS, "solver.tol=1.0e-2"]
+    overrides = [*HIGGS, "solver.tol=1.0e-4"]
     full = _dist("quickstart", overrides, client)
-    hit = _dist("quickstart", overrides, client, progress=[_KillWorker(client, 2)])
-    assert hit.n_iter == full.n_iter > 2
+    before = set(client.scheduler_info(n_workers=-1)["workers"])
+    hit = _dist("quickstart", overrides, client, progress=[_KillWorker(client, 1)])
+    assert set(client.scheduler_info(n_workers=-1)["workers"]) != before  # a worker process was replaced
+    assert hit.n_iter == full.n_iter > 1
     np.testing.assert_array_equal(hit.model.predictor.arrays["coef"], full.model.predictor.arrays["coef"])
     assert hit.objective == full.objective
