@@ -5,8 +5,9 @@ label noise), generated on the workers partition by partition (``numpy.random.de
 passed to ``kopt.solve`` as dask arrays: the rows never reach the client.  For each worker count the same
 spec runs on a fresh ``LocalCluster(n_workers=W, processes=True, threads_per_worker=1)`` with W partitions:
 
-* seconds per round: the median time between two consecutive iterations of the trace (one round = one
-  pass of DBCD-TR blocks over each worker's rows, then the certificate: two passes of the features);
+* seconds per round: the median time between two consecutive iterations of the trace (one round =
+  ``local_epochs`` (0.1) passes of DBCD-TR blocks over each worker's rows, then the certificate: two
+  passes of the features over every row);
 * bytes per round: the payload of one round and its certificate -- θ̃ to each partition and Δθ̃ back, θ̃
   again for the certificate and Φ_kᵀα' back (4 M-vectors of float64 per partition per output) plus a few
   scalars; dask's own messages (task headers, heartbeats) are not counted;
@@ -60,8 +61,8 @@ def spec(args):
                       "regularizer": {"name": "l2", "lambda": args.lam}, "form": "dual",
                       "features": {"count": args.features, "block_size": min(args.features, 512)}},
             "solver": {"name": "joker", "mode": "features", "batch_size": args.batch_size, "tol": 1.0e-2,
-                       "iterations": args.max_rounds},
-            "backend": "numpy", "output": {"dir": os.path.join(HERE, "runs", "dask_scale")}}
+                       "iterations": args.max_rounds, "local_epochs": args.local_epochs},
+            "backend": "numpy"}
 
 
 def run(workers, args):
@@ -94,7 +95,8 @@ def main():
     p.add_argument("--test-rows", type=int, default=100_000)
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--features", type=int, default=256)
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--local-epochs", type=float, default=0.1, help="passes over each worker's rows per round")
     p.add_argument("--lam", type=float, default=1.0e-5)
     p.add_argument("--max-rounds", type=int, default=40)
     p.add_argument("--out", default=os.path.join(HERE, "dask_scale.json"))
