@@ -51,9 +51,13 @@ def build_parser():
 
     p = sub.add_parser("predict", help="score a data file with a saved model")
     p.add_argument("model", help="model.json (or its .npz, or their common stem)")
-    p.add_argument("data", help="data file (same layout as the training data)")
-    p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout)")
+    p.add_argument("data", nargs="+", help="data file (same layout as the training data); with --scheduler, "
+                                           "several files or a quoted glob ('parts/*.csv'), one task each")
+    p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
+                                                 "a folder that gets one CSV per input file")
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="score the files on a Dask cluster ('local:N' or "
+                                                          "'tcp://HOST:8786'; pip install 'kopt[dask]')")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("plugins", help="list every registered component and plugin errors")
@@ -325,37 +329,81 @@ def cmd_specs_copy(args):
 
 
 def cmd_predict(args):
-    import numpy as np
-
-    from .data import read_file
-    from .errors import DataError
     from .metrics import evaluate
     from .model import load_model
 
     model = load_model(args.model)
-    opts = dict(model.spec.get("data", {}))
-    opts.pop("max_rows", None)
-    opts.update(_preset_read_options(opts))
-    if args.format:
-        opts["format"] = args.format
-    opts["n_features"] = model.n_features_in
-    X, y = read_file(args.data, opts)
-    if X.shape[1] == model.n_features_in - 1 and y is not None:
-        X, y = read_file(args.data, {**opts, "label": False})
-    if X.shape[1] != model.n_features_in:
-        raise DataError(f"{args.data}: {X.shape[1]} features; the model {args.model} was trained on {model.n_features_in}")
+    opts = _predict_options(model, args.format)
+    if args.scheduler:
+        return _predict_partitioned(args, model, opts)
+    if len(args.data) != 1:
+        raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
+                        "scored on a Dask cluster: add --scheduler and --out DIR)")
+    X, y = read_for_model(model, args.model, args.data[0], opts)
     scores = model.decision_function(X)
-    pred = model.preprocessor.decode(scores)
-    columns = {"prediction": pred}
-    if scores.ndim == 1:
-        columns["decision"] = scores
-    columns.update(model.predict_extra(X))
-    _write_predictions(columns, args.out)
+    columns = prediction_columns(model, X, scores)
+    write_predictions(columns, args.out)
     if y is not None:
         metrics = evaluate(model.preprocessor.target, y, scores, model.preprocessor)
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({len(y)} rows)", file=sys.stderr)
     elif args.out:
-        print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
+        print(f"wrote {len(columns['prediction'])} predictions to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _predict_options(model, fmt):
+    """The parse options of the model's training data (its preset's, a --format) for new files."""
+    opts = dict(model.spec.get("data", {}))
+    opts.pop("max_rows", None)
+    opts.update(_preset_read_options(opts))
+    if fmt:
+        opts["format"] = fmt
+    opts["n_features"] = model.n_features_in
+    return opts
+
+
+def read_for_model(model, model_path, path, opts):
+    """``(X, y)`` of a data file with the model's column layout (a label column is optional)."""
+    from .data import read_file
+    from .errors import DataError
+
+    X, y = read_file(path, opts)
+    if X.shape[1] == model.n_features_in - 1 and y is not None:
+        X, y = read_file(path, {**opts, "label": False})
+    if X.shape[1] != model.n_features_in:
+        raise DataError(f"{path}: {X.shape[1]} features; the model {model_path} was trained on {model.n_features_in}")
+    return X, y
+
+
+def prediction_columns(model, X, scores):
+    """The columns ``kopt predict`` writes: prediction, decision (one output), the model's extras."""
+    columns = {"prediction": model.preprocessor.decode(scores)}
+    if scores.ndim == 1:
+        columns["decision"] = scores
+    columns.update(model.predict_extra(X))
+    return columns
+
+
+def _predict_partitioned(args, model, opts):
+    """Several files (or a glob) scored on a Dask cluster, one output file per input file in ``--out``."""
+    import numpy as np
+
+    from .distributed.cluster import Cluster
+    from .distributed.predict import expand, predict_files
+    from .metrics import evaluate
+
+    if not args.out:
+        raise KoptError("kopt predict --scheduler writes one file per input file: give the folder with --out DIR")
+    files = expand(args.data)
+    with Cluster(args.scheduler) as cluster:
+        done = predict_files(cluster.client, os.path.abspath(args.model), files, args.out, opts)
+    rows = sum(d[1] for d in done)
+    print(f"wrote {rows} predictions to {len(done)} files in {args.out}", file=sys.stderr)
+    if all(d[2] is not None for d in done):
+        y = np.concatenate([d[2] for d in done])
+        scores = np.concatenate([d[3] for d in done], axis=0)
+        metrics = evaluate(model.preprocessor.target, y, scores, model.preprocessor)
+        print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({len(y)} rows)", file=sys.stderr)
     return 0
 
 
@@ -373,7 +421,7 @@ def _preset_read_options(data):
     return dict(cls.read) if issubclass(cls, FilePreset) else {}
 
 
-def _write_predictions(columns, out):
+def write_predictions(columns, out):
     import numpy as np
 
     from .fileio import atomic_open

@@ -320,6 +320,8 @@ class Solver(Component):
             s += ", smooth losses"
         if cls.needs_conjugate:
             s += ", losses with a conjugate"
+        if cls.distributed:
+            s += ", Dask cluster"
         return s
 
 

@@ -135,3 +135,21 @@ def test_worker_killed_mid_solve_recomputes_the_round(client):
     assert hit.n_iter == full.n_iter > 1
     np.testing.assert_array_equal(hit.model.predictor.arrays["coef"], full.model.predictor.arrays["coef"])
     assert hit.objective == full.objective
+
+
+def test_predict_on_partitioned_files_writes_one_output_each(client, tmp_path):
+    from kopt.cli import main
+    from kopt.data import load_data
+
+    small = ["data.max_rows=500", "model.features.count=64", "model.features.block_size=64", "solver.iterations=20"]
+    kopt.solve("quickstart", overrides=[*small, f"output.dir={tmp_path / 'run'}"], write=True)
+    ds = load_data(kopt.load_spec("quickstart", small)["data"])
+    rows = np.column_stack([ds.y_test, ds.X_test])
+    for k, part in enumerate(np.array_split(rows[:900], 3)):
+        np.savetxt(tmp_path / f"part-{k}.csv", part, delimiter=",", fmt="%.9g")
+    model = str(tmp_path / "run" / "model.json")
+    assert main(["predict", model, str(tmp_path / "part-*.csv"), "--scheduler", client.scheduler.address,
+                 "--out", str(tmp_path / "pred")]) == 0
+    for k in range(3):
+        assert main(["predict", model, str(tmp_path / f"part-{k}.csv"), "--out", str(tmp_path / f"one-{k}.csv")]) == 0
+        assert (tmp_path / "pred" / f"part-{k}.csv").read_text() == (tmp_path / f"one-{k}.csv").read_text()
