@@ -79,11 +79,13 @@ def run(workers, args):
         wall = time.perf_counter() - t0
     elapsed = np.array([r["elapsed"] for r in result.trace])
     per_round = float(np.median(np.diff(elapsed))) if elapsed.size > 1 else float(elapsed[0])
+    round_s = float(np.median([r["round_s"] for r in result.trace]))
+    check_s = float(np.median([r["check_s"] for r in result.trace if "check_s" in r]))
     M = result.info["n_features"]
     payload = 4 * workers * M * 8 + workers * 3 * 8
     return {"workers": workers, "partitions": result.info["partitions"], "rows": args.rows,
             "rounds": result.n_iter, "converged": result.success, "rel_gap": result.info.get("rel_gap"),
-            "seconds_per_round": per_round, "first_round_s": float(elapsed[0]), "fit_s": result.timings["fit_s"],
+            "seconds_per_round": per_round, "local_solve_s": round_s, "certificate_s": check_s, "first_round_s": float(elapsed[0]), "fit_s": result.timings["fit_s"],
             "load_s": result.timings["load_s"], "wall_s": wall, "bytes_per_round": payload,
             "objective": result.objective, "metrics": result.metrics,
             "rel_gap_trace": [r.get("rel_gap") for r in result.trace]}
@@ -106,7 +108,8 @@ def main():
         r = run(w, args)
         runs.append(r)
         print(f"{w} worker(s): {r['rounds']} rounds to rel gap {r['rel_gap']:.3g} (converged {r['converged']}), "
-              f"{r['seconds_per_round']:.2f} s/round, {r['bytes_per_round']} bytes/round, fit {r['fit_s']:.1f} s, "
+              f"{r['seconds_per_round']:.2f} s/round (local solve {r['local_solve_s']:.2f} s, certificate "
+              f"{r['certificate_s']:.2f} s), {r['bytes_per_round']} bytes/round, fit {r['fit_s']:.1f} s, "
               f"load {r['load_s']:.1f} s, accuracy {r['metrics'].get('accuracy')}", flush=True)
     out = {"args": vars(args), "load": os.getloadavg(), "cpus": os.cpu_count(), "platform": platform.platform(),
            "runs": runs}
