@@ -6,7 +6,7 @@ passed to ``kopt.solve`` as dask arrays: the rows never reach the client.  For e
 spec runs on a fresh ``LocalCluster(n_workers=W, processes=True, threads_per_worker=1)`` with W partitions:
 
 * seconds per round: the median time between two consecutive iterations of the trace (one round =
-  ``local_epochs`` (0.1) passes of DBCD-TR blocks over each worker's rows, then the certificate: two
+  ``local_epochs`` (0.5) passes of DBCD-TR blocks over each worker's rows, then the certificate: two
   passes of the features over every row);
 * bytes per round: the payload of one round and its certificate -- θ̃ to each partition and Δθ̃ back, θ̃
   again for the certificate and Φ_kᵀα' back (4 M-vectors of float64 per partition per output) plus a few
@@ -98,7 +98,7 @@ def main():
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     p.add_argument("--features", type=int, default=256)
     p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--local-epochs", type=float, default=0.1, help="passes over each worker's rows per round")
+    p.add_argument("--local-epochs", type=float, default=0.5, help="passes over each worker's rows per round")
     p.add_argument("--lam", type=float, default=1.0e-5)
     p.add_argument("--max-rounds", type=int, default=40)
     p.add_argument("--out", default=os.path.join(HERE, "dask_scale.json"))
