@@ -75,7 +75,14 @@ class Cluster:
 
     @property
     def n_workers(self) -> int:
-        return len(self.client.scheduler_info(n_workers=-1)["workers"])
+        n = len(self.client.nthreads())
+        if n == 0:  # a cluster still starting (or replacing) its workers
+            try:
+                self.client.wait_for_workers(1, timeout=60)
+            except TimeoutError:
+                raise KoptError("the Dask cluster has no workers (waited 60 s for one)") from None
+            n = len(self.client.nthreads())
+        return n
 
     def close(self):
         for obj in self.owned:

@@ -130,9 +130,9 @@ def _field(pair, i):
 
 def from_spec(client, data_spec: dict, n_parts: int) -> Partitions:
     """Partitions of a spec's ``data`` section, read by the workers (see the module docstring)."""
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
-    both = [client.submit(_read_partition, data_spec, k, n_parts, pure=False, workers=[workers[k % len(workers)]],
-                          allow_other_workers=True) for k in range(n_parts)]
+    workers = sorted(client.nthreads())
+    both = [client.submit(_read_partition, data_spec, k, n_parts, pure=False, allow_other_workers=True,
+                          workers=[workers[k % len(workers)]] if workers else None) for k in range(n_parts)]
     train = [client.submit(_field, f, 0, pure=False) for f in both]
     test = [client.submit(_field, f, 1, pure=False) for f in both]
     shapes = client.gather([client.submit(_shape, f, pure=False) for f in train])
