@@ -145,7 +145,7 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False) -> Result:
+          keep_state=False, scheduler=None) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
@@ -157,10 +157,43 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     ``keep_state=True`` keeps the final state as ``result.snapshot``.
     ``sample_weight`` weighs the training rows of ``data`` (solvers with ``sample_weight``;
     :func:`check_sample_weight` says how).
+    ``scheduler`` runs the spec on a Dask cluster (the ``kopt[dask]`` extra, docs/scale.md): ``"local:N"``,
+    a scheduler address ``"tcp://HOST:8786"``, or a ``distributed.Client``; the same as the spec's
+    ``execution: {engine: dask, scheduler: ...}``.  ``data`` may then be dask collections.
     """
     t0 = time.perf_counter()
+    if scheduler is not None:
+        given = [f"execution.scheduler={scheduler}"] if isinstance(scheduler, str) else []
+        overrides = (*overrides, "execution.engine=dask", *given)
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
+    run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
+               keep_state=keep_state, t0=t0)
+    if spec["execution"]["engine"] != "dask":
+        return _solve(spec, cluster=None, **run)
+    from .distributed.cluster import Cluster
+
+    with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
+                 else scheduler) as cluster:
+        return _solve(spec, cluster=cluster, **run)
+
+
+def _problem(spec, data, backend, sample_weight, cluster):
+    """The assembled problem: in this process, or with its rows in partitions on the cluster."""
+    if cluster is None:
+        return assemble(spec, data, backend, sample_weight=sample_weight)
+    from .distributed import assemble as distributed
+
+    if sample_weight is not None:
+        raise DataError("sample_weight is not supported on a Dask cluster yet; run without a scheduler")
+    parts = spec["execution"]["partitions"] or cluster.n_workers
+    problem = distributed.assemble(spec, data, backend, cluster.client, parts)
+    problem.info["execution"] = {"engine": "dask", "workers": cluster.n_workers,
+                                 "partitions": len(problem.partitions.rows)}
+    return problem
+
+
+def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, t0, cluster):
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
@@ -170,7 +203,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if write or spec["output"]["checkpoint_every"]:
         check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
-        problem = assemble(spec, data, backend, sample_weight=sample_weight)
+        problem = _problem(spec, data, backend, sample_weight, cluster)
     t_load = time.perf_counter() - t0
     rss_load = _peak_rss_mb()
 
@@ -263,6 +296,10 @@ def check_output_dir(spec: Spec):
 
 def holdout_metrics(problem, model) -> dict:
     """The final test metrics: every test row scored through the model (standardisation included)."""
+    if problem.partitions is not None:
+        from .distributed.assemble import holdout_metrics as on_partitions
+
+        return on_partitions(problem, model)
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
         return {}
@@ -296,8 +333,9 @@ def build_report(spec, problem, result: dict, backend, rss_load):
         "backend_note": backend.note,
         "seed": spec["seed"],
         "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
-                 "n_features": problem.d, "n_test": None if problem.X_test is None else problem.X_test.shape[0],
+                 "n_features": problem.d, "n_test": _n_test(problem),
                  "sample_weight": problem.sample_weight is not None},
+        "execution": problem.info.get("execution", {"engine": "local"}),
         "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result["objective"],
         "dual": result["dual"],
@@ -312,6 +350,12 @@ def build_report(spec, problem, result: dict, backend, rss_load):
         "solver_info": _jsonable(result["info"]),
         "trace": result["trace"],
     }
+
+
+def _n_test(problem):
+    if problem.partitions is not None:
+        return int(sum(problem.partitions.test_rows)) or None
+    return None if problem.X_test is None else problem.X_test.shape[0]
 
 
 def write_outputs(spec, result):

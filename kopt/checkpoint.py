@@ -25,8 +25,11 @@ FORMAT = "kopt-checkpoint"
 
 
 def fingerprint(spec_data: dict) -> str:
-    """Hash of everything in a resolved spec that shapes the trajectory (``output`` excluded)."""
+    """Hash of everything in a resolved spec that shapes the trajectory (``output`` and the Dask scheduler's
+    address excluded: a run checkpointed on one cluster resumes on another with the same partitions)."""
     core = {k: v for k, v in spec_data.items() if k != "output"}
+    if "execution" in core:
+        core["execution"] = {k: v for k, v in core["execution"].items() if k != "scheduler"}
     return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -31,6 +31,9 @@ def build_parser():
     p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
     p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster (pip install 'kopt[dask]'): 'local:N' for N local worker processes, "
+                        "or a scheduler address 'tcp://HOST:8786' (sets execution.engine: dask; docs/scale.md)")
     p.add_argument("--log-json", metavar="FILE",
                    help="write progress as JSON lines to FILE ('-': stderr, instead of the text lines)")
     p.add_argument("--log-every", metavar="N", default="10s", type=_log_every,
@@ -48,9 +51,13 @@ def build_parser():
 
     p = sub.add_parser("predict", help="score a data file with a saved model")
     p.add_argument("model", help="model.json (or its .npz, or their common stem)")
-    p.add_argument("data", help="data file (same layout as the training data)")
-    p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout)")
+    p.add_argument("data", nargs="+", help="data file (same layout as the training data); with --scheduler, "
+                                           "several files or a quoted glob ('parts/*.csv'), one task each")
+    p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
+                                                 "a folder that gets one CSV per input file")
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="score the files on a Dask cluster ('local:N' or "
+                                                          "'tcp://HOST:8786'; pip install 'kopt[dask]')")
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("model-hash", help="the content hash of saved models (arrays and what shaped the fit, not "
@@ -205,6 +212,8 @@ def cmd_solve(args):
         overrides.append(f"output.dir={args.out}")
     if args.plot:
         overrides.append("output.plot=true")
+    if args.scheduler:
+        overrides += ["execution.engine=dask", f"execution.scheduler={json.dumps(args.scheduler)}"]
     spec = load_spec(resolve_spec_arg(args.spec), overrides)
     check_extras(spec)
     listeners = _listeners(args, spec)
@@ -329,17 +338,51 @@ def cmd_predict(args):
     from .predicting import predict_file
 
     model = load_model(args.model)
-    opts = dict(model.spec.get("data", {}))
-    opts.pop("max_rows", None)
-    opts.update(_preset_read_options(opts))
-    if args.format:
-        opts["format"] = args.format
-    opts["n_features"] = model.n_features_in
-    rows, metrics = predict_file(model, args.data, opts, args.out, model_name=f"the model {args.model}")
+    opts = _predict_options(model, args.format)
+    if args.scheduler:
+        return _predict_partitioned(args, model, opts)
+    if len(args.data) != 1:
+        raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
+                        "scored on a Dask cluster: add --scheduler and --out DIR)")
+    rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}")
     if metrics is not None:
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:
         print(f"wrote {rows} predictions to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _predict_options(model, fmt):
+    """The parse options of the model's training data (its preset's, a --format) for new files."""
+    opts = dict(model.spec.get("data", {}))
+    opts.pop("max_rows", None)
+    opts.update(_preset_read_options(opts))
+    if fmt:
+        opts["format"] = fmt
+    opts["n_features"] = model.n_features_in
+    return opts
+
+
+def _predict_partitioned(args, model, opts):
+    """Several files (or a glob) scored on a Dask cluster, one output file per input file in ``--out``."""
+    import numpy as np
+
+    from .distributed.cluster import Cluster
+    from .distributed.predict import expand, predict_files
+    from .metrics import evaluate
+
+    if not args.out:
+        raise KoptError("kopt predict --scheduler writes one file per input file: give the folder with --out DIR")
+    files = expand(args.data)
+    with Cluster(args.scheduler) as cluster:
+        done = predict_files(cluster.client, os.path.abspath(args.model), files, args.out, opts)
+    rows = sum(d[1] for d in done)
+    print(f"wrote {rows} predictions to {len(done)} files in {args.out}", file=sys.stderr)
+    if all(d[2] is not None for d in done):
+        y = np.concatenate([d[2] for d in done])
+        scores = np.concatenate([d[3] for d in done], axis=0)
+        metrics = evaluate(model.preprocessor.target, y, scores, model.preprocessor)
+        print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({len(y)} rows)", file=sys.stderr)
     return 0
 
 

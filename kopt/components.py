@@ -295,6 +295,10 @@ class Solver(Component):
     #: another ``tol``) and end exactly where a fresh run with that cap ends -- the trajectory does not
     #: depend on the cap (``kopt.solve(..., resume=snapshot)``, the estimators' ``warm_start``).
     warm_start: ClassVar[bool] = False
+    #: True when the solver runs on a Dask cluster (``execution.engine: dask``): it reads the rows from
+    #: ``problem.partitions`` (``problem.X`` is None) and says in ``check_spec`` which of its settings
+    #: cannot run there.  The core refuses ``execution.engine: dask`` for a solver without it.
+    distributed: ClassVar[bool] = False
 
     def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.
@@ -316,6 +320,8 @@ class Solver(Component):
             s += ", smooth losses"
         if cls.needs_conjugate:
             s += ", losses with a conjugate"
+        if cls.distributed:
+            s += ", Dask cluster"
         return s
 
 

@@ -29,6 +29,17 @@ def predict_file(model, path, opts, out=None, model_name="the model"):
 
     Returns ``(rows, metrics)``; ``metrics`` is None when the file has no label column.
     """
+    rows, y, scores = score_file(model, path, opts, out, model_name)
+    if y is None:
+        return rows, None
+    return rows, evaluate(model.preprocessor.target, y, scores, model.preprocessor)
+
+
+def score_file(model, path, opts, out=None, model_name="the model"):
+    """Score ``path`` block by block, writing predictions to ``out`` (None: stdout) as they come.
+
+    Returns ``(rows, labels, scores)``; labels and scores are None when the file has no label column.
+    """
     fmt = parse_options(path, opts)["format"]
     d = model.n_features_in
     if fmt in ("csv", "tsv"):
@@ -49,8 +60,8 @@ def predict_file(model, path, opts, out=None, model_name="the model"):
     if rows == 0:
         raise DataError(f"{path}: the file holds no data rows")
     if not ys:
-        return rows, None
-    return rows, evaluate(model.preprocessor.target, np.concatenate(ys), np.concatenate(scores), model.preprocessor)
+        return rows, None, None
+    return rows, np.concatenate(ys), np.concatenate(scores)
 
 
 def _columns(model, X, scores):

@@ -46,6 +46,9 @@ class Problem:
         or None.  Only solvers declaring ``Solver.sample_weight`` get them; the objective is then
         λ/2‖f‖² + (1/n) Σ w_i ℓ(y_i, f(x_i)).
     lam : λ of the kopt convention, λ/2‖f‖² + (1/n) Σ ℓ.
+    partitions : on a Dask cluster (``execution.engine: dask``), the training and test rows held by the
+        workers (:class:`kopt.distributed.partitions.Partitions`); ``X``, ``y`` and ``X_test`` are then
+        None and only solvers declaring ``Solver.distributed`` get the problem.
     """
 
     spec: object
@@ -64,6 +67,7 @@ class Problem:
     n_classes: int = 1
     sample_weight: object = None
     info: dict = field(default_factory=dict)
+    partitions: object = None
 
     @property
     def xp(self):
@@ -71,11 +75,11 @@ class Problem:
 
     @property
     def n(self):
-        return self.X.shape[0]
+        return self.partitions.n if self.X is None and self.partitions is not None else self.X.shape[0]
 
     @property
     def d(self):
-        return self.X.shape[1]
+        return self.partitions.d if self.X is None and self.partitions is not None else self.X.shape[1]
 
     @property
     def lam(self):

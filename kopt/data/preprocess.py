@@ -167,23 +167,41 @@ def column_stats(X):
         std = np.sqrt(np.maximum(sq - mean**2, 0.0))
         std[std == 0] = 1.0
         return np.zeros_like(mean), std
-    n_seen = 0
-    mean = np.zeros(X.shape[1])
-    m2 = np.zeros(X.shape[1])
+    n_seen, mean, m2 = column_moments(X)
+    return mean, moments_std(n_seen, m2)
+
+
+def column_moments(X):
+    """``(n, mean, m2)`` of dense rows in float64: the count, column means and summed squared deviations.
+
+    Rows are reduced in blocks of 65,536 whose moments are merged exactly (:func:`merge_moments`),
+    so a memory-mapped array is read once.  Moments of row partitions merged in order give the
+    statistics of the whole up to the order of summation (a distributed run's standardisation).
+    """
+    n_seen, mean, m2 = 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
     step = 1 << 16
     for i in range(0, X.shape[0], step):
         chunk = np.asarray(X[i : i + step], dtype=np.float64)
-        nb = chunk.shape[0]
         mb = chunk.mean(axis=0)
-        m2b = ((chunk - mb) ** 2).sum(axis=0)
-        delta = mb - mean
-        tot = n_seen + nb
-        mean = mean + delta * (nb / tot)
-        m2 = m2 + m2b + delta**2 * (n_seen * nb / tot)
-        n_seen = tot
-    std = np.sqrt(m2 / max(n_seen, 1))
+        n_seen, mean, m2 = merge_moments((n_seen, mean, m2), (chunk.shape[0], mb, ((chunk - mb) ** 2).sum(axis=0)))
+    return n_seen, mean, m2
+
+
+def merge_moments(a, b):
+    """The moments ``(n, mean, m2)`` of two row sets together (Chan et al.)."""
+    (na, ma, m2a), (nb, mb, m2b) = a, b
+    tot = na + nb
+    if tot == 0:
+        return a
+    delta = mb - ma
+    return tot, ma + delta * (nb / tot), m2a + m2b + delta**2 * (na * nb / tot)
+
+
+def moments_std(n, m2):
+    """Standard deviations from moments (zero-variance columns get scale 1)."""
+    std = np.sqrt(m2 / max(n, 1))
     std[~(std > 0)] = 1.0
-    return mean, std
+    return std
 
 
 def weighted_column_stats(X, weights):

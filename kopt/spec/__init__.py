@@ -283,12 +283,31 @@ def _check_compatibility(spec: Spec, reg, *, check_backend=True):
             raise spec.error(("backend",), exc.detail, cls=type(exc)) from None
         if b is not None and b.name not in solver_cls.backends:
             raise spec.error(("backend",), f"solver {sname!r} runs on {', '.join(solver_cls.backends)}, not {b.name}")
+    _check_execution(spec, reg, solver_cls)
     try:
         problems = list(solver_cls(**_params(spec["solver"])).check_spec(spec))
     except SpecError:
         raise
     for path, text in problems[:1]:
         raise spec.error(path, text)
+
+
+def _check_execution(spec: Spec, reg, solver_cls):
+    """``execution.engine: dask`` needs a solver that declares ``distributed`` and a scheduler."""
+    ex = spec["execution"]
+    if ex["engine"] != "dask":
+        return
+    if not solver_cls.distributed:
+        ok = [n for n in reg.names("solver") if reg.get("solver", n).distributed]
+        raise spec.error(("execution", "engine"), f"solver {solver_cls.name!r} cannot run on a Dask cluster; solvers "
+                         f"that can: {', '.join(ok) or '(none)'} (or drop execution / --scheduler)")
+    from ..distributed.cluster import check_address
+
+    problem = check_address(ex["scheduler"])
+    if problem:
+        raise spec.error(("execution", "scheduler"), problem)
+    if spec["backend"] == "cupy":
+        raise spec.error(("backend",), "a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
 
 
 def _params(section):

@@ -58,6 +58,25 @@ CORE_SCHEMA = {
             },
         },
         "solver": _section(),
+        "execution": {
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
+            "description": "where the run executes: this process (local), or a Dask cluster (the kopt[dask] extra; "
+                           "docs/scale.md)",
+            "properties": {
+                "engine": {"enum": ["local", "dask"], "default": "local",
+                           "description": "local: this process; dask: the training and test rows as partitions on "
+                                          "the workers of a Dask cluster (solvers that declare it: kopt plugins)"},
+                "scheduler": {"type": ["string", "null"], "default": None,
+                              "description": "engine dask: 'local:N' (a LocalCluster of N worker processes), 'local' "
+                                             "(one per CPU) or a scheduler address 'tcp://HOST:8786' "
+                                             "(kopt solve --scheduler)"},
+                "partitions": {"type": ["integer", "null"], "minimum": 1, "default": None,
+                               "description": "engine dask: row partitions of the training and test data (null: one "
+                                              "per worker)"},
+            },
+        },
         "output": {
             "type": "object",
             "additionalProperties": False,

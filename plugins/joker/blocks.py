@@ -26,7 +26,7 @@ from .trust_region import FactorCache, solve_block
 class DualBlocks:
     """The state and steps of the dual route (exact kernel or random features)."""
 
-    def __init__(self, problem, Y, lam_j, options, engine_name, threads):
+    def __init__(self, problem, Y, lam_j, options, engine_name, threads, engine=None):
         o = self.o = options
         xp = problem.xp
         self.problem = problem
@@ -38,7 +38,9 @@ class DualBlocks:
         dtype = problem.dtype
         self.w = problem.sample_weight  # row weights (mean 1) or None
         self.terms = [DualTerms(problem.loss, Y[:, c], lam_j, dtype, weights=self.w) for c in range(self.C)]
-        if engine_name == "exact":
+        if engine is not None:  # a distributed round's engine (kopt_plugins.joker.rounds)
+            self.engine = engine
+        elif engine_name == "exact":
             self.engine = ExactEngine(problem, self.C, dtype, threads)
         else:
             self.engine = FeatureEngine(problem, self.C, o.block_memory_mb, threads, o.model_kernel)

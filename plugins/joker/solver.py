@@ -16,7 +16,7 @@ import numpy as np
 
 from kopt.iterative import IterativeSolver, common_options
 
-from . import primal
+from . import primal, rounds
 from .blocks import DualBlocks
 
 
@@ -41,6 +41,7 @@ class JokerSolver(IterativeSolver):
     kernel_mode = "either"
     one_vs_rest = True
     sample_weight = True
+    distributed = True  # features mode: CoCoA+ rounds on a Dask cluster (.rounds)
     feature_kinds = ("random", "nystrom")
     iteration_unit = "one block of batch_size rows (a trust-region solve of its dual variables)"
     divergence_hint = "raise model.regularizer.lambda"
@@ -92,6 +93,9 @@ class JokerSolver(IterativeSolver):
                                              "else regenerate them on every pass"},
         "block_memory_mb": {"type": "integer", "minimum": 1, "default": 256,
                             "description": "features mode: keep phi(X_B) between the solve and the update when it fits"},
+        "local_epochs": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
+                         "description": "on a Dask cluster (execution.engine: dask): passes of DBCD-TR blocks each "
+                                        "worker makes over its rows per round; one iteration is then one round"},
     }
 
     def check_spec(self, spec):
@@ -121,6 +125,14 @@ class JokerSolver(IterativeSolver):
                 yield ("model", "features", "kind"), (
                     f"Nystrom features need the primal route, which needs a loss with a Lipschitz gradient; "
                     f"{spec.loss.name!r} has none. Use kind: random (the dual handles it), or a smooth loss")
+        if spec["execution"]["engine"] == "dask":
+            if o.mode not in ("features", "auto"):
+                yield ("solver", "mode"), (
+                    f"on a Dask cluster Joker runs its features mode (CoCoA+ rounds of dual blocks); mode {o.mode!r} "
+                    "runs on one machine only. Use mode: features (or auto), or drop execution / --scheduler")
+            elif spec["model"]["features"]["kind"] != "random":
+                yield ("model", "features", "kind"), (
+                    "on a Dask cluster Joker needs random features (kind: random); Nystrom features run on one machine")
         if o.mode == "primal" and not primal.eligible(spec.loss):
             yield ("solver", "mode"), (
                 f"mode 'primal' needs a loss with a Lipschitz gradient (Loss.smoothness()); {spec.loss.name!r} has "
@@ -150,6 +162,8 @@ class JokerSolver(IterativeSolver):
 
     # -- the skeleton's contract: delegated to the route's state -------------------------------
     def init(self, problem):
+        if problem.partitions is not None:
+            return rounds.DistributedBlocks(problem, self.options, _label_matrix)
         Y = _label_matrix(problem)
         lam_j = joker_lambda(problem.lam, problem.n)
         route = self.route(problem)

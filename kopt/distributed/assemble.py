@@ -1,0 +1,163 @@
+"""The distributed :func:`kopt.api.assemble`: statistics from partition pieces, the same Problem.
+
+What a single-machine run fits on the whole training set is fitted here from per-partition pieces
+merged on the client in partition order, so it equals the single-machine value up to the order of
+floating-point summation:
+
+* standardisation: each partition's ``(n, mean, m2)`` (:func:`kopt.data.preprocess.column_moments`)
+  merged exactly (Chan et al.);
+* labels: the union of each partition's label values (the classes), or the target's moments;
+* the median bandwidth: the same seeded subsample of row indices
+  (:func:`kopt.data.bandwidth.subsample_rows`), those rows (2,000 by default) fetched from their
+  partitions, and the same median of their pairwise distances.
+
+The training partitions are then standardized and label-encoded on the workers; the test
+partitions stay raw (the model applies its own preprocessing when it scores them).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.bandwidth import median_distance, subsample_rows
+from ..data.preprocess import Preprocessor, column_moments, merge_moments, moments_std
+from ..errors import DataError
+from ..problem import FeatureSpec, Problem
+from . import partitions as _partitions
+
+
+def partitions_for(spec, data, client, n_parts) -> _partitions.Partitions:
+    """The run's raw partitions: from the spec's data section, or from dask collections given as ``data``."""
+    if data is None:
+        return _partitions.from_spec(client, spec["data"], n_parts)
+    if not _partitions.is_dask_collection(data):
+        raise DataError("on a Dask cluster, data given from Python must be dask collections: "
+                        "(dask.array X, y[, X_test, y_test]) or dask.dataframe objects; or name the files in the "
+                        "spec's data section so the workers read them")
+    return _partitions.from_arrays(client, data, n_parts)
+
+
+def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
+    """The :class:`Preprocessor` of the whole training set, from per-partition statistics."""
+    pre = Preprocessor(target, n_features=parts.d)
+    if data_spec["standardize"]:
+        moments = parts.gather(parts.map(_moments))
+        total = moments[0]
+        for m in moments[1:]:
+            total = merge_moments(total, m)
+        pre.mean, pre.scale = total[1], moments_std(total[0], total[2])
+    labels = parts.gather(parts.map(_label_summary, target))
+    if labels[0] is None:
+        return pre
+    if target == "real":
+        total = labels[0]
+        for m in labels[1:]:
+            total = merge_moments(total, m)
+        if data_spec["standardize_target"]:
+            pre.y_mean, pre.y_scale = float(total[1][0]), float(moments_std(total[0], total[2])[0])
+    else:
+        pre._fit_labels(np.concatenate(labels), False, "training data")
+    return pre
+
+
+def _moments(part):
+    return column_moments(part["X"])
+
+
+def _label_summary(part, target):
+    y = part["y"]
+    if y is None:
+        return None
+    if target == "real":
+        if not np.issubdtype(np.asarray(y).dtype, np.number):
+            raise DataError(f"training data: a regression loss needs numeric labels, got {np.asarray(y).dtype}")
+        yf = np.asarray(y, dtype=np.float64)
+        if not np.isfinite(yf).all():
+            raise DataError(f"training data: {int((~np.isfinite(yf)).sum())} missing or non-finite labels; set "
+                            "data.nonfinite: drop to skip those rows")
+        return column_moments(yf[:, None])
+    return np.unique(y)
+
+
+def _prepare(part, pre, dtype, encode):
+    """Runs on a worker: the standardized, label-encoded training partition."""
+    return {"X": pre.transform(part["X"], dtype=dtype),
+            "y": pre.encode(part["y"], "training data") if encode and part["y"] is not None else None}
+
+
+def assemble(spec, data, backend, client, n_parts) -> Problem:
+    """The :class:`Problem` of a distributed run (``X``/``y`` on the workers: ``problem.partitions``)."""
+    from ..api import _one_vs_rest
+
+    if backend.name != "numpy":
+        raise DataError("a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
+    parts = partitions_for(spec, data, client, n_parts)
+    loss = spec.component(("model", "loss"))
+    target = loss.target
+    if target == "binary" and _one_vs_rest(spec):
+        classes = np.unique(np.concatenate(parts.gather(parts.map(_label_summary, "binary"))))
+        target = "multiclass" if classes.size > 2 else target
+    pre = fit_preprocessor(parts, target, spec["data"])
+    dtype = np.dtype(spec["model"]["features"]["dtype"])
+    train = parts.map(_prepare, pre, dtype, True)
+    parts = parts.replace_train(train)
+    if target == loss.target:
+        for fut in parts.map(_check_labels, loss):
+            fut.result()
+    kernel = _kernel(spec, parts)
+    n_classes = len(pre.classes) if pre.classes is not None else 1
+    return Problem(spec=spec, X=None, y=None, loss=loss, kernel=kernel, regularizer=spec.component(("model", "regularizer")),
+                   form=spec["model"]["form"], backend=backend, preprocessor=pre, seed=spec["seed"],
+                   features=FeatureSpec(**spec["model"]["features"]), n_classes=n_classes, partitions=parts,
+                   info={"train": _source(spec, data), "test": spec["data"].get("test"), "raw_X_test": None})
+
+
+def _check_labels(part, loss):
+    loss.check_labels(part["y"], source="training data")
+
+
+def _kernel(spec, parts):
+    """The spec's kernel, with ``bandwidth: median`` resolved on the seeded subsample fetched from the partitions."""
+    from ..api import build_kernel
+    from ..plugins import registry
+
+    params = spec["model"]["kernel"]
+    cls = registry().get("kernel", params["name"])
+    if params.get("bandwidth") != "median":
+        return build_kernel(spec, parts.take(np.arange(min(parts.n, 2))))
+    sub = params.get("bandwidth_subsample", 2000)
+    rows = subsample_rows(parts.n, sub, spec["seed"])
+    S = parts.take(rows)
+    sigma = median_distance(S, cls.bandwidth_metric or "l2", S.shape[0], spec["seed"])
+    section = dict(params, bandwidth=sigma * params.get("bandwidth_factor", 1.0))
+    section.pop("name")
+    kernel = cls(**section)
+    kernel.check_input(S)
+    return kernel
+
+
+def _source(spec, data):
+    if data is not None:
+        return "<dask collections>"
+    d = spec["data"]
+    train = d.get("train")
+    return d.get("source") or (", ".join(train) if isinstance(train, list) else train)
+
+
+def holdout_metrics(problem, model) -> dict:
+    """The final test metrics: each test partition scored by the model on its worker, labels and scores
+    gathered (one float per test row) and evaluated as on one machine."""
+    parts = problem.partitions
+    if not parts.test:
+        return {}
+    from ..metrics import evaluate
+
+    pieces = parts.gather(parts.map(_score, model, test=True))
+    if any(y is None for _, y in pieces):
+        return {}
+    scores = np.concatenate([s for s, _ in pieces], axis=0)
+    y = np.concatenate([y for _, y in pieces])
+    return evaluate(problem.preprocessor.target, y, scores, problem.preprocessor)
+
+
+def _score(part, model):
+    return model.decision_function(part["X"]), part["y"]

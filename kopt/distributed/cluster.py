@@ -1,0 +1,96 @@
+"""The Dask client a distributed run talks to: ``local:N``, a scheduler address, or a given Client."""
+from __future__ import annotations
+
+import re
+
+from ..errors import KoptError
+
+_LOCAL = re.compile(r"^local(?::(\d+))?$")
+
+
+def require_dask():
+    """Import ``distributed``, or fail with the install command (exit status 2 on the CLI)."""
+    try:
+        import dask  # noqa: F401
+        import distributed
+    except ImportError:
+        raise KoptError("execution.engine 'dask' needs Dask: pip install 'kopt[dask]' "
+                        "(dask[array,dataframe] and distributed)") from None
+    return distributed
+
+
+def describe(scheduler) -> str:
+    """Words for where a run's scheduler is (reports and messages)."""
+    if isinstance(scheduler, str):
+        return scheduler
+    return f"the given Client ({getattr(scheduler, 'scheduler', None) and scheduler.scheduler.address})"
+
+
+def check_address(value) -> str | None:
+    """Why ``value`` is not a scheduler address the spec accepts (None when it is; None means 'local')."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        return "a scheduler is 'local', 'local:N' (a LocalCluster of N worker processes) or an address 'tcp://HOST:PORT'"
+    if _LOCAL.match(value) or "://" in value:
+        if _LOCAL.match(value) and _LOCAL.match(value).group(1) == "0":
+            return "local:N needs N >= 1 worker processes"
+        return None
+    return (f"{value!r} is not a scheduler: use 'local', 'local:N' (N worker processes on this machine) or a "
+            "scheduler address such as 'tcp://HOST:8786'")
+
+
+class Cluster:
+    """A connected client; closes what it opened (a LocalCluster it started, its own Client).
+
+    ``scheduler``: ``"local"`` / ``"local:N"`` (a LocalCluster of N worker processes with one thread
+    each; ``local`` uses one per CPU), ``"tcp://HOST:PORT"`` (an existing scheduler: dask-jobqueue,
+    Kubernetes, ``dask scheduler``), or a ``distributed.Client`` (used as is, never closed here).
+    """
+
+    def __init__(self, scheduler):
+        distributed = require_dask()
+        self.owned = []
+        if isinstance(scheduler, distributed.Client):
+            self.client = scheduler
+            return
+        scheduler = scheduler or "local"
+        problem = check_address(scheduler)
+        if problem:
+            raise KoptError(f"execution.scheduler: {problem}")
+        m = _LOCAL.match(scheduler)
+        try:
+            if m:
+                n = int(m.group(1)) if m.group(1) else None
+                cluster = distributed.LocalCluster(n_workers=n, processes=True, threads_per_worker=1,
+                                                   dashboard_address=None)
+                self.owned.append(cluster)
+                self.client = distributed.Client(cluster)
+            else:
+                self.client = distributed.Client(scheduler, timeout="30s")
+        except OSError as exc:
+            self.close()
+            raise KoptError(f"execution.scheduler {scheduler!r}: cannot connect ({exc})") from None
+        self.owned.insert(0, self.client)
+
+    @property
+    def n_workers(self) -> int:
+        n = len(self.client.nthreads())
+        if n == 0:  # a cluster still starting (or replacing) its workers
+            try:
+                self.client.wait_for_workers(1, timeout=60)
+            except TimeoutError:
+                raise KoptError("the Dask cluster has no workers (waited 60 s for one)") from None
+            n = len(self.client.nthreads())
+        return n
+
+    def close(self):
+        for obj in self.owned:
+            obj.close()
+        self.owned = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
