@@ -1,0 +1,171 @@
+"""Default rules by measurement (issue 19): kopt's test metric under candidate default rules, per set.
+
+    python docs/benchmarks/defaults.py rules [--sets a9a,w8a]   # candidate rules -> defaults_rules.json
+    python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.tune's optimum -> defaults_tuned.json
+    python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
+
+Each set keeps one model (loss, kernel, fast Joker route: primal Newton-CG on Nystrom centres) and
+varies what a default decides: the preprocessing of the features and the bandwidth rule, at the
+default λ.  ``tuned`` searches λ x bandwidth with ``kopt.tune`` (3 folds of the training rows, the
+same model, the set's best preprocessing) and scores the refitted best spec on the test split.
+Seeded: every run uses seed 0.  Prints one JSON line per run and writes the JSON files next to
+this script.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+_NYS = {"kind": "nystrom", "count": 1500}
+_PRIMAL = {"name": "joker", "mode": "primal", "iterations": 50, "tol": 1.0e-3, "feature_memory_mb": 0}
+# one model per set: the packaged Joker specs' models where there is one (docs/benchmarks.md), else the
+# same route with the squared hinge (the SVM of the issue)
+SETS = {
+    "higgs-12k": {"data": {"source": "higgs-12k"}, "loss": {"name": "square", "target": "binary"},
+                  "kernel": "gaussian", "features": {"kind": "nystrom", "count": 2000}},
+    "ijcnn1": {"data": {"source": "ijcnn1"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
+               "solver": {"tol": 1.0e-2}},
+    "a9a": {"data": {"source": "a9a"}, "loss": {"name": "huber", "target": "binary", "delta": 1.0},
+            "kernel": "gaussian", "features": {"kind": "nystrom", "count": 600}},
+    "w8a": {"data": {"source": "w8a", "test_fraction": 0.2, "split_seed": 0}, "loss": {"name": "squared_hinge"},
+            "kernel": "gaussian", "features": {"kind": "nystrom", "count": 1000}, "solver": {"tol": 1.0e-2}},
+    "cal_housing": {"data": {"source": "cal_housing", "split_seed": 0, "standardize_target": True},
+                    "loss": {"name": "square"}, "kernel": "laplacian"},
+    "reuters": {"data": {"source": "reuters"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
+                "features": {"kind": "nystrom", "count": 1000}, "solver": {"tol": 1.0e-2}},
+    "mnist-10k": {"data": {"source": "mnist"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
+                  "features": {"kind": "nystrom", "count": 3000}, "solver": {"tol": 1.0e-2}},
+}
+#: candidate preprocessing rules (data.standardize values) and bandwidth rules (kernel keys)
+PREPROCESS = ("true", "false", "auto")
+BANDWIDTHS = {"median": {"bandwidth": "median"}, "median/2": {"bandwidth": "median", "bandwidth_factor": 0.5},
+              "scale": {"bandwidth": "scale"}}
+LAMBDA_DEFAULT = 1.0e-4
+
+
+def spec_for(name, standardize, kernel_keys, lam=LAMBDA_DEFAULT):
+    s = SETS[name]
+    data = {**s["data"], "standardize": {"true": True, "false": False}.get(standardize, standardize)}
+    return {
+        "name": f"defaults_{name}", "seed": 0, "data": data,
+        "model": {"loss": dict(s["loss"]), "kernel": {"name": s["kernel"], **kernel_keys},
+                  "regularizer": {"name": "l2", "lambda": lam}, "form": "dual",
+                  "features": dict(s.get("features", _NYS))},
+        "solver": {**_PRIMAL, **s.get("solver", {})}, "backend": "numpy",
+        "output": {"dir": f"runs/defaults_{name}"},
+    }
+
+
+def metric_of(metrics):
+    return ("rmse", metrics["rmse"]) if "rmse" in metrics else ("accuracy", metrics["accuracy"])
+
+
+def run_rules(names):
+    import kopt
+
+    rows = []
+    for name in names:
+        for pre in PREPROCESS:
+            for bw, keys in BANDWIDTHS.items():
+                t0 = time.perf_counter()
+                r = kopt.solve(spec_for(name, pre, keys))
+                key, value = metric_of(r.metrics)
+                row = {"set": name, "standardize": pre, "bandwidth": bw, "lambda": LAMBDA_DEFAULT, key: value,
+                       "sigma": r.model.kernel.bandwidth, "rel_gap": _rel_gap(r), "fit_s": r.timings["fit_s"],
+                       "wall_s": time.perf_counter() - t0}
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    return rows
+
+
+def _rel_gap(r):
+    if r.gap is None or r.objective is None:
+        return None
+    return float(r.gap / max(abs(r.objective), abs(r.dual), 1e-300))
+
+
+def run_tuned(names, rules):
+    import kopt
+
+    rows = []
+    for name in names:
+        pre = best_preprocessing(name, rules)
+        spec = spec_for(name, pre, {"bandwidth": "median"})
+        grid = [f"model.regularizer.lambda=1e-6:1e-3:log:7", "model.kernel.bandwidth_factor=0.25,0.5,1,2"]
+        t0 = time.perf_counter()
+        out = kopt.tune(spec, grid=grid, folds=3, refit=True, progress=False)
+        key, value = metric_of(out.refit.metrics)
+        row = {"set": name, "standardize": pre, "best": out.best_params, key: value,
+               "validation": out.best_score, "tune_s": time.perf_counter() - t0}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def best_preprocessing(name, rules):
+    """The set's preprocessing rule with the best test metric over the bandwidth rules (oracle choice)."""
+    mine = [r for r in rules if r["set"] == name]
+    regression = "rmse" in mine[0]
+    best = (min if regression else max)(mine, key=lambda r: r["rmse"] if regression else r["accuracy"])
+    return best["standardize"]
+
+
+def table(rules, tuned):
+    """Per rule: the worst loss against the tuned optimum over the sets (points, or % of RMSE)."""
+    tuned_by = {t["set"]: t for t in tuned}
+    losses = {}
+    for r in rules:
+        t = tuned_by.get(r["set"])
+        if t is None:
+            continue
+        if "rmse" in r:
+            loss = 100.0 * (r["rmse"] - t["rmse"]) / t["rmse"]
+        else:
+            loss = 100.0 * (t["accuracy"] - r["accuracy"])
+        losses.setdefault((r["standardize"], r["bandwidth"]), {})[r["set"]] = loss
+    for rule, per in sorted(losses.items(), key=lambda kv: max(kv[1].values())):
+        print(f"{rule[0]:>6} {rule[1]:>9}  worst {max(per.values()):6.2f}  " +
+              "  ".join(f"{k} {v:+.2f}" for k, v in per.items()))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("part", choices=["rules", "tuned", "table"])
+    ap.add_argument("--sets", default=",".join(SETS))
+    a = ap.parse_args(argv)
+    names = a.sets.split(",")
+    rules_path = os.path.join(HERE, "defaults_rules.json")
+    tuned_path = os.path.join(HERE, "defaults_tuned.json")
+    if a.part == "rules":
+        _merge(rules_path, run_rules(names), ("set", "standardize", "bandwidth"))
+    elif a.part == "tuned":
+        _merge(tuned_path, run_tuned(names, _read(rules_path)), ("set",))
+    else:
+        table(_read(rules_path), _read(tuned_path))
+
+
+def _read(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _merge(path, rows, key):
+    """Add ``rows`` to the JSON list at ``path``, replacing rows with the same key."""
+    new = {tuple(r[k] for k in key) for r in rows}
+    kept = [r for r in _read(path) if tuple(r[k] for k in key) not in new]
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(kept + rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
