@@ -108,11 +108,15 @@ def _number(key, text, src):
 
 
 def default_axes(spec) -> list:
-    """λ from 1/100 to 100 times the spec's (5 values), and the bandwidth: ``bandwidth_factor``
-    {0.25, 0.5, 1, 2} for a rule ('median', 'scale'), else the bandwidth times {0.5, 1, 2}."""
+    """λ from 1/100 to 100 times the spec's (5 values; the GP form: ``solver.noise_variance``, which
+    plays λ's part, from 1/4 to 4 times), and the bandwidth: ``bandwidth_factor`` {0.25, 0.5, 1, 2}
+    for a rule ('median', 'scale'), else the bandwidth times {0.5, 1, 2}."""
     axes = []
     lam = spec["model"]["regularizer"].get("lambda")
-    if isinstance(lam, (int, float)) and lam > 0:
+    noise = spec["solver"].get("noise_variance")
+    if spec["model"]["form"] == "gp" and isinstance(noise, (int, float)):
+        axes.append(Axis("solver.noise_variance", tuple(float(f"{noise * f:.6g}") for f in (0.25, 0.5, 1, 2, 4))))
+    elif isinstance(lam, (int, float)) and lam > 0:
         axes.append(Axis(LAMBDA, tuple(float(f"{lam * 10.0 ** k:.6g}") for k in (-2, -1, 0, 1, 2))))
     kernel = spec["model"]["kernel"]
     bw = kernel.get("bandwidth")
