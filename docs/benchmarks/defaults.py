@@ -1,6 +1,7 @@
 """Default rules by measurement (issue 19): kopt's test metric under candidate default rules, per set.
 
     python docs/benchmarks/defaults.py rules [--sets a9a,w8a]   # candidate rules -> defaults_rules.json
+    python docs/benchmarks/defaults.py rules-1/n [--sets ...]   # the same at λ = 1/n (standardize: auto)
     python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.tune's optimum -> defaults_tuned.json
     python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
 
@@ -49,6 +50,9 @@ PREPROCESS = ("true", "false", "auto")
 BANDWIDTHS = {"median": {"bandwidth": "median"}, "median/2": {"bandwidth": "median", "bandwidth_factor": 0.5},
               "scale": {"bandwidth": "scale"}}
 LAMBDA_DEFAULT = 1.0e-4
+#: training rows of each set, for the λ rule λ = 1/n (λ n = 1, LIBSVM's C = 1); checked against the run
+N_TRAIN = {"higgs-12k": 7500, "ijcnn1": 49990, "a9a": 32561, "w8a": 39799, "cal_housing": 16512,
+           "reuters": 7770, "mnist-10k": 8000}
 
 
 def spec_for(name, standardize, kernel_keys, lam=LAMBDA_DEFAULT):
@@ -68,17 +72,20 @@ def metric_of(metrics):
     return ("rmse", metrics["rmse"]) if "rmse" in metrics else ("accuracy", metrics["accuracy"])
 
 
-def run_rules(names):
+def run_rules(names, lambda_rule="1e-4", preprocess=PREPROCESS):
     import kopt
 
     rows = []
     for name in names:
-        for pre in PREPROCESS:
+        lam = LAMBDA_DEFAULT if lambda_rule == "1e-4" else 1.0 / N_TRAIN[name]
+        for pre in preprocess:
             for bw, keys in BANDWIDTHS.items():
                 t0 = time.perf_counter()
-                r = kopt.solve(spec_for(name, pre, keys))
+                r = kopt.solve(spec_for(name, pre, keys, lam))
+                assert r.report["data"]["n_train"] == N_TRAIN[name], (name, r.report["data"]["n_train"])
                 key, value = metric_of(r.metrics)
-                row = {"set": name, "standardize": pre, "bandwidth": bw, "lambda": LAMBDA_DEFAULT, key: value,
+                row = {"set": name, "standardize": pre, "bandwidth": bw, "lambda_rule": lambda_rule,
+                       "lambda": lam, key: value,
                        "sigma": r.model.kernel.bandwidth, "rel_gap": _rel_gap(r), "fit_s": r.timings["fit_s"],
                        "wall_s": time.perf_counter() - t0}
                 print(json.dumps(row), flush=True)
@@ -99,7 +106,7 @@ def run_tuned(names, rules):
     for name in names:
         pre = best_preprocessing(name, rules)
         spec = spec_for(name, pre, {"bandwidth": "median"})
-        grid = [f"model.regularizer.lambda=1e-6:1e-3:log:7", "model.kernel.bandwidth_factor=0.25,0.5,1,2"]
+        grid = ["model.regularizer.lambda=1e-6:1e-2:log:5", "model.kernel.bandwidth_factor=0.5,1,2"]
         t0 = time.perf_counter()
         out = kopt.tune(spec, grid=grid, validation=0.2, refit=True)
         key, value = metric_of(out.refit.metrics)
@@ -112,7 +119,7 @@ def run_tuned(names, rules):
 
 def best_preprocessing(name, rules):
     """The set's preprocessing rule with the best test metric over the bandwidth rules (oracle choice)."""
-    mine = [r for r in rules if r["set"] == name]
+    mine = [r for r in rules if r["set"] == name and r.get("lambda_rule", "1e-4") == "1e-4"]
     regression = "rmse" in mine[0]
     best = (min if regression else max)(mine, key=lambda r: r["rmse"] if regression else r["accuracy"])
     return best["standardize"]
@@ -130,22 +137,25 @@ def table(rules, tuned):
             loss = 100.0 * (r["rmse"] - t["rmse"]) / t["rmse"]
         else:
             loss = 100.0 * (t["accuracy"] - r["accuracy"])
-        losses.setdefault((r["standardize"], r["bandwidth"]), {})[r["set"]] = loss
+        rule = (r["standardize"], r["bandwidth"], r.get("lambda_rule", "1e-4"))
+        losses.setdefault(rule, {})[r["set"]] = loss
     for rule, per in sorted(losses.items(), key=lambda kv: max(kv[1].values())):
-        print(f"{rule[0]:>6} {rule[1]:>9}  worst {max(per.values()):6.2f}  " +
+        print(f"{rule[0]:>6} {rule[1]:>9} {rule[2]:>5}  worst {max(per.values()):6.2f}  " +
               "  ".join(f"{k} {v:+.2f}" for k, v in per.items()))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["rules", "tuned", "table"])
+    ap.add_argument("part", choices=["rules", "rules-1/n", "tuned", "table"])
     ap.add_argument("--sets", default=",".join(SETS))
     a = ap.parse_args(argv)
     names = a.sets.split(",")
     rules_path = os.path.join(HERE, "defaults_rules.json")
     tuned_path = os.path.join(HERE, "defaults_tuned.json")
     if a.part == "rules":
-        _merge(rules_path, run_rules(names), ("set", "standardize", "bandwidth"))
+        _merge(rules_path, run_rules(names), ("set", "standardize", "bandwidth", "lambda_rule"))
+    elif a.part == "rules-1/n":  # λ = 1/n with the preprocessing rule auto
+        _merge(rules_path, run_rules(names, "1/n", ("auto",)), ("set", "standardize", "bandwidth", "lambda_rule"))
     elif a.part == "tuned":
         _merge(tuned_path, run_tuned(names, _read(rules_path)), ("set",))
     else:
@@ -161,8 +171,11 @@ def _read(path):
 
 def _merge(path, rows, key):
     """Add ``rows`` to the JSON list at ``path``, replacing rows with the same key."""
-    new = {tuple(r[k] for k in key) for r in rows}
-    kept = [r for r in _read(path) if tuple(r[k] for k in key) not in new]
+    def ident(r):  # rows written before the λ rule was a key are the λ = 1e-4 runs
+        return tuple(r.get(k, "1e-4" if k == "lambda_rule" else None) for k in key)
+
+    new = {ident(r) for r in rows}
+    kept = [r for r in _read(path) if ident(r) not in new]
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(kept + rows, fh, indent=1)
 
