@@ -155,6 +155,6 @@ def test_standardize_auto_leaves_bounded_and_sparse_data_alone():
     bounded = rng.uniform(0, 1, size=(50, 4))
     assert Preprocessor.fit(bounded, None, "real", standardize="auto").mean is None
     assert Preprocessor.fit(sp.csr_matrix(bounded * 5), None, "real", standardize="auto").scale is None
-    wide = rng.normal(0, 3, size=(50, 4))
-    pre = Preprocessor.fit(wide, None, "real", standardize="auto")
-    assert np.allclose(pre.mean, wide.mean(axis=0)) and np.allclose(pre.scale, wide.std(axis=0))
+    for other in (rng.normal(0, 3, size=(50, 4)), rng.uniform(-1, 1, size=(50, 4))):  # not within [0, 1]
+        pre = Preprocessor.fit(other, None, "real", standardize="auto")
+        assert np.allclose(pre.mean, other.mean(axis=0)) and np.allclose(pre.scale, other.std(axis=0))

@@ -157,15 +157,16 @@ class Preprocessor:
 
 
 def needs_scaling(X) -> bool:
-    """``standardize: auto``: False for sparse data and for data whose every value lies in [-1, 1]
-    (pixels, binary or already scaled features, where z-scoring nearly constant columns amplifies
-    their noise); True otherwise."""
+    """``standardize: auto``: False for sparse data and for data whose every value lies in [0, 1]
+    (pixel intensities, indicators, proportions: one common scale already, where z-scoring a rarely
+    non-zero column -- an image's border pixel -- blows its noise up to unit variance); True
+    otherwise (docs/defaults.md measures the rule)."""
     if hasattr(X, "tocsr"):
         return False
     step = 1 << 16
     for i in range(0, X.shape[0], step):
         chunk = np.asarray(X[i : i + step])
-        if chunk.size and (chunk.min() < -1.0 or chunk.max() > 1.0):
+        if chunk.size and (chunk.min() < 0.0 or chunk.max() > 1.0):
             return True
     return False
 
