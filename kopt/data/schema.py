@@ -39,7 +39,7 @@ DATA_SCHEMA = {
         "max_rows": {"type": "integer", "minimum": 1,
                      "description": "read at most this many training rows (the read stops there; splits apply "
                                     "to the rows read)"},
-        "standardize": {"enum": [True, False, "auto"], "default": True,
+        "standardize": {"enum": [True, False, "auto"], "default": "auto",  # chosen by measurement: docs/defaults.md
                         "description": "z-score features with training statistics (sparse data: scaled, not "
                                        "centred); auto: leave sparse data and data within [0, 1] (pixels, "
                                        "indicators) alone, z-score the rest (docs/defaults.md)"},
