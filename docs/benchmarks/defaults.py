@@ -127,8 +127,25 @@ def best_preprocessing(name, rules):
     return best["standardize"]
 
 
+def _fmt(r):
+    return f"{r['rmse']:,.0f}" if "rmse" in r else f"{100 * r['accuracy']:.2f}"
+
+
+def markdown(rules):
+    """The per-set table of docs/defaults.md: every candidate rule at λ = 1e-4 (and auto/scale at 1/n)."""
+    cols = [(p, b) for p in PREPROCESS for b in BANDWIDTHS]
+    print("| set | " + " | ".join(f"{p} / {b}" for p, b in cols) + " | auto / scale, λ = 1/n |")
+    print("| --- |" + " --- |" * (len(cols) + 1))
+    for name in SETS:
+        got = {(r["standardize"], r["bandwidth"], r.get("lambda_rule", "1e-4")): r for r in rules if r["set"] == name}
+        cells = [_fmt(got[(p, b, "1e-4")]) if (p, b, "1e-4") in got else "" for p, b in cols]
+        n = got.get(("auto", "scale", "1/n"))
+        print(f"| {name} | " + " | ".join(cells) + f" | {_fmt(n) if n else ''} |")
+
+
 def table(rules, tuned):
     """Per rule: the worst loss against the tuned optimum over the sets (points, or % of RMSE)."""
+    markdown(rules)
     tuned_by = {t["set"]: t for t in tuned}
     losses = {}
     for r in rules:
