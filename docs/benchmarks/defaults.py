@@ -2,6 +2,7 @@
 
     python docs/benchmarks/defaults.py rules [--sets a9a,w8a]   # candidate rules -> defaults_rules.json
     python docs/benchmarks/defaults.py rules-1/n [--sets ...]   # the same at λ = 1/n (standardize: auto)
+    python docs/benchmarks/defaults.py rules-lambda --lambdas 1e-5,1e-6   # auto / scale at other fixed λ
     python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.tune's optimum -> defaults_tuned.json
     python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
 
@@ -79,7 +80,7 @@ def run_rules(names, lambda_rule="1e-4", preprocess=PREPROCESS, only=None):
 
     rows = []
     for name in names:
-        lam = LAMBDA_DEFAULT if lambda_rule == "1e-4" else 1.0 / N_TRAIN[name]
+        lam = 1.0 / N_TRAIN[name] if lambda_rule == "1/n" else float(lambda_rule)
         for pre in preprocess:
             for bw, keys in BANDWIDTHS.items():
                 if only and f"{pre}/{bw}" not in only:
@@ -188,7 +189,8 @@ def table(rules, tuned):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["rules", "rules-1/n", "tuned", "table"])
+    ap.add_argument("part", choices=["rules", "rules-1/n", "rules-lambda", "tuned", "table"])
+    ap.add_argument("--lambdas", default="1e-5,1e-6", help="rules-lambda: the fixed λ values tried (auto / scale)")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--only", help="rules part: only these PREPROCESS/BANDWIDTH pairs, e.g. auto/scale,true/median")
     a = ap.parse_args(argv)
@@ -198,6 +200,10 @@ def main(argv=None):
     if a.part == "rules":
         only = a.only.split(",") if a.only else None
         _merge(rules_path, run_rules(names, only=only), ("set", "standardize", "bandwidth", "lambda_rule"))
+    elif a.part == "rules-lambda":  # other fixed λ with the chosen rules (auto / scale)
+        for lam in a.lambdas.split(","):
+            _merge(rules_path, run_rules(names, lam, ("auto",), ["auto/scale"]),
+                   ("set", "standardize", "bandwidth", "lambda_rule"))
     elif a.part == "rules-1/n":  # λ = 1/n with the preprocessing rule auto
         _merge(rules_path, run_rules(names, "1/n", ("auto",)), ("set", "standardize", "bandwidth", "lambda_rule"))
     elif a.part == "tuned":
