@@ -148,20 +148,21 @@ def markdown(rules):
 
 def against_tuned(rules, tuned):
     """Per set: the old and new defaults, λ = 1/n, and the tuned optimum (docs/defaults.md)."""
-    print("| set | old default (true / median) | new default (auto / scale) | auto / scale, λ = 1/n | tuned "
-          "(kopt tune) | its λ, median factor | new default's loss |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| set | old default (true / median) | new default (auto / scale) | auto / scale, λ = 1e-5 | λ = 1e-6 "
+          "| tuned (kopt tune) | its λ, median factor | new default's loss |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in SETS:
         got = {(r["standardize"], r["bandwidth"], r.get("lambda_rule", "1e-4")): r for r in rules if r["set"] == name}
         t = next((x for x in tuned if x["set"] == name), None)
-        old, new, n = got.get(("true", "median", "1e-4")), got.get(("auto", "scale", "1e-4")), got.get(("auto", "scale", "1/n"))
+        old, new = got.get(("true", "median", "1e-4")), got.get(("auto", "scale", "1e-4"))
+        lam5, lam6 = got.get(("auto", "scale", "1e-5")), got.get(("auto", "scale", "1e-6"))
         loss = ""
         if t and new:
             loss = (f"{100 * (new['rmse'] - t['rmse']) / t['rmse']:+.1f}% RMSE" if "rmse" in t
                     else f"{100 * (t['accuracy'] - new['accuracy']):+.2f} points")
         best = (f"{t['best'].get('model.regularizer.lambda'):g}, {t['best'].get('model.kernel.bandwidth_factor'):g}"
                 if t else "")
-        print(f"| {name} | " + " | ".join(_fmt(r) if r else "" for r in (old, new, n, t)) + f" | {best} | {loss} |")
+        print(f"| {name} | " + " | ".join(_fmt(r) if r else "" for r in (old, new, lam5, lam6, t)) + f" | {best} | {loss} |")
 
 
 def table(rules, tuned):
