@@ -77,7 +77,8 @@ def test_a_warm_start_at_another_lambda_reaches_the_cold_answer(mode):
     assert warm.success and cold.success
     assert warm.objective == pytest.approx(cold.objective, rel=2e-3)
     assert warm.gap <= 1e-3 * abs(warm.objective)
-    assert warm.n_iter < cold.n_iter
+    # exact: the gap is checked every block; features: once an epoch (5 blocks here), so counts are coarse
+    assert warm.n_iter < cold.n_iter if mode == "exact" else warm.n_iter <= cold.n_iter
 
 
 def test_a_warm_start_refuses_another_problem():
