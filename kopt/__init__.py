@@ -18,10 +18,12 @@ from .errors import (  # noqa: E402
 )
 from .model import Model, load_model  # noqa: E402
 from .spec import Spec, load_spec  # noqa: E402
+from .tune import tune  # noqa: E402
 
 __all__ = [
     "__version__",
     "solve",
+    "tune",
     "load_spec",
     "load_model",
     "Spec",

@@ -14,7 +14,7 @@ from . import checkpoint
 from . import rows as _rows
 from .backend import resolve
 from .data import Dataset, Preprocessor, as_dataset, load_data
-from .data.bandwidth import median_distance
+from .bandwidth import resolve_bandwidth
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
@@ -32,13 +32,10 @@ def _peak_rss_mb():
 
 
 def build_kernel(spec: Spec, X):
-    """Instantiate the spec's kernel with a numeric bandwidth (median heuristic resolved)."""
+    """Instantiate the spec's kernel with a numeric bandwidth (a rule such as ``median`` resolved)."""
     params = {k: v for k, v in spec["model"]["kernel"].items() if k != "name"}
     cls = registry().get("kernel", spec["model"]["kernel"]["name"])
-    if params.get("bandwidth") == "median":
-        sigma = median_distance(X, cls.bandwidth_metric or "l2", params.get("bandwidth_subsample", 2000), spec["seed"])
-        params["bandwidth"] = sigma * params.get("bandwidth_factor", 1.0)
-    kernel = cls(**params)
+    kernel = cls(**resolve_bandwidth(cls, params, X, spec["seed"]))
     kernel.check_input(X)  # e.g. χ²-type kernels need nonnegative inputs: fail before the solve
     return kernel
 
@@ -145,7 +142,7 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False, scheduler=None) -> Result:
+          keep_state=False, scheduler=None, start_from=None) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
@@ -154,7 +151,9 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     checkpoint in ``output.dir``; ``resume=snapshot`` continues, in memory, from the
     :class:`kopt.checkpoint.Snapshot` of an earlier run of the same problem (solvers with
     ``warm_start``; ``solver.iterations`` and ``solver.tol`` may differ), and
-    ``keep_state=True`` keeps the final state as ``result.snapshot``.
+    ``keep_state=True`` keeps the final state as ``result.snapshot``.  ``start_from=snapshot`` starts
+    a fresh run from the final state of a run of the same problem at another
+    ``model.regularizer.lambda`` (solvers with ``lambda_warm_start``; ``kopt tune``'s λ path).
     ``sample_weight`` weighs the training rows of ``data`` (solvers with ``sample_weight``;
     :func:`check_sample_weight` says how).
     ``scheduler`` runs the spec on a Dask cluster (the ``kopt[dask]`` extra, docs/scale.md): ``"local:N"``,
@@ -168,7 +167,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
     run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
-               keep_state=keep_state, t0=t0)
+               keep_state=keep_state, start_from=start_from, t0=t0)
     if spec["execution"]["engine"] != "dask":
         return _solve(spec, cluster=None, **run)
     from .distributed.cluster import Cluster
@@ -193,7 +192,7 @@ def _problem(spec, data, backend, sample_weight, cluster):
     return problem
 
 
-def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, t0, cluster):
+def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster):
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
@@ -215,6 +214,8 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, t0
     elif resume:
         resume_state, meta = checkpoint.read(out_dir, spec.data, sname, backend.name)
         start, trace = meta["iteration"], meta.get("trace", [])
+    elif start_from is not None:
+        resume_state = checkpoint.warm_start_state(start_from, spec, solver)
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,
                      total_iterations=spec["solver"].get("iterations"))

@@ -1,7 +1,8 @@
-"""Resolving ``bandwidth: median``: the median heuristic for kernels with a length scale.
+"""Resolving ``bandwidth: median`` and ``bandwidth: scale`` for kernels with a length scale.
 
 A kernel with the standard parameters :data:`kopt.components.BANDWIDTH_PARAMS` accepts
-``bandwidth: median``; before it can be evaluated the bandwidth must be a number.
+``bandwidth: median`` (the median heuristic) or ``bandwidth: scale`` (scikit-learn's
+``gamma="scale"``); before it can be evaluated the bandwidth must be a number.
 :func:`resolve_bandwidth` computes it from the training data the way ``kopt solve`` does,
 so code that builds kernels itself (notebooks, benchmarks, plugins) gets the same value::
 
@@ -14,18 +15,22 @@ so code that builds kernels itself (notebooks, benchmarks, plugins) gets the sam
 from __future__ import annotations
 
 from .components import BANDWIDTH_PARAMS
-from .data.bandwidth import median_distance
+from .data.bandwidth import median_distance, scale_distance
 from .options import build_options
 
-__all__ = ["resolve_bandwidth"]
+__all__ = ["resolve_bandwidth", "RULES"]
+
+#: the bandwidth rules: name -> function(X, metric, subsample, seed) giving the length before the factor
+RULES = {"median": median_distance, "scale": scale_distance}
 
 
 def resolve_bandwidth(kernel_cls, params: dict, X, seed: int) -> dict:
-    """``params`` with a numeric ``bandwidth``: the median heuristic applied where it says ``"median"``.
+    """``params`` with a numeric ``bandwidth``: the rule applied where it says ``"median"`` or ``"scale"``.
 
-    The bandwidth is ``bandwidth_factor`` times the median pairwise distance (in the kernel's
-    ``bandwidth_metric``, ``"l2"`` when it has none) between the rows of a seeded subsample
-    of ``bandwidth_subsample`` rows of ``X`` (:func:`kopt.data.bandwidth.median_distance`).
+    The bandwidth is ``bandwidth_factor`` times the rule's length on a seeded subsample of
+    ``bandwidth_subsample`` rows of ``X``, in the kernel's ``bandwidth_metric`` (``"l2"`` when it
+    has none): the median pairwise distance (:func:`kopt.data.bandwidth.median_distance`) or
+    scikit-learn's ``gamma="scale"`` length (:func:`kopt.data.bandwidth.scale_distance`).
     Missing ``bandwidth_factor`` / ``bandwidth_subsample`` take the kernel's schema defaults.
 
     Parameters
@@ -42,17 +47,17 @@ def resolve_bandwidth(kernel_cls, params: dict, X, seed: int) -> dict:
     Returns
     -------
     dict
-        A copy of ``params``; ``bandwidth`` is a float when it was ``"median"`` (or omitted and
-        ``"median"`` by default).  Parameters without a median bandwidth come back unchanged.
+        A copy of ``params``; ``bandwidth`` is a float when it was a rule (or omitted, taking the
+        schema's default rule).  Parameters without a bandwidth come back unchanged.
     """
     out = dict(params)
     if "bandwidth" not in kernel_cls.params:
         return out
     given = build_options(kernel_cls, params).as_dict()  # validated, schema defaults filled in
-    if given["bandwidth"] != "median":
+    if given["bandwidth"] not in RULES:
         return out
     # a kernel declaring only ``bandwidth`` gets the standard factor and subsample
     rule = {k: given.get(k, BANDWIDTH_PARAMS[k]["default"]) for k in ("bandwidth_factor", "bandwidth_subsample")}
-    sigma = median_distance(X, kernel_cls.bandwidth_metric or "l2", rule["bandwidth_subsample"], seed)
-    out["bandwidth"] = sigma * rule["bandwidth_factor"]
+    length = RULES[given["bandwidth"]](X, kernel_cls.bandwidth_metric or "l2", rule["bandwidth_subsample"], seed)
+    out["bandwidth"] = length * rule["bandwidth_factor"]
     return out

@@ -146,11 +146,16 @@ def _check_fields(meta, json_path):
 
 # -- in-memory snapshots: continuing a run without files (warm starts) -----------------------------
 
-def continuation_key(spec_data: dict) -> str:
+def continuation_key(spec_data: dict, free_lambda: bool = False) -> str:
     """Hash of what a continued run must share with the run it continues: the spec without ``output``,
-    ``name``, ``solver.iterations`` and ``solver.tol`` (the cap and the stopping rule may change)."""
+    ``name``, ``solver.iterations`` and ``solver.tol`` (the cap and the stopping rule may change);
+    ``free_lambda``: without ``model.regularizer.lambda`` too (a warm start along a λ path)."""
     core = {k: v for k, v in spec_data.items() if k not in ("output", "name")}
     core["solver"] = {k: v for k, v in core["solver"].items() if k not in ("iterations", "tol")}
+    if free_lambda:
+        model = dict(core["model"])
+        model["regularizer"] = {k: v for k, v in model["regularizer"].items() if k != "lambda"}
+        core["model"] = model
     return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -181,6 +186,8 @@ class Snapshot:
         self.iteration = int(iteration)
         self.state = state
         self.key = continuation_key(spec_data)
+        self.path_key = continuation_key(spec_data, free_lambda=True)
+        self.lam = spec_data["model"]["regularizer"].get("lambda")
         self.iterations = spec_data["solver"].get("iterations")
         self.tol = spec_data["solver"].get("tol")
         self.trace = list(trace)
@@ -209,6 +216,20 @@ def check_continuation(snapshot: Snapshot, spec, solver_cls):
     if cap is not None and cap < snapshot.iteration:
         raise CheckpointError(f"the earlier run already took {snapshot.iteration} iterations, more than "
                               f"solver.iterations = {cap}; a continuation needs iterations >= {snapshot.iteration}")
+
+
+def warm_start_state(snapshot: Snapshot, spec, solver) -> dict:
+    """The starting state of ``spec`` warm-started from ``snapshot`` (a run of the same problem at another
+    λ; :meth:`kopt.components.Solver.warm_state`); raises :class:`CheckpointError` when it cannot be."""
+    name = solver.name
+    if not solver.lambda_warm_start:
+        raise CheckpointError(f"solver {name!r} cannot start from a run at another lambda; fit from scratch")
+    if snapshot.solver != name or snapshot.path_key != continuation_key(spec.data, free_lambda=True):
+        raise CheckpointError("the snapshot was taken from a different problem (only model.regularizer.lambda, "
+                              "solver.iterations and solver.tol may change for a warm start); fit from scratch")
+    state = solver.warm_state({k: v for k, v in snapshot.resume_state().items() if k != "_elapsed"},
+                              snapshot.lam, spec["model"]["regularizer"]["lambda"])
+    return {**state, "_elapsed": 0.0}
 
 
 class StateKeeper:

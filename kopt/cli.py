@@ -1,4 +1,4 @@
-"""The ``kopt`` command line: solve, validate, predict, model-hash, plugins, specs, data, bench."""
+"""The ``kopt`` command line: solve, tune, validate, predict, model-hash, plugins, specs, data, bench."""
 from __future__ import annotations
 
 import argparse
@@ -40,6 +40,26 @@ def build_parser():
                    help="without a terminal (and for --log-json): a progress line every N seconds ('10s', the "
                         "default) or every N iterations ('500it')")
     p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("tune", help="grid search of lambda, the bandwidth and any numeric key on validation folds")
+    p.add_argument("spec", help="a spec file, or the name of a packaged spec (kopt specs list)")
+    _add_set(p)
+    p.add_argument("--grid", action="append", default=[], metavar="KEY=lo:hi:log:n|KEY=v1,v2",
+                   help="a searched key, e.g. model.regularizer.lambda=1e-6:1e-2:log:9 or "
+                        "model.kernel.bandwidth_factor=0.5,1,2 (repeatable; default: lambda x 1/100..100 and "
+                        "the bandwidth)")
+    split = p.add_mutually_exclusive_group()
+    split.add_argument("--folds", type=int, metavar="K", help="K seeded folds of the training rows")
+    split.add_argument("--validation", type=float, metavar="FRACTION",
+                       help="hold out this fraction of the training rows (seeded; the default, 0.2)")
+    p.add_argument("--metric", help="accuracy, auc, rmse, mae or r2 (default: accuracy, or rmse for regression)")
+    p.add_argument("--no-warm-start", action="store_true", help="solve every lambda from scratch")
+    p.add_argument("--refit", action="store_true", help="solve the best spec on all training rows; write its model")
+    p.add_argument("--plot", action="store_true", help="also write tune.png, the metric vs lambda (needs matplotlib)")
+    p.add_argument("--out", metavar="DIR", help="where best.yaml, tune.json, tune.png and the refit go "
+                                                "(default: runs/NAME_tune)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no line per solve")
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("validate", help="validate specs (no data is read) and print the resolved version")
     p.add_argument("spec", nargs="*", help="spec files or packaged spec names")
@@ -235,6 +255,33 @@ def cmd_solve(args):
                 stream.close()
     if not args.quiet:
         print(summary(result, spec))
+    return 0
+
+
+def cmd_tune(args):
+    from . import tune_report
+    from .spec import load_spec
+    from .specfiles import resolve_spec_arg
+    from .tune import tune
+
+    if args.plot:
+        tune_report.check_plot_available()  # before any work
+    spec = load_spec(resolve_spec_arg(args.spec), _cwd_paths(args.overrides))
+    out_dir = args.out or os.path.join("runs", f"{spec['name']}_tune")
+    if args.refit:  # the refit's model lands beside the search's files
+        spec = load_spec(spec, [f"output.dir={json.dumps(os.path.join(out_dir, 'refit'))}"])
+    result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
+                  warm_start=not args.no_warm_start, progress=not args.quiet)
+    print(tune_report.table(result))
+    if args.refit:
+        from .api import solve
+
+        result.refit = solve(result.best_spec, write=True)
+    print(tune_report.summary(result))
+    paths = tune_report.write(result, out_dir, with_plot=args.plot)
+    if args.refit:
+        paths["model"] = os.path.join(result.best_spec["output"]["dir"], "model.json")
+    print("wrote " + ", ".join(paths.values()))
     return 0
 
 

@@ -20,17 +20,18 @@ POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 NONNEGATIVE = {"type": "number", "minimum": 0}
 BANDWIDTH_PARAMS = {
     "bandwidth": {
-        "description": "kernel length scale, or 'median' for the median heuristic",
-        "oneOf": [POSITIVE, {"const": "median"}],
-        "default": "median",
+        "description": "kernel length scale, or a rule computed on the training rows: 'median' (the median "
+                       "pairwise distance) or 'scale' (scikit-learn's gamma='scale', 1/(d Var X); docs/kernels.md)",
+        "oneOf": [POSITIVE, {"enum": ["median", "scale"]}],
+        "default": "scale",  # chosen by measurement: docs/defaults.md
     },
     "bandwidth_factor": {
-        "description": "multiplier applied to the median-heuristic bandwidth",
+        "description": "multiplier applied to the bandwidth of a rule ('median' or 'scale')",
         **POSITIVE,
         "default": 1.0,
     },
     "bandwidth_subsample": {
-        "description": "rows sampled (seeded) for the median heuristic",
+        "description": "rows sampled (seeded) for the bandwidth rule",
         "type": "integer",
         "minimum": 2,
         "default": 2000,
@@ -299,6 +300,17 @@ class Solver(Component):
     #: ``problem.partitions`` (``problem.X`` is None) and says in ``check_spec`` which of its settings
     #: cannot run there.  The core refuses ``execution.engine: dask`` for a solver without it.
     distributed: ClassVar[bool] = False
+
+    #: True when :meth:`warm_state` starts a run at one λ from a finished run at another (a warm
+    #: start along a regularisation path: ``kopt.solve(..., start_from=snapshot)``, ``kopt tune``).
+    lambda_warm_start: ClassVar[bool] = False
+
+    def warm_state(self, saved: dict, lam_from: float, lam_to: float) -> dict:
+        """The final state ``saved`` (what ``save`` gave) of a run at λ = ``lam_from``, made the
+        starting state (what ``load`` takes) of the same problem at λ = ``lam_to``.  Solvers with
+        ``lambda_warm_start`` implement it; the result must be a valid start (e.g. dual variables
+        inside the new box), the run then converges as from any start."""
+        raise NotImplementedError
 
     def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.

@@ -43,6 +43,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 from . import errors
 from .api import solve
 from .backend import to_numpy
+from .components import BANDWIDTH_PARAMS
+from .data.schema import DATA_SCHEMA
 from .errors import SpecError
 from .plugins import registry
 from .spec import load_spec
@@ -748,11 +750,12 @@ def from_spec(spec, overrides=()):
         raw, _ = read_spec_file(str(spec))
     apply_overrides(raw, overrides)
     model, solver = raw["model"], dict(raw["solver"])
+    standardize = DATA_SCHEMA["properties"]["standardize"]["default"]  # the spec's default, not the estimator's
     common = {"random_state": raw.get("seed", 0), "backend": raw.get("backend", "auto"),
-              "standardize": (raw.get("data") or {}).get("standardize", True)}
+              "standardize": (raw.get("data") or {}).get("standardize", standardize)}
     kernel = dict(model["kernel"])
     kernel_name = kernel.pop("name")
-    bandwidth = kernel.pop("bandwidth", "median")
+    bandwidth = kernel.pop("bandwidth", BANDWIDTH_PARAMS["bandwidth"]["default"])
     features = model.get("features")
     if model.get("form") == "gp":
         solver.pop("name")

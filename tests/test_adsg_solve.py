@@ -154,7 +154,7 @@ def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path, name):
     ({"name": "adsg", "strong_convexity": -1.0}, {}, "strong_convexity"),
     ({"name": "adsg", "setting": "general_convex", "strong_convexity": 0.1}, {}, "would be ignored"),
     ({"name": "adsg", "blocks": 0}, {}, "blocks"),
-    ({"name": "adsg", "blocks": 5}, {"kernel": {"name": "gaussian"}, "features": {"count": 64, "block_size": 32}},
+    ({"name": "adsg", "blocks": 5}, {"kernel": {"name": "gaussian", "bandwidth": "median"}, "features": {"count": 64, "block_size": 32}},
      "feature blocks"),
     ({"name": "mrbcd", "step_size": 0}, {}, "step_size"),
     ({"name": "svrg", "blocks": 2}, {}, "blocks"),

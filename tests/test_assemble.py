@@ -11,17 +11,18 @@ def test_kernel_input_domain_checked_before_the_solve():
     rng = np.random.default_rng(0)
     X = rng.random((50, 3))
     y = X.sum(1)
-    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "chi2"}}, "solver": {"name": "dsg"},
-            "backend": "numpy"}
+    spec = {"data": {"standardize": True}, "model": {"loss": {"name": "square"}, "kernel": {"name": "chi2"}},
+            "solver": {"name": "dsg"}, "backend": "numpy"}
     with pytest.raises(kopt.DataError, match="standardize"):
-        kopt.solve(spec, data=(X, y))  # z-scoring makes the inputs negative
+        kopt.solve(spec, data=(X, y))  # z-scoring makes the inputs negative (the default, auto, leaves [0, 1] alone)
 
 
 def test_median_bandwidth_is_resolved_and_recorded():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((200, 2))
     y = X[:, 0]
-    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth_factor": 0.5},
+    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median",
+                                                              "bandwidth_factor": 0.5},
                       "features": {"dtype": "float64"}},
             "solver": {"name": "krr_exact"}, "backend": "numpy"}
     result = kopt.solve(spec, data=(X, y))

@@ -20,7 +20,7 @@ name: cli
 data: {train: train.csv, test: test.csv, label: 0, standardize_target: true}
 model:
   loss: {name: square}
-  kernel: {name: gaussian}
+  kernel: {name: gaussian, bandwidth: median}
   regularizer: {name: l2, lambda: 1.0e-3}
   features: {dtype: float64}
 solver: {name: krr_exact}

@@ -8,7 +8,7 @@ import pytest
 
 from kopt.bandwidth import resolve_bandwidth
 from kopt.components import Kernel, Loss
-from kopt.data.bandwidth import median_distance
+from kopt.data.bandwidth import median_distance, scale_distance
 from kopt.plugins import registry
 from kopt.prox import newton_prox
 from kopt.testing import check_prox
@@ -91,7 +91,8 @@ def test_resolve_bandwidth_applies_the_median_heuristic():
     out = resolve_bandwidth(lap, given, X, seed=3)
     assert out["bandwidth"] == pytest.approx(0.5 * median_distance(X, "l1", 100, seed=3))
     assert given["bandwidth"] == "median"  # not modified
-    assert resolve_bandwidth(lap, {}, X, seed=3)["bandwidth"] == pytest.approx(median_distance(X, "l1", 2000, 3))
+    # the default rule, scale (docs/defaults.md)
+    assert resolve_bandwidth(lap, {}, X, seed=3)["bandwidth"] == pytest.approx(scale_distance(X, "l1", 2000, 3))
     assert resolve_bandwidth(lap, {"bandwidth": 2.0}, X, seed=3) == {"bandwidth": 2.0}
     assert resolve_bandwidth(REG.get("kernel", "chi2"), {"sincos": False}, X, seed=3) == {"sincos": False}
     kernel = lap(**out)

@@ -119,7 +119,7 @@ def test_labels_checked_against_the_loss_through_assemble(tmp_path):
 
     path = write(tmp_path, "three.csv", "0,1\n1,2\n2,3\n0,4\n")
     # dsg has no one-vs-rest (joker would train one binary problem per class instead)
-    spec = load_spec({"data": {"train": path}, "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian"}},
+    spec = load_spec({"data": {"train": path}, "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian", "bandwidth": "median"}},
                       "solver": {"name": "dsg"}, "backend": "numpy"})
     with pytest.raises(DataError, match=r"three\.csv: a binary loss needs exactly two label values, found 3"):
         assemble(spec)
@@ -136,7 +136,7 @@ def test_model_and_predict_data_feature_counts_differ():
 
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
-    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}, "form": "dual"},
+    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median"}, "form": "dual"},
             "solver": {"name": "krr_exact"}, "backend": "numpy", "output": {"dir": "unused"}}
     model = solve(spec, data=(X, y)).model
     assert model.predict(X).shape == (60,)
@@ -162,7 +162,7 @@ def test_test_labels_must_be_known_to_the_training_data(tmp_path):
     train = write(tmp_path, "tr.csv", "0,1\n1,2\n0,3\n")
     test = write(tmp_path, "te.csv", "-1,1\n1,2\n")
     spec = load_spec({"data": {"train": train, "test": test},
-                      "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian"}, "form": "dual"},
+                      "model": {"loss": {"name": "hinge"}, "kernel": {"name": "gaussian", "bandwidth": "median"}, "form": "dual"},
                       "solver": {"name": "joker"}, "backend": "numpy"})
     with pytest.raises(DataError, match=r"te\.csv: label -1\.0 was not seen in training \(classes: 0\.0, 1\.0\)"):
         assemble(spec)

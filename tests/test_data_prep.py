@@ -129,7 +129,8 @@ def test_median_heuristic_reaches_the_kernel(shared_data):
 
     X = np.random.default_rng(3).standard_normal((500, 4)).astype(np.float32)
     spec = load_spec({"model": {"loss": {"name": "square"},
-                                "kernel": {"name": "gaussian", "bandwidth_factor": 0.5, "bandwidth_subsample": 200},
+                                "kernel": {"name": "gaussian", "bandwidth": "median", "bandwidth_factor": 0.5,
+                                           "bandwidth_subsample": 200},
                                 "form": "dual"},
                       "solver": {"name": "krr_exact"}, "backend": "numpy"})
     kernel = build_kernel(spec, X)

@@ -34,7 +34,7 @@ def _spec(tmp_path=None, solver="dsg", loss="square", block_size=32, lam=1e-4, *
     return {
         "name": "t",
         "seed": 3,
-        "model": {"loss": {"name": loss}, "kernel": {"name": "gaussian"},
+        "model": {"loss": {"name": loss}, "kernel": {"name": "gaussian", "bandwidth": "median"},
                   "features": {"block_size": block_size, "cache_blocks": 64},
                   "regularizer": {"name": "l2", "lambda": lam}},
         "solver": {"name": solver, **opts},

@@ -13,7 +13,7 @@ from kopt.plugins import registry
 def _spec(loss, solver="dsg", iterations=120, lam=1e-4, **options):
     return {
         "seed": 1,
-        "model": {"loss": loss, "kernel": {"name": "gaussian"},
+        "model": {"loss": loss, "kernel": {"name": "gaussian", "bandwidth": "median"},
                   "features": {"block_size": 64, "cache_blocks": 512},
                   "regularizer": {"name": "l2", "lambda": lam}},
         "solver": {"name": solver, "iterations": iterations, "batch_size": 64, "step_size": 2.0,

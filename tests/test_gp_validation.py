@@ -19,7 +19,8 @@ N_TRAIN, N_TEST = 2**9, 2**8
 def _spec(tmp_path, variance, T, every, **solver):
     return {
         "data": {"source": "dai_synthetic", "options": {"n_train": N_TRAIN, "n_test": N_TEST}, "split_seed": 0},
-        "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth_factor": 0.25},
+        "model": {"loss": {"name": "square"},
+                  "kernel": {"name": "gaussian", "bandwidth": "median", "bandwidth_factor": 0.25},
                   "form": "gp", "features": {"block_size": 512}},
         "solver": {"name": "gp", "variance": variance, "noise_variance": 0.1, "batch_size": 64, "iterations": T,
                    "step_size": 15.0, "compare_exact": True, "holdout_every": every, **solver},

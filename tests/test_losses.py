@@ -159,7 +159,7 @@ def test_spec_engine_reads_target_and_validates_parameters():
 
     def spec(loss):
         return {"name": "t", "data": {"source": "dai_synthetic"},
-                "model": {"loss": loss, "kernel": {"name": "gaussian"}, "regularizer": {"name": "l2", "lambda": 0.1}},
+                "model": {"loss": loss, "kernel": {"name": "gaussian", "bandwidth": "median"}, "regularizer": {"name": "l2", "lambda": 0.1}},
                 "solver": {"name": "krr_exact"}}
 
     assert load_spec(spec({"name": "square", "target": "binary"})).component(("model", "loss")).target == "binary"

@@ -29,7 +29,7 @@ def _data(n=300, d=4, seed=0, binary=False):
 
 def _spec(solver="krr_exact", loss="square", **model):
     return {
-        "model": {"loss": {"name": loss}, "kernel": {"name": "gaussian"}, "regularizer": {"name": "l2", "lambda": 1e-3},
+        "model": {"loss": {"name": loss}, "kernel": {"name": "gaussian", "bandwidth": "median"}, "regularizer": {"name": "l2", "lambda": 1e-3},
                   **model},
         "solver": {"name": solver},
         "backend": "numpy",

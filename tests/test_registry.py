@@ -110,7 +110,7 @@ def test_builtin_predictors_come_from_the_predictors_plugin():
 def _demo_model(tmp_path):
     regression_csv(tmp_path / "data.csv", n=200, seed=4)
     spec = {"data": {"train": str(tmp_path / "data.csv"), "label": 0},
-            "model": {"loss": {"name": "demo_logcosh"}, "kernel": {"name": "gaussian"},
+            "model": {"loss": {"name": "demo_logcosh"}, "kernel": {"name": "gaussian", "bandwidth": "median"},
                       "features": {"count": 128, "block_size": 64}, "regularizer": {"name": "l2", "lambda": 1e-3}},
             "solver": {"name": "demo_gd", "iterations": 5}, "backend": "numpy",
             "output": {"dir": str(tmp_path / "run")}}
@@ -132,7 +132,7 @@ def test_model_files_find_third_party_predictors_in_the_registry(tmp_path):
 def test_model_files_find_builtin_predictors_in_the_registry_only(tmp_path, monkeypatch):
     regression_csv(tmp_path / "data.csv", n=120, seed=5)
     spec = {"data": {"train": str(tmp_path / "data.csv"), "label": 0},
-            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}, "form": "dual",
+            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median"}, "form": "dual",
                       "regularizer": {"name": "l2", "lambda": 1e-2}},
             "solver": {"name": "krr_exact"}, "backend": "numpy", "output": {"dir": str(tmp_path / "run")}}
     path = kopt.solve(spec).model.save(tmp_path / "model")

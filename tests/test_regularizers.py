@@ -128,7 +128,7 @@ def test_spec_validates_l1_ratio():
     from kopt.spec import load_spec
 
     spec = {"name": "t", "data": {"source": "dai_synthetic"},
-            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median"},
                       "regularizer": {"name": "elastic_net", "lambda": 0.1, "l1_ratio": 1.5}},
             "solver": {"name": "krr_exact"}}
     with pytest.raises(SpecError, match="l1_ratio"):

@@ -24,7 +24,7 @@ def _spec(tmp_path, iterations=30, checkpoint_every=5, sleep=0.0, out="out"):
         "data": {"train": str(tmp_path / "data.csv"), "label": 0, "test_fraction": 0.2},
         "model": {
             "loss": {"name": "demo_logcosh"},
-            "kernel": {"name": "gaussian"},
+            "kernel": {"name": "gaussian", "bandwidth": "median"},
             "features": {"count": 256, "block_size": 128},
             "regularizer": {"name": "l2", "lambda": 1e-3},
         },

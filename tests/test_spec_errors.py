@@ -57,7 +57,7 @@ CASES = [
      ["$.solver", "expected a mapping", "'krr_exact' (string)"]),
     ("component-without-name", GOOD.replace("{name: square}", "{delta: 1}"), [], ["$.model.loss", "missing required key 'name'"]),
     ("bandwidth-negative", GOOD.replace("bandwidth: median", "bandwidth: -2"), [],
-     ["$.model.kernel.bandwidth", "a number > 0 or 'median'", "got -2"]),
+     ["$.model.kernel.bandwidth", "a number > 0 or one of: median, scale", "got -2"]),
     ("test-fraction-range", GOOD.replace("label: 0}", "label: 0, test_fraction: 1.5}"), [], ["$.data.test_fraction", "< 1"]),
     ("data-format", GOOD.replace("label: 0}", "label: 0, format: parquet}"), [], ["$.data.format", "allowed: auto, csv"]),
     ("checkpoint-negative", GOOD + "output: {checkpoint_every: -1}\n", [], ["$.output.checkpoint_every", ">= 0"]),

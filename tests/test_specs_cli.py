@@ -81,7 +81,7 @@ def test_readme_spec_example_is_the_quickstart_file():
 # -- output ---------------------------------------------------------------------------------------------
 
 PLOT_SPEC = {"name": "p", "data": {"source": "higgs-12k", "max_rows": 600},
-             "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"},
+             "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian", "bandwidth": "median"},
                        "regularizer": {"name": "l2", "lambda": 1e-3}, "features": {"dtype": "float64"}},
              "solver": {"name": "krr_exact"}, "backend": "numpy", "output": {"dir": "out", "plot": True}}
 
@@ -217,7 +217,7 @@ def test_set_data_train_is_relative_to_the_current_folder(tmp_path, monkeypatch,
 def test_predict_reads_data_with_the_presets_layout(seeded_data, tmp_path, monkeypatch, capsys):
     """A model trained on a preset (cal_housing: target in the last column) scores a file of that layout."""
     spec = {"name": "c", "data": {"source": "cal_housing", "max_rows": 800, "standardize_target": True},
-            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median"},
                       "regularizer": {"name": "l2", "lambda": 1e-3}, "features": {"dtype": "float64"}},
             "solver": {"name": "krr_exact"}, "backend": "numpy", "output": {"dir": str(tmp_path / "out")}}
     rmse = kopt.solve(spec, write=True).metrics["rmse"]

@@ -1,10 +1,17 @@
-"""The median heuristic for kernel bandwidths.
+"""Rules for kernel bandwidths: the median heuristic and scikit-learn's ``gamma="scale"``.
 
 ``median_distance`` is the median of the pairwise distances between the rows
 of a seeded subsample (``bandwidth_subsample`` rows, default 2000: about two
-million pairs).  The kernel's ``bandwidth: median`` multiplies it by
-``bandwidth_factor``.  Identical rows (distance 0) are left out, so data with
+million pairs).  Identical rows (distance 0) are left out, so data with
 many duplicates (binary features) still gets a usable scale.
+
+``scale_distance`` is the length of scikit-learn's ``gamma="scale"``,
+γ = 1/(d Var X) with Var X the variance of every entry of X, over the same
+subsample: exp(−γ‖δ‖²) is kopt's Gaussian exp(−‖δ‖²/(2σ²)) at σ = √(d Var X / 2).
+For an ``l1`` kernel (Laplacian, exp(−‖δ‖₁/σ)) the same rule -- σ is half the
+expected distance between two rows whose entries are independent with variance
+Var X -- gives σ = d √(Var X / π) (E|a − b| = 2s/√π for normal a, b of spread s).
+The kernel's ``bandwidth: median`` / ``scale`` multiplies either by ``bandwidth_factor``.
 """
 from __future__ import annotations
 
@@ -40,22 +47,46 @@ def median_distance(X, metric="l2", subsample=2000, seed=0):
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    idx = subsample_rows(X.shape[0], subsample, seed)
-    if idx.size < 2:
+    if min(X.shape[0], subsample) < 2:
         return 1.0
-    if hasattr(X, "tocsr"):
-        S = X.tocsr()[idx].astype(np.float64)
+    S = _subsample(X, subsample, seed)
+    if hasattr(S, "tocsr"):
         d = _sparse_l2(S) if metric == "l2" else _sparse_l1(S)
     else:
-        S = X[idx]
-        if type(S).__module__.split(".")[0] == "cupy":
-            S = S.get()
-        S = np.asarray(S, dtype=np.float64)
         d = _dense_l2(S) if metric == "l2" else _dense_l1(S)
     d = d[d > 0]
     if d.size == 0:
         return 1.0
     return float(np.median(d))
+
+
+def scale_distance(X, metric="l2", subsample=2000, seed=0):
+    """The bandwidth of scikit-learn's ``gamma="scale"`` in kopt's convention (module docstring).
+
+    Parameters are those of :func:`median_distance`; 1.0 when the subsample has no variance.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    S = _subsample(X, subsample, seed)
+    d = X.shape[1]
+    if hasattr(S, "tocsr"):
+        var = float(S.multiply(S).mean() - S.mean() ** 2)
+    else:
+        var = float(S.var())
+    if not var > 0:
+        return 1.0
+    return float(np.sqrt(d * var / 2.0)) if metric == "l2" else float(d * np.sqrt(var / np.pi))
+
+
+def _subsample(X, subsample, seed):
+    """The seeded subsample's rows as float64 (SciPy CSR for sparse input, NumPy otherwise)."""
+    idx = subsample_rows(X.shape[0], subsample, seed)
+    if hasattr(X, "tocsr"):
+        return X.tocsr()[idx].astype(np.float64)
+    S = X[idx]
+    if type(S).__module__.split(".")[0] == "cupy":
+        S = S.get()
+    return np.asarray(S, dtype=np.float64)
 
 
 def _from_gram(sq, G):

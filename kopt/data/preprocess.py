@@ -26,9 +26,12 @@ class Preprocessor:
     @classmethod
     def fit(cls, X, y, target: str, *, standardize=True, standardize_target=False, source="training data",
             sample_weight=None):
-        """``sample_weight``: row weights (positive); the statistics are then weighted means."""
+        """``standardize``: True, False or ``"auto"`` (:func:`needs_scaling` decides);
+        ``sample_weight``: row weights (positive); the statistics are then weighted means."""
         n_features = X.shape[1]
         mean = scale = None
+        if standardize == "auto":
+            standardize = needs_scaling(X)
         if standardize:
             mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
         pre = cls(target, mean, scale, n_features=n_features)
@@ -151,6 +154,21 @@ class Preprocessor:
             meta["y_scale"],
             meta["n_features"],
         )
+
+
+def needs_scaling(X) -> bool:
+    """``standardize: auto``: False for sparse data and for data whose every value lies in [0, 1]
+    (pixel intensities, indicators, proportions: one common scale already, where z-scoring a rarely
+    non-zero column -- an image's border pixel -- blows its noise up to unit variance); True
+    otherwise (docs/defaults.md measures the rule)."""
+    if hasattr(X, "tocsr"):
+        return False
+    step = 1 << 16
+    for i in range(0, X.shape[0], step):
+        chunk = np.asarray(X[i : i + step])
+        if chunk.size and (chunk.min() < 0.0 or chunk.max() > 1.0):
+            return True
+    return False
 
 
 def column_stats(X):

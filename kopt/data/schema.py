@@ -39,7 +39,10 @@ DATA_SCHEMA = {
         "max_rows": {"type": "integer", "minimum": 1,
                      "description": "read at most this many training rows (the read stops there; splits apply "
                                     "to the rows read)"},
-        "standardize": {"type": "boolean", "default": True, "description": "z-score features with training statistics"},
+        "standardize": {"enum": [True, False, "auto"], "default": "auto",  # chosen by measurement: docs/defaults.md
+                        "description": "z-score features with training statistics (sparse data: scaled, not "
+                                       "centred); auto: leave sparse data and data within [0, 1] (pixels, "
+                                       "indicators) alone, z-score the rest (docs/defaults.md)"},
         "standardize_target": {"type": "boolean", "default": False, "description": "z-score a regression target (predictions are mapped back)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
                       "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "

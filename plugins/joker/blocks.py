@@ -154,7 +154,10 @@ class DualBlocks:
 
     def restore(self, saved):
         self.alpha = self.problem.xp.asarray(saved["alpha"], dtype=np.float64)
-        self.fsum = np.asarray(saved["fsum"], dtype=np.float64)
+        if "fsum" in saved:
+            self.fsum = np.asarray(saved["fsum"], dtype=np.float64)
+        else:  # a warm start at another λ (JokerSolver.warm_state): the sum is recomputed
+            self.refresh_fsum()
         self.stats = {k: int(saved[k]) for k in self.stats}
         self.engine.restore(saved)
 

@@ -42,6 +42,7 @@ class JokerSolver(IterativeSolver):
     one_vs_rest = True
     sample_weight = True
     distributed = True  # features mode: CoCoA+ rounds on a Dask cluster (.rounds)
+    lambda_warm_start = True
     feature_kinds = ("random", "nystrom")
     iteration_unit = "one block of batch_size rows (a trust-region solve of its dual variables)"
     divergence_hint = "raise model.regularizer.lambda"
@@ -161,7 +162,7 @@ class JokerSolver(IterativeSolver):
         return "features"
 
     # -- the skeleton's contract: delegated to the route's state -------------------------------
-    def init(self, problem):
+    def init(self, problem, subsample_start=True):
         if problem.partitions is not None:
             return rounds.DistributedBlocks(problem, self.options, _label_matrix)
         Y = _label_matrix(problem)
@@ -170,13 +171,27 @@ class JokerSolver(IterativeSolver):
         if route == "primal":
             return primal.PrimalFeatures(problem, Y, lam_j, cg_iterations=self.options.cg_iterations,
                                          memory_bytes=self.options.feature_memory_mb * 2**20, threads=self.n_threads,
-                                         warm_start=self.options.primal_warm_start)
+                                         warm_start=self.options.primal_warm_start and subsample_start)
         return DualBlocks(problem, Y, lam_j, self.options, route, self.n_threads)
 
     def load(self, problem, saved):
-        st = self.init(problem)
+        st = self.init(problem, subsample_start=not saved.get("lambda_path", False))
         st.restore(saved)
         return st
+
+    def warm_state(self, saved, lam_from, lam_to):
+        """A λ-path start: the dual routes keep λ_J α -- the conjugate variable, whose box does not
+        depend on λ -- so α (and Kα, θ̃ = Σ α_i φ(x_i)) scale by λ_from/λ_to and stay feasible; the
+        primal route keeps θ, the function itself.  Counters restart at 0 and the separable dual
+        sum and the preconditioner are rebuilt for the new λ."""
+        out = {k: v for k, v in saved.items() if k not in ("fsum", "preconditioner_weights")}
+        if "alpha" in out:
+            ratio = lam_from / lam_to
+            for key in ("alpha", "u", "theta"):
+                if key in out:
+                    out[key] = out[key] * ratio
+        out = {k: (0 if isinstance(v, (int, np.integer)) else v) for k, v in out.items()}
+        return {**out, "lambda_path": True}
 
     def save(self, st):
         return st.state()

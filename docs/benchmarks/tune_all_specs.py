@@ -1,0 +1,85 @@
+"""``kopt tune`` on every packaged spec (issue 19: it must run on each spec with a test split).
+
+    python docs/benchmarks/tune_all_specs.py [--specs a,b] [--max-rows 2000]
+
+Each spec is tuned on a 2 x 2 grid (its first default axis -- λ, or the GP's noise variance -- at 1/10
+and 1 times the spec's value, x its bandwidth axis at 2 values) with one seeded validation split of
+``--max-rows`` training rows (``data.max_rows``, or ``n_train`` of a generated set, to keep the
+check to seconds; ``solver.iterations`` capped at ``--iterations``, 100), then refitted on
+those rows and scored on the spec's test split.  A spec whose data is not in the data folder is
+reported as skipped.  Appends one JSON line per spec to tune_all_specs.jsonl.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def grid_for(spec):
+    from kopt.tune import Axis, default_axes
+
+    axes = default_axes(spec)
+    out = []
+    for ax in axes:
+        if ax.key.startswith("model.kernel."):
+            out.append(Axis(ax.key, ax.values[1:3] if len(ax.values) > 3 else ax.values[:2]))
+        else:
+            middle = len(ax.values) // 2
+            out.append(Axis(ax.key, (ax.values[middle - 1], ax.values[middle])))
+    return out
+
+
+def check(name, max_rows, iterations):
+    import kopt
+    from kopt.errors import DataError
+    from kopt.specfiles import resolve_spec_arg
+
+    spec = kopt.load_spec(resolve_spec_arg(name), [f"data.max_rows={max_rows}", "output.dir=runs/tune_all"])
+    cap = spec["solver"].get("iterations")
+    if iterations and isinstance(cap, int) and cap > iterations:  # a functional check, not a converged run
+        spec = kopt.load_spec(spec, [f"solver.iterations={iterations}"])
+    if "n_train" in spec["data"].get("options", {}):  # a generated set (max_rows reads no file): fewer rows
+        spec = kopt.load_spec(spec, [f"data.options.n_train={max_rows}"])
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = kopt.tune(spec, grid_for(spec), validation=0.25, refit=True)
+    except DataError as exc:
+        return {"spec": name, "status": "skipped (data)", "detail": str(exc)[:160]}
+    return {"spec": name, "status": "ok", "grid": {a.key: list(a.values) for a in out.axes},
+            "best": out.best_params, out.metric: out.best_score, "warm_start": out.warm_start,
+            "test": out.refit.metrics, "wall_s": round(time.perf_counter() - t0, 2)}
+
+
+def main(argv=None):
+    from kopt.specfiles import names as packaged_names
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--specs", help="comma-separated names (default: every packaged spec)")
+    ap.add_argument("--max-rows", type=int, default=2000)
+    ap.add_argument("--iterations", type=int, default=100, help="cap solver.iterations (0: the spec's own)")
+    ap.add_argument("--skip-done", action="store_true", help="skip specs already checked in tune_all_specs.jsonl")
+    a = ap.parse_args(argv)
+    names = a.specs.split(",") if a.specs else packaged_names()
+    done_path = os.path.join(HERE, "tune_all_specs.jsonl")
+    if a.skip_done and os.path.exists(done_path):
+        with open(done_path, encoding="utf-8") as fh:
+            done = {json.loads(line)["spec"] for line in fh if line.strip()}
+        names = [n for n in names if n not in done]
+    for name in names:
+        row = check(name, a.max_rows, a.iterations)
+        print(json.dumps(row), flush=True)
+        with open(os.path.join(HERE, "tune_all_specs.jsonl"), "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
