@@ -7,9 +7,11 @@ floating-point summation:
 * standardisation: each partition's ``(n, mean, m2)`` (:func:`kopt.data.preprocess.column_moments`)
   merged exactly (Chan et al.);
 * labels: the union of each partition's label values (the classes), or the target's moments;
-* the median bandwidth: the same seeded subsample of row indices
+* ``standardize: auto``: the single-machine rule (:func:`kopt.data.preprocess.needs_scaling`) on
+  each partition, true when any partition says so;
+* the bandwidth rules (``median``, ``scale``): the same seeded subsample of row indices
   (:func:`kopt.data.bandwidth.subsample_rows`), those rows (2,000 by default) fetched from their
-  partitions, and the same median of their pairwise distances.
+  partitions, and the same rule applied to them (:func:`kopt.bandwidth.resolve_bandwidth`).
 
 The training partitions are then standardized and label-encoded on the workers; the test
 partitions stay raw (the model applies its own preprocessing when it scores them).
@@ -18,8 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data.bandwidth import median_distance, subsample_rows
-from ..data.preprocess import Preprocessor, column_moments, merge_moments, moments_std
+from ..bandwidth import RULES, resolve_bandwidth
+from ..data.bandwidth import subsample_rows
+from ..data.preprocess import Preprocessor, column_moments, merge_moments, moments_std, needs_scaling
 from ..errors import DataError
 from ..problem import FeatureSpec, Problem
 from . import partitions as _partitions
@@ -39,7 +42,10 @@ def partitions_for(spec, data, client, n_parts) -> _partitions.Partitions:
 def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
     """The :class:`Preprocessor` of the whole training set, from per-partition statistics."""
     pre = Preprocessor(target, n_features=parts.d)
-    if data_spec["standardize"]:
+    standardize = data_spec["standardize"]
+    if standardize == "auto":  # the single-machine rule (kopt.data.preprocess.needs_scaling), partition by partition
+        standardize = any(parts.gather(parts.map(_needs_scaling)))
+    if standardize:
         moments = parts.gather(parts.map(_moments))
         total = moments[0]
         for m in moments[1:]:
@@ -57,6 +63,10 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
     else:
         pre._fit_labels(np.concatenate(labels), False, "training data")
     return pre
+
+
+def _needs_scaling(part):
+    return needs_scaling(part["X"])
 
 
 def _moments(part):
@@ -116,20 +126,17 @@ def _check_labels(part, loss):
 
 
 def _kernel(spec, parts):
-    """The spec's kernel, with ``bandwidth: median`` resolved on the seeded subsample fetched from the partitions."""
+    """The spec's kernel, its bandwidth rule (``median``, ``scale``) resolved on the seeded subsample
+    fetched from the partitions: the rows :func:`kopt.bandwidth.resolve_bandwidth` takes on one machine."""
     from ..api import build_kernel
     from ..plugins import registry
 
     params = spec["model"]["kernel"]
     cls = registry().get("kernel", params["name"])
-    if params.get("bandwidth") != "median":
+    if params.get("bandwidth") not in RULES:
         return build_kernel(spec, parts.take(np.arange(min(parts.n, 2))))
-    sub = params.get("bandwidth_subsample", 2000)
-    rows = subsample_rows(parts.n, sub, spec["seed"])
-    S = parts.take(rows)
-    sigma = median_distance(S, cls.bandwidth_metric or "l2", S.shape[0], spec["seed"])
-    section = dict(params, bandwidth=sigma * params.get("bandwidth_factor", 1.0))
-    section.pop("name")
+    S = parts.take(subsample_rows(parts.n, params.get("bandwidth_subsample", 2000), spec["seed"]))
+    section = resolve_bandwidth(cls, {k: v for k, v in params.items() if k != "name"}, S, spec["seed"])
     kernel = cls(**section)
     kernel.check_input(S)
     return kernel
