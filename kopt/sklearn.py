@@ -676,7 +676,8 @@ def _loss_targets(name):
 
 # -- scikit-learn's estimator checks ---------------------------------------------------------------
 
-_WEIGHT_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_shape",
+_WEIGHT_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_pandas_series",
+                  "check_sample_weights_shape",
                   "check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data",
                   "check_sample_weight_equivalence_on_sparse_data")
 _EQUIVALENCE_CHECKS = _WEIGHT_CHECKS[-2:]
