@@ -135,3 +135,18 @@ def regression_csv(path: Path, n=400, d=3, seed=0):
     y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
     np.savetxt(path, np.column_stack([y, X]), delimiter=",", fmt="%.6f")
     return path
+
+
+def non_regular_path(kind: str, folder: Path, name: str):
+    """A path kopt must refuse without reading: a FIFO, ``/dev/zero`` (None where it is missing) or a folder."""
+    import os
+
+    if kind == "fifo":
+        path = folder / name
+        os.mkfifo(path)
+        return path
+    if kind == "dev-zero":
+        return "/dev/zero" if os.path.exists("/dev/zero") else None
+    path = folder / name
+    path.mkdir()
+    return path

@@ -19,7 +19,7 @@ import pytest
 import kopt.memory
 from kopt.cli import main
 
-from helpers import regression_csv
+from helpers import non_regular_path, regression_csv
 
 GIB = 2**30
 SPEC = """\
@@ -155,16 +155,9 @@ def test_corpus_covers_the_issue():
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
 def test_non_regular_data_file_is_refused_without_reading(kind, tmp_path, capsys):
-    if kind == "fifo":
-        path = tmp_path / "pipe.csv"
-        os.mkfifo(path)
-    elif kind == "dev-zero":
-        path = "/dev/zero"
-        if not os.path.exists(path):
-            pytest.skip("no /dev/zero here")
-    else:
-        path = tmp_path / "folder.csv"
-        path.mkdir()
+    path = non_regular_path(kind, tmp_path, "data.csv")
+    if path is None:
+        pytest.skip("no /dev/zero here")
     solve_on(tmp_path, path, capsys, [str(path)])
 
 

@@ -17,7 +17,7 @@ import kopt.memory
 from kopt import fileset
 from kopt.cli import main
 
-from helpers import regression_csv
+from helpers import non_regular_path, regression_csv
 from test_bad_inputs import GIB, check_error, npz_with_header
 
 GOOD = """\
@@ -95,16 +95,9 @@ def test_hostile_spec(case_id, text, extra, phrases, workdir, capsys):
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
 def test_non_regular_spec_file(kind, workdir, capsys):
-    if kind == "fifo":
-        path = workdir / "pipe.yaml"
-        os.mkfifo(path)
-    elif kind == "dev-zero":
-        path = "/dev/zero"
-        if not os.path.exists(path):
-            pytest.skip("no /dev/zero here")
-    else:
-        path = workdir / "folder.yaml"
-        path.mkdir()
+    path = non_regular_path(kind, workdir, "spec.yaml")
+    if path is None:
+        pytest.skip("no /dev/zero here")
     check_error(["validate", str(path)], capsys, [str(path)])
 
 
