@@ -18,24 +18,9 @@ import numpy as np
 import kopt
 from kopt.api import assemble
 from kopt.spec import load_spec
+from kopt.testing import KeepStates, solver_for
 
 SPEC = Path(__file__).resolve().parents[1] / "specs" / "krr_synthetic.yaml"
-
-
-class _Keep:
-    def __init__(self, keep):
-        self.keep, self.states = set(keep), {}
-        self.resume_state, self.start_iteration = None, 0
-
-    def report(self, t, state=None, **kw):
-        if t in self.keep:
-            self.states[t] = state()
-        return True
-
-
-def _solver(spec):
-    return kopt.plugins.registry().get("solver", spec["solver"]["name"])(
-        **{k: v for k, v in spec["solver"].items() if k != "name"})
 
 
 def test_dsg_error_decays_like_one_over_t():
@@ -50,13 +35,13 @@ def test_dsg_error_decays_like_one_over_t():
 
     exact_spec = load_spec(str(SPEC), ov + ["solver={name: krr_exact}", "model.features.dtype=float64"])
     exact_problem = assemble(exact_spec)
-    ref = _solver(exact_spec).run(exact_problem, _Keep(()))
+    ref = solver_for(exact_spec).run(exact_problem, KeepStates(()))
     np.testing.assert_allclose(exact_problem.X, problem.X, rtol=1e-6)  # the same training points
     f_star = ref.predictor.decision_function(exact_problem.X_test, exact_problem)
 
     keep = [2**k for k in range(2, 8)]
-    cap = _Keep(keep)
-    _solver(spec).run(problem, cap)
+    cap = KeepStates(keep)
+    solver_for(spec).run(problem, cap)
     fmap = problem.feature_map()
     errors = []
     for t in keep:
@@ -82,7 +67,7 @@ def test_dsg_error_falls_like_one_over_t_with_the_step_the_theory_asks_for():
           f"model.features.cache_blocks={T}", f"model.regularizer.lambda={lam:.1e}", "solver.averaging=true"]
     exact_spec = load_spec(str(SPEC), ov + ["solver={name: krr_exact}", "model.features.dtype=float64"])
     exact_problem = assemble(exact_spec)
-    f_star = _solver(exact_spec).run(exact_problem, _Keep(())).predictor.decision_function(
+    f_star = solver_for(exact_spec).run(exact_problem, KeepStates(())).predictor.decision_function(
         exact_problem.X_test, exact_problem)
     X = np.asarray(exact_problem.X, dtype=np.float64)
     mu_max = np.linalg.eigvalsh(exact_problem.kernel.exact(X, X))[-1] / X.shape[0]
@@ -93,8 +78,8 @@ def test_dsg_error_falls_like_one_over_t_with_the_step_the_theory_asks_for():
     spec = load_spec(str(SPEC), ov + [f"solver.step_size={theta}", f"solver.step_offset={t0}"])
     problem = assemble(spec)
     keep = [T // 4, T // 2, T]
-    cap = _Keep(keep)
-    _solver(spec).run(problem, cap)
+    cap = KeepStates(keep)
+    solver_for(spec).run(problem, cap)
     fmap = problem.feature_map()
     last, avg = [], []
     for t in keep:

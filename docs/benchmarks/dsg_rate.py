@@ -30,6 +30,7 @@ import numpy as np
 import kopt
 from kopt.api import assemble
 from kopt.spec import load_spec
+from kopt.testing import KeepStates, solver_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPEC = os.path.join(HERE, "..", "..", "specs", "krr_synthetic.yaml")
@@ -44,24 +45,6 @@ CASES = [
 ]
 
 
-class _Keep:
-    """Stands in for the RunContext: keeps the solver state at t = 1, 2, 4, ..."""
-
-    def __init__(self, keep):
-        self.keep, self.states = set(keep), {}
-        self.resume_state, self.start_iteration = None, 0
-
-    def report(self, t, state=None, **kw):
-        if t in self.keep:
-            self.states[t] = state()
-        return True
-
-
-def _solver(spec):
-    return kopt.plugins.registry().get("solver", spec["solver"]["name"])(
-        **{k: v for k, v in spec["solver"].items() if k != "name"})
-
-
 def overrides(lam, T, B, n_train=2048, n_test=512):
     return [f"data.options.n_train={n_train}", f"data.options.n_test={n_test}", "data.options.noise=0",
             f"solver.batch_size={B}", f"model.features.block_size={B}", f"solver.iterations={T}",
@@ -72,7 +55,7 @@ def reference(ov):
     """f* on the test points (exact KRR on the same training points) and μ_max of K/n."""
     spec = load_spec(SPEC, ov + ["solver={name: krr_exact}", "model.features.dtype=float64"])
     problem = assemble(spec)
-    f_star = _solver(spec).run(problem, _Keep(())).predictor.decision_function(problem.X_test, problem)
+    f_star = solver_for(spec).run(problem, KeepStates(())).predictor.decision_function(problem.X_test, problem)
     X = np.asarray(problem.X, dtype=np.float64)
     mu_max = float(np.linalg.eigvalsh(problem.kernel.exact(X, X))[-1]) / X.shape[0]
     return np.asarray(f_star), mu_max
@@ -100,9 +83,9 @@ def rate_run(lam, theta_nu, T, B):
     spec = load_spec(SPEC, ov + [f"solver.step_size={theta}", f"solver.step_offset={t0}"])
     problem = assemble(spec)
     keep = [2**k for k in range(0, 21) if 2**k <= T]
-    cap = _Keep(keep)
+    cap = KeepStates(keep)
     t_start = time.perf_counter()
-    _solver(spec).run(problem, cap)
+    solver_for(spec).run(problem, cap)
     fit_s = time.perf_counter() - t_start
     fmap = problem.feature_map()
     last, avg = [], []

@@ -40,5 +40,5 @@ from .kernels import (
     check_unbiased,
     kernel_instance,
 )
-from .solvers import StopAt, check_resume, interrupt_at  # noqa: E402
+from .solvers import KeepStates, StopAt, check_resume, interrupt_at, solver_for  # noqa: E402
 from .solver_contract import SOLVER_CHECKS, SolverCheck, check_solver, solver_check_data, state_problems  # noqa: E402

@@ -25,6 +25,27 @@ class StopAt:
             run.stop_requested = True
 
 
+class KeepStates:
+    """A stand-in for the run context of ``Solver.run(problem, ctx)``: it keeps the solver's state at the
+    iterations in ``keep`` (``states[t]``) and never stops the run; for rate studies of a solver's iterates."""
+
+    def __init__(self, keep=()):
+        self.keep, self.states = set(keep), {}
+        self.resume_state, self.start_iteration = None, 0
+
+    def report(self, t, state=None, **kw):
+        if t in self.keep:
+            self.states[t] = state()
+        return True
+
+
+def solver_for(spec):
+    """The registered solver of a loaded spec, built from its ``solver`` section."""
+    from ..plugins import registry
+
+    return registry().get("solver", spec["solver"]["name"])(**{k: v for k, v in spec["solver"].items() if k != "name"})
+
+
 @contextlib.contextmanager
 def interrupt_at(iteration: int):
     """Within the block, every solve stops at ``iteration`` (raising KeyboardInterrupt from ``kopt.solve``)."""
