@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ConvergenceWarning, SpecError
+from .rows import take
 
 LAMBDA = "model.regularizer.lambda"
 #: metric -> True when larger is better
@@ -250,7 +251,7 @@ def _lambda_path(base, ds, splits, fixed, path, metric, warm, progress):
     lams = sorted(path.values, reverse=True) if path is not None else [None]
     per = {lam: {"scores": [], "fit_s": 0.0, "iterations": 0, "converged": True, "warm": 0} for lam in lams}
     for f, (tr, va) in enumerate(splits):
-        fold = (_rows(ds.X, tr), np.asarray(ds.y)[tr], _rows(ds.X, va), np.asarray(ds.y)[va])
+        fold = (take(ds.X, tr), np.asarray(ds.y)[tr], take(ds.X, va), np.asarray(ds.y)[va])
         previous = None
         for lam in lams:
             params = {**fixed, **({LAMBDA: lam} if lam is not None else {})}
@@ -285,10 +286,6 @@ def overrides_of(params: dict) -> list:
             text = text.replace("e", ".0e")
         out.append(f"{k}={text}")
     return out
-
-
-def _rows(X, idx):
-    return X[idx] if hasattr(X, "tocsr") else np.asarray(X[idx])
 
 
 def _best(rows, higher):
