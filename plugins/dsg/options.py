@@ -43,9 +43,9 @@ CDSG = {
                                 "(1 × under a constant schedule); null: no cap"},
     "grad_bound": {**_POS_OR_NULL,
                    "description": "M ≥ |ℓ'| of eq. 9; null: use the batch's mean ℓ'² for M² (an estimate of E ℓ'² ≤ M²)"},
-    "candidates": {"type": "integer", "minimum": 0, "default": 0,
-                   "description": "old blocks checked per iteration, drawn uniformly; 0: all (papers/000, one fused "
-                                  "prediction + adjoint of every block)"},
+    "candidates": {"type": "integer", "minimum": 0, "default": 32,
+                   "description": "old blocks checked per iteration, drawn uniformly; 0: all (papers/000's rule, one "
+                                  "fused prediction + adjoint of every block; measured slower, docs/dsg.md)"},
     "variance": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "null"}], "default": None,
                  "description": "σ² of eq. 9 (variance of the feature products); null: estimated on 128 rows"},
 }
