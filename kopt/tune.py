@@ -296,7 +296,7 @@ AUTO_PATH = (1.0e-2, 1.0e-3, 1.0e-4, 1.0e-5, 1.0e-6, 1.0e-7)
 #: the held-out fraction of the training rows it scores λ on
 AUTO_VALIDATION = 0.2
 #: it stops after this many path points in a row without a better validation score
-AUTO_PATIENCE = 2
+AUTO_PATIENCE = 1
 
 
 @dataclass

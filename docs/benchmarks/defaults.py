@@ -4,6 +4,7 @@
     python docs/benchmarks/defaults.py rules-1/n [--sets ...]   # the same at λ = 1/n (standardize: auto)
     python docs/benchmarks/defaults.py rules-lambda --lambdas 1e-5,1e-6   # auto / scale at other fixed λ
     python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.tune's optimum -> defaults_tuned.json
+    python docs/benchmarks/defaults.py auto --sets a9a [--runs auto,fixed,chosen]   # lambda: auto -> defaults_auto.json
     python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
 
 Each set keeps one model (loss, kernel, fast Joker route: primal Newton-CG on Nystrom centres; the
@@ -105,6 +106,47 @@ def _rel_gap(r):
     return float(r.gap / max(abs(r.objective), abs(r.dual), 1e-300))
 
 
+#: the runs of the ``auto`` part: the defaults (auto / scale, lambda: auto); the same rules at the old fixed
+#: λ = 1e-4 (the overhead's baseline: one fixed-λ solve); and a cold fixed-λ solve at the λ auto chose
+AUTO_RUNS = ("auto", "fixed", "chosen")
+
+
+def run_auto(names, runs=AUTO_RUNS):
+    """The defaults (``standardize: auto``, ``bandwidth: scale``, ``lambda: auto``) on each set, beside
+    fixed-λ solves of the same spec; one JSON row per run."""
+    import kopt
+
+    rows = []
+    done = {(r["set"], r["run"]): r for r in _read(os.path.join(HERE, "defaults_auto.json"))}
+    for name in names:
+        for run in runs:
+            if run == "chosen":
+                chose = next((r for r in rows if r["set"] == name and r["run"] == "auto"), done.get((name, "auto")))
+                if chose is None:
+                    continue
+                lam = chose["lambda"]
+            else:
+                lam = "auto" if run == "auto" else LAMBDA_DEFAULT
+            t0 = time.perf_counter()
+            r = kopt.solve(spec_for(name, "auto", {"bandwidth": "scale"}, lam))
+            wall = time.perf_counter() - t0
+            assert r.report["data"]["n_train"] == N_TRAIN[name], (name, r.report["data"]["n_train"])
+            key, value = metric_of(r.metrics)
+            row = {"set": name, "run": run, "lambda": r.report["spec"]["model"]["regularizer"]["lambda"], key: value,
+                   "standardized": r.report["data"]["standardized"],
+                   "standardize_auto": r.report["data"]["standardize_auto"], "sigma": r.model.kernel.bandwidth,
+                   "rel_gap": _rel_gap(r), "n_iter": r.n_iter, "fit_s": r.timings["fit_s"], "wall_s": wall,
+                   "load_s": r.timings["load_s"], "load_1min": os.getloadavg()[0]}
+            if r.lambda_auto:
+                a = r.lambda_auto
+                row.update(select_s=a["select_s"], refit_warm=a["refit_warm"], validation_metric=a["metric"],
+                           path=[{k: p[k] for k in ("lambda", "score", "fit_s", "iterations", "warm", "refine")}
+                                 for p in a["path"]], stopped_early=a["stopped_early"])
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
 def run_tuned(names, rules):
     import kopt
 
@@ -192,7 +234,8 @@ def table(rules, tuned):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["rules", "rules-1/n", "rules-lambda", "tuned", "table"])
+    ap.add_argument("part", choices=["rules", "rules-1/n", "rules-lambda", "tuned", "auto", "table"])
+    ap.add_argument("--runs", default=",".join(AUTO_RUNS), help="auto part: which runs (auto, fixed, chosen)")
     ap.add_argument("--lambdas", default="1e-5,1e-6", help="rules-lambda: the fixed λ values tried (auto / scale)")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--only", help="rules part: only these PREPROCESS/BANDWIDTH pairs, e.g. auto/scale,true/median")
@@ -209,6 +252,8 @@ def main(argv=None):
                    ("set", "standardize", "bandwidth", "lambda_rule"))
     elif a.part == "rules-1/n":  # λ = 1/n with the preprocessing rule auto
         _merge(rules_path, run_rules(names, "1/n", ("auto",)), ("set", "standardize", "bandwidth", "lambda_rule"))
+    elif a.part == "auto":
+        _merge(os.path.join(HERE, "defaults_auto.json"), run_auto(names, a.runs.split(",")), ("set", "run"))
     elif a.part == "tuned":
         _merge(tuned_path, run_tuned(names, _read(rules_path)), ("set",))
     else:
