@@ -169,7 +169,14 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
                keep_state=keep_state, start_from=start_from, t0=t0)
     if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
-        return _solve_auto(spec, **run)
+        if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
+            # continuing a run continues it at its λ (the estimators' warm_start)
+            from .tune import LAMBDA, overrides_of
+
+            spec = load_spec(spec.data, overrides_of({LAMBDA: snapshot_lam}), check_files=data is None)
+            run["resume"] = resume
+        else:
+            return _solve_auto(spec, **run)
     if spec["execution"]["engine"] != "dask":
         return _solve(spec, cluster=None, **run)
     from .distributed.cluster import Cluster
