@@ -266,9 +266,10 @@ def test_pixels_are_left_alone_and_unlike_columns_are_z_scored():
     assert not needs_scaling(P / 255.0)  # [0, 1]: as before
     rng = np.random.default_rng(1)
     unlike = np.column_stack([rng.random(300), 1000 * rng.random(300), rng.integers(0, 5, 300)])  # >= 0, unlike ranges
-    assert scaling_rule(range_stats(unlike)) == (True, "columns on unlike scales")
+    assert scaling_rule(range_stats(unlike)) == (True, "non-negative columns on unlike scales")
     signed = rng.standard_normal((300, 4))
-    assert needs_scaling(signed)
+    assert scaling_rule(range_stats(signed)) == (True, "signed values")
+    assert needs_scaling(P - 1.0)  # one value below 0: signed
     assert scaling_rule(range_stats(sp.csr_matrix(P))) == (False, "sparse")
     pre = Preprocessor.fit(P, None, "real", standardize="auto")
     assert pre.scale is None and pre.auto_rule.startswith("non-negative")

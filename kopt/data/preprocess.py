@@ -208,12 +208,13 @@ def scaling_rule(stats) -> tuple:
         return False, "no rows"
     if lo.min() >= 0.0 and hi.max() <= 1.0:
         return False, "every value in [0, 1]"
-    if lo.min() >= 0.0:
-        varying = hi[hi > lo]
-        top = float(hi.max())
-        if varying.size and np.mean(varying >= COMMON_RANGE_FRACTION * top) >= COMMON_RANGE_SHARE:
-            return False, f"non-negative columns sharing one range [0, {top:g}]"
-    return True, "columns on unlike scales"
+    if lo.min() < 0.0:
+        return True, "signed values"
+    varying = hi[hi > lo]
+    top = float(hi.max())
+    if varying.size and np.mean(varying >= COMMON_RANGE_FRACTION * top) >= COMMON_RANGE_SHARE:
+        return False, f"non-negative columns sharing one range [0, {top:g}]"
+    return True, "non-negative columns on unlike scales"
 
 
 def needs_scaling(X) -> bool:
