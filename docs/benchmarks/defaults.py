@@ -174,6 +174,8 @@ def run_tuned(names, rules):
 def best_preprocessing(name, rules):
     """The set's preprocessing rule with the best test metric over the bandwidth rules (oracle choice)."""
     mine = [r for r in rules if r["set"] == name and r.get("lambda_rule", "1e-4") == "1e-4"]
+    if not mine:  # no candidate rules measured on this model: the default rule
+        return "auto"
     regression = "rmse" in mine[0]
     best = (min if regression else max)(mine, key=lambda r: r["rmse"] if regression else r["accuracy"])
     return best["standardize"]
