@@ -245,8 +245,8 @@ def against_tuned_auto(auto, tuned):
         cost = (f"{a['wall_s']:.1f} ({a['select_s']:.1f})", f"{f['wall_s']:.1f}", f"{c['wall_s']:.1f}" if c else "",
                 f"{a['wall_s'] / f['wall_s']:.1f}x, " + (f"{a['wall_s'] / c['wall_s']:.1f}x" if c else "")) \
             if a and f else ("", "", "", "")
-        print(f"| {name} | {_fmt(f) if f else ''} | {_fmt(a) if a else ''} | {a['lambda']:g} |" if a else f"| {name} | | | |",
-              end="")
+        print(f"| {name} | {_fmt(f) if f else ''} | {_fmt(a) if a else 'not measured'} | {a['lambda']:g} |" if a
+              else f"| {name} | {_fmt(f) if f else ''} | not measured | |", end="")
         print(f" {_fmt(t) if t else ''} | {best} | {loss} | {ok} | " + " | ".join(cost) + " |")
     if worst:
         print(f"\nworst loss / target: {worst[0]:.2f} ({worst[1]})")
