@@ -293,3 +293,12 @@ def test_report_says_which_rule_standardize_auto_took():
     r = _solve(_joker(lam=1e-3, iterations=50), (P, y))
     assert r.report["data"]["standardized"] is False
     assert r.report["data"]["standardize_auto"] == "non-negative columns sharing one range [0, 255]"
+
+
+def test_solver_checks_see_a_positive_lambda_under_auto():
+    base = {"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"}}}
+    ok = kopt.load_spec({**base, "solver": {"name": "adsg", "setting": "strongly_convex"}}, check_files=False)
+    assert ok["model"]["regularizer"]["lambda"] == "auto"  # μ = λ > 0 for whatever auto picks
+    with pytest.raises(SpecError) as exc:
+        kopt.load_spec({**base, "solver": {"name": "adsg", "setting": "unregularized"}}, check_files=False)
+    assert exc.value.path == "$.model.regularizer.lambda" and "lambda: auto picks λ > 0" in str(exc.value)
