@@ -302,3 +302,27 @@ def test_solver_checks_see_a_positive_lambda_under_auto():
     with pytest.raises(SpecError) as exc:
         kopt.load_spec({**base, "solver": {"name": "adsg", "setting": "unregularized"}}, check_files=False)
     assert exc.value.path == "$.model.regularizer.lambda" and "lambda: auto picks λ > 0" in str(exc.value)
+
+
+@pytest.mark.parametrize("solver, loss", [
+    ({"name": "dsg", "iterations": 30, "batch_size": 64}, "logistic"),
+    ({"name": "udsg", "iterations": 30, "batch_size": 64}, "logistic"),
+    ({"name": "cdsg", "iterations": 30, "batch_size": 64}, "logistic"),
+    ({"name": "adsg", "iterations": 2, "batch_size": 32}, "logistic"),
+    ({"name": "katyusha", "iterations": 2}, "logistic"),
+    ({"name": "svrg", "iterations": 2}, "logistic"),
+    ({"name": "mrbcd", "iterations": 2}, "logistic"),
+    ({"name": "krr_exact"}, "square"),
+])
+def test_every_solver_with_a_lambda_runs_auto(solver, loss):
+    X, y = _noisy(160)
+    spec = {"seed": 2, "model": {"loss": {"name": loss, **({"target": "binary"} if loss == "square" else {})},
+                                 "kernel": {"name": "gaussian"},
+                                 "features": {"count": 64, "block_size": 32}},
+            "solver": solver, "backend": "numpy"}
+    r = _solve(spec, (X, y))
+    auto = r.lambda_auto
+    assert auto["chosen"] and auto["lambda"] == r.report["spec"]["model"]["regularizer"]["lambda"]
+    assert auto["lambda"] == max(p["lambda"] for p in auto["path"]
+                                 if p["score"] == max(q["score"] for q in auto["path"]))
+    assert not auto["warm_path"] and not auto["refit_warm"]  # only Joker warm-starts along λ
