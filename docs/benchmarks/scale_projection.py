@@ -14,7 +14,11 @@ table of docs/scale.md.  The model and its assumptions:
 * T_sched: ``--tasks-per-round`` tasks per partition at ``--tasks-per-s`` tasks a second of the scheduler;
 * rounds: R(W) = R(1) · W^a, a = log2(R(2) / R(1)) from the two measured runs (CoCoA+'s σ' = W makes the
   rounds grow with W); in brackets the pessimistic R(1) · W (rounds linear in σ').  The rounds depend on
-  λ_J = λn and on the data; the projection keeps the measured run's λ_J and local epochs.
+  λ_J = λn and on the data; the projection keeps the measured run's λ_J and local epochs;
+* ``--features M``: the per-row costs and the payload scaled linearly from the measured run's M (the
+  block's K_BB GEMM, the feature generation and the certificate's passes are all linear in M);
+  ``--solve-us`` replaces the local solve's cost per row visit by another measurement (e.g. ``kopt bench
+  joker``'s seconds per block over the block size).
 """
 from __future__ import annotations
 
@@ -28,17 +32,18 @@ TARGETS = (("full HIGGS, 8.8M training rows", 8_800_000), ("100M rows", 100_000_
 WORKERS = (8, 32, 128)
 
 
-def constants(measured):
+def constants(measured, features=None):
     runs = {r["workers"]: r for r in measured["runs"]}
     one = runs[1]
     e = float(measured["args"]["local_epochs"])
     n = one["rows"]
-    c_solve = one["local_solve_s"] / (e * n)
-    c_cert = one["certificate_s"] / n
+    scale = 1.0 if features is None else features / measured["args"]["features"]
+    c_solve = scale * one["local_solve_s"] / (e * n)
+    c_cert = scale * one["certificate_s"] / n
     r1 = one["rounds"]
     a = math.log2(runs[2]["rounds"] / r1) if 2 in runs else 1.0
     return {"e": e, "c_solve": c_solve, "c_cert": c_cert, "r1": r1, "a": a,
-            "bytes_per_worker": one["bytes_per_round"]}
+            "bytes_per_worker": scale * one["bytes_per_round"], "features": features or measured["args"]["features"]}
 
 
 def project(k, n, W, link_gbs, tasks_per_round, tasks_per_s):
@@ -51,7 +56,9 @@ def project(k, n, W, link_gbs, tasks_per_round, tasks_per_s):
 
 
 def hours(s):
-    return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min"
+    if s >= 3600:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 60:.0f} min" if s >= 120 else f"{s:.0f} s"
 
 
 def main(argv=None):
@@ -60,13 +67,18 @@ def main(argv=None):
     p.add_argument("--link-gbs", type=float, default=1.25, help="the client's link, GB/s (10 GbE)")
     p.add_argument("--tasks-per-round", type=int, default=4)
     p.add_argument("--tasks-per-s", type=float, default=5000.0)
+    p.add_argument("--features", type=int, help="project to M random features (default: the measured M)")
+    p.add_argument("--solve-us", type=float,
+                   help="use this local-solve cost per row visit (µs) instead of the scaled measured one")
     a = p.parse_args(argv)
     with open(a.measured, encoding="utf-8") as fh:
         measured = json.load(fh)
-    k = constants(measured)
-    print(f"measured: c_solve {k['c_solve'] * 1e6:.2f} us per row visit, c_cert {k['c_cert'] * 1e6:.2f} us per row, "
+    k = constants(measured, a.features)
+    if a.solve_us is not None:
+        k["c_solve"] = a.solve_us * 1e-6
+    print(f"M = {k['features']}: c_solve {k['c_solve'] * 1e6:.2f} us per row visit, c_cert {k['c_cert'] * 1e6:.2f} us per row, "
           f"{k['e']:g} local epochs per round, R(1) = {k['r1']}, rounds ~ W^{k['a']:.2f}, "
-          f"{k['bytes_per_worker']} bytes per worker and round")
+          f"{k['bytes_per_worker']:.0f} bytes per worker and round")
     print("| data | workers | s / round | of which communication + scheduling | rounds | time to a 1e-2 gap |")
     print("| --- | --- | --- | --- | --- | --- |")
     for label, n in TARGETS:
