@@ -110,8 +110,9 @@ def _number(key, text, src):
 
 def default_axes(spec) -> list:
     """λ from 1/100 to 100 times the spec's (5 values; the GP form: ``solver.noise_variance``, which
-    plays λ's part, from 1/4 to 4 times), and the bandwidth: ``bandwidth_factor`` {0.25, 0.5, 1, 2}
-    for a rule ('median', 'scale'), else the bandwidth times {0.5, 1, 2}."""
+    plays λ's part, from 1/4 to 4 times), and the bandwidth: ``bandwidth_factor`` at {0.25, 0.5, 1, 2}
+    times the spec's factor (1 when it gives none) for a rule ('median', 'scale'), else the bandwidth
+    times {0.5, 1, 2}: every default grid holds the spec's own setting."""
     axes = []
     lam = spec["model"]["regularizer"].get("lambda")
     noise = spec["solver"].get("noise_variance")
@@ -124,7 +125,8 @@ def default_axes(spec) -> list:
     kernel = spec["model"]["kernel"]
     bw = kernel.get("bandwidth")
     if isinstance(bw, str):
-        axes.append(Axis("model.kernel.bandwidth_factor", (0.25, 0.5, 1.0, 2.0)))
+        factor = float(kernel.get("bandwidth_factor", 1.0))
+        axes.append(Axis("model.kernel.bandwidth_factor", tuple(float(f"{factor * f:.6g}") for f in (0.25, 0.5, 1, 2))))
     elif isinstance(bw, (int, float)):
         axes.append(Axis("model.kernel.bandwidth", tuple(float(f"{bw * f:.6g}") for f in (0.5, 1.0, 2.0))))
     return axes
@@ -407,9 +409,19 @@ def overrides_of(params: dict) -> list:
 
 
 def _best(rows, higher):
-    """The best row; ties go to the larger λ (the simpler model), then to the earlier row."""
+    """The best row; ties go to the larger λ (the simpler model), then to the earlier row.  A row whose
+    score is NaN or infinite (a diverged solve on some fold) is never the best; if every row is, the
+    search failed and says so."""
+    ok = [i for i, r in enumerate(rows) if np.isfinite(r["score"])]
+    if not ok:
+        from .errors import NonFiniteModelError
+
+        raise NonFiniteModelError(
+            f"kopt tune: every grid point gave a non-finite validation score ({len(rows)} of {len(rows)}: the "
+            "solves diverged); change the grid, or the solver's step size (solver.step_size) or iterations")
+
     def key(i):
         r = rows[i]
         return (r["score"] if higher else -r["score"], r["params"].get(LAMBDA, 0.0), -i)
 
-    return rows[max(range(len(rows)), key=key)]
+    return rows[max(ok, key=key)]

@@ -105,6 +105,18 @@ def test_tune_finds_the_best_row_and_warm_starts_match_cold():
     assert all(warm.best_spec.get(*k.split(".")) == v for k, v in warm.best_params.items())
 
 
+def test_best_never_picks_a_non_finite_score():
+    from kopt.errors import NonFiniteModelError
+    from kopt.tune import LAMBDA, _best
+
+    rows = [{"params": {LAMBDA: 1e-2}, "score": 0.5}, {"params": {LAMBDA: 1e-3}, "score": float("nan")},
+            {"params": {LAMBDA: 1e-4}, "score": 0.4}, {"params": {LAMBDA: 1e-5}, "score": float("inf")}]
+    assert _best(rows, False)["params"][LAMBDA] == 1e-4  # rmse: lower is better, NaN and inf skipped
+    assert _best(rows, True)["params"][LAMBDA] == 1e-2
+    with pytest.raises(NonFiniteModelError, match="every grid point"):
+        _best([{"params": {LAMBDA: 1e-2}, "score": float("nan")}], True)
+
+
 # -- the command line -------------------------------------------------------------------------------
 def test_cli_tune_writes_table_spec_plot_and_refit(seeded_data, tmp_path, capsys):
     pytest.importorskip("matplotlib")
@@ -159,3 +171,12 @@ def test_standardize_auto_leaves_bounded_and_sparse_data_alone():
     for other in (rng.normal(0, 3, size=(50, 4)), rng.uniform(-1, 1, size=(50, 4))):  # not within [0, 1]
         pre = Preprocessor.fit(other, None, "real", standardize="auto")
         assert np.allclose(pre.mean, other.mean(axis=0)) and np.allclose(pre.scale, other.std(axis=0))
+
+
+def test_default_grid_holds_the_specs_own_bandwidth_factor():
+    from kopt.tune import default_axes
+
+    spec = kopt.load_spec("krr_synthetic")  # bandwidth: median, bandwidth_factor: 0.1
+    axes = {a.key: a.values for a in default_axes(spec)}
+    assert axes["model.kernel.bandwidth_factor"] == (0.025, 0.05, 0.1, 0.2)
+    assert 1e-6 in axes["model.regularizer.lambda"]

@@ -103,6 +103,10 @@ def main():
     p.add_argument("--max-rounds", type=int, default=40)
     p.add_argument("--out", default=os.path.join(HERE, "dask_scale.json"))
     args = p.parse_args()
+    from kopt.bench.roofline import cpu_flags
+
+    flags = cpu_flags()
+    print(f"{os.cpu_count()} CPUs, flags {' '.join(flags)}, load {os.getloadavg()[0]:.2f}", flush=True)
     runs = []
     for w in args.workers:
         r = run(w, args)
@@ -111,7 +115,8 @@ def main():
               f"{r['seconds_per_round']:.2f} s/round (local solve {r['local_solve_s']:.2f} s, certificate "
               f"{r['certificate_s']:.2f} s), {r['bytes_per_round']} bytes/round, fit {r['fit_s']:.1f} s, "
               f"load {r['load_s']:.1f} s, accuracy {r['metrics'].get('accuracy')}", flush=True)
-    out = {"args": vars(args), "load": os.getloadavg(), "cpus": os.cpu_count(), "platform": platform.platform(),
+    out = {"args": vars(args), "load": os.getloadavg(), "cpus": os.cpu_count(), "cpu_flags": flags,
+           "platform": platform.platform(),
            "runs": runs}
     with open(args.out, "w") as fh:
         json.dump(out, fh, indent=1)

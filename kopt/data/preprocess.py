@@ -229,24 +229,25 @@ def column_stats(X):
     deviations are merged exactly (Chan et al.), so a memory-mapped array is
     read once and large offsets lose no precision.
     """
-    if hasattr(X, "tocsr"):
-        X = X.tocsr()
-        mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
-        sq = np.asarray(X.multiply(X).mean(axis=0), dtype=np.float64).ravel()
-        std = np.sqrt(np.maximum(sq - mean**2, 0.0))
-        std[std == 0] = 1.0
-        return np.zeros_like(mean), std
     n_seen, mean, m2 = column_moments(X)
+    if hasattr(X, "tocsr"):  # sparse: scaled, not centred (centring would densify)
+        return np.zeros_like(mean), moments_std(n_seen, m2)
     return mean, moments_std(n_seen, m2)
 
 
 def column_moments(X):
-    """``(n, mean, m2)`` of dense rows in float64: the count, column means and summed squared deviations.
+    """``(n, mean, m2)`` of rows in float64: the count, column means and summed squared deviations.
 
     Rows are reduced in blocks of 65,536 whose moments are merged exactly (:func:`merge_moments`),
     so a memory-mapped array is read once.  Moments of row partitions merged in order give the
     statistics of the whole up to the order of summation (a distributed run's standardisation).
     """
+    if hasattr(X, "tocsr"):  # sparse: from the float64 column sums of x and x²
+        X = X.tocsr().astype(np.float64)
+        n = int(X.shape[0])
+        mean = np.asarray(X.sum(axis=0)).ravel() / max(n, 1)
+        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+        return n, mean, np.maximum(sq - n * mean**2, 0.0)
     n_seen, mean, m2 = 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
     step = 1 << 16
     for i in range(0, X.shape[0], step):

@@ -56,6 +56,8 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
         for m in moments[1:]:
             total = merge_moments(total, m)
         pre.mean, pre.scale = total[1], moments_std(total[0], total[2])
+        if any(parts.gather(parts.map(_is_sparse))):  # sparse rows are scaled, not centred (column_stats)
+            pre.mean = np.zeros_like(pre.mean)
     labels = parts.gather(parts.map(_label_summary, target))
     if labels[0] is None:
         return pre
@@ -72,6 +74,10 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
 
 def _range_stats(part):
     return range_stats(part["X"])
+
+
+def _is_sparse(part):
+    return hasattr(part["X"], "tocsr")
 
 
 def _moments(part):

@@ -5,7 +5,8 @@ client knows only its row count.  Partitions come from
 
 * a spec's ``data`` section (files, a glob's files, a preset): partition ``k`` of ``K`` is read by a
   worker -- the parsed-array cache (:mod:`kopt.data.cache`) memory-maps the file, so a worker keeps
-  only its contiguous range of rows -- after the same split as on one machine;
+  only its contiguous range of rows -- after the same split as on one machine; sparse (LIBSVM) rows
+  stay SciPy CSR, as on one machine;
 * a ``dask.array`` / ``dask.dataframe`` given from Python: its row chunks (``execution.partitions``
   equal row ranges when set), computed on the workers.
 
@@ -109,6 +110,10 @@ class Partitions:
             if local.size:
                 futures.append(self.client.submit(_take_rows, self.train[k], local, pure=False))
         pieces = self.gather(futures)
+        if pieces and hasattr(pieces[0], "tocsr"):
+            import scipy.sparse as sp
+
+            return sp.vstack(pieces, format="csr")
         return np.concatenate(pieces, axis=0) if pieces else np.empty((0, self.d))
 
     def replace_train(self, futures):
@@ -117,7 +122,8 @@ class Partitions:
 
 
 def _take_rows(part, local):
-    return np.asarray(part["X"][local])
+    X = part["X"]
+    return X.tocsr()[local] if hasattr(X, "tocsr") else np.asarray(X[local])
 
 
 def _shape(part):
@@ -154,10 +160,6 @@ def _read_partition(data_spec, k, n_parts):
     from ..data import load_data
 
     ds = load_data(data_spec)
-    for X in (ds.X, ds.X_test):
-        if X is not None and hasattr(X, "tocsr"):
-            raise DataError(f"{ds.info.get('train')}: sparse (LIBSVM) rows are not supported on a Dask cluster yet; "
-                            "read them dense (data.sparse: false) or run without execution.engine: dask")
     train = _slice(ds.X, ds.y, k, n_parts)
     test = None if ds.X_test is None else _slice(ds.X_test, ds.y_test, k, n_parts)
     return train, test
@@ -166,7 +168,8 @@ def _read_partition(data_spec, k, n_parts):
 def _slice(X, y, k, n_parts):
     n = X.shape[0]
     lo, hi = k * n // n_parts, (k + 1) * n // n_parts
-    return {"X": np.array(X[lo:hi]), "y": None if y is None else np.array(y[lo:hi])}
+    rows = X.tocsr()[lo:hi].copy() if hasattr(X, "tocsr") else np.array(X[lo:hi])  # CSR rows stay sparse
+    return {"X": rows, "y": None if y is None else np.array(y[lo:hi])}
 
 
 def from_arrays(client, data, n_parts) -> Partitions:

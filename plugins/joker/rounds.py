@@ -72,7 +72,8 @@ class _Worker:
 
     def __init__(self, part, k, template, options, sigma, labels):
         self.args = (part, k, template, options, sigma, labels)
-        self.nbytes = int(part["X"].nbytes)
+        X = part["X"]
+        self.nbytes = int(X.nbytes if not hasattr(X, "tocsr") else X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
         problem = local_problem(template, part, k)
         Y = labels(problem)
         engine = LocalEngine(problem, Y.shape[1], sigma, options.block_memory_mb, options.model_kernel)
