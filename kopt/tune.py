@@ -370,8 +370,8 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
             print(f"kopt: lambda auto  lambda={lam:g}  validation {metric} {r.metrics[metric]:.5g}  "
                   f"{r.timings['fit_s']:.2f}s  {r.n_iter} it", file=sys.stderr, flush=True)
 
-    def better(a, b):
-        return b is None or (a > b if higher else a < b)
+    def better(a, b):  # a NaN or infinite score (a diverged solve) never improves
+        return bool(np.isfinite(a)) and (b is None or (a > b if higher else a < b))
 
     best, since, previous = None, 0, None
     for lam in AUTO_PATH:
@@ -384,6 +384,12 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
             if since >= AUTO_PATIENCE:
                 break
     stopped = len(path) < len(AUTO_PATH)
+    if best is None:
+        from .errors import NonFiniteModelError
+
+        raise NonFiniteModelError(
+            f"lambda: auto: every λ of the path gave a non-finite validation score ({len(path)} solves diverged); "
+            "give model.regularizer.lambda a number, or change the solver's step size or iterations")
     top = _best([{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path], higher)["params"][LAMBDA]
     up, down = float(f"{top * 10 ** 0.5:.6g}"), float(f"{top / 10 ** 0.5:.6g}")
     above = [p["lambda"] for p in path if p["lambda"] > up]
