@@ -379,7 +379,7 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
         previous = lam
         if better(path[-1]["score"], best):
             best, since = path[-1]["score"], 0
-        else:
+        elif best is not None:  # before a first finite score the path goes on
             since += 1
             if since >= AUTO_PATIENCE:
                 break

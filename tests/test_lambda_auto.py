@@ -326,3 +326,23 @@ def test_every_solver_with_a_lambda_runs_auto(solver, loss):
     assert auto["lambda"] == max(p["lambda"] for p in auto["path"]
                                  if p["score"] == max(q["score"] for q in auto["path"]))
     assert not auto["warm_path"] and not auto["refit_warm"]  # only Joker warm-starts along λ
+
+
+def test_a_diverged_path_point_never_wins(monkeypatch):
+    """A NaN validation score (a diverged solve) is never an improvement; all NaN is a clear error."""
+    X, y = _clean(160)
+    real = tuning._solve_point
+
+    def flaky(base, fold, params, metric, start_from, **kw):
+        r = real(base, fold, params, metric, start_from, **kw)
+        if params[tuning.LAMBDA] in bad:
+            r.metrics[metric] = float("nan")
+        return r
+
+    monkeypatch.setattr(tuning, "_solve_point", flaky)
+    bad = {1e-2}
+    auto = _solve(_joker(), (X, y)).lambda_auto
+    assert auto["lambda"] != 1e-2 and len([p for p in auto["path"] if not p["refine"]]) >= 3
+    bad = set(tuning.AUTO_PATH)
+    with pytest.raises(kopt.errors.NonFiniteModelError, match="every λ of the path gave a non-finite"):
+        _solve(_joker(), (X, y))
