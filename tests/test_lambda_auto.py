@@ -14,7 +14,7 @@ import importlib
 tuning = importlib.import_module("kopt.tune")  # the module (kopt.tune is also the function)
 from kopt.cli import main
 from kopt.data.preprocess import Preprocessor, merge_range_stats, needs_scaling, range_stats, scaling_rule
-from kopt.errors import SpecError
+from kopt.errors import NonFiniteModelError, SpecError
 from kopt.spec import LAMBDA_FALLBACK
 
 
@@ -344,5 +344,5 @@ def test_a_diverged_path_point_never_wins(monkeypatch):
     auto = _solve(_joker(), (X, y)).lambda_auto
     assert auto["lambda"] != 1e-2 and len([p for p in auto["path"] if not p["refine"]]) >= 3
     bad = set(tuning.AUTO_PATH)
-    with pytest.raises(kopt.errors.NonFiniteModelError, match="every λ of the path gave a non-finite"):
+    with pytest.raises(NonFiniteModelError, match="every λ of the path gave a non-finite"):
         _solve(_joker(), (X, y))
