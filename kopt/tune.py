@@ -360,12 +360,12 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
     path, snaps = [], {}
 
     def run(lam, start, refine):
-        r = _solve_point(base, fold, {LAMBDA: lam}, metric, snaps.get(start) if warm else None,
-                         keep_state=warm, sample_weight=weights)
+        origin = snaps.get(start) if warm else None
+        r = _solve_point(base, fold, {LAMBDA: lam}, metric, origin, keep_state=warm, sample_weight=weights)
         snaps[lam] = r.snapshot
         path.append({"lambda": lam, "score": float(r.metrics[metric]), "fit_s": r.timings["fit_s"],
                      "iterations": int(r.n_iter or 0), "converged": bool(r.success),
-                     "warm": bool(warm and start in snaps), "refine": refine})
+                     "warm": origin is not None, "refine": refine})
         if progress:
             print(f"kopt: lambda auto  lambda={lam:g}  validation {metric} {r.metrics[metric]:.5g}  "
                   f"{r.timings['fit_s']:.2f}s  {r.n_iter} it", file=sys.stderr, flush=True)
