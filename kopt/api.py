@@ -168,6 +168,15 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         spec = load_spec(spec, overrides, check_files=data is None)
     run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
                keep_state=keep_state, start_from=start_from, t0=t0)
+    if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
+        if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
+            # continuing a run continues it at its λ (the estimators' warm_start)
+            from .tune import LAMBDA, overrides_of
+
+            spec = load_spec(spec.data, overrides_of({LAMBDA: snapshot_lam}), check_files=data is None)
+            run["resume"] = resume
+        else:
+            return _solve_auto(spec, **run)
     if spec["execution"]["engine"] != "dask":
         return _solve(spec, cluster=None, **run)
     from .distributed.cluster import Cluster
@@ -175,6 +184,45 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
                  else scheduler) as cluster:
         return _solve(spec, cluster=cluster, **run)
+
+
+def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
+    """``model.regularizer.lambda: auto``: choose λ on a validation split of the training rows
+    (:func:`kopt.tune.select_lambda`), then solve on all of them at that λ, started from the
+    validation solve where the solver allows (``Solver.refit_warm_start``)."""
+    from .tune import LAMBDA, overrides_of, select_lambda
+
+    if isinstance(resume, checkpoint.Snapshot) or start_from is not None:
+        raise spec.error(("model", "regularizer", "lambda"),
+                         "lambda: auto chooses λ before a fresh solve; continuing or warm-starting a run (resume="
+                         "snapshot, start_from) needs that run's λ: set model.regularizer.lambda to a number")
+    if sample_weight is not None:
+        check_solver_weights(spec)
+        if data is None:
+            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
+                            "are read, split and filtered by kopt, so their rows have no weights to match")
+    if write or spec["output"]["checkpoint_every"]:
+        check_output_dir(spec)  # before the data and the search
+    with drawing(progress):
+        ds = as_dataset(data) if data is not None else load_data(spec["data"])
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
+    t_load = time.perf_counter() - t0
+    choice = select_lambda(spec, ds, sample_weight=weights, progress=bool(progress))
+    fixed = load_spec(spec.data, overrides_of({LAMBDA: choice.lam}), check_files=False)
+    fixed.source, fixed.positions, fixed.base_dir = spec.source, spec.positions, spec.base_dir
+    solver_cls = registry().get("solver", spec["solver"]["name"])
+    start_state = None
+    if choice.snapshot is not None and weights is None and solver_cls.refit_warm_start and resume is False:
+        solver = solver_cls(**{k: v for k, v in spec["solver"].items() if k != "name"})
+        saved = {k: v for k, v in choice.snapshot.resume_state().items() if k != "_elapsed"}
+        state = solver.refit_state(saved, choice.rows, ds.X.shape[0])
+        if state is not None:
+            start_state = {**state, "_elapsed": 0.0}
+    choice.refit_warm = start_state is not None
+    auto = {**choice.as_dict(), "load_s": t_load}
+    return _solve(fixed, cluster=None, data=ds, resume=resume, progress=progress, write=write,
+                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0,
+                  start_state=start_state, auto=auto)
 
 
 def _problem(spec, data, backend, sample_weight, cluster):
@@ -192,7 +240,8 @@ def _problem(spec, data, backend, sample_weight, cluster):
     return problem
 
 
-def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster):
+def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
+           start_state=None, auto=None):
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
@@ -203,7 +252,7 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
         problem = _problem(spec, data, backend, sample_weight, cluster)
-    t_load = time.perf_counter() - t0
+    t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0)
     rss_load = _peak_rss_mb()
 
     solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
@@ -216,6 +265,8 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         start, trace = meta["iteration"], meta.get("trace", [])
     elif start_from is not None:
         resume_state = checkpoint.warm_start_state(start_from, spec, solver)
+    elif start_state is not None:  # lambda: auto's refit from its validation solve
+        resume_state = start_state
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,
                      total_iterations=spec["solver"].get("iterations"))
@@ -254,12 +305,17 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
             kept = keeper.snapshot(sname, spec.data, tracer.trace, fit_s, out.status) if keeper.save else snapshot
         timings = {"load_s": t_load, "fit_s": fit_s, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
                    "this_session_fit_s": t_fit}
+        if auto is not None:
+            timings["lambda_auto_s"] = auto["select_s"]
+            auto = {k: v for k, v in auto.items() if k != "load_s"}
         fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
                       status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
                       info=dict(out.info))
         report = build_report(spec, problem, fields, backend, rss_load)
+        if auto is not None:
+            report["lambda_auto"] = auto
         report["model_sha256"] = model.content_hash()  # compares models whatever their timestamps (kopt model-hash)
-        result = Result(model=model, report=report, snapshot=kept, **fields)
+        result = Result(model=model, report=report, snapshot=kept, lambda_auto=auto, **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
@@ -335,7 +391,9 @@ def build_report(spec, problem, result: dict, backend, rss_load):
         "seed": spec["seed"],
         "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
                  "n_features": problem.d, "n_test": _n_test(problem),
-                 "sample_weight": problem.sample_weight is not None},
+                 "sample_weight": problem.sample_weight is not None,
+                 "standardized": problem.preprocessor.scale is not None,
+                 "standardize_auto": getattr(problem.preprocessor, "auto_rule", None)},
         "execution": problem.info.get("execution", {"engine": "local"}),
         "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result["objective"],

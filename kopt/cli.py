@@ -293,6 +293,13 @@ def summary(result, spec):
     if result.gap is not None:
         rel = result.info.get("rel_gap")
         lines.append(f"  duality gap {result.gap:.3g}" + (f" (relative {rel:.3g})" if rel is not None else ""))
+    auto = result.lambda_auto
+    if auto:
+        lines.append(f"  lambda auto: chose {auto['lambda']:g} by validation {auto['metric']} "
+                     f"({auto['split']}; {len(auto['path'])} solves in {auto['select_s']:.2f}s"
+                     f"{', refit warm-started' if auto['refit_warm'] else ''})")
+        lines.append("    " + "  ".join(f"{p['lambda']:g}: {p['score']:.5g}" for p in
+                                        sorted(auto["path"], key=lambda p: -p["lambda"])))
     for k, v in result.metrics.items():
         lines.append(f"  test {k} {v:.6g}")
     lines.append(f"  peak memory {result.report['memory']['peak_rss_mb']:.0f} MB")

@@ -249,12 +249,30 @@ class Regularizer(Component):
     """A block-separable penalty P(w) with its prox; ``lam`` is its weight λ."""
 
     kind = "regularizer"
-    params = {"lambda": {**NONNEGATIVE, "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss)"}}
-    required = ("lambda",)
+    params = {"lambda": {
+        "anyOf": [NONNEGATIVE, {"const": "auto"}], "default": "auto",  # chosen by measurement: docs/defaults.md
+        "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss), or auto: chosen before the "
+                       "solve on a seeded 20% validation split of the training rows along a warm-started λ path "
+                       "(1e-2 ... 1e-7; docs/defaults.md); unlabeled and two-sample losses, the gp form and Dask "
+                       "runs, which cannot use auto, get 1e-4 when lambda is left out"}}
+
+    @property
+    def auto(self) -> bool:
+        """True for ``lambda: auto`` (λ is chosen on a validation split before the solve)."""
+        return self.__dict__.get("_auto", self.options.lambda_ == "auto")
+
+    @auto.setter
+    def auto(self, value):
+        self._auto = bool(value)
 
     @property
     def lam(self) -> float:
         """The weight λ (``options.lambda_``) as a float."""
+        if self.options.lambda_ == "auto":
+            from .errors import SpecError
+
+            raise SpecError("model.regularizer.lambda is auto: it is chosen on a validation split before the solve, "
+                            "and this step needs a number", source="model.regularizer.lambda")
         return float(self.options.lambda_)
 
     def value(self, w):
@@ -311,6 +329,17 @@ class Solver(Component):
         ``lambda_warm_start`` implement it; the result must be a valid start (e.g. dual variables
         inside the new box), the run then converges as from any start."""
         raise NotImplementedError
+
+    #: True when :meth:`refit_state` may start a run on all training rows from a finished run on a
+    #: subset of them at the same λ (``lambda: auto``'s refit after its validation path).
+    refit_warm_start: ClassVar[bool] = False
+
+    def refit_state(self, saved: dict, rows, n: int):
+        """The final state ``saved`` of a run on the training rows ``rows`` (sorted indices into the
+        ``n`` training rows), made the starting state of the same spec on all ``n`` rows; or None
+        (start as usual).  Solvers with ``refit_warm_start`` implement it; the result must be a
+        valid start, the run then converges as from any start."""
+        return None
 
     def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.

@@ -43,6 +43,9 @@ class Result:
     report: dict
     #: the final solver state (:class:`kopt.checkpoint.Snapshot`) with ``kopt.solve(..., keep_state=True)``
     snapshot: object = None
+    #: ``model.regularizer.lambda: auto``: what was chosen (``lambda``, the validation ``metric`` and its
+    #: value per ``path`` point, ``select_s``, ``refit_warm``; :class:`kopt.tune.LambdaChoice`); else None
+    lambda_auto: dict = None
 
     def __repr__(self):
         m = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items() if isinstance(v, float))

@@ -120,6 +120,8 @@ def default_axes(spec) -> list:
         axes.append(Axis("solver.noise_variance", tuple(float(f"{noise * f:.6g}") for f in (0.25, 0.5, 1, 2, 4))))
     elif isinstance(lam, (int, float)) and lam > 0:
         axes.append(Axis(LAMBDA, tuple(float(f"{lam * 10.0 ** k:.6g}") for k in (-2, -1, 0, 1, 2))))
+    elif lam == "auto":  # the decades lambda: auto walks
+        axes.append(Axis(LAMBDA, AUTO_PATH))
     kernel = spec["model"]["kernel"]
     bw = kernel.get("bandwidth")
     if isinstance(bw, str):
@@ -247,23 +249,14 @@ def _lambda_path(base, ds, splits, fixed, path, metric, warm, progress):
     """The rows of one setting of the non-λ keys: every λ (largest first) on every fold."""
     import sys
 
-    from .api import solve
-    from .spec import load_spec
-
     lams = sorted(path.values, reverse=True) if path is not None else [None]
     per = {lam: {"scores": [], "fit_s": 0.0, "iterations": 0, "converged": True, "warm": 0} for lam in lams}
     for f, (tr, va) in enumerate(splits):
-        fold = (take(ds.X, tr), np.asarray(ds.y)[tr], take(ds.X, va), np.asarray(ds.y)[va])
+        fold = _fold(ds, tr, va)
         previous = None
         for lam in lams:
             params = {**fixed, **({LAMBDA: lam} if lam is not None else {})}
-            spec = load_spec(base, overrides_of(params), check_files=False)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                r = solve(spec, data=fold, keep_state=warm, start_from=previous if warm else None)
-            if metric not in r.metrics:
-                raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
-                                f"{', '.join(r.metrics) or 'none'}", source="--metric")
+            r = _solve_point(base, fold, params, metric, previous if warm else None, keep_state=warm)
             p = per[lam]
             p["scores"].append(r.metrics[metric])
             p["fit_s"] += r.timings["fit_s"]
@@ -277,6 +270,131 @@ def _lambda_path(base, ds, splits, fixed, path, metric, warm, progress):
                       f"{r.timings['fit_s']:.2f}s  {r.n_iter} it", file=sys.stderr, flush=True)
     return [{"params": {**fixed, **({LAMBDA: lam} if lam is not None else {})},
              "score": float(np.mean(p["scores"])), "std": float(np.std(p["scores"])), **p} for lam, p in per.items()]
+
+
+def _fold(ds, tr, va):
+    """``(X, y, X_held_out, y_held_out)`` of one split of the training rows."""
+    return take(ds.X, tr), np.asarray(ds.y)[tr], take(ds.X, va), np.asarray(ds.y)[va]
+
+
+def _solve_point(base, fold, params, metric, start_from, *, keep_state, sample_weight=None):
+    """One solve of the search: ``base`` with ``params`` set, on a fold, scored on its held-out rows."""
+    from .api import solve
+    from .spec import load_spec
+
+    spec = load_spec(base, overrides_of(params), check_files=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        r = solve(spec, data=fold, keep_state=keep_state, start_from=start_from, sample_weight=sample_weight)
+    if metric not in r.metrics:
+        raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
+                        f"{', '.join(r.metrics) or 'none'}", source="--metric")
+    return r
+
+
+# -- lambda: auto ---------------------------------------------------------------------------------
+#: the decreasing λ path of ``lambda: auto`` (one point per decade; the best is refined once at ±½ decade)
+AUTO_PATH = (1.0e-2, 1.0e-3, 1.0e-4, 1.0e-5, 1.0e-6, 1.0e-7)
+#: the held-out fraction of the training rows it scores λ on
+AUTO_VALIDATION = 0.2
+#: it stops after this many path points in a row without a better validation score
+AUTO_PATIENCE = 1
+
+
+@dataclass
+class LambdaChoice:
+    """What ``lambda: auto`` chose (``result.lambda_auto``; ``report["lambda_auto"]``).
+
+    ``lam``: the chosen λ; ``metric`` (and ``higher_is_better``); ``path``: one dict per solve in the
+    order run (``lambda``, ``score`` on the validation rows, ``fit_s``, ``iterations``, ``converged``,
+    ``warm``: started from the previous solve, ``refine``: a half-decade point around the best);
+    ``stopped_early``: the path ended before 1e-7 because the score stopped improving; ``split``;
+    ``select_s``: the wall time of the selection; ``refit_warm``: the solve on all training rows
+    started from the validation solve at the chosen λ (solvers with ``refit_state``).
+    """
+
+    lam: float
+    metric: str
+    higher_is_better: bool
+    path: list
+    stopped_early: bool
+    split: str
+    select_s: float
+    warm_path: bool
+    refit_warm: bool = False
+    snapshot: object = field(default=None, repr=False)
+    rows: object = field(default=None, repr=False)
+
+    def as_dict(self):
+        return {"chosen": True, "lambda": self.lam, "metric": self.metric, "higher_is_better": self.higher_is_better,
+                "split": self.split, "path": self.path, "stopped_early": self.stopped_early,
+                "warm_path": self.warm_path, "refit_warm": self.refit_warm, "select_s": self.select_s}
+
+
+def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoice:
+    """``lambda: auto``: the λ of :data:`AUTO_PATH` (refined once) with the best validation score.
+
+    The spec's training rows ``ds`` are split by :func:`make_splits` (a held-out fraction
+    :data:`AUTO_VALIDATION`, seeded by the spec's seed); λ walks the path from the largest down, each
+    solve warm-started from the previous one (:func:`tune`'s λ path), until the score has not
+    improved for :data:`AUTO_PATIENCE` points; then the two half-decade neighbours of the best are
+    solved, and the best of all wins (ties: the larger λ).  The metric is :func:`tune`'s default:
+    accuracy, or rmse for a real target.
+    """
+    import sys
+
+    from .plugins import registry
+    from .spec import load_spec
+
+    t0 = time.perf_counter()
+    base = load_spec(spec, ["output.checkpoint_every=0"], check_files=False)
+    metric = "rmse" if base.loss.target == "real" else "accuracy"
+    higher = METRICS[metric]
+    warm = bool(registry().get("solver", base["solver"]["name"]).lambda_warm_start)
+    if ds.y is None:
+        raise SpecError("lambda: auto needs labelled training data", source=base.source)
+    n = ds.X.shape[0]
+    (tr, va), = make_splits(n, base["seed"], validation=AUTO_VALIDATION)
+    fold = _fold(ds, tr, va)
+    weights = None if sample_weight is None else np.asarray(sample_weight)[tr]
+    path, snaps = [], {}
+
+    def run(lam, start, refine):
+        r = _solve_point(base, fold, {LAMBDA: lam}, metric, snaps.get(start) if warm else None,
+                         keep_state=warm, sample_weight=weights)
+        snaps[lam] = r.snapshot
+        path.append({"lambda": lam, "score": float(r.metrics[metric]), "fit_s": r.timings["fit_s"],
+                     "iterations": int(r.n_iter or 0), "converged": bool(r.success),
+                     "warm": bool(warm and start in snaps), "refine": refine})
+        if progress:
+            print(f"kopt: lambda auto  lambda={lam:g}  validation {metric} {r.metrics[metric]:.5g}  "
+                  f"{r.timings['fit_s']:.2f}s  {r.n_iter} it", file=sys.stderr, flush=True)
+
+    def better(a, b):
+        return b is None or (a > b if higher else a < b)
+
+    best, since, previous = None, 0, None
+    for lam in AUTO_PATH:
+        run(lam, previous, False)
+        previous = lam
+        if better(path[-1]["score"], best):
+            best, since = path[-1]["score"], 0
+        else:
+            since += 1
+            if since >= AUTO_PATIENCE:
+                break
+    stopped = len(path) < len(AUTO_PATH)
+    top = _best([{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path], higher)["params"][LAMBDA]
+    up, down = float(f"{top * 10 ** 0.5:.6g}"), float(f"{top / 10 ** 0.5:.6g}")
+    above = [p["lambda"] for p in path if p["lambda"] > up]
+    run(up, min(above) if above else top, True)  # from the nearest larger λ solved: down the path
+    run(down, top, True)
+    rows = [{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path]
+    lam = _best(rows, higher)["params"][LAMBDA]
+    split = f"validation {len(va)} of {n} rows, seed {base['seed']}"
+    return LambdaChoice(lam=lam, metric=metric, higher_is_better=higher, path=path, stopped_early=stopped,
+                        split=split, select_s=time.perf_counter() - t0, warm_path=warm,
+                        snapshot=snaps.get(lam), rows=tr)
 
 
 def overrides_of(params: dict) -> list:
@@ -299,8 +417,9 @@ def _best(rows, higher):
         from .errors import NonFiniteModelError
 
         raise NonFiniteModelError(
-            f"kopt tune: every grid point gave a non-finite validation score ({len(rows)} of {len(rows)}: the "
-            "solves diverged); change the grid, or the solver's step size (solver.step_size) or iterations")
+            f"every point searched ({len(rows)}: a kopt tune grid or lambda: auto's path) gave a non-finite "
+            "validation score: the solves diverged; change the grid, or the solver's step size (solver.step_size) "
+            "or iterations")
 
     def key(i):
         r = rows[i]

@@ -4,6 +4,7 @@
     python docs/benchmarks/defaults.py rules-1/n [--sets ...]   # the same at λ = 1/n (standardize: auto)
     python docs/benchmarks/defaults.py rules-lambda --lambdas 1e-5,1e-6   # auto / scale at other fixed λ
     python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.tune's optimum -> defaults_tuned.json
+    python docs/benchmarks/defaults.py auto --sets a9a [--runs auto,fixed,chosen]   # lambda: auto -> defaults_auto.json
     python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
 
 Each set keeps one model (loss, kernel, fast Joker route: primal Newton-CG on Nystrom centres; the
@@ -48,6 +49,10 @@ SETS = {
     "mnist-10k": {"data": {"source": "mnist"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
                   "features": {}, "solver": {"mode": "exact", "iterations": 100000, "tol": 1.0e-2},
                   "tuned_lambdas": "1e-5,1e-4,1e-3"},  # the exact dual at λ = 1e-6 is too slow for the grid
+    # the same rows on the primal route (1,000 Nystrom centres): its cost hardly grows as λ falls, where the exact
+    # dual's does -- lambda: auto's path and the tuned grid on the exact route did not fit in a 5-minute CPU hold
+    "mnist-10k-nystrom": {"data": {"source": "mnist"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
+                          "features": {"kind": "nystrom", "count": 1000}, "solver": {"tol": 1.0e-2}},
 }
 #: candidate preprocessing rules (data.standardize values) and bandwidth rules (kernel keys)
 PREPROCESS = ("true", "false", "auto")
@@ -56,7 +61,7 @@ BANDWIDTHS = {"median": {"bandwidth": "median"}, "median/2": {"bandwidth": "medi
 LAMBDA_DEFAULT = 1.0e-4
 #: training rows of each set, for the λ rule λ = 1/n (λ n = 1, LIBSVM's C = 1); checked against the run
 N_TRAIN = {"higgs-12k": 7500, "ijcnn1": 49990, "a9a": 32561, "w8a": 39799, "cal_housing": 16512,
-           "reuters": 7770, "mnist-10k": 8000}
+           "reuters": 7770, "mnist-10k": 8000, "mnist-10k-nystrom": 8000}
 
 
 def spec_for(name, standardize, kernel_keys, lam=LAMBDA_DEFAULT):
@@ -105,6 +110,48 @@ def _rel_gap(r):
     return float(r.gap / max(abs(r.objective), abs(r.dual), 1e-300))
 
 
+#: the runs of the ``auto`` part: the defaults (auto / scale, lambda: auto); the same rules at the old fixed
+#: λ = 1e-4 (the overhead's baseline: one fixed-λ solve); and a cold fixed-λ solve at the λ auto chose
+AUTO_RUNS = ("auto", "fixed", "chosen")
+
+
+def run_auto(names, runs=AUTO_RUNS):
+    """The defaults (``standardize: auto``, ``bandwidth: scale``, ``lambda: auto``) on each set, beside
+    fixed-λ solves of the same spec; one JSON row per run."""
+    import kopt
+
+    rows = []
+    done = {(r["set"], r["run"]): r for r in _read(os.path.join(HERE, "defaults_auto.json"))}
+    for name in names:
+        for run in runs:
+            if run == "chosen":
+                chose = next((r for r in rows if r["set"] == name and r["run"] == "auto"), done.get((name, "auto")))
+                if chose is None:
+                    continue
+                lam = chose["lambda"]
+            else:
+                lam = "auto" if run == "auto" else LAMBDA_DEFAULT
+            t0 = time.perf_counter()
+            r = kopt.solve(spec_for(name, "auto", {"bandwidth": "scale"}, lam),
+                           progress=os.environ.get("KOPT_BENCH_PROGRESS") == "1")  # a line per path point on stderr
+            wall = time.perf_counter() - t0
+            assert r.report["data"]["n_train"] == N_TRAIN[name], (name, r.report["data"]["n_train"])
+            key, value = metric_of(r.metrics)
+            row = {"set": name, "run": run, "lambda": r.report["spec"]["model"]["regularizer"]["lambda"], key: value,
+                   "standardized": r.report["data"]["standardized"],
+                   "standardize_auto": r.report["data"]["standardize_auto"], "sigma": r.model.kernel.bandwidth,
+                   "rel_gap": _rel_gap(r), "n_iter": r.n_iter, "fit_s": r.timings["fit_s"], "wall_s": wall,
+                   "load_s": r.timings["load_s"], "load_1min": os.getloadavg()[0]}
+            if r.lambda_auto:
+                a = r.lambda_auto
+                row.update(select_s=a["select_s"], refit_warm=a["refit_warm"], validation_metric=a["metric"],
+                           path=[{k: p[k] for k in ("lambda", "score", "fit_s", "iterations", "warm", "refine")}
+                                 for p in a["path"]], stopped_early=a["stopped_early"])
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
 def run_tuned(names, rules):
     import kopt
 
@@ -127,6 +174,8 @@ def run_tuned(names, rules):
 def best_preprocessing(name, rules):
     """The set's preprocessing rule with the best test metric over the bandwidth rules (oracle choice)."""
     mine = [r for r in rules if r["set"] == name and r.get("lambda_rule", "1e-4") == "1e-4"]
+    if not mine:  # no candidate rules measured on this model: the default rule
+        return "auto"
     regression = "rmse" in mine[0]
     best = (min if regression else max)(mine, key=lambda r: r["rmse"] if regression else r["accuracy"])
     return best["standardize"]
@@ -167,8 +216,46 @@ def against_tuned(rules, tuned):
         print(f"| {name} | " + " | ".join(_fmt(r) if r else "" for r in (old, new, lam5, lam6, t)) + f" | {best} | {loss} |")
 
 
+def _loss(row, t):
+    """The default's loss against the tuned optimum: points of accuracy, or % of RMSE (positive: worse)."""
+    if "rmse" in t:
+        return 100.0 * (row["rmse"] - t["rmse"]) / t["rmse"], "% RMSE", 2.0
+    return 100.0 * (t["accuracy"] - row["accuracy"]), " points", 0.5
+
+
+def against_tuned_auto(auto, tuned):
+    """docs/defaults.md: per set, the defaults with lambda: auto against λ = 1e-4 and the tuned optimum,
+    and the cost of auto against one fixed-λ solve (wall seconds, same rules, same lock hold)."""
+    print("| set | λ = 1e-4 (auto / scale) | **defaults** (auto / scale, λ auto) | λ auto chose | tuned (kopt tune) "
+          "| tuned λ, median factor | defaults' loss | within target | auto s (selection) | fixed λ = 1e-4 s "
+          "| fixed at the chosen λ s | overhead (vs 1e-4, vs chosen) |")
+    print("| --- |" + " --- |" * 11)
+    worst = None
+    for name in SETS:
+        got = {r["run"]: r for r in auto if r["set"] == name}
+        a, f, c = got.get("auto"), got.get("fixed"), got.get("chosen")
+        t = next((x for x in tuned if x["set"] == name), None)
+        loss = ok = ""
+        if a and t:
+            value, unit, target = _loss(a, t)
+            loss, ok = f"{value:+.2f}{unit}", ("yes" if value <= target else f"**no** (by {value - target:.2f})")
+            worst = max(worst or (value / target, name), (value / target, name))
+        best = (f"{t['best'].get('model.regularizer.lambda'):g}, {t['best'].get('model.kernel.bandwidth_factor'):g}"
+                if t else "")
+        cost = (f"{a['wall_s']:.1f} ({a['select_s']:.1f})", f"{f['wall_s']:.1f}", f"{c['wall_s']:.1f}" if c else "",
+                f"{a['wall_s'] / f['wall_s']:.1f}x, " + (f"{a['wall_s'] / c['wall_s']:.1f}x" if c else "")) \
+            if a and f else ("", "", "", "")
+        print(f"| {name} | {_fmt(f) if f else ''} | {_fmt(a) if a else 'not measured'} | {a['lambda']:g} |" if a
+              else f"| {name} | {_fmt(f) if f else ''} | not measured | |", end="")
+        print(f" {_fmt(t) if t else ''} | {best} | {loss} | {ok} | " + " | ".join(cost) + " |")
+    if worst:
+        print(f"\nworst loss / target: {worst[0]:.2f} ({worst[1]})")
+
+
 def table(rules, tuned):
     """Per rule: the worst loss against the tuned optimum over the sets (points, or % of RMSE)."""
+    against_tuned_auto(_read(os.path.join(HERE, "defaults_auto.json")), tuned)
+    print()
     markdown(rules)
     print()
     against_tuned(rules, tuned)
@@ -192,7 +279,8 @@ def table(rules, tuned):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["rules", "rules-1/n", "rules-lambda", "tuned", "table"])
+    ap.add_argument("part", choices=["rules", "rules-1/n", "rules-lambda", "tuned", "auto", "table"])
+    ap.add_argument("--runs", default=",".join(AUTO_RUNS), help="auto part: which runs (auto, fixed, chosen)")
     ap.add_argument("--lambdas", default="1e-5,1e-6", help="rules-lambda: the fixed λ values tried (auto / scale)")
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--only", help="rules part: only these PREPROCESS/BANDWIDTH pairs, e.g. auto/scale,true/median")
@@ -209,6 +297,8 @@ def main(argv=None):
                    ("set", "standardize", "bandwidth", "lambda_rule"))
     elif a.part == "rules-1/n":  # λ = 1/n with the preprocessing rule auto
         _merge(rules_path, run_rules(names, "1/n", ("auto",)), ("set", "standardize", "bandwidth", "lambda_rule"))
+    elif a.part == "auto":
+        _merge(os.path.join(HERE, "defaults_auto.json"), run_auto(names, a.runs.split(",")), ("set", "run"))
     elif a.part == "tuned":
         _merge(tuned_path, run_tuned(names, _read(rules_path)), ("set",))
     else:

@@ -26,15 +26,17 @@ class Preprocessor:
     @classmethod
     def fit(cls, X, y, target: str, *, standardize=True, standardize_target=False, source="training data",
             sample_weight=None):
-        """``standardize``: True, False or ``"auto"`` (:func:`needs_scaling` decides);
+        """``standardize``: True, False or ``"auto"`` (:func:`scaling_rule` decides);
         ``sample_weight``: row weights (positive); the statistics are then weighted means."""
         n_features = X.shape[1]
         mean = scale = None
+        why = None
         if standardize == "auto":
-            standardize = needs_scaling(X)
+            standardize, why = scaling_rule(range_stats(X))
         if standardize:
             mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
         pre = cls(target, mean, scale, n_features=n_features)
+        pre.auto_rule = why  # standardize: auto's reason (the report says it), else None
         if y is not None:
             pre._fit_labels(np.asarray(y), standardize_target, source, sample_weight)
         return pre
@@ -156,19 +158,68 @@ class Preprocessor:
         )
 
 
-def needs_scaling(X) -> bool:
-    """``standardize: auto``: False for sparse data and for data whose every value lies in [0, 1]
-    (pixel intensities, indicators, proportions: one common scale already, where z-scoring a rarely
-    non-zero column -- an image's border pixel -- blows its noise up to unit variance); True
-    otherwise (docs/defaults.md measures the rule)."""
+#: ``standardize: auto``'s common-range test: this share of the non-constant columns must reach ...
+COMMON_RANGE_SHARE = 0.9
+#: ... at least this fraction of the largest value (8-bit pixels: most columns reach 255, none exceed it)
+COMMON_RANGE_FRACTION = 0.5
+
+
+def range_stats(X):
+    """What ``standardize: auto`` decides on: ``None`` for sparse data, else the column minima and
+    maxima ``(lo, hi)`` (float64; :func:`merge_range_stats` merges them over pieces of the rows)."""
     if hasattr(X, "tocsr"):
-        return False
+        return None
+    lo = hi = None
     step = 1 << 16
     for i in range(0, X.shape[0], step):
         chunk = np.asarray(X[i : i + step])
-        if chunk.size and (chunk.min() < 0.0 or chunk.max() > 1.0):
-            return True
-    return False
+        if not chunk.size:
+            continue
+        a, b = chunk.min(axis=0).astype(np.float64), chunk.max(axis=0).astype(np.float64)
+        lo, hi = (a, b) if lo is None else (np.minimum(lo, a), np.maximum(hi, b))
+    return lo, hi
+
+
+def merge_range_stats(a, b):
+    """The :func:`range_stats` of the rows of two pieces."""
+    if a is None or b is None:
+        return None
+    if a[0] is None:
+        return b
+    if b[0] is None:
+        return a
+    return np.minimum(a[0], b[0]), np.maximum(a[1], b[1])
+
+
+def scaling_rule(stats) -> tuple:
+    """``(z-score?, why)`` for the :func:`range_stats` of the training rows (docs/defaults.md):
+
+    * sparse: no (z-scoring would make it dense; scaling alone measured worse on a9a, reuters);
+    * every value in [0, 1]: no (indicators, proportions, pixels / 255);
+    * every value >= 0 and the columns share one range -- at least 90% of the non-constant columns
+      reach half of the largest value, as 8-bit pixel intensities 0..255 do: no (z-scoring an image's
+      rarely non-zero border pixels blows their noise up to unit variance);
+    * otherwise yes (unlike columns: physical units, counts, signed features).
+    """
+    if stats is None:
+        return False, "sparse"
+    lo, hi = stats
+    if lo is None or not lo.size:
+        return False, "no rows"
+    if lo.min() >= 0.0 and hi.max() <= 1.0:
+        return False, "every value in [0, 1]"
+    if lo.min() < 0.0:
+        return True, "signed values"
+    varying = hi[hi > lo]
+    top = float(hi.max())
+    if varying.size and np.mean(varying >= COMMON_RANGE_FRACTION * top) >= COMMON_RANGE_SHARE:
+        return False, f"non-negative columns sharing one range [0, {top:g}]"
+    return True, "non-negative columns on unlike scales"
+
+
+def needs_scaling(X) -> bool:
+    """``standardize: auto``: whether to z-score ``X`` (:func:`scaling_rule`)."""
+    return scaling_rule(range_stats(X))[0]
 
 
 def column_stats(X):

@@ -7,8 +7,8 @@ floating-point summation:
 * standardisation: each partition's ``(n, mean, m2)`` (:func:`kopt.data.preprocess.column_moments`)
   merged exactly (Chan et al.);
 * labels: the union of each partition's label values (the classes), or the target's moments;
-* ``standardize: auto``: the single-machine rule (:func:`kopt.data.preprocess.needs_scaling`) on
-  each partition, true when any partition says so;
+* ``standardize: auto``: each partition's column minima and maxima
+  (:func:`kopt.data.preprocess.range_stats`) merged, and the single-machine rule applied to them;
 * the bandwidth rules (``median``, ``scale``): the same seeded subsample of row indices
   (:func:`kopt.data.bandwidth.subsample_rows`), those rows (2,000 by default) fetched from their
   partitions, and the same rule applied to them (:func:`kopt.bandwidth.resolve_bandwidth`).
@@ -22,7 +22,8 @@ import numpy as np
 
 from ..bandwidth import RULES, resolve_bandwidth
 from ..data.bandwidth import subsample_rows
-from ..data.preprocess import Preprocessor, column_moments, merge_moments, moments_std, needs_scaling
+from ..data.preprocess import (Preprocessor, column_moments, merge_moments, merge_range_stats, moments_std,
+                               range_stats, scaling_rule)
 from ..errors import DataError
 from ..problem import FeatureSpec, Problem
 from . import partitions as _partitions
@@ -43,8 +44,12 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
     """The :class:`Preprocessor` of the whole training set, from per-partition statistics."""
     pre = Preprocessor(target, n_features=parts.d)
     standardize = data_spec["standardize"]
-    if standardize == "auto":  # the single-machine rule (kopt.data.preprocess.needs_scaling), partition by partition
-        standardize = any(parts.gather(parts.map(_needs_scaling)))
+    if standardize == "auto":  # the single-machine rule (kopt.data.preprocess.scaling_rule) on merged ranges
+        pieces = parts.gather(parts.map(_range_stats))
+        total = pieces[0]
+        for p in pieces[1:]:
+            total = merge_range_stats(total, p)
+        standardize = scaling_rule(total)[0]
     if standardize:
         moments = parts.gather(parts.map(_moments))
         total = moments[0]
@@ -67,8 +72,8 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
     return pre
 
 
-def _needs_scaling(part):
-    return needs_scaling(part["X"])
+def _range_stats(part):
+    return range_stats(part["X"])
 
 
 def _is_sparse(part):

@@ -61,8 +61,16 @@ class Spec:
 
     @property
     def regularizer(self):
-        """The spec's regularizer (an instance)."""
-        return self.component(("model", "regularizer"))
+        """The spec's regularizer (an instance).  With ``lambda: auto`` it is the regularizer at
+        λ = 1e-4, a point of auto's path (every point is > 0): ``.auto`` tells, and a check that needs
+        λ's sign or the strong convexity's sign holds for whatever auto picks."""
+        reg = self.component(("model", "regularizer"))
+        if not reg.auto:
+            return reg
+        section = {k: v for k, v in self["model"]["regularizer"].items() if k != "name"}
+        probe = type(reg)(**{**section, "lambda": LAMBDA_FALLBACK})
+        probe.auto = True
+        return probe
 
     @property
     def kernel_class(self):
@@ -123,8 +131,10 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
     reg = registry()
     _check_component_names(doc, reg, source, positions)
     _validate_schema(doc, schemas.compose(reg), source, positions)
+    explicit_lambda = "lambda" in ((doc.get("model") or {}).get("regularizer") or {})
     _fill_defaults(doc, reg, default_name)
     result = Spec(doc, source, positions, base_dir)
+    _resolve_auto_lambda(result, reg, explicit_lambda)
     _expand_paths(result)
     if check_files:
         _check_files(result)
@@ -175,6 +185,42 @@ def _defaults_into(node: dict, schema: dict):
             node[key] = copy.deepcopy(sub["default"])
         if isinstance(node.get(key), dict) and sub.get("type") == "object":
             _defaults_into(node[key], sub)
+
+
+#: λ where ``lambda: auto`` cannot work and the spec left λ out (the default before auto: docs/defaults.md)
+LAMBDA_FALLBACK = 1.0e-4
+
+
+def auto_lambda_problem(spec: Spec, reg=None):
+    """Why ``model.regularizer.lambda: auto`` cannot work for this spec, or None.
+
+    auto scores each λ of its path on held-out labelled rows, so it needs a labelled target with a
+    validation metric (binary, multiclass, real), a form that uses λ (not gp) and a local run."""
+    reg = reg or registry()
+    if spec["model"]["form"] == "gp":
+        return ("the gp form does not use model.regularizer.lambda (λ = noise_variance/n): set "
+                "solver.noise_variance, or search it with kopt tune")
+    loss = spec.component(("model", "loss"))
+    if loss.target not in ("binary", "multiclass", "real"):
+        return (f"lambda: auto picks λ by a validation metric on held-out labels, and loss {loss.name!r} "
+                f"(target {loss.target}) has none; give a number, e.g. lambda: {LAMBDA_FALLBACK:g}")
+    if spec["execution"]["engine"] == "dask":
+        return ("lambda: auto is not available on a Dask cluster; give a number (kopt tune on a sample of the "
+                "data finds one) or run locally")
+    return None
+
+
+def _resolve_auto_lambda(spec: Spec, reg, explicit: bool):
+    """``lambda: auto`` where it cannot work: an error if the spec says so, else the fixed fallback."""
+    node = spec["model"]["regularizer"]
+    if node.get("lambda") != "auto":
+        return
+    problem = auto_lambda_problem(spec, reg)
+    if problem is None:
+        return
+    if explicit:
+        raise spec.error(("model", "regularizer", "lambda"), problem)
+    node["lambda"] = LAMBDA_FALLBACK
 
 
 def _fill_defaults(doc, reg, default_name):

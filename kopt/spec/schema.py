@@ -37,7 +37,7 @@ CORE_SCHEMA = {
             "properties": {
                 "loss": _section(),
                 "kernel": _section(),
-                "regularizer": _section(default={"name": "l2", "lambda": 1.0e-4}),
+                "regularizer": _section(default={"name": "l2", "lambda": "auto"}),
                 "form": {"enum": ["primal", "dual", "gp"], "default": "primal", "description": "which problem the solver solves"},
                 "features": {
                     "type": "object",

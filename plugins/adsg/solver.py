@@ -255,7 +255,11 @@ class ADSG(_Blocked):
             yield ("solver", "setting"), (f"the strongly convex setting (Thm. 1) needs μ > 0; regularizer "
                                           f"{reg.name!r} has strong convexity 0: set solver.strong_convexity, "
                                           "use l2 or elastic_net, or setting general_convex")
-        if o.setting == "unregularized" and reg.lam != 0:
+        if o.setting == "unregularized" and reg.auto:
+            yield ("model", "regularizer", "lambda"), ("setting unregularized (Thm. 3) assumes P ≡ 0, and lambda: auto "
+                                                       "picks λ > 0; set lambda: 0, or use general_convex or "
+                                                       "strongly_convex")
+        elif o.setting == "unregularized" and reg.lam != 0:
             yield ("solver", "setting"), (f"setting unregularized (Thm. 3) assumes P ≡ 0, and regularizer "
                                           f"{reg.name!r} has lambda {reg.lam:g}; use general_convex or strongly_convex")
         if o.setting in ("general_convex", "unregularized") and o.strong_convexity:

@@ -126,6 +126,9 @@ class ExactEngine:
         return {"u": self.u}
 
     def restore(self, state):
+        if "u" not in state:  # a refit start (JokerSolver.refit_state): u = Kα afresh, in row chunks
+            self.u = self.test_scores(self.xp.asarray(state["alpha"], dtype=np.float64), self.X)
+            return
         self.u = self.xp.asarray(state["u"], dtype=np.float64)
 
 
@@ -295,5 +298,9 @@ class FeatureEngine:
         return {"theta": self.theta}
 
     def restore(self, state):
+        if "theta" not in state:  # a refit start (JokerSolver.refit_state): θ̃ = Σ α_i φ(x_i) afresh
+            theta = self.fmap.adjoint(self.X, self.xp.asarray(state["alpha"], dtype=np.float64))
+            self.theta = self.xp.asarray(theta, dtype=np.float64).reshape(self.theta.shape)
+            return
         self.theta = self.xp.asarray(state["theta"], dtype=np.float64)
 

@@ -43,6 +43,7 @@ class JokerSolver(IterativeSolver):
     sample_weight = True
     distributed = True  # features mode: CoCoA+ rounds on a Dask cluster (.rounds)
     lambda_warm_start = True
+    refit_warm_start = True
     feature_kinds = ("random", "nystrom")
     iteration_unit = "one block of batch_size rows (a trust-region solve of its dual variables)"
     divergence_hint = "raise model.regularizer.lambda"
@@ -192,6 +193,22 @@ class JokerSolver(IterativeSolver):
                     out[key] = out[key] * ratio
         out = {k: (0 if isinstance(v, (int, np.integer)) else v) for k, v in out.items()}
         return {**out, "lambda_path": True}
+
+    def refit_state(self, saved, rows, n):
+        """``lambda: auto``'s refit: the dual routes keep the conjugate variable λ_J α of the validation
+        solve's rows (λ_J = λ n, so α scales by n_sub/n) and start the held-out rows at 0, inside the
+        box; Kα (exact) or θ̃ = Σ α_i φ(x_i) (features) and the dual sum are recomputed for the new
+        rows.  The primal route starts as usual (its θ lives on the subset's Nystrom centres; the
+        route has its own subsample start)."""
+        alpha = saved.get("alpha")
+        if alpha is None or "u" not in saved and "theta" not in saved:
+            return None
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if alpha.ndim != 2 or alpha.shape[0] != len(rows):
+            return None
+        full = np.zeros((n, alpha.shape[1]), dtype=np.float64)
+        full[np.asarray(rows)] = alpha * (len(rows) / n)
+        return {"alpha": full, "rows": 0, "tr_steps": 0, "cg_steps": 0, "accepted": 0, "lambda_path": True}
 
     def save(self, st):
         return st.state()
