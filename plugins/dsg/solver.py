@@ -39,9 +39,17 @@ class DoublyStochastic(IterativeSolver):
     kernel_mode = "features"
     params = COMMON
     sample_weight = True  # every row's loss and gradient times its weight (objective.LossTerms)
+    distributed = True  # data-parallel mini-batches on a Dask cluster (.distributed, docs/scale.md)
     stopping = "none"
     iteration_unit = "one mini-batch of batch_size rows and one feature-block step"
     divergence_hint = "lower solver.step_size (or raise solver.step_offset)"
+
+    def check_spec(self, spec):
+        loss = spec.loss
+        if spec["execution"]["engine"] == "dask" and loss.has_balance_weights:
+            yield ("model", "loss", "name"), (
+                f"loss {loss.name!r} weighs every row by its sample's share of the whole training set, which a Dask "
+                f"cluster does not compute yet; run {self.name!r} with it on one machine (drop execution / --scheduler)")
 
     # -- the policy ----------------------------------------------------------------
     def prepare(self, problem, fmap, ctx):
@@ -161,6 +169,8 @@ class DoublyStochastic(IterativeSolver):
             info["offset"] = st.terms.tau
         if st.ctx.variance:
             info["variance"] = st.ctx.variance
+        if hasattr(st.data, "summary"):  # on a Dask cluster: partitions, round trips, payload
+            info.update(st.data.summary())
         return predictor, info
 
 
@@ -179,6 +189,7 @@ class UDSG(DoublyStochastic):
     params = {**COMMON, **UDSG}
 
     def check_spec(self, spec):
+        yield from super().check_spec(spec)
         yield from check_udsg(self.options)
 
     def choose(self, t, rng, ctx):
@@ -199,6 +210,7 @@ class CDSG(DoublyStochastic):
 
     def check_spec(self, spec):
         advise_cdsg(self.options, spec)
+        yield from super().check_spec(spec)
         yield from check_cdsg(self.options)
 
     def checked_blocks(self):

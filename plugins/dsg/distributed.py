@@ -1,0 +1,257 @@
+"""The DSG family on a Dask cluster: data-parallel mini-batches (docs/scale.md, "The DSG family").
+
+Iteration t draws the same B rows as on one machine (``problem.rng("batch", t)`` over the global
+row indices, :class:`kopt_plugins.dsg.sampling.BatchSampler`).  The training partitions are
+contiguous row ranges in order, so partition k's share of the batch is the sorted batch rows in
+its range.  Every partition's worker keeps
+
+* its rows and labels, the feature map (the same seeded blocks: a block is regenerated from its
+  index), and
+* a **copy of the expansion**, kept identical to the client's bit for bit by replaying the client's
+  writes (:attr:`kopt_plugins.dsg.expansion.BlockExpansion.journal`): a step's writes are the shrink
+  factor ρ, one block's coefficients (F[·C] floats) and its ‖f_j‖², so a step sends O(F·C) floats to
+  each worker, never the expansion.
+
+One step is one round trip: the client sends each partition the last step's writes and its share
+of the batch request (:class:`kopt_plugins.dsg.batch.BatchRequest`); the worker replays the writes
+and evaluates its rows with the same :class:`~kopt_plugins.dsg.batch.LocalRows` as one machine uses,
+returning the partial sums Σ ℓ, Σ ℓ'², Σ ℓ'f and the adjoints Φ_ωᵀℓ' of the requested blocks (the
+new block -- and, for CDSG, of its checked blocks); the client adds them in partition order and takes
+the single-machine step with them (:meth:`kopt_plugins.dsg.solver.DoublyStochastic.step`).  Sums are
+exact up to the order of floating-point addition, so the model equals the single-machine one to
+float tolerance.  A CDSG step does not know before the sums whether it adds a block, so it asks for
+the new block's adjoint too (one extra F-block adjoint on B/K rows: still one round trip).
+
+Checks (the training loss on the seeded check rows) run on the workers against their copies,
+with the score trackers next to the rows.
+
+**Lost state.** Every task carries the version (the count of writes) its records start from; a
+copy at another version -- a worker that died and whose partition Dask re-read elsewhere, or a
+copy moved between workers (rebuilt from its partition, empty) -- answers ``STALE`` and the client
+replaces it with the whole expansion (:func:`_sync`), then repeats the task.  The run goes on with
+the same model.  A run resumed from a checkpoint (``--resume``) starts with every copy replaced.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from kopt.distributed.partitions import local_problem
+from kopt.errors import KoptError
+
+from .batch import LocalRows, total
+from .expansion import BlockExpansion
+from .objective import LossTerms
+
+#: what a task answers when its partition's copy of the expansion is not at the version it was sent for
+STALE = "stale"
+
+
+class Replica:
+    """What partition ``k``'s worker keeps: its rows (a :class:`LocalRows`) and its copy of the expansion."""
+
+    def __init__(self, part, k, template, block_size, n_outputs, averaging):
+        self.args = (part, k, template, block_size, n_outputs, averaging)
+        self.nbytes = int(part["X"].nbytes)
+        problem = local_problem(template, part, k)
+        # one thread: kopt expects one thread per worker process (docs/scale.md); the bits do not depend on it
+        fmap = problem.feature_map(count=False, threads=1)
+        expansion = BlockExpansion(np, block_size, n_outputs, averaging=averaging)
+        self.rows = LocalRows(problem, fmap, expansion, LossTerms(problem))
+        self.version = 0
+
+    def catch_up(self, version, records):
+        """Replay ``records`` (the writes from ``version`` on); False when this copy is not at ``version``."""
+        if self.version != version:
+            return False
+        self.rows.expansion.replay(records)
+        self.version += len(records)
+        return True
+
+    def __reduce__(self):
+        # rebuilt from the partition wherever it lands, empty: its first task answers STALE and is re-sent
+        return Replica, self.args
+
+    def __sizeof__(self):
+        # the scheduler weighs moving it like moving its partition's rows
+        return self.nbytes
+
+
+def _start(part, k, template, block_size, n_outputs, averaging):
+    return Replica(part, k, template, block_size, n_outputs, averaging)
+
+
+def _evaluate(rep, version, records, req):
+    if not rep.catch_up(version, records):
+        return STALE
+    return rep.rows.evaluate(replace(req, extra=[*req.extra, *req.prefetch], prefetch=[]))
+
+
+def _adjoint(rep, version, block):
+    if rep.version != version or rep.rows._last is None:
+        return STALE
+    return rep.rows.adjoint(block)
+
+
+def _check(rep, version, records, rows, tau):
+    if not rep.catch_up(version, records):
+        return STALE
+    return rep.rows.check_sums(rows, tau)
+
+
+def _sync(rep, state, version):
+    """Replace the copy wholesale with the client's expansion ``state`` (at ``version``)."""
+    rep.rows.expansion.restore(state)
+    rep.rows.forget_trackers()
+    rep.rows._last = None
+    rep.version = version
+    return True
+
+
+class PartitionedRows:
+    """The client's side: the same interface as :class:`LocalRows`, its sums added over the partitions.
+
+    Parameters
+    ----------
+    problem : kopt.problem.Problem
+        A distributed problem (``problem.partitions``).
+    solver : DoublyStochastic
+        The solver (its options).
+    expansion : BlockExpansion
+        The client's expansion, the model; its ``journal`` is switched on here.
+    terms : LossTerms
+        The client's τ (the labels stay on the workers).
+    """
+
+    def __init__(self, problem, solver, expansion, terms):
+        self.parts = problem.partitions
+        self.expansion = expansion
+        self.terms = terms
+        self.K = len(self.parts.rows)
+        self.offsets = self.parts.offsets
+        template = _template(problem)
+        self.replicas = self.parts.map_indexed(_start, template, expansion.F, expansion.out[0] if expansion.out else None,
+                                               expansion.averaging)
+        expansion.journal = []
+        self.version = 0            # writes sent to the workers' copies so far
+        self.stale = set()          # partitions whose copy is replaced wholesale before their next task
+        self.round_trips = 0
+        self.bytes_out = 0          # payload sent to the workers (records and requests), for the report
+        self.wait_s = 0.0           # seconds the client waited for the workers
+        self.replaced = 0           # copies replaced wholesale (a lost worker, a resumed run)
+
+    # -- tasks on every partition -------------------------------------------------------------------
+    def _flush(self):
+        """The writes since the last task and the version they start from."""
+        records = self.expansion.journal
+        self.expansion.journal = []
+        version = self.version
+        self.version += len(records)
+        return version, records
+
+    def _run(self, fn, per_part, records=True):
+        """``fn(replica_k, version, [records,] *per_part[k])`` on every partition, in partition order."""
+        version, recs = self._flush() if records else (self.version, None)
+        t0 = time.perf_counter()
+        head = (lambda v, r: (v, r)) if records else (lambda v, r: (v,))
+        sent = [(version, recs)] * self.K
+        if self.stale:  # these get the whole expansion as it is now, and no records
+            for k in self.stale:
+                sent[k] = (self.version, [])
+            self._sync(sorted(self.stale))
+        futures = [self.parts.submit(k, fn, self.replicas[k], *head(*sent[k]), *per_part[k]) for k in range(self.K)]
+        out = self.parts.gather(futures)
+        self.bytes_out += sum(_nbytes(r) for _, r in sent) + sum(_nbytes(a) for a in per_part)
+        for attempt in range(3):
+            lost = [k for k, o in enumerate(out) if isinstance(o, str) and o == STALE]
+            if not lost:
+                break
+            if not records:
+                raise KoptError("a worker lost its copy of the DSG expansion between the batch and its late adjoint; "
+                                "run again (or resume from the checkpoint)")
+            self._sync(lost)
+            again = self.parts.gather([self.parts.submit(k, fn, self.replicas[k], *head(self.version, []),
+                                                         *per_part[k]) for k in lost])
+            for k, o in zip(lost, again):
+                out[k] = o
+        else:
+            raise KoptError(f"the workers of partitions {lost} keep losing their copy of the DSG expansion")
+        self.round_trips += 1
+        self.wait_s += time.perf_counter() - t0
+        return out
+
+    def _sync(self, ks):
+        state = self.expansion.state()
+        self.parts.gather([self.parts.submit(k, _sync, self.replicas[k], state, self.version) for k in ks])
+        self.bytes_out += len(ks) * _nbytes(state)
+        self.replaced += len(ks)
+        self.stale.difference_update(ks)
+
+    def _local(self, rows):
+        """Each partition's share of the sorted global ``rows`` (None: all of its rows)."""
+        if rows is None:
+            return [None] * self.K
+        off = self.offsets
+        cut = np.searchsorted(rows, off)
+        return [rows[cut[k]:cut[k + 1]] - off[k] for k in range(self.K)]
+
+    # -- what the step and the checks ask --------------------------------------------------------
+    def evaluate(self, req):
+        off = self.offsets
+        pieces = self._run(_evaluate, [(req.within(off[k], off[k + 1]),) for k in range(self.K)])
+        return total(pieces)
+
+    def late_adjoint(self, sums, block):
+        a = sums.A.get(int(block))
+        if a is not None:
+            return a
+        return total(self._run(_adjoint, [(int(block),)] * self.K, records=False))
+
+    def check_sums(self, rows, tau):
+        pieces = self._run(_check, [(r, tau) for r in self._local(rows)])
+        return sum(p[0] for p in pieces), sum(p[1] for p in pieces)
+
+    def restored(self):
+        """The client's expansion was restored from a checkpoint: every copy is replaced before its next task."""
+        self.expansion.journal = []
+        self.stale = set(range(self.K))
+
+    # -- scores of rows this process holds: none -------------------------------------------------
+    def tracker(self, X):
+        raise KoptError("on a Dask cluster the DSG family scores the rows on the workers; no rows are held here")
+
+    scores = training_scores = tracker
+
+    def summary(self) -> dict:
+        """Facts for the report: partitions, round trips, payload sent and time spent waiting."""
+        return {"partitions": self.K, "round_trips": self.round_trips, "bytes_to_workers": int(self.bytes_out),
+                "worker_wait_s": round(self.wait_s, 3), "copies_replaced": self.replaced}
+
+
+def _nbytes(obj) -> int:
+    """Bytes of the arrays and numbers in a (nested) task argument (the payload, without pickling)."""
+    if obj is None:
+        return 0
+    if hasattr(obj, "nbytes"):
+        return int(obj.nbytes)
+    if isinstance(obj, dict):
+        return sum(_nbytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(v) for v in obj)
+    if hasattr(obj, "__dataclass_fields__"):
+        return sum(_nbytes(getattr(obj, f)) for f in obj.__dataclass_fields__)
+    return 8 if isinstance(obj, (int, float)) else 0
+
+
+def _template(problem):
+    """The problem without its partitions and spec (what every worker's PartitionProblem starts from)."""
+    return replace(problem, spec=None, partitions=_Shape(problem.n, problem.d), info={})
+
+
+class _Shape:
+    """Stands in for the partitions on the workers: the whole training set's shape only."""
+
+    def __init__(self, n, d):
+        self.n, self.d = n, d
