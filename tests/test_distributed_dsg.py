@@ -60,6 +60,12 @@ def _same_model(one, many):
     assert many.objective == pytest.approx(one.objective, rel=1e-6)
     for key in ("accuracy", "auc"):
         assert many.metrics[key] == pytest.approx(one.metrics[key], abs=1e-4), key
+    # the holdout metrics of the trace: scored on the workers (2,048 seeded test rows of the 5,000)
+    held = [{k: v for k, v in r.items() if k.startswith("test_")} for r in one.trace if "train_loss" in r]
+    assert all("test_auc" in h for h in held)
+    for h, r in zip(held, [r for r in many.trace if "train_loss" in r]):
+        for k, v in h.items():
+            assert r[k] == pytest.approx(v, abs=1e-4), k
 
 
 @pytest.mark.parametrize("solver, options", [("dsg", {}), ("udsg", {"sampling": "shuffle"}),
@@ -72,9 +78,10 @@ def test_same_model_as_one_machine(client, solver, options):
     assert many.info["partitions"] == 2
     if solver != "dsg":
         assert many.info["reuse_steps"] > 0  # the re-use paths ran
-    # one round trip a step and one a check; O(F) floats a step to each worker, never the expansion
-    assert many.info["round_trips"] == 40 + 4
-    assert many.info["bytes_to_workers"] < 44 * 2 * (64 * 8 + 128 * 8 + 200)
+    # one round trip a step, one a check and one a holdout evaluation; O(F) floats a step to each worker
+    # (the block's coefficients, the batch's row indices), never the expansion
+    assert many.info["round_trips"] == 40 + 4 + 4
+    assert many.info["bytes_to_workers"] < 40 * 2 * (64 * 8 + 128 * 8 + 200) + 8 * 2 * 600 * 8
 
 
 def test_partition_count_does_not_change_the_model(client):

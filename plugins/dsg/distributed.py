@@ -60,6 +60,8 @@ class Replica:
         fmap = problem.feature_map(count=False, threads=1)
         expansion = BlockExpansion(np, block_size, n_outputs, averaging=averaging)
         self.rows = LocalRows(problem, fmap, expansion, LossTerms(problem))
+        self.pre = problem.preprocessor
+        self.holdout = {}  # test partition j -> (tracker of its holdout rows, their raw labels)
         self.version = 0
 
     def catch_up(self, version, records):
@@ -101,10 +103,27 @@ def _check(rep, version, records, rows, tau):
     return rep.rows.check_sums(rows, tau)
 
 
+def _holdout(rep, version, records, tests):
+    """Scores and raw labels of the holdout rows of the test partitions ``tests`` ``[(j, part, local rows)]``:
+    the rows standardized here (as one machine does), their scores tracked block by block."""
+    if not rep.catch_up(version, records):
+        return STALE
+    out = []
+    for j, part, local in tests:
+        held = rep.holdout.get(j)
+        if held is None:
+            X = part["X"] if local is None else part["X"][local]
+            y = part["y"] if local is None or part["y"] is None else np.asarray(part["y"])[local]
+            held = rep.holdout[j] = (rep.rows.tracker(rep.pre.transform(np.asarray(X), dtype=rep.rows.dtype)), y)
+        out.append((j, rep.rows.scores(held[0]), held[1]))
+    return out
+
+
 def _sync(rep, state, version):
     """Replace the copy wholesale with the client's expansion ``state`` (at ``version``)."""
     rep.rows.expansion.restore(state)
     rep.rows.forget_trackers()
+    rep.holdout = {}
     rep.rows._last = None
     rep.version = version
     return True
@@ -212,6 +231,29 @@ class PartitionedRows:
     def check_sums(self, rows, tau):
         pieces = self._run(_check, [(r, tau) for r in self._local(rows)])
         return sum(p[0] for p in pieces), sum(p[1] for p in pieces)
+
+    def holdout_scorer(self, rows):
+        """A callable giving ``(scores, raw labels)`` of the test rows ``rows`` (sorted global indices of the
+        test partitions; None: all), scored on the workers: test partition j goes with training partition
+        j mod K (the same worker when the spec's files were read; else its rows move there once)."""
+        parts = self.parts
+        off = np.concatenate([[0], np.cumsum(parts.test_rows)]).astype(np.int64)
+        J = len(parts.test)
+        if rows is None:
+            local = [None] * J
+        else:
+            cut = np.searchsorted(rows, off)
+            local = [rows[cut[j]:cut[j + 1]] - off[j] for j in range(J)]
+        tests = [[(j, parts.test[j], local[j]) for j in range(J) if j % self.K == k] for k in range(self.K)]
+
+        def score():
+            got = dict((j, (sc, y)) for piece in self._run(_holdout, [(t,) for t in tests]) for j, sc, y in piece)
+            scores = np.concatenate([got[j][0] for j in range(J)], axis=0)
+            labels = [got[j][1] for j in range(J)]
+            y = None if any(v is None for v in labels) else np.concatenate([np.asarray(v) for v in labels])
+            return scores, y
+
+        return score
 
     def restored(self):
         """The client's expansion was restored from a checkpoint: every copy is replaced before its next task."""

@@ -148,6 +148,17 @@ class DoublyStochastic(IterativeSolver):
         st.holdout_rows = int(X.shape[0])
         return lambda: st.scores(tracker) + st.terms.intercept
 
+    def partition_scorer(self, st, rows):
+        """On a Dask cluster: the holdout subset ``rows`` (None: every test row) scored on the workers."""
+        score = st.data.holdout_scorer(rows)
+        st.holdout_rows = int(sum(st.problem.partitions.test_rows)) if rows is None else int(rows.shape[0])
+
+        def run():
+            scores, y = score()
+            return scores + st.terms.intercept, y
+
+        return run
+
     def decision_function(self, st, X):
         exp = st.expansion
         if not exp.averaging or exp.m == 0:
