@@ -119,6 +119,22 @@ def test_multiclass_averaging_and_dask_arrays(client):
     assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=1e-4)
 
 
+def test_novelty_offset_travels_with_the_batch(client):
+    """A loss with an offset τ (novelty detection, no labels): τ is the client's, sent with every request."""
+    import dask.array as da
+
+    X = np.random.default_rng(1).standard_normal((1000, 4))
+    spec = _spec("udsg", iterations=20, check_every=10, batch_size=64)
+    spec["model"]["loss"] = {"name": "novelty"}
+    del spec["data"]
+    one = kopt.solve(spec, data=(X, None))
+    many = kopt.solve({**spec, "execution": {"engine": "dask"}}, scheduler=client, data=(da.from_array(X, chunks=500), None))
+    assert one.info["offset"] != 0.0
+    assert many.info["offset"] == pytest.approx(one.info["offset"], rel=1e-9)
+    np.testing.assert_allclose(many.model.predictor.arrays["coef"], one.model.predictor.arrays["coef"], rtol=RTOL,
+                               atol=RTOL * np.abs(one.model.predictor.arrays["coef"]).max())
+
+
 class _KillWorker:
     """Kills the worker process holding partition 0's rows once, after iteration ``at``."""
 
@@ -156,6 +172,32 @@ def test_checkpoint_resume_on_the_cluster(client, tmp_path):
     full, resumed = check_resume(spec, stop_at=9, out_dir=tmp_path)
     assert resumed.info["partitions"] == 2 and resumed.objective == full.objective
     assert resumed.info["copies_replaced"] == 2  # the resumed run sent the restored expansion to both copies
+
+
+def test_journal_replay_gives_the_same_bits():
+    """A copy replaying the journal holds the client's bits: shrinks that fold the scale, growth past the
+    capacity, block updates, averaging (no cluster needed)."""
+    from kopt_plugins.dsg.expansion import BlockExpansion
+
+    rng = np.random.default_rng(0)
+    exp = BlockExpansion(np, 8, 3, capacity=4, averaging=True)
+    exp.journal = []
+    copy = BlockExpansion(np, 8, 3, capacity=64, averaging=True)
+    for t in range(150):
+        exp.shrink(0.8 if t % 3 else 1e-3)  # the scale leaves [1e-6, 1e6] every few steps: folded
+        if t % 4 == 3:
+            exp.update_block(int(rng.integers(exp.m)), rng.standard_normal((8, 3)), dnorm=0.5)
+        else:
+            exp.add_block(t + 1, rng.standard_normal((8, 3)), norm=float(t))
+        exp.accumulate()
+        if t % 7 == 0:
+            copy.replay(exp.journal)
+            exp.journal = []
+    copy.replay(exp.journal)
+    a, b = exp.state(), copy.state()
+    assert a.keys() == b.keys()
+    for key in a:
+        assert np.array_equal(np.asarray(a[key]), np.asarray(b[key])), key
 
 
 def test_validate_accepts_the_family_and_refuses_balance_weights():

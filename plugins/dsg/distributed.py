@@ -183,20 +183,21 @@ class PartitionedRows:
         futures = [self.parts.submit(k, fn, self.replicas[k], *head(*sent[k]), *per_part[k]) for k in range(self.K)]
         out = self.parts.gather(futures)
         self.bytes_out += sum(_nbytes(r) for _, r in sent) + sum(_nbytes(a) for a in per_part)
-        for attempt in range(3):
+        for attempt in range(4):
             lost = [k for k, o in enumerate(out) if isinstance(o, str) and o == STALE]
             if not lost:
                 break
             if not records:
                 raise KoptError("a worker lost its copy of the DSG expansion between the batch and its late adjoint; "
                                 "run again (or resume from the checkpoint)")
+            if attempt == 3:
+                raise KoptError(f"the workers of partitions {lost} keep losing their copy of the DSG expansion; "
+                                "resume from the checkpoint (output.checkpoint_every) once the cluster is stable")
             self._sync(lost)
             again = self.parts.gather([self.parts.submit(k, fn, self.replicas[k], *head(self.version, []),
                                                          *per_part[k]) for k in lost])
             for k, o in zip(lost, again):
                 out[k] = o
-        else:
-            raise KoptError(f"the workers of partitions {lost} keep losing their copy of the DSG expansion")
         self.round_trips += 1
         self.wait_s += time.perf_counter() - t0
         return out
