@@ -30,19 +30,21 @@ class BatchRequest:
 
     ``rows``: sorted row indices (global on one machine, the partition's own on a worker);
     ``fused``: predict and take the adjoint of *every* block in one feature evaluation (CDSG checking
-    all blocks; ``checked`` then lists them all); ``checked``: block indices whose adjoint the policy
+    all blocks; ``checked`` is then not read); ``checked``: block indices whose adjoint the policy
     needs before it chooses (None: none); ``extra``: further blocks whose adjoint the step needs;
     ``prefetch``: blocks whose adjoint the step *may* need after choosing -- a partitioned
     evaluation computes them at once (one round trip a step), one machine computes them when asked;
-    ``tau``: the offset of a novelty loss (its label).
+    ``tau``: the offset of a novelty loss (its label); ``t``: the iteration (a worker draws the batch rows of
+    iteration t itself when ``rows`` is None, from the same seeded generator as the client).
     """
 
-    rows: np.ndarray
+    rows: np.ndarray | None
     fused: bool = False
     checked: list | None = None
     extra: list = field(default_factory=list)
     prefetch: list = field(default_factory=list)
     tau: float = 0.0
+    t: int = 0
 
     def within(self, lo, hi):
         """This request restricted to rows ``lo:hi``, renumbered from 0 (a partition's share)."""
@@ -114,11 +116,11 @@ class LocalRows:
         exp, fmap, xp, terms = self.expansion, self.fmap, self.xp, self.terms
         rows = req.rows
         terms.tau = req.tau
-        nb = 0 if req.checked is None else len(req.checked)
+        nb = exp.m if req.fused else None if req.checked is None else len(req.checked)
         if rows.shape[0] == 0:  # a partition holding none of this batch's rows
             self._last = None
             shape = (self.F,) + self.out
-            return BatchSums(G=None if req.checked is None else xp.zeros((nb,) + shape, dtype=np.float64),
+            return BatchSums(G=None if nb is None else xp.zeros((nb,) + shape, dtype=np.float64),
                              A={int(b): xp.zeros(shape, dtype=np.float64) for b in req.extra})
         Xb = _rows.dense(self.X, xp.asarray(rows), xp, self.dtype)
         G = None

@@ -1,7 +1,8 @@
 """The DSG family on a Dask cluster: data-parallel mini-batches (docs/scale.md, "The DSG family").
 
 Iteration t draws the same B rows as on one machine (``problem.rng("batch", t)`` over the global
-row indices, :class:`kopt_plugins.dsg.sampling.BatchSampler`).  The training partitions are
+row indices, :class:`kopt_plugins.dsg.sampling.BatchSampler`): the client draws them, and so does every
+worker, from the same seeded generator, so no request carries them.  The training partitions are
 contiguous row ranges in order, so partition k's share of the batch is the sorted batch rows in
 its range.  Every partition's worker keeps
 
@@ -12,9 +13,9 @@ its range.  Every partition's worker keeps
   factor ρ, one block's coefficients (F[·C] floats) and its ‖f_j‖², so a step sends O(F·C) floats to
   each worker, never the expansion.
 
-One step is one round trip: the client sends each partition the last step's writes and its share
-of the batch request (:class:`kopt_plugins.dsg.batch.BatchRequest`); the worker replays the writes
-and evaluates its rows with the same :class:`~kopt_plugins.dsg.batch.LocalRows` as one machine uses,
+One step is one round trip: the client sends each partition the last step's writes and the batch
+request (:class:`kopt_plugins.dsg.batch.BatchRequest`: t, τ, the blocks to differentiate); the worker
+replays the writes, draws iteration t's rows, keeps its share and evaluates them with the same :class:`~kopt_plugins.dsg.batch.LocalRows` as one machine uses,
 returning the partial sums Σ ℓ, Σ ℓ'², Σ ℓ'f and the adjoints Φ_ωᵀℓ' of the requested blocks (the
 new block -- and, for CDSG, of its checked blocks); the client adds them in partition order and takes
 the single-machine step with them (:meth:`kopt_plugins.dsg.solver.DoublyStochastic.step`).  Sums are
@@ -44,17 +45,22 @@ from kopt.errors import KoptError
 from .batch import LocalRows, total
 from .expansion import BlockExpansion
 from .objective import LossTerms
+from .sampling import BatchSampler
 
 #: what a task answers when its partition's copy of the expansion is not at the version it was sent for
 STALE = "stale"
 
 
 class Replica:
-    """What partition ``k``'s worker keeps: its rows (a :class:`LocalRows`) and its copy of the expansion."""
+    """What partition ``k``'s worker keeps: its rows (a :class:`LocalRows`), its copy of the expansion, and the
+    batch sampler of the whole training set (it draws iteration t's rows as the client does: global row
+    indices from ``problem.rng("batch", t)`` of the spec's seed, then keeps those in its range ``lo:hi``)."""
 
-    def __init__(self, part, k, template, block_size, n_outputs, averaging):
-        self.args = (part, k, template, block_size, n_outputs, averaging)
+    def __init__(self, part, k, template, block_size, n_outputs, averaging, lo, batch_size, sampling):
+        self.args = (part, k, template, block_size, n_outputs, averaging, lo, batch_size, sampling)
         self.nbytes = int(part["X"].nbytes)
+        self.lo, self.hi = int(lo), int(lo) + int(part["X"].shape[0])
+        self.sampler = BatchSampler(template, batch_size, sampling)  # the template's n and rng are the whole set's
         problem = local_problem(template, part, k)
         # one thread: kopt expects one thread per worker process (docs/scale.md); the bits do not depend on it
         fmap = problem.feature_map(count=False, threads=1)
@@ -81,13 +87,15 @@ class Replica:
         return self.nbytes
 
 
-def _start(part, k, template, block_size, n_outputs, averaging):
-    return Replica(part, k, template, block_size, n_outputs, averaging)
+def _start(part, k, template, *args):
+    return Replica(part, k, template, *args)
 
 
 def _evaluate(rep, version, records, req):
     if not rep.catch_up(version, records):
         return STALE
+    if req.rows is None:  # iteration t's batch, drawn here as on the client, and this partition's share of it
+        req = replace(req, rows=rep.sampler.rows(req.t, rep.sampler.generator(req.t))).within(rep.lo, rep.hi)
     return rep.rows.evaluate(replace(req, extra=[*req.extra, *req.prefetch], prefetch=[]))
 
 
@@ -151,8 +159,11 @@ class PartitionedRows:
         self.K = len(self.parts.rows)
         self.offsets = self.parts.offsets
         template = _template(problem)
-        self.replicas = self.parts.map_indexed(_start, template, expansion.F, expansion.out[0] if expansion.out else None,
-                                               expansion.averaging)
+        o = solver.options
+        self.replicas = [self.parts.submit(k, _start, p, k, template, expansion.F,
+                                           expansion.out[0] if expansion.out else None, expansion.averaging,
+                                           int(self.offsets[k]), o.batch_size, o.sampling)
+                         for k, p in enumerate(self.parts.train)]
         expansion.journal = []
         self.version = 0            # writes sent to the workers' copies so far
         self.stale = set()          # partitions whose copy is replaced wholesale before their next task
@@ -160,6 +171,8 @@ class PartitionedRows:
         self.bytes_out = 0          # payload sent to the workers (records and requests), for the report
         self.wait_s = 0.0           # seconds the client waited for the workers
         self.replaced = 0           # copies replaced wholesale (a lost worker, a resumed run)
+        self.steps = 0              # batch evaluations (one per step) and their payload
+        self.step_bytes = 0
 
     # -- tasks on every partition -------------------------------------------------------------------
     def _flush(self):
@@ -219,9 +232,13 @@ class PartitionedRows:
 
     # -- what the step and the checks ask --------------------------------------------------------
     def evaluate(self, req):
-        off = self.offsets
-        pieces = self._run(_evaluate, [(req.within(off[k], off[k + 1]),) for k in range(self.K)])
-        return total(pieces)
+        # the workers draw the batch rows themselves (the same seeded generator): the request is O(1) in B
+        drawn = replace(req, rows=None, checked=None if req.fused else req.checked)  # fused: every block
+        before = self.bytes_out
+        sums = total(self._run(_evaluate, [(drawn,)] * self.K))
+        self.steps += 1
+        self.step_bytes += self.bytes_out - before
+        return sums
 
     def late_adjoint(self, sums, block):
         a = sums.A.get(int(block))
@@ -268,9 +285,11 @@ class PartitionedRows:
     scores = training_scores = tracker
 
     def summary(self) -> dict:
-        """Facts for the report: partitions, round trips, payload sent and time spent waiting."""
+        """Facts for the report: partitions, round trips, payload sent (in all, and per step to all the
+        workers) and time spent waiting."""
         return {"partitions": self.K, "round_trips": self.round_trips, "bytes_to_workers": int(self.bytes_out),
-                "worker_wait_s": round(self.wait_s, 3), "copies_replaced": self.replaced}
+                "worker_wait_s": round(self.wait_s, 3), "copies_replaced": self.replaced,
+                "bytes_per_step": int(self.step_bytes / max(1, self.steps))}
 
 
 def _nbytes(obj) -> int:

@@ -100,7 +100,7 @@ class DoublyStochastic(IterativeSolver):
         else:
             extra, prefetch = [new_block if choice[0] is None else int(exp.blocks[choice[0]])], []
         sums = st.data.evaluate(BatchRequest(rows, fused, None if cand is None else exp.blocks[cand].tolist(),
-                                             extra, prefetch, st.terms.tau))
+                                             extra, prefetch, st.terms.tau, t))
         loss_value = sums.loss / B
         G = sums.G
         if G is not None:
