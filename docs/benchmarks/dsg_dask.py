@@ -7,9 +7,9 @@ For each case the same spec runs on one machine (``kopt.solve(spec)``) and on a 
   over the iterations;
 * round trips and the client's wait: one round trip per step, check and holdout evaluation; the
   wait is the time from sending a round's tasks to holding their results;
-* bytes to the workers: the payload the client sends (the step's writes to the expansion copies,
-  the batch's row indices, the check rows), from ``info.bytes_to_workers``; dask's own messages are
-  not counted;
+* bytes to the workers: the payload the client sends (the step's writes to the expansion copies and
+  the step's request; the check and holdout rows at the checks), from ``info.bytes_to_workers``, and
+  per step to all workers, ``info.bytes_per_step``; dask's own messages are not counted;
 * the largest coefficient difference relative to the largest coefficient, and both runs' final
   objective and test metrics.
 
@@ -61,7 +61,7 @@ def run(spec, client=None):
     fit = res.report["timings"]["fit_s"]
     out = {"fit_s": round(fit, 3), "wall_s": round(wall, 3), "iterations": res.n_iter,
            "s_per_iteration": round(fit / res.n_iter, 5), "objective": res.objective, "metrics": res.metrics}
-    for key in ("round_trips", "bytes_to_workers", "worker_wait_s", "partitions"):
+    for key in ("round_trips", "bytes_to_workers", "bytes_per_step", "worker_wait_s", "partitions"):
         if key in res.info:
             out[key] = res.info[key]
     if "round_trips" in res.info:
