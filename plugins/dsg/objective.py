@@ -60,14 +60,8 @@ class LossTerms:
 
     def value_and_grad(self, u, rows):
         """``(mean loss, per-row gradient)`` at scores ``u`` of the rows ``rows``."""
-        lab = self._label(rows)
-        val = self.loss.value(u, lab)
-        g = self.loss.grad(u, lab)
-        w = self._weights(rows, g)
-        if w is not None:
-            g = g * w
-            val = val * (w if val.ndim == 1 else w[:, 0])
-        return float(val.mean()), g
+        total, g = self.sum_and_grad(u, rows)
+        return total / u.shape[0], g
 
     def sum_and_grad(self, u, rows):
         """``(summed loss, per-row gradient)`` at scores ``u`` of the rows ``rows`` (weighted as above).
@@ -91,12 +85,7 @@ class LossTerms:
 
     def mean_value(self, u, rows):
         """Mean loss at scores ``u`` of the rows ``rows`` (None: every row; the exact objective's loss part)."""
-        lab = self._label(rows)
-        val = self.loss.value(u, lab)
-        w = self._weights(rows, val)
-        if w is not None:
-            val = val * w
-        return float(val.mean())
+        return self.sum_value(u, rows) / u.shape[0]
 
     def sum_value(self, u, rows):
         """Summed loss at scores ``u`` of the rows ``rows`` (None: every row): the checks' pieces."""
@@ -123,9 +112,7 @@ class LossTerms:
     def step_offset(self, u, gamma, rows=None):
         """τ ← τ − γ · mean ∂ℓ/∂τ on the batch scores ``u`` of the rows ``rows`` (novelty detection)."""
         if self.has_offset:
-            g = self.loss.offset_grad(u, self.tau)
-            w = self._weights(rows, g)
-            self.tau -= gamma * float((g if w is None else g * w).mean())
+            self.shift_offset(gamma, self.offset_sum(u, rows) / u.shape[0])
 
     @property
     def intercept(self):

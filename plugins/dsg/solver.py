@@ -16,6 +16,10 @@ there is no duality gap (``stopping = "none"``: the run ends at the iteration ca
 is the exact training objective λ/2 N_t + mean ℓ on the skeleton's seeded check rows (N_t the
 running estimate of ‖f_t‖²_H).  The policies -- which block, which step -- are :meth:`choose`
 and :meth:`prepare`; the run's state is a :class:`kopt_plugins.dsg.state.RunState`.
+
+The step reads the batch only through sums (:mod:`kopt_plugins.dsg.batch`), so the same step runs on a
+Dask cluster as data-parallel mini-batches: each partition sums its share of the batch and the client
+adds the pieces (:mod:`kopt_plugins.dsg.distributed`, docs/scale.md).
 """
 from __future__ import annotations
 
@@ -56,7 +60,12 @@ class DoublyStochastic(IterativeSolver):
         """Called once when a run's state is built (CDSG estimates σ² and M here)."""
 
     def choose(self, t, rng, ctx):
-        """``(k, eta)``: k = None adds a new block with step eta; else update block k."""
+        """``(k, eta)``: k = None adds a new block with step eta; else update block k.
+
+        A policy whose :meth:`checked_blocks` is None chooses *before* the batch is evaluated (so the batch
+        evaluation -- one round trip on a Dask cluster -- computes just the adjoint the step needs): it may
+        read ``t``, ``rng`` (after the rows), ``ctx.expansion`` and ``ctx.gamma``, not the batch's
+        ``ctx.grad_sq``.  A policy that checks blocks chooses after, with ``ctx.cross`` and ``ctx.zeta_sq``."""
         return None, ctx.gamma
 
     def checked_blocks(self):

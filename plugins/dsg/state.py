@@ -3,9 +3,9 @@
 :class:`RunState` holds the model (a :class:`~kopt_plugins.dsg.expansion.BlockExpansion`), the
 loss terms and the offset τ, the batch sampler, the running estimates (‖f‖² and the
 objective), the step counters, the policy's :class:`Context`, and the
-:class:`~kopt_plugins.dsg.batch.LocalRows` (or, on a Dask cluster,
-:class:`~kopt_plugins.dsg.distributed.PartitionedRows`) that evaluates batches and check rows.  :meth:`RunState.save` is the checkpoint; a state rebuilt
-by :meth:`RunState.restore` continues bit for bit.
+:class:`~kopt_plugins.dsg.batch.LocalRows` (on a Dask cluster,
+:class:`~kopt_plugins.dsg.distributed.PartitionedRows`) that evaluates batches and check rows.
+:meth:`RunState.save` is the checkpoint; a state rebuilt by :meth:`RunState.restore` continues bit for bit.
 """
 from __future__ import annotations
 
