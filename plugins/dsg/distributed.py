@@ -122,7 +122,8 @@ def _holdout(rep, version, records, tests):
         if held is None:
             X = part["X"] if local is None else part["X"][local]
             y = part["y"] if local is None or part["y"] is None else np.asarray(part["y"])[local]
-            held = rep.holdout[j] = (rep.rows.tracker(rep.pre.transform(np.asarray(X), dtype=rep.rows.dtype)), y)
+            X = X if hasattr(X, "tocsr") else np.asarray(X)  # CSR rows stay sparse, as on one machine
+            held = rep.holdout[j] = (rep.rows.tracker(rep.pre.transform(X, dtype=rep.rows.dtype)), y)
         out.append((j, rep.rows.scores(held[0]), held[1]))
     return out
 
