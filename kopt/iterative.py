@@ -295,6 +295,14 @@ class _Holdout:
     def __init__(self, solver, state, problem, n_rows):
         self.problem = problem
         self.score = None
+        self.on_partitions = None
+        parts = problem.partitions
+        if problem.X_test is None and parts is not None and getattr(parts, "test_rows", None):
+            # on a Dask cluster the test rows stay on the workers: a solver that can score them there says how
+            if hasattr(solver, "partition_scorer"):
+                self.rows = _rows.sample(problem.rng("holdout_rows"), int(sum(parts.test_rows)), n_rows)
+                self.on_partitions = solver.partition_scorer(state, self.rows)
+            return
         if problem.X_test is None or problem.y_test_raw is None:
             return
         self.rows = _rows.sample(problem.rng("holdout_rows"), problem.X_test.shape[0], n_rows)
@@ -302,6 +310,15 @@ class _Holdout:
         self.score = solver.scorer(state, X)
 
     def metrics(self) -> dict:
+        if self.on_partitions is not None:
+            scores, y = self.on_partitions()  # the subset's scores and raw labels, gathered in row order
+            if y is None:
+                return {}
+            if scores.ndim == 2 and scores.shape[1] == 1:
+                scores = scores[:, 0]
+            from .metrics import evaluate
+
+            return evaluate(self.problem.preprocessor.target, y, scores, self.problem.preprocessor)
         if self.score is None:
             return {}
         return self.problem.holdout_metrics(self.score(), rows=self.rows)

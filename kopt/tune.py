@@ -423,8 +423,9 @@ def _best(rows, higher):
         from .errors import NonFiniteModelError
 
         raise NonFiniteModelError(
-            f"kopt tune: every grid point gave a non-finite validation score ({len(rows)} of {len(rows)}: the "
-            "solves diverged); change the grid, or the solver's step size (solver.step_size) or iterations")
+            f"every point searched ({len(rows)}: a kopt tune grid or lambda: auto's path) gave a non-finite "
+            "validation score: the solves diverged; change the grid, or the solver's step size (solver.step_size) "
+            "or iterations")
 
     def key(i):
         r = rows[i]

@@ -46,7 +46,8 @@ def test_import_kopt_does_not_import_dask():
 
 
 @pytest.mark.parametrize("overrides, path, words", [
-    (["solver.name=dsg", "model.form=primal", "solver.mode=null"], "$.execution.engine", "solvers that can: joker"),
+    (["solver.name=adsg", "model.form=primal", "solver.mode=null"], "$.execution.engine",
+     "solvers that can: cdsg, dsg, joker, udsg"),
     (["solver.mode=exact"], "$.solver.mode", "features mode"),
     (["execution.scheduler=somewhere"], "$.execution.scheduler", "tcp://HOST:8786"),
 ])
@@ -55,7 +56,7 @@ def test_validate_refuses_what_cannot_run_distributed(overrides, path, words):
     doc["execution"] = {"engine": "dask", "scheduler": "local:2"}
     if "solver.mode=null" in overrides:
         overrides = [o for o in overrides if o != "solver.mode=null"]
-        doc["solver"] = {"name": "joker"}
+        doc["solver"] = {"name": "adsg"}
     with pytest.raises(SpecError) as err:
         kopt.load_spec(doc, overrides)
     assert err.value.path == path and words in str(err.value)

@@ -113,7 +113,7 @@ def test_best_never_picks_a_non_finite_score():
             {"params": {LAMBDA: 1e-4}, "score": 0.4}, {"params": {LAMBDA: 1e-5}, "score": float("inf")}]
     assert _best(rows, False)["params"][LAMBDA] == 1e-4  # rmse: lower is better, NaN and inf skipped
     assert _best(rows, True)["params"][LAMBDA] == 1e-2
-    with pytest.raises(NonFiniteModelError, match="every grid point"):
+    with pytest.raises(NonFiniteModelError, match="every point searched"):
         _best([{"params": {LAMBDA: 1e-2}, "score": float("nan")}], True)
 
 

@@ -121,6 +121,13 @@ class Partitions:
         return replace(self, train=list(futures), _homes=None)
 
 
+def nbytes(X) -> int:
+    """The bytes of a partition's rows, dense or SciPy CSR (what the scheduler weighs moving it by)."""
+    if hasattr(X, "tocsr"):
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    return int(X.nbytes)
+
+
 def _take_rows(part, local):
     X = part["X"]
     return X.tocsr()[local] if hasattr(X, "tocsr") else np.asarray(X[local])
@@ -232,4 +239,5 @@ def is_dask_collection(data) -> bool:
     return any(type(v).__module__.split(".")[0] == "dask" for v in items if v is not None)
 
 
-__all__ = ["Partitions", "PartitionProblem", "from_arrays", "from_spec", "local_problem", "is_dask_collection"]
+__all__ = ["Partitions", "PartitionProblem", "from_arrays", "from_spec", "local_problem", "is_dask_collection",
+           "nbytes"]

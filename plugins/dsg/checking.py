@@ -76,7 +76,10 @@ def feature_variance(problem, fmap, rows=128, features=256):
     xp = problem.xp
     n = problem.n
     idx = np.sort(problem.rng("variance", 0).choice(n, size=min(n, rows), replace=False))
-    X = _rows.dense(problem.X, xp.asarray(idx), xp, problem.dtype)
+    if problem.partitions is not None:  # on a Dask cluster: the same rows, fetched from their partitions
+        X = xp.asarray(problem.partitions.take(idx), dtype=problem.dtype)
+    else:
+        X = _rows.dense(problem.X, xp.asarray(idx), xp, problem.dtype)
     P = fmap.block(X, 0)[:, :features].astype(np.float64)
     K = problem.kernel.exact(X, X).astype(np.float64)
     # Phi[i, j, f] = φ_f(x_i) φ_f(y_j) − k(x_i, y_j); variance over j, mean over i and f

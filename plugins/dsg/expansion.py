@@ -13,6 +13,11 @@ CDSG's per-block scalars ‖f_j‖²_H (the functional form of papers/000's β_j
 Objects that keep scores of fixed rows (:class:`kopt_plugins.dsg.tracking.ScoreTracker`)
 subscribe to coefficient changes, so evaluating a holdout set costs one block per
 changed block, not one per block.
+
+On a Dask cluster every worker keeps a copy of the expansion (:mod:`kopt_plugins.dsg.distributed`):
+with ``journal`` a list, every write (:meth:`shrink`, :meth:`add_block`, :meth:`update_block`,
+:meth:`accumulate`) is also recorded as ``(method, args)``, and a copy that replays the records in
+order (:meth:`replay`) holds the same bits -- O(F·C) floats per step instead of the whole expansion.
 """
 from __future__ import annotations
 
@@ -50,6 +55,16 @@ class BlockExpansion:
         # iterate averaging (papers/001 Sec. 7.1 plots f̂_t = (1/t) Σ_i f_i): Σ_i of the true coefficients
         self.avg_sum = xp.zeros_like(self.coef) if self.averaging else None
         self.avg_count = 0
+        self.journal = None  # a list: every write is also recorded there (workers' copies replay it)
+
+    def _record(self, name, *args):
+        if self.journal is not None:  # arrays are copied to the host: the record outlives the caller's buffer
+            self.journal.append((name, tuple(to_numpy(a).copy() if hasattr(a, "shape") else a for a in args)))
+
+    def replay(self, records):
+        """Apply the writes ``records`` (what another expansion's ``journal`` recorded), in order."""
+        for name, args in records:
+            getattr(self, name)(*args)
 
     # -- reading ---------------------------------------------------------------
     def predict(self, fmap, X):
@@ -72,6 +87,7 @@ class BlockExpansion:
 
     def accumulate(self):
         """Add the current iterate to the average: O(mF) per iteration (B·d times less than a step)."""
+        self._record("accumulate")
         if self.averaging:
             self.avg_sum[: self.m] += self.scale * self.coef[: self.m]
             self.avg_count += 1
@@ -80,6 +96,7 @@ class BlockExpansion:
     def shrink(self, rho):
         """f ← ρ f (every coefficient and β), through the global scale."""
         rho = float(rho)
+        self._record("shrink", rho)
         if rho == 0.0:
             self.coef[: self.m] = 0.0
             self.norms[: self.m] = 0.0
@@ -93,6 +110,7 @@ class BlockExpansion:
 
     def add_block(self, index, alpha, norm=None):
         """Append block ``index`` with true coefficient ``alpha`` (F[, C]) and ‖f_j‖² ``norm``."""
+        self._record("add_block", int(index), alpha, norm)
         if self.m == self.blocks.shape[0]:
             self._grow()
         j = self.m
@@ -108,6 +126,7 @@ class BlockExpansion:
 
     def update_block(self, j, delta, dnorm=None):
         """c_j += delta / s (``delta`` a true-scale change); ‖f_j‖² += dnorm."""
+        self._record("update_block", int(j), delta, dnorm)
         c = self.xp.asarray(delta, dtype=np.float64) / self.scale
         self.coef[j] += c
         if dnorm is not None:

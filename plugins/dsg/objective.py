@@ -35,7 +35,8 @@ class LossTerms:
         self.has_offset = self.loss.has_offset
         self.tau = 0.0
         self.weights = None
-        if self.y is None and not self.has_offset:
+        if self.y is None and not self.has_offset and problem.partitions is None:
+            # (on a Dask cluster the labels stay on the workers, each of which has its own LossTerms)
             raise DataError(f"loss {self.loss.name!r} needs labels and the training data has none")
         if self.loss.has_balance_weights:
             try:
@@ -59,6 +60,14 @@ class LossTerms:
 
     def value_and_grad(self, u, rows):
         """``(mean loss, per-row gradient)`` at scores ``u`` of the rows ``rows``."""
+        total, g = self.sum_and_grad(u, rows)
+        return total / u.shape[0], g
+
+    def sum_and_grad(self, u, rows):
+        """``(summed loss, per-row gradient)`` at scores ``u`` of the rows ``rows`` (weighted as above).
+
+        The sum over rows, not the mean: a batch spread over partitions sums the pieces; the
+        caller divides by the batch size (float(x.sum()) / B is the bits of x.mean())."""
         lab = self._label(rows)
         val = self.loss.value(u, lab)
         g = self.loss.grad(u, lab)
@@ -66,7 +75,7 @@ class LossTerms:
         if w is not None:
             g = g * w
             val = val * (w if val.ndim == 1 else w[:, 0])
-        return float(val.mean()), g
+        return float(val.sum()), g
 
     def grad(self, u, rows):
         """Per-row (weighted) loss gradient at scores ``u`` of the rows ``rows``."""
@@ -76,19 +85,34 @@ class LossTerms:
 
     def mean_value(self, u, rows):
         """Mean loss at scores ``u`` of the rows ``rows`` (None: every row; the exact objective's loss part)."""
+        return self.sum_value(u, rows) / u.shape[0]
+
+    def sum_value(self, u, rows):
+        """Summed loss at scores ``u`` of the rows ``rows`` (None: every row): the checks' pieces."""
         lab = self._label(rows)
         val = self.loss.value(u, lab)
         w = self._weights(rows, val)
         if w is not None:
             val = val * w
-        return float(val.mean())
+        return float(val.sum())
+
+    def offset_sum(self, u, rows=None):
+        """Σ ∂ℓ/∂τ over the rows ``rows`` at their scores ``u`` (0 for a loss without an offset)."""
+        if not self.has_offset:
+            return 0.0
+        g = self.loss.offset_grad(u, self.tau)
+        w = self._weights(rows, g)
+        return float((g if w is None else g * w).sum())
+
+    def shift_offset(self, gamma, mean_grad):
+        """τ ← τ − γ · (mean ∂ℓ/∂τ over the batch)."""
+        if self.has_offset:
+            self.tau -= gamma * mean_grad
 
     def step_offset(self, u, gamma, rows=None):
         """τ ← τ − γ · mean ∂ℓ/∂τ on the batch scores ``u`` of the rows ``rows`` (novelty detection)."""
         if self.has_offset:
-            g = self.loss.offset_grad(u, self.tau)
-            w = self._weights(rows, g)
-            self.tau -= gamma * float((g if w is None else g * w).mean())
+            self.shift_offset(gamma, self.offset_sum(u, rows) / u.shape[0])
 
     @property
     def intercept(self):

@@ -16,16 +16,20 @@ there is no duality gap (``stopping = "none"``: the run ends at the iteration ca
 is the exact training objective λ/2 N_t + mean ℓ on the skeleton's seeded check rows (N_t the
 running estimate of ‖f_t‖²_H).  The policies -- which block, which step -- are :meth:`choose`
 and :meth:`prepare`; the run's state is a :class:`kopt_plugins.dsg.state.RunState`.
+
+The step reads the batch only through sums (:mod:`kopt_plugins.dsg.batch`), so the same step runs on a
+Dask cluster as data-parallel mini-batches: each partition sums its share of the batch and the client
+adds the pieces (:mod:`kopt_plugins.dsg.distributed`, docs/scale.md).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
 from kopt.backend import to_numpy
 from kopt.iterative import Check, IterativeSolver, Step
 from kopt.predictors import FeatureExpansion
 
+from .batch import BatchRequest
 from .checking import checking_steps, feature_variance
 from .options import CDSG, COMMON, UDSG, advise_cdsg, check_cdsg, check_udsg, schedule, step_cap
 from .state import RunState
@@ -39,16 +43,29 @@ class DoublyStochastic(IterativeSolver):
     kernel_mode = "features"
     params = COMMON
     sample_weight = True  # every row's loss and gradient times its weight (objective.LossTerms)
+    distributed = True  # data-parallel mini-batches on a Dask cluster (.distributed, docs/scale.md)
     stopping = "none"
     iteration_unit = "one mini-batch of batch_size rows and one feature-block step"
     divergence_hint = "lower solver.step_size (or raise solver.step_offset)"
+
+    def check_spec(self, spec):
+        loss = spec.loss
+        if spec["execution"]["engine"] == "dask" and loss.has_balance_weights:
+            yield ("model", "loss", "name"), (
+                f"loss {loss.name!r} weighs every row by its sample's share of the whole training set, which a Dask "
+                f"cluster does not compute yet; run {self.name!r} with it on one machine (drop execution / --scheduler)")
 
     # -- the policy ----------------------------------------------------------------
     def prepare(self, problem, fmap, ctx):
         """Called once when a run's state is built (CDSG estimates σ² and M here)."""
 
     def choose(self, t, rng, ctx):
-        """``(k, eta)``: k = None adds a new block with step eta; else update block k."""
+        """``(k, eta)``: k = None adds a new block with step eta; else update block k.
+
+        A policy whose :meth:`checked_blocks` is None chooses *before* the batch is evaluated (so the batch
+        evaluation -- one round trip on a Dask cluster -- computes just the adjoint the step needs): it may
+        read ``t``, ``rng`` (after the rows), ``ctx.expansion`` and ``ctx.gamma``, not the batch's
+        ``ctx.grad_sq``.  A policy that checks blocks chooses after, with ``ctx.cross`` and ``ctx.zeta_sq``."""
         return None, ctx.gamma
 
     def checked_blocks(self):
@@ -70,45 +87,49 @@ class DoublyStochastic(IterativeSolver):
         return 0, self.options.check_every or 0
 
     def step(self, st, t):
+        """One step.  The batch's sums come from ``st.data`` (:mod:`kopt_plugins.dsg.batch`): this process's
+        rows on one machine, the partitions' pieces added on a Dask cluster; the rest is the same either way."""
         p, xp, exp, ctx, B, F = st.problem, st.xp, st.expansion, st.ctx, st.B, st.F
         rng = st.sampler.generator(t)
         rows = st.sampler.rows(t, rng)
-        Xb = _rows.dense(p.X, xp.asarray(rows), xp, p.dtype)
+        ctx.gamma = self.options.step_size * schedule(self.options, t)
         n_cand = self.checked_blocks()
-        G, cand = None, None
-        if n_cand is not None and exp.m and (n_cand == 0 or n_cand >= exp.m):
-            # f_t(x_b) and Φ_kᵀℓ'(f_t(x_b)) of every block k in one feature evaluation
-            pred, G = st.fmap.predict_adjoint(
-                Xb, exp.coef[: exp.m], lambda f, lo, hi: st.terms.grad(exp.scale * f, rows[lo:hi]),
-                blocks=exp.blocks[: exp.m].tolist())
-            u = exp.scale * pred
-            cand = np.arange(exp.m)
+        cand, fused = None, False
+        if n_cand is not None and exp.m:
+            if n_cand == 0 or n_cand >= exp.m:
+                cand, fused = np.arange(exp.m), True  # every block: one fused prediction + adjoint
+            else:  # ``n_cand`` old blocks drawn uniformly (after the rows, from the same generator)
+                cand = np.sort(rng.choice(exp.m, size=n_cand, replace=False))
+        # a policy that checks no blocks chooses before the batch is evaluated (it reads only t, the
+        # generator after the rows, m and γ_t), so the batch evaluation computes exactly the adjoint it needs
+        choice = self.choose(t, rng, ctx) if n_cand is None else None
+        new_block = exp.m + 1
+        if choice is None:
+            extra, prefetch = [], [new_block]
         else:
-            u = exp.predict(st.fmap, Xb)
-        loss_value, g = st.terms.value_and_grad(u, rows)
-        if n_cand is not None and exp.m and cand is None:
-            # check ``n_cand`` old blocks drawn uniformly (after the rows, from the same generator)
-            cand = np.sort(rng.choice(exp.m, size=n_cand, replace=False))
-            G = st.fmap.adjoint(Xb, g, blocks=exp.blocks[cand].tolist())
+            extra, prefetch = [new_block if choice[0] is None else int(exp.blocks[choice[0]])], []
+        sums = st.data.evaluate(BatchRequest(rows, fused, None if cand is None else exp.blocks[cand].tolist(),
+                                             extra, prefetch, st.terms.tau, t))
+        loss_value = sums.loss / B
+        G = sums.G
         if G is not None:
             c = exp.coef[xp.asarray(cand)]
             ctx.cross = to_numpy(exp.scale / B * (c * G).reshape(len(cand), -1).sum(axis=1))  # ⟨f_k, ζ⟩
             ctx.zeta_sq = float((G * G).sum()) / (len(cand) * B * B * F)  # ‖ζ‖², averaged over the blocks
         ctx.candidates = cand
-        ctx.gamma = self.options.step_size * schedule(self.options, t)
-        ctx.grad_sq = float((g * g).sum()) / B
-        k, eta = self.choose(t, rng, ctx)
+        ctx.grad_sq = sums.grad_sq / B
+        k, eta = self.choose(t, rng, ctx) if choice is None else choice
         if k is None:
-            block = exp.m + 1
-            a = st.fmap.adjoint(Xb, g, blocks=[block])[0]  # Φ_ωᵀ ℓ'  (F[, C])
+            block = new_block
+            a = st.data.late_adjoint(sums, block)  # Φ_ωᵀ ℓ'  (F[, C])
         else:
             block = int(exp.blocks[k])
-            a = G[int(np.searchsorted(cand, k))] if G is not None else st.fmap.adjoint(Xb, g, blocks=[block])[0]
+            a = G[int(np.searchsorted(cand, k))] if G is not None else st.data.late_adjoint(sums, block)
         zeta_sq = ctx.zeta_sq if G is not None else float((a * a).sum()) / (B * B * F)
         rho = 1.0 - eta * p.lam
         objective = loss_value + 0.5 * p.lam * st.norm_sq
         # ‖f‖² by the reproducing property: ‖ρf − ηζ‖² with ⟨f_t, ζ⟩ = mean ℓ'·f_t(x_b)
-        cross = float((g * u).sum()) / B
+        cross = sums.cross / B
         st.norm_sq = rho * rho * st.norm_sq - 2.0 * rho * eta * cross + eta * eta * zeta_sq
         coef = a * (-eta / (B * F))
         exp.shrink(rho)
@@ -120,12 +141,13 @@ class DoublyStochastic(IterativeSolver):
             exp.update_block(k, coef, dnorm=dnorm)
             st.reuse_steps += 1
         exp.accumulate()
-        st.terms.step_offset(u, ctx.gamma, rows)
+        st.terms.shift_offset(ctx.gamma, sums.offset / B)
         return Step(rows=B, objective=st.objective.update(objective), extra={"n_blocks": exp.m, "step": eta})
 
     def check(self, st, rows):
         """The exact training objective λ/2 N_t + mean ℓ(f(x_i)) on the check rows (N_t: the ‖f‖² estimate)."""
-        train_loss = st.terms.mean_value(st.training_scores(rows), rows)
+        loss_sum, count = st.data.check_sums(rows, st.terms.tau)
+        train_loss = loss_sum / count
         return Check(objective=train_loss + 0.5 * st.problem.lam * st.norm_sq,
                      extra={"train_loss": train_loss, "objective_estimate": st.objective.value})
 
@@ -134,6 +156,17 @@ class DoublyStochastic(IterativeSolver):
         tracker = st.tracker(X)
         st.holdout_rows = int(X.shape[0])
         return lambda: st.scores(tracker) + st.terms.intercept
+
+    def partition_scorer(self, st, rows):
+        """On a Dask cluster: the holdout subset ``rows`` (None: every test row) scored on the workers."""
+        score = st.data.holdout_scorer(rows)
+        st.holdout_rows = int(sum(st.problem.partitions.test_rows)) if rows is None else int(rows.shape[0])
+
+        def run():
+            scores, y = score()
+            return scores + st.terms.intercept, y
+
+        return run
 
     def decision_function(self, st, X):
         exp = st.expansion
@@ -156,6 +189,8 @@ class DoublyStochastic(IterativeSolver):
             info["offset"] = st.terms.tau
         if st.ctx.variance:
             info["variance"] = st.ctx.variance
+        if hasattr(st.data, "summary"):  # on a Dask cluster: partitions, round trips, payload
+            info.update(st.data.summary())
         return predictor, info
 
 
@@ -174,6 +209,7 @@ class UDSG(DoublyStochastic):
     params = {**COMMON, **UDSG}
 
     def check_spec(self, spec):
+        yield from super().check_spec(spec)
         yield from check_udsg(self.options)
 
     def choose(self, t, rng, ctx):
@@ -194,6 +230,7 @@ class CDSG(DoublyStochastic):
 
     def check_spec(self, spec):
         advise_cdsg(self.options, spec)
+        yield from super().check_spec(spec)
         yield from check_cdsg(self.options)
 
     def checked_blocks(self):

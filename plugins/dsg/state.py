@@ -3,21 +3,19 @@
 :class:`RunState` holds the model (a :class:`~kopt_plugins.dsg.expansion.BlockExpansion`), the
 loss terms and the offset τ, the batch sampler, the running estimates (‖f‖² and the
 objective), the step counters, the policy's :class:`Context`, and the
-:class:`~kopt_plugins.dsg.tracking.ScoreTracker` objects of the skeleton's fixed row sets (the
-check rows and the holdout subset).  :meth:`RunState.save` is the checkpoint; a state rebuilt
-by :meth:`RunState.restore` continues bit for bit.
+:class:`~kopt_plugins.dsg.batch.LocalRows` (on a Dask cluster,
+:class:`~kopt_plugins.dsg.distributed.PartitionedRows`) that evaluates batches and check rows.
+:meth:`RunState.save` is the checkpoint; a state rebuilt by :meth:`RunState.restore` continues bit for bit.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from kopt import rows as _rows
 from kopt.errors import DataError
 
+from .batch import LocalRows
 from .expansion import BlockExpansion
 from .objective import LossTerms
 from .sampling import BatchSampler
-from .tracking import RunningObjective, ScoreTracker
+from .tracking import RunningObjective
 
 
 class Context:
@@ -87,42 +85,27 @@ class RunState:
         self.new_steps = self.reuse_steps = 0
         self.ctx = Context()
         self.ctx.expansion, self.ctx.B = self.expansion, self.B
-        self.check_rows = None      # the skeleton's check rows (None: all) and their tracker, made at the first check
-        self.check_tracker = None
         self.holdout_rows = 0       # rows of the skeleton's holdout subset (0: no intermediate holdout metrics)
+        if problem.partitions is None:
+            self.data = LocalRows(problem, self.fmap, self.expansion, self.terms)
+        else:  # the rows are on the workers of a Dask cluster: the same sums, added over the partitions
+            from .distributed import PartitionedRows
+
+            self.data = PartitionedRows(problem, solver, self.expansion, self.terms)
         solver.prepare(problem, self.fmap, self.ctx)
 
-    # -- scores of fixed row sets ------------------------------------------------------------
+    # -- scores of fixed row sets (this process's rows) -------------------------------------------
     def tracker(self, X):
-        """A :class:`ScoreTracker` of the rows ``X``, following the expansion from now on."""
-        exp = self.expansion
-        tr = ScoreTracker(X, self.xp, self.problem.dtype, self.C)
-        if not exp.averaging:  # the averaged iterate changes every block: it is evaluated from scratch
-            tr.pending = {j: exp.coef[j].copy() for j in range(exp.m)}
-            exp.listeners.append(tr)
-        return tr
+        """A :class:`~kopt_plugins.dsg.tracking.ScoreTracker` of the rows ``X``, following the expansion."""
+        return self.data.tracker(X)
 
     def scores(self, tracker):
         """f(X) of the tracker's rows: the current iterate, or the averaged one with ``averaging``."""
-        exp = self.expansion
-        if not exp.averaging:
-            return tracker.sync(self.fmap, exp)
-        if exp.m == 0:
-            return tracker.scores
-        return self.fmap.predict(tracker.X, exp.averaged_coefficients(), blocks=exp.blocks[: exp.m].tolist())
+        return self.data.scores(tracker)
 
     def training_scores(self, rows):
-        """f at the training rows ``rows`` (sorted indices, or None: all), tracked incrementally.
-
-        The skeleton passes the same seeded rows to every check, so one tracker serves the run.
-        """
-        if self.check_tracker is None:
-            p = self.problem
-            X = p.X if rows is None else _rows.take(p.X, self.xp.asarray(rows))
-            self.check_rows, self.check_tracker = rows, self.tracker(X)
-        elif not _same_rows(rows, self.check_rows):
-            raise ValueError("the check rows changed during the run")
-        return self.scores(self.check_tracker)
+        """f at the training rows ``rows`` (sorted indices, or None: all), tracked incrementally."""
+        return self.data.training_scores(rows)
 
     # -- checkpoints -------------------------------------------------------------------------
     def save(self) -> dict:
@@ -140,10 +123,5 @@ class RunState:
         self.norm_sq = float(saved["norm_sq"])
         self.terms.tau = float(saved["tau"])
         self.new_steps, self.reuse_steps = int(saved["new_steps"]), int(saved["reuse_steps"])
+        self.data.restored()
         return self
-
-
-def _same_rows(a, b):
-    if a is None or b is None:
-        return a is b
-    return a.shape == b.shape and bool(np.array_equal(a, b))

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from kopt.distributed.partitions import local_problem
+from kopt.distributed.partitions import local_problem, nbytes
 from kopt.iterative import Check, Step
 from kopt.predictors import FeatureExpansion
 
@@ -72,8 +72,7 @@ class _Worker:
 
     def __init__(self, part, k, template, options, sigma, labels):
         self.args = (part, k, template, options, sigma, labels)
-        X = part["X"]
-        self.nbytes = int(X.nbytes if not hasattr(X, "tocsr") else X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+        self.nbytes = nbytes(part["X"])
         problem = local_problem(template, part, k)
         Y = labels(problem)
         engine = LocalEngine(problem, Y.shape[1], sigma, options.block_memory_mb, options.model_kernel)
