@@ -360,18 +360,18 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
     path, snaps = [], {}
 
     def run(lam, start, refine):
-        r = _solve_point(base, fold, {LAMBDA: lam}, metric, snaps.get(start) if warm else None,
-                         keep_state=warm, sample_weight=weights)
+        origin = snaps.get(start) if warm else None
+        r = _solve_point(base, fold, {LAMBDA: lam}, metric, origin, keep_state=warm, sample_weight=weights)
         snaps[lam] = r.snapshot
         path.append({"lambda": lam, "score": float(r.metrics[metric]), "fit_s": r.timings["fit_s"],
                      "iterations": int(r.n_iter or 0), "converged": bool(r.success),
-                     "warm": bool(warm and start in snaps), "refine": refine})
+                     "warm": origin is not None, "refine": refine})
         if progress:
             print(f"kopt: lambda auto  lambda={lam:g}  validation {metric} {r.metrics[metric]:.5g}  "
                   f"{r.timings['fit_s']:.2f}s  {r.n_iter} it", file=sys.stderr, flush=True)
 
-    def better(a, b):
-        return b is None or (a > b if higher else a < b)
+    def better(a, b):  # a NaN or infinite score (a diverged solve) never improves
+        return bool(np.isfinite(a)) and (b is None or (a > b if higher else a < b))
 
     best, since, previous = None, 0, None
     for lam in AUTO_PATH:
@@ -379,11 +379,17 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
         previous = lam
         if better(path[-1]["score"], best):
             best, since = path[-1]["score"], 0
-        else:
+        elif best is not None:  # before a first finite score the path goes on
             since += 1
             if since >= AUTO_PATIENCE:
                 break
     stopped = len(path) < len(AUTO_PATH)
+    if best is None:
+        from .errors import NonFiniteModelError
+
+        raise NonFiniteModelError(
+            f"lambda: auto: every λ of the path gave a non-finite validation score ({len(path)} solves diverged); "
+            "give model.regularizer.lambda a number, or change the solver's step size or iterations")
     top = _best([{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path], higher)["params"][LAMBDA]
     up, down = float(f"{top * 10 ** 0.5:.6g}"), float(f"{top / 10 ** 0.5:.6g}")
     above = [p["lambda"] for p in path if p["lambda"] > up]

@@ -14,7 +14,7 @@ import importlib
 tuning = importlib.import_module("kopt.tune")  # the module (kopt.tune is also the function)
 from kopt.cli import main
 from kopt.data.preprocess import Preprocessor, merge_range_stats, needs_scaling, range_stats, scaling_rule
-from kopt.errors import SpecError
+from kopt.errors import NonFiniteModelError, SpecError
 from kopt.spec import LAMBDA_FALLBACK
 
 
@@ -302,3 +302,47 @@ def test_solver_checks_see_a_positive_lambda_under_auto():
     with pytest.raises(SpecError) as exc:
         kopt.load_spec({**base, "solver": {"name": "adsg", "setting": "unregularized"}}, check_files=False)
     assert exc.value.path == "$.model.regularizer.lambda" and "lambda: auto picks λ > 0" in str(exc.value)
+
+
+@pytest.mark.parametrize("solver, loss", [
+    ({"name": "dsg", "iterations": 30, "batch_size": 64}, "logistic"),
+    ({"name": "udsg", "iterations": 30, "batch_size": 64}, "logistic"),
+    ({"name": "cdsg", "iterations": 30, "batch_size": 64}, "logistic"),
+    ({"name": "adsg", "iterations": 2, "batch_size": 32}, "logistic"),
+    ({"name": "katyusha", "iterations": 2}, "logistic"),
+    ({"name": "svrg", "iterations": 2}, "logistic"),
+    ({"name": "mrbcd", "iterations": 2}, "logistic"),
+    ({"name": "krr_exact"}, "square"),
+])
+def test_every_solver_with_a_lambda_runs_auto(solver, loss):
+    X, y = _noisy(160)
+    spec = {"seed": 2, "model": {"loss": {"name": loss, **({"target": "binary"} if loss == "square" else {})},
+                                 "kernel": {"name": "gaussian"},
+                                 "features": {"count": 64, "block_size": 32}},
+            "solver": solver, "backend": "numpy"}
+    r = _solve(spec, (X, y))
+    auto = r.lambda_auto
+    assert auto["chosen"] and auto["lambda"] == r.report["spec"]["model"]["regularizer"]["lambda"]
+    assert auto["lambda"] == max(p["lambda"] for p in auto["path"]
+                                 if p["score"] == max(q["score"] for q in auto["path"]))
+    assert not auto["warm_path"] and not auto["refit_warm"]  # only Joker warm-starts along λ
+
+
+def test_a_diverged_path_point_never_wins(monkeypatch):
+    """A NaN validation score (a diverged solve) is never an improvement; all NaN is a clear error."""
+    X, y = _clean(160)
+    real = tuning._solve_point
+
+    def flaky(base, fold, params, metric, start_from, **kw):
+        r = real(base, fold, params, metric, start_from, **kw)
+        if params[tuning.LAMBDA] in bad:
+            r.metrics[metric] = float("nan")
+        return r
+
+    monkeypatch.setattr(tuning, "_solve_point", flaky)
+    bad = {1e-2}
+    auto = _solve(_joker(), (X, y)).lambda_auto
+    assert auto["lambda"] != 1e-2 and len([p for p in auto["path"] if not p["refine"]]) >= 3
+    bad = set(tuning.AUTO_PATH)
+    with pytest.raises(NonFiniteModelError, match="every λ of the path gave a non-finite"):
+        _solve(_joker(), (X, y))
