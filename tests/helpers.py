@@ -150,3 +150,20 @@ def non_regular_path(kind: str, folder: Path, name: str):
     path = folder / name
     path.mkdir()
     return path
+
+
+class KillWorker:
+    """A progress hook that kills the Dask worker process holding partition 0's rows once, after iteration
+    (or round) ``at``; the worker's nanny starts a new one."""
+
+    def __init__(self, client, at):
+        self.client, self.at, self.done = client, at, False
+
+    @hookimpl
+    def kopt_iteration(self, run, record):
+        import os
+
+        if record.iteration == self.at and not self.done:
+            self.done = True
+            victim = sorted(self.client.nthreads())[0]
+            self.client.run(os._exit, 1, workers=[victim], on_error="ignore")

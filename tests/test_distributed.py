@@ -7,7 +7,6 @@ rows (all 91,701 test rows, 128 features), λ = 1e-2, both runs certified to a r
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -17,8 +16,8 @@ import pytest
 pytest.importorskip("distributed")
 
 import kopt  # noqa: E402
+from helpers import KillWorker  # noqa: E402
 from kopt.errors import SpecError  # noqa: E402
-from kopt.hookspecs import hookimpl  # noqa: E402
 
 TOL = 1.0e-5
 HIGGS = ["data.max_rows=3000", "model.features.count=256", "model.regularizer.lambda=1.0e-2",
@@ -113,25 +112,11 @@ def test_joker_ijcnn1_same_certified_answer(client, seeded_data):
     _same_answer(one, many)
 
 
-class _KillWorker:
-    """Kills the worker process holding partition 0 once, after round ``at`` (its nanny starts a new one)."""
-
-    def __init__(self, client, at):
-        self.client, self.at, self.done = client, at, False
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.at and not self.done:
-            self.done = True
-            victim = sorted(self.client.nthreads())[0]
-            self.client.run(os._exit, 1, workers=[victim], on_error="ignore")
-
-
 def test_worker_killed_mid_solve_recomputes_the_round(client):
     overrides = [*HIGGS, "solver.tol=1.0e-4"]
     full = _dist("quickstart", overrides, client)
     before = set(client.nthreads())
-    hit = _dist("quickstart", overrides, client, progress=[_KillWorker(client, 1)])
+    hit = _dist("quickstart", overrides, client, progress=[KillWorker(client, 1)])
     assert set(client.nthreads()) != before  # a worker process was replaced
     assert hit.n_iter == full.n_iter > 1
     np.testing.assert_array_equal(hit.model.predictor.arrays["coef"], full.model.predictor.arrays["coef"])

@@ -8,7 +8,6 @@ same, so the block lists are equal.  higgs-12k's first 3,000 training rows (all 
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -16,8 +15,8 @@ import pytest
 pytest.importorskip("distributed")
 
 import kopt  # noqa: E402
+from helpers import KillWorker  # noqa: E402
 from kopt.errors import SpecError  # noqa: E402
-from kopt.hookspecs import hookimpl  # noqa: E402
 
 RTOL = 1.0e-4  # float32 features; measured: 2e-7 of the largest coefficient
 
@@ -135,26 +134,12 @@ def test_novelty_offset_travels_with_the_batch(client):
                                atol=RTOL * np.abs(one.model.predictor.arrays["coef"]).max())
 
 
-class _KillWorker:
-    """Kills the worker process holding partition 0's rows once, after iteration ``at``."""
-
-    def __init__(self, client, at):
-        self.client, self.at, self.done = client, at, False
-
-    @hookimpl
-    def kopt_iteration(self, run, record):
-        if record.iteration == self.at and not self.done:
-            self.done = True
-            victim = sorted(self.client.nthreads())[0]
-            self.client.run(os._exit, 1, workers=[victim], on_error="ignore")
-
-
 def test_worker_killed_mid_solve_gives_the_identical_model(client):
     spec = _spec("udsg", iterations=20, check_every=5)
     full = _on(client, spec)
     before = set(client.nthreads())
     hit = kopt.solve({**spec, "execution": {"engine": "dask"}}, scheduler=client,
-                     progress=[_KillWorker(client, 7)])
+                     progress=[KillWorker(client, 7)])
     assert set(client.nthreads()) != before  # a worker process was replaced
     assert hit.info["copies_replaced"] >= 1 and full.info["copies_replaced"] == 0
     np.testing.assert_array_equal(hit.model.predictor.arrays["coef"], full.model.predictor.arrays["coef"])
