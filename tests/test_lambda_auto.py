@@ -216,7 +216,8 @@ def test_explicit_auto_is_refused_on_a_dask_cluster():
     with pytest.raises(SpecError, match="not available on a Dask cluster"):
         kopt.load_spec(spec, check_files=False)
     del spec["model"]["regularizer"]
-    assert kopt.load_spec(spec, check_files=False)["model"]["regularizer"]["lambda"] == LAMBDA_FALLBACK
+    with pytest.warns(kopt.SpecWarning, match=r"regularizer.lambda.*cannot use: λ = 0.0001 instead"):
+        assert kopt.load_spec(spec, check_files=False)["model"]["regularizer"]["lambda"] == LAMBDA_FALLBACK
 
 
 def test_auto_is_the_schema_default_for_labelled_losses():

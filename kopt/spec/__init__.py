@@ -205,9 +205,13 @@ def auto_lambda_problem(spec: Spec, reg=None):
         return (f"lambda: auto picks λ by a validation metric on held-out labels, and loss {loss.name!r} "
                 f"(target {loss.target}) has none; give a number, e.g. lambda: {LAMBDA_FALLBACK:g}")
     if spec["execution"]["engine"] == "dask":
-        return ("lambda: auto is not available on a Dask cluster; give a number (kopt tune on a sample of the "
-                "data finds one) or run locally")
+        return AUTO_ON_DASK
     return None
+
+
+#: why ``lambda: auto`` cannot run on a Dask cluster (its path solves run on one machine)
+AUTO_ON_DASK = ("lambda: auto is not available on a Dask cluster; give a number (kopt tune on a sample of the "
+                "data finds one) or run locally")
 
 
 def _resolve_auto_lambda(spec: Spec, reg, explicit: bool):
@@ -221,6 +225,15 @@ def _resolve_auto_lambda(spec: Spec, reg, explicit: bool):
     if explicit:
         raise spec.error(("model", "regularizer", "lambda"), problem)
     node["lambda"] = LAMBDA_FALLBACK
+    if problem == AUTO_ON_DASK:  # a spec that would have had auto on one machine: say what it gets
+        import warnings
+
+        from ..errors import SpecWarning
+
+        warnings.warn(str(spec.error(("model", "regularizer", "lambda"),
+                                     f"the spec leaves λ to its default, lambda: auto, which a Dask run cannot "
+                                     f"use: λ = {LAMBDA_FALLBACK:g} instead; give a number (kopt tune on a sample "
+                                     "of the data finds one)")), SpecWarning, stacklevel=2)
 
 
 def _fill_defaults(doc, reg, default_name):
