@@ -67,6 +67,9 @@ def build_parser():
     p.add_argument("--resolved", action="store_true", help="print the spec with defaults filled in")
     p.add_argument("--schema", action="store_true", help="print the composed JSON schema instead")
     p.add_argument("--markdown", action="store_true", help="with --schema: a Markdown reference (docs/spec-reference.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="validate for a Dask cluster, as kopt solve --scheduler would run it (no cluster is "
+                        "contacted): solvers and options that cannot run distributed are refused")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("predict", help="score a data file with a saved model")
@@ -222,6 +225,13 @@ def _listeners(args, spec):
     return out
 
 
+def _scheduler_overrides(scheduler):
+    """``--set`` items that run a spec on the Dask cluster ``scheduler`` (none without one)."""
+    if not scheduler:
+        return []
+    return ["execution.engine=dask", f"execution.scheduler={json.dumps(scheduler)}"]
+
+
 def cmd_solve(args):
     from .api import solve
     from .spec import load_spec
@@ -232,8 +242,7 @@ def cmd_solve(args):
         overrides.append(f"output.dir={args.out}")
     if args.plot:
         overrides.append("output.plot=true")
-    if args.scheduler:
-        overrides += ["execution.engine=dask", f"execution.scheduler={json.dumps(args.scheduler)}"]
+    overrides += _scheduler_overrides(args.scheduler)
     spec = load_spec(resolve_spec_arg(args.spec), overrides)
     check_extras(spec)
     listeners = _listeners(args, spec)
@@ -335,7 +344,7 @@ def cmd_validate(args):
     failed = 0
     for arg in args.spec:
         try:
-            spec = load_spec(resolve_spec_arg(arg), _cwd_paths(args.overrides))
+            spec = load_spec(resolve_spec_arg(arg), _cwd_paths(args.overrides) + _scheduler_overrides(args.scheduler))
             check_extras(spec)
         except KoptError as exc:
             if len(args.spec) == 1:

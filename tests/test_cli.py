@@ -94,6 +94,16 @@ def test_validate_schema_is_json(capsys):
     assert "krr_exact" in names
 
 
+def test_validate_with_a_scheduler_refuses_what_cannot_run_distributed(capsys):
+    # no cluster is contacted: the spec is checked as kopt solve --scheduler would run it
+    assert main(["validate", "dsg_a9a", "quickstart", "--scheduler", "local:2"]) == 0
+    assert "dsg_a9a: valid" in capsys.readouterr().out
+    assert main(["validate", "joker_svm_higgs12k", "--scheduler", "local:2"]) == 2
+    err = capsys.readouterr().err
+    assert "$.solver.mode" in err and "features mode" in err
+    assert main(["validate", "joker_svm_higgs12k"]) == 0  # the same spec on one machine
+
+
 def test_plugins_command(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
