@@ -393,7 +393,7 @@ def build_report(spec, problem, result: dict, backend, rss_load):
                  "n_features": problem.d, "n_test": _n_test(problem),
                  "sample_weight": problem.sample_weight is not None,
                  "standardized": problem.preprocessor.scale is not None,
-                 "standardize_auto": getattr(problem.preprocessor, "auto_rule", None)},
+                 "standardize_auto": problem.preprocessor.auto_rule},
         "execution": problem.info.get("execution", {"engine": "local"}),
         "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result["objective"],

@@ -257,15 +257,6 @@ class Regularizer(Component):
                        "runs, which cannot use auto, get 1e-4 when lambda is left out"}}
 
     @property
-    def auto(self) -> bool:
-        """True for ``lambda: auto`` (λ is chosen on a validation split before the solve)."""
-        return self.__dict__.get("_auto", self.options.lambda_ == "auto")
-
-    @auto.setter
-    def auto(self, value):
-        self._auto = bool(value)
-
-    @property
     def lam(self) -> float:
         """The weight λ (``options.lambda_``) as a float."""
         if self.options.lambda_ == "auto":

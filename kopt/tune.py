@@ -390,13 +390,15 @@ def select_lambda(spec, ds, *, sample_weight=None, progress=False) -> LambdaChoi
         raise NonFiniteModelError(
             f"lambda: auto: every λ of the path gave a non-finite validation score ({len(path)} solves diverged); "
             "give model.regularizer.lambda a number, or change the solver's step size or iterations")
-    top = _best([{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path], higher)["params"][LAMBDA]
+    def best_lambda():
+        return _best([{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path], higher)["params"][LAMBDA]
+
+    top = best_lambda()
     up, down = float(f"{top * 10 ** 0.5:.6g}"), float(f"{top / 10 ** 0.5:.6g}")
     above = [p["lambda"] for p in path if p["lambda"] > up]
     run(up, min(above) if above else top, True)  # from the nearest larger λ solved: down the path
     run(down, top, True)
-    rows = [{"params": {LAMBDA: p["lambda"]}, "score": p["score"]} for p in path]
-    lam = _best(rows, higher)["params"][LAMBDA]
+    lam = best_lambda()
     split = f"validation {len(va)} of {n} rows, seed {base['seed']}"
     return LambdaChoice(lam=lam, metric=metric, higher_is_better=higher, path=path, stopped_early=stopped,
                         split=split, select_s=time.perf_counter() - t0, warm_path=warm,

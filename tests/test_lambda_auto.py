@@ -224,7 +224,7 @@ def test_auto_is_the_schema_default_for_labelled_losses():
     spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"}},
                            "solver": {"name": "dsg"}}, check_files=False)
     assert spec["model"]["regularizer"] == {"name": "l2", "lambda": "auto"}
-    assert spec.regularizer.auto and spec.regularizer.strong_convexity() > 0  # checks see a λ > 0
+    assert spec.lambda_auto and spec.regularizer.strong_convexity() > 0  # checks see a λ > 0
 
 
 def test_tune_searches_auto_s_path_by_default():

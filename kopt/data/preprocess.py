@@ -21,6 +21,7 @@ class Preprocessor:
         self.y_mean = float(y_mean)
         self.y_scale = float(y_scale)
         self.n_features = n_features
+        self.auto_rule = None  # standardize: auto's reason (report.json says it); None when not auto
 
     # -- fitting -------------------------------------------------------------
     @classmethod
@@ -36,7 +37,7 @@ class Preprocessor:
         if standardize:
             mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
         pre = cls(target, mean, scale, n_features=n_features)
-        pre.auto_rule = why  # standardize: auto's reason (the report says it), else None
+        pre.auto_rule = why
         if y is not None:
             pre._fit_labels(np.asarray(y), standardize_target, source, sample_weight)
         return pre

@@ -49,7 +49,7 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
         total = pieces[0]
         for p in pieces[1:]:
             total = merge_range_stats(total, p)
-        standardize = scaling_rule(total)[0]
+        standardize, pre.auto_rule = scaling_rule(total)
     if standardize:
         moments = parts.gather(parts.map(_moments))
         total = moments[0]

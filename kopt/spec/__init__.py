@@ -60,17 +60,20 @@ class Spec:
         return self.component(("model", "loss"))
 
     @property
+    def lambda_auto(self) -> bool:
+        """True when ``model.regularizer.lambda`` is ``auto`` (chosen on a validation split before the solve)."""
+        return self["model"]["regularizer"].get("lambda") == "auto"
+
+    @property
     def regularizer(self):
-        """The spec's regularizer (an instance).  With ``lambda: auto`` it is the regularizer at
-        λ = 1e-4, a point of auto's path (every point is > 0): ``.auto`` tells, and a check that needs
-        λ's sign or the strong convexity's sign holds for whatever auto picks."""
+        """The spec's regularizer (an instance).  With ``lambda: auto`` (:attr:`lambda_auto`) it is the
+        regularizer at λ = 1e-4, a point of auto's path (every point is > 0): a check that needs λ's
+        sign or the strong convexity's sign holds for whatever auto picks."""
         reg = self.component(("model", "regularizer"))
-        if not reg.auto:
+        if not self.lambda_auto:
             return reg
         section = {k: v for k, v in self["model"]["regularizer"].items() if k != "name"}
-        probe = type(reg)(**{**section, "lambda": LAMBDA_FALLBACK})
-        probe.auto = True
-        return probe
+        return type(reg)(**{**section, "lambda": LAMBDA_FALLBACK})
 
     @property
     def kernel_class(self):

@@ -255,7 +255,7 @@ class ADSG(_Blocked):
             yield ("solver", "setting"), (f"the strongly convex setting (Thm. 1) needs μ > 0; regularizer "
                                           f"{reg.name!r} has strong convexity 0: set solver.strong_convexity, "
                                           "use l2 or elastic_net, or setting general_convex")
-        if o.setting == "unregularized" and reg.auto:
+        if o.setting == "unregularized" and spec.lambda_auto:
             yield ("model", "regularizer", "lambda"), ("setting unregularized (Thm. 3) assumes P ≡ 0, and lambda: auto "
                                                        "picks λ > 0; set lambda: 0, or use general_convex or "
                                                        "strongly_convex")
