@@ -13,7 +13,8 @@ owns everything else, the same way for every solver:
   ``holdout_rows`` seeded test rows);
 * the stopping rule: relative duality gap ``(P − D) / max(|P|, |D|) ≤ tol`` (``stopping =
   "gap"``), the solver's own criterion ``≤ tol`` (``"criterion"``), or the cap (``"none"``);
-  a gap below −(rounding of the objective) is a wrong conjugate or box and stops with an
+  a gap below −(the rounding bound of the sums that formed P and D, :func:`rounding_bound`) is a
+  wrong conjugate or box and stops with an
   error naming the loss, never ``success``;
 * divergence: a non-finite objective, gap or criterion, or :class:`Diverged` raised by
   ``step``, ends the run with status ``diverged`` -- reported, never raised;
@@ -115,6 +116,11 @@ class Check:
     (then the gap is P − D); ``criterion``: the solver's stopping quantity when it has no gap;
     ``metrics``: holdout metrics the skeleton cannot compute from scores (e.g. interval
     coverage); ``extra``: trace fields.
+
+    ``scale`` and ``terms`` let the skeleton bound the rounding of P − D (:func:`rounding_bound`):
+    ``scale`` is Σ|t| over the terms added up to form P and D, in P's units (a dual whose large
+    terms cancel rounds far more than its value suggests; default |P| + |D|); ``terms`` is the
+    length of the longest sum (default n plus the feature count).
     """
 
     objective: float | None = None
@@ -122,6 +128,8 @@ class Check:
     criterion: float | None = None
     metrics: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
+    scale: float | None = None
+    terms: int | None = None
 
     @property
     def gap(self):
@@ -134,6 +142,30 @@ class Check:
         if self.gap is None:
             return None
         return self.gap / max(abs(self.objective), abs(self.dual), 1e-300)
+
+
+def rounding_bound(check: Check, problem) -> float:
+    """An upper bound of the rounding in P − D, from the sums that formed them.
+
+    A sum of k terms rounds by at most γ_k·Σ|t| with γ_k ≈ k·u (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, §4.2), u the unit round-off of the precision the terms were formed in
+    (the features' dtype: float32 scores carry float32 rounding into a float64 sum).  Each term
+    itself is a short product (a few more roundings, and the feature dot products, which the count
+    includes), and P and D round independently: bound = 2·(k + 16)·u·Σ|t|.  Worst case on purpose:
+    a correct solver must never be stopped by it on any CPU or BLAS kernel (their sums associate
+    differently), while a wrong conjugate or box moves P − D by a fixed share of the terms, which
+    this stays far below (a wrong unit conjugate is caught while (k + 16)·u ≪ 1: n up to ~10⁶ rows in
+    float32, any n in float64).
+    """
+    u = float(np.finfo(problem.dtype).eps)
+    k = check.terms
+    if k is None:
+        feats = getattr(problem, "features", None)
+        k = int(problem.n) + int(getattr(feats, "count", 0) or 0)
+    scale = check.scale
+    if scale is None:
+        scale = abs(check.objective or 0.0) + abs(check.dual or 0.0)
+    return 2.0 * (k + 16) * u * abs(float(scale))
 
 
 class IterativeSolver(Solver):
@@ -334,8 +366,6 @@ class _Stopping:
         self.status = "running"
         self.detail = ""
         self.checked_at = None
-        # a relative gap below this is not rounding: the conjugate or its box is wrong
-        self.negative = -64.0 * float(np.finfo(problem.dtype).eps)
 
     @property
     def success(self):
@@ -352,11 +382,13 @@ class _Stopping:
             return True
         if self.solver.stopping == "gap" and check.rel_gap is not None:
             rel = check.rel_gap
-            if rel < self.negative:
+            bound = rounding_bound(check, self.problem)
+            if check.gap < -bound:  # below any rounding of the sums formed: the conjugate or its box is wrong
                 loss = self.problem.loss
                 raise KoptError(
                     f"solver {self.solver.name!r}: the duality gap is negative at iteration {t} (P - D = {check.gap:.6g}, "
-                    f"relative {rel:.3g}): the primal is below the dual, which weak duality forbids. The conjugate "
+                    f"relative {rel:.3g}, beyond the rounding bound {bound:.3g} of the sums that formed P and D): "
+                    "the primal is below the dual, which weak duality forbids. The conjugate "
                     f"or its box of loss {loss.name!r} is wrong (kopt.testing.check_loss finds which), or the solver's "
                     "dual objective is")
             if self.tol > 0 and rel <= self.tol:

@@ -63,7 +63,10 @@ class DualBlocks:
         return (1 if self.engine.name == "exact" else self.nblocks), self.nblocks
 
     def refresh_fsum(self):
-        self.fsum = np.array([t.value(self.alpha[:, c], self.everything) for c, t in enumerate(self.terms)])
+        """The separable sum Σ f_i(α_i) per output, recomputed exactly; returns Σ|f_i(α_i)| (its terms' size)."""
+        values = [t.values(self.alpha[:, c], self.everything) for c, t in enumerate(self.terms)]
+        self.fsum = np.array([float(v.sum()) for v in values])
+        return sum(float(abs(v).sum()) for v in values)
 
     # -- one block ------------------------------------------------------------------------------
     def step(self, t):
@@ -115,15 +118,17 @@ class DualBlocks:
     # -- certificate ----------------------------------------------------------------------------
     def check(self, rows):
         """Primal, dual and gap in kopt's convention (summed over one-vs-rest outputs)."""
-        self.refresh_fsum()  # recompute the separable sum exactly (erases the drift of the running sum)
+        fabs = self.refresh_fsum()  # recompute the separable sum exactly (erases the drift of the running sum)
         xp, problem = self.problem.xp, self.problem
         norm = to_numpy(self.engine.norm_sq(self.alpha))
         D = float((-self.lam * (0.5 * norm + self.fsum)).sum())
+        scale = float(self.lam * (abs(norm).sum() + fabs))  # the dual's terms and the primal's quadratic
         if rows is None:
             scores = self.engine.scores(None)
             loss_mean = sum(float(self._weigh(problem.loss.value(scores[:, c], self.Y[:, c]), None).mean())
                             for c in range(self.C))
             P = float(0.5 * self.lam * norm.sum() + loss_mean)
+            scale += abs(loss_mean)
         else:
             # P − D = mean_i FY_i with FY_i = ℓ(y_i, f_i) + ℓ*(v_i) − v_i f_i ≥ 0, v_i = −λ n α_i
             # (Fenchel–Young per row; Σ_i λ n α_i f_i / n = λ‖f‖²).  Sampling FY_i, which all vanish
@@ -137,7 +142,8 @@ class DualBlocks:
                     + self.lam_j * a * scores[:, c]
                 gap += float(fy.mean())
             P = D + gap
-        return Check(objective=P, dual=D)
+            scale += abs(gap)
+        return Check(objective=P, dual=D, scale=scale)
 
     def _weigh(self, values, rows):
         """Per-row loss values times the row weights (unchanged without weights)."""

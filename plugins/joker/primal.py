@@ -312,10 +312,15 @@ class PrimalFeatures:
         with np.errstate(all="ignore"):
             conj = self._weigh(loss.conj(loss.grad(self.u, Y), Y))  # v_i = ℓ'(u_i) = −λ_i α_i for every weight
         Rtheta = self.basis.metric_product(self.theta)
-        P = lam * (0.5 * float((self.theta * Rtheta).sum()) + float(self._weigh(loss.value(self.u, Y)).sum()) / lam_j)
+        quad_p = 0.5 * float((self.theta * Rtheta).sum())
+        values = self._weigh(loss.value(self.u, Y))
+        P = lam * (quad_p + float(values.sum()) / lam_j)
         a = Rtheta - self.g  # Ψᵀα for α = −ℓ'(u)/λ_J
-        D = -lam * (0.5 * float((a * self.basis.metric_solve(a)).sum()) + float(conj.sum()) / lam_j)
-        return Check(objective=P, dual=D)
+        quad_d = 0.5 * float((a * self.basis.metric_solve(a)).sum())
+        D = -lam * (quad_d + float(conj.sum()) / lam_j)
+        # the terms summed, for the rounding bound of P − D (the dual's quadratic and conjugate terms cancel)
+        scale = lam * (abs(quad_p) + abs(quad_d) + float((abs(values)).sum() + abs(conj).sum()) / lam_j)
+        return Check(objective=P, dual=D, scale=scale)
 
     def decision_function(self, X):
         return self.basis.decision_function(X, self.theta)
