@@ -145,9 +145,19 @@ def build_parser():
     q = bsub.add_parser("joker", help="Joker's seconds per block iteration at papers/004's HIGGS setting vs its floor")
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
-    q.add_argument("--batch-size", type=int, default=512)
+    q.add_argument("--batch-size", type=int, default=None,
+                   help="time today's GEMM iteration at this |B| instead of the variants")
     q.add_argument("--iterations", type=int, default=12)
-    q.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    q.add_argument("--variants", nargs="+", metavar="V",
+                   help="today, syrk-512, syrk-256, syrk-128, syrk-64 (|B| and how K_BB is formed)")
+    q.add_argument("--certificate", action="store_true",
+                   help="time to a certificate: each variant's relative gap per epoch on --rows rows at M = --features")
+    q.add_argument("--epochs", type=float, default=3.0)
+    q.add_argument("--checks", type=int, default=4, help="gap estimates per epoch (--certificate)")
+    q.add_argument("--check-rows", type=int, default=100_000)
+    q.add_argument("--project", nargs="+", metavar="FILE",
+                   help="combine cost and certificate JSON lines into papers/004's projection (no timing)")
+    q.add_argument("--json", metavar="FILE", help="also append the figures as JSON lines")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.joker", "joker")(a))
     return parser
 

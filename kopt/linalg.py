@@ -79,3 +79,95 @@ def solve_triangular(L, b, *, lower=True, trans="N"):
     """Solve L x = b (``trans="T"``: Lᵀ x = b) for a triangular ``L`` on NumPy or CuPy."""
     return _scipy_linalg(get_namespace(L)).solve_triangular(L, b, lower=lower, trans=trans)
 
+
+
+# -- symmetric rank-k update through NumPy's own OpenBLAS -------------------------------------------
+#
+# K_BB = Z Zᵀ is symmetric: BLAS's ?syrk computes one triangle, half the flops of the GEMM.  SciPy's
+# wrapper (scipy.linalg.blas.ssyrk) holds the GIL for the whole call, so kopt's worker threads could
+# not overlap two of them (measured: 2 threads ran at the speed of 1).  NumPy's bundled OpenBLAS
+# exports the CBLAS entry point; a ctypes call releases the GIL, and the library is the one
+# :mod:`kopt.threads` already holds to one thread inside the worker pool, so every call is a
+# single-threaded, deterministic BLAS call -- the sums are bit-identical on any thread count.
+
+_CBLAS_ROW_MAJOR, _CBLAS_LOWER, _CBLAS_NO_TRANS = 101, 122, 111
+#: (symbol, integer type) of ?syrk's CBLAS entry in the OpenBLAS builds NumPy and SciPy wheels bundle
+_SYRK_SYMBOLS = (("scipy_cblas_{p}syrk64_", "int64"), ("cblas_{p}syrk64_", "int64"),
+                 ("scipy_cblas_{p}syrk", "int32"), ("cblas_{p}syrk", "int32"))
+_syrk_cache = {}
+
+
+def _numpy_blas_path():
+    """The file of the BLAS library NumPy's matmul calls (threadpoolctl's view), or None."""
+    import os
+
+    from threadpoolctl import threadpool_info
+
+    npdir = os.path.dirname(os.path.abspath(np.__file__))
+    site = os.path.dirname(npdir)
+    for info in threadpool_info():
+        path = info.get("filepath") or ""
+        if info.get("user_api") == "blas" and info.get("internal_api") == "openblas" and (
+                path.startswith(npdir) or os.path.basename(os.path.dirname(path)) == "numpy.libs"
+                and os.path.dirname(os.path.dirname(path)) == site):
+            return path
+    return None
+
+
+def cblas_syrk(dtype):
+    """The CBLAS ``?syrk`` (float32: ``ssyrk``, float64: ``dsyrk``) of NumPy's OpenBLAS as a ctypes
+    function ``(fn, int_type)``, or None where there is none (another BLAS, a NumPy without a
+    bundled OpenBLAS) -- callers then use a GEMM."""
+    import ctypes
+
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        return None
+    key = dtype.char
+    if key in _syrk_cache:
+        return _syrk_cache[key]
+    found = None
+    try:
+        path = _numpy_blas_path()
+        lib = ctypes.CDLL(path) if path else None
+    except (OSError, ImportError):
+        lib = None
+    if lib is not None:
+        prefix = "s" if dtype == np.float32 else "d"
+        real = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+        for template, itype in _SYRK_SYMBOLS:
+            fn = getattr(lib, template.format(p=prefix), None)
+            if fn is None:
+                continue
+            cint = ctypes.c_int64 if itype == "int64" else ctypes.c_int32
+            fn.restype = None
+            fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, cint, cint, real, ctypes.c_void_p, cint,
+                           real, ctypes.c_void_p, cint]
+            found = fn
+            break
+    _syrk_cache[key] = found
+    return found
+
+
+def syrk_lower(Z, out, *, accumulate=False):
+    """``out``'s lower triangle ← Z Zᵀ (+ its old value with ``accumulate``); the strict upper triangle
+    of ``out`` is not touched.  Z: C-contiguous (m, k); out: C-contiguous (m, m), same dtype.
+
+    Half the flops of ``Z @ Z.T``, through NumPy's OpenBLAS with the GIL released
+    (:func:`cblas_syrk`); raises ``RuntimeError`` where that entry point is missing.
+    """
+    fn = cblas_syrk(Z.dtype)
+    if fn is None:
+        raise RuntimeError("no CBLAS ?syrk in NumPy's BLAS; use a GEMM")
+    m, k = Z.shape
+    if out.shape != (m, m) or out.dtype != Z.dtype or not (Z.flags.c_contiguous and out.flags.c_contiguous):
+        raise ValueError("syrk_lower: Z (m, k) and out (m, m) must be C-contiguous arrays of one dtype")
+    if m == 0:
+        return out
+    if k == 0:
+        if not accumulate:
+            out[np.tril_indices(m)] = 0
+        return out
+    fn(_CBLAS_ROW_MAJOR, _CBLAS_LOWER, _CBLAS_NO_TRANS, m, k, 1.0, Z.ctypes.data, k, 1.0 if accumulate else 0.0,
+       out.ctypes.data, m)
+    return out

@@ -1,24 +1,45 @@
-"""``kopt bench joker``: Joker's cost per block iteration at papers/004's HIGGS setting, against its floor.
+"""``kopt bench joker``: Joker's block iteration at papers/004's HIGGS setting -- its cost against the floor,
+the time each variant needs to a duality-gap certificate, and the projection of papers/004's run.
 
-On ``rows`` HIGGS-shaped rows (28 standard-normal features, labels from a fixed nonlinear rule;
-the cost of an iteration does not depend on the values), Joker-Huber with a Laplacian kernel
-runs ``iterations`` block iterations in features mode (the dual route of papers/004 Alg. 3) for
-each M, with |B| = ``batch_size``; the median seconds per iteration is compared with the floor:
-the time, at this machine's measured rates, of the work papers/004's iteration cannot skip --
+Three measurements, each one command short enough for a shared machine, each printing JSON lines
+(``kind``: ``cost``, ``certificate``, ``projection``) that the last one combines:
 
-* |B|·M cosines (the block's features, at the measured float32 cos rate on all threads),
-* the projections [X_B, 1]·W (|B|·(d+1)·M flops) and the two |B|×M products (K_B,:α and the
-  θ update), at the measured single-thread GEMM rate times the threads,
-* the model's K_BB = φ(X_B)φ(X_B)ᵀ (2|B|²M flops) -- papers/004 Alg. 3 forms it; the line
-  ``floor_without_gram`` leaves it out, the figure a product-only trust region would aim at.
+``kopt bench joker`` (**cost**)
+    On ``rows`` HIGGS-shaped rows (28 standard-normal features; labels from a fixed nonlinear rule
+    with 25% of them flipped, so that about 75% is the best accuracy, as on HIGGS; the cost of an
+    iteration does not depend on the values), Joker-Huber with a Laplacian kernel at papers/004's
+    λ_J = 2⁻⁷ runs ``iterations`` block iterations of features mode (papers/004 Alg. 3) for each M
+    and each **variant** (the block size |B| and how K_BB is formed, see :data:`VARIANTS`).  The
+    median seconds per iteration and per row are compared with the floor: the time, at this
+    machine's measured rates, of the work the iteration cannot skip --
 
-It also times scoring (seconds per row at each M) and projects papers/004's whole run from the
-measured costs: ``project_iterations`` iterations, a gap estimate on ``gap_rows`` rows every
-``check_every`` iterations, and the final scoring of the ``test_rows`` holdout.
+    * |B|·M cosines (the block's features, at the measured float32 cos rate on all threads),
+    * the projections [X_B, 1]·W (|B|·(d+1)·M flops) and the two |B|×M products (K_B,:α and the
+      θ update), at the measured single-thread GEMM rate times the threads,
+    * the model's K_BB = φ(X_B)φ(X_B)ᵀ: 2|B|²M flops formed by a GEMM (papers/004 Alg. 3, "the floor
+      as now"), |B|²M by a symmetric rank-k update (``syrk_floor_s``); ``floor_without_gram``
+      leaves it out.
+
+    It also times scoring (seconds per row), which the gap checks and the holdout cost.
+
+``kopt bench joker --certificate`` (**time to a certificate**)
+    Each variant runs ``epochs`` epochs on ``rows`` rows at M = ``features`` with the relative
+    duality gap estimated ``checks`` times per epoch on ``check_rows`` seeded rows (the unbiased
+    Fenchel–Young estimate of docs/joker.md; the checks' time is left out of the seconds).
+
+``kopt bench joker --project FILE...`` (**projection**; reads the two kinds of lines)
+    The yardstick is the relative gap today's iteration (``today``: |B| = 512, K_BB by GEMM) reaches
+    after 1 and 3 epochs (and after papers/004's 50,000 × 512 / 8.8M = 2.91 epochs).  Each variant's
+    epochs to reach it come from its certificate curve (linear interpolation between checks); times
+    at M = 10⁵ are those epochs × the rows × the variant's measured seconds per row at that M.  The
+    projection of papers/004's run adds a gap estimate on ``gap_rows`` rows every 512,000 rows
+    processed and the scoring of the ``test_rows`` holdout.
 """
 from __future__ import annotations
 
 import json
+import math
+import os
 import time
 
 import numpy as np
@@ -26,34 +47,78 @@ import numpy as np
 from .. import threads as _threads
 from .roofline import cos_roofline, gemm_rate, machine
 
+#: name -> (|B|, K_BB method).  ``today`` is the iteration before issue 29 (a GEMM per feature block).
+VARIANTS = {"today": (512, "gemm"), "syrk-512": (512, "syrk"), "syrk-256": (256, "syrk"),
+            "syrk-128": (128, "syrk"), "syrk-64": (64, "syrk")}
+#: papers/004's HIGGS run (Table A.3): 50,000 iterations of |B| = 512 on 8.8M training rows
+PAPER = {"iterations": 50_000, "batch_size": 512, "train_rows": 8_800_000, "test_rows": 2_200_000, "M": 100_000}
 
-def _data(rows, dim, seed=0):
+
+def blas_kernels():
+    """The BLAS libraries loaded (threadpoolctl): library, version, the kernel set it runs
+    (``architecture``, e.g. Haswell = AVX2 kernels, SkylakeX = AVX-512) and its threads."""
+    import scipy.linalg  # noqa: F401  (SciPy's own OpenBLAS is loaded only with it)
+    from threadpoolctl import threadpool_info
+
+    out = []
+    for info in threadpool_info():
+        if info.get("user_api") != "blas":
+            continue
+        path = info.get("filepath") or ""
+        owner = "numpy" if "numpy" in path else "scipy" if "scipy" in path else os.path.basename(path)
+        out.append({"library": info.get("internal_api"), "for": owner, "version": info.get("version"),
+                    "kernel": info.get("architecture"), "threads": info.get("num_threads")})
+    return out
+
+
+def blas_env():
+    """The OpenBLAS variables that pick its kernels (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE), as set."""
+    return {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+
+
+def header(threads):
+    """The machine line every part prints: CPU flags, BLAS kernels, load."""
+    m = machine()
+    blas = ", ".join(f"{b['library']} {b['version']} ({b['for']}): {b['kernel']} kernels" for b in blas_kernels())
+    env = " ".join(f"{k}={v}" for k, v in blas_env().items()) or "no OPENBLAS_* variables"
+    return (f"{m['cpu']}, {threads} threads; CPU flags {' '.join(m['cpu_flags'])}; BLAS {blas} [{env}]; "
+            f"load {m['loadavg'][0]:.2f}")
+
+
+def _data(rows, dim, seed=0, flip=0.25):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((rows, dim)).astype(np.float32)
     y = np.where(np.sin(X[:, 0]) + X[:, 1] * X[:, 2] - 0.5 * X[:, 3] > 0, 1.0, 0.0)
+    if flip:
+        y = np.where(rng.random(rows) < flip, 1.0 - y, y)  # label noise: ~75% is the best accuracy, as on HIGGS
     return X, y
 
 
-def _spec(M, batch_size, iterations, lam):
+def _spec(M, batch_size, iterations, lam, gram="auto", check_every=0, check_rows=0):
     return {"name": "bench_joker", "seed": 0, "data": {"standardize": False},
             "model": {"loss": {"name": "huber", "delta": 1.0, "target": "binary"},
                       "kernel": {"name": "laplacian", "bandwidth": "median"},
                       "regularizer": {"name": "l2", "lambda": lam}, "form": "dual",
                       "features": {"count": M, "block_size": 512, "dtype": "float32"}},
             "solver": {"name": "joker", "mode": "features", "batch_size": batch_size, "iterations": iterations,
-                       "tol": 0.0, "check_every": 0, "holdout_every": 0},
+                       "tol": 0.0, "check_every": check_every, "check_rows": check_rows, "holdout_every": 0,
+                       "gram": gram},
             "backend": "numpy", "output": {"model": False, "report": False}}
 
 
-def iteration_cost(X, y, M, batch_size, iterations, lam):
-    """Median and spread of the seconds per block iteration (warm: the first two are left out)."""
+def _solve(spec, X, y):
     import warnings
 
     import kopt
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = kopt.solve(_spec(M, batch_size, iterations, lam), data=(X, y))
+        return kopt.solve(spec, data=(X, y))
+
+
+def iteration_cost(X, y, M, batch_size, iterations, lam, gram="gemm"):
+    """Median and spread of the seconds per block iteration (warm: the first two are left out)."""
+    r = _solve(_spec(M, batch_size, iterations, lam, gram), X, y)
     t = np.array([rec["elapsed"] for rec in r.trace])
     steps = np.diff(t)[2:-1]  # warm-up left out, and the last: it holds the final check
     return {"median_s": float(np.median(steps)), "min_s": float(steps.min()), "max_s": float(steps.max()),
@@ -77,56 +142,214 @@ def floors(M, batch_size, dim, cos_rate, gemm_gflops):
     proj_s = 2.0 * B * (dim + 1) * (M / 2) / (gemm_gflops * 1e9)  # sin/cos pairs share a projection
     products_s = 2 * 2.0 * B * M / (gemm_gflops * 1e9)
     gram_s = 2.0 * B * B * M / (gemm_gflops * 1e9)
+    rest = cos_s + proj_s + products_s
     return {"cos_s": cos_s, "projection_s": proj_s, "products_s": products_s, "gram_s": gram_s,
-            "floor_s": cos_s + proj_s + products_s + gram_s, "floor_without_gram_s": cos_s + proj_s + products_s}
+            "floor_s": rest + gram_s, "syrk_floor_s": rest + gram_s / 2, "floor_without_gram_s": rest}
 
 
-def run_joker(rows=1_000_000, dim=28, features=(16384, 100_000), batch_size=512, iterations=12,
-              threads=None, score_rows=100_000, project_iterations=50_000, check_every=1000, gap_rows=200_000,
-              test_rows=2_200_000, train_rows=8_800_000, log=print):
+def _variants(names):
+    names = list(names) if names else list(VARIANTS)
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown:
+        from ..errors import KoptError
+
+        raise KoptError(f"unknown Joker variant(s) {unknown}; known: {', '.join(VARIANTS)}")
+    return names
+
+
+def run_joker(rows=1_000_000, dim=28, features=(16384, 100_000), batch_size=None, iterations=12, threads=None,
+              variants=("today", "syrk-512", "syrk-128"), score_rows=100_000,
+              project_iterations=PAPER["iterations"], check_every=1000, gap_rows=200_000,
+              test_rows=PAPER["test_rows"], train_rows=PAPER["train_rows"], log=print):
+    """The cost lines: seconds per iteration and per row of each variant at each M, against the floor.
+
+    ``batch_size`` (an older calling convention) replaces the variants by ``today``'s GEMM at that |B|.
+    Each line also projects papers/004's run *at today's epochs* (``project_iterations`` × 512 rows),
+    the figure issue 12 reported; the certificate-based projection is :func:`project`'s.
+    """
     threads = _threads.resolve_threads(threads)
     X, y = _data(rows, dim)
     lam = 2.0**-7 / rows  # papers/004's λ_J = 2^-7 in kopt's convention at this n
     cos_rate = cos_roofline(threads)
     gemm1 = gemm_rate(1)
     gemm_all = gemm1 * threads  # kopt's threads each run a single-threaded BLAS
-    out = {"rows": rows, "dim": dim, "batch_size": batch_size, "threads": threads, "machine": machine(),
-           "roofline": {"cos_G_per_s_all_threads": cos_rate, "sgemm_gflops_1_thread": gemm1,
-                        "sgemm_gflops_used": gemm_all}, "by_M": []}
-    log(f"kopt bench joker: {rows:,} HIGGS-shaped rows, |B| = {batch_size}, {threads} threads; "
-        f"cos {cos_rate:.2f} G/s, sgemm {gemm1:.0f} GFLOP/s per thread; CPU flags {' '.join(out['machine']['cpu_flags'])}")
+    todo = [(f"gemm-{batch_size}", batch_size, "gemm")] if batch_size else \
+        [(v, *VARIANTS[v]) for v in _variants(variants)]
+    out = {"kind": "cost", "rows": rows, "dim": dim, "threads": threads, "machine": machine(), "blas": blas_kernels(),
+           "blas_env": blas_env(), "roofline": {"cos_G_per_s_all_threads": cos_rate, "sgemm_gflops_1_thread": gemm1,
+                                                "sgemm_gflops_used": gemm_all}, "by_M": []}
+    log(f"kopt bench joker: {rows:,} HIGGS-shaped rows; {header(threads)}; cos {cos_rate:.2f} G/s, "
+        f"sgemm {gemm1:.0f} GFLOP/s per thread")
+    rows_processed = project_iterations * PAPER["batch_size"]
     for M in features:
-        cost, result = iteration_cost(X, y, M, batch_size, iterations, lam)
-        floor = floors(M, batch_size, dim, cos_rate, gemm_all)
-        per_row = scoring_cost(result.model, X[:score_rows])
-        # one gap estimate: score gap_rows rows (M features each); the holdout: test_rows rows
-        check_s = gap_rows * per_row
-        total_s = project_iterations * cost["median_s"] + (project_iterations // check_every) * check_s \
-            + test_rows * per_row
-        entry = {"M": M, "seconds_per_iteration": cost, **{k: v for k, v in floor.items()},
-                 "ratio_to_floor": cost["median_s"] / floor["floor_s"],
-                 "ratio_to_floor_without_gram": cost["median_s"] / floor["floor_without_gram_s"],
-                 "seconds_per_scored_row": per_row,
-                 "projection": {"iterations": project_iterations, "train_rows": train_rows,
-                                "check_every": check_every, "gap_rows": gap_rows, "test_rows": test_rows,
-                                "iterations_s": project_iterations * cost["median_s"],
-                                "checks_s": (project_iterations // check_every) * check_s,
-                                "holdout_s": test_rows * per_row, "total_hours": total_s / 3600.0}}
-        out["by_M"].append(entry)
-        log(f"M = {M:>7,}: {cost['median_s']:.4f} s/iteration [{cost['min_s']:.4f}, {cost['max_s']:.4f}]; floor "
-            f"{floor['floor_s']:.4f} s ({floor['gram_s']:.4f} of it K_BB), {entry['ratio_to_floor']:.2f}x; without "
-            f"the Gram {floor['floor_without_gram_s']:.4f} s; scoring {per_row * 1e6:.2f} us/row; papers/004's run "
-            f"projects to {entry['projection']['total_hours']:.2f} h")
-    out["loadavg_after"] = machine()["loadavg"]
+        per_row = None
+        for name, B, gram in todo:
+            cost, result = iteration_cost(X, y, M, B, iterations, lam, gram)
+            floor = floors(M, B, dim, cos_rate, gemm_all)
+            if per_row is None:
+                per_row = scoring_cost(result.model, X[:score_rows])
+            its = rows_processed / B
+            checks = rows_processed // (check_every * PAPER["batch_size"])
+            check_s = gap_rows * per_row
+            total_s = its * cost["median_s"] + checks * check_s + test_rows * per_row
+            entry = {"M": M, "variant": name, "batch_size": B, "gram": result.info.get("gram", gram),
+                     "seconds_per_iteration": cost, "seconds_per_row": cost["median_s"] / B, **floor,
+                     "ratio_to_floor": cost["median_s"] / floor["floor_s"],
+                     "ratio_to_syrk_floor": cost["median_s"] / floor["syrk_floor_s"],
+                     "ratio_to_floor_without_gram": cost["median_s"] / floor["floor_without_gram_s"],
+                     "seconds_per_scored_row": per_row,
+                     "projection": {"rows_processed": rows_processed, "train_rows": train_rows,
+                                                "gap_rows": gap_rows, "checks": checks, "test_rows": test_rows,
+                                                "iterations_s": its * cost["median_s"], "checks_s": checks * check_s,
+                                                "holdout_s": test_rows * per_row, "total_hours": total_s / 3600.0},
+                     "loadavg": list(os.getloadavg())}
+            out["by_M"].append(entry)
+            log(f"M = {M:>7,} {name:>9} (|B| = {B}, K_BB by {gram}): {cost['median_s']:.4f} s/iteration "
+                f"[{cost['min_s']:.4f}, {cost['max_s']:.4f}], {cost['median_s'] / B * 1e6:.1f} us/row; floor "
+                f"{floor['floor_s']:.4f} s ({floor['gram_s']:.4f} of it K_BB), {entry['ratio_to_floor']:.2f}x; "
+                f"syrk floor {floor['syrk_floor_s']:.4f} s; without K_BB {floor['floor_without_gram_s']:.4f} s; "
+                f"scoring {per_row * 1e6:.2f} us/row; load {entry['loadavg'][0]:.2f}")
+    out["loadavg_after"] = list(os.getloadavg())
     return out
 
 
+def certificate(rows=1_000_000, dim=28, features=2048, variants=("today", "syrk-128"), epochs=3.0, checks=4,
+                check_rows=100_000, threads=None, log=print):
+    """The certificate lines: each variant's relative duality gap after every 1/``checks`` epoch."""
+    threads = _threads.resolve_threads(threads)
+    X, y = _data(rows, dim)
+    lam = 2.0**-7 / rows
+    log(f"kopt bench joker --certificate: {rows:,} HIGGS-shaped rows, M = {features:,}, {epochs:g} epochs, gap on "
+        f"{min(rows, check_rows):,} rows {checks}x per epoch; {header(threads)}")
+    lines = []
+    for name in _variants(variants):
+        B, gram = VARIANTS[name]
+        nblocks = math.ceil(rows / B)
+        every = max(1, nblocks // checks)
+        spec = _spec(features, B, int(round(epochs * nblocks)), lam, gram, check_every=every,
+                     check_rows=min(rows, check_rows))
+        t0 = time.perf_counter()
+        r = _solve(spec, X, y)
+        wall = time.perf_counter() - t0
+        steps = np.diff([0.0] + [rec["elapsed"] for rec in r.trace])
+        checked = np.array(["rel_gap" in rec for rec in r.trace])
+        # an iteration with a check also holds the check's scoring; "seconds" leaves the checks out:
+        # iterations done × the median seconds of an iteration without one
+        per_it = float(np.median(steps[~checked][2:]))
+        curve = [{"iteration": rec["iteration"], "epochs": rec["iteration"] * B / rows, "rel_gap": rec["rel_gap"],
+                  "seconds": rec["iteration"] * per_it} for rec in r.trace if "rel_gap" in rec]
+        line = {"kind": "certificate", "variant": name, "batch_size": B, "gram": gram, "rows": rows, "M": features,
+                "threads": threads, "check_rows": min(rows, check_rows), "curve": curve,
+                "seconds_per_iteration_median": per_it, "wall_s": wall, "blas": blas_kernels(), "blas_env": blas_env(),
+                "loadavg": list(os.getloadavg())}
+        lines.append(line)
+        log(f"{name:>9} (|B| = {B}): " + ", ".join(f"{c['epochs']:.2f} ep {c['rel_gap']:.4f}" for c in curve)
+            + f"; {per_it * 1e3:.2f} ms/iteration; load {line['loadavg'][0]:.2f}")
+    return lines
+
+
+def epochs_to(curve, gap):
+    """Epochs at which the (decreasing) gap curve first reaches ``gap``, interpolated linearly between
+    checks; None when it never does within the curve."""
+    prev_e, prev_g = 0.0, None
+    for c in curve:
+        e, g = c["epochs"], c["rel_gap"]
+        if g <= gap:
+            if prev_g is None or prev_g == g:
+                return e
+            return prev_e + (e - prev_e) * (prev_g - gap) / (prev_g - g)
+        prev_e, prev_g = e, g
+    return None
+
+
+def gap_at(curve, epochs):
+    """The gap of a curve at ``epochs`` (linear interpolation between checks; None beyond the curve)."""
+    prev = None
+    for c in curve:
+        if c["epochs"] >= epochs - 1e-9:
+            if prev is None or c["epochs"] == prev["epochs"]:
+                return c["rel_gap"]
+            w = (epochs - prev["epochs"]) / (c["epochs"] - prev["epochs"])
+            return prev["rel_gap"] + w * (c["rel_gap"] - prev["rel_gap"])
+        prev = c
+    return None
+
+
+def project(lines, M=PAPER["M"], rows=1_000_000, gap_rows=200_000, check_rows_every=512_000, log=print):
+    """The projection lines from cost and certificate lines (see the module docstring)."""
+    costs = {}
+    for line in lines:
+        if line.get("kind") == "cost":
+            for e in line["by_M"]:
+                costs.setdefault(e["M"], {})[e["variant"]] = e
+    certs = {line["variant"]: line for line in lines if line.get("kind") == "certificate"}
+    if "today" not in certs:
+        from ..errors import KoptError
+
+        raise KoptError("the projection needs today's certificate curve (kopt bench joker --certificate --variants today)")
+    base = certs["today"]["curve"]
+    paper_epochs = PAPER["iterations"] * PAPER["batch_size"] / PAPER["train_rows"]
+    targets = {"1 epoch": gap_at(base, 1.0), "3 epochs": gap_at(base, 3.0), "paper": gap_at(base, paper_epochs)}
+    at_M = costs.get(M, {})
+    out = []
+    for name, cert in certs.items():
+        cost = at_M.get(name)
+        entry = {"kind": "projection", "variant": name, "batch_size": cert["batch_size"], "gram": cert["gram"],
+                 "certificate_rows": cert["rows"], "certificate_M": cert["M"], "M": M, "targets": targets,
+                 "paper_epochs": paper_epochs}
+        for key, gap in targets.items():
+            ep = None if gap is None else epochs_to(cert["curve"], gap)
+            entry[f"epochs_to_{key.replace(' ', '_')}"] = ep
+            if cost is not None and ep is not None:
+                entry[f"seconds_to_{key.replace(' ', '_')}_at_{rows}_rows"] = ep * rows * cost["seconds_per_row"]
+        if cost is not None and entry["epochs_to_paper"] is not None:
+            processed = entry["epochs_to_paper"] * PAPER["train_rows"]
+            checks = processed // check_rows_every
+            it_s = processed * cost["seconds_per_row"]
+            checks_s = checks * gap_rows * cost["seconds_per_scored_row"]
+            hold_s = PAPER["test_rows"] * cost["seconds_per_scored_row"]
+            entry["paper_run"] = {"rows_processed": processed, "iterations": processed / cost["batch_size"],
+                                  "iterations_s": it_s, "checks": checks, "checks_s": checks_s, "holdout_s": hold_s,
+                                  "total_hours": (it_s + checks_s + hold_s) / 3600.0,
+                                  "seconds_per_row": cost["seconds_per_row"],
+                                  "cost_load": cost.get("loadavg")}
+        out.append(entry)
+        msg = ", ".join(f"{k}: {entry[f'epochs_to_{k.replace(chr(32), chr(95))}']:.2f} ep"
+                        if entry[f"epochs_to_{k.replace(' ', '_')}"] is not None else f"{k}: not reached"
+                        for k in targets)
+        run = entry.get("paper_run")
+        log(f"{name:>9} (|B| = {cert['batch_size']}): to today's gap after {msg}"
+            + (f"; papers/004's run at M = {M:,}: {run['total_hours']:.2f} h ({run['iterations_s'] / 3600:.2f} h "
+               f"iterations, {run['checks_s'] / 3600:.2f} h checks, {run['holdout_s'] / 3600:.2f} h holdout)"
+               if run else ""))
+    return out
+
+
+def _emit(lines, path):
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps(line) + "\n")
+    print(f"appended {len(lines)} line(s) to {path}")
+
+
 def joker(args) -> int:
-    """``kopt bench joker`` (args: rows, features, batch_size, iterations, json)."""
+    """``kopt bench joker`` (args: rows, features, batch_size, iterations, variants, certificate, epochs,
+    checks, check_rows, project, json)."""
+    variants = getattr(args, "variants", None)
+    if getattr(args, "project", None):
+        lines = []
+        for path in args.project:
+            with open(path, encoding="utf-8") as fh:
+                lines += [json.loads(s) for s in fh if s.strip()]
+        _emit(project(lines, M=args.features[0] if args.features else PAPER["M"], rows=args.rows), args.json)
+        return 0
+    if getattr(args, "certificate", False):
+        _emit(certificate(rows=args.rows, features=args.features[0], variants=variants or ("today", "syrk-128"),
+                          epochs=args.epochs, checks=args.checks, check_rows=args.check_rows), args.json)
+        return 0
     res = run_joker(rows=args.rows, features=tuple(args.features), batch_size=args.batch_size,
-                    iterations=args.iterations)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2)
-        print(f"wrote {args.json}")
+                    iterations=args.iterations, variants=variants or ("today", "syrk-512", "syrk-128"))
+    _emit([res], args.json)
     return 0

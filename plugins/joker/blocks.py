@@ -43,7 +43,7 @@ class DualBlocks:
         elif engine_name == "exact":
             self.engine = ExactEngine(problem, self.C, dtype, threads)
         else:
-            self.engine = FeatureEngine(problem, self.C, o.block_memory_mb, threads, o.model_kernel)
+            self.engine = FeatureEngine(problem, self.C, o.block_memory_mb, threads, o.model_kernel, o.gram)
         self.name = self.engine.name
         self.bs = min(o.batch_size, n)
         self.blocks, self.block_of = _partition(problem, self.bs)

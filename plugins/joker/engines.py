@@ -35,6 +35,7 @@ import numpy as np
 from kopt import rows as _rows
 from kopt import threads as _threads
 from kopt.backend import to_numpy
+from kopt.linalg import cblas_syrk, syrk_lower
 from kopt.predictors import FeatureExpansion, KernelExpansion
 
 _CHUNK_ELEMS = 1 << 21  # kernel entries per row chunk (8 MB in float32)
@@ -49,6 +50,16 @@ def _part(n, p):
     """Part ``p`` of ``range(n)`` cut into :data:`kopt.threads.PARTS` contiguous ranges (maybe empty)."""
     parts = _threads.PARTS
     return (p * n // parts, (p + 1) * n // parts)
+
+
+def gram_method(gram, xp, dtype):
+    """How the feature engine forms K_BB = φ(X_B)φ(X_B)ᵀ: ``syrk`` (one triangle, half the flops, through
+    NumPy's OpenBLAS: :func:`kopt.linalg.syrk_lower`) or ``gemm`` (the full product).  ``auto``: syrk
+    where that BLAS entry point exists (NumPy on a CPU), else gemm; an explicit ``syrk`` without it
+    falls back to gemm too (the answer is the same matrix, up to rounding)."""
+    if gram == "gemm" or xp is not np:
+        return "gemm"
+    return "syrk" if cblas_syrk(dtype) is not None else "gemm"
 
 
 class ExactEngine:
@@ -138,7 +149,7 @@ class FeatureEngine:
 
     name = "features"
 
-    def __init__(self, problem, n_out, block_memory_mb=256, threads=1, model_kernel="features"):
+    def __init__(self, problem, n_out, block_memory_mb=256, threads=1, model_kernel="features", gram="auto"):
         self.X = problem.X
         self.kernel = problem.kernel
         self.model_kernel = model_kernel
@@ -151,6 +162,7 @@ class FeatureEngine:
         self.theta = self.xp.zeros((self.nb, self.F, n_out), dtype=np.float64)
         self.block_memory = block_memory_mb * 2**20
         self.threads = threads if self.xp is np else 1
+        self.gram = gram_method(gram, self.xp, self.dtype)
         self._P = None
         self._Phi = None
         self.exact_model = False
@@ -180,32 +192,47 @@ class FeatureEngine:
         C = self.theta.shape[2]
         phis = [None] * self.nb
         K_scale = [1.0]  # the kernel's constant feature scale, squared (the same for every block)
+        syrk = self.gram == "syrk" and not keep
+
+        G = 1 if keep else self._group(m)
 
         def work(rng):
             lo, hi = rng
             K = None if keep else xp.zeros((m, m), dtype=np.float64)
-            T = xp.empty((m, m), dtype=self.dtype)
+            # syrk writes the lower triangle only: T's upper triangle stays 0, K's too until the end
+            T = (xp.zeros if syrk else xp.empty)((m, m), dtype=self.dtype)
             g = xp.zeros((m, C), dtype=np.float64)
-            buf = xp.empty((m, self.F), dtype=self.dtype)
-            Z = xp.empty((m, self.F), dtype=self.dtype)
-            for j in range(lo, hi):
-                parts, scale = self.kernel.raw_features(P, self.fmap.block_params(j), out=buf)
-                # the pieces (cos | sin) side by side in one (|B|, F) matrix: one GEMM for the Gram
+            buf = xp.empty((m, G * self.F), dtype=self.dtype)
+            Z = xp.empty((m, G * self.F), dtype=self.dtype)
+            for j in range(lo, hi, G):
+                j2 = min(hi, j + G)
+                parts, scale = self.kernel.raw_features(P, self._params(j, j2), out=buf)
+                parts = parts if isinstance(parts, tuple) else (parts,)
+                K_scale[0] = scale * scale
+                if syrk:  # the iteration's |B|²M, half of it: one triangle per piece (kopt.linalg.syrk_lower)
+                    for piece, th in zip(parts, self._theta_pieces(j, j2, parts)):
+                        g += (piece @ th.astype(self.dtype)) * scale
+                    for q, piece in enumerate(parts):
+                        syrk_lower(piece, T, accumulate=q > 0)
+                    K += T
+                    continue
+                # the pieces (cos | sin) side by side in one (|B|, G·F) matrix: one GEMM for the Gram
                 # instead of one per piece (measured 1.3 ms against 2.0 ms per block of 512)
                 at = 0
                 for piece in parts:
                     Z[:, at:at + piece.shape[1]] = piece
                     at += piece.shape[1]
-                g += (Z @ self.theta[j].astype(self.dtype)) * scale
+                Zj = Z[:, :at]
+                th = self.theta[j] if j2 == j + 1 else xp.concatenate(self._theta_pieces(j, j2, parts))
+                g += (Zj @ th.astype(self.dtype)) * scale
                 if keep:
-                    phis[j] = Z * self.dtype.type(scale)
+                    phis[j] = Zj * self.dtype.type(scale)
                     continue
-                K_scale[0] = scale * scale
                 if xp is np:
-                    np.matmul(Z, Z.T, out=T)  # the iteration's |B|²M: 1.4 ms a block of 512 on one core
+                    np.matmul(Zj, Zj.T, out=T)  # the iteration's |B|²M: 1.4 ms a block of 512 on one core
                     K += T
                 else:  # pragma: no cover - GPU
-                    K += Z @ Z.T
+                    K += Zj @ Zj.T
             return K, g
 
         out = _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
@@ -220,11 +247,73 @@ class FeatureEngine:
             for Kp, _ in out[1:]:
                 K += Kp
             K *= K_scale[0] / self.M
-        K = 0.5 * (K + K.T)
+        if syrk:
+            K += xp.tril(K, -1).T  # the lower triangle mirrored (the upper one is still 0)
+        else:
+            K = 0.5 * (K + K.T)
         self._P = P
         self._Phi = phis if keep else None
         self.exact_model = keep
         return K, g
+
+    # -- feature blocks in groups -----------------------------------------------------------------
+    def _group(self, m):
+        """Feature blocks generated together for a block of ``m`` rows: about 1 MB of float32 features
+        (1 block at |B| = 512, 8 at 64), so small blocks of rows do not pay NumPy's per-call overhead
+        once per 512 features.  Groups lie inside the fixed parts, so results do not depend on the
+        thread count.  1 where the kernel's features are not column-separable (see :meth:`_groupable`)."""
+        if not self._groupable():
+            return 1
+        return max(1, min(16, (1 << 18) // max(1, m * self.F)))
+
+    def _groupable(self):
+        """Whether the kernel's features of blocks j..j2 are its ``raw_features`` with every parameter
+        array concatenated along its last (feature) axis, each piece laid out block after block --
+        true of the random Fourier kernels; checked once on three rows, not assumed."""
+        if getattr(self, "_groupable_flag", None) is None:
+            self._groupable_flag = False
+            if self.nb >= 2 and self.xp is np:
+                try:
+                    P = self.kernel.prepare_rows(_rows.dense(self.X, slice(0, 3), self.xp, self.dtype))
+                    singles = [self.kernel.raw_features(P, self.fmap.block_params(j)) for j in (0, 1)]
+                    both, _ = self.kernel.raw_features(P, self._params(0, 2))
+                    both = both if isinstance(both, tuple) else (both,)
+                    ok = True
+                    for j, (one, _) in enumerate(singles):
+                        one = one if isinstance(one, tuple) else (one,)
+                        ok = ok and len(one) == len(both)
+                        for a, b in zip(one, both):
+                            w = a.shape[1]
+                            ok = ok and b.shape[1] == 2 * w and np.allclose(a, b[:, j * w:(j + 1) * w], rtol=1e-5,
+                                                                            atol=1e-6)
+                    self._groupable_flag = bool(ok)
+                except Exception:  # a kernel whose parameters do not concatenate: one block at a time
+                    self._groupable_flag = False
+                self._group_cache = {}
+        return self._groupable_flag
+
+    def _params(self, j, j2):
+        """The parameters of feature blocks j..j2-1 (one block's own, or the concatenation, cached)."""
+        if j2 == j + 1:
+            return self.fmap.block_params(j)
+        cache = self.__dict__.setdefault("_group_cache", {})
+        p = cache.get((j, j2))
+        if p is None:
+            blocks = [self.fmap.block_params(i) for i in range(j, j2)]
+            p = {k: (self.xp.concatenate([b[k] for b in blocks], axis=-1) if getattr(blocks[0][k], "ndim", 0) else
+                     blocks[0][k]) for k in blocks[0]}
+            p = cache.setdefault((j, j2), p)
+        return p
+
+    def _theta_pieces(self, j, j2, parts):
+        """θ̃'s rows matching each piece of the features of blocks j..j2-1 (piece q of block i sits at
+        columns (i − j)·w_q of the grouped piece, and at offset Σ_{r<q} w_r of θ̃[i])."""
+        out, at = [], 0
+        for piece in parts:
+            w = piece.shape[1] // (j2 - j)
+            out.append(self.theta[j:j2, at:at + w].reshape((j2 - j) * w, -1))
+            at += w
+        return out
 
     def true_kernel(self, s):
         """φ(X_B)(φ(X_B)ᵀ s)/M for the block of the last :meth:`prepare` (φ(X_B) kept)."""
@@ -249,17 +338,22 @@ class FeatureEngine:
         d = delta.astype(self.dtype)
         m = d.shape[0]
 
+        G = 1 if self._Phi is not None else self._group(m)
+
         def work(rng):
-            buf = xp.empty((m, self.F), dtype=self.dtype)
-            for j in range(*rng):
+            lo, hi = rng
+            buf = xp.empty((m, G * self.F), dtype=self.dtype)
+            for j in range(lo, hi, G):
                 if self._Phi is not None:
                     self.theta[j] += self._Phi[j].T @ d
                     continue
-                parts, scale = self.kernel.raw_features(self._P, self.fmap.block_params(j), out=buf)
+                j2 = min(hi, j + G)
+                parts, scale = self.kernel.raw_features(self._P, self._params(j, j2), out=buf)
+                parts = parts if isinstance(parts, tuple) else (parts,)
                 at = 0
                 for Z in parts:
-                    w = Z.shape[1]
-                    self.theta[j, at:at + w] += (Z.T @ d) * scale
+                    w = Z.shape[1] // (j2 - j)
+                    self.theta[j:j2, at:at + w] += ((Z.T @ d) * scale).reshape(j2 - j, w, d.shape[1])
                     at += w
 
         _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
@@ -292,7 +386,8 @@ class FeatureEngine:
         if coef.shape[2] == 1:
             coef = coef[:, :, 0]
         meta = {"scale": 1.0 / self.M, "seed": self.fmap.seed, "block_size": self.F, "dtype": self.dtype.name}
-        return FeatureExpansion({"coef": coef, "blocks": np.arange(self.nb)}, meta), {"n_features": self.M}
+        return FeatureExpansion({"coef": coef, "blocks": np.arange(self.nb)}, meta), {"n_features": self.M,
+                                                                                     "gram": self.gram}
 
     def state(self):
         return {"theta": self.theta}

@@ -82,6 +82,10 @@ class JokerSolver(IterativeSolver):
                                         "psi(X_B) psi(X_B)^T (papers/004 Alg. 3, |B|^2 M flops); exact: k(X_B, X_B) "
                                         "(|B|^2 d flops) while J, rho and K_B,:alpha keep the features, so the "
                                         "answer is the same; needs phi(X_B) within block_memory_mb"},
+        "gram": {"enum": ["auto", "syrk", "gemm"], "default": "auto",
+                 "description": "features mode: how K_BB = phi(X_B) phi(X_B)^T is formed -- syrk: one triangle "
+                                "(half the flops) through NumPy's OpenBLAS; gemm: the full product; auto: syrk "
+                                "where NumPy's BLAS has it (CPU), else gemm"},
         "factor_cache_mb": {"type": "integer", "minimum": 0, "default": 128,
                             "description": "keep Cholesky factors of fixed blocks between visits (losses with a "
                                            "constant conjugate curvature) within this budget"},
