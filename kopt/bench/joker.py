@@ -319,6 +319,8 @@ def project(lines, M=PAPER["M"], rows=1_000_000, gap_rows=200_000, check_rows_ev
                         if entry[f"epochs_to_{k.replace(' ', '_')}"] is not None else f"{k}: not reached"
                         for k in targets)
         run = entry.get("paper_run")
+        secs = [(k, entry.get(f"seconds_to_{k.replace(' ', '_')}_at_{rows}_rows")) for k in ("1 epoch", "3 epochs")]
+        msg += "".join(f"; {k}'s gap on {rows:,} rows at M = {M:,}: {v:.0f} s" for k, v in secs if v is not None)
         log(f"{name:>9} (|B| = {cert['batch_size']}): to today's gap after {msg}"
             + (f"; papers/004's run at M = {M:,}: {run['total_hours']:.2f} h ({run['iterations_s'] / 3600:.2f} h "
                f"iterations, {run['checks_s'] / 3600:.2f} h checks, {run['holdout_s'] / 3600:.2f} h holdout)"
@@ -344,7 +346,8 @@ def joker(args) -> int:
         for path in args.project:
             with open(path, encoding="utf-8") as fh:
                 lines += [json.loads(s) for s in fh if s.strip()]
-        _emit(project(lines, M=args.features[0] if args.features else PAPER["M"], rows=args.rows), args.json)
+        M = PAPER["M"] if not args.features or PAPER["M"] in args.features else args.features[0]
+        _emit(project(lines, M=M, rows=args.rows), args.json)
         return 0
     if getattr(args, "certificate", False):
         _emit(certificate(rows=args.rows, features=args.features[0], variants=variants or ("today", "syrk-128"),
