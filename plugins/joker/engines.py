@@ -284,8 +284,10 @@ class FeatureEngine:
                         ok = ok and len(one) == len(both)
                         for a, b in zip(one, both):
                             w = a.shape[1]
-                            ok = ok and b.shape[1] == 2 * w and np.allclose(a, b[:, j * w:(j + 1) * w], rtol=1e-5,
-                                                                            atol=1e-6)
+                            # a wrong layout is off by O(1); float32 projections of different widths may
+                            # round the (large) phases differently, by ~|ωᵀx|·ε
+                            ok = ok and b.shape[1] == 2 * w and np.allclose(a, b[:, j * w:(j + 1) * w], rtol=0,
+                                                                            atol=1e-3)
                     self._groupable_flag = bool(ok)
                 except Exception:  # a kernel whose parameters do not concatenate: one block at a time
                     self._groupable_flag = False
