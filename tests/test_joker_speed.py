@@ -159,7 +159,8 @@ def test_projection_combines_cost_and_certificate_lines():
     today = {"kind": "certificate", "variant": "today", "batch_size": 512, "gram": "gemm", "rows": rows, "M": 10,
              "curve": [{"iteration": i, "epochs": e, "rel_gap": 1 - 0.03 * e} for i, e in enumerate([1, 2, 3, 4], 1)]}
     small = {"kind": "certificate", "variant": "syrk-128", "batch_size": 128, "gram": "syrk", "rows": rows, "M": 10,
-             "curve": [{"iteration": i, "epochs": e, "rel_gap": 1 - 0.02 * e} for i, e in enumerate([1, 2, 3, 4, 5], 1)]}
+             "curve": [{"iteration": i, "epochs": e, "rel_gap": 1 - 0.02 * e}
+                       for i, e in enumerate([1, 2, 3, 4, 5], 1)]}
     out = {p["variant"]: p for p in bench.project([cost, today, small], M=100, rows=rows, log=lambda *a: None)}
     assert out["today"]["epochs_to_1_epoch"] == pytest.approx(1.0)
     assert out["syrk-128"]["epochs_to_1_epoch"] == pytest.approx(1.5)

@@ -287,7 +287,8 @@ def project(lines, M=PAPER["M"], rows=1_000_000, gap_rows=200_000, check_rows_ev
     if "today" not in certs:
         from ..errors import KoptError
 
-        raise KoptError("the projection needs today's certificate curve (kopt bench joker --certificate --variants today)")
+        raise KoptError("the projection needs today's certificate curve "
+                        "(kopt bench joker --certificate --variants today)")
     base = certs["today"]["curve"]
     paper_epochs = PAPER["iterations"] * PAPER["batch_size"] / PAPER["train_rows"]
     targets = {"1 epoch": gap_at(base, 1.0), "3 epochs": gap_at(base, 3.0), "paper": gap_at(base, paper_epochs)}
@@ -362,7 +363,8 @@ def joker(args) -> int:
 # -- the trust-region model through products only (issue 29 (c)): measured, not shipped -------------------
 
 def _pcg(apply_A, b, apply_P, tol, max_iter):
-    """Preconditioned CG on A s = b from 0; the products it took to reach ‖r‖ ≤ tol‖b‖ (None: not within max_iter)."""
+    """Preconditioned CG on A s = b from 0: the products it took to reach ‖r‖ ≤ tol‖b‖ (None: not within
+    ``max_iter``)."""
     s = np.zeros_like(b)
     r = b.copy()
     z = apply_P(r)
