@@ -168,6 +168,8 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         spec = load_spec(spec, overrides, check_files=data is None)
     run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
                keep_state=keep_state, start_from=start_from, t0=t0)
+    if spec.solver_class.plans:  # solver: auto -- measure, choose the spec, then solve it (local runs)
+        return _solve_planned(spec, **run)
     if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
         if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
             # continuing a run continues it at its λ (the estimators' warm_start)
@@ -225,6 +227,48 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
                   start_state=start_state, auto=auto)
 
 
+def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
+    """A solver with ``plans`` (``solver: auto``): assemble the problem, let the solver measure and choose
+    the concrete spec (:meth:`kopt.components.Solver.plan`), then solve that spec on every training row."""
+    if resume is not False or start_from is not None:
+        raise spec.error(("solver", "name"),
+                         f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
+                         "warm-start a run, solve the spec it chose (report.json's spec) and resume that")
+    if sample_weight is not None:
+        check_solver_weights(spec)
+        if data is None:
+            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
+                            "are read, split and filtered by kopt, so their rows have no weights to match")
+    if write or spec["output"]["checkpoint_every"]:
+        check_output_dir(spec)  # before the data and the search
+    with drawing(progress):
+        ds = as_dataset(data) if data is not None else load_data(spec["data"])
+    t1 = time.perf_counter()
+    problem = assemble(spec, ds, sample_weight=sample_weight)
+    planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if progress else None
+    overrides, record = planner.plan(problem, spec.given, log)
+    record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
+    concrete = spec_with(spec, overrides)
+    return _solve(concrete, cluster=None, data=ds, resume=False, progress=progress, write=write,
+                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0, plan=record)
+
+
+def spec_with(spec: Spec, overrides: dict) -> Spec:
+    """``spec`` with dotted keys set (``"solver"`` replaces the whole solver section), validated again."""
+    import copy
+
+    data = copy.deepcopy(spec.data)
+    for key, value in overrides.items():
+        node, parts = data, key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = copy.deepcopy(value)
+    out = load_spec(data, check_files=False)
+    out.source, out.positions, out.base_dir = spec.source, spec.positions, spec.base_dir
+    return out
+
+
 def _problem(spec, data, backend, sample_weight, cluster):
     """The assembled problem: in this process, or with its rows in partitions on the cluster."""
     if cluster is None:
@@ -241,7 +285,7 @@ def _problem(spec, data, backend, sample_weight, cluster):
 
 
 def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
-           start_state=None, auto=None):
+           start_state=None, auto=None, plan=None):
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
@@ -252,7 +296,7 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
         problem = _problem(spec, data, backend, sample_weight, cluster)
-    t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0)
+    t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0) - (plan["search_s"] if plan else 0.0)
     rss_load = _peak_rss_mb()
 
     solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
@@ -305,6 +349,8 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
             kept = keeper.snapshot(sname, spec.data, tracer.trace, fit_s, out.status) if keeper.save else snapshot
         timings = {"load_s": t_load, "fit_s": fit_s, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
                    "this_session_fit_s": t_fit}
+        if plan is not None:
+            timings["auto_s"] = plan["search_s"]
         if auto is not None:
             timings["lambda_auto_s"] = auto["select_s"]
             auto = {k: v for k, v in auto.items() if k != "load_s"}
@@ -314,8 +360,10 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         report = build_report(spec, problem, fields, backend, rss_load)
         if auto is not None:
             report["lambda_auto"] = auto
+        if plan is not None:
+            report["auto"] = plan
         report["model_sha256"] = model.content_hash()  # compares models whatever their timestamps (kopt model-hash)
-        result = Result(model=model, report=report, snapshot=kept, lambda_auto=auto, **fields)
+        result = Result(model=model, report=report, snapshot=kept, lambda_auto=auto, auto=plan, **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
