@@ -141,9 +141,9 @@ class _KoptEstimator(BaseEstimator):
     def _kernel_section(self) -> dict:
         kernel = {"name": self.kernel}
         cls = _component("kernel", self.kernel)
-        # "median" is the default of every kernel with a bandwidth; a kernel without one (linear,
+        # a rule ("auto", the default) applies to every kernel with a bandwidth; a kernel without one (linear,
         # polynomial...) leaves it out, while a number given for such a kernel is passed on and refused
-        if self.bandwidth is not None and not (self.bandwidth == "median" and cls is not None
+        if self.bandwidth is not None and not (self.bandwidth in ("median", "scale", "auto") and cls is not None
                                                and "bandwidth" not in cls.params):
             kernel["bandwidth"] = self.bandwidth
         kernel.update(self.kernel_options or {})
