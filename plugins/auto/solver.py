@@ -12,8 +12,8 @@ Routes (docs/defaults.md):
   nearly free, so it is also the search's model;
 * a smooth loss with a conjugate (squared hinge, logistic, Huber): ``joker`` ``mode: primal``
   (Newton-CG on the same M Nyström centres) at the bandwidth and λ the square loss chose;
-* a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: features``
-  (dual blocks on the Nyström features) at those settings.
+* a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
+  own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
 
 An explicit number is always taken as given: ``model.regularizer.lambda``, a numeric
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
@@ -46,27 +46,25 @@ class AutoSolver(Solver):
     }
 
     def check_spec(self, spec):
-        loss = spec.loss
-        if loss.target not in ("real", "binary"):
-            yield ("model", "loss", "name"), (
-                f"solver 'auto' chooses by a validation metric on labelled rows; loss {loss.name!r} (target "
-                f"{loss.target}) has none: name a solver (kopt plugins lists them)")
-        elif loss.name != "square" and not loss.has_conjugate:
+        loss = spec.loss  # its target is real or binary: the core checked ``targets``
+        if loss.name != "square" and not loss.has_conjugate:
             yield ("model", "loss", "name"), (
                 f"solver 'auto' solves losses other than square with joker, which needs a conjugate, and loss "
                 f"{loss.name!r} has none: name a solver (dsg or adsg)")
         if spec["model"]["form"] == "gp":
             yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
 
-    def route(self, loss):
-        """``(solver overrides, words)`` for the final solve of ``loss``."""
+    def route(self, loss, centers):
+        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres."""
+        nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
         if loss.name == "square":
-            return {"name": "krr_nystrom"}, "primal", "krr_nystrom (square loss: one Cholesky on the centres)"
+            return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
+                    "krr_nystrom (the square loss: one Cholesky on the centres)")
         if loss.smooth:
-            return ({"name": "joker", "mode": "primal"}, "dual",
-                    f"joker primal Newton-CG on the centres ({loss.name} has a Lipschitz gradient)")
-        return ({"name": "joker", "mode": "features"}, "dual",
-                f"joker dual blocks on the Nystrom features ({loss.name} is not smooth)")
+            return ({"solver": {"name": "joker", "mode": "primal"}, "model.form": "dual", **nystrom},
+                    f"joker's primal Newton-CG on the centres ({loss.name} has a Lipschitz gradient)")
+        return ({"solver": {"name": "joker", "mode": "auto"}, "model.form": "dual", "model.features.kind": "random"},
+                f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centres)")
 
     def plan(self, problem, given, log=None):
         """Measure, choose, and return ``(spec overrides, report record)``.
@@ -85,9 +83,9 @@ class AutoSolver(Solver):
             lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
             counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
             seed=spec["seed"], validation=o.validation, log=log)
-        solver, form, words = self.route(problem.loss)
-        overrides = {"solver": solver, "model.form": form, "model.features.kind": "nystrom",
-                     "model.features.count": best["centers"], "model.regularizer.lambda": best["lam"]}
+        overrides, words = self.route(problem.loss, best["centers"])
+        overrides["model.regularizer.lambda"] = best["lam"]
+        solver = overrides["solver"]
         if best["bandwidth"] is not None:
             overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
