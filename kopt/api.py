@@ -11,17 +11,15 @@ import warnings
 import numpy as np
 
 from . import checkpoint
-from . import rows as _rows
 from .backend import resolve
-from .data import Dataset, Preprocessor, as_dataset, load_data
-from .bandwidth import resolve_bandwidth
+from .assemble import assemble, check_sample_weight, check_solver_weights
+from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
 from .listeners import Checkpointer, TraceRecorder, progress_listeners
 from .model import Model
 from .plugins import registry
-from .problem import FeatureSpec, Problem
 from .result import Result
 from .run import RunContext, interrupt_guard
 from .spec import Spec, load_spec
@@ -29,116 +27,6 @@ from .spec import Spec, load_spec
 
 def _peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def build_kernel(spec: Spec, X):
-    """Instantiate the spec's kernel with a numeric bandwidth (a rule such as ``median`` resolved)."""
-    params = {k: v for k, v in spec["model"]["kernel"].items() if k != "name"}
-    cls = registry().get("kernel", spec["model"]["kernel"]["name"])
-    kernel = cls(**resolve_bandwidth(cls, params, X, spec["seed"]))
-    kernel.check_input(X)  # e.g. χ²-type kernels need nonnegative inputs: fail before the solve
-    return kernel
-
-
-def _one_vs_rest(spec: Spec) -> bool:
-    """Whether the spec's solver trains binary losses one-vs-rest on multiclass labels."""
-    return registry().get("solver", spec["solver"]["name"]).one_vs_rest
-
-
-def check_sample_weight(sample_weight, n):
-    """Validate per-row weights for ``n`` training rows; returns them as float64.
-
-    Raises :class:`DataError` for weights that are not a finite, nonnegative vector of length n with
-    a positive sum.  How :func:`assemble` uses them: kopt's weighted objective is
-    λ/2‖f‖² + Σ w_i ℓ_i / Σ w_i.  Rows of weight 0 are dropped before anything is fitted on the data
-    (standardisation, the median bandwidth, the solve), and the rest are normalised to mean 1
-    (``problem.sample_weight``), so scaling every weight changes nothing and a zero weight equals
-    leaving the row out; the standardisation statistics are weighted means, so an integer weight
-    equals repeating the row wherever the solver is deterministic and the bandwidth is a number.
-    """
-    w = np.asarray(sample_weight)
-    if w.dtype == object or not (np.issubdtype(w.dtype, np.number) or w.dtype == bool) \
-            or np.issubdtype(w.dtype, np.complexfloating):
-        raise DataError(f"sample_weight must be numbers, got dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.ndim != 1 or w.shape[0] != n:
-        raise DataError(f"sample_weight has shape {w.shape}; it needs one weight per training row, shape ({n},)")
-    bad = ~np.isfinite(w)
-    if bad.any():
-        raise DataError(f"sample_weight has {int(bad.sum())} non-finite values (first at row {int(np.argmax(bad))})")
-    if (w < 0).any():
-        i = int(np.argmax(w < 0))
-        raise DataError(f"sample_weight must be >= 0; row {i} has {float(w[i])!r}")
-    if not w.sum() > 0:
-        raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
-    return w
-
-
-def check_solver_weights(spec: Spec):
-    """Raise a SpecError (at ``solver.name``) unless the spec's solver accepts sample weights."""
-    reg = registry()
-    cls = reg.get("solver", spec["solver"]["name"])
-    if not cls.sample_weight:
-        ok = [n for n in reg.names("solver") if reg.get("solver", n).sample_weight]
-        raise spec.error(("solver", "name"), f"solver {cls.name!r} does not accept sample weights; solvers that do: "
-                                             f"{', '.join(ok) or '(none)'}")
-
-
-def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem:
-    """Read (or take) the data, fit preprocessing and build the :class:`Problem`.
-
-    ``sample_weight``: optional per-row weights of the training rows of ``data`` (arrays only;
-    see :func:`check_sample_weight`); the problem carries them, normalised to mean 1, as
-    ``problem.sample_weight``.
-    """
-    backend = backend or resolve(spec["backend"])
-    if sample_weight is not None:
-        check_solver_weights(spec)
-        if data is None:
-            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
-                            "are read, split and filtered by kopt, so their rows have no weights to match")
-    ds = as_dataset(data) if data is not None else load_data(spec["data"])
-    weights = None
-    if sample_weight is not None:
-        weights = check_sample_weight(sample_weight, ds.X.shape[0])
-        if not (weights > 0).all():  # a row of weight 0 is a row left out, for everything fitted below
-            keep = np.flatnonzero(weights > 0)
-            ds = Dataset(ds.X[keep], None if ds.y is None else np.asarray(ds.y)[keep], ds.X_test, ds.y_test,
-                         info={**ds.info, "n_train": int(keep.size), "zero_weight_rows": int(weights.size - keep.size)})
-            weights = weights[keep]
-        weights = weights * (weights.size / weights.sum())
-    loss = spec.component(("model", "loss"))
-    regularizer = spec.component(("model", "regularizer"))
-    d = spec["data"]
-    if ds.y is None and loss.target not in ("unlabeled",):
-        raise DataError(f"loss {loss.name!r} needs labels and the training data has none")
-    source = ds.info.get("train", "training data")
-    target = loss.target
-    if target == "binary" and ds.y is not None and _one_vs_rest(spec) and np.unique(np.asarray(ds.y)).size > 2:
-        target = "multiclass"  # the solver trains one binary problem per class (one-vs-rest)
-    pre = Preprocessor.fit(ds.X, ds.y, target, standardize=d["standardize"],
-                           standardize_target=d["standardize_target"], source=source, sample_weight=weights)
-    X = pre.transform(ds.X, dtype=np.dtype(spec["model"]["features"]["dtype"]))
-    y = pre.encode(ds.y, source) if ds.y is not None else None
-    if y is not None and target == loss.target:
-        loss.check_labels(y, source=source)
-    if ds.y_test is not None and pre.classes is not None:  # test labels the training data never had
-        pre.encode(ds.y_test, ds.info.get("test") or source)
-    X_test = None
-    if ds.X_test is not None:
-        X_test = pre.transform(ds.X_test, dtype=X.dtype)
-    kernel = build_kernel(spec, X)
-    xp = backend.xp
-    X, X_test = _rows.on_backend(X, xp), _rows.on_backend(X_test, xp)
-    if y is not None:
-        y = xp.asarray(y)
-    if weights is not None:
-        weights = xp.asarray(weights)
-    n_classes = len(pre.classes) if pre.classes is not None else 1
-    return Problem(spec=spec, X=X, y=y, loss=loss, kernel=kernel, regularizer=regularizer, form=spec["model"]["form"],
-                   backend=backend, preprocessor=pre, seed=spec["seed"], features=FeatureSpec(**spec["model"]["features"]),
-                   X_test=X_test, y_test_raw=ds.y_test, n_classes=n_classes, sample_weight=weights,
-                   info={"train": source, "test": ds.info.get("test"), "raw_X_test": ds.X_test})
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
@@ -173,7 +61,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
         if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
             # continuing a run continues it at its λ (the estimators' warm_start)
-            from .tune import LAMBDA, overrides_of
+            from .selection import LAMBDA, overrides_of
 
             spec = load_spec(spec.data, overrides_of({LAMBDA: snapshot_lam}), check_files=data is None)
             run["resume"] = resume
@@ -192,7 +80,7 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
     """``model.regularizer.lambda: auto``: choose λ on a validation split of the training rows
     (:func:`kopt.tune.select_lambda`), then solve on all of them at that λ, started from the
     validation solve where the solver allows (``Solver.refit_warm_start``)."""
-    from .tune import LAMBDA, overrides_of, select_lambda
+    from .selection import LAMBDA, overrides_of, select_lambda
 
     if isinstance(resume, checkpoint.Snapshot) or start_from is not None:
         raise spec.error(("model", "regularizer", "lambda"),
@@ -209,7 +97,7 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
     t_load = time.perf_counter() - t0
-    choice = select_lambda(spec, ds, sample_weight=weights, progress=bool(progress))
+    choice = select_lambda(spec, ds, solve=solve, sample_weight=weights, progress=bool(progress))
     fixed = load_spec(spec.data, overrides_of({LAMBDA: choice.lam}), check_files=False)
     fixed.source, fixed.positions, fixed.base_dir = spec.source, spec.positions, spec.base_dir
     solver_cls = registry().get("solver", spec["solver"]["name"])
@@ -427,7 +315,7 @@ def _jsonable(d):
 def build_report(spec, problem, result: dict, backend, rss_load):
     import scipy
 
-    from . import __version__
+    from .version import __version__
 
     return {
         "name": spec["name"],

@@ -18,7 +18,7 @@ def _add_set(p):
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="kopt", description="Train kernel machines from YAML problem specs.")
-    from . import __version__
+    from .version import __version__
 
     parser.add_argument("--version", action="version", version=f"kopt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -218,7 +218,7 @@ class _KoptEstimator(BaseEstimator):
         spec = self._validated_spec()
         X = self._densify(X)
         if sample_weight is not None:
-            from .api import check_sample_weight, check_solver_weights
+            from .assemble import check_sample_weight, check_solver_weights
 
             check_sample_weight(sample_weight, X.shape[0])  # the weights themselves first, then the solver
             try:

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import kopt
-from kopt.api import assemble, check_sample_weight
+from kopt.assemble import assemble, check_sample_weight
 from kopt.data.preprocess import Preprocessor, column_stats, weighted_column_stats
 from kopt.errors import DataError, SpecError
 from kopt.objectives import dual, primal

@@ -3,7 +3,7 @@
 The search runs on the square loss's normal equations (:class:`kopt_plugins.krr_nystrom.system.NystromSystem`),
 where a λ path costs one M × M Cholesky per λ on top of the system itself:
 
-1. the training rows are split once, seeded by the spec's seed (:func:`kopt.tune.make_splits`, 20%
+1. the training rows are split once, seeded by the spec's seed (:func:`kopt.selection.make_splits`, 20%
    held out);
 2. centres: the first M rows of one seeded order of the fit rows, so each size holds the smaller
    ones; M starts at :data:`FIRST_CENTERS` and doubles;
@@ -82,7 +82,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     ``max_centers``).
     """
     from kopt.backend import to_numpy
-    from kopt.tune import make_splits
+    from kopt.selection import make_splits
     from kopt_plugins.krr_nystrom.system import NystromSystem
 
     t0 = time.perf_counter()
