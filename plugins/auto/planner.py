@@ -12,7 +12,9 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    length scale, never a longer one), and kept from the third size on, where one system costs
    more than all smaller ones together; a number, or another rule, is taken as given;
 4. λ walks :data:`LAMBDAS` (half decades, 1e-1 .. 1e-9) at the first size, then the best λ and
-   two half decades either side of it (more where the best lies at an end); or is the spec's number;
+   two half decades either side of it (more where the best lies at an end); or is the spec's number.
+   A λ whose system A/n + λR does not factor, or is conditioned beyond what float64 resolves
+   (:meth:`NystromSystem.path`), would give another λ's solution and is not a choice;
 5. M stops doubling when the last doubling gained less than a third of the tolerance kopt's
    defaults are held to (:data:`MIN_GAIN`: 0.1 points of accuracy, 0.67% of RMSE) -- gains shrink
    with each doubling, so the sizes left could not add up to the tolerance --, when the next size
@@ -123,16 +125,18 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             while True:
                 todo = [i for i in tried if i not in scores]
                 for i, S in zip(todo, system.path([lambdas[i] for i in todo], K_val)):
-                    scores[i] = _score(metric, to_numpy(S), Y_val, y_scale)
+                    # a λ below what the system resolves (it needs extra jitter to factor) is not a choice
+                    scores[i] = -np.inf if S is None else _score(metric, to_numpy(S), Y_val, y_scale)
                 # ties: the larger λ (lambdas run from large to small, so the first best)
-                k = max(scores, key=lambda i: (bool(np.isfinite(scores[i])), scores[i], -i))
+                k = max(scores, key=lambda i: (scores[i], -i))
                 wider = _lambda_window(len(lambdas), k)
                 if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
                     break
                 tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(base_bw * f if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k,
-                         path={f"{lambdas[i]:g}": round(scores[i], 6) for i in sorted(scores)},
+                         path={f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None)
+                               for i in sorted(scores)},
                          seconds=time.perf_counter() - t1)
             trials.append(trial)
             log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): best "

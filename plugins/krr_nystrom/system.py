@@ -22,6 +22,8 @@ from kopt.linalg import cho_solve, cholesky
 from kopt.nystrom import center_factor
 from kopt.threads import blas_threads
 
+#: the largest condition number of A/n + λR a λ path point may have (float64: 1e-4 / 1.1e-16)
+MAX_CONDITION = 1e-4 / float(np.finfo(np.float64).eps)
 #: kernel values per chunk of rows (the chunk's k(X, C) is at most this many entries: 64 MiB in float32)
 CHUNK_ENTRIES = 1 << 24
 
@@ -123,9 +125,26 @@ class NystromSystem:
                 w = w - cho_solve(L, g)
 
     def path(self, lams, K_val):
-        """Scores ``K_val @ w(λ)`` for every λ of ``lams`` (validation rows' k(X_val, C) given)."""
+        """Scores ``K_val @ w(λ)`` for every λ of ``lams`` (validation rows' k(X_val, C) given); None for a λ
+        the system does not resolve: A/n + λR does not factor, or its condition number -- at least the
+        squared spread of the Cholesky factor's diagonal -- exceeds :data:`MAX_CONDITION`, where the
+        solution's float64 rounding (cond · 1.1e-16) would pass 1e-4: that solution is not λ's."""
         K = K_val.astype(np.float64)
-        return [K @ self.solve(lam) for lam in lams]
+        out = []
+        for lam in lams:
+            H = self.A / self.n + lam * self.R
+            try:
+                with blas_threads(1):
+                    L = cholesky(H, overwrite=True)
+            except np.linalg.LinAlgError:
+                out.append(None)
+                continue
+            d = self.xp.abs(self.xp.diagonal(L))
+            if float((d.max() / d.min()) ** 2) > MAX_CONDITION:
+                out.append(None)
+                continue
+            out.append(K @ self.solve(lam, L))
+        return out
 
 
 def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
