@@ -18,8 +18,8 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
 5. M stops doubling when the last doubling gained less than a third of the tolerance kopt's
    defaults are held to (:data:`MIN_GAIN`: 0.1 points of accuracy, 0.67% of RMSE) -- gains shrink
    with each doubling, so the sizes left could not add up to the tolerance --, when the next size
-   would pass ``max_centers`` or the training rows, or when its projected time (4x this size's:
-   the system costs n M²) would pass the budget.
+   would pass ``max_centers``, the training rows or :data:`CENTER_ENTRIES` dense values of centres,
+   or when its projected time (4x this size's: the system costs n M²) would pass the budget.
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
 larger λ and the fewer centres.
@@ -39,6 +39,9 @@ LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
 MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
+#: the centres are held dense (M × d): at most this many values (256 MiB in float32) -- wide sparse rows
+#: (reuters: d = 47,236) cap M at 1,420
+CENTER_ENTRIES = 1 << 26
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
 #: λ values either side of the previous size's best, at the later sizes
@@ -102,7 +105,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
     base_bw = options.get("bandwidth")
-    ladder = list(counts) if counts else _ladder(len(order), max_centers)
+    ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
     trials, best, previous_best = [], None, None
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
@@ -119,7 +122,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             t1 = time.perf_counter()
             kernel = cls(**{**options, "bandwidth": base_bw * f}) if has_bw else problem.kernel
             system = NystromSystem(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
-            K_val = system.features(_rows.dense(X_val, None, xp, problem.dtype))
+            K_val = system.features(X_val)
             tried = _lambda_window(len(lambdas), lam_index)
             scores = {}
             while True:

@@ -24,8 +24,15 @@ from kopt.threads import blas_threads
 
 #: the largest condition number of A/n + λR a λ path point may have (float64: 1e-4 / 1.1e-16)
 MAX_CONDITION = 1e-4 / float(np.finfo(np.float64).eps)
-#: kernel values per chunk of rows (the chunk's k(X, C) is at most this many entries: 64 MiB in float32)
+#: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (64 MiB in
+#: float32), so wide sparse rows (reuters: d = 47,236) are densified a few hundred at a time
 CHUNK_ENTRIES = 1 << 24
+
+
+def row_chunks(X, M):
+    """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows, stay
+    within :data:`CHUNK_ENTRIES`."""
+    return _rows.chunks(X.shape[0], max(1, CHUNK_ENTRIES // max(1, M, X.shape[1])))
 
 
 def _gram_update(A, K):
@@ -61,7 +68,7 @@ class NystromSystem:
         self.n, self.M = n, M
         self.A = xp.zeros((M, M), dtype=np.float64)
         self.B = xp.zeros((M, Y.shape[1]), dtype=np.float64)
-        for lo, hi in _rows.chunks(n, max(1, CHUNK_ENTRIES // max(1, M))):
+        for lo, hi in row_chunks(X, M):
             K = self.features(_rows.dense(X, slice(lo, hi), xp, self.dtype))
             Yc = Y[lo:hi]
             if weights is not None:
@@ -78,8 +85,13 @@ class NystromSystem:
         self.R = self.U.T @ self.U
 
     def features(self, X):
-        """k(X, C) in the system's dtype."""
-        return self.kernel.exact(X, self.C).astype(self.dtype, copy=False)
+        """k(X, C) in the system's dtype (X dense, or sparse: densified a chunk of rows at a time)."""
+        if not _rows.is_sparse(X) and X.shape[0] * max(self.M, X.shape[1]) <= CHUNK_ENTRIES:
+            return self.kernel.exact(X, self.C).astype(self.dtype, copy=False)
+        out = self.xp.empty((X.shape[0], self.M), dtype=self.dtype)
+        for lo, hi in row_chunks(X, self.M):
+            out[lo:hi] = self.kernel.exact(_rows.dense(X, slice(lo, hi), self.xp, self.dtype), self.C)
+        return out
 
     def factor(self, lam):
         """The lower Cholesky factor of A/n + λR (+ δI, see below).
@@ -155,7 +167,7 @@ def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
     M = C.shape[0]
     scores = xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
     Ktr = xp.zeros(w.shape, dtype=np.float64)
-    for lo, hi in _rows.chunks(X.shape[0], max(1, CHUNK_ENTRIES // max(1, M))):
+    for lo, hi in row_chunks(X, M):
         K = kernel.exact(_rows.dense(X, slice(lo, hi), xp, dtype), C).astype(np.float64)
         f = K @ w
         scores[lo:hi] = f
