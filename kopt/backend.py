@@ -74,6 +74,12 @@ def cupy_device_info() -> dict:
             "cupy": cupy.__version__}
 
 
+def synchronize(xp) -> None:
+    """Wait until the device has finished its queued work (a no-op on NumPy): GPU timings need it."""
+    if xp is not np:
+        xp.cuda.Device().synchronize()
+
+
 def _cuda_version(v: int) -> str:
     """12040 -> '12.4' (CUDA's integer version encoding)."""
     return f"{v // 1000}.{(v % 1000) // 10}"
