@@ -105,7 +105,7 @@ def roofline(xp, *, elements=1 << 26, gemm_n=8192, rows=1 << 16, dim=28, block=5
 
 def run_roofline(dry_run=False, log=print):
     xp, info = device(dry_run)
-    sizes = dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=2) if dry_run else {}
+    sizes = dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3) if dry_run else {}
     rates = roofline(xp, **sizes)
     log(f"device roofline on {info['device']}: cos {rates['cos_G_per_s']:.1f} G/s, copy "
         f"{rates['copy_GB_per_s']:.0f} GB/s, sgemm {rates['sgemm_gflops']:.0f} GFLOP/s, engine floor "
@@ -123,7 +123,7 @@ def run_features(dry_run=False, rows=1_000_000, dim=28, features=(4096, 32768), 
     xp, info = device(dry_run)
     if dry_run:
         rows, features, repeat = min(rows, 2048), DRY_FEATURES, 1
-    rates = roofline(xp, **(dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=2) if dry_run else {}))
+    rates = roofline(xp, **(dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3) if dry_run else {}))
     rng = np.random.default_rng(0)
     X = xp.asarray(_host(rng, (rows, dim)))
     sigma = float(np.sqrt(dim))
@@ -198,7 +198,7 @@ def run_joker(dry_run=False, rows=262_144, features=(16384, 100_000), batch_size
     backend = "numpy" if dry_run else "cupy"
     if dry_run:
         rows, features, timed_iters, score_rows = min(rows, 2048), DRY_FEATURES, 2, 512
-    rates = roofline(xp, **(dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=2) if dry_run else {}))
+    rates = roofline(xp, **(dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3) if dry_run else {}))
     X, y = higgs_shaped(rows)
     lam = 2.0 ** -7 / rows  # papers/004's λ_J = 2^-7 in kopt's convention at this n
     _solve_seconds(joker_spec(1024, batch_size, 2, lam, backend), (X[:4096], y[:4096]))  # imports, kernels

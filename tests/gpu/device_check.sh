@@ -165,13 +165,13 @@ if [ "$DRY" = 1 ]; then
 else
   TEST_ARGS=(tests)
 fi
-"$PY" -c "import pytest_timeout" >/dev/null 2>&1 && TEST_ARGS=(-p pytest_timeout --timeout 120 "${TEST_ARGS[@]}")
+"$PY" -c "import pytest_timeout" >/dev/null 2>&1 && TEST_ARGS=(--timeout 120 "${TEST_ARGS[@]}")  # one test per 120 s at most
 
 stage gpu_tests 150 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rfEs --continue-on-collection-errors --junitxml="$OUT/gpu_tests.xml" "${TEST_ARGS[@]}"
 if [ "$DRY" = 1 ]; then
   stage compare 200 "$PY" -m kopt.bench.device compare --out "$OUT" --timeout 120 "${FLAGS[@]}" --tiny --rows 600
 else
-  stage compare 200 "$PY" -m kopt.bench.device compare --out "$OUT" --timeout 90
+  stage compare 240 "$PY" -m kopt.bench.device compare --out "$OUT" --timeout 90
 fi
 stage features 75 "$PY" -m kopt.bench.device features --out "$OUT" "${FLAGS[@]}"
 stage joker 120 "$PY" -m kopt.bench.device joker --out "$OUT" "${FLAGS[@]}"
