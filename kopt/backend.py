@@ -45,7 +45,7 @@ def probe_cupy(cupy) -> tuple[bool, str]:
         return False, "CuPy found no CUDA device"
     try:
         x = cupy.arange(8, dtype=cupy.float32)
-        got = float((x * x).sum().get())
+        got = float(cupy.asnumpy((x * x).sum()))
     except Exception as exc:
         return False, (f"CuPy sees {n} CUDA device(s) but a tiny kernel failed ({type(exc).__name__}: {exc}); "
                        "check that the cupy-cuda package matches the driver's CUDA version (nvidia-smi)")

@@ -33,6 +33,8 @@ from ..backend import synchronize
 
 #: feature counts of a dry run (small, two of them, as the real run has)
 DRY_FEATURES = (512, 1024)
+#: roofline sizes of a dry run or a ``--small`` one
+SMALL_ROOFLINE = dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3)
 
 
 def device(dry_run):
@@ -103,27 +105,26 @@ def roofline(xp, *, elements=1 << 26, gemm_n=8192, rows=1 << 16, dim=28, block=5
             "elements": elements, "repeat": repeat}
 
 
-def run_roofline(dry_run=False, log=print):
+def run_roofline(dry_run=False, small=False, log=print):
     xp, info = device(dry_run)
-    sizes = dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3) if dry_run else {}
-    rates = roofline(xp, **sizes)
+    rates = roofline(xp, **(SMALL_ROOFLINE if dry_run or small else {}))
     log(f"device roofline on {info['device']}: cos {rates['cos_G_per_s']:.1f} G/s, copy "
         f"{rates['copy_GB_per_s']:.0f} GB/s, sgemm {rates['sgemm_gflops']:.0f} GFLOP/s, engine floor "
         f"{rates['engine_floor_G_per_s']:.1f} G features/s")
     return {"stage": "roofline", "machine": info, "roofline": rates}
 
 
-def run_features(dry_run=False, rows=1_000_000, dim=28, features=(4096, 32768), repeat=3, block_size=512,
-                 log=print):
+def run_features(dry_run=False, small=False, rows=1_000_000, dim=28, features=(4096, 32768), repeat=3,
+                 block_size=512, log=print):
     """``kopt bench features`` on the device, beside the device's roofline measured in the same run."""
     from ..features import FeatureMap
     from ..plugins import registry
     from .features import measure_map
 
     xp, info = device(dry_run)
-    if dry_run:
+    if dry_run or small:
         rows, features, repeat = min(rows, 2048), DRY_FEATURES, 1
-    rates = roofline(xp, **(dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3) if dry_run else {}))
+    rates = roofline(xp, **(SMALL_ROOFLINE if dry_run or small else {}))
     rng = np.random.default_rng(0)
     X = xp.asarray(_host(rng, (rows, dim)))
     sigma = float(np.sqrt(dim))
@@ -189,16 +190,16 @@ def _solve_seconds(spec, data):
     return time.perf_counter() - t0, r
 
 
-def run_joker(dry_run=False, rows=262_144, features=(16384, 100_000), batch_size=512, warm=3, timed_iters=20,
-              score_rows=100_000, project_iterations=50_000, log=print):
+def run_joker(dry_run=False, small=False, rows=262_144, features=(16384, 100_000), batch_size=512, warm=3,
+              timed_iters=20, score_rows=100_000, project_iterations=50_000, log=print):
     """Seconds per Joker block iteration on the device: (T(warm + timed) - T(warm)) / timed."""
     from ..backend import to_numpy
 
     xp, info = device(dry_run)
     backend = "numpy" if dry_run else "cupy"
-    if dry_run:
+    if dry_run or small:
         rows, features, timed_iters, score_rows = min(rows, 2048), DRY_FEATURES, 2, 512
-    rates = roofline(xp, **(dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3) if dry_run else {}))
+    rates = roofline(xp, **(SMALL_ROOFLINE if dry_run or small else {}))
     X, y = higgs_shaped(rows)
     lam = 2.0 ** -7 / rows  # papers/004's λ_J = 2^-7 in kopt's convention at this n
     _solve_seconds(joker_spec(1024, batch_size, 2, lam, backend), (X[:4096], y[:4096]))  # imports, kernels
@@ -241,7 +242,7 @@ def _stage(fn, name):
         kwargs = {k: getattr(args, k) for k in ("rows", "features") if getattr(args, k, None)}
         if "features" in kwargs:
             kwargs["features"] = tuple(kwargs["features"])
-        res = fn(dry_run=args.dry_run, log=lambda s: print(s, file=sys.stderr, flush=True), **kwargs)
+        res = fn(dry_run=args.dry_run, small=args.small, log=lambda s: print(s, file=sys.stderr, flush=True), **kwargs)
         _write(res, args, name)
         return 0
 
@@ -250,16 +251,20 @@ def _stage(fn, name):
 
 def add_commands(sub, common):
     """The ``roofline``, ``features`` and ``joker`` subcommands of ``python -m kopt.bench.device``."""
+
+    def common_small(q):
+        common(q)
+        q.add_argument("--small", action="store_true", help="the dry run's sizes, on the device (a smoke test)")
     q = sub.add_parser("roofline", help="the device's cos, copy, GEMM and engine-kernel rates")
-    common(q)
+    common_small(q)
     q.set_defaults(func=_stage(run_roofline, "roofline.json"))
     q = sub.add_parser("features", help="kopt bench features on the device, against its roofline")
-    common(q)
+    common_small(q)
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[4096, 32768])
     q.set_defaults(func=_stage(run_features, "bench_features.json"))
     q = sub.add_parser("joker", help="Joker's seconds per iteration on the device at papers/004's HIGGS setting")
-    common(q)
+    common_small(q)
     q.add_argument("--rows", type=int, default=262_144)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
     q.set_defaults(func=_stage(run_joker, "bench_joker_device.json"))

@@ -149,7 +149,8 @@ install() {
 }
 
 if [ "$DRY" = 1 ]; then
-  stage install 60 "$PY" -c "import kopt, jsonschema, yaml, pluggy, scipy, threadpoolctl, pytest, hypothesis; print('dry run: would install ${CUPY_PKG:-?} and kopt[test]; kopt', kopt.__version__)"
+  CHECK="import kopt, jsonschema, yaml, pluggy, scipy, threadpoolctl, pytest, hypothesis"
+  stage install 60 "$PY" -c "$CHECK; print('dry run: would install ${CUPY_PKG:-?} and kopt[test]; kopt', kopt.__version__)"
 else
   export -f install
   export BASE_PY PY VENV WHEELS CUPY_PKG

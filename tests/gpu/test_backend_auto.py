@@ -53,6 +53,7 @@ def fake_cupy(devices=1, runtime_error=None, kernel_error=None, wrong=False):
 
     mod.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=get_device_count))
     mod.arange = arange
+    mod.asnumpy = lambda a: a.get()
     return mod
 
 
