@@ -59,3 +59,24 @@ def test_compare_and_rates_on_the_fake_device(tmp_path):
         res = json.loads((tmp_path / name).read_text())
         assert res["machine"]["device"] == "Fake CUDA device (NumPy)" and not res["machine"]["dry_run"]
         assert res["roofline"]["cos_G_per_s"] > 0
+
+
+def test_fake_device_refuses_host_device_mixes():
+    """The fake is strict where CuPy is: a host array mixed into device work is a TypeError."""
+    code = """
+import numpy as np, cupy, cupyx.scipy.linalg as cl
+from kopt.backend import get_namespace, to_numpy
+d, h = cupy.asarray([1.0, 2.0]), np.ones(2)
+assert get_namespace(d) is cupy and type(to_numpy(d)) is np.ndarray
+assert type(d * 2.0 + cupy.cos(d)) is cupy.ndarray and type(np.maximum(d, d)) is cupy.ndarray
+for bad in (lambda: d + h, lambda: np.maximum(d, h), lambda: cupy.cos(h), lambda: cl.solve_triangular(np.eye(2), d)):
+    try:
+        bad()
+    except TypeError as exc:
+        assert "fake cupy" in str(exc), exc
+    else:
+        raise AssertionError("a host/device mix went through")
+print("ok")
+"""
+    proc = _run(["-c", code])
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
