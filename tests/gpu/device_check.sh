@@ -123,8 +123,8 @@ install() {
   timeout 20 "$PY" -m pip index versions --timeout 5 --retries 0 pip >/dev/null 2>&1 && online=1
   echo "package index reachable: $online; wheelhouse: ${WHEELS:-none}"
   pipi() {  # the wheelhouse alone first (no network needed), then the package index if it answers
-    if [ -n "$WHEELS" ] && "$PY" -m pip install -q --no-index "${links[@]}" "$@"; then return 0; fi
-    [ "$online" = 1 ] && "$PY" -m pip install -q --timeout 30 "${links[@]}" "$@"
+    if [ -n "$WHEELS" ] && "$PY" -m pip install -q --no-index ${links[@]+"${links[@]}"} "$@"; then return 0; fi
+    [ "$online" = 1 ] && "$PY" -m pip install -q --timeout 30 ${links[@]+"${links[@]}"} "$@"
   }
   if "$PY" -c "import cupy; print('CuPy', cupy.__version__, 'already here')"; then
     :
@@ -170,12 +170,12 @@ fi
 
 stage gpu_tests 150 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rfEs --continue-on-collection-errors --junitxml="$OUT/gpu_tests.xml" "${TEST_ARGS[@]}"
 if [ "$DRY" = 1 ]; then
-  stage compare 200 "$PY" -m kopt.bench.device compare --out "$OUT" --timeout 120 "${FLAGS[@]}" --tiny --rows 600
+  stage compare 200 "$PY" -m kopt.bench.device compare --out "$OUT" --timeout 120 ${FLAGS[@]+"${FLAGS[@]}"} --tiny --rows 600
 else
   stage compare 240 "$PY" -m kopt.bench.device compare --out "$OUT" --timeout 90
 fi
-stage features 75 "$PY" -m kopt.bench.device features --out "$OUT" "${FLAGS[@]}"
-stage joker 120 "$PY" -m kopt.bench.device joker --out "$OUT" "${FLAGS[@]}"
+stage features 75 "$PY" -m kopt.bench.device features --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
+stage joker 120 "$PY" -m kopt.bench.device joker --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
 if "$PY" -m kopt bench joker --help 2>/dev/null | grep -q -- "--backend"; then
   if [ "$DRY" = 1 ]; then
     stage joker_cli 90 "$PY" -m kopt bench joker --backend numpy --rows 2048 --features 512 --iterations 4 --json "$OUT/bench_joker.json"
