@@ -105,7 +105,7 @@ def roofline(xp, *, elements=1 << 26, gemm_n=8192, rows=1 << 16, dim=28, block=5
             "elements": elements, "repeat": repeat}
 
 
-def run_roofline(dry_run=False, small=False, log=print):
+def run_roofline(dry_run=False, small=False, log=print, save=None):
     xp, info = device(dry_run)
     rates = roofline(xp, **(SMALL_ROOFLINE if dry_run or small else {}))
     log(f"device roofline on {info['device']}: cos {rates['cos_G_per_s']:.1f} G/s, copy "
@@ -115,7 +115,7 @@ def run_roofline(dry_run=False, small=False, log=print):
 
 
 def run_features(dry_run=False, small=False, rows=1_000_000, dim=28, features=(4096, 32768), repeat=3,
-                 block_size=512, log=print):
+                 block_size=512, log=print, save=None):
     """``kopt bench features`` on the device, beside the device's roofline measured in the same run."""
     from ..features import FeatureMap
     from ..plugins import registry
@@ -129,21 +129,23 @@ def run_features(dry_run=False, small=False, rows=1_000_000, dim=28, features=(4
     X = xp.asarray(_host(rng, (rows, dim)))
     sigma = float(np.sqrt(dim))
     kernel = registry().get("kernel", "gaussian")(bandwidth=sigma)
-    runs = []
+    res = {"stage": "features", "machine": info, "rows": rows, "dim": dim, "block_size": block_size,
+           "dtype": "float32", "kernel": f"gaussian (bandwidth {sigma:.3g}, sincos pairs)", "roofline": rates,
+           "runs": [], "target": "predict >= 50% of the device's cos roofline"}
     for M in features:
         fm = FeatureMap(kernel, dim, seed=0, block_size=block_size, count=M, xp=xp)
         entry = measure_map(fm, X, rng, repeat, timer=lambda fn, r: timed(xp, fn, r))
         for key in ("predict", "theta_update", "fused_predict_adjoint"):
             entry[f"{key}_fraction_of_cos_roofline"] = entry[key] / rates["cos_G_per_s"]
             entry[f"{key}_fraction_of_engine_floor"] = entry[key] / rates["engine_floor_G_per_s"]
-        runs.append(entry)
+        res["runs"].append(entry)
+        if save:
+            save(res)  # what is measured survives a later M running out of time
         log(f"features M = {entry['M']:>6}: predict {entry['predict']:.2f} G/s "
             f"({100 * entry['predict_fraction_of_cos_roofline']:.0f}% of cos, "
             f"{100 * entry['predict_fraction_of_engine_floor']:.0f}% of the engine floor), θ update "
             f"{entry['theta_update']:.2f}, fused {entry['fused_predict_adjoint']:.2f} G/s")
-    return {"stage": "features", "machine": info, "rows": rows, "dim": dim, "block_size": block_size,
-            "dtype": "float32", "kernel": f"gaussian (bandwidth {sigma:.3g}, sincos pairs)", "roofline": rates,
-            "runs": runs, "target": "predict >= 50% of the device's cos roofline"}
+    return res
 
 
 def higgs_shaped(rows, dim=28, seed=0):
@@ -191,7 +193,7 @@ def _solve_seconds(spec, data):
 
 
 def run_joker(dry_run=False, small=False, rows=262_144, features=(16384, 100_000), batch_size=512, warm=3,
-              timed_iters=20, score_rows=100_000, project_iterations=50_000, log=print):
+              timed_iters=20, score_rows=100_000, project_iterations=50_000, log=print, save=None):
     """Seconds per Joker block iteration on the device: (T(warm + timed) - T(warm)) / timed."""
     from ..backend import to_numpy
 
@@ -221,18 +223,26 @@ def run_joker(dry_run=False, small=False, rows=262_144, features=(16384, 100_000
                  "seconds_per_scored_row": t_score / Xs.shape[0],
                  "paper_run_minutes": project_iterations * per_it / 60.0, "paper_iterations": project_iterations}
         out["by_M"].append(entry)
+        if save:
+            save(out)
         log(f"joker M = {M:>7,}: {per_it * 1e3:.2f} ms/iteration, floor {floor['floor_s'] * 1e3:.2f} ms "
             f"({entry['ratio_to_floor']:.2f}x); papers/004's {project_iterations:,} iterations: "
             f"{entry['paper_run_minutes']:.1f} min (target <= 10)")
     return out
 
 
+def _write_file(res, out_dir, name):
+    """``out_dir/name`` as JSON, replaced whole (write, then rename): a kill never leaves half a file."""
+    path = os.path.join(out_dir, name)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(res, fh, indent=2, default=str)
+    os.replace(path + ".tmp", path)
+
+
 def _write(res, args, name):
-    line = json.dumps(res, default=str)
-    print(line, flush=True)
+    print(json.dumps(res, default=str), flush=True)
     if args.out:
-        with open(os.path.join(args.out, name), "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2, default=str)
+        _write_file(res, args.out, name)
 
 
 def _stage(fn, name):
@@ -242,7 +252,12 @@ def _stage(fn, name):
         kwargs = {k: getattr(args, k) for k in ("rows", "features") if getattr(args, k, None)}
         if "features" in kwargs:
             kwargs["features"] = tuple(kwargs["features"])
-        res = fn(dry_run=args.dry_run, small=args.small, log=lambda s: print(s, file=sys.stderr, flush=True), **kwargs)
+        def save(partial):
+            if args.out:
+                _write_file(partial, args.out, name)
+
+        res = fn(dry_run=args.dry_run, small=args.small, log=lambda s: print(s, file=sys.stderr, flush=True),
+                 save=save, **kwargs)
         _write(res, args, name)
         return 0
 

@@ -84,9 +84,12 @@ stage() {
 if [ "$DRY" = 1 ]; then
   SMI="NVIDIA-SMI 580.00.00   Driver Version: 580.00.00   CUDA Version: 13.0 (dry run: a sample header)"
   GPU="(dry run: no GPU)"
-else
+elif command -v nvidia-smi >/dev/null 2>&1; then
   SMI=$(nvidia-smi 2>&1 | head -n 5)
   GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)
+else
+  SMI=""
+  GPU="(no nvidia-smi on this machine)"
 fi
 CUDA_MAJOR=$(echo "$SMI" | sed -n 's/.*CUDA Version: *\([0-9][0-9]*\)\..*/\1/p' | head -n 1)
 DRIVER=$(echo "$SMI" | sed -n 's/.*Driver Version: *\([0-9.][0-9.]*\).*/\1/p' | head -n 1)

@@ -2,7 +2,8 @@
 # Fill .whl/ (git-ignored through .git/info/exclude) with the wheels tests/gpu/device_check.sh needs on a
 # GPU machine that cannot reach the package index: kopt's dependencies missing from the machine's image
 # (the CUDA image of the device tool has CuPy, NumPy, SciPy, pytest, hypothesis, PyYAML, pluggy, attrs and
-# threadpoolctl, but no jsonschema) and a setuptools new enough to install kopt in editable mode.
+# threadpoolctl, but no jsonschema) and the build backend kopt installs with in editable mode (setuptools >= 77,
+# wheel and its packaging).
 # Run it where pip reaches the index, then carry .whl with the repository (device_check.sh finds it).
 #
 #   bash tests/gpu/prepare_wheelhouse.sh [PYTHON_VERSION]    # default 3.12, the device image's Python
@@ -21,6 +22,6 @@ done
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYV" --implementation cp \
   "${PLATFORMS[@]}" -d "$DEST" rpds-py
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYV" -d "$DEST" \
-  jsonschema jsonschema-specifications referencing "setuptools>=77" wheel "typing-extensions>=4.4"
+  jsonschema jsonschema-specifications referencing "setuptools>=77" wheel "packaging>=24" "typing-extensions>=4.4"
 ls -l "$DEST"
 du -sh "$DEST"
