@@ -355,15 +355,17 @@ def holdout_metrics(problem, model) -> dict:
     """The final test metrics: every test row scored through the model (standardisation included)."""
     if problem.partitions is not None:
         from .distributed.assemble import holdout_metrics as on_partitions
+        from .metrics import defined
 
-        return on_partitions(problem, model)
+        return defined(on_partitions(problem, model), "the test partitions")
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
         return {}
-    from .metrics import evaluate
+    from .metrics import defined, evaluate
 
     scores = model.decision_function(raw)
-    return evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor)
+    return defined(evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor),
+                   problem.info.get("test") or "the test split")
 
 
 def _jsonable(d):

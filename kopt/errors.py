@@ -98,6 +98,13 @@ class NonFiniteModelError(KoptError):
     exit_status = 2
 
 
+class OutputError(KoptError):
+    """kopt's files cannot be written where asked: a full disk or quota, a file-size limit, a read-only file
+    system, an output folder another run holds or that holds another spec's model."""
+
+    exit_status = 2
+
+
 class EnvVarError(KoptError):
     """A ``KOPT_*`` environment variable holds a value kopt cannot use."""
 

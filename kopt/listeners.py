@@ -171,9 +171,9 @@ class JsonLog:
         self.last = None
 
     def _emit(self, obj):
-        import json
+        from .fileio import dumps
 
-        self.stream.write(json.dumps(obj, default=_jsonable) + "\n")
+        self.stream.write(dumps(obj) + "\n")
         self.stream.flush()
 
     @hookimpl
@@ -214,12 +214,6 @@ class JsonLog:
                        objective=result.objective, gap=result.gap, metrics=result.metrics,
                        fit_s=result.timings.get("fit_s"))
         self._emit(out)
-
-
-def _jsonable(o):
-    if hasattr(o, "item"):
-        return o.item()
-    return str(o)
 
 
 def progress_listeners(progress) -> list:
