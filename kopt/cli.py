@@ -8,7 +8,7 @@ import sys
 import traceback
 import warnings
 
-from .errors import KoptError
+from .errors import KoptError, Terminated
 
 
 def _add_set(p):
@@ -31,6 +31,8 @@ def build_parser():
     p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
     p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--force", action="store_true", help="replace a model in output.dir that another spec trained "
+                                                        "(output.overwrite: true)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster (pip install 'kopt[dask]'): 'local:N' for N local worker processes, "
                         "or a scheduler address 'tcp://HOST:8786' (sets execution.engine: dask; docs/scale.md)")
@@ -242,21 +244,23 @@ def cmd_solve(args):
         overrides.append(f"output.dir={args.out}")
     if args.plot:
         overrides.append("output.plot=true")
+    if args.force:
+        overrides.append("output.overwrite=true")
     overrides += _scheduler_overrides(args.scheduler)
     spec = load_spec(resolve_spec_arg(args.spec), overrides)
     check_extras(spec)
     listeners = _listeners(args, spec)
     try:
         result = solve(spec, resume=args.resume, progress=listeners or False, write=True)
-    except KeyboardInterrupt:
-        ck = spec["output"]["checkpoint_every"]
-        if ck:
-            print(f"kopt: interrupted; the last checkpoint is in {spec['output']['dir']}. "
+    except (KeyboardInterrupt, Terminated) as exc:
+        what, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        if spec["output"]["checkpoint_every"]:
+            print(f"kopt: {what}; the last checkpoint is in {spec['output']['dir']}. "
                   f"Continue with: kopt solve {args.spec} --resume", file=sys.stderr)
         else:
-            print("kopt: interrupted (no checkpoints: set output.checkpoint_every to make runs resumable)",
+            print(f"kopt: {what} (no checkpoints: set output.checkpoint_every to make runs resumable)",
                   file=sys.stderr)
-        return 130
+        return status
     finally:
         for listener in listeners:
             stream = getattr(listener, "stream", None)
@@ -526,14 +530,20 @@ def main(argv=None):
 
 
 def _run(args):
+    from .run import sigterm_raises
+
     try:
-        return args.func(args)
+        with sigterm_raises():
+            return args.func(args)
     except KoptError as exc:
         print(f"kopt: error: {exc}", file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
         print("kopt: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("kopt: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not a user mistake

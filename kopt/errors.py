@@ -105,6 +105,16 @@ class OutputError(KoptError):
     exit_status = 2
 
 
+class Terminated(SystemExit):
+    """A run stopped by SIGTERM (a batch scheduler, Kubernetes, ``timeout``): treated like Ctrl-C -- the
+    solver stops at its next iteration and, with ``output.checkpoint_every``, the checkpoint of that
+    iteration is written -- then this is raised.  A ``SystemExit`` with code 143 (128 + SIGTERM), so a
+    script that does not catch it exits as the signal asked, with ``finally`` blocks run."""
+
+    def __init__(self, code=143):
+        super().__init__(code)
+
+
 class EnvVarError(KoptError):
     """A ``KOPT_*`` environment variable holds a value kopt cannot use."""
 

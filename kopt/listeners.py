@@ -5,6 +5,7 @@ import sys
 import time
 
 from . import checkpoint
+from .fileio import writing
 from .hookspecs import hookimpl
 
 
@@ -40,9 +41,10 @@ class Checkpointer:
         if record.state is None:
             return
         if run.checkpoint_due(record.iteration) or (run.stop_requested and run.checkpoint_every):
-            checkpoint.write(self.out_dir, iteration=record.iteration, state=record.state(), spec_data=self.spec_data,
-                             solver=self.solver, trace=self.tracer.trace, elapsed=record.elapsed,
-                             backend=run.problem.backend.name)
+            with writing(self.out_dir, f"the checkpoint of iteration {record.iteration}"):
+                checkpoint.write(self.out_dir, iteration=record.iteration, state=record.state(),
+                                 spec_data=self.spec_data, solver=self.solver, trace=self.tracer.trace,
+                                 elapsed=record.elapsed, backend=run.problem.backend.name)
 
 
 def _duration(seconds) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -59,7 +58,9 @@ def spec_path(name: str) -> str:
 
 # -- the child processes -----------------------------------------------------------------------------
 def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    from ..memory import peak_rss_mb
+
+    return peak_rss_mb()
 
 
 def run_kopt(bench: BenchSet, spec: str, overrides=()) -> dict:

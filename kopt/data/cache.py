@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -45,19 +44,15 @@ MIN_VALUES = 1 << 16
 
 
 def default_data_dir() -> Path:
-    """``$KOPT_DATA``, else the platform's user cache directory: ``$XDG_CACHE_HOME/kopt`` or
-    ``~/.cache/kopt`` (Linux and other POSIX), ``~/Library/Caches/kopt`` (macOS),
+    """``$KOPT_DATA``, else the platform's user cache folder (``platformdirs``): ``$XDG_CACHE_HOME/kopt``
+    or ``~/.cache/kopt`` (Linux and other POSIX), ``~/Library/Caches/kopt`` (macOS),
     ``%LOCALAPPDATA%\\kopt\\Cache`` (Windows)."""
     env = os.environ.get("KOPT_DATA")
     if env:
         return Path(env).expanduser()
-    home = os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return Path(home) / "Library" / "Caches" / "kopt"
-    if os.name == "nt":
-        return Path(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")) / "kopt" / "Cache"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    return Path(base) / "kopt"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("kopt", appauthor=False))
 
 
 def cache_root() -> Path:
