@@ -143,7 +143,7 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False, scheduler=None, start_from=None) -> Result:
+          keep_state=False, scheduler=None, start_from=None, connect_timeout=None) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
@@ -160,6 +160,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     ``scheduler`` runs the spec on a Dask cluster (the ``kopt[dask]`` extra, docs/scale.md): ``"local:N"``,
     a scheduler address ``"tcp://HOST:8786"``, or a ``distributed.Client``; the same as the spec's
     ``execution: {engine: dask, scheduler: ...}``.  ``data`` may then be dask collections.
+    ``connect_timeout``: seconds to wait for a scheduler address to answer (default 10).
     """
     t0 = time.perf_counter()
     if scheduler is not None:
@@ -183,7 +184,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     from .distributed.cluster import Cluster
 
     with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
-                 else scheduler) as cluster:
+                 else scheduler, connect_timeout=connect_timeout) as cluster:
         return _solve(spec, cluster=cluster, **run)
 
 

@@ -16,6 +16,21 @@ def _add_set(p):
                    help="override a spec value (YAML syntax), e.g. --set solver.iterations=100")
 
 
+def _connect_timeout(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    return value
+
+
+def _add_connect_timeout(p):
+    p.add_argument("--connect-timeout", metavar="SECONDS", type=_connect_timeout, default=None,
+                   help="with --scheduler tcp://...: how long to wait for the scheduler to answer (default 10)")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="kopt", description="Train kernel machines from YAML problem specs.")
     from . import __version__
@@ -36,6 +51,7 @@ def build_parser():
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster (pip install 'kopt[dask]'): 'local:N' for N local worker processes, "
                         "or a scheduler address 'tcp://HOST:8786' (sets execution.engine: dask; docs/scale.md)")
+    _add_connect_timeout(p)
     p.add_argument("--log-json", metavar="FILE",
                    help="write progress as JSON lines to FILE ('-': stderr, instead of the text lines)")
     p.add_argument("--log-every", metavar="N", default="10s", type=_log_every,
@@ -83,6 +99,7 @@ def build_parser():
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
     p.add_argument("--scheduler", metavar="ADDRESS", help="score the files on a Dask cluster ('local:N' or "
                                                           "'tcp://HOST:8786'; pip install 'kopt[dask]')")
+    _add_connect_timeout(p)
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("model-hash", help="the content hash of saved models (arrays and what shaped the fit, not "
@@ -251,7 +268,8 @@ def cmd_solve(args):
     check_extras(spec)
     listeners = _listeners(args, spec)
     try:
-        result = solve(spec, resume=args.resume, progress=listeners or False, write=True)
+        result = solve(spec, resume=args.resume, progress=listeners or False, write=True,
+                       connect_timeout=args.connect_timeout)
     except (KeyboardInterrupt, Terminated) as exc:
         what, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
         if spec["output"]["checkpoint_every"]:
@@ -441,7 +459,7 @@ def _predict_partitioned(args, model, opts):
     if not args.out:
         raise KoptError("kopt predict --scheduler writes one file per input file: give the folder with --out DIR")
     files = expand(args.data)
-    with Cluster(args.scheduler) as cluster:
+    with Cluster(args.scheduler, connect_timeout=args.connect_timeout) as cluster:
         done = predict_files(cluster.client, os.path.abspath(args.model), files, args.out, opts)
     rows = sum(d[1] for d in done)
     print(f"wrote {rows} predictions to {len(done)} files in {args.out}", file=sys.stderr)

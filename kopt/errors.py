@@ -105,6 +105,12 @@ class OutputError(KoptError):
     exit_status = 2
 
 
+class ClusterError(KoptError):
+    """The Dask cluster cannot be used: Dask is not installed, the scheduler does not answer, no workers."""
+
+    exit_status = 2
+
+
 class Terminated(SystemExit):
     """A run stopped by SIGTERM (a batch scheduler, Kubernetes, ``timeout``): treated like Ctrl-C -- the
     solver stops at its next iteration and, with ``output.checkpoint_every``, the checkpoint of that
