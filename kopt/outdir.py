@@ -43,6 +43,7 @@ def claimed(spec):
     """Hold the lock of ``spec``'s ``output.dir`` (created if missing) for the block."""
     out = spec["output"]["dir"]
     path = os.path.join(out, LOCK)
+    created = not os.path.isdir(out)
     with writing(out, "the output folder's lock"):
         os.makedirs(out, exist_ok=True)
         lock = filelock.FileLock(path, thread_local=False, on_acquired=_mark)
@@ -56,6 +57,10 @@ def claimed(spec):
         yield
     finally:
         lock.release()
+        if created and os.listdir(out) == [LOCK]:  # a run that failed before writing: leave no trace
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                os.rmdir(out)
 
 
 def _shaping(spec_data: dict) -> dict:
