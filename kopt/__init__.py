@@ -4,7 +4,7 @@
 >>> result = kopt.solve("specs/krr_exact_cal_housing.yaml")   # doctest: +SKIP
 >>> result.model.predict(X)                                     # doctest: +SKIP
 """
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 from .api import solve  # noqa: E402
 from .errors import (  # noqa: E402

@@ -76,7 +76,7 @@ def environment(backend="numpy") -> dict:
         import scipy.linalg  # noqa: F401  (its BLAS is loaded before threadpoolctl looks)
         from threadpoolctl import threadpool_info
 
-        from . import __version__
+        from .version import __version__
         from .threads import PARTS
 
         blas = sorted(f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"

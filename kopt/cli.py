@@ -33,7 +33,7 @@ def _add_connect_timeout(p):
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="kopt", description="Train kernel machines from YAML problem specs.")
-    from . import __version__
+    from .version import __version__
 
     parser.add_argument("--version", action="version", version=f"kopt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -161,6 +161,15 @@ def build_parser():
     q.add_argument("--set-option", action="append", metavar="KEY.PATH=VALUE", help="override kopt's spec (as --set)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.peers", "peers")(a))
+    q = bsub.add_parser("defaults", help="kopt's defaults (a spec naming only loss and kernel, the estimators with "
+                                         "no arguments) against SVC(C=10) and SVC() on every set")
+    q.add_argument("--sets", nargs="+", metavar="SET",
+                   help="higgs-12k, ijcnn1, a9a, w8a, cal_housing, reuters, mnist-10k (default: all)")
+    q.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (the median is reported)")
+    q.add_argument("--sides", nargs="+", choices=["spec", "estimator", "svc_c10", "svc"],
+                   help="the configurations to run (default: all four)")
+    q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.defaults", "defaults")(a))
     q = bsub.add_parser("joker", help="Joker's seconds per block iteration at papers/004's HIGGS setting vs its floor")
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
@@ -324,6 +333,11 @@ def summary(result, spec):
     if result.gap is not None:
         rel = result.info.get("rel_gap")
         lines.append(f"  duality gap {result.gap:.3g}" + (f" (relative {rel:.3g})" if rel is not None else ""))
+    plan = result.auto
+    if plan:
+        lines[0] = (f"{spec['name']}: solver auto chose {plan['route']} in {plan['search_s']:.2f}s "
+                    f"(budget {plan['budget_s']:g}s); the solve on every row took {result.timings['fit_s']:.2f}s")
+        lines.append(f"  auto: {plan['why']} ({plan['split']})")
     auto = result.lambda_auto
     if auto:
         lines.append(f"  lambda auto: chose {auto['lambda']:g} by validation {auto['metric']} "

@@ -17,7 +17,6 @@ import socket
 import filelock
 
 from .checkpoint import changed_keys, describe_changes
-from .errors import OutputError
 from .fileio import writing
 
 LOCK = ".kopt.lock"

@@ -203,7 +203,7 @@ def test_features_mode_solves_krr_on_the_random_feature_kernel():
     spec = _spec({"name": "square"}, lam=lam, mode="features", batch_size=100, tol=1e-12,
                  features={"count": 512, "block_size": 256})
     r = _solve(spec, (X, y))
-    from kopt.api import assemble
+    from kopt.assemble import assemble
 
     problem = assemble(kopt.load_spec(spec, check_files=False), (X, y))
     fmap = problem.feature_map(512)
