@@ -346,7 +346,7 @@ def summary(result, spec):
         lines.append("    " + "  ".join(f"{p['lambda']:g}: {p['score']:.5g}" for p in
                                         sorted(auto["path"], key=lambda p: -p["lambda"])))
     for k, v in result.metrics.items():
-        lines.append(f"  test {k} {v:.6g}")
+        lines.append(f"  test {k} {v:.6g}" if v is not None else f"  test {k} undefined (null in report.json)")
     lines.append(f"  peak memory {result.report['memory']['peak_rss_mb']:.0f} MB")
     note = result.report.get("backend_note")
     if note:

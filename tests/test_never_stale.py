@@ -92,6 +92,21 @@ def test_an_undefined_metric_is_null_with_a_warning_and_the_report_is_strict_jso
     _strict((tmp_path / "out" / "model.json").read_text())
 
 
+def test_the_command_line_says_a_metric_is_undefined_and_writes_null(tmp_path, capsys):
+    X, y, X_test, y_test = _one_class_test_split()
+    np.savetxt(tmp_path / "train.csv", np.column_stack([y, X]), delimiter=",", fmt="%.6f")
+    np.savetxt(tmp_path / "test.csv", np.column_stack([y_test, X_test]), delimiter=",", fmt="%.6f")
+    spec = {"name": "oneclass", "data": {"train": "train.csv", "test": "test.csv", "label": 0},
+            "model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+                      "regularizer": {"name": "l2", "lambda": 1e-2}, "form": "dual"},
+            "solver": {"name": "joker", "mode": "exact", "iterations": 5, "batch_size": 16}, "backend": "numpy",
+            "output": {"dir": str(tmp_path / "cli")}}
+    assert main(["solve", _write(tmp_path, spec)]) == 0
+    out, err = capsys.readouterr()
+    assert "test auc undefined" in out and "kopt: warning: auc on" in err and "one class" in err
+    assert _strict((tmp_path / "cli" / "report.json").read_text())["metrics"]["auc"] is None
+
+
 def test_every_json_writer_is_strict(tmp_path):
     from kopt import fileset
     from kopt.fileio import write_json
