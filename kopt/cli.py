@@ -9,6 +9,7 @@ import traceback
 import warnings
 
 from .errors import KoptError, Terminated
+from .fileio import writing
 
 
 def _add_set(p):
@@ -318,7 +319,8 @@ def cmd_tune(args):
 
         result.refit = solve(result.best_spec, write=True)
     print(tune_report.summary(result))
-    paths = tune_report.write(result, out_dir, with_plot=args.plot)
+    with writing(out_dir, "the search's results"):
+        paths = tune_report.write(result, out_dir, with_plot=args.plot)
     if args.refit:
         paths["model"] = os.path.join(result.best_spec["output"]["dir"], "model.json")
     print("wrote " + ", ".join(paths.values()))
@@ -443,7 +445,8 @@ def cmd_predict(args):
     if len(args.data) != 1:
         raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
                         "scored on a Dask cluster: add --scheduler and --out DIR)")
-    rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}")
+    with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"):
+        rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}")
     if metrics is not None:
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:

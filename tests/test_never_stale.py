@@ -230,6 +230,19 @@ def test_disk_errors_while_writing_the_model_are_exit_2_saying_what_to_do(tmp_pa
     assert err.startswith("kopt: error: cannot write the model and report") and len(err.strip().splitlines()) == 1
 
 
+def test_a_full_disk_while_writing_predictions_is_exit_2(tmp_path, monkeypatch, capsys):
+    path = _write(tmp_path, _spec(tmp_path, out="m"))
+    assert main(["solve", path, "-q"]) == 0
+    def full(target, mode="wb"):
+        raise OSError(errno.ENOSPC, "No space left on device", target)
+
+    monkeypatch.setattr("kopt.predicting.atomic_open", full)
+    assert main(["predict", str(tmp_path / "m" / "model.json"), str(tmp_path / "data.csv"),
+                 "--out", str(tmp_path / "p" / "pred.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the predictions: the disk holding" in err and "internal error" not in err
+
+
 def test_a_full_disk_while_checkpointing_from_python_is_an_output_error(tmp_path, monkeypatch):
     import kopt.fileset
 
