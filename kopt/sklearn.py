@@ -400,7 +400,7 @@ class KernelClassifier(ClassifierMixin, _KoptEstimator):
 
     def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
                  kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="auto", solver_options=None, standardize=True, backend="auto", random_state=None,
+                 solver="auto", solver_options=None, standardize="auto", backend="auto", random_state=None,
                  warm_start=False, verbose=False):
         self.loss = loss
         self.loss_options = loss_options
@@ -545,7 +545,7 @@ class KernelRegressor(RegressorMixin, _KoptEstimator):
 
     def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
                  kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="auto", solver_options=None, standardize=True, standardize_target=False, backend="auto",
+                 solver="auto", solver_options=None, standardize="auto", standardize_target=False, backend="auto",
                  random_state=None, warm_start=False, verbose=False):
         self.loss = loss
         self.loss_options = loss_options
@@ -772,7 +772,7 @@ def from_spec(spec, overrides=()):
     else:
         raw, _ = read_spec_file(str(spec))
     apply_overrides(raw, overrides)
-    model, solver = raw["model"], dict(raw["solver"])
+    model, solver = raw["model"], dict(raw.get("solver") or {"name": "auto"})
     standardize = DATA_SCHEMA["properties"]["standardize"]["default"]  # the spec's default, not the estimator's
     common = {"random_state": raw.get("seed", 0), "backend": raw.get("backend", "auto"),
               "standardize": (raw.get("data") or {}).get("standardize", standardize)}

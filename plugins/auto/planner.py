@@ -12,12 +12,14 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    length scale, never a longer one), and kept from the third size on, where one system costs
    more than all smaller ones together; a number, or another rule, is taken as given;
 4. λ walks :data:`LAMBDAS` (half decades, 1e-1 .. 1e-9) at the first size, then the best λ and
-   two half decades either side of it (more where the best lies at an end); or is the spec's number;
+   two half decades either side of it (more where the best lies at an end); or is the spec's number.
+   A λ whose system A/n + λR does not factor, or is conditioned beyond what float64 resolves
+   (:meth:`NystromSystem.path`), would give another λ's solution and is not a choice;
 5. M stops doubling when the last doubling gained less than a third of the tolerance kopt's
    defaults are held to (:data:`MIN_GAIN`: 0.1 points of accuracy, 0.67% of RMSE) -- gains shrink
    with each doubling, so the sizes left could not add up to the tolerance --, when the next size
-   would pass ``max_centers`` or the training rows, or when its projected time (4x this size's:
-   the system costs n M²) would pass the budget.
+   would pass ``max_centers``, the training rows or :data:`CENTER_ENTRIES` dense values of centres,
+   or when its projected time (4x this size's: the system costs n M²) would pass the budget.
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
 larger λ and the fewer centres.
@@ -37,6 +39,9 @@ LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
 MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
+#: the centres are held dense (M × d): at most this many values (256 MiB in float32) -- wide sparse rows
+#: (reuters: d = 47,236) cap M at 1,420
+CENTER_ENTRIES = 1 << 26
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
 #: λ values either side of the previous size's best, at the later sizes
@@ -100,7 +105,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
     base_bw = options.get("bandwidth")
-    ladder = list(counts) if counts else _ladder(len(order), max_centers)
+    ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
     trials, best, previous_best = [], None, None
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
@@ -117,22 +122,24 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             t1 = time.perf_counter()
             kernel = cls(**{**options, "bandwidth": base_bw * f}) if has_bw else problem.kernel
             system = NystromSystem(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
-            K_val = system.features(_rows.dense(X_val, None, xp, problem.dtype))
+            K_val = system.features(X_val)
             tried = _lambda_window(len(lambdas), lam_index)
             scores = {}
             while True:
                 todo = [i for i in tried if i not in scores]
                 for i, S in zip(todo, system.path([lambdas[i] for i in todo], K_val)):
-                    scores[i] = _score(metric, to_numpy(S), Y_val, y_scale)
+                    # a λ below what the system resolves (it needs extra jitter to factor) is not a choice
+                    scores[i] = -np.inf if S is None else _score(metric, to_numpy(S), Y_val, y_scale)
                 # ties: the larger λ (lambdas run from large to small, so the first best)
-                k = max(scores, key=lambda i: (bool(np.isfinite(scores[i])), scores[i], -i))
+                k = max(scores, key=lambda i: (scores[i], -i))
                 wider = _lambda_window(len(lambdas), k)
                 if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
                     break
                 tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(base_bw * f if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k,
-                         path={f"{lambdas[i]:g}": round(scores[i], 6) for i in sorted(scores)},
+                         path={f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None)
+                               for i in sorted(scores)},
                          seconds=time.perf_counter() - t1)
             trials.append(trial)
             log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): best "

@@ -21,7 +21,7 @@ from kopt.nystrom import center_factor, choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 
-from .system import CHUNK_ENTRIES, NystromSystem, residual_pass
+from .system import NystromSystem, residual_pass, row_chunks
 
 
 class NystromKRR(IterativeSolver):
@@ -95,7 +95,7 @@ class NystromKRR(IterativeSolver):
         problem = state["problem"]
         out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
         coef = state["w"].astype(problem.dtype)
-        for lo, hi in _rows.chunks(X.shape[0], max(1, CHUNK_ENTRIES // max(1, state["C"].shape[0]))):
+        for lo, hi in row_chunks(X, state["C"].shape[0]):
             out[lo:hi] = problem.kernel.exact(_rows.dense(X, slice(lo, hi), problem.xp, problem.dtype), state["C"]) @ coef
         return out
 
