@@ -14,6 +14,7 @@ from .errors import (  # noqa: E402
     ModelFileError,
     SpecError,
     SpecWarning,
+    Terminated,
     UnknownComponentError,
 )
 from .model import Model, load_model  # noqa: E402
@@ -35,4 +36,5 @@ __all__ = [
     "UnknownComponentError",
     "ConvergenceWarning",
     "SpecWarning",
+    "Terminated",
 ]

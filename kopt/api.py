@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from . import checkpoint
+from . import checkpoint, outdir
 from .backend import resolve
 from .assemble import assemble, check_sample_weight, check_solver_weights
 from .data import as_dataset, load_data
@@ -21,16 +20,18 @@ from .listeners import Checkpointer, TraceRecorder, progress_listeners
 from .model import Model
 from .plugins import registry
 from .result import Result
-from .run import RunContext, interrupt_guard
+from .run import RunContext, interrupt_guard, raise_for
 from .spec import Spec, load_spec
 
 
 def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    from .memory import peak_rss_mb
+
+    return peak_rss_mb()
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False, scheduler=None, start_from=None) -> Result:
+          keep_state=False, scheduler=None, start_from=None, connect_timeout=None) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
@@ -47,6 +48,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     ``scheduler`` runs the spec on a Dask cluster (the ``kopt[dask]`` extra, docs/scale.md): ``"local:N"``,
     a scheduler address ``"tcp://HOST:8786"``, or a ``distributed.Client``; the same as the spec's
     ``execution: {engine: dask, scheduler: ...}``.  ``data`` may then be dask collections.
+    ``connect_timeout``: seconds to wait for a scheduler address to answer (default 10).
     """
     t0 = time.perf_counter()
     if scheduler is not None:
@@ -72,7 +74,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     from .distributed.cluster import Cluster
 
     with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
-                 else scheduler) as cluster:
+                 else scheduler, connect_timeout=connect_timeout) as cluster:
         return _solve(spec, cluster=cluster, **run)
 
 
@@ -93,6 +95,8 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
                             "are read, split and filtered by kopt, so their rows have no weights to match")
     if write or spec["output"]["checkpoint_every"]:
         check_output_dir(spec)  # before the data and the search
+    if write:
+        outdir.check_overwrite(spec, ignore=("model.regularizer.lambda",))  # its λ is not chosen yet
     with drawing(progress):
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
@@ -172,16 +176,25 @@ def _problem(spec, data, backend, sample_weight, cluster):
     return problem
 
 
-def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
-           start_state=None, auto=None, plan=None):
+def _solve(spec, **run):
+    """:func:`_run_solve`, holding the output folder (:mod:`kopt.outdir`) when the run writes there."""
+    if not (run["write"] or spec["output"]["checkpoint_every"]):
+        return _run_solve(spec, **run)
+    check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
+    with outdir.claimed(spec):
+        if run["write"]:
+            outdir.check_overwrite(spec)
+        return _run_solve(spec, **run)
+
+
+def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
+               start_state=None, auto=None, plan=None):
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
     snapshot = resume if isinstance(resume, checkpoint.Snapshot) else None
     if snapshot is not None:
         checkpoint.check_continuation(snapshot, spec, reg.get("solver", sname))
-    if write or spec["output"]["checkpoint_every"]:
-        check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
         problem = _problem(spec, data, backend, sample_weight, cluster)
     t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0) - (plan["search_s"] if plan else 0.0)
@@ -222,7 +235,7 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         fit_s = run.elapsed  # read now: the holdout prediction below is not fit time
         if run.interrupted:
             reg.pm.hook.kopt_run_end(run=run, result=None)
-            raise KeyboardInterrupt
+            raise_for(run.stop_signal)  # KeyboardInterrupt, or Terminated (SIGTERM)
         info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info)}
         t2 = time.perf_counter()
         metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
@@ -291,15 +304,17 @@ def holdout_metrics(problem, model) -> dict:
     """The final test metrics: every test row scored through the model (standardisation included)."""
     if problem.partitions is not None:
         from .distributed.assemble import holdout_metrics as on_partitions
+        from .metrics import defined
 
-        return on_partitions(problem, model)
+        return defined(on_partitions(problem, model), "the test partitions")
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
         return {}
-    from .metrics import evaluate
+    from .metrics import defined, evaluate
 
     scores = model.decision_function(raw)
-    return evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor)
+    return defined(evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor),
+                   problem.info.get("test") or "the test split")
 
 
 def _jsonable(d):
@@ -356,15 +371,16 @@ def _n_test(problem):
 def write_outputs(spec, result):
     """Write the model, then the report, then the plot: a failing plot never costs the model or report."""
     from .errors import KoptError
-    from .fileio import write_json
+    from .fileio import write_json, writing
 
     out = spec["output"]
-    os.makedirs(out["dir"], exist_ok=True)
     report_path = os.path.join(out["dir"], "report.json")
-    if out["model"]:
-        result.report["model_file"] = result.model.save(os.path.join(out["dir"], "model"))
-    if out["report"]:
-        write_json(report_path, result.report)
+    with writing(out["dir"], "the model and report"):  # a full disk: exit 2 saying so, the old model kept
+        os.makedirs(out["dir"], exist_ok=True)
+        if out["model"]:
+            result.report["model_file"] = result.model.save(os.path.join(out["dir"], "model"))
+        if out["report"]:
+            write_json(report_path, result.report)
     if out["plot"]:
         from .plotting import plot_trace
 
@@ -377,5 +393,6 @@ def write_outputs(spec, result):
             detail = str(exc) if isinstance(exc, KoptError) else f"{type(exc).__name__}: {exc}"
             raise KoptError(f"the convergence plot failed: {detail}{note}") from None
         if out["report"]:
-            write_json(report_path, result.report)  # now with plot_file
+            with writing(out["dir"], "report.json"):
+                write_json(report_path, result.report)  # now with plot_file
     return out["dir"]

@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from ..fileio import dumps
 from .runs import child, peak_mb, summarize
 
 #: set -> (the spec's data section, task)
@@ -173,10 +174,10 @@ def defaults(args) -> int:
         raise KoptError(f"unknown benchmark set {', '.join(unknown)}; sets: {', '.join(SETS)}")
     for name in names:
         line = compare(name, repeat=args.repeat, sides=tuple(args.sides or SIDES))
-        print(json.dumps(line), flush=True)
+        print(dumps(line), flush=True)
         if args.json:
             with open(args.json, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(line) + "\n")
+                fh.write(dumps(line) + "\n")
     return 0
 
 

@@ -14,12 +14,13 @@ all as G features/s (rows × M / seconds, median of ``repeat`` runs).
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
 
 import numpy as np
+
+from ..fileio import dumps
 
 from .. import threads as _threads
 from ..features import FeatureMap
@@ -112,6 +113,6 @@ def features(args):
     res = run_features(rows=args.rows, dim=args.dim, features=tuple(args.features), repeat=args.repeat)
     if getattr(args, "json", None):
         with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=2)
+            fh.write(dumps(res, indent=2))
         print(f"wrote {args.json}")
     return 0

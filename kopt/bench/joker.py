@@ -18,10 +18,11 @@ measured costs: ``project_iterations`` iterations, a gap estimate on ``gap_rows`
 """
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
+
+from ..fileio import dumps
 
 from .. import threads as _threads
 from .roofline import cos_roofline, gemm_rate, machine
@@ -127,6 +128,6 @@ def joker(args) -> int:
                     iterations=args.iterations)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(res, fh, indent=2)
+            fh.write(dumps(res, indent=2))
         print(f"wrote {args.json}")
     return 0

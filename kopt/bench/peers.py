@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..fileio import dumps
 from .runs import child, peak_mb, summarize
 
 
@@ -201,12 +202,12 @@ def peers(args) -> int:
     lines = []
     for name in names:
         line = compare(SETS[name], repeat=args.repeat, overrides=args.set_option or ())
-        print(json.dumps(line), flush=True)
+        print(dumps(line), flush=True)
         lines.append(line)
     if args.json:
         with open(args.json, "a", encoding="utf-8") as fh:
             for line in lines:
-                fh.write(json.dumps(line) + "\n")
+                fh.write(dumps(line) + "\n")
     return 0
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 
@@ -10,8 +9,10 @@ import numpy as np
 
 
 def peak_mb() -> float:
-    """This process's peak resident memory in MiB (Linux reports ru_maxrss in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """This process's peak resident memory in MiB (:func:`kopt.memory.peak_rss_mb`: right on every OS)."""
+    from ..memory import peak_rss_mb
+
+    return peak_rss_mb()
 
 
 def child(module: str, args: list, timeout: float) -> dict:

@@ -90,6 +90,7 @@ CORE_SCHEMA = {
                 "report": {"type": "boolean", "default": True, "description": "write report.json"},
                 "plot": {"type": "boolean", "default": False, "description": "write convergence.png (needs matplotlib)"},
                 "checkpoint_every": {"type": "integer", "minimum": 0, "default": 0, "description": "iterations between checkpoints (0: off)"},
+                "overwrite": {"type": "boolean", "default": False, "description": "replace a model in output.dir that another spec trained (kopt solve --force); the same spec always overwrites its own"},
             },
         },
     },
