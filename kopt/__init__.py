@@ -4,7 +4,7 @@
 >>> result = kopt.solve("specs/krr_exact_cal_housing.yaml")   # doctest: +SKIP
 >>> result.model.predict(X)                                     # doctest: +SKIP
 """
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 from .api import solve  # noqa: E402
 from .errors import (  # noqa: E402
@@ -14,6 +14,7 @@ from .errors import (  # noqa: E402
     ModelFileError,
     SpecError,
     SpecWarning,
+    Terminated,
     UnknownComponentError,
 )
 from .model import Model, load_model  # noqa: E402
@@ -35,4 +36,5 @@ __all__ = [
     "UnknownComponentError",
     "ConvergenceWarning",
     "SpecWarning",
+    "Terminated",
 ]

@@ -3,146 +3,35 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import sys
 import time
 import warnings
 
 import numpy as np
 
-from . import checkpoint
-from . import rows as _rows
+from . import checkpoint, outdir
 from .backend import resolve
-from .data import Dataset, Preprocessor, as_dataset, load_data
-from .bandwidth import resolve_bandwidth
+from .assemble import assemble, check_sample_weight, check_solver_weights
+from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
 from .listeners import Checkpointer, TraceRecorder, progress_listeners
 from .model import Model
 from .plugins import registry
-from .problem import FeatureSpec, Problem
 from .result import Result
-from .run import RunContext, interrupt_guard
+from .run import RunContext, interrupt_guard, raise_for
 from .spec import Spec, load_spec
 
 
 def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    from .memory import peak_rss_mb
 
-
-def build_kernel(spec: Spec, X):
-    """Instantiate the spec's kernel with a numeric bandwidth (a rule such as ``median`` resolved)."""
-    params = {k: v for k, v in spec["model"]["kernel"].items() if k != "name"}
-    cls = registry().get("kernel", spec["model"]["kernel"]["name"])
-    kernel = cls(**resolve_bandwidth(cls, params, X, spec["seed"]))
-    kernel.check_input(X)  # e.g. χ²-type kernels need nonnegative inputs: fail before the solve
-    return kernel
-
-
-def _one_vs_rest(spec: Spec) -> bool:
-    """Whether the spec's solver trains binary losses one-vs-rest on multiclass labels."""
-    return registry().get("solver", spec["solver"]["name"]).one_vs_rest
-
-
-def check_sample_weight(sample_weight, n):
-    """Validate per-row weights for ``n`` training rows; returns them as float64.
-
-    Raises :class:`DataError` for weights that are not a finite, nonnegative vector of length n with
-    a positive sum.  How :func:`assemble` uses them: kopt's weighted objective is
-    λ/2‖f‖² + Σ w_i ℓ_i / Σ w_i.  Rows of weight 0 are dropped before anything is fitted on the data
-    (standardisation, the median bandwidth, the solve), and the rest are normalised to mean 1
-    (``problem.sample_weight``), so scaling every weight changes nothing and a zero weight equals
-    leaving the row out; the standardisation statistics are weighted means, so an integer weight
-    equals repeating the row wherever the solver is deterministic and the bandwidth is a number.
-    """
-    w = np.asarray(sample_weight)
-    if w.dtype == object or not (np.issubdtype(w.dtype, np.number) or w.dtype == bool) \
-            or np.issubdtype(w.dtype, np.complexfloating):
-        raise DataError(f"sample_weight must be numbers, got dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.ndim != 1 or w.shape[0] != n:
-        raise DataError(f"sample_weight has shape {w.shape}; it needs one weight per training row, shape ({n},)")
-    bad = ~np.isfinite(w)
-    if bad.any():
-        raise DataError(f"sample_weight has {int(bad.sum())} non-finite values (first at row {int(np.argmax(bad))})")
-    if (w < 0).any():
-        i = int(np.argmax(w < 0))
-        raise DataError(f"sample_weight must be >= 0; row {i} has {float(w[i])!r}")
-    if not w.sum() > 0:
-        raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
-    return w
-
-
-def check_solver_weights(spec: Spec):
-    """Raise a SpecError (at ``solver.name``) unless the spec's solver accepts sample weights."""
-    reg = registry()
-    cls = reg.get("solver", spec["solver"]["name"])
-    if not cls.sample_weight:
-        ok = [n for n in reg.names("solver") if reg.get("solver", n).sample_weight]
-        raise spec.error(("solver", "name"), f"solver {cls.name!r} does not accept sample weights; solvers that do: "
-                                             f"{', '.join(ok) or '(none)'}")
-
-
-def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem:
-    """Read (or take) the data, fit preprocessing and build the :class:`Problem`.
-
-    ``sample_weight``: optional per-row weights of the training rows of ``data`` (arrays only;
-    see :func:`check_sample_weight`); the problem carries them, normalised to mean 1, as
-    ``problem.sample_weight``.
-    """
-    backend = backend or resolve(spec["backend"])
-    if sample_weight is not None:
-        check_solver_weights(spec)
-        if data is None:
-            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
-                            "are read, split and filtered by kopt, so their rows have no weights to match")
-    ds = as_dataset(data) if data is not None else load_data(spec["data"])
-    weights = None
-    if sample_weight is not None:
-        weights = check_sample_weight(sample_weight, ds.X.shape[0])
-        if not (weights > 0).all():  # a row of weight 0 is a row left out, for everything fitted below
-            keep = np.flatnonzero(weights > 0)
-            ds = Dataset(ds.X[keep], None if ds.y is None else np.asarray(ds.y)[keep], ds.X_test, ds.y_test,
-                         info={**ds.info, "n_train": int(keep.size), "zero_weight_rows": int(weights.size - keep.size)})
-            weights = weights[keep]
-        weights = weights * (weights.size / weights.sum())
-    loss = spec.component(("model", "loss"))
-    regularizer = spec.component(("model", "regularizer"))
-    d = spec["data"]
-    if ds.y is None and loss.target not in ("unlabeled",):
-        raise DataError(f"loss {loss.name!r} needs labels and the training data has none")
-    source = ds.info.get("train", "training data")
-    target = loss.target
-    if target == "binary" and ds.y is not None and _one_vs_rest(spec) and np.unique(np.asarray(ds.y)).size > 2:
-        target = "multiclass"  # the solver trains one binary problem per class (one-vs-rest)
-    pre = Preprocessor.fit(ds.X, ds.y, target, standardize=d["standardize"],
-                           standardize_target=d["standardize_target"], source=source, sample_weight=weights)
-    X = pre.transform(ds.X, dtype=np.dtype(spec["model"]["features"]["dtype"]))
-    y = pre.encode(ds.y, source) if ds.y is not None else None
-    if y is not None and target == loss.target:
-        loss.check_labels(y, source=source)
-    if ds.y_test is not None and pre.classes is not None:  # test labels the training data never had
-        pre.encode(ds.y_test, ds.info.get("test") or source)
-    X_test = None
-    if ds.X_test is not None:
-        X_test = pre.transform(ds.X_test, dtype=X.dtype)
-    kernel = build_kernel(spec, X)
-    xp = backend.xp
-    X, X_test = _rows.on_backend(X, xp), _rows.on_backend(X_test, xp)
-    if y is not None:
-        y = xp.asarray(y)
-    if weights is not None:
-        weights = xp.asarray(weights)
-    n_classes = len(pre.classes) if pre.classes is not None else 1
-    return Problem(spec=spec, X=X, y=y, loss=loss, kernel=kernel, regularizer=regularizer, form=spec["model"]["form"],
-                   backend=backend, preprocessor=pre, seed=spec["seed"], features=FeatureSpec(**spec["model"]["features"]),
-                   X_test=X_test, y_test_raw=ds.y_test, n_classes=n_classes, sample_weight=weights,
-                   info={"train": source, "test": ds.info.get("test"), "raw_X_test": ds.X_test})
+    return peak_rss_mb()
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False, scheduler=None, start_from=None) -> Result:
+          keep_state=False, scheduler=None, start_from=None, connect_timeout=None) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
@@ -159,6 +48,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     ``scheduler`` runs the spec on a Dask cluster (the ``kopt[dask]`` extra, docs/scale.md): ``"local:N"``,
     a scheduler address ``"tcp://HOST:8786"``, or a ``distributed.Client``; the same as the spec's
     ``execution: {engine: dask, scheduler: ...}``.  ``data`` may then be dask collections.
+    ``connect_timeout``: seconds to wait for a scheduler address to answer (default 10).
     """
     t0 = time.perf_counter()
     if scheduler is not None:
@@ -168,10 +58,12 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         spec = load_spec(spec, overrides, check_files=data is None)
     run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
                keep_state=keep_state, start_from=start_from, t0=t0)
+    if spec.solver_class.plans:  # solver: auto -- measure, choose the spec, then solve it (local runs)
+        return _solve_planned(spec, **run)
     if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
         if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
             # continuing a run continues it at its λ (the estimators' warm_start)
-            from .tune import LAMBDA, overrides_of
+            from .selection import LAMBDA, overrides_of
 
             spec = load_spec(spec.data, overrides_of({LAMBDA: snapshot_lam}), check_files=data is None)
             run["resume"] = resume
@@ -182,7 +74,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     from .distributed.cluster import Cluster
 
     with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
-                 else scheduler) as cluster:
+                 else scheduler, connect_timeout=connect_timeout) as cluster:
         return _solve(spec, cluster=cluster, **run)
 
 
@@ -190,7 +82,7 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
     """``model.regularizer.lambda: auto``: choose λ on a validation split of the training rows
     (:func:`kopt.tune.select_lambda`), then solve on all of them at that λ, started from the
     validation solve where the solver allows (``Solver.refit_warm_start``)."""
-    from .tune import LAMBDA, overrides_of, select_lambda
+    from .selection import LAMBDA, overrides_of, select_lambda
 
     if isinstance(resume, checkpoint.Snapshot) or start_from is not None:
         raise spec.error(("model", "regularizer", "lambda"),
@@ -203,11 +95,13 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
                             "are read, split and filtered by kopt, so their rows have no weights to match")
     if write or spec["output"]["checkpoint_every"]:
         check_output_dir(spec)  # before the data and the search
+    if write:
+        outdir.check_overwrite(spec, ignore=("model.regularizer.lambda",))  # its λ is not chosen yet
     with drawing(progress):
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
     t_load = time.perf_counter() - t0
-    choice = select_lambda(spec, ds, sample_weight=weights, progress=bool(progress))
+    choice = select_lambda(spec, ds, solve=solve, sample_weight=weights, progress=bool(progress))
     fixed = load_spec(spec.data, overrides_of({LAMBDA: choice.lam}), check_files=False)
     fixed.source, fixed.positions, fixed.base_dir = spec.source, spec.positions, spec.base_dir
     solver_cls = registry().get("solver", spec["solver"]["name"])
@@ -225,6 +119,48 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
                   start_state=start_state, auto=auto)
 
 
+def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
+    """A solver with ``plans`` (``solver: auto``): assemble the problem, let the solver measure and choose
+    the concrete spec (:meth:`kopt.components.Solver.plan`), then solve that spec on every training row."""
+    if resume is not False or start_from is not None:
+        raise spec.error(("solver", "name"),
+                         f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
+                         "warm-start a run, solve the spec it chose (report.json's spec) and resume that")
+    if sample_weight is not None:
+        check_solver_weights(spec)
+        if data is None:
+            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
+                            "are read, split and filtered by kopt, so their rows have no weights to match")
+    if write or spec["output"]["checkpoint_every"]:
+        check_output_dir(spec)  # before the data and the search
+    with drawing(progress):
+        ds = as_dataset(data) if data is not None else load_data(spec["data"])
+    t1 = time.perf_counter()
+    problem = assemble(spec, ds, sample_weight=sample_weight)
+    planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if progress else None
+    overrides, record = planner.plan(problem, spec.given, log)
+    record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
+    concrete = spec_with(spec, overrides)
+    return _solve(concrete, cluster=None, data=ds, resume=False, progress=progress, write=write,
+                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0, plan=record)
+
+
+def spec_with(spec: Spec, overrides: dict) -> Spec:
+    """``spec`` with dotted keys set (``"solver"`` replaces the whole solver section), validated again."""
+    import copy
+
+    data = copy.deepcopy(spec.data)
+    for key, value in overrides.items():
+        node, parts = data, key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = copy.deepcopy(value)
+    out = load_spec(data, check_files=False)
+    out.source, out.positions, out.base_dir = spec.source, spec.positions, spec.base_dir
+    return out
+
+
 def _problem(spec, data, backend, sample_weight, cluster):
     """The assembled problem: in this process, or with its rows in partitions on the cluster."""
     if cluster is None:
@@ -240,19 +176,28 @@ def _problem(spec, data, backend, sample_weight, cluster):
     return problem
 
 
-def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
-           start_state=None, auto=None):
+def _solve(spec, **run):
+    """:func:`_run_solve`, holding the output folder (:mod:`kopt.outdir`) when the run writes there."""
+    if not (run["write"] or spec["output"]["checkpoint_every"]):
+        return _run_solve(spec, **run)
+    check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
+    with outdir.claimed(spec):
+        if run["write"]:
+            outdir.check_overwrite(spec)
+        return _run_solve(spec, **run)
+
+
+def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
+               start_state=None, auto=None, plan=None):
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
     snapshot = resume if isinstance(resume, checkpoint.Snapshot) else None
     if snapshot is not None:
         checkpoint.check_continuation(snapshot, spec, reg.get("solver", sname))
-    if write or spec["output"]["checkpoint_every"]:
-        check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with drawing(progress):
         problem = _problem(spec, data, backend, sample_weight, cluster)
-    t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0)
+    t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0) - (plan["search_s"] if plan else 0.0)
     rss_load = _peak_rss_mb()
 
     solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
@@ -290,7 +235,7 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         fit_s = run.elapsed  # read now: the holdout prediction below is not fit time
         if run.interrupted:
             reg.pm.hook.kopt_run_end(run=run, result=None)
-            raise KeyboardInterrupt
+            raise_for(run.stop_signal)  # KeyboardInterrupt, or Terminated (SIGTERM)
         info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info)}
         t2 = time.perf_counter()
         metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
@@ -305,6 +250,8 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
             kept = keeper.snapshot(sname, spec.data, tracer.trace, fit_s, out.status) if keeper.save else snapshot
         timings = {"load_s": t_load, "fit_s": fit_s, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
                    "this_session_fit_s": t_fit}
+        if plan is not None:
+            timings["auto_s"] = plan["search_s"]
         if auto is not None:
             timings["lambda_auto_s"] = auto["select_s"]
             auto = {k: v for k, v in auto.items() if k != "load_s"}
@@ -314,8 +261,10 @@ def _solve(spec, *, data, resume, progress, write, sample_weight, keep_state, st
         report = build_report(spec, problem, fields, backend, rss_load)
         if auto is not None:
             report["lambda_auto"] = auto
+        if plan is not None:
+            report["auto"] = plan
         report["model_sha256"] = model.content_hash()  # compares models whatever their timestamps (kopt model-hash)
-        result = Result(model=model, report=report, snapshot=kept, lambda_auto=auto, **fields)
+        result = Result(model=model, report=report, snapshot=kept, lambda_auto=auto, auto=plan, **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
@@ -355,15 +304,17 @@ def holdout_metrics(problem, model) -> dict:
     """The final test metrics: every test row scored through the model (standardisation included)."""
     if problem.partitions is not None:
         from .distributed.assemble import holdout_metrics as on_partitions
+        from .metrics import defined
 
-        return on_partitions(problem, model)
+        return defined(on_partitions(problem, model), "the test partitions")
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
         return {}
-    from .metrics import evaluate
+    from .metrics import defined, evaluate
 
     scores = model.decision_function(raw)
-    return evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor)
+    return defined(evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor),
+                   problem.info.get("test") or "the test split")
 
 
 def _jsonable(d):
@@ -379,7 +330,7 @@ def _jsonable(d):
 def build_report(spec, problem, result: dict, backend, rss_load):
     import scipy
 
-    from . import __version__
+    from .version import __version__
 
     return {
         "name": spec["name"],
@@ -420,15 +371,16 @@ def _n_test(problem):
 def write_outputs(spec, result):
     """Write the model, then the report, then the plot: a failing plot never costs the model or report."""
     from .errors import KoptError
-    from .fileio import write_json
+    from .fileio import write_json, writing
 
     out = spec["output"]
-    os.makedirs(out["dir"], exist_ok=True)
     report_path = os.path.join(out["dir"], "report.json")
-    if out["model"]:
-        result.report["model_file"] = result.model.save(os.path.join(out["dir"], "model"))
-    if out["report"]:
-        write_json(report_path, result.report)
+    with writing(out["dir"], "the model and report"):  # a full disk: exit 2 saying so, the old model kept
+        os.makedirs(out["dir"], exist_ok=True)
+        if out["model"]:
+            result.report["model_file"] = result.model.save(os.path.join(out["dir"], "model"))
+        if out["report"]:
+            write_json(report_path, result.report)
     if out["plot"]:
         from .plotting import plot_trace
 
@@ -441,5 +393,6 @@ def write_outputs(spec, result):
             detail = str(exc) if isinstance(exc, KoptError) else f"{type(exc).__name__}: {exc}"
             raise KoptError(f"the convergence plot failed: {detail}{note}") from None
         if out["report"]:
-            write_json(report_path, result.report)  # now with plot_file
+            with writing(out["dir"], "report.json"):
+                write_json(report_path, result.report)  # now with plot_file
     return out["dir"]

@@ -17,18 +17,72 @@ NAMES = ("auto", "numpy", "cupy")
 
 @lru_cache(maxsize=1)
 def cupy_status() -> tuple[bool, str]:
-    """``(available, reason)``: CuPy importable and a CUDA device usable."""
+    """``(available, reason)``: CuPy importable, a CUDA device present, and a tiny kernel runs on it.
+
+    An importable CuPy is not enough for ``backend: auto``: a machine with the wheel but no driver,
+    no device, or a driver older than the wheel's CUDA only fails at the first kernel.  The answer is
+    cached for the process; :func:`probe_cupy` is the check itself.
+    """
     try:
-        import cupy  # noqa: F401
+        import cupy
     except Exception as exc:  # ImportError or a broken CUDA install
-        return False, f"CuPy is not installed ({type(exc).__name__}: {exc}); install kopt[gpu]"
+        return False, (f"CuPy is not installed ({type(exc).__name__}: {exc}); install the CuPy wheel of the "
+                       "driver's CUDA major version (nvidia-smi): cupy-cuda12x (kopt[gpu]) or cupy-cuda13x")
+    return probe_cupy(cupy)
+
+
+#: the probe's kernel: sum of squares of 0..7 (an elementwise kernel, a reduction, a copy to the host)
+_PROBE_SUM = 140.0
+
+
+def probe_cupy(cupy) -> tuple[bool, str]:
+    """``(usable, reason)`` for an imported CuPy module: count the devices, then run a tiny kernel."""
     try:
-        n = cupy.cuda.runtime.getDeviceCount()
+        n = int(cupy.cuda.runtime.getDeviceCount())
     except Exception as exc:
-        return False, f"CuPy cannot reach a CUDA device ({exc})"
+        return False, f"CuPy cannot reach a CUDA device ({type(exc).__name__}: {exc})"
     if n < 1:
         return False, "CuPy found no CUDA device"
-    return True, f"CuPy {cupy.__version__}, {n} device(s)"
+    try:
+        x = cupy.arange(8, dtype=cupy.float32)
+        got = float(cupy.asnumpy((x * x).sum()))
+    except Exception as exc:
+        return False, (f"CuPy sees {n} CUDA device(s) but a tiny kernel failed ({type(exc).__name__}: {exc}); "
+                       "check that the cupy-cuda package matches the driver's CUDA version (nvidia-smi)")
+    if got != _PROBE_SUM:
+        return False, f"CuPy sees {n} CUDA device(s) but a tiny kernel returned {got!r}, not {_PROBE_SUM}"
+    return True, f"CuPy {getattr(cupy, '__version__', '?')}, {n} device(s)"
+
+
+def cupy_device_info() -> dict:
+    """What a GPU benchmark reports about its device: name, memory, CUDA runtime and driver, CuPy.
+
+    Only call this where :func:`cupy_status` said yes.
+    """
+    import cupy
+
+    rt = cupy.cuda.runtime
+    dev = cupy.cuda.Device()
+    props = rt.getDeviceProperties(dev.id)
+    name = props.get("name", b"?")
+    return {"device": name.decode() if isinstance(name, bytes) else str(name),
+            "compute_capability": str(dev.compute_capability),
+            "memory_gib": round(props.get("totalGlobalMem", 0) / 2**30, 2),
+            "multiprocessors": props.get("multiProcessorCount"),
+            "cuda_runtime": _cuda_version(rt.runtimeGetVersion()),
+            "cuda_driver_api": _cuda_version(rt.driverGetVersion()),
+            "cupy": cupy.__version__}
+
+
+def synchronize(xp) -> None:
+    """Wait until the device has finished its queued work (a no-op on NumPy): GPU timings need it."""
+    if xp is not np:
+        xp.cuda.Device().synchronize()
+
+
+def _cuda_version(v: int) -> str:
+    """12040 -> '12.4' (CUDA's integer version encoding)."""
+    return f"{v // 1000}.{(v % 1000) // 10}"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from .options import build_options
 __all__ = ["resolve_bandwidth", "RULES"]
 
 #: the bandwidth rules: name -> function(X, metric, subsample, seed) giving the length before the factor
-RULES = {"median": median_distance, "scale": scale_distance}
+RULES = {"median": median_distance, "scale": scale_distance, "auto": scale_distance}  # auto: solver auto searches around it
 
 
 def resolve_bandwidth(kernel_cls, params: dict, X, seed: int) -> dict:

@@ -24,13 +24,41 @@ from .npzfile import BadArrayFile, read_npz
 FORMAT = "kopt-checkpoint"
 
 
-def fingerprint(spec_data: dict) -> str:
-    """Hash of everything in a resolved spec that shapes the trajectory (``output`` and the Dask scheduler's
-    address excluded: a run checkpointed on one cluster resumes on another with the same partitions)."""
+def _core(spec_data: dict) -> dict:
+    """What in a resolved spec shapes the trajectory: ``output`` and the Dask scheduler's address excluded
+    (a run checkpointed on one cluster resumes on another with the same partitions)."""
     core = {k: v for k, v in spec_data.items() if k != "output"}
     if "execution" in core:
         core["execution"] = {k: v for k, v in core["execution"].items() if k != "scheduler"}
-    return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode()).hexdigest()
+    return core
+
+
+def fingerprint(spec_data: dict) -> str:
+    """Hash of :func:`_core` of a resolved spec."""
+    return hashlib.sha256(json.dumps(_core(spec_data), sort_keys=True, default=str).encode()).hexdigest()
+
+
+def changed_keys(old: dict, new: dict, prefix="") -> list:
+    """``(key.path, old value, new value)`` of every leaf that differs between two spec dicts (a key one of
+    them lacks has the value ``None`` there), in key order."""
+    out = []
+    for key in sorted(set(old) | set(new), key=str):
+        a, b = old.get(key), new.get(key)
+        path = f"{prefix}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += changed_keys(a, b, path + ".")
+        elif a != b:
+            out.append((path, a, b))
+    return out
+
+
+def describe_changes(changes: list, limit=6) -> str:
+    """``model.regularizer.lambda: 0.001 → 0.01; solver.name: joker → dsg`` (the first ``limit``)."""
+    def show(v):
+        return "(not set)" if v is None else v if isinstance(v, str) else json.dumps(v, default=str)
+
+    text = "; ".join(f"{k}: {show(a)} → {show(b)}" for k, a, b in changes[:limit])
+    return text + (f"; and {len(changes) - limit} more" if len(changes) > limit else "")
 
 
 _ENVIRONMENT = None
@@ -48,7 +76,7 @@ def environment(backend="numpy") -> dict:
         import scipy.linalg  # noqa: F401  (its BLAS is loaded before threadpoolctl looks)
         from threadpoolctl import threadpool_info
 
-        from . import __version__
+        from .version import __version__
         from .threads import PARTS
 
         blas = sorted(f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
@@ -79,6 +107,7 @@ def write(out_dir, *, iteration, state: dict, spec_data, solver, trace, elapsed,
         "iteration": int(iteration),
         "solver": solver,
         "spec_fingerprint": fingerprint(spec_data),
+        "spec": _core(spec_data),  # to name what changed when a resume is refused
         "environment": environment(backend),
         "scalars": scalars,
         "elapsed": elapsed,
@@ -110,8 +139,10 @@ def read(out_dir, spec_data, solver, backend="numpy"):
         raise CheckpointError(f"{json_path}: checksum mismatch: the checkpoint's fields were edited or are damaged "
                               "(or it was written by an older kopt); delete it to start over")
     if meta.get("solver") != solver or meta.get("spec_fingerprint") != fingerprint(spec_data):
+        changes = changed_keys(_core(meta["spec"]), _core(spec_data)) if isinstance(meta.get("spec"), dict) else []
+        what = f" ({describe_changes(changes)})" if changes else ""
         raise CheckpointError(
-            f"{json_path}: the checkpoint was written for a different spec or solver; "
+            f"{json_path}: the checkpoint was written for a different spec or solver{what}; "
             "resume with the spec that started the run, or delete the checkpoint to start over"
         )
     here = environment(backend)

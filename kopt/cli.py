@@ -8,7 +8,8 @@ import sys
 import traceback
 import warnings
 
-from .errors import KoptError
+from .errors import KoptError, Terminated
+from .fileio import writing
 
 
 def _add_set(p):
@@ -16,9 +17,24 @@ def _add_set(p):
                    help="override a spec value (YAML syntax), e.g. --set solver.iterations=100")
 
 
+def _connect_timeout(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    return value
+
+
+def _add_connect_timeout(p):
+    p.add_argument("--connect-timeout", metavar="SECONDS", type=_connect_timeout, default=None,
+                   help="with --scheduler tcp://...: how long to wait for the scheduler to answer (default 10)")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="kopt", description="Train kernel machines from YAML problem specs.")
-    from . import __version__
+    from .version import __version__
 
     parser.add_argument("--version", action="version", version=f"kopt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -31,9 +47,12 @@ def build_parser():
     p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
     p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--force", action="store_true", help="replace a model in output.dir that another spec trained "
+                                                        "(output.overwrite: true)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster (pip install 'kopt[dask]'): 'local:N' for N local worker processes, "
                         "or a scheduler address 'tcp://HOST:8786' (sets execution.engine: dask; docs/scale.md)")
+    _add_connect_timeout(p)
     p.add_argument("--log-json", metavar="FILE",
                    help="write progress as JSON lines to FILE ('-': stderr, instead of the text lines)")
     p.add_argument("--log-every", metavar="N", default="10s", type=_log_every,
@@ -81,6 +100,7 @@ def build_parser():
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
     p.add_argument("--scheduler", metavar="ADDRESS", help="score the files on a Dask cluster ('local:N' or "
                                                           "'tcp://HOST:8786'; pip install 'kopt[dask]')")
+    _add_connect_timeout(p)
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("model-hash", help="the content hash of saved models (arrays and what shaped the fit, not "
@@ -142,6 +162,15 @@ def build_parser():
     q.add_argument("--set-option", action="append", metavar="KEY.PATH=VALUE", help="override kopt's spec (as --set)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.peers", "peers")(a))
+    q = bsub.add_parser("defaults", help="kopt's defaults (a spec naming only loss and kernel, the estimators with "
+                                         "no arguments) against SVC(C=10) and SVC() on every set")
+    q.add_argument("--sets", nargs="+", metavar="SET",
+                   help="higgs-12k, ijcnn1, a9a, w8a, cal_housing, reuters, mnist-10k (default: all)")
+    q.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (the median is reported)")
+    q.add_argument("--sides", nargs="+", choices=["spec", "estimator", "svc_c10", "svc"],
+                   help="the configurations to run (default: all four)")
+    q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.defaults", "defaults")(a))
     q = bsub.add_parser("joker", help="Joker's seconds per block iteration at papers/004's HIGGS setting vs its floor")
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
@@ -252,21 +281,24 @@ def cmd_solve(args):
         overrides.append(f"output.dir={args.out}")
     if args.plot:
         overrides.append("output.plot=true")
+    if args.force:
+        overrides.append("output.overwrite=true")
     overrides += _scheduler_overrides(args.scheduler)
     spec = load_spec(resolve_spec_arg(args.spec), overrides)
     check_extras(spec)
     listeners = _listeners(args, spec)
     try:
-        result = solve(spec, resume=args.resume, progress=listeners or False, write=True)
-    except KeyboardInterrupt:
-        ck = spec["output"]["checkpoint_every"]
-        if ck:
-            print(f"kopt: interrupted; the last checkpoint is in {spec['output']['dir']}. "
+        result = solve(spec, resume=args.resume, progress=listeners or False, write=True,
+                       connect_timeout=args.connect_timeout)
+    except (KeyboardInterrupt, Terminated) as exc:
+        what, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        if spec["output"]["checkpoint_every"]:
+            print(f"kopt: {what}; the last checkpoint is in {spec['output']['dir']}. "
                   f"Continue with: kopt solve {args.spec} --resume", file=sys.stderr)
         else:
-            print("kopt: interrupted (no checkpoints: set output.checkpoint_every to make runs resumable)",
+            print(f"kopt: {what} (no checkpoints: set output.checkpoint_every to make runs resumable)",
                   file=sys.stderr)
-        return 130
+        return status
     finally:
         for listener in listeners:
             stream = getattr(listener, "stream", None)
@@ -297,7 +329,8 @@ def cmd_tune(args):
 
         result.refit = solve(result.best_spec, write=True)
     print(tune_report.summary(result))
-    paths = tune_report.write(result, out_dir, with_plot=args.plot)
+    with writing(out_dir, "the search's results"):
+        paths = tune_report.write(result, out_dir, with_plot=args.plot)
     if args.refit:
         paths["model"] = os.path.join(result.best_spec["output"]["dir"], "model.json")
     print("wrote " + ", ".join(paths.values()))
@@ -312,6 +345,11 @@ def summary(result, spec):
     if result.gap is not None:
         rel = result.info.get("rel_gap")
         lines.append(f"  duality gap {result.gap:.3g}" + (f" (relative {rel:.3g})" if rel is not None else ""))
+    plan = result.auto
+    if plan:
+        lines[0] = (f"{spec['name']}: solver auto chose {plan['route']} in {plan['search_s']:.2f}s "
+                    f"(budget {plan['budget_s']:g}s); the solve on every row took {result.timings['fit_s']:.2f}s")
+        lines.append(f"  auto: {plan['why']} ({plan['split']})")
     auto = result.lambda_auto
     if auto:
         lines.append(f"  lambda auto: chose {auto['lambda']:g} by validation {auto['metric']} "
@@ -320,7 +358,7 @@ def summary(result, spec):
         lines.append("    " + "  ".join(f"{p['lambda']:g}: {p['score']:.5g}" for p in
                                         sorted(auto["path"], key=lambda p: -p["lambda"])))
     for k, v in result.metrics.items():
-        lines.append(f"  test {k} {v:.6g}")
+        lines.append(f"  test {k} {v:.6g}" if v is not None else f"  test {k} undefined (null in report.json)")
     lines.append(f"  peak memory {result.report['memory']['peak_rss_mb']:.0f} MB")
     note = result.report.get("backend_note")
     if note:
@@ -417,7 +455,8 @@ def cmd_predict(args):
     if len(args.data) != 1:
         raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
                         "scored on a Dask cluster: add --scheduler and --out DIR)")
-    rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}")
+    with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"):
+        rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}")
     if metrics is not None:
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:
@@ -447,7 +486,7 @@ def _predict_partitioned(args, model, opts):
     if not args.out:
         raise KoptError("kopt predict --scheduler writes one file per input file: give the folder with --out DIR")
     files = expand(args.data)
-    with Cluster(args.scheduler) as cluster:
+    with Cluster(args.scheduler, connect_timeout=args.connect_timeout) as cluster:
         done = predict_files(cluster.client, os.path.abspath(args.model), files, args.out, opts)
     rows = sum(d[1] for d in done)
     print(f"wrote {rows} predictions to {len(done)} files in {args.out}", file=sys.stderr)
@@ -536,14 +575,20 @@ def main(argv=None):
 
 
 def _run(args):
+    from .run import sigterm_raises
+
     try:
-        return args.func(args)
+        with sigterm_raises():
+            return args.func(args)
     except KoptError as exc:
         print(f"kopt: error: {exc}", file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
         print("kopt: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("kopt: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not a user mistake

@@ -21,9 +21,11 @@ NONNEGATIVE = {"type": "number", "minimum": 0}
 BANDWIDTH_PARAMS = {
     "bandwidth": {
         "description": "kernel length scale, or a rule computed on the training rows: 'median' (the median "
-                       "pairwise distance) or 'scale' (scikit-learn's gamma='scale', 1/(d Var X); docs/kernels.md)",
-        "oneOf": [POSITIVE, {"enum": ["median", "scale"]}],
-        "default": "scale",  # chosen by measurement: docs/defaults.md
+                       "pairwise distance), 'scale' (scikit-learn's gamma='scale', 1/(d Var X); docs/kernels.md) or "
+                       "'auto' (solver auto searches factors of the scale rule on a validation split; every other "
+                       "solver takes the scale rule)",
+        "oneOf": [POSITIVE, {"enum": ["median", "scale", "auto"]}],
+        "default": "auto",  # chosen by measurement: docs/defaults.md
     },
     "bandwidth_factor": {
         "description": "multiplier applied to the bandwidth of a rule ('median' or 'scale')",
@@ -331,6 +333,17 @@ class Solver(Component):
         (start as usual).  Solvers with ``refit_warm_start`` implement it; the result must be a
         valid start, the run then converges as from any start."""
         return None
+
+    #: True for a solver that chooses the spec that solves rather than solving (``solver: auto``):
+    #: ``kopt.solve`` assembles the problem, calls :meth:`plan`, and solves the spec it returns.
+    plans: ClassVar[bool] = False
+
+    def plan(self, problem, given: dict, log=None):
+        """``(overrides, record)``: ``overrides`` maps dotted spec keys to the values the solve on all
+        training rows uses (``"solver"`` to a whole solver section); ``record`` is JSON for
+        ``report["auto"]``.  ``given`` is the spec as its author wrote it (before defaults); ``log``
+        takes progress lines (or is None).  Solvers with ``plans`` implement it."""
+        raise NotImplementedError
 
     def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.

@@ -98,6 +98,29 @@ class NonFiniteModelError(KoptError):
     exit_status = 2
 
 
+class OutputError(KoptError):
+    """kopt's files cannot be written where asked: a full disk or quota, a file-size limit, a read-only file
+    system, an output folder another run holds or that holds another spec's model."""
+
+    exit_status = 2
+
+
+class ClusterError(KoptError):
+    """The Dask cluster cannot be used: Dask is not installed, the scheduler does not answer, no workers."""
+
+    exit_status = 2
+
+
+class Terminated(SystemExit):
+    """A run stopped by SIGTERM (a batch scheduler, Kubernetes, ``timeout``): treated like Ctrl-C -- the
+    solver stops at its next iteration and, with ``output.checkpoint_every``, the checkpoint of that
+    iteration is written -- then this is raised.  A ``SystemExit`` with code 143 (128 + SIGTERM), so a
+    script that does not catch it exits as the signal asked, with ``finally`` blocks run."""
+
+    def __init__(self, code=143):
+        super().__init__(code)
+
+
 class EnvVarError(KoptError):
     """A ``KOPT_*`` environment variable holds a value kopt cannot use."""
 

@@ -10,11 +10,14 @@ umask lets them read.
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import errno
 import json
+import math
 import os
 import tempfile
 import threading
+
+import filelock
 
 _UMASK_LOCK = threading.Lock()
 
@@ -57,9 +60,10 @@ def atomic_open(path, mode="wb"):
 
 
 def lock(fd):
-    """Hold an exclusive ``flock`` on ``fd`` (a temporary file or folder being written) until it is closed:
-    a killed writer's lock goes with it, so :func:`abandoned` tells its leftovers from live work."""
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    """Hold an exclusive lock on ``fd`` (a temporary file or folder being written) until it is closed:
+    a killed writer's lock goes with it, so :func:`abandoned` tells its leftovers from live work.
+    ``filelock``'s primitive: ``flock`` on POSIX, ``LockFileEx`` on Windows."""
+    filelock.lock_descriptor(fd)
 
 
 def abandoned(path) -> bool:
@@ -69,8 +73,7 @@ def abandoned(path) -> bool:
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
+        return filelock.lock_descriptor(fd, blocking=False)
     except OSError:
         return False
     finally:
@@ -78,9 +81,57 @@ def abandoned(path) -> bool:
 
 
 def write_json(path, obj):
+    """Write ``obj`` as strict JSON (a number that is not finite becomes ``null``: see :func:`strict`)."""
     with atomic_open(path, "w") as fh:
-        json.dump(obj, fh, indent=2, default=json_default)
+        json.dump(strict(obj), fh, indent=2, allow_nan=False)
         fh.write("\n")
+
+
+def dumps(obj, **kwargs) -> str:
+    """``json.dumps`` of :func:`strict` ``(obj)``: every JSON text kopt writes parses in jq, JavaScript, Go."""
+    return json.dumps(strict(obj), allow_nan=False, **kwargs)
+
+
+def strict(obj):
+    """``obj`` for strict JSON: NumPy scalars and arrays as Python numbers and lists, and every float that is
+    not finite (NaN, inf) as None.  Callers that know *why* a value is undefined (a metric on a test split
+    of one class) say so first (:func:`kopt.metrics.defined`); this is the last guard."""
+    if isinstance(obj, dict):
+        return {k: strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict(v) for v in obj]
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, (str, int, bool, type(None))):
+        return obj
+    return strict(json_default(obj))
+
+
+#: what each write error means for the person who has to fix it ({where}: the folder written)
+_WRITE_ERRORS = {
+    errno.ENOSPC: "the disk holding {where} is full; free space there or point the output elsewhere",
+    getattr(errno, "EDQUOT", -1): "your disk quota on the disk holding {where} is used up; free space or point the output elsewhere",
+    errno.EFBIG: "a file in {where} would pass the file-size limit of this process (ulimit -f); raise the limit "
+                 "or point the output elsewhere",
+    errno.EROFS: "{where} is on a read-only file system; point the output at a writable folder",
+}
+
+
+@contextlib.contextmanager
+def writing(where, what="the output"):
+    """Turn a full disk or quota, a file-size limit or a read-only file system while writing ``what`` into
+    ``where`` into an :class:`~kopt.errors.OutputError` (exit status 2) that says what to do.  Files kopt
+    writes are committed by rename, so the previous ones are still in place when this is raised."""
+    try:
+        yield
+    except OSError as exc:
+        why = _WRITE_ERRORS.get(exc.errno)
+        if why is None:
+            raise
+        from .errors import OutputError
+
+        raise OutputError(f"cannot write {what}: {why.format(where=where)} ({os.strerror(exc.errno)}); "
+                          f"files written before in {where} are unchanged") from None
 
 
 def json_default(o):

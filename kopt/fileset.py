@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 
-from .fileio import json_default
+from .fileio import json_default, strict
 
 PENDING = ".new"
 
@@ -36,7 +36,7 @@ def canonical(obj) -> bytes:
 
 def seal(meta: dict) -> dict:
     """``meta`` as plain JSON values with ``checksum`` (SHA-256 of every other field) added."""
-    plain = json.loads(canonical({k: v for k, v in meta.items() if k != "checksum"}))
+    plain = json.loads(canonical(strict({k: v for k, v in meta.items() if k != "checksum"})))
     plain["checksum"] = hashlib.sha256(canonical(plain)).hexdigest()
     return plain
 
@@ -102,7 +102,7 @@ def commit(arrays_path, payload: bytes, manifest_path, meta: dict) -> dict:
     os.makedirs(directory, exist_ok=True)
     _finish_pending(arrays_path, manifest_path, directory)
     manifest = seal({**meta, "arrays_sha256": sha256(payload)})
-    text = json.dumps(manifest, indent=2) + "\n"
+    text = json.dumps(manifest, indent=2, allow_nan=False) + "\n"
     _write_durable(arrays_path + PENDING, payload)
     _write_durable(manifest_path + PENDING, text.encode())
     _fsync_dir(directory)

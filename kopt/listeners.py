@@ -5,6 +5,7 @@ import sys
 import time
 
 from . import checkpoint
+from .fileio import writing
 from .hookspecs import hookimpl
 
 
@@ -40,9 +41,10 @@ class Checkpointer:
         if record.state is None:
             return
         if run.checkpoint_due(record.iteration) or (run.stop_requested and run.checkpoint_every):
-            checkpoint.write(self.out_dir, iteration=record.iteration, state=record.state(), spec_data=self.spec_data,
-                             solver=self.solver, trace=self.tracer.trace, elapsed=record.elapsed,
-                             backend=run.problem.backend.name)
+            with writing(self.out_dir, f"the checkpoint of iteration {record.iteration}"):
+                checkpoint.write(self.out_dir, iteration=record.iteration, state=record.state(),
+                                 spec_data=self.spec_data, solver=self.solver, trace=self.tracer.trace,
+                                 elapsed=record.elapsed, backend=run.problem.backend.name)
 
 
 def _duration(seconds) -> str:
@@ -171,9 +173,9 @@ class JsonLog:
         self.last = None
 
     def _emit(self, obj):
-        import json
+        from .fileio import dumps
 
-        self.stream.write(json.dumps(obj, default=_jsonable) + "\n")
+        self.stream.write(dumps(obj) + "\n")
         self.stream.flush()
 
     @hookimpl
@@ -214,12 +216,6 @@ class JsonLog:
                        objective=result.objective, gap=result.gap, metrics=result.metrics,
                        fit_s=result.timings.get("fit_s"))
         self._emit(out)
-
-
-def _jsonable(o):
-    if hasattr(o, "item"):
-        return o.item()
-    return str(o)
 
 
 def progress_listeners(progress) -> list:

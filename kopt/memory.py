@@ -1,15 +1,14 @@
 """Sizes checked against memory before they are allocated.
 
 :func:`check_allocation` compares a byte estimate with what this process may
-still take (the kernel's ``MemAvailable``, capped by an address-space limit
+still take (``psutil``'s available memory, capped by an address-space limit
 ``ulimit -v`` set on the process) and raises a :class:`~kopt.errors.KoptError`
 (exit status 2) with the estimate and the option to lower, instead of a
 ``MemoryError`` halfway through, or swapping for an hour.
 """
 from __future__ import annotations
 
-import os
-import resource
+import sys
 
 from .errors import KoptError
 
@@ -21,31 +20,33 @@ class MemoryLimitError(KoptError):
 
 
 def available_bytes() -> int:
-    """Bytes this process may still allocate (a best estimate; no limit known: 2**62)."""
-    limit = 1 << 62
+    """Bytes this process may still allocate (a best estimate from ``psutil``: the memory available
+    without swapping, capped by an address-space limit ``ulimit -v`` where the OS has one)."""
+    import psutil
+
+    limit = int(psutil.virtual_memory().available)
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    limit = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        try:
-            limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError, AttributeError):
-            pass
+        import resource
+    except ImportError:  # Windows: no rlimits
+        return limit
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
-        limit = min(limit, max(0, soft - _mapped_bytes()))
+        limit = min(limit, max(0, soft - int(psutil.Process().memory_info().vms)))
     return limit
 
 
-def _mapped_bytes() -> int:
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MiB: ``ru_maxrss`` is KiB on Linux and bytes on macOS;
+    Windows reports the peak working set through ``psutil``."""
     try:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
+        import resource
+    except ImportError:
+        import psutil
+
+        info = psutil.Process().memory_info()
+        return float(getattr(info, "peak_wset", info.rss)) / 2 ** 20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2 ** 20 if sys.platform == "darwin" else peak / 1024.0
 
 
 def format_bytes(nbytes) -> str:

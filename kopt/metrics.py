@@ -61,3 +61,24 @@ def evaluate(target, y_true, scores, preprocessor):
         pred = preprocessor.decode(scores)
         return {"rmse": rmse(y_true, pred), "mae": mae(y_true, pred), "r2": r2(y_true, pred)}
     return {}
+
+
+#: why a metric can be undefined on a test split
+_UNDEFINED = {"auc": "the test labels hold one class only, so there is no pair to rank",
+              "r2": "the test targets are all equal, so there is no variance to explain"}
+
+
+def defined(metrics: dict, where="the test split") -> dict:
+    """``metrics`` with every value that is not a finite number as None (JSON ``null``), each with a one-line
+    warning saying why: reports and traces are strict JSON, which has no NaN."""
+    import math
+    import warnings
+
+    out = {}
+    for k, v in metrics.items():
+        if isinstance(v, (int, float, np.floating)) and not math.isfinite(float(v)):
+            why = _UNDEFINED.get(k, f"it came out as {float(v)}")
+            warnings.warn(f"{k} on {where} is undefined ({why}); it is reported as null", UserWarning, stacklevel=2)
+            v = None
+        out[k] = v
+    return out

@@ -103,7 +103,7 @@ class Model:
 
     def to_meta(self) -> dict:
         """The model's JSON metadata (without the file fields: ``arrays``, ``arrays_sha256``, ``created``)."""
-        from . import __version__
+        from .version import __version__
 
         return {
             "format": FORMAT,

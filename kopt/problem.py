@@ -93,6 +93,15 @@ class Problem:
     def dtype(self):
         return np.dtype(self.features.dtype)
 
+    def label_matrix(self):
+        """The labels as an ``(n, C)`` float64 matrix: one column, or ±1 one-vs-rest columns when a
+        binary loss is trained on multiclass ids (solvers with ``one_vs_rest``)."""
+        xp = self.xp
+        if self.preprocessor.target == "multiclass" and self.loss.target == "binary":
+            ids = self.y.astype(np.int64)
+            return xp.where(ids[:, None] == xp.arange(self.n_classes)[None, :], 1.0, -1.0)
+        return xp.asarray(self.y, dtype=np.float64)[:, None]
+
     def feature_map(self, count=None, *, seed=None, cache_blocks=None, threads=None) -> FeatureMap:
         """The spec's random-feature map: the one way solvers build one.
 

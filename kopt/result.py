@@ -46,6 +46,9 @@ class Result:
     #: ``model.regularizer.lambda: auto``: what was chosen (``lambda``, the validation ``metric`` and its
     #: value per ``path`` point, ``select_s``, ``refit_warm``; :class:`kopt.tune.LambdaChoice`); else None
     lambda_auto: dict = None
+    #: ``solver: auto``: what it measured and chose (``route``, ``centers``, ``bandwidth``, ``lambda``,
+    #: ``validation_score``, ``trials``, ``search_s``, ``why``; report["auto"]); else None
+    auto: dict = None
 
     def __repr__(self):
         m = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items() if isinstance(v, float))

@@ -5,12 +5,13 @@ once per iteration.  The
 report goes to every ``kopt_iteration`` hook implementation: kopt's own
 progress bar, trace recorder and checkpointer (:mod:`kopt.listeners`) are
 such implementations, registered for the duration of the run.  ``report``
-returns False when the run must stop (Ctrl-C): the solver then returns what it
+returns False when the run must stop (Ctrl-C, SIGTERM): the solver then returns what it
 has.  Solvers that draw per-iteration randomness from ``problem.rng(stream, t)``
 resume bit-identically from ``run.resume_state``.
 """
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -63,6 +64,7 @@ class RunContext:
         self.start_iteration = int(start_iteration)
         self.total_iterations = total_iterations
         self.stop_requested = False
+        self.stop_signal = None  # signal.SIGINT or SIGTERM when a signal asked for the stop
         self.interrupted = False
         self.started = time.perf_counter()
         self.elapsed_before = 0.0 if resume_state is None else float(resume_state.get("_elapsed", 0.0))
@@ -84,25 +86,60 @@ class RunContext:
 
 
 class interrupt_guard:
-    """Turn the first Ctrl-C into ``run.stop_requested``; a second one raises as usual."""
+    """Turn the first Ctrl-C (SIGINT) or SIGTERM into ``run.stop_requested`` (and ``run.stop_signal``):
+    the solver stops at its next report, the checkpointer writes that iteration, and :func:`kopt.solve`
+    raises ``KeyboardInterrupt`` or :class:`~kopt.errors.Terminated`.  A second signal raises at once."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self, run):
         self.run = run
-        self.previous = None
+        self.previous = {}
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, self._handle)
+            for sig in self.SIGNALS:
+                self.previous[sig] = signal.getsignal(sig)
+                signal.signal(sig, self._handle)
         return self
 
     def _handle(self, signum, frame):
         if self.run.stop_requested:
-            signal.signal(signal.SIGINT, self.previous or signal.default_int_handler)
-            raise KeyboardInterrupt
+            self._restore()
+            raise_for(signum)
         self.run.stop_requested = True
+        self.run.stop_signal = signum
+
+    def _restore(self):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        self.previous = {}
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        self._restore()
         return False
+
+
+def raise_for(signum=None):
+    """Raise what a stop by ``signum`` means: :class:`~kopt.errors.Terminated` for SIGTERM, else
+    ``KeyboardInterrupt``."""
+    from .errors import Terminated
+
+    if signum == signal.SIGTERM:
+        raise Terminated()
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_raises():
+    """For the whole of a CLI command: SIGTERM raises :class:`~kopt.errors.Terminated` wherever it lands
+    (reading data, writing files), so the command ends with its message and exit status 143 instead of
+    dying silently.  A solve in progress installs :class:`interrupt_guard` on top, which stops cleanly."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: raise_for(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

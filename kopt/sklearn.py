@@ -141,9 +141,9 @@ class _KoptEstimator(BaseEstimator):
     def _kernel_section(self) -> dict:
         kernel = {"name": self.kernel}
         cls = _component("kernel", self.kernel)
-        # "median" is the default of every kernel with a bandwidth; a kernel without one (linear,
+        # a rule ("auto", the default) applies to every kernel with a bandwidth; a kernel without one (linear,
         # polynomial...) leaves it out, while a number given for such a kernel is passed on and refused
-        if self.bandwidth is not None and not (self.bandwidth == "median" and cls is not None
+        if self.bandwidth is not None and not (self.bandwidth in ("median", "scale", "auto") and cls is not None
                                                and "bandwidth" not in cls.params):
             kernel["bandwidth"] = self.bandwidth
         kernel.update(self.kernel_options or {})
@@ -218,7 +218,7 @@ class _KoptEstimator(BaseEstimator):
         spec = self._validated_spec()
         X = self._densify(X)
         if sample_weight is not None:
-            from .api import check_sample_weight, check_solver_weights
+            from .assemble import check_sample_weight, check_solver_weights
 
             check_sample_weight(sample_weight, X.shape[0])  # the weights themselves first, then the solver
             try:
@@ -246,14 +246,28 @@ class _KoptEstimator(BaseEstimator):
         self.duality_gap_ = result.gap
         self.status_ = result.status
         self.solver_info_ = dict(result.info)
-        self.fit_time_ = float(result.timings["fit_s"])
-        self.spec_ = copy.deepcopy(spec.data)
+        self.fit_time_ = float(result.timings["fit_s"] + result.timings.get("auto_s", 0.0)
+                               + result.timings.get("lambda_auto_s", 0.0))
+        self.spec_ = copy.deepcopy(result.report["spec"])
+        self._set_choices(result)
         self._warm = None
         if keep and result.snapshot is not None:
             import joblib
 
             self._warm = (result.snapshot, joblib.hash((X, y, sample_weight)))
         return self
+
+    def _set_choices(self, result):
+        """``route_``, ``lam_``, ``bandwidth_``, ``n_features_`` and ``auto_`` from what was solved."""
+        solved = result.report["spec"]
+        solver = solved["solver"]
+        mode = result.info.get("mode") or solver.get("mode")
+        self.route_ = solver["name"] + (f" ({mode})" if mode else "")
+        self.lam_ = solved["model"]["regularizer"].get("lambda")
+        self.bandwidth_ = result.report["kernel"].get("bandwidth")
+        exact = mode == "exact" or _component("solver", solver["name"]).kernel_mode == "exact"
+        self.n_features_ = None if exact else int(solved["model"]["features"]["count"])
+        self.auto_ = result.auto
 
     def _warm_start_from(self, spec, X, y, sample_weight):
         """The snapshot a warm start continues, :data:`_UNCHANGED` when there is nothing to do, or None."""
@@ -360,10 +374,16 @@ def _param_of(path):
 class KernelClassifier(ClassifierMixin, _KoptEstimator):
     """A kernel classifier from a kopt spec's ``model`` and ``solver`` sections.
 
+    With no arguments it is kopt's default (docs/defaults.md): ``solver="auto"`` chooses the Nyström
+    centre count, the bandwidth and λ on a seeded validation split of the training rows and solves
+    the square loss on ±1 targets (one output per class, one factorisation for all), within
+    ``solver_options={"budget": seconds}``; ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
+    ``auto_`` say what it chose and why.  Any number given is taken as given (GridSearchCV).
+
     Parameters map onto spec keys (:data:`PARAMETERS`): ``loss`` (a classification loss; a loss with
     a ``target`` parameter, such as square or huber, gets ``target: binary`` unless
-    ``loss_options`` says otherwise), ``kernel``, ``bandwidth`` (a number or "median"),
-    ``kernel_options``, ``lam`` (kopt's λ of λ/2‖f‖² + mean loss: SVC's C = 1/(λn)),
+    ``loss_options`` says otherwise), ``kernel``, ``bandwidth`` (a number, "median", "scale" or
+    "auto"), ``kernel_options``, ``lam`` (kopt's λ of λ/2‖f‖² + mean loss: SVC's C = 1/(λn); "auto"),
     ``regularizer``/``regularizer_options``, ``form`` (None: the solver's own), ``features``
     (the random-feature map: a dict, or an int count), ``solver``/``solver_options``,
     ``standardize`` (z-score the features with training statistics), ``backend``,
@@ -372,13 +392,15 @@ class KernelClassifier(ClassifierMixin, _KoptEstimator):
 
     Attributes after ``fit``: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (pandas
     input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
-    ``dual_objective_``, ``duality_gap_``, ``status_``, ``solver_info_``, ``fit_time_``, ``spec_``
-    (the resolved spec).
+    ``dual_objective_``, ``duality_gap_``, ``status_``, ``solver_info_``, ``fit_time_`` (the search
+    included), ``spec_`` (the resolved spec: what was solved), ``route_`` (the solver and mode that
+    solved), ``lam_``, ``bandwidth_``, ``n_features_`` (centres or random features; None for the exact
+    kernel) and ``auto_`` (``solver="auto"``'s record: what it tried and why it chose; else None).
     """
 
-    def __init__(self, loss="squared_hinge", *, loss_options=None, kernel="gaussian", bandwidth="median",
-                 kernel_options=None, lam=1e-4, regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="joker", solver_options=None, standardize=True, backend="auto", random_state=None,
+    def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
+                 kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
+                 solver="auto", solver_options=None, standardize="auto", backend="auto", random_state=None,
                  warm_start=False, verbose=False):
         self.loss = loss
         self.loss_options = loss_options
@@ -521,9 +543,9 @@ class KernelRegressor(RegressorMixin, _KoptEstimator):
     come back in y's units).
     """
 
-    def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="median",
-                 kernel_options=None, lam=1e-4, regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="joker", solver_options=None, standardize=True, standardize_target=False, backend="auto",
+    def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
+                 kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
+                 solver="auto", solver_options=None, standardize="auto", standardize_target=False, backend="auto",
                  random_state=None, warm_start=False, verbose=False):
         self.loss = loss
         self.loss_options = loss_options
@@ -750,7 +772,7 @@ def from_spec(spec, overrides=()):
     else:
         raw, _ = read_spec_file(str(spec))
     apply_overrides(raw, overrides)
-    model, solver = raw["model"], dict(raw["solver"])
+    model, solver = raw["model"], dict(raw.get("solver") or {"name": "auto"})
     standardize = DATA_SCHEMA["properties"]["standardize"]["default"]  # the spec's default, not the estimator's
     common = {"random_state": raw.get("seed", 0), "backend": raw.get("backend", "auto"),
               "standardize": (raw.get("data") or {}).get("standardize", standardize)}

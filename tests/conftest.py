@@ -65,10 +65,14 @@ def seeded_data(shared_data):
     return default_data_dir()
 
 
-def _cupy_ok():
+def cupy_status_cached():
     from kopt.backend import cupy_status
 
-    return cupy_status()[0]
+    return cupy_status()
+
+
+def _cupy_ok():
+    return cupy_status_cached()[0]
 
 
 @pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
@@ -84,9 +88,15 @@ def xp(request):
 
 
 def pytest_collection_modifyitems(config, items):
-    if _cupy_ok():
+    """Skip ``gpu``-marked tests unless CuPy runs a kernel on a CUDA device (kopt.backend.cupy_status).
+
+    The marker, not ``item.keywords``: keywords also hold every parent's name, so a test in the
+    folder tests/gpu/ would otherwise count as a GPU test.
+    """
+    ok, reason = cupy_status_cached()
+    if ok:
         return
-    skip = pytest.mark.skip(reason="needs CuPy and a CUDA device")
+    skip = pytest.mark.skip(reason=f"needs CuPy and a CUDA device: {reason}")
     for item in items:
-        if "gpu" in item.keywords:
+        if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)

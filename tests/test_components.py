@@ -102,7 +102,7 @@ def test_resolve_bandwidth_applies_the_median_heuristic():
 
 
 def test_resolve_bandwidth_matches_the_spec_engine():
-    from kopt.api import build_kernel
+    from kopt.assemble import build_kernel
     from kopt.spec import load_spec
 
     X = np.random.default_rng(3).standard_normal((400, 3))

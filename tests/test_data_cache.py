@@ -126,7 +126,8 @@ def test_growing_buffer_ends_at_the_exact_size(home, big_csv, monkeypatch):
     X, y, _ = read_table(path, {"cache": False})
     assert X.shape == (300, 300) and X.flags.c_contiguous and X.flags.owndata
     np.testing.assert_array_equal(X, A[:, 1:])
-    assert cache.entry_dir([path], {"a": 1}) != cache.entry_dir([path], {"a": 2})
+    state = cache.source_state([path])
+    assert cache.entry_dir([path], {"a": 1}, state) != cache.entry_dir([path], {"a": 2}, state)
 
 
 @pytest.mark.parametrize("what", ["value", "record"])

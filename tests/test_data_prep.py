@@ -124,7 +124,7 @@ def test_median_distance_sparse_equals_dense(shared_data):
 
 
 def test_median_heuristic_reaches_the_kernel(shared_data):
-    from kopt.api import build_kernel
+    from kopt.assemble import build_kernel
     from kopt.spec import load_spec
 
     X = np.random.default_rng(3).standard_normal((500, 4)).astype(np.float32)

@@ -62,7 +62,7 @@ def test_validate_refuses_what_cannot_run_distributed(overrides, path, words):
 
 
 def test_preprocessing_and_bandwidth_match_one_machine(client):
-    from kopt.api import assemble
+    from kopt.assemble import assemble
     from kopt.backend import resolve
     from kopt.distributed import assemble as distributed
 

@@ -33,7 +33,7 @@ def client():
 
 
 def test_sparse_partitions_scale_like_one_machine(client, seeded_data):
-    from kopt.api import assemble
+    from kopt.assemble import assemble
     from kopt.backend import resolve
     from kopt.distributed import assemble as distributed
 

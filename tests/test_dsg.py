@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import kopt
 from kopt.testing import StopAt as _StopAt
-from kopt.api import assemble
+from kopt.assemble import assemble
 from kopt.errors import DataError, SpecError
 from kopt.spec import load_spec
 from kopt_plugins.dsg.checking import checking_steps

@@ -203,7 +203,7 @@ def test_features_mode_solves_krr_on_the_random_feature_kernel():
     spec = _spec({"name": "square"}, lam=lam, mode="features", batch_size=100, tol=1e-12,
                  features={"count": 512, "block_size": 256})
     r = _solve(spec, (X, y))
-    from kopt.api import assemble
+    from kopt.assemble import assemble
 
     problem = assemble(kopt.load_spec(spec, check_files=False), (X, y))
     fmap = problem.feature_map(512)
@@ -342,9 +342,16 @@ def test_backends_agree(xp, mode):
                  features={"count": 256})
     ref = _solve(base, (X, y))
     other = _solve({**base, "backend": "cupy" if xp is not np else "numpy"}, (X, y))
-    assert other.dual == pytest.approx(ref.dual, rel=1e-9)
-    assert other.gap == pytest.approx(ref.gap, rel=1e-6, abs=1e-12)
-    np.testing.assert_allclose(other.model.decision_function(X), ref.model.decision_function(X), rtol=1e-7, atol=1e-9)
+    if xp is np:  # the same backend: the same numbers
+        assert other.dual == pytest.approx(ref.dual, rel=1e-9)
+        assert other.gap == pytest.approx(ref.gap, rel=1e-6, abs=1e-12)
+        np.testing.assert_allclose(other.model.decision_function(X), ref.model.decision_function(X), rtol=1e-7,
+                                   atol=1e-9)
+    else:  # float32 features and kernels summed in another order (cuBLAS, CUDA's cos): float32 rounding
+        assert other.dual == pytest.approx(ref.dual, rel=2.0 ** -16)
+        assert other.gap == pytest.approx(ref.gap, rel=1e-2, abs=1e-6)
+        np.testing.assert_allclose(other.model.decision_function(X), ref.model.decision_function(X), rtol=1e-4,
+                                   atol=1e-5)
 
 
 def test_exact_model_kernel_reaches_the_random_feature_solution():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.api import assemble
+from kopt.assemble import assemble
 from kopt.errors import KoptError, SpecError
 from kopt.hookspecs import hookimpl
 from kopt.plugins import registry

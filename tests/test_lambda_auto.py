@@ -12,6 +12,7 @@ import kopt
 import importlib
 
 tuning = importlib.import_module("kopt.tune")  # the module (kopt.tune is also the function)
+from kopt import selection  # noqa: E402  (the λ path: a service of kopt.api and kopt.tune)
 from kopt.cli import main
 from kopt.data.preprocess import Preprocessor, merge_range_stats, needs_scaling, range_stats, scaling_rule
 from kopt.errors import NonFiniteModelError, SpecError
@@ -54,7 +55,7 @@ def _solve(spec, data, **kw):
 def _cold_scores(spec, data, lams):
     """Each λ solved cold on auto's own validation split: the score auto must have seen."""
     X, y = data
-    (tr, va), = tuning.make_splits(len(y), spec["seed"], validation=tuning.AUTO_VALIDATION)
+    (tr, va), = selection.make_splits(len(y), spec["seed"], validation=selection.AUTO_VALIDATION)
     out = {}
     for lam in lams:
         r = _solve({**spec, "model": {**spec["model"], "regularizer": {"name": "l2", "lambda": lam}}},
@@ -150,7 +151,7 @@ def test_a_fixed_lambda_runs_no_selection(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("select_lambda ran for a fixed lambda")
 
-    monkeypatch.setattr(tuning, "select_lambda", boom)
+    monkeypatch.setattr(selection, "select_lambda", boom)
     X, y = _clean(200)
     r = _solve(_joker(lam=1e-3), (X, y))
     assert r.lambda_auto is None and "lambda_auto" not in r.report and "lambda_auto_s" not in r.timings
@@ -332,15 +333,15 @@ def test_every_solver_with_a_lambda_runs_auto(solver, loss):
 def test_a_diverged_path_point_never_wins(monkeypatch):
     """A NaN validation score (a diverged solve) is never an improvement; all NaN is a clear error."""
     X, y = _clean(160)
-    real = tuning._solve_point
+    real = selection.solve_point
 
-    def flaky(base, fold, params, metric, start_from, **kw):
-        r = real(base, fold, params, metric, start_from, **kw)
+    def flaky(solve, base, fold, params, metric, start_from, **kw):
+        r = real(solve, base, fold, params, metric, start_from, **kw)
         if params[tuning.LAMBDA] in bad:
             r.metrics[metric] = float("nan")
         return r
 
-    monkeypatch.setattr(tuning, "_solve_point", flaky)
+    monkeypatch.setattr(selection, "solve_point", flaky)
     bad = {1e-2}
     auto = _solve(_joker(), (X, y)).lambda_auto
     assert auto["lambda"] != 1e-2 and len([p for p in auto["path"] if not p["refine"]]) >= 3

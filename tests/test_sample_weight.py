@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import kopt
-from kopt.api import assemble, check_sample_weight
+from kopt.assemble import assemble, check_sample_weight
 from kopt.data.preprocess import Preprocessor, column_stats, weighted_column_stats
 from kopt.errors import DataError, SpecError
 from kopt.objectives import dual, primal
@@ -51,7 +51,7 @@ def test_solvers_without_the_capability_refuse_weights_naming_those_that_take_th
         kopt.solve(spec, data=(X, y), sample_weight=np.ones(len(X)))
     assert exc.value.path == "$.solver.name"
     ok = [n for n in registry().names("solver") if registry().get("solver", n).sample_weight]
-    assert ok == ["cdsg", "dsg", "joker", "krr_exact", "udsg"]
+    assert ok == ["auto", "cdsg", "dsg", "joker", "krr_exact", "krr_nystrom", "udsg"]
     assert f"solvers that do: {', '.join(ok)}" in str(exc.value)
     assert not registry().get("solver", "gp").sample_weight
 

@@ -61,7 +61,7 @@ def test_unknown_names_get_the_registered_names():
 
 
 def test_get_set_params_clone_and_numpy_values_from_a_grid():
-    est = KernelClassifier(lam=np.float64(1e-3), bandwidth=np.float32(2.0), random_state=np.int64(3),
+    est = KernelClassifier(lam=np.float64(1e-3), bandwidth=np.float32(2.0), random_state=np.int64(3), solver="joker",
                            solver_options={"iterations": np.int64(50)}, backend="numpy")
     twin = clone(est)
     assert twin.get_params() == est.get_params() and twin is not est
@@ -97,9 +97,13 @@ def test_classes_are_the_users_labels(labels):
 def test_multiclass_one_vs_rest_and_softmax():
     X, y = _data(n=150, task="multiclass")
     names = np.array(["ant", "bee", "cat"])[y]
-    ovr = KernelClassifier(lam=1e-3, backend="numpy").fit(X, names)
+    ovr = KernelClassifier(lam=1e-3, solver="joker", backend="numpy").fit(X, names)
     assert list(ovr.classes_) == ["ant", "bee", "cat"] and ovr.decision_function(X).shape == (150, 3)
     assert ovr.score(X, names) > 0.9 and ovr.solver_info_["one_vs_rest"]
+    # the default: one-hot square loss on Nystrom centres, every class from one factorisation
+    default = KernelClassifier(backend="numpy").fit(X, names)
+    assert default.route_ == "krr_nystrom" and default.decision_function(X).shape == (150, 3)
+    assert default.score(X, names) > 0.85 and list(default.classes_) == ["ant", "bee", "cat"]
     soft = KernelClassifier(loss="softmax", solver="dsg", lam=1e-3, features={"block_size": 64},
                             solver_options={"iterations": 300, "batch_size": 32, "step_size": 5.0},
                             backend="numpy").fit(X, names)
@@ -172,7 +176,7 @@ def test_joker_krr_equals_kernel_ridge():
 
     X, y = _data(task="real")
     lam = 1e-2
-    est = KernelRegressor(lam=lam, bandwidth=SIGMA, standardize=False, features={"dtype": "float64"},
+    est = KernelRegressor(lam=lam, bandwidth=SIGMA, standardize=False, features={"dtype": "float64"}, solver="joker",
                           solver_options={"tol": 1e-12}, backend="numpy").fit(X, y)
     kr = KernelRidge(alpha=lam * len(X), kernel="rbf", gamma=1 / (2 * SIGMA**2)).fit(X, y)
     np.testing.assert_allclose(est.predict(X), kr.predict(X), rtol=1e-6, atol=1e-7)
@@ -186,7 +190,8 @@ def test_hinge_equals_svc_c_one_over_lambda_n():
     X, y = np.vstack([X, -X]), np.concatenate([y, 1 - y])
     lam = 2e-3
     est = KernelClassifier(loss="hinge", lam=lam, bandwidth=SIGMA, standardize=False, features={"dtype": "float64"},
-                           solver_options={"tol": 1e-8, "iterations": 6000, "batch_size": 40}, backend="numpy")
+                           solver="joker", solver_options={"tol": 1e-8, "iterations": 6000, "batch_size": 40},
+                           backend="numpy")
     est.fit(X, y)
     svc = SVC(C=1 / (lam * len(X)), kernel="rbf", gamma=1 / (2 * SIGMA**2), tol=1e-10).fit(X, y)
     Xt = np.random.default_rng(5).standard_normal((40, 3))
@@ -220,7 +225,7 @@ def test_gp_regressor_mean_and_std():
 
 def test_sample_weight_refused_by_a_solver_without_them_naming_those_that_take_them():
     X, y = _data()
-    with pytest.raises(kopt.SpecError, match="solvers that do: cdsg, dsg, joker, krr_exact, udsg"):
+    with pytest.raises(kopt.SpecError, match="solvers that do: auto, cdsg, dsg, joker, krr_exact, krr_nystrom, udsg"):
         KernelClassifier(solver="adsg", loss="logistic", kernel="linear", backend="numpy").fit(
             X, y, sample_weight=np.ones(len(X)))
 
@@ -228,7 +233,7 @@ def test_sample_weight_refused_by_a_solver_without_them_naming_those_that_take_t
 def test_sample_weight_taken_by_joker():
     X, y = _data()
     w = np.random.default_rng(0).uniform(0.5, 2.0, len(X))
-    est = KernelClassifier(backend="numpy").fit(X, y, sample_weight=w)
+    est = KernelClassifier(solver="joker", backend="numpy").fit(X, y, sample_weight=w)
     assert est.status_ == "converged"
 
 
@@ -280,7 +285,7 @@ def test_convergence_warning_is_scikit_learns():
     X, y = _data()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = KernelClassifier(solver_options={"iterations": 1, "tol": 1e-12, "batch_size": 16},
+        est = KernelClassifier(solver="joker", solver_options={"iterations": 1, "tol": 1e-12, "batch_size": 16},
                                backend="numpy").fit(X, y)
     kinds = [type(w.message) for w in caught]
     assert ConvergenceWarning in kinds and kopt.ConvergenceWarning not in kinds
@@ -329,7 +334,7 @@ def test_to_spec_and_the_cli_give_identical_predictions(tmp_path):
     labels = np.array([10, 20, 30])[y]
     np.savez(tmp_path / "train.npz", X=X, y=labels)
     est = KernelClassifier(loss="logistic", lam=1e-3, kernel="laplacian", random_state=4, backend="numpy",
-                           solver_options={"tol": 1e-4})
+                           solver="joker", solver_options={"tol": 1e-4})
     spec_path = tmp_path / "spec.yaml"
     est.to_spec(spec_path, data={"train": str(tmp_path / "train.npz")})
     assert main(["solve", str(spec_path), "--out", str(tmp_path / "run"), "--quiet"]) == 0

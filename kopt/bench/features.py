@@ -14,12 +14,13 @@ all as G features/s (rows × M / seconds, median of ``repeat`` runs).
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import time
 
 import numpy as np
+
+from ..fileio import dumps
 
 from .. import threads as _threads
 from ..features import FeatureMap
@@ -69,20 +70,8 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
     runs = []
     for M in features:
         fm = FeatureMap(kernel, dim, seed=0, block_size=block_size, count=M, threads=threads)
-        nb = fm.n_blocks
-        coef = rng.standard_normal((nb, block_size)).astype(np.float32)
-        v = rng.standard_normal(rows).astype(np.float32)
-        work = rows * nb * block_size
-        fm.predict(X[:1024], coef)  # warm up the pool and the BLAS limiter
-        t_pred = median_time(lambda: fm.predict(X, coef), repeat)
-        t_adj = median_time(lambda: fm.adjoint(X, v), repeat)
-        entry = {"M": nb * block_size, "predict": work / t_pred / 1e9, "theta_update": work / t_adj / 1e9,
-                 "predict_seconds": t_pred, "theta_update_seconds": t_adj}
-        if fused:
-            t_f = median_time(lambda: fm.predict_adjoint(X, coef, lambda f, lo, hi: v[lo:hi]), repeat)
-            entry["fused_predict_adjoint"] = work / t_f / 1e9  # features evaluated once for both products
-            entry["fused_seconds"] = t_f
-        sk = sklearn_rate(X, nb * block_size, sigma, repeat) if sklearn else None
+        entry = measure_map(fm, X, rng, repeat, fused=fused, timer=median_time)
+        sk = sklearn_rate(X, entry["M"], sigma, repeat) if sklearn else None
         if sk is not None:
             entry["sklearn_rbfsampler"], entry["sklearn_rows"] = sk
         entry["predict_fraction_of_cos_roofline"] = entry["predict"] / cosT
@@ -96,11 +85,34 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
     return result
 
 
+def measure_map(fm, X, rng, repeat, *, fused=True, timer=median_time):
+    """G features/s of ``fm``'s predict, θ update and fused predict + adjoint on ``X`` (one dict).
+
+    ``X`` lives on ``fm.xp``'s device; ``timer(fn, repeat)`` returns the median seconds of ``fn``
+    (on a GPU it synchronizes the device around each call: :mod:`kopt.bench.device_rates`).
+    """
+    xp = fm.xp
+    rows, nb, F = X.shape[0], fm.n_blocks, fm.block_size
+    coef = xp.asarray(rng.standard_normal((nb, F)).astype(np.float32))
+    v = xp.asarray(rng.standard_normal(rows).astype(np.float32))
+    work = rows * nb * F
+    fm.predict(X[:1024], coef)  # warm up the pool and the BLAS limiter (on a GPU: compile the kernels)
+    t_pred = timer(lambda: fm.predict(X, coef), repeat)
+    t_adj = timer(lambda: fm.adjoint(X, v), repeat)
+    entry = {"M": nb * F, "predict": work / t_pred / 1e9, "theta_update": work / t_adj / 1e9,
+             "predict_seconds": t_pred, "theta_update_seconds": t_adj}
+    if fused:
+        t_f = timer(lambda: fm.predict_adjoint(X, coef, lambda f, lo, hi: v[lo:hi]), repeat)
+        entry["fused_predict_adjoint"] = work / t_f / 1e9  # features evaluated once for both products
+        entry["fused_seconds"] = t_f
+    return entry
+
+
 def features(args):
     """``kopt bench features`` (args: rows, dim, features, repeat, json)."""
     res = run_features(rows=args.rows, dim=args.dim, features=tuple(args.features), repeat=args.repeat)
     if getattr(args, "json", None):
         with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=2)
+            fh.write(dumps(res, indent=2))
         print(f"wrote {args.json}")
     return 0

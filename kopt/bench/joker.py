@@ -44,6 +44,8 @@ import time
 
 import numpy as np
 
+from ..fileio import dumps
+
 from .. import threads as _threads
 from .roofline import cos_roofline, gemm_rate, machine
 
@@ -334,7 +336,7 @@ def _emit(lines, path):
         return
     with open(path, "a", encoding="utf-8") as fh:
         for line in lines:
-            fh.write(json.dumps(line) + "\n")
+            fh.write(dumps(line) + "\n")  # strict JSON: a non-finite figure is written as null
     print(f"appended {len(lines)} line(s) to {path}")
 
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..fileio import dumps
+from .runs import child, peak_mb, summarize
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,6 @@ def spec_path(name: str) -> str:
 
 
 # -- the child processes -----------------------------------------------------------------------------
-def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def run_kopt(bench: BenchSet, spec: str, overrides=()) -> dict:
     """Solve kopt's spec (no files written); the figures of one run."""
     import warnings
@@ -73,7 +70,7 @@ def run_kopt(bench: BenchSet, spec: str, overrides=()) -> dict:
         r = kopt.solve(s)
     out = {"config": f"{s['name']} ({s['solver']['name']}, mode {r.info.get('mode', '-')})", **r.metrics,
            "fit_s": r.timings["fit_s"], "predict_s": r.timings["predict_test_s"], "load_s": r.timings["load_s"],
-           "peak_mb": _peak_mb(), "success": r.success, "n_iter": r.n_iter}
+           "peak_mb": peak_mb(), "success": r.success, "n_iter": r.n_iter}
     if r.info.get("rel_gap") is not None:
         out["rel_gap"] = r.info["rel_gap"]
     return out
@@ -141,7 +138,7 @@ def run_peer(bench: BenchSet, spec: str) -> dict:
     if ridge_classifier:
         scores, pred = pred, np.where(pred > 0, classes[-1], classes[0])
     predict_s = time.perf_counter() - t0
-    out = {"config": bench.peer, "fit_s": fit_s, "predict_s": predict_s, "peak_mb": _peak_mb()}
+    out = {"config": bench.peer, "fit_s": fit_s, "predict_s": predict_s, "peak_mb": peak_mb()}
     if bench.metric == "rmse":
         out["rmse"] = float(np.sqrt(np.mean((pred * sd + mu - yt) ** 2)))
     else:
@@ -153,34 +150,10 @@ def run_peer(bench: BenchSet, spec: str) -> dict:
 
 # -- the parent --------------------------------------------------------------------------------------
 def _child(side: str, bench: BenchSet, spec: str, overrides, timeout) -> dict:
-    cmd = [sys.executable, "-m", "kopt.bench.peers", "--child", side, "--set", bench.name, "--spec", spec]
+    args = ["--child", side, "--set", bench.name, "--spec", spec]
     for o in overrides:
-        cmd += ["--set-option", o]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _median(runs, key):
-    vals = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
-    return float(np.median(vals)) if vals else None
-
-
-def _summary(runs):
-    if not runs or all("error" in r for r in runs):
-        return {"error": runs[0].get("error") if runs else "no run"}
-    ok = [r for r in runs if "error" not in r]
-    out = {"config": ok[0]["config"]}
-    for key in ok[0]:
-        if key != "config" and isinstance(ok[0][key], (int, float)) and not isinstance(ok[0][key], bool):
-            out[key] = _median(ok, key)
-    for key in ("fit_s", "predict_s", "peak_mb"):
-        out[key + "_all"] = [round(r[key], 4) for r in ok]
-    if "success" in ok[0]:
-        out["success"] = all(r["success"] for r in ok)
-    return out
+        args += ["--set-option", o]
+    return child("kopt.bench.peers", args, timeout)
 
 
 def _judge(bench: BenchSet, kopt_side, ratios):
@@ -207,7 +180,7 @@ def compare(bench: BenchSet, repeat=3, spec=None, overrides=(), timeout=3600, lo
             runs[side].append(res)
             log(f"  {bench.name} {side} run {r + 1}/{repeat}: " + (res.get("error") or
                 ", ".join(f"{k} {v:.4g}" for k, v in res.items() if isinstance(v, float))), file=sys.stderr)
-    k, p = _summary(runs["kopt"]), _summary(runs["peer"])
+    k, p = summarize(runs["kopt"]), summarize(runs["peer"])
     ratios = {}
     for key, name in (("fit_s", "fit"), ("predict_s", "predict"), ("peak_mb", "peak_mb")):
         if k.get(key) and p.get(key):
@@ -229,12 +202,12 @@ def peers(args) -> int:
     lines = []
     for name in names:
         line = compare(SETS[name], repeat=args.repeat, overrides=args.set_option or ())
-        print(json.dumps(line), flush=True)
+        print(dumps(line), flush=True)
         lines.append(line)
     if args.json:
         with open(args.json, "a", encoding="utf-8") as fh:
             for line in lines:
-                fh.write(json.dumps(line) + "\n")
+                fh.write(dumps(line) + "\n")
     return 0
 
 

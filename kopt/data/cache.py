@@ -3,9 +3,13 @@
 A text file (CSV/TSV, LIBSVM, IDX) is parsed once; its arrays are saved as
 ``.npy`` under ``$KOPT_DATA/cache/<name>-<options>-<state>/`` and
 memory-mapped (read-only) on later runs.  The key holds the source's real
-path, size and modification time (``<state>``) and every parse option
-(``<options>``): editing or replacing the file, or reading it differently,
-misses the cache.  An entry is written to a temporary directory and renamed
+path and the state of the file *before it was read* (``<state>``: size,
+modification and change times, inode) and every parse option (``<options>``):
+editing or replacing the file, or reading it differently, misses the cache.
+The reader takes :func:`source_state` before the parse and again after it; when
+the two differ the file changed while it was read, and the read is refused
+(:func:`check_unchanged`) instead of being stored under either key.  An entry is
+written to a temporary directory and renamed
 into place, so a crash never leaves a half-written entry; stale entries of
 the same file and options, and the temporary folders of killed writers, are
 removed when a new entry is stored.  ``meta.json``
@@ -21,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -32,27 +35,24 @@ from .. import fileset
 from ..fileio import abandoned, follow_umask, lock
 
 CACHE_FORMAT = "kopt-data-cache"
-#: bump when a reader's output for the same options changes (2: checksums of every file)
-CACHE_VERSION = 2
+#: bump when a reader's output for the same options changes (2: checksums of every file; 3: keyed by the
+#: source's state before the read)
+CACHE_VERSION = 3
 #: files parsing to fewer values (non-zeros for sparse data) are not cached:
 #: they parse in milliseconds, and test suites would fill the cache with them
 MIN_VALUES = 1 << 16
 
 
 def default_data_dir() -> Path:
-    """``$KOPT_DATA``, else the platform's user cache directory: ``$XDG_CACHE_HOME/kopt`` or
-    ``~/.cache/kopt`` (Linux and other POSIX), ``~/Library/Caches/kopt`` (macOS),
+    """``$KOPT_DATA``, else the platform's user cache folder (``platformdirs``): ``$XDG_CACHE_HOME/kopt``
+    or ``~/.cache/kopt`` (Linux and other POSIX), ``~/Library/Caches/kopt`` (macOS),
     ``%LOCALAPPDATA%\\kopt\\Cache`` (Windows)."""
     env = os.environ.get("KOPT_DATA")
     if env:
         return Path(env).expanduser()
-    home = os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return Path(home) / "Library" / "Caches" / "kopt"
-    if os.name == "nt":
-        return Path(os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")) / "kopt" / "Cache"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    return Path(base) / "kopt"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("kopt", appauthor=False))
 
 
 def cache_root() -> Path:
@@ -64,19 +64,39 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def entry_dir(paths, options: dict) -> Path:
-    """The cache directory for ``paths`` (the source and any companion files) read with ``options``."""
+def source_state(paths) -> list:
+    """What identifies the content of ``paths`` (the source and any companion files) without reading it:
+    size, modification and change times (ns) and inode of each.  Taken before a parse and after it."""
+    stats = [os.stat(os.path.realpath(p)) for p in paths]
+    return [[s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_dev] for s in stats]
+
+
+def check_unchanged(paths, before: list):
+    """Raise a :class:`~kopt.errors.DataError` (exit status 2) when ``paths`` changed since ``before``
+    (:func:`source_state`): rows read from a file that was being written or truncated are a mix of two
+    files, and must be neither trained on nor cached."""
+    from ..errors import DataError
+
+    after = source_state(paths)
+    for path, b, a in zip(paths, before, after):
+        if a != b:
+            what = f"its size went from {b[0]:,} to {a[0]:,} bytes" if a[0] != b[0] else "it was modified"
+            raise DataError(f"{path}: the file changed while it was read ({what}); another program is writing "
+                            "it. Nothing was trained on it or cached: run again once the file is complete")
+
+
+def entry_dir(paths, options: dict, state: list) -> Path:
+    """The cache directory for ``paths`` read with ``options`` while in ``state`` (:func:`source_state`,
+    taken *before* the read: an entry holds what was read from that state, never from a later one)."""
     real = [os.path.realpath(p) for p in paths]
-    stats = [os.stat(p) for p in real]
     ident = _digest({"v": CACHE_VERSION, "paths": real, "options": options})[:10]
-    state = _digest([[s.st_size, s.st_mtime_ns] for s in stats])[:12]
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(real[0]))[:60]
-    return cache_root() / f"{name}-{ident}-{state}"
+    return cache_root() / f"{name}-{ident}-{_digest(state)[:12]}"
 
 
-def load(paths, options: dict):
-    """``(X, y, meta)`` memory-mapped from the cache, or None on a miss."""
-    d = entry_dir(paths, options)
+def load(paths, options: dict, state: list):
+    """``(X, y, meta)`` memory-mapped from the cache entry of ``paths`` in ``state``, or None on a miss."""
+    d = entry_dir(paths, options, state)
     info = d / "meta.json"
     if not info.is_file():
         return None
@@ -119,9 +139,10 @@ def worth_caching(X) -> bool:
     return (X.nnz if hasattr(X, "tocsr") else X.size) >= MIN_VALUES
 
 
-def store(paths, options: dict, X, y, meta: dict):
-    """Save parsed arrays; returns the entry directory, or None when it could not be written."""
-    final = entry_dir(paths, options)
+def store(paths, options: dict, state: list, X, y, meta: dict):
+    """Save arrays parsed from ``paths`` in ``state`` (:func:`source_state` before the read, checked
+    unchanged after it); returns the entry directory, or None when it could not be written."""
+    final = entry_dir(paths, options, state)
     root = final.parent
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -143,7 +164,7 @@ def store(paths, options: dict, X, y, meta: dict):
         if y is not None:
             np.save(tmp / "y.npy", y)
         record = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "source": [os.path.realpath(p) for p in paths],
-                  "options": options, "sparse": sparse, "shape": list(X.shape), "has_y": y is not None,
+                  "source_state": state, "options": options, "sparse": sparse, "shape": list(X.shape), "has_y": y is not None,
                   "meta": meta, "sha256": {f.name: _sha256_file(f) for f in sorted(tmp.glob("*.npy"))}}
         with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
             json.dump(fileset.seal(json.loads(json.dumps(record, default=str))), fh, indent=1)

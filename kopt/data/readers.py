@@ -86,15 +86,21 @@ def read_table(path, opts: dict):
     if fmt == "idx" and po["label"] and labels_path(path):
         sources.append(labels_path(path))
     use_cache = opts.get("cache", True)
+    before = cache.source_state(sources)  # the cache key is what the file was when the read began
     if use_cache:
-        hit = cache.load(sources, po)
+        hit = cache.load(sources, po, before)
         if hit is not None:
             return hit[0], hit[1], {**hit[2], "format": fmt}
-    X, y, meta = _parse(path, po, opts.get("progress"))
+    try:
+        X, y, meta = _parse(path, po, opts.get("progress"))
+    except DataError:
+        cache.check_unchanged(sources, before)  # a ragged row torn by a writer is that writer's doing
+        raise
+    cache.check_unchanged(sources, before)  # a torn read is refused, neither used nor cached
     _check_shape(path, X)
     meta = {**meta, "format": fmt, "cached": False}
     if use_cache and cache.worth_caching(X):
-        where = cache.store(sources, po, X, y, meta)
+        where = cache.store(sources, po, before, X, y, meta)
         meta["cache"] = str(where) if where else None
     return X, y, meta
 

@@ -1,4 +1,4 @@
-"""The distributed :func:`kopt.api.assemble`: statistics from partition pieces, the same Problem.
+"""The Dask row source of :func:`kopt.assemble.assemble`: statistics from partition pieces, the same Problem.
 
 What a single-machine run fits on the whole training set is fitted here from per-partition pieces
 merged on the client in partition order, so it equals the single-machine value up to the order of
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bandwidth import RULES, resolve_bandwidth
+from ..bandwidth import RULES
 from ..data.bandwidth import subsample_rows
 from ..data.preprocess import (Preprocessor, column_moments, merge_moments, merge_range_stats, moments_std,
                                range_stats, scaling_rule)
 from ..errors import DataError
-from ..problem import FeatureSpec, Problem
+from ..problem import Problem
 from . import partitions as _partitions
 
 
@@ -105,52 +105,55 @@ def _prepare(part, pre, dtype, encode):
             "y": pre.encode(part["y"], "training data") if encode and part["y"] is not None else None}
 
 
+class PartitionRows:
+    """The training and test rows as partitions on a Dask cluster: the row source of a distributed run
+    (:func:`kopt.assemble.assemble` over it; statistics from per-partition pieces, module docstring)."""
+
+    def __init__(self, spec, data, parts):
+        self.spec, self.data, self.parts = spec, data, parts
+
+    def require_labels(self, loss):
+        return None  # a partition without labels fails where its labels are read (the loss's own check)
+
+    def label_values(self):
+        return np.unique(np.concatenate(self.parts.gather(self.parts.map(_label_summary, "binary"))))
+
+    def fit_preprocessor(self, target, data_spec) -> Preprocessor:
+        return fit_preprocessor(self.parts, target, data_spec)
+
+    def prepare(self, pre, dtype):
+        self.parts = self.parts.replace_train(self.parts.map(_prepare, pre, dtype, True))
+
+    def check_labels(self, loss):
+        for fut in self.parts.map(_check_labels, loss):
+            fut.result()
+
+    def bandwidth_rows(self, spec):
+        """The seeded subsample a bandwidth rule (``median``, ``scale``) is resolved on, fetched from the
+        partitions: the rows :func:`kopt.bandwidth.resolve_bandwidth` takes on one machine (a numeric
+        bandwidth: two rows, for the kernel's input check)."""
+        params = spec["model"]["kernel"]
+        if params.get("bandwidth") not in RULES:
+            return self.parts.take(np.arange(min(self.parts.n, 2)))
+        return self.parts.take(subsample_rows(self.parts.n, params.get("bandwidth_subsample", 2000), spec["seed"]))
+
+    def problem_fields(self, backend) -> dict:
+        return {"X": None, "y": None, "partitions": self.parts,
+                "info": {"train": _source(self.spec, self.data), "test": self.spec["data"].get("test"),
+                         "raw_X_test": None}}
+
+
 def assemble(spec, data, backend, client, n_parts) -> Problem:
     """The :class:`Problem` of a distributed run (``X``/``y`` on the workers: ``problem.partitions``)."""
-    from ..api import _one_vs_rest
+    from ..assemble import assemble as assemble_rows
 
     if backend.name != "numpy":
         raise DataError("a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
-    parts = partitions_for(spec, data, client, n_parts)
-    loss = spec.component(("model", "loss"))
-    target = loss.target
-    if target == "binary" and _one_vs_rest(spec):
-        classes = np.unique(np.concatenate(parts.gather(parts.map(_label_summary, "binary"))))
-        target = "multiclass" if classes.size > 2 else target
-    pre = fit_preprocessor(parts, target, spec["data"])
-    dtype = np.dtype(spec["model"]["features"]["dtype"])
-    train = parts.map(_prepare, pre, dtype, True)
-    parts = parts.replace_train(train)
-    if target == loss.target:
-        for fut in parts.map(_check_labels, loss):
-            fut.result()
-    kernel = _kernel(spec, parts)
-    n_classes = len(pre.classes) if pre.classes is not None else 1
-    return Problem(spec=spec, X=None, y=None, loss=loss, kernel=kernel, regularizer=spec.component(("model", "regularizer")),
-                   form=spec["model"]["form"], backend=backend, preprocessor=pre, seed=spec["seed"],
-                   features=FeatureSpec(**spec["model"]["features"]), n_classes=n_classes, partitions=parts,
-                   info={"train": _source(spec, data), "test": spec["data"].get("test"), "raw_X_test": None})
+    return assemble_rows(spec, PartitionRows(spec, data, partitions_for(spec, data, client, n_parts)), backend)
 
 
 def _check_labels(part, loss):
     loss.check_labels(part["y"], source="training data")
-
-
-def _kernel(spec, parts):
-    """The spec's kernel, its bandwidth rule (``median``, ``scale``) resolved on the seeded subsample
-    fetched from the partitions: the rows :func:`kopt.bandwidth.resolve_bandwidth` takes on one machine."""
-    from ..api import build_kernel
-    from ..plugins import registry
-
-    params = spec["model"]["kernel"]
-    cls = registry().get("kernel", params["name"])
-    if params.get("bandwidth") not in RULES:
-        return build_kernel(spec, parts.take(np.arange(min(parts.n, 2))))
-    S = parts.take(subsample_rows(parts.n, params.get("bandwidth_subsample", 2000), spec["seed"]))
-    section = resolve_bandwidth(cls, {k: v for k, v in params.items() if k != "name"}, S, spec["seed"])
-    kernel = cls(**section)
-    kernel.check_input(S)
-    return kernel
 
 
 def _source(spec, data):

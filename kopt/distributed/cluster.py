@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import re
 
-from ..errors import KoptError
+from ..errors import ClusterError, KoptError
+
+#: seconds to wait for a scheduler address to answer (kopt solve --connect-timeout)
+CONNECT_TIMEOUT = 10.0
 
 _LOCAL = re.compile(r"^local(?::(\d+))?$")
 
@@ -14,7 +17,7 @@ def require_dask():
         import dask  # noqa: F401
         import distributed
     except ImportError:
-        raise KoptError("execution.engine 'dask' needs Dask: pip install 'kopt[dask]' "
+        raise ClusterError("execution.engine 'dask' needs Dask: pip install 'kopt[dask]' "
                         "(dask[array,dataframe] and distributed)") from None
     return distributed
 
@@ -46,10 +49,13 @@ class Cluster:
     ``scheduler``: ``"local"`` / ``"local:N"`` (a LocalCluster of N worker processes with one thread
     each; ``local`` uses one per CPU), ``"tcp://HOST:PORT"`` (an existing scheduler: dask-jobqueue,
     Kubernetes, ``dask scheduler``), or a ``distributed.Client`` (used as is, never closed here).
+    ``connect_timeout``: seconds to wait for an address to answer (default :data:`CONNECT_TIMEOUT`); a
+    scheduler that does not answer is a :class:`~kopt.errors.ClusterError` (exit status 2).
     """
 
-    def __init__(self, scheduler):
+    def __init__(self, scheduler, connect_timeout=None):
         distributed = require_dask()
+        timeout = CONNECT_TIMEOUT if connect_timeout is None else float(connect_timeout)
         self.owned = []
         if isinstance(scheduler, distributed.Client):
             self.client = scheduler
@@ -67,10 +73,12 @@ class Cluster:
                 self.owned.append(cluster)
                 self.client = distributed.Client(cluster)
             else:
-                self.client = distributed.Client(scheduler, timeout="30s")
-        except OSError as exc:
+                self.client = distributed.Client(scheduler, timeout=f"{timeout}s")
+        except (OSError, TimeoutError) as exc:
             self.close()
-            raise KoptError(f"execution.scheduler {scheduler!r}: cannot connect ({exc})") from None
+            raise ClusterError(f"execution.scheduler {scheduler!r}: cannot connect ({exc}); is the scheduler "
+                               "running and reachable from here? (--connect-timeout sets the wait, "
+                               f"{timeout:g} s now)") from None
         self.owned.insert(0, self.client)
 
     @property
@@ -80,7 +88,7 @@ class Cluster:
             try:
                 self.client.wait_for_workers(1, timeout=60)
             except TimeoutError:
-                raise KoptError("the Dask cluster has no workers (waited 60 s for one)") from None
+                raise ClusterError("the Dask cluster has no workers (waited 60 s for one)") from None
             n = len(self.client.nthreads())
         return n
 

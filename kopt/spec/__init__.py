@@ -25,11 +25,13 @@ from .messages import message
 class Spec:
     """A resolved spec: ``data`` is the plain dict; ``source`` names where it came from."""
 
-    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path):
+    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path, given: dict | None = None):
         self.data = data
         self.source = source
         self.positions = positions
         self.base_dir = base_dir
+        #: the spec as its author wrote it (overrides applied, no defaults): what was chosen, not defaulted
+        self.given = given if given is not None else data
 
     def __getitem__(self, key):
         return self.data[key]
@@ -135,8 +137,9 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
     _check_component_names(doc, reg, source, positions)
     _validate_schema(doc, schemas.compose(reg), source, positions)
     explicit_lambda = "lambda" in ((doc.get("model") or {}).get("regularizer") or {})
+    given = copy.deepcopy(doc)
     _fill_defaults(doc, reg, default_name)
-    result = Spec(doc, source, positions, base_dir)
+    result = Spec(doc, source, positions, base_dir, given)
     _resolve_auto_lambda(result, reg, explicit_lambda)
     _expand_paths(result)
     if check_files:
@@ -247,6 +250,7 @@ def _fill_defaults(doc, reg, default_name):
             node = node[p]
         _defaults_into(node, reg.get(kind, node["name"]).schema())
     doc.setdefault("name", default_name)
+    doc["model"].setdefault("form", reg.get("solver", doc["solver"]["name"]).forms[0])  # the form follows the solver
     doc["model"]["features"].setdefault("seed", doc["seed"])
     doc.setdefault("data", {})
     _defaults_into(doc["data"], schemas.CORE_SCHEMA["properties"]["data"])

@@ -22,7 +22,7 @@ CORE_SCHEMA = {
     "title": "kopt problem spec",
     "type": "object",
     "additionalProperties": False,
-    "required": ["model", "solver"],
+    "required": ["model"],
     "properties": {
         "name": {"type": "string", "pattern": r"^(?!\.{1,2}$)[^/\\\x00]+$",
                  "description": "run name (default: the spec file's stem); the default output.dir is runs/NAME, so "
@@ -38,7 +38,8 @@ CORE_SCHEMA = {
                 "loss": _section(),
                 "kernel": _section(),
                 "regularizer": _section(default={"name": "l2", "lambda": "auto"}),
-                "form": {"enum": ["primal", "dual", "gp"], "default": "primal", "description": "which problem the solver solves"},
+                "form": {"enum": ["primal", "dual", "gp"],
+                         "description": "which problem the solver solves (default: the solver's first form)"},
                 "features": {
                     "type": "object",
                     "additionalProperties": False,
@@ -57,7 +58,9 @@ CORE_SCHEMA = {
                 },
             },
         },
-        "solver": _section(),
+        "solver": _section(default={"name": "auto"},
+                           description="the solver and its options (default: auto, which chooses the route, "
+                                       "centres, bandwidth and lambda by measurement: docs/defaults.md)"),
         "execution": {
             "type": "object",
             "additionalProperties": False,
@@ -87,6 +90,7 @@ CORE_SCHEMA = {
                 "report": {"type": "boolean", "default": True, "description": "write report.json"},
                 "plot": {"type": "boolean", "default": False, "description": "write convergence.png (needs matplotlib)"},
                 "checkpoint_every": {"type": "integer", "minimum": 0, "default": 0, "description": "iterations between checkpoints (0: off)"},
+                "overwrite": {"type": "boolean", "default": False, "description": "replace a model in output.dir that another spec trained (kopt solve --force); the same spec always overwrites its own"},
             },
         },
     },

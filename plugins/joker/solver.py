@@ -238,10 +238,4 @@ class JokerSolver(IterativeSolver):
 
 def _label_matrix(problem):
     """Labels as an (n, C) float64 matrix: one column, or ±1 one-vs-rest columns for multiclass ids."""
-    xp = problem.xp
-    y = problem.y
-    if problem.preprocessor.target == "multiclass" and problem.loss.target == "binary":
-        ids = y.astype(np.int64)
-        classes = xp.arange(problem.n_classes)
-        return xp.where(ids[:, None] == classes[None, :], 1.0, -1.0)
-    return xp.asarray(y, dtype=np.float64)[:, None]
+    return problem.label_matrix()

@@ -86,6 +86,6 @@ def resolved_bandwidth(kernel):
     if isinstance(bw, str):
         raise ValueError(
             f"kernel {kernel.name!r}: bandwidth {bw!r} is not resolved; build kernels through "
-            "kopt.api.build_kernel, resolve it with kopt.bandwidth.resolve_bandwidth, or pass a number"
+            "kopt.assemble.build_kernel, resolve it with kopt.bandwidth.resolve_bandwidth, or pass a number"
         )
     return float(bw)

@@ -1,0 +1,170 @@
+"""Assembling the problem: data, preprocessing, labels, the kernel with its bandwidth, on one machine.
+
+The layer below the API (:mod:`kopt.api`) and the Dask engine (:mod:`kopt.distributed.assemble`):
+both build a :class:`kopt.problem.Problem` with the rules kept here -- which target the labels are
+for (:func:`one_vs_rest`), the kernel and its bandwidth rule (:func:`build_kernel`), the sample
+weights (:func:`check_sample_weight`) -- and the preprocessing rules of :mod:`kopt.data.preprocess`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import rows as _rows
+from .backend import resolve
+from .bandwidth import resolve_bandwidth
+from .data import Dataset, Preprocessor, as_dataset, load_data
+from .errors import DataError
+from .plugins import registry
+from .problem import FeatureSpec, Problem
+from .spec import Spec
+
+
+def build_kernel(spec: Spec, X):
+    """Instantiate the spec's kernel with a numeric bandwidth (a rule such as ``median`` resolved)."""
+    params = {k: v for k, v in spec["model"]["kernel"].items() if k != "name"}
+    cls = registry().get("kernel", spec["model"]["kernel"]["name"])
+    kernel = cls(**resolve_bandwidth(cls, params, X, spec["seed"]))
+    kernel.check_input(X)  # e.g. χ²-type kernels need nonnegative inputs: fail before the solve
+    return kernel
+
+
+def one_vs_rest(spec: Spec) -> bool:
+    """Whether the spec's solver trains binary losses one-vs-rest on multiclass labels."""
+    return registry().get("solver", spec["solver"]["name"]).one_vs_rest
+
+
+def check_sample_weight(sample_weight, n):
+    """Validate per-row weights for ``n`` training rows; returns them as float64.
+
+    Raises :class:`DataError` for weights that are not a finite, nonnegative vector of length n with
+    a positive sum.  How :func:`assemble` uses them: kopt's weighted objective is
+    λ/2‖f‖² + Σ w_i ℓ_i / Σ w_i.  Rows of weight 0 are dropped before anything is fitted on the data
+    (standardisation, the median bandwidth, the solve), and the rest are normalised to mean 1
+    (``problem.sample_weight``), so scaling every weight changes nothing and a zero weight equals
+    leaving the row out; the standardisation statistics are weighted means, so an integer weight
+    equals repeating the row wherever the solver is deterministic and the bandwidth is a number.
+    """
+    w = np.asarray(sample_weight)
+    if w.dtype == object or not (np.issubdtype(w.dtype, np.number) or w.dtype == bool) \
+            or np.issubdtype(w.dtype, np.complexfloating):
+        raise DataError(f"sample_weight must be numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise DataError(f"sample_weight has shape {w.shape}; it needs one weight per training row, shape ({n},)")
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise DataError(f"sample_weight has {int(bad.sum())} non-finite values (first at row {int(np.argmax(bad))})")
+    if (w < 0).any():
+        i = int(np.argmax(w < 0))
+        raise DataError(f"sample_weight must be >= 0; row {i} has {float(w[i])!r}")
+    if not w.sum() > 0:
+        raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
+    return w
+
+
+def check_solver_weights(spec: Spec):
+    """Raise a SpecError (at ``solver.name``) unless the spec's solver accepts sample weights."""
+    reg = registry()
+    cls = reg.get("solver", spec["solver"]["name"])
+    if not cls.sample_weight:
+        ok = [n for n in reg.names("solver") if reg.get("solver", n).sample_weight]
+        raise spec.error(("solver", "name"), f"solver {cls.name!r} does not accept sample weights; solvers that do: "
+                                             f"{', '.join(ok) or '(none)'}")
+
+
+def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem:
+    """The :class:`Problem` of ``spec`` over a source of training rows: the one assemble path.
+
+    ``data``: None (the spec's data section, read here), arrays ``(X, y[, X_test, y_test])`` or a
+    :class:`kopt.data.Dataset` -- rows in this process (:class:`LocalRows`) -- or a row source
+    of the same interface, such as the Dask engine's partitions
+    (:class:`kopt.distributed.assemble.PartitionRows`).  ``sample_weight``: optional per-row weights
+    of the training rows of arrays (see :func:`check_sample_weight`); the problem carries them,
+    normalised to mean 1, as ``problem.sample_weight``.
+
+    Whatever the source, the same rules: the labels' target (one-vs-rest for more than two
+    classes, :func:`one_vs_rest`), the preprocessing fitted on the training rows, the labels
+    checked by the loss, the kernel's bandwidth rule resolved on the source's seeded rows.
+    """
+    backend = backend or resolve(spec["backend"])
+    rows = data if hasattr(data, "fit_preprocessor") else LocalRows.of(spec, data, sample_weight)
+    loss = spec.component(("model", "loss"))
+    rows.require_labels(loss)
+    target = loss.target
+    if target == "binary" and one_vs_rest(spec) and rows.label_values().size > 2:
+        target = "multiclass"  # the solver trains one binary problem per class (one-vs-rest)
+    pre = rows.fit_preprocessor(target, spec["data"])
+    rows.prepare(pre, np.dtype(spec["model"]["features"]["dtype"]))
+    if target == loss.target:
+        rows.check_labels(loss)
+    kernel = build_kernel(spec, rows.bandwidth_rows(spec))
+    n_classes = len(pre.classes) if pre.classes is not None else 1
+    return Problem(spec=spec, loss=loss, kernel=kernel, regularizer=spec.component(("model", "regularizer")),
+                   form=spec["model"]["form"], backend=backend, preprocessor=pre, seed=spec["seed"],
+                   features=FeatureSpec(**spec["model"]["features"]), n_classes=n_classes, **rows.problem_fields(backend))
+
+
+class LocalRows:
+    """The training (and test) rows held in this process: the row source of a single-machine run."""
+
+    def __init__(self, ds: Dataset, weights=None):
+        self.ds, self.weights = ds, weights
+        self.source = ds.info.get("train", "training data")
+        self.X = self.y = self.X_test = None
+
+    @classmethod
+    def of(cls, spec, data, sample_weight=None):
+        """The rows of ``data`` (None: read the spec's data section), zero-weight rows left out."""
+        if sample_weight is not None:
+            check_solver_weights(spec)
+            if data is None:
+                raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data "
+                                "files are read, split and filtered by kopt, so their rows have no weights to match")
+        ds = as_dataset(data) if data is not None else load_data(spec["data"])
+        weights = None
+        if sample_weight is not None:
+            weights = check_sample_weight(sample_weight, ds.X.shape[0])
+            if not (weights > 0).all():  # a row of weight 0 is a row left out, for everything fitted below
+                keep = np.flatnonzero(weights > 0)
+                ds = Dataset(ds.X[keep], None if ds.y is None else np.asarray(ds.y)[keep], ds.X_test, ds.y_test,
+                             info={**ds.info, "n_train": int(keep.size),
+                                   "zero_weight_rows": int(weights.size - keep.size)})
+                weights = weights[keep]
+            weights = weights * (weights.size / weights.sum())
+        return cls(ds, weights)
+
+    def require_labels(self, loss):
+        if self.ds.y is None and loss.target not in ("unlabeled",):
+            raise DataError(f"loss {loss.name!r} needs labels and the training data has none")
+
+    def label_values(self):
+        return np.unique(np.asarray(self.ds.y)) if self.ds.y is not None else np.empty(0)
+
+    def fit_preprocessor(self, target, data_spec) -> Preprocessor:
+        return Preprocessor.fit(self.ds.X, self.ds.y, target, standardize=data_spec["standardize"],
+                                standardize_target=data_spec["standardize_target"], source=self.source,
+                                sample_weight=self.weights)
+
+    def prepare(self, pre, dtype):
+        """Standardize the rows and encode the labels (test labels the training data never had are refused)."""
+        ds = self.ds
+        self.X = pre.transform(ds.X, dtype=dtype)
+        self.y = pre.encode(ds.y, self.source) if ds.y is not None else None
+        if ds.y_test is not None and pre.classes is not None:
+            pre.encode(ds.y_test, ds.info.get("test") or self.source)
+        if ds.X_test is not None:
+            self.X_test = pre.transform(ds.X_test, dtype=self.X.dtype)
+
+    def check_labels(self, loss):
+        if self.y is not None:
+            loss.check_labels(self.y, source=self.source)
+
+    def bandwidth_rows(self, spec):
+        return self.X  # resolve_bandwidth takes its own seeded subsample
+
+    def problem_fields(self, backend) -> dict:
+        xp = backend.xp
+        return {"X": _rows.on_backend(self.X, xp), "y": None if self.y is None else xp.asarray(self.y),
+                "X_test": _rows.on_backend(self.X_test, xp), "y_test_raw": self.ds.y_test,
+                "sample_weight": None if self.weights is None else xp.asarray(self.weights),
+                "info": {"train": self.source, "test": self.ds.info.get("test"), "raw_X_test": self.ds.X_test}}

@@ -1,0 +1,9 @@
+"""solver: auto -- the route, Nystrom centres, bandwidth and lambda chosen on a validation split."""
+from kopt.hookspecs import hookimpl
+
+from .solver import AutoSolver
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(AutoSolver)

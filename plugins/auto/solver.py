@@ -1,0 +1,102 @@
+"""``solver: auto``: kopt chooses the route, the centre count, the bandwidth and λ by measurement.
+
+The default solver of a spec that names none (and of ``KernelClassifier()`` / ``KernelRegressor()``).
+It does not solve anything itself: :meth:`AutoSolver.plan` measures on a seeded validation split of
+the training rows (:mod:`.planner`) and returns the concrete spec that ``kopt.solve`` then solves on
+every training row -- ``report.json``'s ``spec`` is that spec, so ``kopt solve`` on it reproduces the
+model, and ``report["auto"]`` says what was tried, what was chosen and why.
+
+Routes (docs/defaults.md):
+
+* the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
+  nearly free, so it is also the search's model;
+* a smooth loss with a conjugate (squared hinge, logistic, Huber): ``joker`` ``mode: primal``
+  (Newton-CG on the same M Nyström centres) at the bandwidth and λ the square loss chose;
+* a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
+  own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
+
+An explicit number is always taken as given: ``model.regularizer.lambda``, a numeric
+``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
+"""
+from __future__ import annotations
+
+from kopt.components import Solver
+
+from . import planner
+
+
+class AutoSolver(Solver):
+    name = "auto"
+    summary = "chooses the route, Nystrom centres, bandwidth and lambda on a validation split, then solves"
+    forms = ("primal", "dual")
+    targets = ("real", "binary")
+    kernel_mode = "either"
+    feature_kinds = ("random", "nystrom")
+    one_vs_rest = True
+    sample_weight = True
+    plans = True
+    params = {
+        "budget": {"type": "number", "exclusiveMinimum": 0, "default": 120.0,
+                   "description": "seconds the search may spend before it stops adding centres (the solve on all "
+                                  "rows comes after)"},
+        "max_centers": {"type": "integer", "minimum": 16, "default": 4096,
+                        "description": "the most Nystrom centres the search tries (memory: about 32 M^2 bytes)"},
+        "validation": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.2,
+                       "description": "the held-out share of the training rows the choices are scored on"},
+    }
+
+    def check_spec(self, spec):
+        loss = spec.loss  # its target is real or binary: the core checked ``targets``
+        if loss.name != "square" and not loss.has_conjugate:
+            yield ("model", "loss", "name"), (
+                f"solver 'auto' solves losses other than square with joker, which needs a conjugate, and loss "
+                f"{loss.name!r} has none: name a solver (dsg or adsg)")
+        if spec["model"]["form"] == "gp":
+            yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
+
+    def route(self, loss, centers):
+        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres."""
+        nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
+        if loss.name == "square":
+            return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
+                    "krr_nystrom (the square loss: one Cholesky on the centres)")
+        if loss.smooth:
+            return ({"solver": {"name": "joker", "mode": "primal"}, "model.form": "dual", **nystrom},
+                    f"joker's primal Newton-CG on the centres ({loss.name} has a Lipschitz gradient)")
+        return ({"solver": {"name": "joker", "mode": "auto"}, "model.form": "dual", "model.features.kind": "random"},
+                f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centres)")
+
+    def plan(self, problem, given, log=None):
+        """Measure, choose, and return ``(spec overrides, report record)``.
+
+        ``given``: what the spec's author wrote, before defaults (an explicit ``features.count`` is kept);
+        ``log``: a callable taking one progress line, or None.
+        """
+        spec = problem.spec
+        o = self.options
+        kernel = spec["model"]["kernel"]
+        lam = spec["model"]["regularizer"].get("lambda")
+        count = ((given.get("model") or {}).get("features") or {}).get("count")
+        log = log or (lambda line: None)
+        best, trials, split, seconds, metric = planner.search(
+            problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
+            lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
+            counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
+            seed=spec["seed"], validation=o.validation, log=log)
+        overrides, words = self.route(problem.loss, best["centers"])
+        overrides["model.regularizer.lambda"] = best["lam"]
+        solver = overrides["solver"]
+        if best["bandwidth"] is not None:
+            overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
+            overrides["model.kernel.bandwidth_factor"] = 1.0
+        sizes = sorted({t["centers"] for t in trials})
+        why = (f"{best['centers']} centres (tried {', '.join(map(str, sizes))}), bandwidth "
+               f"{overrides.get('model.kernel.bandwidth', '-')} (x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} "
+               f"rule), lambda {best['lam']:g}: the best validation {metric} ({abs(best['score']):.5g}) on the square "
+               f"loss's Nystrom path; then {words}")
+        record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
+                  "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
+                  "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
+                  "validation_score": abs(best["score"]), "split": split, "search_s": seconds, "budget_s": o.budget,
+                  "trials": trials, "why": why}
+        return overrides, record

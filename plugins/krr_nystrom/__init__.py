@@ -1,0 +1,9 @@
+"""Kernel ridge regression on Nystrom centres by a direct solve (the fast route of solver: auto)."""
+from kopt.hookspecs import hookimpl
+
+from .solver import NystromKRR
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(NystromKRR)

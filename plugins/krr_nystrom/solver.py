@@ -1,0 +1,119 @@
+"""Nyström kernel ridge regression by a direct solve: the square loss on M centres, every output at once.
+
+The minimiser of λ/2 wᵀRw + (1/n) Σ w_i ½‖k(x_i, C) w − y_i‖² over the span of k(c_j, ·) for M
+seeded training rows C (:func:`kopt.nystrom.choose_centers`), from one M × M Cholesky of
+A/n + λR (:class:`.system.NystromSystem`): O(n M² + M³) flops and O(M²) memory whatever n.
+Classification labels are ±1 targets (one column, or one per class for multiclass ids: the
+classes share the factorisation).  It reports the primal, the dual of the Nyström problem and
+their gap like every dual solver: the dual point is α_i = −w_i ℓ'(f_i)/(λn), its norm
+αᵀK R⁻¹Kᵀα (one more pass over the rows), so the gap is the solve's own rounding.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt import rows as _rows
+from kopt.backend import to_numpy
+from kopt.errors import KoptError
+from kopt.iterative import Check, IterativeSolver, Step
+from kopt.linalg import solve_triangular
+from kopt.nystrom import center_factor, choose_centers
+from kopt.objectives import dual, primal
+from kopt.predictors import KernelExpansion
+
+from .system import NystromSystem, residual_pass, row_chunks
+
+
+class NystromKRR(IterativeSolver):
+    name = "krr_nystrom"
+    summary = "kernel ridge regression on M Nystrom centres by one Cholesky (every class at once)"
+    forms = ("primal", "dual")
+    targets = ("real", "binary")
+    kernel_mode = "features"
+    feature_kinds = ("nystrom",)
+    one_vs_rest = True
+    needs_conjugate = True
+    stopping = "none"
+    blas = "all"  # the Gram's rank-k updates are BLAS; a GEMM's bits do not depend on its thread count
+    sample_weight = True
+    warm_start = False  # a direct solve: nothing to continue
+    iteration_unit = "the system and its Cholesky solve (one iteration)"
+    params = {}
+
+    def check_spec(self, spec):
+        if spec.loss.name != "square":
+            yield ("model", "loss", "name"), (
+                f"solver 'krr_nystrom' solves the square loss only, not {spec.loss.name!r}; use solver joker "
+                "(mode: primal on Nystrom centres) for other losses, or solver: auto")
+        if spec["model"]["features"]["kind"] != "nystrom":
+            yield ("model", "features", "kind"), (
+                "solver 'krr_nystrom' works on Nystrom centres: set model.features.kind: nystrom")
+
+    def init(self, problem):
+        xp = problem.xp
+        centers = choose_centers(problem, problem.features.count)
+        C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
+        return {"problem": problem, "C": C, "centers": centers, "Y": problem.label_matrix(), "w": None,
+                "weights": problem.sample_weight}
+
+    def step(self, state, t):
+        problem = state["problem"]
+        system = NystromSystem(problem.kernel, problem.X, state["Y"], state["C"], dtype=problem.dtype,
+                               weights=state["weights"])
+        try:
+            w, scores, Ktr, steps = system.refine(problem.lam, problem.X, state["Y"], state["weights"])
+        except np.linalg.LinAlgError:
+            raise KoptError("the regularized Nystrom system is not positive definite; raise lambda") from None
+        state.update(w=w, scores=scores, Ktr=Ktr, U=system.U, jitter=system.jitter, refinements=steps)
+        return Step(rows=problem.n)
+
+    def check(self, state, rows):
+        """P and D over every row, from the last float64 pass (the refinement's) at the final w."""
+        if state["w"] is None:
+            return Check()
+        problem, w, Y, U = state["problem"], state["w"], state["Y"], state["U"]
+        xp, n, lam, loss = problem.xp, problem.n, problem.lam, problem.loss
+        weights = state["weights"]
+        if state.get("scores") is None:  # resumed from a checkpoint: one pass
+            state["scores"], state["Ktr"] = residual_pass(problem.kernel, state["C"], problem.dtype, w, problem.X, Y,
+                                                          weights)
+        scores, Kt_alpha = state["scores"], -state["Ktr"] / (lam * n)  # α = −w_i ℓ'(f_i)/(λn), ℓ' = f − y
+        P = D = scale = 0.0
+        for c in range(Y.shape[1]):
+            norm_p = float(xp.sum((U @ w[:, c]) ** 2))  # wᵀRw
+            z = solve_triangular(U, Kt_alpha[:, c], lower=False, trans="T")
+            norm_d = float(xp.sum(z * z))  # αᵀK R⁻¹ Kᵀα
+            g = loss.grad(scores[:, c], Y[:, c])
+            alpha = -(g if weights is None else g * weights) / (lam * n)
+            P += primal(loss, Y[:, c], scores[:, c], lam, norm_p, weights)
+            D += dual(loss, Y[:, c], alpha, lam, norm_d, weights)
+            scale += lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores[:, c], Y[:, c]))))
+        return Check(objective=P, dual=D, scale=scale, terms=n + int(w.shape[0]),
+                     extra={"refinements": int(state.get("refinements", 0))})
+
+    def decision_function(self, state, X):
+        problem = state["problem"]
+        out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
+        coef = state["w"].astype(problem.dtype)
+        for lo, hi in row_chunks(X, state["C"].shape[0]):
+            out[lo:hi] = problem.kernel.exact(_rows.dense(X, slice(lo, hi), problem.xp, problem.dtype), state["C"]) @ coef
+        return out
+
+    def save(self, state):
+        return {} if state["w"] is None else {"w": to_numpy(state["w"])}
+
+    def load(self, problem, saved):
+        state = self.init(problem)
+        if "w" in saved:
+            state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
+            state["U"], state["jitter"] = center_factor(problem.kernel, state["C"])
+        return state
+
+    def finish(self, state):
+        coef = to_numpy(state["w"])
+        if coef.shape[1] == 1:
+            coef = coef[:, 0]
+        predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef},
+                                    {"nystrom_jitter": float(state["jitter"])})
+        return predictor, {"n_centers": int(state["C"].shape[0])}
+

@@ -1,0 +1,170 @@
+"""solver: auto and krr_nystrom: the defaults that choose by measurement (issue 24)."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import kopt
+from kopt.cli import main
+from kopt.errors import SpecError
+
+
+def _data(n=600, d=3, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    score = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 1 + 0.3 * rng.standard_normal(n)
+    if classes == 2:
+        return X, np.where(score > 0, 1, -1)
+    return X, np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+
+
+def _nystrom(count, lam=1e-3, bandwidth=1.5, dtype="float64", loss=None):
+    return {"seed": 1, "backend": "numpy", "output": {"model": False, "report": False},
+            "data": {"standardize": False},
+            "model": {"loss": loss or {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": bandwidth},
+                      "regularizer": {"name": "l2", "lambda": lam},
+                      "features": {"kind": "nystrom", "count": count, "dtype": dtype}},
+            "solver": {"name": "krr_nystrom"}}
+
+
+def _solve(spec, data, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kopt.solve(spec, data=data, **kw)
+
+
+def test_krr_nystrom_on_every_row_is_exact_kernel_ridge():
+    from sklearn.kernel_ridge import KernelRidge
+
+    X, y = _data(n=200)
+    y = y.astype(float) + 0.1 * X[:, 2]
+    lam = 1e-3
+    r = _solve(_nystrom(200, lam), (X, y))
+    kr = KernelRidge(alpha=lam * len(X), kernel="rbf", gamma=1 / (2 * 1.5**2)).fit(X, y)
+    Xt = np.random.default_rng(5).standard_normal((50, 3))
+    np.testing.assert_allclose(r.model.decision_function(Xt), kr.predict(Xt), rtol=1e-6, atol=1e-6)
+    assert abs(r.info["rel_gap"]) < 1e-10  # its certificate: the solve's rounding only
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_krr_nystrom_minimises_the_restricted_objective(dtype):
+    """The normal equations of the M-centre problem, solved densely, give the same coefficients; the gap closes
+    at a small λ too (float32 kernel values, float64 products and refinement)."""
+    X, y = _data(n=500)
+    for lam in (1e-2, 1e-7):
+        r = _solve(_nystrom(60, lam, dtype=dtype), (X, y.astype(float)))
+        assert r.gap is not None and abs(r.info["rel_gap"]) < 1e-7, (lam, r.info)
+        S, w = r.model.predictor.arrays["support"].astype(np.float64), r.model.predictor.arrays["coef"]
+        from kopt_plugins.kernels.shift_invariant import GaussianKernel  # noqa: F401 (registered)
+
+        K = np.exp(-((X[:, None, :] - S[None]) ** 2).sum(-1) / (2 * 1.5**2))
+        R = np.exp(-((S[:, None, :] - S[None]) ** 2).sum(-1) / (2 * 1.5**2))
+        R += r.model.predictor.meta["nystrom_jitter"] * np.eye(len(S))
+        ref = np.linalg.solve(K.T @ K / len(X) + lam * R, K.T @ y / len(X))
+        tol = 1e-6 if dtype == "float64" else 2e-3
+        np.testing.assert_allclose(K @ w, K @ ref, rtol=tol, atol=tol)
+
+
+def test_multiclass_shares_one_factorisation_and_equals_one_solve_per_class():
+    X, y = _data(n=400, classes=3)
+    spec = _nystrom(50, loss={"name": "square", "target": "binary"})
+    r = _solve(spec, (X, y))
+    scores = r.model.decision_function(X)
+    assert scores.shape == (400, 3)
+    for c in range(3):
+        one = _solve(spec, (X, np.where(y == c, 1, -1)))
+        np.testing.assert_allclose(scores[:, c], one.model.decision_function(X), rtol=1e-8, atol=1e-8)
+
+
+def test_krr_nystrom_weights_are_repeated_rows():
+    X, y = _data(n=150)
+    spec = _nystrom(40)
+    w = np.random.default_rng(3).integers(1, 4, len(X)).astype(float)
+    a = _solve(spec, (X, y.astype(float)), sample_weight=w)
+    S = a.model.predictor.arrays["support"]
+    # the same centres and the rows repeated: the same model
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    spec_b = _nystrom(40)
+    b = _solve(spec_b, (X[rep], y[rep].astype(float)))
+    if np.array_equal(np.sort(S, axis=0), np.sort(b.model.predictor.arrays["support"], axis=0)):
+        np.testing.assert_allclose(a.model.decision_function(X), b.model.decision_function(X), rtol=1e-8, atol=1e-8)
+    assert abs(a.info["rel_gap"]) < 1e-8
+
+
+def test_a_spec_naming_only_loss_and_kernel_chooses_and_says_why(tmp_path):
+    X, y = _data(n=1500)
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "output": {"model": False, "report": False}}
+    r = _solve(spec, (X[:1200], y[:1200], X[1200:], y[1200:]))
+    auto = r.auto
+    assert auto["route"] == "krr_nystrom" and auto["metric"] == "accuracy"
+    assert auto["centers"] in {t["centers"] for t in auto["trials"]}
+    best = max(auto["trials"], key=lambda t: t["score"])
+    assert auto["validation_score"] == pytest.approx(best["score"])
+    assert r.report["spec"]["solver"] == {"name": "krr_nystrom"}  # the concrete spec: kopt solve reproduces it
+    assert r.report["spec"]["model"]["regularizer"]["lambda"] == auto["lambda"]
+    assert r.metrics["accuracy"] > 0.85 and "auto_s" in r.timings and r.report["auto"]["why"].startswith(f"{auto['centers']}")
+    again = _solve({**r.report["spec"], "output": {"model": False, "report": False}}, (X[:1200], y[:1200], X[1200:], y[1200:]))
+    np.testing.assert_array_equal(again.model.decision_function(X), r.model.decision_function(X))
+
+
+def test_numbers_given_are_taken_as_given():
+    X, y = _data(n=800)
+    spec = {"seed": 2, "model": {"loss": {"name": "square", "target": "binary"},
+                                 "kernel": {"name": "gaussian", "bandwidth": 0.7},
+                                 "regularizer": {"name": "l2", "lambda": 3e-3}, "features": {"kind": "nystrom", "count": 64}},
+            "output": {"model": False, "report": False}}
+    r = _solve(spec, (X, y))
+    assert r.auto["lambda"] == 3e-3 and r.auto["centers"] == 64 and r.auto["bandwidth"] == 0.7
+    assert {t["centers"] for t in r.auto["trials"]} == {64} and len(r.auto["trials"]) == 1
+
+
+def test_the_search_stops_at_its_budget():
+    X, y = _data(n=3000)
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "budget": 1e-3}, "output": {"model": False, "report": False}}
+    r = _solve(spec, (X, y))
+    assert {t["centers"] for t in r.auto["trials"]} == {256}  # the first size only: the next would pass the budget
+
+
+@pytest.mark.parametrize("loss, route", [("squared_hinge", "joker (primal)"), ("hinge", "joker (auto)")])
+def test_other_losses_are_solved_by_joker_at_the_chosen_settings(loss, route):
+    X, y = _data(n=800)
+    spec = {"model": {"loss": {"name": loss}, "kernel": {"name": "gaussian"}}, "output": {"model": False, "report": False}}
+    r = _solve(spec, (X[:600], y[:600], X[600:], y[600:]))
+    assert r.auto["route"] == route and r.report["spec"]["solver"]["name"] == "joker"
+    assert r.metrics["accuracy"] > 0.8
+
+
+def test_the_form_follows_the_solver_and_auto_is_the_default_solver():
+    spec = kopt.load_spec({"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
+                           "solver": {"name": "joker"}}, check_files=False)
+    assert spec["model"]["form"] == "dual"  # joker solves the dual: no model.form needed
+    spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}}}, check_files=False)
+    assert spec["solver"]["name"] == "auto" and spec["model"]["kernel"]["bandwidth"] == "auto"
+    with pytest.raises(SpecError, match="solver joker solves form dual, not 'primal'|solves form dual"):
+        kopt.load_spec({"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}, "form": "primal"},
+                        "solver": {"name": "joker"}}, check_files=False)
+
+
+def test_auto_refuses_what_it_cannot_choose_for():
+    with pytest.raises(SpecError, match="solver 'auto' handles real, binary targets"):
+        kopt.load_spec({"model": {"loss": {"name": "kl_density_ratio"}, "kernel": {"name": "gaussian"}}},
+                       check_files=False)
+    with pytest.raises(SpecError, match="chooses the spec before a fresh solve"):
+        X, y = _data(n=100)
+        kopt.solve({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}}}, data=(X, y), resume=True)
+
+
+def test_cli_summary_and_report(tmp_path):
+    X, y = _data(n=600)
+    np.savez(tmp_path / "train.npz", X=X.astype(np.float32), y=y)
+    (tmp_path / "s.yaml").write_text(f"data: {{train: {tmp_path / 'train.npz'}}}\n"
+                                     "model: {loss: {name: square, target: binary}, kernel: {name: gaussian}}\n")
+    assert main(["solve", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["auto"]["route"] == "krr_nystrom" and report["spec"]["solver"]["name"] == "krr_nystrom"
+    assert report["timings"]["auto_s"] > 0
