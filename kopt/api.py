@@ -236,7 +236,8 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
         if run.interrupted:
             reg.pm.hook.kopt_run_end(run=run, result=None)
             raise_for(run.stop_signal)  # KeyboardInterrupt, or Terminated (SIGTERM)
-        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info)}
+        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info),
+                "columns": problem.info.get("columns")}
         t2 = time.perf_counter()
         metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
                                                  kernel=problem.kernel, loss=problem.loss, backend=backend))

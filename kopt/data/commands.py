@@ -143,8 +143,10 @@ def _columns(X, y, meta):
     text = f"{d:,} features"
     if hasattr(X, "tocsr"):
         text += f" (sparse: {X.nnz:,} stored values, {X.nnz / max(1, X.shape[0] * d):.2%} non-zero)"
-    if meta.get("header"):
-        names = [n for j, n in enumerate(meta["header"]) if j != meta.get("label_column")]
+    if meta.get("index_column") is not None:
+        text += f"; file column {meta['index_column'] + 1} is a pandas row index (skipped)"
+    if meta.get("feature_names"):
+        names = meta["feature_names"]
         text += f"; named {', '.join(names[:8])}" + (", ..." if len(names) > 8 else "")
     if y is not None and meta.get("label_column") is not None:
         li = meta["label_column"]
@@ -190,9 +192,7 @@ def _nonfinite(X, y, meta):
     missing = "none" if not n_nan else f"{n_nan:,} NaN or empty cells"
     if n_nan and data.ndim == 2:
         top = np.argsort(-nan_cols)[:5]
-        names = meta.get("header")
-        li = meta.get("label_column")
-        cols = [n for j, n in enumerate(names) if j != li] if names else [str(j + 1) for j in range(len(nan_cols))]
+        cols = meta.get("feature_names") or [str(j + 1) for j in range(len(nan_cols))]
         missing += f" in {rows:,} rows; most in " + ", ".join(f"{cols[j]} ({nan_cols[j]:,})" for j in top if nan_cols[j])
     if y_bad:
         missing += f"; {y_bad:,} missing labels"
