@@ -17,6 +17,7 @@ from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
 from .listeners import Checkpointer, TraceRecorder, progress_listeners
+from .logs import LOGGER
 from .model import Model
 from .plugins import registry
 from .result import Result
@@ -101,7 +102,11 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
     t_load = time.perf_counter() - t0
+    LOGGER.info("%s: lambda: auto: choosing λ on a validation split of %s training rows", spec.get("name"),
+                f"{ds.X.shape[0]:,}")
     choice = select_lambda(spec, ds, solve=solve, sample_weight=weights, progress=bool(progress))
+    LOGGER.info("%s: lambda: auto chose λ = %g (%d values tried, %.1f s)", spec.get("name"), choice.lam,
+                len(choice.path), choice.select_s)
     fixed = load_spec(spec.data, overrides_of({LAMBDA: choice.lam}), check_files=False)
     fixed.source, fixed.positions, fixed.base_dir = spec.source, spec.positions, spec.base_dir
     solver_cls = registry().get("solver", spec["solver"]["name"])

@@ -219,10 +219,13 @@ class JsonLog:
 
 
 def progress_listeners(progress) -> list:
-    """The listeners ``kopt.solve(progress=...)`` registers: none for False/None, a
-    :class:`ProgressBar` for True, or the given listener objects (a list)."""
+    """The listeners ``kopt.solve(progress=...)`` registers: for False/None, log records through the
+    ``kopt`` logger (:class:`kopt.logs.LogProgress`); for True, a tqdm bar in a notebook, else a
+    :class:`ProgressBar`; or the given listener objects (a list: the CLI's)."""
+    from .logs import LogProgress, display_listener
+
     if not progress:
-        return []
+        return [LogProgress()]
     if progress is True:
-        return [ProgressBar()]
+        return [display_listener()]
     return list(progress)

@@ -46,6 +46,7 @@ from .backend import to_numpy
 from .components import BANDWIDTH_PARAMS
 from .data.schema import DATA_SCHEMA
 from .errors import SpecError
+from .logs import verbose_progress
 from .plugins import registry
 from .spec import load_spec
 
@@ -232,11 +233,11 @@ class _KoptEstimator(BaseEstimator):
             self.spec_ = copy.deepcopy(spec.data)
             return self
         keep = bool(getattr(self, "warm_start", False))
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), verbose_progress(getattr(self, "verbose", 0)) as progress:
             # kopt's own warning is re-issued as scikit-learn's ConvergenceWarning below
             warnings.simplefilter("ignore", errors.ConvergenceWarning)
             result = solve(spec, data=(X, y), sample_weight=sample_weight, resume=warm or False, keep_state=keep,
-                           progress=bool(getattr(self, "verbose", False)))
+                           progress=progress)
         if not result.success:
             warnings.warn(f"{spec['solver']['name']}: {result.message}", ConvergenceWarning, stacklevel=3)
         self.model_ = result.model
@@ -388,7 +389,8 @@ class KernelClassifier(ClassifierMixin, _KoptEstimator):
     (the random-feature map: a dict, or an int count), ``solver``/``solver_options``,
     ``standardize`` (z-score the features with training statistics), ``backend``,
     ``random_state`` (the spec's seed; None is seed 0), ``warm_start`` (continue the previous fit
-    with more iterations or another tol) and ``verbose`` (kopt's progress bar).
+    with more iterations or another tol) and ``verbose`` (0: quiet; 1: the progress bar, a tqdm bar in a notebook;
+    2: every progress record of the ``kopt`` logger, down to each gap check, on stderr).
 
     Attributes after ``fit``: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (pandas
     input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
