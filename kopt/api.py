@@ -392,7 +392,8 @@ def write_outputs(spec, result):
 
         try:
             result.report["plot_file"] = plot_trace(result.trace, os.path.join(out["dir"], "convergence.png"),
-                                                    spec["name"])
+                                                    spec["name"], tol=spec["solver"].get("tol"),
+                                                    solver=spec["solver"]["name"])
         except Exception as exc:
             kept = [f for f, on in (("the model", out["model"]), ("report.json", out["report"])) if on]
             note = f"; {' and '.join(kept)} are written in {out['dir']}" if kept else ""
