@@ -600,8 +600,14 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
     (docs/gp.md).  ``noise_variance`` is σ² (on the z-scored target when ``standardize_target``);
     ``variance`` is ``"operator"`` (the variance anywhere, memory O(iterations²·batch_size²)) or
     ``"none"`` (the mean only); ``iterations`` and ``batch_size`` are the solver's T and B.
+    ``iterations="auto"`` takes about 8 passes over the rows, T = ceil(8n/B), at least 50 and at most
+    200 (the solver's cost grows faster than T², so a tiny input gets a small T: scikit-learn's
+    ``check_estimator`` then takes seconds); the value used is ``iterations_``.
     Sparse input is densified (the gp solver works on dense rows).
     """
+
+    #: ``iterations="auto"``: T = ceil(AUTO_PASSES·n/B), clipped to [AUTO_MIN, AUTO_MAX]
+    AUTO_PASSES, AUTO_MIN, AUTO_MAX = 8, 50, 200
 
     # fixed by the model (class attributes, not parameters)
     loss = "square"
@@ -610,7 +616,7 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
     regularizer = "l2"
 
     def __init__(self, *, kernel="gaussian", bandwidth="median", kernel_options=None, noise_variance=0.1,
-                 variance="operator", iterations=200, batch_size=32, features=None, solver_options=None,
+                 variance="operator", iterations="auto", batch_size=32, features=None, solver_options=None,
                  standardize=True, standardize_target=True, backend="auto", random_state=None, verbose=False):
         self.kernel = kernel
         self.bandwidth = bandwidth
@@ -636,7 +642,16 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
 
     def _solver_section(self):
         return {"name": "gp", "noise_variance": self.noise_variance, "variance": self.variance,
-                "iterations": self.iterations, "batch_size": self.batch_size, **(self.solver_options or {})}
+                "iterations": self._iterations(), "batch_size": self.batch_size, **(self.solver_options or {})}
+
+    def _iterations(self, n=None):
+        """``iterations`` with ``"auto"`` resolved for ``n`` rows (None: the fitted rows, else the cap)."""
+        if not (isinstance(self.iterations, str) and self.iterations == "auto"):
+            return self.iterations
+        if n is None:
+            return getattr(self, "iterations_", self.AUTO_MAX)
+        B = self.batch_size if isinstance(self.batch_size, numbers.Integral) and self.batch_size > 0 else 32
+        return int(min(self.AUTO_MAX, max(self.AUTO_MIN, -(-self.AUTO_PASSES * n // B))))
 
     def _data_section(self):
         return {"standardize": self.standardize, "standardize_target": self.standardize_target}
@@ -656,6 +671,7 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
         """Fit the posterior on ``X`` and real targets ``y`` (the gp solver takes no sample weights)."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
                              ensure_min_samples=2, accept_large_sparse=True)
+        self.iterations_ = self._iterations(X.shape[0])
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X, return_std=False, return_cov=False):
@@ -716,7 +732,7 @@ def expected_failed_checks(estimator) -> dict:
     ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``.  The list
     depends on the parameters:
 
-    * a solver without sample weights (joker, gp, adsg...): every check that fits with
+    * a solver without sample weights (gp, adsg, mrbcd, svrg, katyusha): every check that fits with
       ``sample_weight`` -- the estimator refuses the weights with a message naming the solvers
       that take them;
     * an iterative solver with weights (dsg, udsg, cdsg, joker): fitting with an integer weight is
