@@ -16,8 +16,8 @@ from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
-from .listeners import Checkpointer, TraceRecorder, progress_listeners
-from .logs import LOGGER
+from .listeners import Checkpointer, TraceRecorder
+from .logs import LOGGER, progress_listeners
 from .model import Model
 from .plugins import registry
 from .result import Result

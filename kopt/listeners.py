@@ -216,16 +216,3 @@ class JsonLog:
                        objective=result.objective, gap=result.gap, metrics=result.metrics,
                        fit_s=result.timings.get("fit_s"))
         self._emit(out)
-
-
-def progress_listeners(progress) -> list:
-    """The listeners ``kopt.solve(progress=...)`` registers: for False/None, log records through the
-    ``kopt`` logger (:class:`kopt.logs.LogProgress`); for True, a tqdm bar in a notebook, else a
-    :class:`ProgressBar`; or the given listener objects (a list: the CLI's)."""
-    from .logs import LogProgress, display_listener
-
-    if not progress:
-        return [LogProgress()]
-    if progress is True:
-        return [display_listener()]
-    return list(progress)

@@ -130,3 +130,14 @@ def verbose_progress(verbose):
         LOGGER.setLevel(previous)
         if handler is not None:
             LOGGER.removeHandler(handler)
+
+
+def progress_listeners(progress) -> list:
+    """The listeners ``kopt.solve(progress=...)`` registers: for False/None, log records through the
+    ``kopt`` logger (:class:`LogProgress`); for True, a tqdm bar in a notebook, else a
+    :class:`kopt.listeners.ProgressBar` on stderr; or the given listener objects (a list: the CLI's)."""
+    if not progress:
+        return [LogProgress()]
+    if progress is True:
+        return [display_listener()]
+    return list(progress)

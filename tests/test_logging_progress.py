@@ -8,7 +8,8 @@ import pytest
 
 import kopt
 import kopt.logs as logs
-from kopt.listeners import ProgressBar, progress_listeners
+from kopt.listeners import ProgressBar
+from kopt.logs import progress_listeners
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.ConvergenceWarning")  # small fixed runs stop at the cap
@@ -92,7 +93,7 @@ def test_sklearn_verbose_maps_to_levels(verbose, expect, capsys, monkeypatch):
 
     monkeypatch.setattr(logging.getLogger(), "handlers", [])  # no application logging (pytest's own removed)
     X, y = _data()
-    est = KernelClassifier(loss="logistic", features=64, lam=1e-2, verbose=verbose, backend="numpy",
+    est = KernelClassifier(loss="logistic", solver="joker", features=64, lam=1e-2, verbose=verbose, backend="numpy",
                            solver_options={"iterations": 30, "batch_size": 4, "check_every": 1, "tol": 1e-12})
     with pytest.warns(Warning):  # the iteration cap
         est.fit(X, y)

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from ..errors import DataError
-from .progress import _human
+from .progress import human_bytes
 
 _STEP = 1 << 16
 
@@ -54,7 +54,7 @@ def fetch(args) -> int:
                 verb = {"packaged": "packaged with kopt", "cached": "already present, verified",
                         "mirror": "copied from KOPT_DATA_MIRROR, verified",
                         "downloaded": "downloaded, verified"}[got.origin]
-                print(f"{name}: {got.path} ({_human(got.path.stat().st_size)}, {verb})")
+                print(f"{name}: {got.path} ({human_bytes(got.path.stat().st_size)}, {verb})")
     return 0
 
 
@@ -76,7 +76,7 @@ def list_presets(args) -> int:
             continue
         preset = cls()
         for remote, where, path in preset.status():
-            size = f", {_human(remote.size)} download" if remote.size and where == "missing" else ""
+            size = f", {human_bytes(remote.size)} download" if remote.size and where == "missing" else ""
             place = {"packaged": "packaged with kopt", "cached": str(path),
                      "missing": f"not here{size}; fetched on first use into {preset_dir(name)}"}[where]
             print(f"  {remote.filename:28s} {place}")
@@ -127,7 +127,7 @@ def info(args) -> int:
     path = args.file
     X, y, meta = read_table(path, {"format": args.format, "label": _label_arg(args.label), "progress": None})
     comp = compression_of(path)
-    on_disk = f"{_human(os.path.getsize(path))} on disk" + (f", {comp}-compressed" if comp else "")
+    on_disk = f"{human_bytes(os.path.getsize(path))} on disk" + (f", {comp}-compressed" if comp else "")
     lines = [("file", f"{path} ({meta['format']}, {on_disk})"), ("rows", f"{X.shape[0]:,}"),
              ("columns", _columns(X, y, meta))]
     lines.append(("labels", _labels(y) if y is not None else "none (no label column)"))
@@ -206,9 +206,9 @@ def _nonfinite(X, y, meta):
 def _memory(X, y):
     if hasattr(X, "tocsr"):
         nbytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-        text = f"X {_human(nbytes)} as CSR float32 ({_human(4 * X.shape[0] * X.shape[1])} dense)"
+        text = f"X {human_bytes(nbytes)} as CSR float32 ({human_bytes(4 * X.shape[0] * X.shape[1])} dense)"
     else:
-        text = f"X {_human(X.nbytes)} float32"
+        text = f"X {human_bytes(X.nbytes)} float32"
     if y is not None:
-        text += f", y {_human(np.asarray(y).nbytes)} float64"
+        text += f", y {human_bytes(np.asarray(y).nbytes)} float64"
     return text
