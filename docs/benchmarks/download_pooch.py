@@ -26,9 +26,13 @@ import time
 from pathlib import Path
 
 
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
 def _serve(folder):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=folder)
-    handler.log_message = lambda *a, **k: None
+    handler = functools.partial(_Quiet, directory=folder)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -56,9 +60,8 @@ def main():
     data = os.urandom(args.mb << 20)
     Path(served, "blob.bin").write_bytes(data)
     Path(served, "blob.bin.gz").write_bytes(gzip.compress(data, compresslevel=1))
-    sha, gz_sha = hashlib.sha256(data).hexdigest(), None
-    gz_bytes = Path(served, "blob.bin.gz").read_bytes()
-    gz_sha = hashlib.sha256(gz_bytes).hexdigest()
+    sha = hashlib.sha256(data).hexdigest()
+    gz_sha = hashlib.sha256(Path(served, "blob.bin.gz").read_bytes()).hexdigest()
     server = _serve(served)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     runs = {"kopt_fetch": [], "pooch_retrieve": [], "kopt_fetch_gzip_content_checksum": []}
