@@ -18,6 +18,7 @@ fits because a column is missing).  The rule applied is reported in one line.
 from __future__ import annotations
 
 import contextlib
+import csv
 import logging
 import sys
 from dataclasses import dataclass
@@ -97,9 +98,16 @@ def _output(out):
 
 
 def _write(fh, columns, header):
+    """CSV rows: numbers as ``%.10g``; text (the classes of a model fitted on string labels) quoted as needed."""
     names = list(columns)
-    data = np.column_stack([np.asarray(columns[k], dtype=np.float64) for k in names])
-    np.savetxt(fh, data, delimiter=",", header=",".join(names) if header else "", comments="", fmt="%.10g")
+    cells = []
+    for k in names:
+        v = np.asarray(columns[k])
+        cells.append(np.char.mod("%.10g", v.astype(np.float64)) if v.dtype.kind in "biuf" else v.astype(str))
+    out = csv.writer(fh, lineterminator="\n")
+    if header:
+        out.writerow(names)
+    out.writerows(zip(*cells))
 
 
 @dataclass(frozen=True)
@@ -142,7 +150,7 @@ def _by_name(path, names, rest, trained, labels, model_name):
         raise DataError(f"{path}: no column named {', '.join(map(repr, missing[:5]))}"
                         + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else "")
                         + f"; {model_name} was trained on the named columns {_preview(features)}")
-    li = {"none": None, "first": rest[0], "last": rest[-1]}.get(labels) if labels != "auto" else where.get(label_name)
+    li = where.get(label_name) if labels == "auto" else _given_label(labels, rest)
     cols = [where[f] for f in features]
     if li is not None and li in cols:
         raise DataError(f"{path}: --labels {labels} makes {_named(names, li)} the label, but {model_name} takes it "
@@ -154,6 +162,11 @@ def _by_name(path, names, rest, trained, labels, model_name):
                         f"{len(features)} features {model_name} was trained on{hint}; drop it from the file")
     label = "no label column" if li is None else f"label {_named(names, li)}"
     return Plan(cols, li, None, f"{label}; {len(cols)} features matched by name")
+
+
+def _given_label(labels, rest):
+    """The file column ``--labels first|last|none`` names among the columns ``rest`` (None: no label)."""
+    return {"first": rest[0], "last": rest[-1], "none": None}[labels]
 
 
 def _by_position(path, names, rest, d, labels, label_opt, model_name):
@@ -174,7 +187,7 @@ def _by_position(path, names, rest, d, labels, label_opt, model_name):
             raise DataError(f"{path}: {n} columns; {model_name} was trained on {d} features (give {d} feature "
                             f"columns, or {d + 1} with the label column)")
     else:
-        li = {"none": None, "first": rest[0], "last": rest[-1]}[labels]
+        li = _given_label(labels, rest)
         why = f"--labels {labels}"
     features = [j for j in rest if j != li]
     if len(features) != d:
@@ -189,13 +202,15 @@ def _check_ambiguous(path, plan, A, model, model_name):
     classes = model.preprocessor.classes
     if plan.ambiguous is None or classes is None or A.shape[0] == 0:
         return
+    if np.asarray(classes).dtype.kind not in "biuf":
+        return  # text labels (a scikit-learn fit): a numeric column cannot be mistaken for them
     col = A[:, plan.ambiguous]
     if np.isin(col, np.asarray(classes, dtype=np.float64)).all():
         d = len(plan.features)
         raise DataError(f"{path}: {d} columns fit {model_name}'s {d} features without a label column, but "
                         f"column {plan.ambiguous + 1} holds only training label values ({_preview(classes)}): "
                         f"this may be a labelled file one feature short. Say which it is: --labels none (score "
-                        f"all {d} columns as features) or --labels first")
+                        f"all {d} columns as features) or --labels first (or last, where the label is)")
 
 
 def _preview(values, k=6):

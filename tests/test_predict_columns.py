@@ -148,3 +148,22 @@ def test_labels_flag_is_refused_for_libsvm(tmp_path, monkeypatch, capsys):
     (tmp_path / "rows.svm").write_text("1 1:0.5 2:0.1 3:0.2\n-1 1:0.3\n")
     code, _, err = _predict(capsys, "rows.svm", "--labels", "none")
     assert code == 2 and "--labels none applies to CSV, TSV and .npy files" in err
+
+
+def test_text_labels_are_never_mistaken_for_a_numeric_column(tmp_path, monkeypatch, capsys):
+    """A model fitted on string classes (scikit-learn) scores a d-column file as unlabelled, no refusal."""
+    pytest.importorskip("sklearn")
+    from kopt.sklearn import KernelClassifier
+
+    monkeypatch.chdir(tmp_path)
+    X, y = _rows(60, 6, True)
+    est = KernelClassifier(loss="logistic", solver="joker", features=32, lam=1e-2, backend="numpy",
+                           solver_options={"iterations": 20})
+    est.fit(X, np.where(y > 0, "yes", "no"))
+    est.model_.save(str(tmp_path / "out" / "model"))
+    np.savetxt("binary_first.csv", np.column_stack([X[:, 0] > 0, X[:, 1:]]), delimiter=",", fmt="%.3f")
+    code, out, err = _predict(capsys, "binary_first.csv")
+    assert code == 0 and "no label column" in err, err
+    lines = out.splitlines()
+    assert lines[0] == "prediction,decision" and len(lines) == 61
+    assert {ln.split(",")[0] for ln in lines[1:]} <= {"yes", "no"}
