@@ -20,11 +20,13 @@ from .errors import (  # noqa: E402
 from .model import Model, load_model  # noqa: E402
 from .spec import Spec, load_spec  # noqa: E402
 from .tune import tune  # noqa: E402
+from . import datasets  # noqa: E402  (kopt.datasets.load)
 
 __all__ = [
     "__version__",
     "solve",
     "tune",
+    "datasets",
     "load_spec",
     "load_model",
     "Spec",

@@ -16,7 +16,8 @@ from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
-from .listeners import Checkpointer, TraceRecorder, progress_listeners
+from .listeners import Checkpointer, TraceRecorder
+from .logs import LOGGER, progress_listeners
 from .model import Model
 from .plugins import registry
 from .result import Result
@@ -101,7 +102,11 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
     t_load = time.perf_counter() - t0
+    LOGGER.info("%s: lambda: auto: choosing λ on a validation split of %s training rows", spec.get("name"),
+                f"{ds.X.shape[0]:,}")
     choice = select_lambda(spec, ds, solve=solve, sample_weight=weights, progress=bool(progress))
+    LOGGER.info("%s: lambda: auto chose λ = %g (%d values tried, %.1f s)", spec.get("name"), choice.lam,
+                len(choice.path), choice.select_s)
     fixed = load_spec(spec.data, overrides_of({LAMBDA: choice.lam}), check_files=False)
     fixed.source, fixed.positions, fixed.base_dir = spec.source, spec.positions, spec.base_dir
     solver_cls = registry().get("solver", spec["solver"]["name"])
@@ -236,7 +241,8 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
         if run.interrupted:
             reg.pm.hook.kopt_run_end(run=run, result=None)
             raise_for(run.stop_signal)  # KeyboardInterrupt, or Terminated (SIGTERM)
-        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info)}
+        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info),
+                "columns": problem.info.get("columns")}
         t2 = time.perf_counter()
         metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
                                                  kernel=problem.kernel, loss=problem.loss, backend=backend))
@@ -386,7 +392,8 @@ def write_outputs(spec, result):
 
         try:
             result.report["plot_file"] = plot_trace(result.trace, os.path.join(out["dir"], "convergence.png"),
-                                                    spec["name"])
+                                                    spec["name"], tol=spec["solver"].get("tol"),
+                                                    solver=spec["solver"]["name"])
         except Exception as exc:
             kept = [f for f, on in (("the model", out["model"]), ("report.json", out["report"])) if on]
             note = f"; {' and '.join(kept)} are written in {out['dir']}" if kept else ""

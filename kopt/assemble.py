@@ -104,6 +104,13 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
                    features=FeatureSpec(**spec["model"]["features"]), n_classes=n_classes, **rows.problem_fields(backend))
 
 
+def training_columns(info):
+    """The training file's column names (None without a header): kopt predict matches new files by name."""
+    if not info.get("feature_names"):
+        return None
+    return {"features": list(info["feature_names"]), "label": info.get("label_name")}
+
+
 class LocalRows:
     """The training (and test) rows held in this process: the row source of a single-machine run."""
 
@@ -167,4 +174,5 @@ class LocalRows:
         return {"X": _rows.on_backend(self.X, xp), "y": None if self.y is None else xp.asarray(self.y),
                 "X_test": _rows.on_backend(self.X_test, xp), "y_test_raw": self.ds.y_test,
                 "sample_weight": None if self.weights is None else xp.asarray(self.weights),
-                "info": {"train": self.source, "test": self.ds.info.get("test"), "raw_X_test": self.ds.X_test}}
+                "info": {"train": self.source, "test": self.ds.info.get("test"), "raw_X_test": self.ds.X_test,
+                         "columns": training_columns(self.ds.info)}}

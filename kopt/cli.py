@@ -98,6 +98,10 @@ def build_parser():
     p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
                                                  "a folder that gets one CSV per input file")
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
+    p.add_argument("--labels", choices=["auto", "first", "last", "none"], default="auto",
+                   help="whether a CSV/TSV/.npy file has a label column: first, last, none, or auto (the default: by "
+                        "header name for a model trained on named columns, else by the column count; a count that "
+                        "is ambiguous is refused). The rule applied is printed on stderr")
     p.add_argument("--scheduler", metavar="ADDRESS", help="score the files on a Dask cluster ('local:N' or "
                                                           "'tcp://HOST:8786'; pip install 'kopt[dask]')")
     _add_connect_timeout(p)
@@ -451,12 +455,15 @@ def cmd_predict(args):
     model = load_model(args.model)
     opts = _predict_options(model, args.format)
     if args.scheduler:
+        if args.labels != "auto":
+            raise KoptError("kopt predict --scheduler reads each file's label column by --labels auto")
         return _predict_partitioned(args, model, opts)
     if len(args.data) != 1:
         raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
                         "scored on a Dask cluster: add --scheduler and --out DIR)")
     with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"):
-        rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}")
+        rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}",
+                                     labels=args.labels, say=lambda line: print(f"kopt: {line}", file=sys.stderr))
     if metrics is not None:
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:
@@ -468,7 +475,9 @@ def _predict_options(model, fmt):
     """The parse options of the model's training data (its preset's, a --format) for new files."""
     opts = dict(model.spec.get("data", {}))
     opts.pop("max_rows", None)
-    opts.update(_preset_read_options(opts))
+    # a preset's header flag describes the preset's files; a new file's header is detected, as kopt solve does
+    opts.update({k: v for k, v in _preset_read_options(opts).items() if k != "header"})
+    opts["header"] = opts.get("header") if not opts.get("source") else "auto"
     if fmt:
         opts["format"] = fmt
     opts["n_features"] = model.n_features_in

@@ -216,13 +216,3 @@ class JsonLog:
                        objective=result.objective, gap=result.gap, metrics=result.metrics,
                        fit_s=result.timings.get("fit_s"))
         self._emit(out)
-
-
-def progress_listeners(progress) -> list:
-    """The listeners ``kopt.solve(progress=...)`` registers: none for False/None, a
-    :class:`ProgressBar` for True, or the given listener objects (a list)."""
-    if not progress:
-        return []
-    if progress is True:
-        return [ProgressBar()]
-    return list(progress)

@@ -46,6 +46,7 @@ from .backend import to_numpy
 from .components import BANDWIDTH_PARAMS
 from .data.schema import DATA_SCHEMA
 from .errors import SpecError
+from .logs import verbose_progress
 from .plugins import registry
 from .spec import load_spec
 
@@ -232,11 +233,11 @@ class _KoptEstimator(BaseEstimator):
             self.spec_ = copy.deepcopy(spec.data)
             return self
         keep = bool(getattr(self, "warm_start", False))
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), verbose_progress(getattr(self, "verbose", 0)) as progress:
             # kopt's own warning is re-issued as scikit-learn's ConvergenceWarning below
             warnings.simplefilter("ignore", errors.ConvergenceWarning)
             result = solve(spec, data=(X, y), sample_weight=sample_weight, resume=warm or False, keep_state=keep,
-                           progress=bool(getattr(self, "verbose", False)))
+                           progress=progress)
         if not result.success:
             warnings.warn(f"{spec['solver']['name']}: {result.message}", ConvergenceWarning, stacklevel=3)
         self.model_ = result.model
@@ -388,7 +389,8 @@ class KernelClassifier(ClassifierMixin, _KoptEstimator):
     (the random-feature map: a dict, or an int count), ``solver``/``solver_options``,
     ``standardize`` (z-score the features with training statistics), ``backend``,
     ``random_state`` (the spec's seed; None is seed 0), ``warm_start`` (continue the previous fit
-    with more iterations or another tol) and ``verbose`` (kopt's progress bar).
+    with more iterations or another tol) and ``verbose`` (0: quiet; 1: the progress bar, a tqdm bar in a notebook;
+    2: every progress record of the ``kopt`` logger, down to each gap check, on stderr).
 
     Attributes after ``fit``: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (pandas
     input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
@@ -598,8 +600,14 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
     (docs/gp.md).  ``noise_variance`` is σ² (on the z-scored target when ``standardize_target``);
     ``variance`` is ``"operator"`` (the variance anywhere, memory O(iterations²·batch_size²)) or
     ``"none"`` (the mean only); ``iterations`` and ``batch_size`` are the solver's T and B.
+    ``iterations="auto"`` takes about 8 passes over the rows, T = ceil(8n/B), at least 50 and at most
+    200 (the solver's cost grows faster than T², so a tiny input gets a small T: scikit-learn's
+    ``check_estimator`` then takes seconds); the value used is ``iterations_``.
     Sparse input is densified (the gp solver works on dense rows).
     """
+
+    #: ``iterations="auto"``: T = ceil(AUTO_PASSES·n/B), clipped to [AUTO_MIN, AUTO_MAX]
+    AUTO_PASSES, AUTO_MIN, AUTO_MAX = 8, 50, 200
 
     # fixed by the model (class attributes, not parameters)
     loss = "square"
@@ -608,7 +616,7 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
     regularizer = "l2"
 
     def __init__(self, *, kernel="gaussian", bandwidth="median", kernel_options=None, noise_variance=0.1,
-                 variance="operator", iterations=200, batch_size=32, features=None, solver_options=None,
+                 variance="operator", iterations="auto", batch_size=32, features=None, solver_options=None,
                  standardize=True, standardize_target=True, backend="auto", random_state=None, verbose=False):
         self.kernel = kernel
         self.bandwidth = bandwidth
@@ -634,7 +642,16 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
 
     def _solver_section(self):
         return {"name": "gp", "noise_variance": self.noise_variance, "variance": self.variance,
-                "iterations": self.iterations, "batch_size": self.batch_size, **(self.solver_options or {})}
+                "iterations": self._iterations(), "batch_size": self.batch_size, **(self.solver_options or {})}
+
+    def _iterations(self, n=None):
+        """``iterations`` with ``"auto"`` resolved for ``n`` rows (None: the fitted rows, else the cap)."""
+        if not (isinstance(self.iterations, str) and self.iterations == "auto"):
+            return self.iterations
+        if n is None:
+            return getattr(self, "iterations_", self.AUTO_MAX)
+        B = self.batch_size if isinstance(self.batch_size, numbers.Integral) and self.batch_size > 0 else 32
+        return int(min(self.AUTO_MAX, max(self.AUTO_MIN, -(-self.AUTO_PASSES * n // B))))
 
     def _data_section(self):
         return {"standardize": self.standardize, "standardize_target": self.standardize_target}
@@ -654,6 +671,7 @@ class GPRegressor(RegressorMixin, _KoptEstimator):
         """Fit the posterior on ``X`` and real targets ``y`` (the gp solver takes no sample weights)."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
                              ensure_min_samples=2, accept_large_sparse=True)
+        self.iterations_ = self._iterations(X.shape[0])
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X, return_std=False, return_cov=False):
@@ -714,7 +732,7 @@ def expected_failed_checks(estimator) -> dict:
     ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``.  The list
     depends on the parameters:
 
-    * a solver without sample weights (joker, gp, adsg...): every check that fits with
+    * a solver without sample weights (gp, adsg, mrbcd, svrg, katyusha): every check that fits with
       ``sample_weight`` -- the estimator refuses the weights with a message naming the solvers
       that take them;
     * an iterative solver with weights (dsg, udsg, cdsg, joker): fitting with an integer weight is

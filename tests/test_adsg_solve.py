@@ -213,7 +213,10 @@ def test_validate_warns_in_one_line_that_katyusha_is_measured_better_on_ridge(ca
     from kopt.cli import main
 
     specs = os.path.join(os.path.dirname(__file__), "..", "specs")
-    assert main(["validate", os.path.join(specs, "adsg_reuters_ridge.yaml")]) == 0
+    ridge = os.path.join(specs, "adsg_reuters_ridge.yaml")
+    assert main(["validate", ridge]) == 0  # the packaged spec keeps adsg on purpose (advice: false, its comment)
+    assert capsys.readouterr().err == ""
+    assert main(["validate", ridge, "--set", "solver.advice=true"]) == 0
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1, err
     assert err.startswith("kopt: warning: ") and "$.solver.name: solver adsg on ridge" in err

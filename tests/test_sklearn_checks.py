@@ -42,6 +42,7 @@ INSTANCES = [
                     solver_options={"iterations": 40, "batch_size": 8, "step_size": 1.0, "step_schedule": "constant"},
                     backend="numpy"),
     GPRegressor(iterations=40, batch_size=16, features={"block_size": 32}, backend="numpy"),
+    GPRegressor(backend="numpy"),  # the defaults: iterations="auto" keeps the checks' tiny inputs to seconds
 ]
 
 

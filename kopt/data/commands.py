@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from ..errors import DataError
-from .progress import _human
+from .progress import human_bytes
 
 _STEP = 1 << 16
 
@@ -54,7 +54,7 @@ def fetch(args) -> int:
                 verb = {"packaged": "packaged with kopt", "cached": "already present, verified",
                         "mirror": "copied from KOPT_DATA_MIRROR, verified",
                         "downloaded": "downloaded, verified"}[got.origin]
-                print(f"{name}: {got.path} ({_human(got.path.stat().st_size)}, {verb})")
+                print(f"{name}: {got.path} ({human_bytes(got.path.stat().st_size)}, {verb})")
     return 0
 
 
@@ -76,7 +76,7 @@ def list_presets(args) -> int:
             continue
         preset = cls()
         for remote, where, path in preset.status():
-            size = f", {_human(remote.size)} download" if remote.size and where == "missing" else ""
+            size = f", {human_bytes(remote.size)} download" if remote.size and where == "missing" else ""
             place = {"packaged": "packaged with kopt", "cached": str(path),
                      "missing": f"not here{size}; fetched on first use into {preset_dir(name)}"}[where]
             print(f"  {remote.filename:28s} {place}")
@@ -127,7 +127,7 @@ def info(args) -> int:
     path = args.file
     X, y, meta = read_table(path, {"format": args.format, "label": _label_arg(args.label), "progress": None})
     comp = compression_of(path)
-    on_disk = f"{_human(os.path.getsize(path))} on disk" + (f", {comp}-compressed" if comp else "")
+    on_disk = f"{human_bytes(os.path.getsize(path))} on disk" + (f", {comp}-compressed" if comp else "")
     lines = [("file", f"{path} ({meta['format']}, {on_disk})"), ("rows", f"{X.shape[0]:,}"),
              ("columns", _columns(X, y, meta))]
     lines.append(("labels", _labels(y) if y is not None else "none (no label column)"))
@@ -143,8 +143,10 @@ def _columns(X, y, meta):
     text = f"{d:,} features"
     if hasattr(X, "tocsr"):
         text += f" (sparse: {X.nnz:,} stored values, {X.nnz / max(1, X.shape[0] * d):.2%} non-zero)"
-    if meta.get("header"):
-        names = [n for j, n in enumerate(meta["header"]) if j != meta.get("label_column")]
+    if meta.get("index_column") is not None:
+        text += f"; file column {meta['index_column'] + 1} is a pandas row index (skipped)"
+    if meta.get("feature_names"):
+        names = meta["feature_names"]
         text += f"; named {', '.join(names[:8])}" + (", ..." if len(names) > 8 else "")
     if y is not None and meta.get("label_column") is not None:
         li = meta["label_column"]
@@ -190,9 +192,7 @@ def _nonfinite(X, y, meta):
     missing = "none" if not n_nan else f"{n_nan:,} NaN or empty cells"
     if n_nan and data.ndim == 2:
         top = np.argsort(-nan_cols)[:5]
-        names = meta.get("header")
-        li = meta.get("label_column")
-        cols = [n for j, n in enumerate(names) if j != li] if names else [str(j + 1) for j in range(len(nan_cols))]
+        cols = meta.get("feature_names") or [str(j + 1) for j in range(len(nan_cols))]
         missing += f" in {rows:,} rows; most in " + ", ".join(f"{cols[j]} ({nan_cols[j]:,})" for j in top if nan_cols[j])
     if y_bad:
         missing += f"; {y_bad:,} missing labels"
@@ -206,9 +206,9 @@ def _nonfinite(X, y, meta):
 def _memory(X, y):
     if hasattr(X, "tocsr"):
         nbytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-        text = f"X {_human(nbytes)} as CSR float32 ({_human(4 * X.shape[0] * X.shape[1])} dense)"
+        text = f"X {human_bytes(nbytes)} as CSR float32 ({human_bytes(4 * X.shape[0] * X.shape[1])} dense)"
     else:
-        text = f"X {_human(X.nbytes)} float32"
+        text = f"X {human_bytes(X.nbytes)} float32"
     if y is not None:
-        text += f", y {_human(np.asarray(y).nbytes)} float64"
+        text += f", y {human_bytes(np.asarray(y).nbytes)} float64"
     return text

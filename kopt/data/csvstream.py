@@ -20,6 +20,9 @@ from .ranges import first_out_of_range, out_of_range_message
 from .stream import file_size, iter_blocks, read_head
 
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-"})
+#: header names of the row-index column pandas writes (``DataFrame.to_csv`` with its default ``index=True``:
+#: an empty name; ``Unnamed: 0`` once such a file is read back and written again)
+INDEX_NAMES = frozenset({"", "Unnamed: 0"})
 
 
 def _is_number(cell: str) -> bool:
@@ -65,6 +68,25 @@ def sniff(path, fmt, header="auto"):
     if header is True or (header == "auto" and looks_header):
         return delim, cells, len(cells), first + 1
     return delim, None, len(cells), first
+
+
+def index_column(names):
+    """0 when the header's first name is that of a pandas row index (:data:`INDEX_NAMES`), else None.
+
+    Only the first column, and only with a header: a headerless first column of 0, 1, 2, ... is data."""
+    if names and len(names) > 1 and names[0] in INDEX_NAMES:
+        return 0
+    return None
+
+
+def column_plan(names, ncols, label, path):
+    """``(index, label, features)``: the file columns of a pandas row index (or None), of the label (or None)
+    and of the features, for a ``label`` option counted without the index column."""
+    index = index_column(names)
+    rest = [j for j in range(ncols) if j != index]
+    pos = label_index(label, None if names is None else [names[j] for j in rest], len(rest), path)
+    li = None if pos is None else rest[pos]
+    return index, li, [j for j in rest if j != li]
 
 
 class _Growing:
@@ -188,7 +210,8 @@ def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress
         ``tsv`` forces a tab delimiter; ``csv`` sniffs ``,``, tab, ``;`` or whitespace.
     label : int, str, False or None
         Label column: index (negative counts from the end), header name,
-        ``False`` for none; ``None`` means the first column.
+        ``False`` for none; ``None`` means the first column.  A pandas row-index
+        column (a header whose first name is empty) is skipped and not counted.
     header : {"auto", True, False}
     max_rows : int, optional
         Stop after this many data rows.
@@ -201,12 +224,13 @@ def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress
     y : ndarray (n,) float64 or None
     meta : dict
         ``header`` (column names or None), ``columns`` (file column count),
-        ``label_column`` (index or None), ``nonfinite`` (count), ``first_nonfinite``
-        (``[line, column]`` or None).
+        ``label_column`` (index or None), ``index_column`` (0 for a pandas row index, skipped;
+        else None), ``feature_names`` and ``label_name`` (from the header, or None),
+        ``nonfinite`` (count), ``first_nonfinite`` (``[line, column]`` or None).
     """
     delim, names, ncols, skip = sniff(path, fmt, header)
-    li = label_index(label, names, ncols, path)
-    keep = np.array([j for j in range(ncols) if j != li], dtype=np.intp)
+    index, li, features = column_plan(names, ncols, label, path)
+    keep = np.array(features, dtype=np.intp)
     columns = names or [str(j + 1) for j in range(ncols)]
     buf = _Growing(len(keep), li is not None)
     bad = NonFinite()
@@ -228,8 +252,10 @@ def read_csv(path, *, fmt="csv", label=0, header="auto", max_rows=None, progress
     if buf.n == 0:
         raise DataError(f"{path}: the file holds no data rows" + (" (only a header)" if names else ""))
     X, y = buf.finish()
-    meta = {"header": names, "columns": ncols, "label_column": li, "nonfinite": bad.count,
-            "first_nonfinite": None if bad.line is None else [bad.line, bad.column]}
+    meta = {"header": names, "columns": ncols, "label_column": li, "index_column": index,
+            "feature_names": None if names is None else [names[j] for j in features],
+            "label_name": None if names is None or li is None else names[li],
+            "nonfinite": bad.count, "first_nonfinite": None if bad.line is None else [bad.line, bad.column]}
     return X, y, meta
 
 

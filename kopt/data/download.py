@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from ..fileio import abandoned, follow_umask, lock
-from .progress import ByteProgress, _human
+from .progress import ByteProgress, human_bytes
 
 CHUNK = 1 << 20
 
@@ -114,7 +114,7 @@ def offline() -> bool:
 
 def how_to_get(remote: Remote, dest) -> str:
     """The manual instructions of an offline error: URL, size, checksum, destination."""
-    size = f"{_human(remote.size)}, " if remote.size else ""
+    size = f"{human_bytes(remote.size)}, " if remote.size else ""
     what = f"download {remote.url} ({size}{remote.checksum_text})"
     if remote.member:
         what += f", extract {remote.member} from it"
@@ -142,7 +142,7 @@ def fetch(remote: Remote, dest=None, *, progress=None, timeout=60.0) -> Path:
     if remote.size:
         free = shutil.disk_usage(dest.parent).free
         if free < remote.size:
-            raise DataError(f"{dest.parent}: {_human(free)} free, {remote.filename} needs {_human(remote.size)}; "
+            raise DataError(f"{dest.parent}: {human_bytes(free)} free, {remote.filename} needs {human_bytes(remote.size)}; "
                             "set KOPT_DATA to a roomier folder")
     reasons = []
     for source in remote.sources:

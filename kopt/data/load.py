@@ -59,6 +59,7 @@ def load_data(data_spec: dict, registry=None) -> Dataset:
     X, y, metas = _read_many(train, opts, spec.get("max_rows"))
     name = ", ".join(map(str, train))
     info = {"train": name, "test": spec.get("test"), "header": metas[0].get("header"),
+            "feature_names": metas[0].get("feature_names"), "label_name": metas[0].get("label_name"),
             "format": metas[0]["format"], "cached": all(m.get("cached") for m in metas)}
     X_test = y_test = None
     test_metas = []

@@ -31,7 +31,7 @@ def drawing(enabled: bool):
         _FORCED = previous
 
 
-def _human(nbytes: float) -> str:
+def human_bytes(nbytes: float) -> str:
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if abs(nbytes) < 1000 or unit == "TB":
             return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
@@ -101,10 +101,10 @@ class ByteProgress:
             frac = min(1.0, self.done / self.total)
             filled = int(frac * 20)
             parts.append("[" + "#" * filled + "." * (20 - filled) + f"] {frac:4.0%}")
-            parts.append(f"{_human(self.done)}/{_human(self.total)}")
+            parts.append(f"{human_bytes(self.done)}/{human_bytes(self.total)}")
         else:
-            parts.append(_human(self.done))
-        parts.append(f"{_human(self.done / elapsed)}/s")
+            parts.append(human_bytes(self.done))
+        parts.append(f"{human_bytes(self.done / elapsed)}/s")
         if self.rows is not None:
             parts.append(f"{self.rows:,} rows")
         return "  ".join(parts)

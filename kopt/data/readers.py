@@ -64,6 +64,8 @@ def parse_options(path, opts: dict) -> dict:
     if fmt in ("csv", "tsv", "npy"):
         label = opts.get("label")
         out.update(label=0 if label is None else label, header=opts.get("header", "auto"))
+        if fmt != "npy":
+            out["index_column"] = "pandas"  # a header's empty first name is a row index, skipped (csvstream)
     elif fmt == "libsvm":
         out.update(n_features=opts.get("n_features"), zero_based=opts.get("zero_based", "auto"),
                    sparse=opts.get("sparse", "auto"))

@@ -245,6 +245,9 @@ class ADSG(_Blocked):
                     "description": "ADSG II (O(Ω + nnz(a_i)) per step) or ADSG I (O(D) per step, the reference)"},
         "snapshot": {"enum": ["random", "last"], "default": "random",
                      "description": "next snapshot: the iterate at σ with P(σ) ∝ θ^(σ−1) (Alg. 1), or the last one"},
+        "advice": {"type": "boolean", "default": True,
+                   "description": "warn when another solver was measured faster on this problem (ridge: katyusha); "
+                                  "false when a spec keeps adsg on purpose, saying why in its comment"},
     }
 
     def check_spec(self, spec):
@@ -264,7 +267,7 @@ class ADSG(_Blocked):
                                           f"{reg.name!r} has lambda {reg.lam:g}; use general_convex or strongly_convex")
         if o.setting in ("general_convex", "unregularized") and o.strong_convexity:
             yield ("solver", "strong_convexity"), f"setting {o.setting} uses μ = 0; strong_convexity would be ignored"
-        if spec.loss.name == "square" and reg.name == "l2" and reg.lam > 0:
+        if o.advice and spec.loss.name == "square" and reg.name == "l2" and reg.lam > 0:
             warnings.warn(str(spec.error(("solver", "name"), RIDGE_ADVICE)), SpecWarning, stacklevel=2)
 
     def prepare(self, st):

@@ -38,6 +38,9 @@ PARAMS = {
                  "description": "interval for a new observation y* (variance + σ²) or for the latent f(x*)"},
     "max_memory_mb": {"type": "number", "exclusiveMinimum": 0, "default": 2048,
                       "description": "refuse a run whose variance state would exceed this many MiB"},
+    "advice": {"type": "boolean", "default": True,
+               "description": "warn when another option was measured better on this spec (variance: operator with a "
+                              "test split); false when a spec keeps it on purpose, saying why in its comment"},
     "unknown_points": {"enum": ["error", "nan"], "default": "error",
                        "description": "variance: test_points models asked about other points: raise, or return NaN "
                                       "variance and interval there (the mean is always available)"},
@@ -132,5 +135,5 @@ OPERATOR_ADVICE = (
 
 def advise(options, spec):
     """Warn (:class:`kopt.errors.SpecWarning`) where another option of this solver was measured better."""
-    if options.variance == "operator" and _has_test_split(spec["data"]):
+    if options.advice and options.variance == "operator" and _has_test_split(spec["data"]):
         warnings.warn(str(spec.error(("solver", "variance"), OPERATOR_ADVICE)), SpecWarning, stacklevel=2)
