@@ -40,7 +40,7 @@ FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
 MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
 #: the centres are held dense (M × d): at most this many values (256 MiB in float32) -- wide sparse rows
-#: (reuters: d = 47,236) cap M at 1,420
+#: (a 65,536-column text set caps M at 1,024)
 CENTER_ENTRIES = 1 << 26
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)

@@ -25,7 +25,7 @@ from kopt.threads import blas_threads
 #: the largest condition number of A/n + λR a λ path point may have (float64: 1e-4 / 1.1e-16)
 MAX_CONDITION = 1e-4 / float(np.finfo(np.float64).eps)
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (64 MiB in
-#: float32), so wide sparse rows (reuters: d = 47,236) are densified a few hundred at a time
+#: float32), so wide sparse rows (text: tens of thousands of columns) are densified a few hundred at a time
 CHUNK_ENTRIES = 1 << 24
 
 
