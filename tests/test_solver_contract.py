@@ -36,13 +36,26 @@ BUILTIN_CASES = [
 ]
 
 
+#: solvers the answer check leaves out, and why.  DSG's family reports λ/2 N_t + mean ℓ with N_t a running
+#: estimate of ‖f_t‖²_H, and converges as t^(−θλ) under its default step θ/t: on the square reference problem
+#: (300 rows, λ = 0.01, bandwidth 1.3) dsg ends 1000 iterations (its default, 18 s) at 0.3218 against the
+#: optimum 0.1655 (0.945 above); with step_size 100 and step_offset 10 it reports an objective 18% *below*
+#: the optimum (the estimate N_t).  Reported to the solver's owner (issue 25).
+NO_ANSWER = {"dsg", "udsg", "cdsg"}
+
+
 @pytest.mark.parametrize("name,overrides,target", BUILTIN_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(BUILTIN_CASES)])
 def test_builtin_solvers_pass_the_contract(name, overrides, target, tmp_path):
     data = solver_check_data(target) if target else None
-    out = check_solver(name, spec_overrides=overrides, data=data, out_dir=tmp_path)
-    assert out.ran == SOLVER_CHECKS
+    skip = ("answer",) if name in NO_ANSWER else ()
+    out = check_solver(name, spec_overrides=overrides, data=data, out_dir=tmp_path, skip=skip)
+    no_answer = name in NO_ANSWER or out.spec["model"]["form"] == "gp"  # gp: no objective to compare
+    assert out.ran == tuple(c for c in SOLVER_CHECKS if not (c == "answer" and no_answer))
     assert out.result.n_iter == out.resumed.n_iter
+    if not no_answer:
+        assert [a["loss"] for a in out.answers] == (["square", "logistic"] if name != "krr_exact" else ["square"])
+        assert all(abs(a["objective"] - a["reference"]) <= 1e-4 * a["reference"] for a in out.answers)
 
 
 def test_a_run_stopped_on_its_converging_iteration_resumes_converged(tmp_path):
@@ -65,7 +78,9 @@ def test_the_example_solver_passes_and_converges(tmp_path):
 
 def test_a_plain_solver_without_the_skeleton_passes(tmp_path):
     with demo_plugin():
-        out = check_solver("demo_gd", out_dir=tmp_path, spec_overrides={"solver": {"step": 0.5}})
+        # demo_gd shows the mechanics of a solver without the skeleton (a plain SGD loop, 0.41 above the
+        # optimum after its 50 iterations): the answer check would rightly fail it
+        out = check_solver("demo_gd", out_dir=tmp_path, spec_overrides={"solver": {"step": 0.5}}, skip=("answer",))
     assert out.result.status == "done" and "resume" in out.ran
 
 

@@ -4,6 +4,7 @@ Each check raises ``AssertionError`` with a message naming the component, the vi
 property and the first offending point.
 """
 from ._samples import default_instance, sample_duals, sample_labels, sample_scores
+from ._variants import KERNEL_VALUES, LOSS_VALUES, at_other_values
 from .losses import (
     CHECKS,
     check_biconjugate,

@@ -30,6 +30,8 @@ from kopt.backend import to_numpy
 from kopt.errors import DataError
 from kopt.features import FeatureMap
 
+from ._variants import KERNEL_VALUES, run_at_other_values
+
 F64 = np.float64
 
 
@@ -254,7 +256,7 @@ def check_domain(kernel, X):
 KERNEL_CHECKS = ("exact", "psd", "domain", "regeneration", "unbiased", "dsg_gradient", "engine")
 
 
-def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np, skip=()):
+def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np, skip=(), vary=True):
     """Run the kernel checks on ``X`` (or points drawn from ``seed``); returns the names of the checks run.
 
     The checks are :data:`KERNEL_CHECKS`, in that order; the feature checks run only for a
@@ -278,10 +280,22 @@ def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np,
     skip : iterable of str
         Names from :data:`KERNEL_CHECKS` to leave out (e.g. ``("unbiased", "dsg_gradient")`` while
         iterating on a sampler).  An unknown name raises ValueError.
+    vary : bool
+        Repeat the checks on the kernel rebuilt with each numeric parameter that is 1 (the bandwidth
+        of :func:`kernel_instance`, typically) set to 1.3 (:data:`kopt.testing.KERNEL_VALUES`): at 1 a
+        sampler drawing at the bandwidth σ instead of 1/σ is exact.  A failure there names the value.
     """
     unknown = set(skip) - set(KERNEL_CHECKS)
     if unknown:
         raise ValueError(f"unknown kernel checks {sorted(unknown)}; known: {', '.join(KERNEL_CHECKS)}")
+    ran = _check_kernel(kernel, X, d, n, seed, n_features, xp, skip)
+    if vary:
+        run_at_other_values(kernel, KERNEL_VALUES,
+                            lambda other: _check_kernel(other, X, d, n, seed, n_features, xp, skip), "check_kernel")
+    return ran
+
+
+def _check_kernel(kernel, X, d, n, seed, n_features, xp, skip):
     rng = np.random.default_rng(seed)
     if X is None:
         X = sample_inputs(kernel, n, d, rng)

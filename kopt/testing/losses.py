@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _samples as S
+from ._variants import LOSS_VALUES, run_at_other_values
 
 F64 = np.float64
 
@@ -370,16 +371,28 @@ CHECKS = ("interface", "labels", "convexity", "gradients", "bounds", "conj_domai
           "biconjugate", "conj_gradients", "conj_edges", "prox", "dtypes")
 
 
-def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0, skip=()):
+def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0, skip=(), vary=True):
     """Run every loss check on points drawn from ``seed``; returns the names of the checks run.
 
     ``labels`` (encoded for ``loss.target``) replaces the drawn labels.  Conjugate checks run
     when ``loss.has_conjugate``, the prox check when ``prox`` is implemented, the label check
     unless the loss is ``unlabeled``.  ``skip`` names checks (from ``CHECKS``) to leave out.
+
+    ``vary`` (default True): the checks are repeated on the loss rebuilt with each numeric parameter
+    that is 1 set to 0.5 and to 1.7 (:data:`kopt.testing.LOSS_VALUES`), where a factor missing from a
+    formula (a gradient without its 1/scale) no longer cancels; a failure there names the value.
     """
     unknown = set(skip) - set(CHECKS)
     if unknown:
         raise ValueError(f"unknown checks {sorted(unknown)}; known: {', '.join(CHECKS)}")
+    ran = _check_loss(loss, labels, n, n_classes, seed, skip)
+    if vary:
+        run_at_other_values(loss, LOSS_VALUES, lambda other: _check_loss(other, labels, n, n_classes, seed, skip),
+                            "check_loss")
+    return ran
+
+
+def _check_loss(loss, labels, n, n_classes, seed, skip):
     rng = np.random.default_rng(seed)
     y = S.sample_labels(loss, n, rng, n_classes) if labels is None else np.asarray(labels)
     u = S.sample_scores(loss, y, rng, n_classes)

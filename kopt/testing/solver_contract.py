@@ -19,10 +19,11 @@ import numpy as np
 from ..components import Solver
 from ..errors import ConvergenceWarning
 from ..hookspecs import hookimpl
+from .answer import ANSWER_LOSSES, ANSWER_RTOL, answer_budget, answer_data, answer_problems, answer_spec
 from .solvers import resume_runs
 
 #: the parts of the contract :func:`check_solver` checks, in order
-SOLVER_CHECKS = ("interface", "spec", "solve", "status", "certificate", "trace", "predict", "model_file", "state",
+SOLVER_CHECKS = ("interface", "spec", "solve", "status", "certificate", "answer", "trace", "predict", "model_file", "state",
                  "reproducible", "resume")
 
 _FORMS = ("primal", "dual", "gp")
@@ -43,9 +44,12 @@ class SolverCheck:
     spec: dict
     result: object
     resumed: object
+    #: the answer runs: ``{"loss", "objective", "reference", "n_iter", "status", "result"}`` per reference problem
+    answers: tuple = ()
 
 
-def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_at=None, seed=0, skip=()):
+def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_at=None, seed=0, skip=(), budget=None,
+                 rtol=ANSWER_RTOL):
     """Run a solver through kopt's solver contract on small seeded data (docs/plugin-guide.md).
 
     ``solver`` is a registered solver's name or a :class:`kopt.components.Solver` subclass (an
@@ -62,7 +66,11 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
     valid (interface); a spec naming the solver validates (spec); it solves without raising and
     writes a model and report (solve); status and ``success`` agree with each other and with the
     stopping rule (status); the objective is finite, and the duality gap, where the form has one,
-    is P − D and not below −rounding (certificate); the trace holds iterations 1..n_iter
+    is P − D and not below −rounding (certificate); on small seeded problems with a known optimum
+    (the square loss, the logistic loss; λ = 0.01, bandwidth 1.3) the objective reaches the optimum
+    within ``rtol`` in at most ``budget`` iterations (default: the solver's default ``iterations``),
+    and a dual form closes its gap to ``tol`` = ``rtol`` (answer, :mod:`kopt.testing.answer`);
+    the trace holds iterations 1..n_iter
     (trace); the model scores the test rows with one finite score (or one per class) per row
     (predict); the model file loads back with identical predictions (model_file); every
     checkpoint state is a flat dict of arrays and JSON scalars (state); a second run gives the
@@ -81,7 +89,8 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
         cls = stack.enter_context(_solver_registered(solver))
         if out_dir is None:
             out_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="kopt-check-solver-"))
-        return _check_solver(cls, data, spec_overrides or {}, Path(out_dir), stop_at, seed, set(skip))
+        return _check_solver(cls, data, spec_overrides or {}, Path(out_dir), stop_at, seed, set(skip),
+                             answer_budget(cls, budget), float(rtol))
 
 
 _REPRODUCIBLE_HINT = ("; the same spec and seed must give the same model: draw randomness from problem.rng, and cut "
@@ -90,7 +99,7 @@ _RESUME_HINT = (". A resumed run must end where the uninterrupted one ends: save
                 "to continue, and randomness comes from problem.rng(stream, t)")
 
 
-def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
+def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip, budget, rtol):
     ran = []
 
     def fail(part, text):
@@ -111,7 +120,12 @@ def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
     result = _runs(fail, "solve", lambda: _solve(spec, data, inspector), "kopt.solve raised ")
     ran.append("solve")
     run_part("status", lambda: _status_problems(cls, resolved, result))
-    run_part("certificate", lambda: _certificate_problems(resolved, result))
+    run_part("certificate", lambda: _certificate_problems(resolved, result, len(data[0])))
+    answers = ()
+    if "answer" not in skip:
+        answers = _answers(cls, spec, out_dir / "answer", seed, budget, rtol, fail)
+        if answers:
+            ran.append("answer")
     run_part("trace", lambda: _trace_problems(result))
     run_part("predict", lambda: _predict_problems(result, data))
     run_part("model_file", lambda: _model_file_problems(result, out_dir / "solve", data))
@@ -126,7 +140,38 @@ def _check_solver(cls, data, overrides, out_dir, stop_at, seed, skip):
         run_part("resume", lambda: (t + _RESUME_HINT for t in [
             *_same_model(full, resumed, f"interrupted at iteration {k} and resumed, the run"),
             *_same_outcome(full, resumed)]))
-    return SolverCheck(tuple(ran), spec, result, resumed)
+    return SolverCheck(tuple(ran), spec, result, resumed, answers)
+
+
+def _answers(cls, spec, out_dir, seed, budget, rtol, fail):
+    """Solve each reference problem the solver takes (:mod:`kopt.testing.answer`); fail when one is missed."""
+    import kopt
+
+    from ..errors import KoptError
+    from ..spec import load_spec
+
+    out = []
+    if spec["model"].get("form") == "gp":  # no objective to compare: the posterior is checked by kopt's own tests
+        return ()
+    for loss, target in ANSWER_LOSSES:
+        if target not in cls.targets:
+            continue
+        s = answer_spec(spec, cls, loss, budget=budget, rtol=rtol, out_dir=out_dir / loss)
+        try:
+            resolved = load_spec(s, check_files=False)
+        except KoptError:  # the spec engine or the solver's check_spec refuses this loss
+            continue
+        data = answer_data(target, seed)
+        r = _runs(fail, "answer", lambda: kopt.solve(s, data=data),
+                  f"on the {loss} reference problem (kopt.testing.answer), kopt.solve raised ")
+        if r.objective is None:  # form gp
+            continue
+        ref, problems = answer_problems(r, resolved, data, budget=budget, rtol=rtol)
+        for text in problems:
+            fail("answer", text)
+        out.append({"loss": loss, "objective": r.objective, "reference": ref, "n_iter": r.n_iter, "status": r.status,
+                    "result": r})
+    return tuple(out)
 
 
 def _solve(spec, data, inspector):
@@ -328,11 +373,22 @@ def _status_problems(cls, spec, r):
             yield f"status 'converged' with relative gap {r.info['rel_gap']:.3g} > tol {tol:g}"
 
 
-def _rounding(spec):
-    return 64.0 * float(np.finfo(np.dtype(spec["model"]["features"]["dtype"])).eps)
+def _rounding(spec, n_rows, P, D):
+    """The skeleton's bound on the rounding of P − D (:func:`kopt.iterative.rounding_bound`) on the check problem.
+
+    The result does not carry the solver's ``Check.scale``/``Check.terms``: the bound takes their
+    defaults, |P| + |D| and n plus the feature count.
+    """
+    from types import SimpleNamespace
+
+    from ..iterative import Check, rounding_bound
+
+    feats = spec["model"]["features"]
+    problem = SimpleNamespace(n=n_rows, features=SimpleNamespace(count=feats["count"]), dtype=np.dtype(feats["dtype"]))
+    return rounding_bound(Check(objective=P, dual=D), problem)
 
 
-def _certificate_problems(spec, r):
+def _certificate_problems(spec, r, n_rows):
     form = spec["model"]["form"]
     P, D, gap = r.objective, r.dual, r.gap
     if P is None:
@@ -346,8 +402,8 @@ def _certificate_problems(spec, r):
     if form == "dual" and D is None:
         yield "form 'dual' and no dual objective: a dual solver certifies its answer with D and the gap (Check.dual)"
     if D is None:
-        if gap is not None and gap < -_rounding(spec) * max(1.0, abs(P)):
-            yield f"gap {gap:.6g} is negative"
+        if gap is not None and gap < -_rounding(spec, n_rows, P, P - gap):
+            yield f"gap {gap:.6g} is negative, beyond the rounding bound of P and D"
         return
     if not math.isfinite(D):
         yield f"the dual objective is {D}"
@@ -357,8 +413,8 @@ def _certificate_problems(spec, r):
         yield f"gap {gap!r} is not P − D = {P - D!r}"
         return
     rel = gap / scale
-    if rel < -_rounding(spec):
-        yield (f"relative duality gap {rel:.3g} < 0: the primal {P:.10g} is below the dual {D:.10g}, which weak duality "
+    if gap < -_rounding(spec, n_rows, P, D):
+        yield (f"relative duality gap {rel:.3g} < 0 beyond rounding: the primal {P:.10g} is below the dual {D:.10g}, which weak duality "
                "forbids; the dual is computed wrongly (or the loss's conjugate: kopt.testing.check_loss)")
     if r.info.get("rel_gap") is not None and abs(r.info["rel_gap"] - rel) > 1e-9 * max(1.0, abs(rel)):
         yield f"info['rel_gap'] = {r.info['rel_gap']!r} is not (P − D)/max(|P|, |D|) = {rel!r}"
