@@ -133,3 +133,30 @@ def test_a_wrong_conjugate_fails_the_biconjugate_check_with_its_message():
     with pytest.raises(AssertionError, match=r"loss 'wrong_conj': numeric biconjugate sup_v uv − ℓ\*\(v\) differs "
                                              r"from ℓ\(u\) \(\d+ of 20 points\); first: u=.*, loss=.*, biconjugate="):
         check_biconjugate(wrong(), y + rng.standard_normal(20), y)
+
+
+# -- parameters other than 1: a factor missing from a formula cancels at 1 (issue 25) ----------------------------
+
+
+def test_a_parameter_at_1_is_also_checked_at_other_values():
+    """Huber's gradient clipped at ±1 instead of ±δ is exact at the default δ = 1: caught at δ = 0.5."""
+    def grad(self, u, y):
+        return np.clip(u - np.asarray(y, dtype=u.dtype), -1.0, 1.0).astype(u.dtype)
+
+    mutant = broken("huber", grad=grad)
+    assert "gradients" in check_loss(mutant, vary=False)  # the instance alone passes
+    with pytest.raises(AssertionError, match=r"^at delta=0\.5: loss .*gradient.*pass vary=False"):
+        check_loss(mutant)
+
+
+def test_which_parameters_are_varied():
+    from kopt.testing import KERNEL_VALUES, LOSS_VALUES, at_other_values, kernel_instance
+
+    reg = registry()
+    assert [label for label, _ in at_other_values(builtin("huber")(), LOSS_VALUES)] == ["delta=0.5", "delta=1.7"]
+    assert at_other_values(builtin("huber")(delta=2.0), LOSS_VALUES) == []  # not 1: already informative
+    gaussian = at_other_values(kernel_instance(reg.get("kernel", "gaussian")), KERNEL_VALUES)
+    # the bandwidth rule's factor is ignored by a numeric bandwidth, and sincos is a bool
+    assert [(label, k.bandwidth) for label, k in gaussian] == [("bandwidth=1.3", 1.3)]
+    # an integer or enumerated parameter at 1 (arccos's order) accepts no other value
+    assert at_other_values(kernel_instance(reg.get("kernel", "arccos")), KERNEL_VALUES) == []
