@@ -548,6 +548,11 @@ def cmd_plugins(args):
         print("\nplugins that failed to load:")
         for e in reg.errors:
             print(f"  {e}")
+    if reg.empty:
+        print("\nplugins that registered nothing (their hooks are module-level functions decorated with "
+              "kopt.hookspecs.hookimpl, in the module the entry point names):")
+        for text in reg.empty:
+            print(f"  {text}")
     return 0
 
 

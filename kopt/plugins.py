@@ -4,7 +4,9 @@ Built-in components (``plugins/``) and third-party ones are loaded the same
 way: every entry point of the group is imported and registered with pluggy,
 then its ``kopt_register_*`` hooks are called with a ``register`` callback.
 A plugin that fails to import or register is recorded (``registry().errors``)
-and everything else keeps working.
+and everything else keeps working.  An entry point that loads but registers no
+component and implements no run-time hook is recorded too (``registry().empty``):
+otherwise its components are just "unknown".
 """
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ class Registry:
     components: dict = field(default_factory=lambda: {k: {} for k in KINDS})
     errors: list = field(default_factory=list)
     origins: dict = field(default_factory=dict)  # plugin name -> (distribution, version)
+    #: one message per entry point that loaded but registered no components (:func:`empty_plugins`)
+    empty: list = field(default_factory=list)
 
     def names(self, kind):
         return sorted(self.components[kind])
@@ -57,7 +61,7 @@ class Registry:
             return self.components[kind][name]
         except KeyError:
             raise unknown_component(kind, name, self.names(kind), path=path, source=source,
-                                    failed=self.errors) from None
+                                    failed=self.errors, empty=self.empty) from None
 
     def get(self, kind, name, **where):
         return self.entry(kind, name, **where).cls
@@ -159,12 +163,13 @@ JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string
 PLURAL = {"loss": "losses"}
 
 
-def unknown_component(kind, name, allowed, *, path=None, source=None, failed=None):
+def unknown_component(kind, name, allowed, *, path=None, source=None, failed=None, empty=None):
     """The error for a component name no plugin registers: close matches, the registered names, failed plugins.
 
     ``failed`` holds the :class:`PluginLoadError` records to mention (default: those of the
     process-wide registry, once loaded): a plugin that failed to load may be the one that
-    provides ``name``.
+    provides ``name``.  ``empty`` holds the messages of entry points that registered nothing
+    (default: the process-wide registry's), which may be meant to provide it.
     """
     hint = difflib.get_close_matches(str(name), allowed, n=3, cutoff=0.6)
     msg = f"unknown {kind} {name!r}"
@@ -173,8 +178,10 @@ def unknown_component(kind, name, allowed, *, path=None, source=None, failed=Non
     msg += f"; registered {PLURAL.get(kind, kind + 's')}: {', '.join(allowed) if allowed else '(none)'}"
     if failed is None:
         failed = _REGISTRY.errors if _REGISTRY is not None else ()
+    if empty is None:
+        empty = _REGISTRY.empty if _REGISTRY is not None else ()
     notes = [_failure_note(e, kind, name) for e in failed]
-    notes = [n for n in notes if n]
+    notes = [n for n in notes if n] + [f"{text}, and may be meant to provide it" for text in empty]
     if notes:
         msg += "; note: " + "; ".join(notes)
     return UnknownComponentError(msg, path=path, source=source)
@@ -197,6 +204,7 @@ def _load() -> Registry:
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
     reg = Registry(pm)
+    loaded = {}  # plugin name -> "name = module"
     for ep in sorted(md.entry_points(group=GROUP), key=lambda e: e.name):
         dist = getattr(ep, "dist", None)
         dist_name = dist.metadata["Name"] if dist is not None else "<unknown>"
@@ -207,6 +215,7 @@ def _load() -> Registry:
                 continue
             pm.register(plugin, name=ep.name)
             reg.origins[ep.name] = (dist_name, dist_version)
+            loaded[ep.name] = f"{ep.name} = {ep.value}"
         except Exception as exc:
             reg.errors.append(PluginLoadError(f"{ep.name} = {ep.value}", dist_name, exc))
     try:
@@ -214,7 +223,28 @@ def _load() -> Registry:
     except pluggy.PluginValidationError as exc:
         reg.errors.append(PluginLoadError(str(exc.plugin), "<unknown>", exc))
     reg._collect()
+    reg.empty = empty_plugins(reg, loaded)
     return reg
+
+
+def empty_plugins(reg, loaded):
+    """Messages for the plugins of ``loaded`` (name -> ``"name = module"``) that registered nothing.
+
+    A plugin counts as empty when no component of its is registered, none was refused (that is an
+    error, listed with the errors) and it implements no hook at all, run-time hooks included: a
+    module of only ``kopt_iteration`` observers registers nothing on purpose.
+    """
+    registered = {e.plugin for table in reg.components.values() for e in table.values()}
+    refused = {e.plugin for e in reg.errors}
+    out = []
+    for name, entry_point in loaded.items():
+        plugin = reg.pm.get_plugin(name)
+        if name in registered or name in refused or plugin is None or reg.pm.get_hookcallers(plugin):
+            continue
+        dist, version = reg.origins.get(name, ("<unknown>", ""))
+        out.append(f"entry point {entry_point!r} (from {f'{dist} {version}'.strip()}) loaded but registered no "
+                   "components")
+    return out
 
 
 _REGISTRY: Registry | None = None
