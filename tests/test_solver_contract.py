@@ -230,3 +230,59 @@ def test_state_problems():
     problems = state_problems({"_x": 1, "nested": {"a": 1}, "objs": np.array([None, 1], dtype=object)})
     assert len(problems) == 3 and "reserved for kopt" in problems[0] and "flatten nested dicts" in problems[1]
     assert "numeric arrays only" in problems[2]
+
+
+# -- the answer check: its references, and the solvers it fails ------------------------------------------------------
+
+
+def _joker_reference(loss, tmp_path):
+    """The reference problem solved by joker's exact route to a relative gap of 1e-10."""
+    import kopt
+    from kopt.testing.answer import ANSWER_BANDWIDTH, ANSWER_LAMBDA, answer_data
+
+    target = "real" if loss == "square" else "binary"
+    data = answer_data(target, 0)
+    spec = {"name": "ref", "backend": "numpy", "data": {"standardize": False},
+            "model": {"loss": {"name": loss}, "kernel": {"name": "gaussian", "bandwidth": ANSWER_BANDWIDTH},
+                      "form": "dual", "features": {"dtype": "float64"},
+                      "regularizer": {"name": "l2", "lambda": ANSWER_LAMBDA}},
+            "solver": {"name": "joker", "mode": "exact", "tol": 1e-10, "iterations": 2000},
+            "output": {"dir": str(tmp_path)}}
+    return data, kopt.solve(spec, data=data)
+
+
+@pytest.mark.parametrize("loss", ["square", "logistic"])
+def test_the_answer_references_agree_with_a_builtin_solver_at_1e_10(loss, tmp_path):
+    """Newton's optimum (kopt.testing.answer) is joker's exact-route optimum at a relative gap of 1e-10."""
+    from kopt.plugins import registry
+    from kopt.testing.answer import ANSWER_BANDWIDTH, ANSWER_LAMBDA, _whiten, reference_objective
+
+    data, r = _joker_reference(loss, tmp_path)
+    assert r.status == "converged" and r.info["rel_gap"] <= 1e-10
+    K = registry().get("kernel", "gaussian")(bandwidth=ANSWER_BANDWIDTH).exact(data[0], data[0])
+    ref = reference_objective(registry().get("loss", loss)(), _whiten(K, K), data[1], ANSWER_LAMBDA)
+    assert abs(ref - r.objective) <= 1e-9 * ref
+
+
+def test_an_objective_below_the_optimum_is_caught(tmp_path):
+    GradientDescent = _example()
+
+    def check(self, st, rows):
+        c = GradientDescent.check(self, st, rows)
+        c.objective -= 0.5 * st["problem"].lam * float(st["theta"] @ st["theta"])  # λ/2‖θ‖² left out
+        c.dual = None
+        return c
+
+    msg = _fails(_broken(check=check, stopping="none"), r"\(answer\): on the square reference problem .* below the "
+                                                        r"optimum", out_dir=tmp_path)
+    assert "the reported objective is not λ/2‖f‖² + mean ℓ of the model" in msg
+
+
+def test_the_budget_and_rtol_are_the_callers(tmp_path):
+    """Too few iterations fail, saying how far the run is; the budget and rtol arguments set what is asked."""
+    msg = _fails(_broken(), r"\(answer\): .*after 20 iterations \(budget 20\) the objective .* above the optimum",
+                 out_dir=tmp_path / "a", budget=20)
+    assert "check_solver(..., budget=N)" in msg
+    out = check_solver(_broken(), out_dir=tmp_path / "b", budget=20, rtol=0.5)  # the answer runs' tol is rtol
+    assert [a["loss"] for a in out.answers] == ["square", "logistic"]
+    assert all(a["n_iter"] <= 20 and abs(a["objective"] - a["reference"]) <= 0.5 * a["reference"] for a in out.answers)
