@@ -18,10 +18,13 @@ This part solves small seeded problems whose optimum is known and compares:
 
 A solver reaches the answer when its reported objective P is within ``rtol`` of the optimum P*
 (|P − P*| ≤ rtol·|P*|) after at most ``budget`` iterations, and, for the dual form, its relative
-duality gap is at most its ``tol`` (the answer runs set ``tol`` = ``rtol``).
+duality gap is at most its ``tol`` (the answer runs set ``tol`` = ``rtol``).  There is no answer
+check for the ``gp`` form (no objective) or a regularizer other than ``l2`` (the references are
+those of λ/2‖f‖²).
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -38,8 +41,6 @@ ANSWER_RTOL = 1.0e-4
 
 def answer_spec(contract_spec, cls, loss, *, budget, rtol, out_dir):
     """The contract's spec (overrides merged) set up for one reference problem (a new dict)."""
-    import copy
-
     from ..plugins import registry
 
     spec = copy.deepcopy(contract_spec)
