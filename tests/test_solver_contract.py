@@ -13,6 +13,10 @@ from helpers import demo_plugin, gd_solver
 # (solver, spec_overrides, data target or None): small, fast settings over the solvers' routes and targets
 BUILTIN_CASES = [
     ("krr_exact", {}, None),
+    # at the contract's 256 centres krr_nystrom fails resume (objective 0.04309055288020799 resumed against
+    # 0.0430905527546366 uninterrupted: a last-bits difference), reported to its owner (issue 25); solver auto has
+    # no run() of its own (the API dispatches it), so check_solver cannot take it
+    ("krr_nystrom", {"model": {"features": {"count": 64}}}, None),
     ("joker", {}, None),  # one block holds every row: converged at iteration 1, interrupted there
     ("joker", {"solver": {"mode": "features", "batch_size": 64}}, None),
     ("joker", {"solver": {"mode": "primal"}}, None),
@@ -54,7 +58,8 @@ def test_builtin_solvers_pass_the_contract(name, overrides, target, tmp_path):
     assert out.ran == tuple(c for c in SOLVER_CHECKS if not (c == "answer" and no_answer))
     assert out.result.n_iter == out.resumed.n_iter
     if not no_answer:
-        assert [a["loss"] for a in out.answers] == (["square", "logistic"] if name != "krr_exact" else ["square"])
+        square_only = name in ("krr_exact", "krr_nystrom")
+        assert [a["loss"] for a in out.answers] == (["square"] if square_only else ["square", "logistic"])
         assert all(abs(a["objective"] - a["reference"]) <= 1e-4 * a["reference"] for a in out.answers)
 
 
