@@ -11,7 +11,7 @@ import numpy as np
 
 from . import checkpoint, outdir
 from .backend import resolve
-from .assemble import assemble, check_sample_weight, check_solver_weights
+from .assemble import assemble, check_sample_weight, check_weights_given
 from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
@@ -89,11 +89,7 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
         raise spec.error(("model", "regularizer", "lambda"),
                          "lambda: auto chooses λ before a fresh solve; continuing or warm-starting a run (resume="
                          "snapshot, start_from) needs that run's λ: set model.regularizer.lambda to a number")
-    if sample_weight is not None:
-        check_solver_weights(spec)
-        if data is None:
-            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
-                            "are read, split and filtered by kopt, so their rows have no weights to match")
+    check_weights_given(spec, data, sample_weight)
     if write or spec["output"]["checkpoint_every"]:
         check_output_dir(spec)  # before the data and the search
     if write:
@@ -131,11 +127,7 @@ def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_s
         raise spec.error(("solver", "name"),
                          f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
                          "warm-start a run, solve the spec it chose (report.json's spec) and resume that")
-    if sample_weight is not None:
-        check_solver_weights(spec)
-        if data is None:
-            raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
-                            "are read, split and filtered by kopt, so their rows have no weights to match")
+    check_weights_given(spec, data, sample_weight)
     if write or spec["output"]["checkpoint_every"]:
         check_output_dir(spec)  # before the data and the search
     with drawing(progress):

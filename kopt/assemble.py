@@ -72,6 +72,16 @@ def check_solver_weights(spec: Spec):
                                              f"{', '.join(ok) or '(none)'}")
 
 
+def check_weights_given(spec: Spec, data, sample_weight):
+    """Weights need a solver that takes them and rows given as arrays (a spec's files have no weights to match)."""
+    if sample_weight is None:
+        return
+    check_solver_weights(spec)
+    if data is None:
+        raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data files "
+                        "are read, split and filtered by kopt, so their rows have no weights to match")
+
+
 def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem:
     """The :class:`Problem` of ``spec`` over a source of training rows: the one assemble path.
 
@@ -122,11 +132,7 @@ class LocalRows:
     @classmethod
     def of(cls, spec, data, sample_weight=None):
         """The rows of ``data`` (None: read the spec's data section), zero-weight rows left out."""
-        if sample_weight is not None:
-            check_solver_weights(spec)
-            if data is None:
-                raise DataError("sample_weight weighs the rows of arrays given as data=(X, y, ...); a spec's data "
-                                "files are read, split and filtered by kopt, so their rows have no weights to match")
+        check_weights_given(spec, data, sample_weight)
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
         weights = None
         if sample_weight is not None:
