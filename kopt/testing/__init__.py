@@ -42,4 +42,5 @@ from .kernels import (
     kernel_instance,
 )
 from .solvers import KeepStates, StopAt, check_resume, interrupt_at, solver_for  # noqa: E402
-from .solver_contract import SOLVER_CHECKS, SolverCheck, check_solver, solver_check_data, state_problems  # noqa: E402
+from .data import solver_check_data  # noqa: E402
+from .solver_contract import SOLVER_CHECKS, SolverCheck, check_solver, state_problems  # noqa: E402

@@ -71,7 +71,7 @@ def answer_budget(cls, budget):
 
 def answer_data(target, seed):
     """``(X, y, X_test, y_test)`` of a reference problem: :data:`ANSWER_ROWS` seeded rows."""
-    from .solver_contract import solver_check_data
+    from .data import solver_check_data
 
     return solver_check_data(target, n=ANSWER_ROWS, n_test=50, d=3, seed=seed)
 

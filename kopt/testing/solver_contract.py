@@ -19,6 +19,7 @@ import numpy as np
 from ..components import Solver
 from ..errors import ConvergenceWarning
 from ..hookspecs import hookimpl
+from .data import solver_check_data
 from .answer import ANSWER_LOSSES, ANSWER_RTOL, answer_budget, answer_data, answer_problems, answer_spec
 from .solvers import resume_runs
 
@@ -326,27 +327,6 @@ def _contract_spec(cls, overrides, out_dir, seed, fail):
                 break
     fail("spec", "no spec naming it validates; tried " + "; ".join(dict.fromkeys(tried))
          + ". Check forms/targets/needs_* against check_spec, or pass spec_overrides")
-
-
-def solver_check_data(target, *, n=400, n_test=100, d=3, seed=0):
-    """``(X, y, X_test, y_test)``: seeded rows labelled for a loss target (the data :func:`check_solver` uses)."""
-    rng = np.random.default_rng([seed, 0x6B6F7074])
-    X = rng.standard_normal((n + n_test, d))
-    signal = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2
-    if target == "real":
-        y = signal + 0.1 * rng.standard_normal(n + n_test)
-    elif target == "binary":
-        y = np.where(signal + 0.3 * rng.standard_normal(n + n_test) > np.median(signal), 1.0, -1.0)
-    elif target == "multiclass":
-        y = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3])).astype(np.float64)
-    elif target == "two_sample":
-        y = (rng.random(n + n_test) < 0.5).astype(np.float64)
-        X[:, 0] += 0.75 * y
-    else:  # unlabeled
-        y = None
-    if y is None:
-        return X[:n], None, X[n:], None
-    return X[:n], y[:n], X[n:], y[n:]
 
 
 def _status_problems(cls, spec, r):
