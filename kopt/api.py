@@ -81,7 +81,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
 
 def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
     """``model.regularizer.lambda: auto``: choose λ on a validation split of the training rows
-    (:func:`kopt.tune.select_lambda`), then solve on all of them at that λ, started from the
+    (:func:`kopt.selection.select_lambda`), then solve on all of them at that λ, started from the
     validation solve where the solver allows (``Solver.refit_warm_start``)."""
     from .selection import LAMBDA, overrides_of, select_lambda
 

@@ -44,7 +44,7 @@ class Result:
     #: the final solver state (:class:`kopt.checkpoint.Snapshot`) with ``kopt.solve(..., keep_state=True)``
     snapshot: object = None
     #: ``model.regularizer.lambda: auto``: what was chosen (``lambda``, the validation ``metric`` and its
-    #: value per ``path`` point, ``select_s``, ``refit_warm``; :class:`kopt.tune.LambdaChoice`); else None
+    #: value per ``path`` point, ``select_s``, ``refit_warm``; :class:`kopt.selection.LambdaChoice`); else None
     lambda_auto: dict = None
     #: ``solver: auto``: what it measured and chose (``route``, ``centers``, ``bandwidth``, ``lambda``,
     #: ``validation_score``, ``trials``, ``search_s``, ``why``; report["auto"]); else None

@@ -6,7 +6,7 @@
     python docs/benchmarks/tune_vs_gridsearch.py --which exact        # kopt tune, Joker dual on the exact kernel
     python docs/benchmarks/tune_vs_gridsearch.py --which exact-cold
 
-Data: the higgs-12k training rows (7,500; the packaged preset), 3 seeded folds (kopt.tune.make_splits,
+Data: the higgs-12k training rows (7,500; the packaged preset), 3 seeded folds (kopt.selection.make_splits,
 handed to GridSearchCV as its ``cv``), features z-scored with each fold's training statistics (kopt's
 ``standardize: true``; a StandardScaler in the scikit-learn pipeline).  Grid: 4 values of λ x 3
 Gaussian bandwidths σ (median distance of the z-scored rows x {0.5, 1, 2}); SVC gets
