@@ -67,7 +67,7 @@ def run_svc(X, y, sigmas):
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    from kopt.tune import make_splits
+    from kopt.selection import make_splits
 
     cv = make_splits(X.shape[0], SEED, folds=FOLDS)
     n_fold = len(cv[0][0])
