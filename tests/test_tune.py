@@ -11,7 +11,8 @@ import kopt
 from kopt.cli import main
 from kopt.data.preprocess import Preprocessor
 from kopt.errors import CheckpointError, SpecError
-from kopt.tune import LAMBDA, make_splits, parse_axis
+from kopt.selection import LAMBDA, make_splits
+from kopt.tune import parse_axis
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
