@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from ..backend import synchronize
+from .joker import floors  # the iteration's floor, the same model on the CPU and the device
 
 #: feature counts of a dry run (small, two of them, as the real run has)
 DRY_FEATURES = (512, 1024)
@@ -169,17 +170,6 @@ def joker_spec(M, batch_size, iterations, lam, backend):
             "solver": {"name": "joker", "mode": "features", "batch_size": batch_size, "iterations": iterations,
                        "tol": 0.0, "check_every": 0, "holdout_every": 0},
             "backend": backend, "output": {"model": False, "report": False}}
-
-
-def floors(M, batch_size, dim, cos_rate, gemm_gflops):
-    """Seconds of the iteration's unavoidable work at the device's rates (``kopt bench joker``'s floor)."""
-    B = batch_size
-    cos_s = B * M / (cos_rate * 1e9)
-    proj_s = 2.0 * B * (dim + 1) * (M / 2) / (gemm_gflops * 1e9)  # sin/cos pairs share a projection
-    products_s = 2 * 2.0 * B * M / (gemm_gflops * 1e9)
-    gram_s = 2.0 * B * B * M / (gemm_gflops * 1e9)
-    return {"cos_s": cos_s, "projection_s": proj_s, "products_s": products_s, "gram_s": gram_s,
-            "floor_s": cos_s + proj_s + products_s + gram_s, "floor_without_gram_s": cos_s + proj_s + products_s}
 
 
 def _solve_seconds(spec, data):

@@ -20,6 +20,7 @@ from kopt.linalg import solve_triangular
 from kopt.nystrom import center_factor, choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
+from kopt.threads import blas_threads
 
 from .system import NystromSystem, residual_pass, row_chunks
 
@@ -53,8 +54,7 @@ class NystromKRR(IterativeSolver):
         xp = problem.xp
         centers = choose_centers(problem, problem.features.count)
         C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
-        return {"problem": problem, "C": C, "centers": centers, "Y": problem.label_matrix(), "w": None,
-                "weights": problem.sample_weight}
+        return {"problem": problem, "C": C, "Y": problem.label_matrix(), "w": None, "weights": problem.sample_weight}
 
     def step(self, state, t):
         problem = state["problem"]
@@ -106,7 +106,8 @@ class NystromKRR(IterativeSolver):
         state = self.init(problem)
         if "w" in saved:
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
-            state["U"], state["jitter"] = center_factor(problem.kernel, state["C"])
+            with blas_threads(1):  # as NystromSystem factors it: the same bits of U, so the same certificate
+                state["U"], state["jitter"] = center_factor(problem.kernel, state["C"])
         return state
 
     def finish(self, state):

@@ -51,14 +51,14 @@ def _gram_update(A, K):
 
 
 class NystromSystem:
-    """A and B of the training rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
+    """The normal equations of the training rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
 
-    ``weights``: per-row weights (mean 1) or None.  Kernel values are computed in ``dtype``, A's
-    products in float64: a float32 A (1.6x faster here) is not positive definite below λ ~ 1e-6, where
-    large clean sets want λ (measured: docs/defaults.md), and the search must score the system the
-    final solve factors.  ``kernel``: a kernel instance (its bandwidth a
-    number).  Attributes: ``A`` (M × M, float64, symmetric), ``B`` (M × k), ``n``, ``U`` and
-    ``jitter`` (R = UᵀU, :func:`kopt.nystrom.center_factor`).
+    ``weights``: per-row weights (mean 1) or None; ``kernel``: a kernel instance (its bandwidth a
+    number).  Kernel values are computed in ``dtype``, A's products in float64: a float32 A (1.6x faster
+    here) is not positive definite below λ ~ 1e-6, where large clean sets want λ (measured:
+    docs/defaults.md), and the search must score the system the final solve factors.  Attributes:
+    ``An`` = A/n (M × M, float64, symmetric), ``Bn`` = B/n (M × k), ``n``, ``U`` and ``jitter``
+    (R = UᵀU, :func:`kopt.nystrom.center_factor`), ``R``.
     """
 
     def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None):
@@ -66,20 +66,20 @@ class NystromSystem:
         self.kernel, self.C, self.dtype, self.xp = kernel, C, np.dtype(dtype), xp
         M, n = C.shape[0], X.shape[0]
         self.n, self.M = n, M
-        self.A = xp.zeros((M, M), dtype=np.float64)
-        self.B = xp.zeros((M, Y.shape[1]), dtype=np.float64)
+        A = xp.zeros((M, M), dtype=np.float64)
+        B = xp.zeros((M, Y.shape[1]), dtype=np.float64)
         for lo, hi in row_chunks(X, M):
             K = self.features(_rows.dense(X, slice(lo, hi), xp, self.dtype))
             Yc = Y[lo:hi]
             if weights is not None:
                 w = weights[lo:hi]
                 Yc = Yc * w[:, None]
-                Ks = (K * xp.sqrt(w).astype(self.dtype)[:, None])
-                _gram_update(self.A, Ks)
+                _gram_update(A, K * xp.sqrt(w).astype(self.dtype)[:, None])
             else:
-                _gram_update(self.A, K)
-            self.B += K.T.astype(np.float64) @ Yc
-        self.A = xp.triu(self.A) + xp.triu(self.A, 1).T
+                _gram_update(A, K)
+            B += K.T.astype(np.float64) @ Yc
+        A = xp.triu(A) + xp.triu(A, 1).T
+        self.An, self.Bn = A / n, B / n
         with blas_threads(1):
             self.U, self.jitter = center_factor(kernel, C)
         self.R = self.U.T @ self.U
@@ -93,35 +93,37 @@ class NystromSystem:
             out[lo:hi] = self.kernel.exact(_rows.dense(X, slice(lo, hi), self.xp, self.dtype), self.C)
         return out
 
+    def _cholesky(self, H):
+        """The lower Cholesky factor of H (overwritten), or None where H is not positive definite."""
+        try:
+            with blas_threads(1):  # a threaded LAPACK Cholesky of this size is slower, and its bits vary
+                return cholesky(H, overwrite=True)
+        except np.linalg.LinAlgError:
+            return None
+
     def factor(self, lam):
         """The lower Cholesky factor of A/n + λR (+ δI, see below).
 
         A/n + λR is positive definite in exact arithmetic (R is); rounding can break that at a λ far
         below A's scale, so a failed factorisation is retried with δI added, δ from the features'
         rounding of A's diagonal upwards (x10 a try): that λ is then effectively δ-regularised, which
-        the validation path scores like any other and :meth:`refine` corrects for the final solve."""
-        H0 = self.A / self.n + lam * self.R
+        :meth:`refine` corrects for the final solve (the search's :meth:`path` refuses such a λ)."""
+        H0 = self.An + lam * self.R
         delta = float(np.finfo(self.dtype).eps) * float(self.xp.trace(H0)) / self.M
         for attempt in range(8):
             H = H0.copy()
             if attempt:
                 H[np.diag_indices(self.M)] += delta * 10.0 ** (attempt - 1)
-            try:
-                with blas_threads(1):  # a threaded LAPACK Cholesky of this size is slower, and its bits vary
-                    return cholesky(H, overwrite=True)
-            except np.linalg.LinAlgError:
-                continue
+            L = self._cholesky(H)
+            if L is not None:
+                return L
         raise np.linalg.LinAlgError("the Nystrom system A/n + lambda R is not positive definite")
 
     def solve(self, lam, L=None):
-        """w (M × k) minimising λ/2 wᵀRw + (1/n) Σ w_i ½‖k_iᵀw − y_i‖² (by the float32-accumulated A)."""
+        """w (M × k) minimising λ/2 wᵀRw + (1/n) Σ w_i ½‖k_iᵀw − y_i‖²; ``L``: :meth:`factor`'s, if at hand."""
         L = self.factor(lam) if L is None else L
         with blas_threads(1):
-            return cho_solve(L, self.B / self.n)
-
-    def residual_pass(self, w, X, Y, weights=None):
-        """One float64 pass over the rows at w: the scores f = k(X, C) w and Kᵀr with r_i = w_i (f_i − y_i)."""
-        return residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
+            return cho_solve(L, self.Bn)
 
     def refine(self, lam, X, Y, weights=None, steps=4, tol=1e-9):
         """The solve, refined against float64 residuals (mixed-precision iterative refinement: each step
@@ -129,9 +131,9 @@ class NystromSystem:
         with the scores and Kᵀr of the returned w."""
         L = self.factor(lam)
         w = self.solve(lam, L)
-        rhs = float(self.xp.sqrt(self.xp.sum((self.B / self.n) ** 2))) or 1.0
+        rhs = float(self.xp.sqrt(self.xp.sum(self.Bn ** 2))) or 1.0
         for k in range(steps + 1):
-            scores, Ktr = self.residual_pass(w, X, Y, weights)
+            scores, Ktr = residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
             g = lam * (self.R @ w) + Ktr / self.n  # the gradient of the objective at w
             if k == steps or float(self.xp.sqrt(self.xp.sum(g * g))) <= tol * rhs:
                 return w, scores, Ktr, k
@@ -146,15 +148,9 @@ class NystromSystem:
         K = K_val.astype(np.float64)
         out = []
         for lam in lams:
-            H = self.A / self.n + lam * self.R
-            try:
-                with blas_threads(1):
-                    L = cholesky(H, overwrite=True)
-            except np.linalg.LinAlgError:
-                out.append(None)
-                continue
-            d = self.xp.abs(self.xp.diagonal(L))
-            if float((d.max() / d.min()) ** 2) > MAX_CONDITION:
+            L = self._cholesky(self.An + lam * self.R)
+            d = None if L is None else self.xp.abs(self.xp.diagonal(L))
+            if d is None or float((d.max() / d.min()) ** 2) > MAX_CONDITION:
                 out.append(None)
                 continue
             out.append(K @ self.solve(lam, L))
