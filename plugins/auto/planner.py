@@ -80,7 +80,7 @@ def _lambda_window(count, center):
 
 
 def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, seed, validation, log):
-    """Measure the ladder; returns ``(best trial, trials, split description)``.
+    """Measure the ladder; returns ``(best trial, trials, split description, seconds, metric)``.
 
     ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
     ``lambdas``: the λ values; ``counts``: the centre counts to try (None: the doubling ladder up to
