@@ -24,9 +24,13 @@ def _scipy_linalg(xp):
     return sl
 
 
-def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX):
+def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upper=True):
     """Lower Cholesky factor L (A = L Lᵀ, upper triangle zero) of a symmetric positive-definite matrix.
 
+    Only A's lower triangle is read.  ``zero_upper=False`` leaves whatever the upper triangle held
+    (LAPACK's output) for callers that only hand L to :func:`cho_solve` / ``solve_triangular(lower=True)``,
+    which read the lower triangle alone: zeroing it costs a pass and a copy of each block (0.15 s at
+    M = 4,096 on this machine, a sixth of the factorisation).
     Raises ``numpy.linalg.LinAlgError`` when A is not positive definite.
     """
     xp = get_namespace(A)
@@ -36,7 +40,8 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX):
     if n <= direct_max:
         if xp is np:
             L, _ = sl.cho_factor(L, lower=True, overwrite_a=True, check_finite=False)
-            _zero_upper(L, block)
+            if zero_upper:
+                _zero_upper(L, block)
             return L
         return _chol_small(L, xp)
     for k in range(0, n, block):
@@ -47,7 +52,8 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX):
             L[e:, k:e] = sl.solve_triangular(L[k:e, k:e], L[e:, k:e].T, lower=True).T
             # A_ii -= L_ik L_ikᵀ (lower part is what later steps read)
             L[e:, e:] -= L[e:, k:e] @ L[e:, k:e].T
-    _zero_upper(L, block)
+    if zero_upper:
+        _zero_upper(L, block)
     return L
 
 

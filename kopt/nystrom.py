@@ -22,55 +22,76 @@ from . import threads as _threads
 from .feature_rows import ChunkedRows
 
 
+#: rows read at a time while drawing centres
+CENTER_BLOCK = 4096
 #: sparse training rows are densified once when they take at most this many bytes dense
 DENSE_COPY_BYTES = 1 << 26
 
 
-def choose_centers(problem, count: int):
-    """Sorted indices of up to ``count`` training rows with distinct values (seeded: ``problem.rng("nystrom")``).
+def center_order(problem, count: int):
+    """Indices of up to ``count`` training rows with distinct values, in a seeded uniform order
+    (``problem.rng("nystrom")``): the first ``m`` of them are the centres of any size ``m`` ≤ ``count``.
 
-    Rows are drawn uniformly without replacement in a seeded order and kept while their values
-    are new (data with repeated rows -- a9a's binary features -- would make K_CC singular), until
-    ``count`` are kept or the rows run out.
+    Rows are taken in the order of one seeded permutation and kept while their values are new
+    (data with repeated rows -- a9a's binary features -- would make K_CC singular), until ``count``
+    are kept or the rows run out.  The order does not depend on ``count``, so the centres of
+    ``solver: auto``'s ladder (256, 512, ...) are nested and the size it chooses is the sample
+    ``krr_nystrom`` and ``joker`` draw for that ``features.count``.
     """
+    from .backend import to_numpy
+
     n = problem.n
     order = problem.rng("nystrom").permutation(n)
     kept, seen = [], set()
-    for lo in range(0, n, max(1024, 2 * int(count))):
-        idx = order[lo:lo + max(1024, 2 * int(count))]
-        block = _rows.dense(problem.X, problem.xp.asarray(np.sort(idx)), problem.xp, problem.dtype)
-        from .backend import to_numpy
-
-        for i, row in zip(np.sort(idx), to_numpy(block)):
-            key = row.tobytes()
+    for lo in range(0, n, CENTER_BLOCK):
+        idx = order[lo:lo + CENTER_BLOCK]
+        by_row = np.argsort(idx)  # read the block in row order (CSR / memmap friendly), keep the seeded order
+        block = np.empty((idx.shape[0],), dtype=object)
+        rows = to_numpy(_rows.dense(problem.X, problem.xp.asarray(idx[by_row]), problem.xp, problem.dtype))
+        block[by_row] = [row.tobytes() for row in rows]
+        for i, key in zip(idx, block):
             if key not in seen:
                 seen.add(key)
                 kept.append(int(i))
                 if len(kept) == count:
-                    return np.sort(np.asarray(kept))
-    return np.sort(np.asarray(kept))
+                    return np.asarray(kept)
+    return np.asarray(kept, dtype=np.int64)
 
 
-def center_factor(kernel, C):
+def choose_centers(problem, count: int):
+    """Sorted indices of ``count`` training rows with distinct values: the first ``count`` of
+    :func:`center_order` (a seeded uniform sample of the distinct rows)."""
+    return np.sort(center_order(problem, count))
+
+
+def center_factor(kernel, C, keep_matrix=False):
     """``(U, jitter)``: the upper Cholesky factor of R = K_CC + jitter·I in float64, with the smallest
-    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed."""
+    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed.
+
+    ``keep_matrix``: return ``(U, jitter, R)`` -- R itself (K_CC with the jitter on its diagonal), for a
+    caller that needs R's products: a copy kept here costs one M × M copy, against an M³ GEMM to form UᵀU
+    (2 s at M = 4,096 on this machine)."""
     import scipy.linalg
 
     from .backend import to_numpy
 
     C64 = to_numpy(C).astype(np.float64)
-    scale = None
+    K = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
+    K += K.T
+    K *= 0.5
+    diagonal = np.diag_indices(K.shape[0])
+    scale = float(np.mean(K[diagonal])) or 1.0
     for rel in (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
-        R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
-        R += R.T
-        R *= 0.5
-        if scale is None:
-            scale = float(np.mean(np.diagonal(R))) or 1.0
-        R[np.diag_indices(R.shape[0])] += rel * scale
+        R = K.copy()
+        R[diagonal] += rel * scale
         try:
-            return _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False)), rel * scale
+            U = _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False))
         except np.linalg.LinAlgError:
             continue
+        if not keep_matrix:
+            return U, rel * scale
+        K[diagonal] += rel * scale
+        return U, rel * scale, _xp(C).asarray(K)
     raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres is not positive definite")
 
 

@@ -79,15 +79,16 @@ def test_multiclass_shares_one_factorisation_and_equals_one_solve_per_class():
 
 def test_krr_nystrom_weights_are_repeated_rows():
     X, y = _data(n=150)
-    spec = _nystrom(40)
+    spec = _nystrom(150)
     w = np.random.default_rng(3).integers(1, 4, len(X)).astype(float)
     a = _solve(spec, (X, y.astype(float)), sample_weight=w)
     S = a.model.predictor.arrays["support"]
     # the same centres and the rows repeated: the same model
     rep = np.repeat(np.arange(len(X)), w.astype(int))
-    spec_b = _nystrom(40)
+    spec_b = _nystrom(150)
     b = _solve(spec_b, (X[rep], y[rep].astype(float)))
-    # repeated rows are skipped as centres, so both draw the same centres; then the models agree
+    # every distinct row is a centre (repeated rows are skipped as centres): both hold the same centres, in the
+    # same order; then the models agree
     np.testing.assert_array_equal(np.sort(S, axis=0), np.sort(b.model.predictor.arrays["support"], axis=0))
     np.testing.assert_allclose(a.model.decision_function(X), b.model.decision_function(X), rtol=1e-8, atol=1e-8)
     assert abs(a.info["rel_gap"]) < 1e-8

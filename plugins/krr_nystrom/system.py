@@ -27,6 +27,9 @@ MAX_CONDITION = 1e-4 / float(np.finfo(np.float64).eps)
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (64 MiB in
 #: float32), so wide sparse rows (text: tens of thousands of columns) are densified a few hundred at a time
 CHUNK_ENTRIES = 1 << 24
+#: rows per chunk of the Gram's rank-k updates: at most this many kernel values (16 MiB in float32, its float64
+#: copy 32 MiB); a rank-k update of 1,024 rows at M = 4,096 already runs at the BLAS's full rate
+GRAM_ENTRIES = 1 << 22
 
 
 def row_chunks(X, M):
@@ -36,18 +39,19 @@ def row_chunks(X, M):
 
 
 def _gram_update(A, K):
-    """A += Kᵀ K in float64 (the products of float32 kernel values round only in float64): the upper
-    triangle by a rank-k update on NumPy."""
+    """A += Kᵀ K (K float64), the lower triangle only: in place by a rank-k update on NumPy (no M × M
+    temporary; A's upper triangle is not touched)."""
     xp = get_namespace(K)
-    K = K.astype(np.float64)
     if xp is np:
         from scipy.linalg import blas
 
-        # KᵀK as (Kᵀ)(Kᵀ)ᵀ: Kᵀ is a Fortran-order view of the C-order K, which BLAS reads without a copy
-        # (1.4x faster than trans=1 on K, measured at 6000 x 1024); the upper triangle, mirrored at the end
-        A += blas.dsyrk(1.0, K.T, trans=0, lower=0)
+        # in Fortran order A.T's upper triangle is A's lower one; Kᵀ is a Fortran-order view of the C-order K,
+        # which BLAS reads without a copy (1.4x faster than trans=1 on K, measured at 6000 x 1024)
+        out = blas.dsyrk(1.0, K.T, beta=1.0, c=A.T, trans=0, lower=0, overwrite_c=1)
+        if not np.shares_memory(out, A):  # pragma: no cover - a SciPy that copied c after all
+            A[...] = out.T
     else:  # pragma: no cover - GPU only
-        A += xp.triu(K.T @ K).astype(np.float64)
+        A += K.T @ K
 
 
 class NystromSystem:
@@ -57,32 +61,55 @@ class NystromSystem:
     number).  Kernel values are computed in ``dtype``, A's products in float64: a float32 A (1.6x faster
     here) is not positive definite below λ ~ 1e-6, where large clean sets want λ (measured:
     docs/defaults.md), and the search must score the system the final solve factors.  Attributes:
-    ``An`` = A/n (M × M, float64, symmetric), ``Bn`` = B/n (M × k), ``n``, ``U`` and ``jitter``
-    (R = UᵀU, :func:`kopt.nystrom.center_factor`), ``R``.
+    ``An`` = A/n (M × M, float64; its lower triangle holds A/n -- every factorisation reads that one),
+    ``Bn`` = B/n (M × k), ``n``, ``U`` and ``jitter`` (R = UᵀU, :func:`kopt.nystrom.center_factor`),
+    ``R`` = K_CC + jitter·I (symmetric).
     """
 
     def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None):
         xp = get_namespace(C)
         self.kernel, self.C, self.dtype, self.xp = kernel, C, np.dtype(dtype), xp
-        M, n = C.shape[0], X.shape[0]
-        self.n, self.M = n, M
-        A = xp.zeros((M, M), dtype=np.float64)
-        B = xp.zeros((M, Y.shape[1]), dtype=np.float64)
-        for lo, hi in row_chunks(X, M):
-            K = self.features(_rows.dense(X, slice(lo, hi), xp, self.dtype))
+        self.M = C.shape[0]
+        self.n = 0
+        self.An = xp.zeros((self.M, self.M), dtype=np.float64)
+        self.Bn = xp.zeros((self.M, Y.shape[1]), dtype=np.float64)
+        self.add_rows(X, Y, weights)
+        with blas_threads(1):
+            self.U, self.jitter, self.R = center_factor(kernel, C, keep_matrix=True)
+
+    def add_rows(self, X, Y, weights=None, K=None):
+        """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows (``K``: their kernel
+        values k(X, C) when at hand -- ``solver: auto`` adds its validation rows this way, so the solve on
+        every row reuses the search's system).  Kernel values are computed in row chunks of
+        :data:`GRAM_ENTRIES` (their float64 copy included), so memory stays O(M²) whatever n."""
+        xp = self.xp
+        rows = (K if K is not None else X).shape[0]
+        A, B = self.An, self.Bn
+        if self.n:
+            A *= self.n
+            B *= self.n
+        step = max(1, GRAM_ENTRIES // max(1, self.M, 0 if K is not None else X.shape[1]))
+        for lo, hi in _rows.chunks(rows, step):
+            Kc = K[lo:hi] if K is not None else self.features(_rows.dense(X, slice(lo, hi), xp, self.dtype))
+            Kc = Kc.astype(np.float64)
             Yc = Y[lo:hi]
             if weights is not None:
                 w = weights[lo:hi]
                 Yc = Yc * w[:, None]
-                _gram_update(A, K * xp.sqrt(w).astype(self.dtype)[:, None])
+                Kc_w = Kc * xp.sqrt(w)[:, None]
+                _gram_update(A, Kc_w)
             else:
-                _gram_update(A, K)
-            B += K.T.astype(np.float64) @ Yc
-        A = xp.triu(A) + xp.triu(A, 1).T
-        self.An, self.Bn = A / n, B / n
-        with blas_threads(1):
-            self.U, self.jitter = center_factor(kernel, C)
-        self.R = self.U.T @ self.U
+                _gram_update(A, Kc)
+            B += Kc.T @ Yc
+        self.n += rows
+        A *= 1.0 / self.n
+        B *= 1.0 / self.n
+
+    def _matrix(self, lam):
+        """A/n + λR (its lower triangle: what the factorisations read)."""
+        H = self.R * lam
+        H += self.An
+        return H
 
     def features(self, X):
         """k(X, C) in the system's dtype (X dense, or sparse: densified a chunk of rows at a time)."""
@@ -97,7 +124,7 @@ class NystromSystem:
         """The lower Cholesky factor of H (overwritten), or None where H is not positive definite."""
         try:
             with blas_threads(1):  # a threaded LAPACK Cholesky of this size is slower, and its bits vary
-                return cholesky(H, overwrite=True)
+                return cholesky(H, overwrite=True, zero_upper=False)
         except np.linalg.LinAlgError:
             return None
 
@@ -108,7 +135,7 @@ class NystromSystem:
         below A's scale, so a failed factorisation is retried with δI added, δ from the features'
         rounding of A's diagonal upwards (x10 a try): that λ is then effectively δ-regularised, which
         :meth:`refine` corrects for the final solve (the search's :meth:`path` refuses such a λ)."""
-        H0 = self.An + lam * self.R
+        H0 = self._matrix(lam)
         delta = float(np.finfo(self.dtype).eps) * float(self.xp.trace(H0)) / self.M
         for attempt in range(8):
             H = H0.copy()
@@ -148,7 +175,7 @@ class NystromSystem:
         K = K_val.astype(np.float64)
         out = []
         for lam in lams:
-            L = self._cholesky(self.An + lam * self.R)
+            L = self._cholesky(self._matrix(lam))
             d = None if L is None else self.xp.abs(self.xp.diagonal(L))
             if d is None or float((d.max() / d.min()) ** 2) > MAX_CONDITION:
                 out.append(None)
