@@ -136,11 +136,14 @@ def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_s
     problem = assemble(spec, ds, sample_weight=sample_weight)
     planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
     log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if progress else None
-    overrides, record = planner.plan(problem, spec.given, log)
+    chosen = planner.plan(problem, spec.given, log)
+    record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
-    concrete = spec_with(spec, overrides)
+    concrete = spec_with(spec, chosen.overrides)
+    del problem  # the chosen spec is assembled again (its kernel differs); only the start state carries over
     return _solve(concrete, cluster=None, data=ds, resume=False, progress=progress, write=write,
-                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0, plan=record)
+                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0, plan=record,
+                  start_state=chosen.start_state)
 
 
 def spec_with(spec: Spec, overrides: dict) -> Spec:
@@ -207,7 +210,7 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
         start, trace = meta["iteration"], meta.get("trace", [])
     elif start_from is not None:
         resume_state = checkpoint.warm_start_state(start_from, spec, solver)
-    elif start_state is not None:  # lambda: auto's refit from its validation solve
+    elif start_state is not None:  # lambda: auto's refit from its validation solve; solver: auto's plan
         resume_state = start_state
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,

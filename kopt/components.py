@@ -11,6 +11,7 @@ it with :func:`kopt.backend.get_namespace`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from .options import build_options
@@ -338,11 +339,10 @@ class Solver(Component):
     #: ``kopt.solve`` assembles the problem, calls :meth:`plan`, and solves the spec it returns.
     plans: ClassVar[bool] = False
 
-    def plan(self, problem, given: dict, log=None):
-        """``(overrides, record)``: ``overrides`` maps dotted spec keys to the values the solve on all
-        training rows uses (``"solver"`` to a whole solver section); ``record`` is JSON for
-        ``report["auto"]``.  ``given`` is the spec as its author wrote it (before defaults); ``log``
-        takes progress lines (or is None).  Solvers with ``plans`` implement it."""
+    def plan(self, problem, given: dict, log=None) -> "Plan":
+        """A :class:`Plan`: the spec to solve on all training rows, the record of how it was chosen, and
+        optionally the start of that solve.  ``given`` is the spec as its author wrote it (before
+        defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it."""
         raise NotImplementedError
 
     def check_spec(self, spec):
@@ -432,3 +432,20 @@ KINDS = {
     "dataset": DatasetPreset,
     "predictor": Predictor,
 }
+
+
+@dataclass
+class Plan:
+    """What a planning solver (:attr:`Solver.plans`) chose.
+
+    ``overrides`` maps dotted spec keys to the values the solve on all training rows uses
+    (``"solver"`` to a whole solver section); ``record`` is JSON for ``report["auto"]``;
+    ``start_state``, when not None, is handed to the chosen solver's ``load`` as the state that solve
+    starts from -- work the planning already did on the same problem (``solver: auto`` hands
+    ``krr_nystrom`` the system it built on every training row).  It lives in this process only: the
+    chosen spec alone reproduces the model.
+    """
+
+    overrides: dict
+    record: dict
+    start_state: dict | None = None

@@ -64,13 +64,9 @@ def choose_centers(problem, count: int):
     return np.sort(center_order(problem, count))
 
 
-def center_factor(kernel, C, keep_matrix=False):
+def center_factor(kernel, C):
     """``(U, jitter)``: the upper Cholesky factor of R = K_CC + jitter·I in float64, with the smallest
-    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed.
-
-    ``keep_matrix``: return ``(U, jitter, R)`` -- R itself (K_CC with the jitter on its diagonal), for a
-    caller that needs R's products: a copy kept here costs one M × M copy, against an M³ GEMM to form UᵀU
-    (2 s at M = 4,096 on this machine)."""
+    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed."""
     import scipy.linalg
 
     from .backend import to_numpy
@@ -85,14 +81,42 @@ def center_factor(kernel, C, keep_matrix=False):
         R = K.copy()
         R[diagonal] += rel * scale
         try:
-            U = _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False))
+            return _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False)), rel * scale
         except np.linalg.LinAlgError:
             continue
-        if not keep_matrix:
-            return U, rel * scale
-        K[diagonal] += rel * scale
-        return U, rel * scale, _xp(C).asarray(K)
     raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres is not positive definite")
+
+
+#: a centre is kept while its kernel column's residual variance, after the span of the centres kept before it,
+#: is above this share of the mean k(c, c) (:func:`center_basis`)
+CENTER_TOLERANCE = 1e-6
+
+
+def center_basis(kernel, C, tol=CENTER_TOLERANCE):
+    """``(kept, U)``: a well-conditioned basis of the centres C by R's pivoted Cholesky factorisation.
+
+    LAPACK's ``?pstrf`` orders the centres greedily, each next the one farthest (in the kernel's
+    feature space) from the span of those before it, and stops where that distance² falls to ``tol``
+    times the mean k(c, c): ``kept`` are the positions of the kept centres in C (that order), U is the
+    upper Cholesky factor of their R = K_CC (float64, R = UᵀU exactly up to rounding).  Repeated or
+    nearly repeated centres -- rows closer than the bandwidth resolves -- are what it drops, and
+    without them λ_min(R) stays near ``tol`` instead of at float64's rounding.
+    """
+    from scipy.linalg import lapack
+
+    from .backend import to_numpy
+
+    C64 = to_numpy(C).astype(np.float64)
+    R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
+    R += R.T
+    R *= 0.5
+    scale = float(np.mean(np.diagonal(R))) or 1.0
+    c, piv, rank, info = lapack.dpstrf(R, tol=tol * scale, lower=0, overwrite_a=1)
+    if info < 0 or rank < 1:
+        raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
+    kept = np.asarray(piv[:rank], dtype=np.int64) - 1
+    U = np.triu(c[:rank, :rank])
+    return kept, _xp(C).asarray(U)
 
 
 def add_center_kernel(kernel, C, G, jitter, rows=256):

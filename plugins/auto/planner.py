@@ -5,14 +5,15 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
 
 1. the training rows are split once, seeded by the spec's seed (:func:`kopt.selection.make_splits`, 20%
    held out);
-2. centres: the first M rows of one seeded order of the fit rows, so each size holds the smaller
-   ones; M starts at :data:`FIRST_CENTERS` and doubles;
+2. centres: the first M rows of one seeded order of the training rows (:func:`kopt.nystrom.center_order`,
+   unsupervised: no label is read), so each size holds the smaller ones and is the sample ``krr_nystrom``
+   draws for ``features.count: M``; M starts at :data:`FIRST_CENTERS` and doubles;
 3. the bandwidth is tried at ½, 1 and 2 times the spec's rule (``auto``: the ``scale`` rule) at the
    first size, at the best factor and 1/√2 of it at the second (more centres resolve a shorter
    length scale, never a longer one), and kept from the third size on, where one system costs
    more than all smaller ones together; a number, or another rule, is taken as given;
 4. λ walks :data:`LAMBDAS` (half decades, 1e-1 .. 1e-9) at the first size, then the best λ and
-   two half decades either side of it (more where the best lies at an end); or is the spec's number.
+   one half decade either side of it (more where the best lies at an end); or is the spec's number.
    A λ whose system A/n + λR does not factor, or is conditioned beyond what float64 resolves
    (:meth:`NystromSystem.path`), would give another λ's solution and is not a choice;
 5. M stops doubling when the last doubling gained less than a third of the tolerance kopt's
@@ -22,12 +23,15 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    or when its projected time (4x this size's: the system costs n M²) would pass the budget.
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
-larger λ and the fewer centres.
+larger λ and the fewer centres, and more centres win only by :data:`MIN_GAIN`.  Its system then takes the validation rows' sums too (their kernel values
+are at hand), which makes it the system of every training row: the solve on all rows reuses it
+(:attr:`Search.system`) instead of building it again.
 """
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,21 +48,27 @@ MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
 CENTER_ENTRIES = 1 << 26
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
-#: λ values either side of the previous size's best, at the later sizes
-LAMBDA_REACH = 2
+#: λ values either side of the previous size's best, at the later sizes; the window widens while the best lies
+#: at its end, so a λ that moves further with the size is still followed (validation error is unimodal in λ)
+LAMBDA_REACH = 1
 
 
 def metric_of(problem):
     return "rmse" if problem.preprocessor.target == "real" else "accuracy"
 
 
-def _score(metric, S, Y, y_scale):
-    """The validation score of scores S (n × k) against label columns Y: higher is better."""
+def _outcomes(metric, S, Y, y_scale):
+    """Per validation row: 1/0 for a right/wrong class, or the squared error (in the target's units)."""
     if metric == "rmse":
-        return -float(np.sqrt(np.mean((S[:, 0] - Y[:, 0]) ** 2))) * y_scale
+        return ((S[:, 0] - Y[:, 0]) * y_scale) ** 2
     if S.shape[1] == 1:
-        return float(np.mean(np.sign(S[:, 0]) == np.sign(Y[:, 0])))
-    return float(np.mean(np.argmax(S, axis=1) == np.argmax(Y, axis=1)))
+        return (np.sign(S[:, 0]) == np.sign(Y[:, 0])).astype(np.float64)
+    return (np.argmax(S, axis=1) == np.argmax(Y, axis=1)).astype(np.float64)
+
+
+def _score(metric, rows):
+    """The validation score of per-row outcomes (:func:`_outcomes`): higher is better (−RMSE)."""
+    return -float(np.sqrt(np.mean(rows))) if metric == "rmse" else float(np.mean(rows))
 
 
 def _gain(metric, old, new):
@@ -66,6 +76,14 @@ def _gain(metric, old, new):
     if metric == "rmse":
         return (new - old) / abs(old) if old else 0.0  # scores are −RMSE
     return new - old
+
+
+def _better(metric, trial, best):
+    """Whether ``trial`` beats ``best``: any gain at the same or fewer centres; at more centres a gain of at
+    least :data:`MIN_GAIN`, the gain that keeps the ladder growing (a smaller gain is within what the
+    validation rows can tell, and the smaller model solves and predicts faster)."""
+    gain = _gain(metric, best["score"], trial["score"])
+    return gain >= MIN_GAIN[metric] if trial["centers"] > best["centers"] else gain > 0
 
 
 def _gain_words(metric, gain):
@@ -80,13 +98,14 @@ def _lambda_window(count, center):
 
 
 def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, seed, validation, log):
-    """Measure the ladder; returns ``(best trial, trials, split description, seconds, metric)``.
+    """Measure the ladder; returns a :class:`Search`.
 
     ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
     ``lambdas``: the λ values; ``counts``: the centre counts to try (None: the doubling ladder up to
     ``max_centers``).
     """
     from kopt.backend import to_numpy
+    from kopt.nystrom import center_order
     from kopt.selection import make_splits
     from kopt_plugins.krr_nystrom.system import NystromSystem
 
@@ -101,12 +120,12 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)])
     w = problem.sample_weight
     w_fit = None if w is None else w[xp.asarray(tr)]
-    order = _distinct_order(X_fit, problem, seed, max(counts) if counts else max_centers)
+    order = center_order(problem, max(counts) if counts else max_centers)
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
     base_bw = options.get("bandwidth")
     ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
-    trials, best, previous_best = [], None, None
+    trials, best, previous_best, kept = [], None, None, None
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
         t_level = time.perf_counter()
@@ -116,11 +135,13 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             factors = FIRST_FACTORS
         else:
             factors = (factor, float(f"{factor / math.sqrt(2):.6g}"))
-        C = _rows.dense(X_fit, xp.asarray(order[:M]), xp, problem.dtype)
+        centers = np.sort(order[:M])  # krr_nystrom's centres for features.count = M (kopt.nystrom.choose_centers)
+        C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
         level_best = None
         for f in factors:
             t1 = time.perf_counter()
-            kernel = cls(**{**options, "bandwidth": base_bw * f}) if has_bw else problem.kernel
+            # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
+            kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
             system = NystromSystem(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
             K_val = system.features(X_val)
             tried = _lambda_window(len(lambdas), lam_index)
@@ -128,15 +149,18 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             while True:
                 todo = [i for i in tried if i not in scores]
                 for i, S in zip(todo, system.path([lambdas[i] for i in todo], K_val)):
-                    # a λ below what the system resolves (it needs extra jitter to factor) is not a choice
-                    scores[i] = -np.inf if S is None else _score(metric, to_numpy(S), Y_val, y_scale)
+                    # a λ the system does not resolve is not a choice
+                    if S is None:
+                        scores[i] = -np.inf
+                    else:
+                        scores[i] = _score(metric, _outcomes(metric, to_numpy(S), Y_val, y_scale))
                 # ties: the larger λ (lambdas run from large to small, so the first best)
                 k = max(scores, key=lambda i: (scores[i], -i))
                 wider = _lambda_window(len(lambdas), k)
                 if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
                     break
                 tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
-            trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(base_bw * f if has_bw else None),
+            trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k,
                          path={f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None)
                                for i in sorted(scores)},
@@ -146,9 +170,10 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 f"lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} ({trial['seconds']:.2f} s)")
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best = trial
+            if best is None or _better(metric, trial, best):
+                best, kept = trial, (system, K_val, centers)  # the solve on every row reuses this system
+            del system, K_val
         factor, lam_index = level_best["bandwidth_factor"], level_best["lam_index"]
-        if best is None or level_best["score"] > best["score"]:
-            best = level_best
         level_s = time.perf_counter() - t_level
         spent = time.perf_counter() - t0
         if level + 1 < len(ladder):
@@ -166,7 +191,31 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 break
         previous_best = level_best
     split = f"validation {len(va)} of {n} rows, seed {seed}"
-    return best, trials, split, time.perf_counter() - t0, metric
+    system, K_val, centers = kept
+    # the chosen system over every training row: the fit rows' sums plus the validation rows' (their kernel
+    # values are at hand), which is the system krr_nystrom builds from scratch on the same centres and kernel
+    system.add_rows(None, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], K=K_val)
+    return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers)
+
+
+@dataclass
+class Search:
+    """What :func:`search` measured: the ``best`` trial, every trial, the split's description, the seconds
+    spent, the metric, and the best trial's system over every training row (``system``: a
+    :class:`NystromSystem` on the centres ``centers``, indices into the training rows)."""
+
+    best: dict
+    trials: list
+    split: str
+    seconds: float
+    metric: str
+    system: object
+    centers: np.ndarray
+
+
+def _digits(x):
+    """``x`` to the 6 significant digits a chosen spec records."""
+    return float(f"{x:.6g}")
 
 
 def _ladder(rows, max_centers):
@@ -177,24 +226,3 @@ def _ladder(rows, max_centers):
         M *= 2
     out.append(top)
     return out
-
-
-def _distinct_order(X, problem, seed, needed):
-    """The first ``needed`` rows of a seeded order of X's rows, repeated rows dropped (a repeated centre
-    makes K_CC singular)."""
-    from kopt.backend import to_numpy
-
-    n = X.shape[0]
-    order = np.random.default_rng([int(seed), 0x61757430]).permutation(n)
-    kept, seen = [], set()
-    for lo in range(0, n, 4096):
-        idx = order[lo:lo + 4096]
-        block = to_numpy(_rows.dense(X, problem.xp.asarray(idx), problem.xp, problem.dtype))
-        for i, row in zip(idx, block):
-            key = row.tobytes()
-            if key not in seen:
-                seen.add(key)
-                kept.append(int(i))
-                if len(kept) == needed:
-                    return np.asarray(kept)
-    return np.asarray(kept)

@@ -20,7 +20,7 @@ An explicit number is always taken as given: ``model.regularizer.lambda``, a num
 """
 from __future__ import annotations
 
-from kopt.components import Solver
+from kopt.components import Plan, Solver
 
 from . import planner
 
@@ -67,7 +67,8 @@ class AutoSolver(Solver):
                 f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centres)")
 
     def plan(self, problem, given, log=None):
-        """Measure, choose, and return ``(spec overrides, report record)``.
+        """Measure, choose, and return the :class:`kopt.components.Plan`: the spec overrides, the report
+        record and, for the square loss, the search's system on every training row as krr_nystrom's start.
 
         ``given``: what the spec's author wrote, before defaults (an explicit ``features.count`` is kept);
         ``log``: a callable taking one progress line, or None.
@@ -78,11 +79,12 @@ class AutoSolver(Solver):
         lam = spec["model"]["regularizer"].get("lambda")
         count = ((given.get("model") or {}).get("features") or {}).get("count")
         log = log or (lambda line: None)
-        best, trials, split, seconds, metric = planner.search(
+        found = planner.search(
             problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
             lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
             counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
             seed=spec["seed"], validation=o.validation, log=log)
+        best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
         overrides["model.regularizer.lambda"] = best["lam"]
         solver = overrides["solver"]
@@ -97,6 +99,9 @@ class AutoSolver(Solver):
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
-                  "validation_score": abs(best["score"]), "split": split, "search_s": seconds, "budget_s": o.budget,
-                  "trials": trials, "why": why}
-        return overrides, record
+                  "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
+                  "budget_s": o.budget, "trials": trials, "why": why}
+        start = None
+        if solver["name"] == "krr_nystrom":
+            start = {"system": found.system, "centers": found.centers}
+        return Plan(overrides, record, start)

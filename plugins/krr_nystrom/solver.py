@@ -1,8 +1,9 @@
 """Nyström kernel ridge regression by a direct solve: the square loss on M centres, every output at once.
 
 The minimiser of λ/2 wᵀRw + (1/n) Σ w_i ½‖k(x_i, C) w − y_i‖² over the span of k(c_j, ·) for M
-seeded training rows C (:func:`kopt.nystrom.choose_centers`), from one M × M Cholesky of
-A/n + λR (:class:`.system.NystromSystem`): O(n M² + M³) flops and O(M²) memory whatever n.
+seeded training rows C (:func:`kopt.nystrom.choose_centers`, less those the kernel cannot tell from the
+others: :func:`kopt.nystrom.center_basis`), from one M × M Cholesky of the whitened system
+T + λI (:class:`.system.NystromSystem`): O(n M² + M³) flops and O(M²) memory whatever n.
 Classification labels are ±1 targets (one column, or one per class for multiclass ids: the
 classes share the factorisation).  It reports the primal, the dual of the Nyström problem and
 their gap like every dual solver: the dual point is α_i = −w_i ℓ'(f_i)/(λn), its norm
@@ -17,7 +18,7 @@ from kopt.backend import to_numpy
 from kopt.errors import KoptError
 from kopt.iterative import Check, IterativeSolver, Step
 from kopt.linalg import solve_triangular
-from kopt.nystrom import center_factor, choose_centers
+from kopt.nystrom import center_basis, choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 from kopt.threads import blas_threads
@@ -53,18 +54,21 @@ class NystromKRR(IterativeSolver):
     def init(self, problem):
         xp = problem.xp
         centers = choose_centers(problem, problem.features.count)
+        self._asked = int(centers.shape[0])
         C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
-        return {"problem": problem, "C": C, "Y": problem.label_matrix(), "w": None, "weights": problem.sample_weight}
+        return {"problem": problem, "centers": centers, "C": C, "Y": problem.label_matrix(), "w": None,
+                "weights": problem.sample_weight, "system": None}
 
     def step(self, state, t):
         problem = state["problem"]
-        system = NystromSystem(problem.kernel, problem.X, state["Y"], state["C"], dtype=problem.dtype,
-                               weights=state["weights"])
+        system = state.pop("system", None) or NystromSystem(
+            problem.kernel, problem.X, state["Y"], state["C"], dtype=problem.dtype, weights=state["weights"])
+        state["system"] = None
         try:
             w, scores, Ktr, steps = system.refine(problem.lam, problem.X, state["Y"], state["weights"])
         except np.linalg.LinAlgError:
             raise KoptError("the regularized Nystrom system is not positive definite; raise lambda") from None
-        state.update(w=w, scores=scores, Ktr=Ktr, U=system.U, jitter=system.jitter, refinements=steps)
+        state.update(w=w, scores=scores, Ktr=Ktr, U=system.U, C=system.C, refinements=steps)
         return Step(rows=problem.n)
 
     def check(self, state, rows):
@@ -104,17 +108,34 @@ class NystromKRR(IterativeSolver):
 
     def load(self, problem, saved):
         state = self.init(problem)
+        if "system" in saved:  # solver: auto's plan: the system its search built on every training row
+            state["system"] = _planned_system(problem, state, saved)
+            state["reused_system"] = state["system"] is not None
         if "w" in saved:
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
-            with blas_threads(1):  # as NystromSystem factors it: the same bits of U, so the same certificate
-                state["U"], state["jitter"] = center_factor(problem.kernel, state["C"])
+            with blas_threads(1):  # as NystromSystem factors it: the same centres and bits of U, so the same certificate
+                kept, state["U"] = center_basis(problem.kernel, state["C"])
+            state["C"] = state["C"][problem.xp.asarray(kept)]
         return state
 
     def finish(self, state):
         coef = to_numpy(state["w"])
         if coef.shape[1] == 1:
             coef = coef[:, 0]
-        predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef},
-                                    {"nystrom_jitter": float(state["jitter"])})
-        return predictor, {"n_centers": int(state["C"].shape[0])}
+        predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {})
+        info = {"n_centers": int(state["C"].shape[0]), "centers_dropped": int(self._asked - state["C"].shape[0])}
+        if "reused_system" in state:
+            info["reused_search_system"] = state["reused_system"]
+        return predictor, info
+
+
+def _planned_system(problem, state, saved):
+    """The planner's :class:`NystromSystem`, if it is this problem's: the same centres, kernel, dtype and
+    rows (else None: the solve builds its own, as it would without a plan)."""
+    system = saved["system"]
+    same = (np.array_equal(np.asarray(saved["centers"]), state["centers"]) and system.n == problem.n
+            and system.dtype == np.dtype(problem.dtype) and type(system.kernel) is type(problem.kernel)
+            and system.kernel.options.as_dict() == problem.kernel.options.as_dict()
+            and system.Bn.shape[1] == state["Y"].shape[1])
+    return system if same else None
 

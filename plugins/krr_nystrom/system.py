@@ -1,16 +1,31 @@
-"""The normal equations of kernel ridge regression on M Nyström centres, and their λ path.
+"""The normal equations of kernel ridge regression on Nyström centres, whitened, and their λ path.
 
-For centres C (M training rows) the model is f(x) = k(x, C) w with ‖f‖² = wᵀRw, R = K_CC (+ a
-jitter that makes its Cholesky factor exist).  kopt's objective with the square loss,
-λ/2 wᵀRw + (1/n) Σ_i w_i ½ (k(x_i, C) w − y_i)², is minimised by
+For centres C (training rows) the model is f(x) = k(x, C) w with ‖f‖² = wᵀRw, R = K_CC.  kopt's
+objective with the square loss, λ/2 wᵀRw + (1/n) Σ_i w_i ½ (k(x_i, C) w − y_i)², is minimised by
 
-    (A/n + λ R) w = B/n,   A = Σ_i w_i k_i k_iᵀ,  B = Σ_i w_i k_i y_iᵀ   (k_i = k(x_i, C)),
+    (A/n + λ R) w = B/n,   A = Σ_i w_i k_i k_iᵀ,  B = Σ_i w_i k_i y_iᵀ   (k_i = k(x_i, C)).
 
-one M × M system for every output column (one-vs-rest's C classes share A and R: one-hot
-targets cost one factorisation for all classes).  A and B are accumulated a chunk of rows at a
-time -- k(X_chunk, C) in the problem's dtype, its product in that dtype, the sum in float64 -- so
-memory is O(M² + chunk · M), never n × M.  A path of λ values reuses A, B and R: each λ is one
-M × M Cholesky (M³/3 flops, against n M² for A), so a λ path costs a small fraction of the system.
+That system is solved whitened.  With R = UᵀU (U upper triangular) and v = U w, the objective is
+λ/2 ‖v‖² + (1/n) Σ w_i ½ (z_iᵀv − y_i)² with z_i = U⁻ᵀ k_i, and
+
+    (T + λ I) v = b,   T = U⁻ᵀ (A/n) U⁻¹,   b = U⁻ᵀ B/n.
+
+T's eigenvalues lie in [0, max k(x, x)] (‖z_i‖² = k_iᵀ R⁻¹ k_i ≤ k(x_i, x_i)), so T + λI is conditioned
+at most 1/λ: every λ of the search (down to 1e-9) is resolved in float64.  The unwhitened A/n + λR is
+conditioned up to 1/(λ · λ_min(R)), and R of a wide bandwidth on low-dimensional rows has eigenvalues
+at float64's rounding: on cal_housing at 1,024 centres it did not factor below λ = 1e-6, and the
+validation RMSE kept falling to λ = 1e-7 (1.5% lower, docs/defaults.md).
+
+The centres are first reduced to a well-conditioned basis: R's pivoted Cholesky factorisation
+(:func:`kopt.nystrom.center_basis`) keeps a centre while its kernel column is more than
+:data:`kopt.nystrom.CENTER_TOLERANCE` (relative residual variance) away from the span of those kept
+before it.  A dropped centre adds at most that much to any function's reach, and keeping it would
+amplify A's rounding by up to 1/λ_min(R) in T.
+
+One M × M system serves every output column (one-vs-rest's classes share A: one-hot targets cost one
+factorisation for all classes).  A and B are accumulated a chunk of rows at a time -- k(X_chunk, C) in
+the problem's dtype, its products in float64 -- so memory is O(M² + chunk · M), never n × M.  T costs
+two M × M triangular solves (2 M³ flops) once; a λ path reuses it, each λ one Cholesky (M³/3).
 """
 from __future__ import annotations
 
@@ -18,12 +33,13 @@ import numpy as np
 
 from kopt import rows as _rows
 from kopt.backend import get_namespace
-from kopt.linalg import cho_solve, cholesky
-from kopt.nystrom import center_factor
+from kopt.linalg import cho_solve, cholesky, solve_triangular
+from kopt.nystrom import center_basis
 from kopt.threads import blas_threads
 
-#: the largest condition number of A/n + λR a λ path point may have (float64: 1e-4 / 1.1e-16)
-MAX_CONDITION = 1e-4 / float(np.finfo(np.float64).eps)
+#: the largest relative change one refinement step may make to a λ path point's scores: beyond it the solve's
+#: rounding, not λ, decides the scores (:meth:`NystromSystem.path`)
+RESOLVED = 1e-4
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (64 MiB in
 #: float32), so wide sparse rows (text: tens of thousands of columns) are densified a few hundred at a time
 CHUNK_ENTRIES = 1 << 24
@@ -51,36 +67,48 @@ def _gram_update(A, K):
         if not np.shares_memory(out, A):  # pragma: no cover - a SciPy that copied c after all
             A[...] = out.T
     else:  # pragma: no cover - GPU only
-        A += K.T @ K
+        A += xp.tril(K.T @ K)
+
+
+def _mirror_lower(A, block=1024):
+    """Copy A's lower triangle onto its upper one, in place, a block of rows at a time."""
+    n = A.shape[0]
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        A[lo:hi, hi:] = A[hi:, lo:hi].T
+        D = A[lo:hi, lo:hi]
+        upper = np.triu_indices(hi - lo, 1)
+        D[upper] = D.T[upper]
 
 
 class NystromSystem:
-    """The normal equations of the training rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
+    """The whitened normal equations of the rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
 
     ``weights``: per-row weights (mean 1) or None; ``kernel``: a kernel instance (its bandwidth a
-    number).  Kernel values are computed in ``dtype``, A's products in float64: a float32 A (1.6x faster
-    here) is not positive definite below λ ~ 1e-6, where large clean sets want λ (measured:
-    docs/defaults.md), and the search must score the system the final solve factors.  Attributes:
-    ``An`` = A/n (M × M, float64; its lower triangle holds A/n -- every factorisation reads that one),
-    ``Bn`` = B/n (M × k), ``n``, ``U`` and ``jitter`` (R = UᵀU, :func:`kopt.nystrom.center_factor`),
-    ``R`` = K_CC + jitter·I (symmetric).
+    number).  Kernel values are computed in ``dtype``, A's products in float64: the search must score
+    the system the final solve factors, and a float32 A is not positive semidefinite to the precision
+    small λ needs.  Attributes: ``C`` (the kept centres, in the pivoted order of
+    :func:`kopt.nystrom.center_basis`), ``kept`` (their positions in the given C), ``M`` (their count),
+    ``U`` (R = K_CC = UᵀU), ``n``, ``An`` = A/n (float64, lower triangle), ``Bn`` = B/n (M × k).
     """
 
     def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None):
         xp = get_namespace(C)
-        self.kernel, self.C, self.dtype, self.xp = kernel, C, np.dtype(dtype), xp
-        self.M = C.shape[0]
+        self.kernel, self.dtype, self.xp = kernel, np.dtype(dtype), xp
+        with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
+            self.kept, self.U = center_basis(kernel, C)
+        self.C = C[xp.asarray(self.kept)]
+        self.M = self.C.shape[0]
         self.n = 0
         self.An = xp.zeros((self.M, self.M), dtype=np.float64)
         self.Bn = xp.zeros((self.M, Y.shape[1]), dtype=np.float64)
+        self._whitened = None
         self.add_rows(X, Y, weights)
-        with blas_threads(1):
-            self.U, self.jitter, self.R = center_factor(kernel, C, keep_matrix=True)
 
     def add_rows(self, X, Y, weights=None, K=None):
         """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows (``K``: their kernel
-        values k(X, C) when at hand -- ``solver: auto`` adds its validation rows this way, so the solve on
-        every row reuses the search's system).  Kernel values are computed in row chunks of
+        values :meth:`features` when at hand -- ``solver: auto`` adds its validation rows this way, so the
+        solve on every row reuses the search's system).  Kernel values are computed in row chunks of
         :data:`GRAM_ENTRIES` (their float64 copy included), so memory stays O(M²) whatever n."""
         xp = self.xp
         rows = (K if K is not None else X).shape[0]
@@ -96,20 +124,31 @@ class NystromSystem:
             if weights is not None:
                 w = weights[lo:hi]
                 Yc = Yc * w[:, None]
-                Kc_w = Kc * xp.sqrt(w)[:, None]
-                _gram_update(A, Kc_w)
+                _gram_update(A, Kc * xp.sqrt(w)[:, None])
             else:
                 _gram_update(A, Kc)
             B += Kc.T @ Yc
         self.n += rows
         A *= 1.0 / self.n
         B *= 1.0 / self.n
+        self._whitened = None
 
-    def _matrix(self, lam):
-        """A/n + λR (its lower triangle: what the factorisations read)."""
-        H = self.R * lam
-        H += self.An
-        return H
+    def whitened(self):
+        """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows."""
+        if self._whitened is None:
+            A = self.An.copy()
+            if self.xp is np:
+                _mirror_lower(A)
+            else:  # pragma: no cover - GPU only
+                A = A + self.xp.tril(A, -1).T
+            # T = U⁻ᵀ (U⁻ᵀ A)ᵀ: A symmetric, so (U⁻ᵀ A)ᵀ = A U⁻¹
+            T = solve_triangular(self.U, solve_triangular(self.U, A, lower=False, trans="T").T, lower=False,
+                                 trans="T")
+            T += T.T
+            T *= 0.5
+            b = solve_triangular(self.U, self.Bn, lower=False, trans="T")
+            self._whitened = (T, b)
+        return self._whitened
 
     def features(self, X):
         """k(X, C) in the system's dtype (X dense, or sparse: densified a chunk of rows at a time)."""
@@ -128,59 +167,80 @@ class NystromSystem:
         except np.linalg.LinAlgError:
             return None
 
-    def factor(self, lam):
-        """The lower Cholesky factor of A/n + λR (+ δI, see below).
+    def _shifted(self, lam):
+        T, _ = self.whitened()
+        H = T.copy()
+        H[np.diag_indices(self.M)] += lam
+        return H
 
-        A/n + λR is positive definite in exact arithmetic (R is); rounding can break that at a λ far
-        below A's scale, so a failed factorisation is retried with δI added, δ from the features'
-        rounding of A's diagonal upwards (x10 a try): that λ is then effectively δ-regularised, which
-        :meth:`refine` corrects for the final solve (the search's :meth:`path` refuses such a λ)."""
-        H0 = self._matrix(lam)
-        delta = float(np.finfo(self.dtype).eps) * float(self.xp.trace(H0)) / self.M
+    def factor(self, lam):
+        """The lower Cholesky factor of T + λI (+ δI, see below).
+
+        T is positive semidefinite up to rounding (ε‖T‖ ≈ 1e-16 here), so T + λI factors for any λ the
+        search tries; a λ below T's rounding is retried with δI added, δ from the features' rounding upwards
+        (x10 a try): that λ is then effectively δ-regularised, which :meth:`refine` corrects for the final
+        solve (the search's :meth:`path` refuses such a λ)."""
+        delta = float(np.finfo(self.dtype).eps) * float(self.xp.trace(self.whitened()[0])) / self.M
         for attempt in range(8):
-            H = H0.copy()
-            if attempt:
-                H[np.diag_indices(self.M)] += delta * 10.0 ** (attempt - 1)
+            H = self._shifted(lam + (delta * 10.0 ** (attempt - 1) if attempt else 0.0))
             L = self._cholesky(H)
             if L is not None:
                 return L
-        raise np.linalg.LinAlgError("the Nystrom system A/n + lambda R is not positive definite")
+        raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+
+    def coef(self, v):
+        """w = U⁻¹ v: the model's coefficients on the centres, from the whitened ones."""
+        return solve_triangular(self.U, v, lower=False)
 
     def solve(self, lam, L=None):
-        """w (M × k) minimising λ/2 wᵀRw + (1/n) Σ w_i ½‖k_iᵀw − y_i‖²; ``L``: :meth:`factor`'s, if at hand."""
+        """v (M × k) minimising λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖² (w = :meth:`coef` of it); ``L``:
+        :meth:`factor`'s, if at hand."""
         L = self.factor(lam) if L is None else L
         with blas_threads(1):
-            return cho_solve(L, self.Bn)
+            return cho_solve(L, self.whitened()[1])
 
     def refine(self, lam, X, Y, weights=None, steps=4, tol=1e-9):
-        """The solve, refined against float64 residuals (mixed-precision iterative refinement: each step
-        one pass over the rows, corrected through the same factor); returns ``(w, scores, Ktr, steps)``
-        with the scores and Kᵀr of the returned w."""
+        """The solve, refined against float64 residuals over the rows X (mixed-precision iterative
+        refinement: each step one pass over the rows, corrected through the same factor); returns
+        ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w."""
         L = self.factor(lam)
-        w = self.solve(lam, L)
-        rhs = float(self.xp.sqrt(self.xp.sum(self.Bn ** 2))) or 1.0
+        v = self.solve(lam, L)
+        rhs = float(self.xp.sqrt(self.xp.sum(self.whitened()[1] ** 2))) or 1.0
         for k in range(steps + 1):
+            w = self.coef(v)
             scores, Ktr = residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
-            g = lam * (self.R @ w) + Ktr / self.n  # the gradient of the objective at w
+            # the gradient in v: λv + U⁻ᵀ Kᵀr / n
+            g = lam * v + solve_triangular(self.U, Ktr / self.n, lower=False, trans="T")
             if k == steps or float(self.xp.sqrt(self.xp.sum(g * g))) <= tol * rhs:
                 return w, scores, Ktr, k
             with blas_threads(1):
-                w = w - cho_solve(L, g)
+                v = v - cho_solve(L, g)
 
     def path(self, lams, K_val):
-        """Scores ``K_val @ w(λ)`` for every λ of ``lams`` (validation rows' k(X_val, C) given); None for a λ
-        the system does not resolve: A/n + λR does not factor, or its condition number -- at least the
-        squared spread of the Cholesky factor's diagonal -- exceeds :data:`MAX_CONDITION`, where the
-        solution's float64 rounding (cond · 1.1e-16) would pass 1e-4: that solution is not λ's."""
+        """Scores ``K_val @ w(λ)`` for every λ of ``lams`` (validation rows' :meth:`features` given); None for a
+        λ the system does not resolve.
+
+        Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
+        (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
+        scored: where it passes :data:`RESOLVED` of the scores (or T + λI does not factor), rounding, not
+        λ, decides the scores, and the λ is not a choice."""
+        T, b = self.whitened()
         K = K_val.astype(np.float64)
         out = []
         for lam in lams:
-            L = self._cholesky(self._matrix(lam))
-            d = None if L is None else self.xp.abs(self.xp.diagonal(L))
-            if d is None or float((d.max() / d.min()) ** 2) > MAX_CONDITION:
+            L = self._cholesky(self._shifted(lam))
+            if L is None:
                 out.append(None)
                 continue
-            out.append(K @ self.solve(lam, L))
+            with blas_threads(1):
+                v = cho_solve(L, b)
+                dv = cho_solve(L, T @ v + lam * v - b)
+            S, dS = K @ self.coef(v), K @ self.coef(dv)
+            size = float(self.xp.sqrt(self.xp.sum(S * S))) or 1.0
+            if not float(self.xp.sqrt(self.xp.sum(dS * dS))) <= RESOLVED * size:  # NaN is not resolved either
+                out.append(None)
+                continue
+            out.append(S - dS)
         return out
 
 
