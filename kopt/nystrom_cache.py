@@ -86,12 +86,13 @@ class SystemCache:
         self.hits = self.misses = 0
         self.lock = threading.Lock()
 
-    def get(self, kernel, X, Y, C, dtype=np.float32, weights=None):
-        """The system of these inputs: kept, or built (and kept when it fits the budget)."""
-        from kopt_plugins.krr_nystrom.system import NystromSystem
-
+    def get(self, kernel, X, Y, C, dtype=np.float32, weights=None, build=None):
+        """The system of these inputs: kept, or built (and kept when it fits the budget); ``build``: the class
+        that builds one (default :class:`NystromSystem`)."""
+        if build is None:
+            from kopt_plugins.krr_nystrom.system import NystromSystem as build
         if self.max_entries < 1:  # off: no key to compute
-            return NystromSystem(kernel, X, Y, C, dtype=dtype, weights=weights)
+            return build(kernel, X, Y, C, dtype=dtype, weights=weights)
         k = key(kernel, X, Y, C, dtype, weights)
         with self.lock:
             if k in self.entries:
@@ -99,7 +100,7 @@ class SystemCache:
                 self.hits += 1
                 return self.entries[k]
             self.misses += 1
-        built = NystromSystem(kernel, X, Y, C, dtype=dtype, weights=weights)
+        built = build(kernel, X, Y, C, dtype=dtype, weights=weights)
         size = system_bytes(built)
         if size > self.max_bytes:
             return built

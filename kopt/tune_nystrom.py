@@ -172,6 +172,8 @@ def run(base, ds, splits, axes, metric, progress=False):
         stats["centers"].add(int(C.shape[0]))
         systems = [NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(p)), Y[xp.asarray(p)], C,
                                  dtype=problem.dtype) for p in parts]
+        for s in systems[1:]:  # one R and factor for all parts (the same centres): the copies' memory freed
+            s.U, s.R = systems[0].U, systems[0].R
         system_s = time.perf_counter() - t1
         stats["systems"] += len(systems)
         stats["system_s"] += system_s

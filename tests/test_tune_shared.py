@@ -174,3 +174,20 @@ def test_parts_of_refuses_overlapping_held_out_rows():
     idx = np.arange(10)
     with pytest.raises(ValueError, match="overlap"):
         parts_of([(idx[5:], idx[:5]), (idx[3:], idx[:3])], 10)
+
+
+def test_cli_tune_on_the_shared_path_says_so_and_refits(seeded_data, tmp_path, capsys):
+    import json
+
+    from kopt.cli import main
+
+    out = tmp_path / "t"
+    rc = main(["tune", "auto_higgs12k", "--set", "data.max_rows=1200", "--set", "model.features.count=64",
+               "--grid", "model.regularizer.lambda=1e-4,1e-2", "--grid", "model.kernel.bandwidth_factor=0.5,1",
+               "--folds", "3", "--refit", "--quiet", "--out", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "λ path shared: 6 Nystrom systems on 64 centres" in text and "refit on all training rows: test accuracy" in text
+    record = json.loads((out / "tune.json").read_text())
+    assert record["shared"]["systems"] == 6 and len(record["rows"]) == 4
+    assert kopt.load_spec(str(out / "best.yaml"))["solver"]["name"] == "krr_nystrom"
