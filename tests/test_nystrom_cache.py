@@ -94,3 +94,35 @@ def test_sharing_is_scoped_and_off_outside():
     with pytest.raises(ValueError, match="max_entries"):
         with nystrom_cache.sharing(max_entries=0):
             pass
+
+
+def test_gridsearch_with_the_wiring_gives_the_same_results_and_reuses_systems(monkeypatch):
+    """The wiring the lead applies (krr_nystrom's step builds through the cache), done here by monkeypatch."""
+    import warnings
+
+    from sklearn.model_selection import GridSearchCV
+
+    import kopt_plugins.krr_nystrom.solver as solver
+    from kopt import nystrom_cache
+    from kopt.sklearn import KernelClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((150, 3))
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] > 0, 1, 0)
+    est = KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 16}, form="primal")
+    grid = {"lam": [1e-4, 1e-2], "bandwidth": [1.0]}
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return GridSearchCV(est, grid, cv=2).fit(X, y)
+
+    plain = run()
+    real = solver.NystromSystem
+    monkeypatch.setattr(solver, "NystromSystem", lambda *a, **k: nystrom_cache.CACHE.get(*a, build=real, **k))
+    with nystrom_cache.sharing() as cache:
+        shared = run()
+        assert cache.hits == 2 and cache.misses == 3  # 2 folds x 2 λ: 2 built, 2 reused; the refit's rows: built
+    assert shared.best_params_ == plain.best_params_
+    assert np.array_equal(shared.cv_results_["mean_test_score"], plain.cv_results_["mean_test_score"])
+    assert np.array_equal(shared.predict(X), plain.predict(X))
