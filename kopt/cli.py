@@ -175,6 +175,14 @@ def build_parser():
                    help="the configurations to run (default: all four)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.defaults", "defaults")(a))
+    q = bsub.add_parser("tune", help="kopt tune against GridSearchCV(SVC) on mnist-10k and ijcnn1: the same grid size, "
+                                     "the same folds, each in its own process")
+    q.add_argument("--sets", nargs="+", metavar="SET", help="mnist-10k, ijcnn1 (default: both)")
+    q.add_argument("--centers", type=int, metavar="M",
+                   help="kopt's Nystrom centres (default per set: 2048 on mnist-10k, 1024 on ijcnn1)")
+    q.add_argument("--jobs", type=int, metavar="J", help="GridSearchCV's n_jobs (default: the CPUs available)")
+    q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.tune", "bench")(a))
     q = bsub.add_parser("joker", help="Joker's seconds per block iteration at papers/004's HIGGS setting vs its floor")
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])

@@ -6,6 +6,10 @@ until ``refit``.  Along the λ axis the solves of one fold and one setting of th
 from the largest λ down, each started from the previous solve's final state
 (:meth:`kopt.components.Solver.warm_state`; solvers without ``lambda_warm_start`` run cold).
 
+The square loss on Nyström centres (``solver: krr_nystrom``, or ``auto``, which routes it there) solves
+nothing per grid point: every λ of a fold and setting comes from one M × M system, and the folds share
+the centres and the Gram's work (:mod:`kopt.tune_nystrom`).  The refit is a normal :func:`kopt.solve`.
+
 Grid syntax (``--grid`` on the command line, ``grid=[...]`` from Python)::
 
     model.regularizer.lambda=1e-6:1e-2:log:9     # 9 values, log-spaced from 1e-6 to 1e-2
@@ -15,11 +19,13 @@ Grid syntax (``--grid`` on the command line, ``grid=[...]`` from Python)::
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import tune_nystrom
 from .api import solve
 from .errors import SpecError
 from .selection import AUTO_PATH, LAMBDA, METRICS, best_row, fold_of, make_splits, overrides_of, solve_point
@@ -41,7 +47,9 @@ class TuneResult:
     ``score`` -- the mean over folds --, ``scores``, ``fit_s``, ``iterations``, ``converged``);
     ``best_params``, ``best_score``; ``best_spec`` (a :class:`kopt.Spec`); ``refit`` (the
     :class:`kopt.result.Result` of the best spec on all training rows, or None); ``splits`` (a
-    description), ``warm_start`` (whether the λ path was warm-started) and ``wall_s``.
+    description), ``warm_start`` (whether the λ path was warm-started) and ``wall_s``; ``info``: the
+    solver, and ``shared`` where the grid ran on one Nyström system per fold and setting
+    (:mod:`kopt.tune_nystrom`: centres, systems built, their seconds and the λ paths').
     """
 
     metric: str
@@ -196,12 +204,20 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
     if ds.y is None:
         raise SpecError("kopt tune needs labelled training data", source=base.source)
     splits = make_splits(ds.X.shape[0], base["seed"], folds, validation)
-    path = next((a for a in axes if a.key == LAMBDA), None)
-    others = [a for a in axes if a is not path]
-    rows = []
-    for setting in itertools.product(*(a.values for a in others)):
-        fixed = dict(zip((a.key for a in others), setting))
-        rows.extend(_lambda_path(base, ds, splits, fixed, path, metric, warm, progress))
+    info = {"solver": solver_cls.name, "lambda_warm_start": solver_cls.lambda_warm_start}
+    if tune_nystrom.applies(base, axes):  # every λ of a fold from one Nyström system
+        log = (lambda line: print(f"kopt tune: {line}", file=sys.stderr, flush=True)) if progress else None
+        base, note = tune_nystrom.concrete(base, ds, log)
+        rows, shared = tune_nystrom.run(base, ds, splits, axes, metric, progress)
+        warm = False
+        info.update(solver=base["solver"]["name"], shared={**shared, **({"note": note} if note else {})})
+    else:
+        path = next((a for a in axes if a.key == LAMBDA), None)
+        others = [a for a in axes if a is not path]
+        rows = []
+        for setting in itertools.product(*(a.values for a in others)):
+            fixed = dict(zip((a.key for a in others), setting))
+            rows.extend(_lambda_path(base, ds, splits, fixed, path, metric, warm, progress))
     best = best_row(rows, METRICS[metric])
     best_spec = load_spec(base, overrides_of(best["params"])
                           + [f"name={base['name']}_tuned"], check_files=data is None)
@@ -209,8 +225,7 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
                      best_params=best["params"], best_score=best["score"], best_spec=best_spec,
                      splits=(f"{len(splits)} folds" if folds else f"validation {len(splits[0][1])} of "
                              f"{ds.X.shape[0]} rows") + f", seed {base['seed']}",
-                     warm_start=warm, wall_s=0.0,
-                     info={"solver": solver_cls.name, "lambda_warm_start": solver_cls.lambda_warm_start})
+                     warm_start=warm, wall_s=0.0, info=info)
     if refit:
         out.refit = solve(best_spec, data=data)
     out.wall_s = time.perf_counter() - t0
@@ -219,8 +234,6 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
 
 def _lambda_path(base, ds, splits, fixed, path, metric, warm, progress):
     """The rows of one setting of the non-λ keys: every λ (largest first) on every fold."""
-    import sys
-
     lams = sorted(path.values, reverse=True) if path is not None else [None]
     per = {lam: {"scores": [], "fit_s": 0.0, "iterations": 0, "converged": True, "warm": 0} for lam in lams}
     for f, (tr, va) in enumerate(splits):

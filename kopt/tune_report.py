@@ -36,10 +36,16 @@ def summary(result) -> str:
     fit = sum(r["fit_s"] for r in result.rows)
     best = ", ".join(f"{k}={v:g}" for k, v in result.best_params.items())
     text = (f"best {result.metric} {result.best_score:.5g} ({result.splits}) at {best}\n"
-            f"{len(result.rows)} grid points, fit {fit:.1f}s, wall {result.wall_s:.1f}s, λ path "
-            + ("warm-started" if result.warm_start else
-               "cold (" + ("--no-warm-start" if result.info.get("lambda_warm_start") else
-                           f"solver {result.info.get('solver')!r} has no warm start across lambda") + ")"))
+            f"{len(result.rows)} grid points, fit {fit:.1f}s, wall {result.wall_s:.1f}s, λ path ")
+    shared = result.info.get("shared")
+    if shared:
+        text += (f"shared: {shared['systems']} Nystrom systems on {'/'.join(map(str, shared['centers']))} centres "
+                 f"drawn once from all training rows ({shared['system_s']:.1f}s), every lambda of a fold from its "
+                 f"system ({shared['path_s']:.1f}s)" + (f"; {shared['note']}" if shared.get("note") else ""))
+    else:
+        text += ("warm-started" if result.warm_start else
+                 "cold (" + ("--no-warm-start" if result.info.get("lambda_warm_start") else
+                             f"solver {result.info.get('solver')!r} has no warm start across lambda") + ")")
     if result.refit is not None:
         text += "\nrefit on all training rows: " + ", ".join(f"test {k} {v:.6g}" for k, v in result.refit.metrics.items())
     return text
@@ -101,6 +107,7 @@ def write(result, out_dir, with_plot=False) -> dict:
         "warm_start": result.warm_start, "wall_s": result.wall_s, "best_params": result.best_params,
         "best_score": result.best_score, "axes": {a.key: list(a.values) for a in result.axes},
         "rows": result.rows, "refit_metrics": None if result.refit is None else result.refit.metrics,
+        "shared": result.info.get("shared"),
     })
     if with_plot:
         paths["plot"] = plot(result, os.path.join(out_dir, "tune.png"))

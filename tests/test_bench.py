@@ -60,3 +60,62 @@ def test_bench_joker_reports_cost_floor_and_projection():
     assert entry["projection"]["total_hours"] > 0 and res["machine"]["cpu_flags"] is not None
     f = floors(100_000, 512, 28, cos_rate=3.7, gemm_gflops=300.0)
     assert f["gram_s"] == pytest.approx(2 * 512 * 512 * 100_000 / 300e9)
+
+
+# -- kopt bench tune ------------------------------------------------------------------------------
+def test_bench_tune_line_ratio_machine_and_blas(monkeypatch):
+    from kopt.bench import tune as bt
+
+    calls = []
+
+    def fake(module, args, timeout):
+        calls.append(args)
+        side = args[args.index("--child") + 1]
+        secs = {"kopt": 6.0, "svc": 40.0}[side]
+        return {"config": side, "seconds": secs, "cv_score": 0.97, "test_accuracy": 0.98 if side == "kopt" else 0.985,
+                "best": {}, "points": 20, "peak_mb": 10.0}
+
+    monkeypatch.setattr(bt, "child", fake)
+    line = bt.compare("mnist-10k", jobs=2)
+    assert [a[1] for a in calls] == ["kopt", "svc"]  # each side in its own process, one after the other
+    # the same folds and bandwidth factors on both sides; grids of the same size
+    for flag in ("--folds", "--factors", "--set"):
+        assert calls[0][calls[0].index(flag) + 1] == calls[1][calls[1].index(flag) + 1]
+    assert len(calls[0][calls[0].index("--lambdas") + 1].split(",")) == len(calls[1][calls[1].index("--C") + 1].split(","))
+    assert line["ratio"] == pytest.approx(0.15) and line["met"] and line["accuracy_points"] == pytest.approx(-0.5)
+    assert set(line["machine"]) >= {"cpu", "cpu_flags", "loadavg"} and isinstance(line["blas"], list)
+    assert "kopt / svc seconds 0.150" in bt.text(line)
+    json.dumps(line)
+    with pytest.raises(Exception, match="same size"):
+        bt.compare("ijcnn1", lambdas=(1e-3, 1e-4), cs=(1.0,))
+
+
+def test_bench_tune_sides_search_the_same_folds(monkeypatch):
+    """Both children on small synthetic rows: SVC's CV score is its mean over kopt tune's own folds."""
+    import numpy as np
+    from sklearn.model_selection import cross_val_score
+    from sklearn.svm import SVC
+
+    from kopt.bench import tune as bt
+    from kopt.data import as_dataset
+    from kopt.selection import make_splits
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 4))  # values in [0, 1]: standardize: auto leaves them, so SVC's rows are X's
+    y = np.where((X[:, 0] - 0.5) * (X[:, 1] - 0.5) > 0, 1, -1)
+    ds = as_dataset((X[:240], y[:240], X[240:], y[240:]))
+    monkeypatch.setattr(bt, "_arrays", lambda name: ds)
+    k = bt.run_kopt("ijcnn1", (1e-4, 1e-2), (0.5, 1.0), 3, 32)
+    assert k["points"] == 4 and k["systems"] == 3 * 2 and 0.5 < k["test_accuracy"] <= 1.0
+    s = bt.run_svc("ijcnn1", (1.0, 10.0), (0.5, 1.0), 3, 1)
+    assert s["points"] == 4 and 0.5 < s["test_accuracy"] <= 1.0
+    folds = make_splits(240, bt.SEED, folds=3)
+    again = cross_val_score(SVC(C=s["best"]["C"], gamma=s["best"]["gamma"]), X[:240], y[:240], cv=folds).mean()
+    assert s["cv_score"] == pytest.approx(again, abs=1e-12)
+
+
+def test_bench_tune_is_a_command():
+    from kopt.cli import build_parser
+
+    args = build_parser().parse_args(["bench", "tune", "--sets", "ijcnn1", "--centers", "256", "--jobs", "1"])
+    assert args.sets == ["ijcnn1"] and args.centers == 256 and args.jobs == 1

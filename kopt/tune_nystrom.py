@@ -1,0 +1,222 @@
+"""``kopt tune``'s shared path for the square loss on Nyström centres: one system per fold and setting.
+
+For ``solver: krr_nystrom`` (and ``solver: auto``, which routes the square loss there) a grid point
+is the minimiser of λ/2 wᵀRw + (1/n) Σ ½‖k(x_i, C) w − y_i‖², i.e. one M × M system
+(:class:`kopt_plugins.krr_nystrom.system.NystromSystem`): its Gram A = Σ k_i k_iᵀ costs n M² flops,
+each λ one M³/3 Cholesky.  So instead of one solve per grid point this path does, for every setting
+of the keys other than λ (bandwidth, centre count, ...):
+
+1. assemble the problem once on **all** training rows -- the standardisation, the bandwidth rule and
+   the centres (:func:`kopt.nystrom.choose_centers`) are fitted on the rows' features only, never their
+   labels, so no fold's held-out labels leak; they are the refit's, exactly: the refit (a normal
+   :func:`kopt.solve` of the best spec on the same rows) draws the same centres;
+2. split the rows into the folds' held-out parts and build one system per part (A_p, B_p: together
+   n M² flops, once, whatever the number of folds);
+3. each fold's system is the sum of the parts it trains on (M² additions), and its validation rows'
+   k(X_val, C) scores every λ through :meth:`NystromSystem.path` -- a λ the system does not resolve
+   (its condition number passes what float64 holds) scores NaN and is never the best.
+
+A fold's scores are those of the full solve at that grid point on the fold's training rows with
+those centres, standardisation and bandwidth (``tests/test_tune_shared.py`` checks them against a
+dense float64 solve); a real target standardised per fold (``data.standardize_target``) is handled
+exactly by a column of ones beside y (the solution is linear in the targets).
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import sys
+import time
+
+import numpy as np
+
+from . import rows as _rows
+from .backend import to_numpy
+from .errors import SpecError
+from .selection import LAMBDA, overrides_of
+
+#: solvers whose grid points are the square loss's Nyström system
+SHARED_SOLVERS = ("krr_nystrom", "auto")
+
+
+def applies(spec, axes) -> bool:
+    """Whether the grid of ``spec`` over ``axes`` runs on the shared path: the square loss, solver
+    krr_nystrom or auto, one machine, no ``solver.*`` key searched (auto's options are not the route's),
+    and a numeric λ (on the grid, or the spec's own)."""
+    if spec.loss.name != "square" or spec["solver"]["name"] not in SHARED_SOLVERS:
+        return False
+    if any(a.key.startswith("solver.") for a in axes):
+        return False
+    if spec["execution"]["engine"] == "dask" or spec["model"]["form"] == "gp":
+        return False
+    if any(a.key == LAMBDA for a in axes):
+        return True
+    return isinstance(spec["model"]["regularizer"].get("lambda"), (int, float))
+
+
+def concrete(spec, ds, log=None):
+    """``(spec, note)``: the spec each grid point solves.  ``krr_nystrom`` is itself; ``auto`` is its route
+    for the square loss -- krr_nystrom on the spec's ``model.features.count`` when given, else on the
+    centre count auto's own search chooses on these rows (one search, before the grid)."""
+    from .api import spec_with
+    from .assemble import assemble
+
+    if spec["solver"]["name"] == "krr_nystrom":
+        return spec, None
+    planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    count = ((spec.given.get("model") or {}).get("features") or {}).get("count")
+    if count:
+        overrides, _ = planner.route(spec.loss, int(count))
+        note = f"solver auto: its route for the square loss, krr_nystrom on the {int(count)} centres given"
+    else:
+        t0 = time.perf_counter()
+        overrides, record = planner.plan(assemble(spec, (ds.X, ds.y)), spec.given, log)
+        note = (f"solver auto: its route for the square loss, krr_nystrom on the {record['centers']} centres its "
+                f"search chose on the training rows ({time.perf_counter() - t0:.1f} s)")
+        overrides = {k: v for k, v in overrides.items() if not k.startswith(("model.regularizer", "model.kernel"))}
+    return spec_with(spec, overrides), note
+
+
+def parts_of(splits, n):
+    """The rows cut by the folds' held-out sets: ``(parts, held)`` where ``held[f]`` is the index of fold
+    f's held-out part (the held-out sets are disjoint; rows held out by no fold form one more part)."""
+    parts, held = [], []
+    covered = np.zeros(n, dtype=bool)
+    for _, va in splits:
+        va = np.sort(np.asarray(va))
+        if covered[va].any():
+            raise ValueError("the folds' held-out rows overlap; the shared path needs disjoint held-out sets")
+        covered[va] = True
+        held.append(len(parts))
+        parts.append(va)
+    rest = np.flatnonzero(~covered)
+    if rest.size:
+        parts.append(rest)
+    for f, (tr, _) in enumerate(splits):  # each fold trains on exactly the parts it does not hold out
+        expect = np.sort(np.concatenate([p for j, p in enumerate(parts) if j != held[f]]))
+        if not np.array_equal(np.sort(np.asarray(tr)), expect):
+            raise ValueError(f"fold {f + 1} does not train on every row it does not hold out")
+    return parts, held
+
+
+def sum_systems(systems):
+    """The system of the union of the parts' rows: A/n and B/n weighted by their rows (the parts share
+    the centres and kernel, so R, U and the jitter are theirs)."""
+    if len(systems) == 1:
+        return systems[0]
+    out = copy.copy(systems[0])
+    n = sum(s.n for s in systems)
+    out.An = sum(s.An * (s.n / n) for s in systems)
+    out.Bn = sum(s.Bn * (s.n / n) for s in systems)
+    out.n = n
+    return out
+
+
+def targets(problem, ds):
+    """The system's target columns and how to read a fold's scores back as predictions.
+
+    Classification: the ±1 label columns (one per class beyond two), scored as they are.  A real
+    target: y in its own units, plus a column of ones where the target is standardised, so a fold's
+    prediction with its own mean μ is S_y − μ S_1 + μ (the standardisation's scale cancels)."""
+    xp = problem.xp
+    if problem.preprocessor.target != "real":
+        return problem.label_matrix(), False
+    y = xp.asarray(np.asarray(ds.y, dtype=np.float64))
+    centred = bool(problem.spec["data"]["standardize_target"])
+    return (xp.stack([y, xp.ones_like(y)], axis=1) if centred else y[:, None]), centred
+
+
+def fold_metric(problem, metric, S, y_val, centred, y_mean):
+    """``metric`` of scores S (n_val × columns) against the held-out labels (the user's values)."""
+    from .data import Preprocessor
+    from .metrics import evaluate
+
+    S = to_numpy(S)
+    if problem.preprocessor.target == "real":
+        pred = S[:, 0] - y_mean * S[:, 1] + y_mean if centred else S[:, 0]
+        values = evaluate("real", y_val, pred, Preprocessor("real"))
+    else:
+        values = evaluate(problem.preprocessor.target, y_val, S[:, 0] if S.shape[1] == 1 else S,
+                          problem.preprocessor)
+    if metric not in values:
+        raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
+                        f"{', '.join(values) or 'none'}", source="--metric")
+    return float(values[metric])
+
+
+def run(base, ds, splits, axes, metric, progress=False):
+    """Every grid point's row (as :func:`kopt.tune.tune`'s) and a description of the shared work."""
+    from .assemble import assemble
+    from .nystrom import choose_centers
+    from .spec import load_spec
+    from kopt_plugins.krr_nystrom.system import NystromSystem
+
+    path = next((a for a in axes if a.key == LAMBDA), None)
+    others = [a for a in axes if a is not path]
+    lams = sorted(path.values, reverse=True) if path is not None else [float(base["model"]["regularizer"]["lambda"])]
+    n = ds.X.shape[0]
+    parts, held = parts_of(splits, n)
+    y_raw = np.asarray(ds.y)
+    rows, stats = [], {"systems": 0, "system_s": 0.0, "path_s": 0.0, "assemble_s": 0.0, "centers": set()}
+    for setting in itertools.product(*(a.values for a in others)):
+        fixed = dict(zip((a.key for a in others), setting))
+        t0 = time.perf_counter()
+        spec = load_spec(base, overrides_of({**fixed, LAMBDA: lams[0]}), check_files=False)
+        problem = assemble(spec, (ds.X, ds.y))  # all training rows: standardisation, bandwidth, labels
+        xp = problem.xp
+        centres = choose_centers(problem, problem.features.count)
+        C = _rows.dense(problem.X, xp.asarray(centres), xp, problem.dtype)
+        Y, centred = targets(problem, ds)
+        t1 = time.perf_counter()
+        stats["assemble_s"] += t1 - t0
+        stats["centers"].add(int(C.shape[0]))
+        systems = [NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(p)), Y[xp.asarray(p)], C,
+                                 dtype=problem.dtype) for p in parts]
+        for s in systems[1:]:  # one R and factor for all parts (the same centres): the copies' memory freed
+            s.U, s.R = systems[0].U, systems[0].R
+        system_s = time.perf_counter() - t1
+        stats["systems"] += len(systems)
+        stats["system_s"] += system_s
+        per = {lam: {"scores": [], "fit_s": system_s / len(lams), "iterations": 0, "converged": True, "warm": 0,
+                     "unresolved": 0} for lam in lams}
+        for f, (tr, va) in enumerate(splits):
+            t2 = time.perf_counter()
+            system = sum_systems([s for j, s in enumerate(systems) if j != held[f]])
+            K_val = system.features(_rows.take(problem.X, xp.asarray(parts[held[f]])))
+            scores = system.path(lams, K_val)
+            y_mean = float(np.mean(np.asarray(ds.y, dtype=np.float64)[tr])) if centred else 0.0
+            y_val = y_raw[parts[held[f]]]
+            for lam, S in zip(lams, scores):
+                p = per[lam]
+                p["iterations"] += 1
+                if S is None:  # the system does not resolve this λ: not a choice
+                    p["scores"].append(float("nan"))
+                    p["converged"] = False
+                    p["unresolved"] += 1
+                else:
+                    p["scores"].append(fold_metric(problem, metric, S, y_val, centred, y_mean))
+            path_s = time.perf_counter() - t2
+            stats["path_s"] += path_s
+            for lam in lams:
+                per[lam]["fit_s"] += path_s / len(lams)
+            if progress:
+                words = "  ".join(f"{k.rsplit('.', 1)[1]}={v:g}" for k, v in fixed.items())
+                print(f"kopt tune: fold {f + 1}/{len(splits)}  {words}  {C.shape[0]} centres  lambda path "
+                      + " ".join(f"{lam:g}:{s:.4g}" for lam, s in zip(lams, (per[lam]['scores'][-1] for lam in lams)))
+                      + f"  (systems {system_s:.2f}s, path {path_s:.2f}s)", file=sys.stderr, flush=True)
+        for lam, p in per.items():
+            rows.append({"params": {**fixed, LAMBDA: lam} if path is not None else dict(fixed),
+                         "score": float(np.mean(p["scores"])), "std": float(np.std(p["scores"])), **p})
+    if not any(np.isfinite(r["score"]) for r in rows):
+        from .errors import NonFiniteModelError
+
+        raise NonFiniteModelError(
+            f"no lambda of the grid is resolved by the Nystrom system on every fold (A/n + lambda R is conditioned "
+            f"beyond what float64 holds at {', '.join(f'{lam:g}' for lam in lams)}): search larger values of "
+            f"{LAMBDA}, or a shorter bandwidth")
+    shared = {"route": "krr_nystrom", "centers": sorted(stats["centers"]), "systems": stats["systems"],
+              "parts": len(parts), "system_s": round(stats["system_s"], 4), "path_s": round(stats["path_s"], 4),
+              "assemble_s": round(stats["assemble_s"], 4),
+              "what": "one Nystrom system per held-out part and setting, centres drawn once from all training rows "
+                      "(the refit's); each fold's system the sum of its parts, every lambda from it"}
+    return rows, shared
