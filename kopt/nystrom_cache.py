@@ -41,11 +41,11 @@ from .backend import get_namespace, to_numpy
 
 #: systems kept at most inside :func:`sharing` (least recently used out first)
 MAX_ENTRIES = 16
-#: bytes of kept systems at most inside :func:`sharing` (A/n, R and its factor U: 3 M² float64 each; 512 MiB
-#: holds 16 systems of 1,024 centres, or one of 2,048 and smaller ones)
+#: bytes of kept systems at most inside :func:`sharing` (A/n, the factor U and, once solved, the whitened T: 3 M²
+#: float64 each; 512 MiB holds 16 systems of 1,024 centres, or one of 2,048 and smaller ones)
 MAX_BYTES = 1 << 29
 #: the arrays a system makes for itself (made read-only once kept; the centres C are the caller's)
-OWNED = ("An", "Bn", "U", "R")
+OWNED = ("An", "Bn", "U")
 
 
 def fingerprint(a) -> str:
@@ -73,8 +73,9 @@ def key(kernel, X, Y, C, dtype, weights) -> tuple:
 
 
 def system_bytes(s) -> int:
-    """The bytes a kept system holds (its arrays; the centres included)."""
-    return sum(int(getattr(a, "nbytes", 0)) for a in vars(s).values())
+    """The bytes a kept system holds (its arrays, the centres and the whitened system once made, included)."""
+    values = [a for v in vars(s).values() for a in (v if isinstance(v, tuple) else (v,))]
+    return sum(int(getattr(a, "nbytes", 0)) for a in values)
 
 
 class SystemCache:

@@ -23,7 +23,6 @@ exactly by a column of ones beside y (the solution is linear in the targets).
 """
 from __future__ import annotations
 
-import copy
 import itertools
 import sys
 import time
@@ -70,7 +69,8 @@ def concrete(spec, ds, log=None):
         note = f"solver auto: its route for the square loss, krr_nystrom on the {int(count)} centres given"
     else:
         t0 = time.perf_counter()
-        overrides, record = planner.plan(assemble(spec, (ds.X, ds.y)), spec.given, log)
+        chosen = planner.plan(assemble(spec, (ds.X, ds.y)), spec.given, log)
+        overrides, record = chosen.overrides, chosen.record
         note = (f"solver auto: its route for the square loss, krr_nystrom on the {record['centers']} centres its "
                 f"search chose on the training rows ({time.perf_counter() - t0:.1f} s)")
         overrides = {k: v for k, v in overrides.items() if not k.startswith(("model.regularizer", "model.kernel"))}
@@ -97,19 +97,6 @@ def parts_of(splits, n):
         if not np.array_equal(np.sort(np.asarray(tr)), expect):
             raise ValueError(f"fold {f + 1} does not train on every row it does not hold out")
     return parts, held
-
-
-def sum_systems(systems):
-    """The system of the union of the parts' rows: A/n and B/n weighted by their rows (the parts share
-    the centres and kernel, so R, U and the jitter are theirs)."""
-    if len(systems) == 1:
-        return systems[0]
-    out = copy.copy(systems[0])
-    n = sum(s.n for s in systems)
-    out.An = sum(s.An * (s.n / n) for s in systems)
-    out.Bn = sum(s.Bn * (s.n / n) for s in systems)
-    out.n = n
-    return out
 
 
 def targets(problem, ds):
@@ -170,10 +157,11 @@ def run(base, ds, splits, axes, metric, progress=False):
         t1 = time.perf_counter()
         stats["assemble_s"] += t1 - t0
         stats["centers"].add(int(C.shape[0]))
-        systems = [NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(p)), Y[xp.asarray(p)], C,
-                                 dtype=problem.dtype) for p in parts]
-        for s in systems[1:]:  # one R and factor for all parts (the same centres): the copies' memory freed
-            s.U, s.R = systems[0].U, systems[0].R
+        first = NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(parts[0])), Y[xp.asarray(parts[0])], C,
+                              dtype=problem.dtype)
+        # one basis of the centres (the pivoted factor of K_CC) for every part
+        systems = [first] + [NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(p)), Y[xp.asarray(p)], C,
+                                           dtype=problem.dtype, basis=(first.kept, first.U)) for p in parts[1:]]
         system_s = time.perf_counter() - t1
         stats["systems"] += len(systems)
         stats["system_s"] += system_s
@@ -181,7 +169,7 @@ def run(base, ds, splits, axes, metric, progress=False):
                      "unresolved": 0} for lam in lams}
         for f, (tr, va) in enumerate(splits):
             t2 = time.perf_counter()
-            system = sum_systems([s for j, s in enumerate(systems) if j != held[f]])
+            system = NystromSystem.total([s for j, s in enumerate(systems) if j != held[f]])
             K_val = system.features(_rows.take(problem.X, xp.asarray(parts[held[f]])))
             scores = system.path(lams, K_val)
             y_mean = float(np.mean(np.asarray(ds.y, dtype=np.float64)[tr])) if centred else 0.0

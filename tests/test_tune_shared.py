@@ -14,7 +14,7 @@ from kopt.errors import NonFiniteModelError
 from kopt.nystrom import center_factor
 from kopt.selection import LAMBDA, make_splits
 from kopt.tune import tune
-from kopt.tune_nystrom import parts_of, sum_systems
+from kopt.tune_nystrom import parts_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
@@ -129,7 +129,7 @@ def test_a_fold_system_is_the_sum_of_its_parts():
     systems = [NystromSystem(problem.kernel, problem.X[p], Y[p], C) for p in parts]
     for f, (tr, _) in enumerate(splits):
         direct = NystromSystem(problem.kernel, problem.X[tr], Y[tr], C)
-        summed = sum_systems([s for j, s in enumerate(systems) if j != held[f]])
+        summed = NystromSystem.total([s for j, s in enumerate(systems) if j != held[f]])
         assert summed.n == len(tr)
         assert np.allclose(summed.An, direct.An, rtol=1e-10, atol=1e-12)
         assert np.allclose(summed.Bn, direct.Bn, rtol=1e-10, atol=1e-12)

@@ -107,7 +107,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     from kopt.backend import to_numpy
     from kopt.nystrom import center_order
     from kopt.selection import make_splits
-    from kopt_plugins.krr_nystrom.system import NystromSystem
+    from kopt import nystrom_cache
 
     t0 = time.perf_counter()
     xp = problem.xp
@@ -142,7 +142,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             t1 = time.perf_counter()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
             kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
-            system = NystromSystem(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
+            system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
             K_val = system.features(X_val)
             tried = _lambda_window(len(lambdas), lam_index)
             scores = {}
@@ -194,7 +194,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     system, K_val, centers = kept
     # the chosen system over every training row: the fit rows' sums plus the validation rows' (their kernel
     # values are at hand), which is the system krr_nystrom builds from scratch on the same centres and kernel
-    system.add_rows(None, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], K=K_val)
+    system = system.plus(None, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], K=K_val)
     return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers)
 
 

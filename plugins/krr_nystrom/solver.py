@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt import nystrom_cache
 from kopt import rows as _rows
 from kopt.backend import to_numpy
 from kopt.errors import KoptError
@@ -23,7 +24,7 @@ from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 from kopt.threads import blas_threads
 
-from .system import NystromSystem, residual_pass, row_chunks
+from .system import residual_pass, row_chunks
 
 
 class NystromKRR(IterativeSolver):
@@ -61,7 +62,8 @@ class NystromKRR(IterativeSolver):
 
     def step(self, state, t):
         problem = state["problem"]
-        system = state.pop("system", None) or NystromSystem(
+        # a kept system inside kopt.nystrom_cache.sharing() (a grid search's fits that differ only in λ)
+        system = state.pop("system", None) or nystrom_cache.system(
             problem.kernel, problem.X, state["Y"], state["C"], dtype=problem.dtype, weights=state["weights"])
         state["system"] = None
         try:

@@ -29,6 +29,8 @@ two M × M triangular solves (2 M³ flops) once; a λ path reuses it, each λ on
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from kopt import rows as _rows
@@ -92,11 +94,13 @@ class NystromSystem:
     ``U`` (R = K_CC = UᵀU), ``n``, ``An`` = A/n (float64, lower triangle), ``Bn`` = B/n (M × k).
     """
 
-    def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None):
+    def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None, basis=None):
         xp = get_namespace(C)
         self.kernel, self.dtype, self.xp = kernel, np.dtype(dtype), xp
-        with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
-            self.kept, self.U = center_basis(kernel, C)
+        if basis is None:
+            with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
+                basis = center_basis(kernel, C)
+        self.kept, self.U = basis  # ``basis``: another system's ``(kept, U)`` on the same centres and kernel
         self.C = C[xp.asarray(self.kept)]
         self.M = self.C.shape[0]
         self.n = 0
@@ -132,6 +136,29 @@ class NystromSystem:
         A *= 1.0 / self.n
         B *= 1.0 / self.n
         self._whitened = None
+
+    def plus(self, X, Y, weights=None, K=None):
+        """A new system: this one's rows and the rows given (:meth:`add_rows`' arguments); this one is unchanged
+        (it may be shared: :mod:`kopt.nystrom_cache`)."""
+        out = copy.copy(self)
+        out.An, out.Bn = self.An.copy(), self.Bn.copy()
+        out.add_rows(X, Y, weights, K=K)
+        return out
+
+    @classmethod
+    def total(cls, systems):
+        """The system of the union of the systems' rows (disjoint row sets on the same centres and kernel:
+        ``kopt tune``'s folds are sums of their parts)."""
+        first = systems[0]
+        if any(s.M != first.M or s.kernel is not first.kernel and s.kernel.options.as_dict() != first.kernel.options.as_dict()
+               for s in systems):
+            raise ValueError("systems on different centres or kernels do not add")
+        out = copy.copy(first)
+        out.n = sum(s.n for s in systems)
+        out.An = sum(s.An * (s.n / out.n) for s in systems)
+        out.Bn = sum(s.Bn * (s.n / out.n) for s in systems)
+        out._whitened = None
+        return out
 
     def whitened(self):
         """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows."""
