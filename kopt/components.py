@@ -214,6 +214,9 @@ class Kernel(Component):
     input_domain: ClassVar[str] = "real"
     #: k(x, x') = xᵀx' on the raw inputs: solvers working in coordinates use the input features themselves
     linear_input_features: ClassVar[bool] = False
+    #: :meth:`exact` takes scipy CSR rows X (Y dense) as they are: text's wide sparse rows cost their nonzeros, not
+    #: their width (callers densify X otherwise: :func:`kopt.rows.kernel_rows`)
+    sparse_rows: ClassVar[bool] = False
 
     def check_input(self, X):
         """Raise :class:`kopt.errors.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""

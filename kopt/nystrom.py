@@ -167,7 +167,7 @@ class NystromRows(ChunkedRows):
                 _threads.map_parts(fill, _threads.PARTS, self.threads)
 
     def _compute(self, lo, hi):
-        Xc = _rows.dense(self.X, slice(lo, hi), self.xp, self.dtype)
+        Xc = _rows.kernel_rows(self.kernel, self.X, slice(lo, hi), self.xp, self.dtype)
         return self.xp.asarray(self.kernel.exact(Xc, self.C), dtype=self.dtype)
 
     def _block(self, lo, hi):
@@ -185,7 +185,7 @@ class NystromRows(ChunkedRows):
             if p >= len(pieces):
                 return
             lo, hi = pieces[p]
-            Xr = _rows.dense(self.X, rows[lo:hi], self.xp, self.dtype)
+            Xr = _rows.kernel_rows(self.kernel, self.X, rows[lo:hi], self.xp, self.dtype)
             Z[lo:hi] = self.kernel.exact(Xr, self.C)
 
         with _threads.blas_threads(1):

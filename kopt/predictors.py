@@ -33,7 +33,7 @@ class KernelExpansion(Predictor):
 
         def work(t):
             for lo, hi in chunks[t::threads]:
-                Xc = _rows.dense(X, slice(lo, hi), xp, S.dtype)
+                Xc = _rows.kernel_rows(ctx.kernel, X, slice(lo, hi), xp, S.dtype)
                 out[lo:hi] = ctx.kernel.exact(Xc, S) @ coef
 
         with _threads.blas_threads(1) if xp is np else _nullcontext():

@@ -34,6 +34,15 @@ def dense(X, rows, xp, dtype):
     return part if part.dtype == dtype else part.astype(dtype)
 
 
+def kernel_rows(kernel, X, rows, xp, dtype):
+    """Rows of ``X`` as ``kernel.exact`` takes them: CSR as they are where the kernel evaluates sparse rows
+    (:attr:`kopt.components.Kernel.sparse_rows`, on NumPy), else dense ``dtype`` (:func:`dense`)."""
+    if is_sparse(X) and getattr(kernel, "sparse_rows", False) and xp is np:
+        part = X if rows is None else take(X, rows)
+        return part if part.dtype == dtype else part.astype(dtype)
+    return dense(X, rows, xp, dtype)
+
+
 def chunks(n: int, rows_per_chunk: int):
     """``(lo, hi)`` ranges of at most ``rows_per_chunk`` rows covering ``range(n)``."""
     step = max(1, int(rows_per_chunk))

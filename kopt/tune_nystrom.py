@@ -14,7 +14,7 @@ of the keys other than λ (bandwidth, centre count, ...):
    n M² flops, once, whatever the number of folds);
 3. each fold's system is the sum of the parts it trains on (M² additions), and its validation rows'
    k(X_val, C) scores every λ through :meth:`NystromSystem.path` -- a λ the system does not resolve
-   (its condition number passes what float64 holds) scores NaN and is never the best.
+   (rounding, not λ, decides its scores) scores NaN and is never the best.
 
 A fold's scores are those of the full solve at that grid point on the fold's training rows with
 those centres, standardisation and bandwidth (``tests/test_tune_shared.py`` checks them against a
@@ -199,9 +199,8 @@ def run(base, ds, splits, axes, metric, progress=False):
         from .errors import NonFiniteModelError
 
         raise NonFiniteModelError(
-            f"no lambda of the grid is resolved by the Nystrom system on every fold (A/n + lambda R is conditioned "
-            f"beyond what float64 holds at {', '.join(f'{lam:g}' for lam in lams)}): search larger values of "
-            f"{LAMBDA}, or a shorter bandwidth")
+            f"no lambda of the grid is resolved by the Nystrom system on every fold (float64 rounding, not lambda, "
+            f"decides the scores at {', '.join(f'{lam:g}' for lam in lams)}): search larger values of {LAMBDA}")
     shared = {"route": "krr_nystrom", "centers": sorted(stats["centers"]), "systems": stats["systems"],
               "parts": len(parts), "system_s": round(stats["system_s"], 4), "path_s": round(stats["path_s"], 4),
               "assemble_s": round(stats["assemble_s"], 4),

@@ -136,14 +136,22 @@ def test_a_fold_system_is_the_sum_of_its_parts():
         assert not np.allclose(systems[held[f]].An, direct.An, rtol=1e-3)  # the held-out part is not in it
 
 
-def test_a_validation_split_and_an_unresolved_lambda():
+def test_a_validation_split_and_an_unresolved_lambda(monkeypatch):
+    from kopt_plugins.krr_nystrom.system import NystromSystem
+
     X, y = _data(task="binary")
-    # a long bandwidth makes K_CC nearly singular: λ = 1e-9 is beyond what float64 resolves
+    # the whitened system resolves every λ the grids use (down to 1e-9 at a long bandwidth) ...
+    r = tune(_spec("binary"), [f"{LAMBDA}=1e-9,1e-3", f"{BW}=3"], validation=0.25, data=(X, y))
+    assert all(np.isfinite(x["score"]) and x["unresolved"] == 0 for x in r.rows)
+    assert r.info["shared"]["parts"] == 2 and r.info["shared"]["systems"] == 2
+    # ... and a λ the system does not resolve (path gives None) scores NaN and is never the best
+    path = NystromSystem.path
+    monkeypatch.setattr(NystromSystem, "path", lambda self, lams, K: [None if lam < 1e-6 else S for lam, S in
+                                                                      zip(lams, path(self, lams, K))])
     r = tune(_spec("binary"), [f"{LAMBDA}=1e-9,1e-3", f"{BW}=3"], validation=0.25, data=(X, y))
     tiny = next(x for x in r.rows if x["params"][LAMBDA] == 1e-9)
     assert np.isnan(tiny["score"]) and not tiny["converged"] and tiny["unresolved"] == 1
     assert r.best_params[LAMBDA] == 1e-3
-    assert r.info["shared"]["parts"] == 2 and r.info["shared"]["systems"] == 2
     with pytest.raises(NonFiniteModelError, match="no lambda of the grid is resolved"):
         tune(_spec("binary"), [f"{LAMBDA}=1e-9", f"{BW}=30"], validation=0.25, data=(X, y))
 

@@ -3,10 +3,8 @@
 Issue 24 item 5's case: 3 λ x 3 bandwidths, cv=3, on the first 3,000 higgs-12k training rows, n_jobs=1.
 Two estimators: ``KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 512})`` and
 ``KernelClassifier()`` (solver auto: with λ and the bandwidth given it still searches the centre count).
-Each is searched twice in this process: as is, and inside ``kopt.nystrom_cache.sharing()`` with the
-systems that krr_nystrom's step and auto's planner build taken from the cache -- the wiring the
-lead applies to plugins/krr_nystrom/solver.py and plugins/auto/planner.py (locked to this session), done
-here by replacing the ``NystromSystem`` those modules look up.  The best point, its score and every
+Each is searched twice in this process: as is, and inside ``kopt.nystrom_cache.sharing()``, where the
+systems that krr_nystrom's step and auto's planner build come from the cache.  The best point, its score and every
 CV score must be the same both ways; the seconds and the cache's hits are printed as one JSON line.
 
     flock /tmp/kopt-cpu.lock python docs/benchmarks/gridsearch_shared_systems.py
@@ -21,28 +19,11 @@ import warnings
 import numpy as np
 
 
-def wired(on):
-    """Make krr_nystrom's solver and auto's planner build their systems through the cache (on) or directly."""
-    import kopt_plugins.krr_nystrom.solver as solver
-    import kopt_plugins.krr_nystrom.system as system
-
-    from kopt import nystrom_cache
-
-    real = getattr(system, "_real_NystromSystem", system.NystromSystem)
-    system._real_NystromSystem = real
-
-    def cached(kernel, X, Y, C, dtype=np.float32, weights=None):
-        return nystrom_cache.CACHE.get(kernel, X, Y, C, dtype=dtype, weights=weights, build=real)
-
-    solver.NystromSystem = system.NystromSystem = cached if on else real
-
-
 def search(estimator, X, y, grid, folds, share):
     from sklearn.model_selection import GridSearchCV
 
     from kopt import nystrom_cache
 
-    wired(share)
     gs = GridSearchCV(estimator, grid, cv=folds, n_jobs=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -55,7 +36,6 @@ def search(estimator, X, y, grid, folds, share):
             gs.fit(X, y)
             hits = misses = None
         seconds = time.perf_counter() - t0
-    wired(False)
     return {"seconds": round(seconds, 3), "best": {k: float(v) for k, v in gs.best_params_.items()},
             "best_score": float(gs.best_score_), "scores": [float(s) for s in gs.cv_results_["mean_test_score"]],
             "hits": hits, "misses": misses}

@@ -101,8 +101,9 @@ class NystromKRR(IterativeSolver):
         problem = state["problem"]
         out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
         coef = state["w"].astype(problem.dtype)
-        for lo, hi in row_chunks(X, state["C"].shape[0]):
-            out[lo:hi] = problem.kernel.exact(_rows.dense(X, slice(lo, hi), problem.xp, problem.dtype), state["C"]) @ coef
+        for lo, hi in row_chunks(X, state["C"].shape[0], problem.kernel):
+            rows = _rows.kernel_rows(problem.kernel, X, slice(lo, hi), problem.xp, problem.dtype)
+            out[lo:hi] = problem.kernel.exact(rows, state["C"]) @ coef
         return out
 
     def save(self, state):

@@ -50,10 +50,15 @@ CHUNK_ENTRIES = 1 << 24
 GRAM_ENTRIES = 1 << 22
 
 
-def row_chunks(X, M):
-    """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows, stay
-    within :data:`CHUNK_ENTRIES`."""
-    return _rows.chunks(X.shape[0], max(1, CHUNK_ENTRIES // max(1, M, X.shape[1])))
+def row_chunks(X, M, kernel=None):
+    """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows (unless the
+    kernel takes X's sparse rows as they are), stay within :data:`CHUNK_ENTRIES`."""
+    return _rows.chunks(X.shape[0], max(1, CHUNK_ENTRIES // max(1, M, _width(X, kernel))))
+
+
+def _width(X, kernel):
+    """Values per row a kernel evaluation densifies: X's width, or none for sparse rows the kernel takes."""
+    return 0 if _rows.is_sparse(X) and getattr(kernel, "sparse_rows", False) else X.shape[1]
 
 
 def _gram_update(A, K):
@@ -120,9 +125,10 @@ class NystromSystem:
         if self.n:
             A *= self.n
             B *= self.n
-        step = max(1, GRAM_ENTRIES // max(1, self.M, 0 if K is not None else X.shape[1]))
+        step = max(1, GRAM_ENTRIES // max(1, self.M, 0 if K is not None else _width(X, self.kernel)))
         for lo, hi in _rows.chunks(rows, step):
-            Kc = K[lo:hi] if K is not None else self.features(_rows.dense(X, slice(lo, hi), xp, self.dtype))
+            Kc = K[lo:hi] if K is not None else self.features(_rows.kernel_rows(self.kernel, X, slice(lo, hi), xp,
+                                                                                self.dtype))
             Kc = Kc.astype(np.float64)
             Yc = Y[lo:hi]
             if weights is not None:
@@ -178,12 +184,14 @@ class NystromSystem:
         return self._whitened
 
     def features(self, X):
-        """k(X, C) in the system's dtype (X dense, or sparse: densified a chunk of rows at a time)."""
-        if not _rows.is_sparse(X) and X.shape[0] * max(self.M, X.shape[1]) <= CHUNK_ENTRIES:
-            return self.kernel.exact(X, self.C).astype(self.dtype, copy=False)
+        """k(X, C) in the system's dtype (X dense, or sparse: a chunk of rows at a time, densified unless the
+        kernel takes sparse rows)."""
+        if X.shape[0] * max(self.M, _width(X, self.kernel)) <= CHUNK_ENTRIES:
+            rows = _rows.kernel_rows(self.kernel, X, None, self.xp, self.dtype)
+            return self.kernel.exact(rows, self.C).astype(self.dtype, copy=False)
         out = self.xp.empty((X.shape[0], self.M), dtype=self.dtype)
-        for lo, hi in row_chunks(X, self.M):
-            out[lo:hi] = self.kernel.exact(_rows.dense(X, slice(lo, hi), self.xp, self.dtype), self.C)
+        for lo, hi in row_chunks(X, self.M, self.kernel):
+            out[lo:hi] = self.kernel.exact(_rows.kernel_rows(self.kernel, X, slice(lo, hi), self.xp, self.dtype), self.C)
         return out
 
     def _cholesky(self, H):
@@ -277,8 +285,8 @@ def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
     M = C.shape[0]
     scores = xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
     Ktr = xp.zeros(w.shape, dtype=np.float64)
-    for lo, hi in row_chunks(X, M):
-        K = kernel.exact(_rows.dense(X, slice(lo, hi), xp, dtype), C).astype(np.float64)
+    for lo, hi in row_chunks(X, M, kernel):
+        K = kernel.exact(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype), C).astype(np.float64)
         f = K @ w
         scores[lo:hi] = f
         r = f - Y[lo:hi]
