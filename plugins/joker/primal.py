@@ -35,7 +35,7 @@ from kopt import threads as _threads
 from kopt.backend import get_namespace, to_numpy
 from kopt.feature_rows import bind, syrk_update
 from kopt.iterative import Check, Step
-from kopt.nystrom import NystromRows, add_center_kernel, center_factor, choose_centers
+from kopt.nystrom import NystromRows, add_center_kernel, center_basis, choose_centers
 from kopt.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
@@ -395,10 +395,14 @@ class NystromBasis:
         self.problem = problem
         self.threads = threads
         self.dtype = problem.dtype
-        self.centers = choose_centers(problem, problem.features.count)
-        self.C = _rows.dense(problem.X, xp.asarray(self.centers), xp, self.dtype)
+        centers = choose_centers(problem, problem.features.count)
+        C = _rows.dense(problem.X, xp.asarray(centers), xp, self.dtype)
+        # a well-conditioned basis: centres within kopt.nystrom.CENTER_TOLERANCE of the others' span are dropped
+        # (a nearly singular K_CC left Newton-CG at its iteration cap on 150 rows at a long bandwidth)
+        kept, self.U = center_basis(problem.kernel, C)
+        self.centers, self.C = centers[kept], C[xp.asarray(kept)]
         self.M = self.C.shape[0]
-        self.U, self.jitter = center_factor(problem.kernel, self.C)
+        self.jitter = 0.0  # R = K_CC of the kept centres is positive definite as it is
         self._R, self._metric_adds = None, 0
 
     def bind(self, X, memory_bytes):
