@@ -115,7 +115,12 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
     if info < 0 or rank < 1:
         raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
     kept = np.asarray(piv[:rank], dtype=np.int64) - 1
-    U = np.triu(c[:rank, :rank])
+    U = np.asfortranarray(c[:rank, :rank])  # Fortran order, as LAPACK gave it: BLAS reads it without a copy
+    for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
+        hi = min(rank, lo + 1024)
+        U[hi:, lo:hi] = 0.0
+        D = U[lo:hi, lo:hi]
+        D[np.tril_indices(hi - lo, -1)] = 0.0
     return kept, _xp(C).asarray(U)
 
 

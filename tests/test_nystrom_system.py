@@ -1,0 +1,79 @@
+"""The square loss's Nyström system (plugins/krr_nystrom/system.py) and the centres' basis (kopt.nystrom)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kopt.nystrom import center_basis
+from kopt_plugins.kernels.shift_invariant import GaussianKernel
+from kopt_plugins.krr_nystrom.system import NystromSystem
+
+
+def _rows(n=900, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    return X, rng.standard_normal((n, 2)), rng.random(n) + 0.5
+
+
+def test_center_basis_drops_repeated_and_nearly_repeated_centres():
+    rng = np.random.default_rng(1)
+    C = rng.standard_normal((60, 3))
+    C = np.vstack([C, C[:10], C[10:20] + 1e-6])  # 10 exact repeats, 10 within 1e-6
+    kernel = GaussianKernel(bandwidth=0.7)
+    kept, U = center_basis(kernel, C)
+    assert len(kept) == 60 and len(set(kept.tolist())) == 60
+    assert np.array_equal(np.tril(U, -1), np.zeros_like(U))  # upper triangular, LAPACK's workspace zeroed
+    R = kernel.exact(C[kept], C[kept])
+    np.testing.assert_allclose(U.T @ U, R, atol=1e-12)
+    assert np.linalg.cond(R) < 1e8
+
+
+def test_whitened_system_equals_the_normal_equations_and_resolves_small_lambda():
+    """(T + λI) v = b with w = U⁻¹v solves (A/n + λR) w = B/n; at a long bandwidth, where A/n + λR is conditioned
+    beyond float64 at λ = 1e-9, the whitened path still scores every λ."""
+    X, Y, _ = _rows()
+    kernel = GaussianKernel(bandwidth=1.0)
+    s = NystromSystem(kernel, X, Y, X[:150])
+    K = kernel.exact(X.astype(np.float64), s.C.astype(np.float64))
+    R = kernel.exact(s.C.astype(np.float64), s.C.astype(np.float64))
+    for lam in (1e-2, 1e-4):
+        w = s.coef(s.solve(lam))
+        ref = np.linalg.solve(K.T @ K / len(X) + lam * R, K.T @ Y / len(X))
+        np.testing.assert_allclose(K @ w, K @ ref, rtol=1e-4, atol=1e-4)
+    wide = NystromSystem(GaussianKernel(bandwidth=6.0), X, Y, X[:300])
+    assert wide.M < 300  # the long bandwidth leaves centres the kernel cannot tell apart
+    scores = wide.path([1e-3, 1e-6, 1e-9], wide.features(X[:100]))
+    assert all(S is not None and np.isfinite(S).all() for S in scores)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("whitened_first", [False, True])
+def test_plus_adds_rows_without_changing_the_system(weighted, whitened_first):
+    X, Y, w = _rows()
+    w = w if weighted else None
+    kernel = GaussianKernel(bandwidth=1.0)
+    a = NystromSystem(kernel, X[:700], Y[:700], X[:120], weights=None if w is None else w[:700])
+    if whitened_first:
+        a.whitened()  # plus() then updates T by the new rows' whitened features
+    An, Bn, n = a.An.copy(), a.Bn.copy(), a.n
+    b = a.plus(None, Y[700:], None if w is None else w[700:], K=a.features(X[700:]))
+    assert a.n == n and np.array_equal(a.An, An) and np.array_equal(a.Bn, Bn)  # unchanged (the cache may share it)
+    full = NystromSystem(kernel, X, Y, X[:120], weights=w, basis=(a.kept, a.U))
+    assert b.n == full.n == 900
+    np.testing.assert_allclose(np.tril(b.An), np.tril(full.An), rtol=1e-10, atol=1e-13)
+    for got, want in zip(b.whitened(), full.whitened()):
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+
+
+def test_total_of_parts_is_the_system_of_their_rows():
+    X, Y, _ = _rows()
+    kernel = GaussianKernel(bandwidth=1.0)
+    first = NystromSystem(kernel, X[:300], Y[:300], X[:80])
+    parts = [first] + [NystromSystem(kernel, X[lo:lo + 300], Y[lo:lo + 300], X[:80], basis=(first.kept, first.U))
+                       for lo in (300, 600)]
+    total = NystromSystem.total(parts)
+    direct = NystromSystem(kernel, X, Y, X[:80], basis=(first.kept, first.U))
+    np.testing.assert_allclose(np.tril(total.An), np.tril(direct.An), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(total.Bn, direct.Bn, rtol=1e-10, atol=1e-13)
+    with pytest.raises(ValueError, match="do not add"):
+        NystromSystem.total([first, NystromSystem(kernel, X[:300], Y[:300], X[:40])])
