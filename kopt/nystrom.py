@@ -111,7 +111,8 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
     R += R.T
     R *= 0.5
     scale = float(np.mean(np.diagonal(R))) or 1.0
-    c, piv, rank, info = lapack.dpstrf(R, tol=tol * scale, lower=0, overwrite_a=1)
+    # R is symmetric, so R.T (Fortran order, the same memory) is R: LAPACK factors it in place, no copy
+    c, piv, rank, info = lapack.dpstrf(R.T, tol=tol * scale, lower=0, overwrite_a=1)
     if info < 0 or rank < 1:
         raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
     kept = np.asarray(piv[:rank], dtype=np.int64) - 1

@@ -54,13 +54,21 @@ def test_plus_adds_rows_without_changing_the_system(weighted, whitened_first):
     kernel = GaussianKernel(bandwidth=1.0)
     a = NystromSystem(kernel, X[:700], Y[:700], X[:120], weights=None if w is None else w[:700])
     if whitened_first:
-        a.whitened()  # plus() then updates T by the new rows' whitened features
-    An, Bn, n = a.An.copy(), a.Bn.copy(), a.n
+        T = a.whitened()[0].copy()  # plus() then updates T by the new rows' whitened features; A/n is released
+        assert a.An is None
+        with pytest.raises(RuntimeError, match="through plus"):
+            a.add_rows(X[700:], Y[700:])
+    An, Bn, n = None if a.An is None else a.An.copy(), a.Bn.copy(), a.n
     b = a.plus(None, Y[700:], None if w is None else w[700:], K=a.features(X[700:]))
-    assert a.n == n and np.array_equal(a.An, An) and np.array_equal(a.Bn, Bn)  # unchanged (the cache may share it)
+    # a is unchanged (the cache may share it)
+    assert a.n == n and np.array_equal(a.Bn, Bn) and (An is None or np.array_equal(a.An, An))
+    if whitened_first:
+        assert np.array_equal(a.whitened()[0], T)
     full = NystromSystem(kernel, X, Y, X[:120], weights=w, basis=(a.kept, a.U))
     assert b.n == full.n == 900
-    np.testing.assert_allclose(np.tril(b.An), np.tril(full.An), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(b.Bn, full.Bn, rtol=1e-10, atol=1e-13)
+    if not whitened_first:
+        np.testing.assert_allclose(np.tril(b.An), np.tril(full.An), rtol=1e-10, atol=1e-13)
     for got, want in zip(b.whitened(), full.whitened()):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
