@@ -85,6 +85,14 @@ def _threads(threads):
     return contextlib.nullcontext() if threads is None else blas_threads(threads)
 
 
+def _symmetric_from_lower(A):
+    """A with its lower triangle copied onto its upper one (in place on NumPy)."""
+    if get_namespace(A) is np:
+        _mirror_lower(A)
+        return A
+    return get_namespace(A).tril(A) + get_namespace(A).tril(A, -1).T  # pragma: no cover - GPU only
+
+
 def _mirror_lower(A, block=1024):
     """Copy A's lower triangle onto its upper one, in place, a block of rows at a time."""
     n = A.shape[0]
@@ -160,29 +168,35 @@ class NystromSystem:
         system's T made, the new T is updated by the rows' whitened features z = U⁻ᵀk, a chunk of rows at a
         time (a rank-k update: rows · M² flops, instead of 2 M³ to make T again)."""
         out = copy.copy(self)
-        if self._whitened is None or K is None or self.xp is not np:
+        if self._whitened is None or K is None:
             out.An, out.Bn = self.An.copy(), self.Bn.copy()
             out.add_rows(X, Y, weights, K=K)
             return out
-        from scipy.linalg import blas
-
+        xp = self.xp
         T0, b0 = self._whitened
         T, b, B = T0 * float(self.n), b0 * float(self.n), self.Bn * float(self.n)
-        U = np.asfortranarray(self.U)
         for lo, hi in _rows.chunks(K.shape[0], max(1, GRAM_ENTRIES // max(1, self.M))):
             Kc = K[lo:hi].astype(np.float64)
             Yc = Y[lo:hi] if weights is None else Y[lo:hi] * weights[lo:hi, None]
             B += Kc.T @ Yc
-            # Z = K U⁻¹ row by row, as Zᵀ = U⁻ᵀ Kᵀ in place (Kᵀ of the C-order copy is Fortran order)
-            Z = blas.dtrsm(1.0, U, Kc.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+            Z = self._whiten_rows(Kc)
             b += Z.T @ Yc
-            _gram_update(T, Z if weights is None else Z * np.sqrt(weights[lo:hi])[:, None])
+            _gram_update(T, Z if weights is None else Z * xp.sqrt(weights[lo:hi])[:, None])
         out.n = self.n + K.shape[0]
-        _mirror_lower(T)
+        T = _symmetric_from_lower(T)
         for a in (T, b, B):
             a *= 1.0 / out.n
         out.An, out.Bn, out._whitened = None, B, (T, b)
         return out
+
+    def _whiten_rows(self, K):
+        """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
+        if self.xp is np:
+            from scipy.linalg import blas
+
+            # Zᵀ = U⁻ᵀ Kᵀ in place: Kᵀ of the C-order K is Fortran order
+            return blas.dtrsm(1.0, np.asfortranarray(self.U), K.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+        return solve_triangular(self.U, K.T, lower=False, trans="T").T  # pragma: no cover - GPU only
 
     @classmethod
     def total(cls, systems):
