@@ -13,7 +13,8 @@ from .components import Predictor
 
 
 class KernelExpansion(Predictor):
-    """f(x) = Σ_i coef_i k(s_i, x) over stored support points ``support``."""
+    """f(x) = Σ_i coef_i k(s_i, x) + b over stored support points ``support``; meta ``intercept`` (optional): b,
+    a number or one per output column."""
 
     name = "kernel_expansion"
 
@@ -38,6 +39,9 @@ class KernelExpansion(Predictor):
 
         with _threads.blas_threads(1) if xp is np else _nullcontext():
             _threads.parallel_map(work, range(threads), threads)
+        intercept = (self.meta or {}).get("intercept")
+        if intercept is not None:
+            out += xp.asarray(intercept, dtype=np.float64)
         return out
 
 

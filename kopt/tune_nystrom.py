@@ -18,8 +18,8 @@ of the keys other than λ (bandwidth, centre count, ...):
 
 A fold's scores are those of the full solve at that grid point on the fold's training rows with
 those centres, standardisation and bandwidth (``tests/test_tune_shared.py`` checks them against a
-dense float64 solve); a real target standardised per fold (``data.standardize_target``) is handled
-exactly by a column of ones beside y (the solution is linear in the targets).
+dense float64 solve); krr_nystrom's intercept (the targets' mean on the rows it trains on) is handled
+exactly by a column of ones beside the targets (the solution is linear in the targets).
 """
 from __future__ import annotations
 
@@ -100,30 +100,34 @@ def parts_of(splits, n):
 
 
 def targets(problem, ds):
-    """The system's target columns and how to read a fold's scores back as predictions.
+    """The system's target columns: the label columns, then a column of ones.
 
-    Classification: the ±1 label columns (one per class beyond two), scored as they are.  A real
-    target: y in its own units, plus a column of ones where the target is standardised, so a fold's
-    prediction with its own mean μ is S_y − μ S_1 + μ (the standardisation's scale cancels)."""
+    krr_nystrom fits the targets less their mean on the rows it trains on (a fixed intercept,
+    :func:`kopt_plugins.krr_nystrom.system.target_offset`); the solution is linear in the targets, so a fold's
+    model with its own means μ scores S_Y − S_1 μᵀ + μ (S_Y, S_1: the scores of the label columns and of the
+    ones).  Classification: the ±1 label columns (one per class beyond two); a real target: y in its own
+    units (a standardisation's scale cancels)."""
     xp = problem.xp
     if problem.preprocessor.target != "real":
-        return problem.label_matrix(), False
-    y = xp.asarray(np.asarray(ds.y, dtype=np.float64))
-    centred = bool(problem.spec["data"]["standardize_target"])
-    return (xp.stack([y, xp.ones_like(y)], axis=1) if centred else y[:, None]), centred
+        Y = problem.label_matrix()
+    else:
+        Y = xp.asarray(np.asarray(ds.y, dtype=np.float64))[:, None]
+    return xp.concatenate([Y, xp.ones((Y.shape[0], 1), dtype=Y.dtype)], axis=1)
 
 
-def fold_metric(problem, metric, S, y_val, centred, y_mean):
-    """``metric`` of scores S (n_val × columns) against the held-out labels (the user's values)."""
+def fold_metric(problem, metric, S, y_val, means):
+    """``metric`` of a fold's scores against the held-out labels (the user's values): S holds the label
+    columns' and the ones' scores (:func:`targets`), ``means`` the label columns' means on the fold's training
+    rows."""
     from .data import Preprocessor
     from .metrics import evaluate
 
     S = to_numpy(S)
+    scores = S[:, :-1] - np.outer(S[:, -1], means) + means
     if problem.preprocessor.target == "real":
-        pred = S[:, 0] - y_mean * S[:, 1] + y_mean if centred else S[:, 0]
-        values = evaluate("real", y_val, pred, Preprocessor("real"))
+        values = evaluate("real", y_val, scores[:, 0], Preprocessor("real"))
     else:
-        values = evaluate(problem.preprocessor.target, y_val, S[:, 0] if S.shape[1] == 1 else S,
+        values = evaluate(problem.preprocessor.target, y_val, scores[:, 0] if scores.shape[1] == 1 else scores,
                           problem.preprocessor)
     if metric not in values:
         raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
@@ -153,7 +157,7 @@ def run(base, ds, splits, axes, metric, progress=False):
         xp = problem.xp
         centres = choose_centers(problem, problem.features.count)
         C = _rows.dense(problem.X, xp.asarray(centres), xp, problem.dtype)
-        Y, centred = targets(problem, ds)
+        Y = targets(problem, ds)
         t1 = time.perf_counter()
         stats["assemble_s"] += t1 - t0
         stats["centers"].add(int(C.shape[0]))
@@ -172,7 +176,7 @@ def run(base, ds, splits, axes, metric, progress=False):
             system = NystromSystem.total([s for j, s in enumerate(systems) if j != held[f]])
             K_val = system.features(_rows.take(problem.X, xp.asarray(parts[held[f]])))
             scores = system.path(lams, K_val)
-            y_mean = float(np.mean(np.asarray(ds.y, dtype=np.float64)[tr])) if centred else 0.0
+            means = to_numpy(Y[xp.asarray(np.sort(np.asarray(tr)))][:, :-1]).mean(axis=0)  # the fold's intercept
             y_val = y_raw[parts[held[f]]]
             for lam, S in zip(lams, scores):
                 p = per[lam]
@@ -182,7 +186,7 @@ def run(base, ds, splits, axes, metric, progress=False):
                     p["converged"] = False
                     p["unresolved"] += 1
                 else:
-                    p["scores"].append(fold_metric(problem, metric, S, y_val, centred, y_mean))
+                    p["scores"].append(fold_metric(problem, metric, S, y_val, means))
             path_s = time.perf_counter() - t2
             stats["path_s"] += path_s
             for lam in lams:

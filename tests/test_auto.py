@@ -48,9 +48,12 @@ def test_krr_nystrom_on_every_row_is_exact_kernel_ridge(bandwidth, dropped, tol)
     lam = 1e-3
     r = _solve(_nystrom(200, lam, bandwidth=bandwidth), (X, y))
     assert (r.info["centers_dropped"] > 0) == dropped and r.info["n_centers"] + r.info["centers_dropped"] == 200
-    kr = KernelRidge(alpha=lam * len(X), kernel="rbf", gamma=1 / (2 * bandwidth**2)).fit(X, y)
+    # krr_nystrom's model is k(x, C) w + μ, μ the targets' mean (fixed, unpenalised): KernelRidge on y − μ, plus μ
+    mu = y.mean()
+    kr = KernelRidge(alpha=lam * len(X), kernel="rbf", gamma=1 / (2 * bandwidth**2)).fit(X, y - mu)
     Xt = np.random.default_rng(5).standard_normal((50, 3))
-    np.testing.assert_allclose(r.model.decision_function(Xt), kr.predict(Xt), rtol=tol, atol=tol)
+    assert r.model.predictor.meta["intercept"] == pytest.approx(mu, rel=1e-12)
+    np.testing.assert_allclose(r.model.decision_function(Xt), kr.predict(Xt) + mu, rtol=tol, atol=tol)
     assert abs(r.info["rel_gap"]) < 1e-10  # its certificate: the solve's rounding only
 
 
@@ -65,7 +68,8 @@ def test_krr_nystrom_minimises_the_restricted_objective(dtype):
         S, w = r.model.predictor.arrays["support"].astype(np.float64), r.model.predictor.arrays["coef"]
         K = np.exp(-((X[:, None, :] - S[None]) ** 2).sum(-1) / (2 * 1.5**2))
         R = np.exp(-((S[:, None, :] - S[None]) ** 2).sum(-1) / (2 * 1.5**2))
-        ref = np.linalg.solve(K.T @ K / len(X) + lam * R, K.T @ y / len(X))
+        mu = y.mean()  # the model's fixed intercept
+        ref = np.linalg.solve(K.T @ K / len(X) + lam * R, K.T @ (y - mu) / len(X))
         tol = 1e-6 if dtype == "float64" else 2e-3
         np.testing.assert_allclose(K @ w, K @ ref, rtol=tol, atol=tol)
 

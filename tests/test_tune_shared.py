@@ -64,8 +64,9 @@ def _reference(model, X, y, tr, va, lam, task, standardize_target=False):
         classes = np.unique(y)
         cols = classes if classes.size > 2 else classes[1:]
         T = np.where(y[tr][:, None] == cols[None, :], 1.0, -1.0)
-    w = np.linalg.solve(K.T @ K / n + lam * R, K.T @ T / n)
-    S = Kv @ w
+    offset = T.mean(axis=0)  # krr_nystrom's fixed intercept: the fold's targets' mean
+    w = np.linalg.solve(K.T @ K / n + lam * R, K.T @ (T - offset) / n)
+    S = Kv @ w + offset
     if task == "real":
         return float(np.sqrt(np.mean((S[:, 0] * s + mu - y[va]) ** 2)))
     pred = classes[np.argmax(S, axis=1)] if classes.size > 2 else np.where(S[:, 0] > 0, classes[1], classes[0])

@@ -111,6 +111,16 @@ def reference_spaces(result, spec, X):
     return out
 
 
+def model_offset(result):
+    """A single-output model's fixed intercept (its predictor's ``intercept`` meta: a number or a one-element
+    list), else 0: the reference problem then has the same offset, fixed, unpenalised."""
+    value = result.model.predictor.meta.get("intercept") if result.model.predictor.meta else None
+    if value is None:
+        return 0.0
+    value = np.ravel(np.asarray(value, dtype=np.float64))
+    return float(value[0]) if value.size == 1 else 0.0
+
+
 def _random_features(kernel, X, seed, block_size, count, dtype):
     """ψ(X) = φ(X)/√M of the map a solver builds from ``model.features`` (float64)."""
     from ..features import FeatureMap
@@ -132,8 +142,9 @@ def _whiten(Z, R):
     return Z @ (U[:, keep] / np.sqrt(ev[keep]))
 
 
-def reference_objective(loss, Z, y, lam, *, max_iter=100):
-    """min_θ λ/2‖θ‖² + mean ℓ(y, Zθ) by damped Newton (one step for the square loss); returns P*."""
+def reference_objective(loss, Z, y, lam, *, max_iter=100, offset=0.0):
+    """min_θ λ/2‖θ‖² + mean ℓ(y, Zθ + offset) by damped Newton (one step for the square loss); returns P*.
+    ``offset``: a model's fixed, unpenalised intercept (``krr_nystrom``'s label mean), 0 for none."""
     from ..objectives import primal
 
     n, m = Z.shape
@@ -141,11 +152,11 @@ def reference_objective(loss, Z, y, lam, *, max_iter=100):
     theta = np.zeros(m)
 
     def objective(t):
-        return primal(loss, y, Z @ t, lam, float(t @ t))
+        return primal(loss, y, Z @ t + offset, lam, float(t @ t))
 
     P = objective(theta)
     for _ in range(max_iter):
-        f = Z @ theta
+        f = Z @ theta + offset
         g = lam * theta + Z.T @ np.asarray(loss.grad(f, y), dtype=np.float64) / n
         if float(np.linalg.norm(g)) <= 1e-13 * max(1.0, abs(P)):
             break
@@ -172,7 +183,10 @@ def answer_problems(result, spec, data, *, budget, rtol):
     loss_sec = spec["model"]["loss"]
     loss = registry().get("loss", loss_sec["name"])(**{k: v for k, v in loss_sec.items() if k != "name"})
     X, y = data[0], data[1]
-    refs = [(reference_objective(loss, Z, y, lam), words) for Z, words in reference_spaces(result, spec, X)]
+    offset = model_offset(result)
+    refs = [(reference_objective(loss, Z, y, lam, offset=offset), words + (f" and the model's fixed intercept {offset:g}"
+                                                                          if offset else ""))
+            for Z, words in reference_spaces(result, spec, X)]
     ref, space = min(refs, key=lambda r: abs(P - r[0]))
     rel = (P - ref) / abs(ref)
     bandwidth = spec["model"]["kernel"].get("bandwidth")

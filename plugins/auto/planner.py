@@ -108,6 +108,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     from kopt.nystrom import center_order
     from kopt.selection import make_splits
     from kopt import nystrom_cache
+    from kopt_plugins.krr_nystrom.system import target_offset
 
     t0 = time.perf_counter()
     xp = problem.xp
@@ -115,10 +116,12 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     (tr, va), = make_splits(n, seed, validation=validation)
     metric = metric_of(problem)
     Y = problem.label_matrix()
+    w = problem.sample_weight
+    intercept = to_numpy(target_offset(Y, w))  # krr_nystrom's fixed intercept: the systems fit Y − μ
+    Y = Y - problem.xp.asarray(intercept)
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
     X_fit, X_val = _rows.take(problem.X, xp.asarray(tr)), _rows.take(problem.X, xp.asarray(va))
-    Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)])
-    w = problem.sample_weight
+    Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)]) + intercept
     w_fit = None if w is None else w[xp.asarray(tr)]
     order = center_order(problem, max(counts) if counts else max_centers)
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
@@ -153,7 +156,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                     if S is None:
                         scores[i] = -np.inf
                     else:
-                        scores[i] = _score(metric, _outcomes(metric, to_numpy(S), Y_val, y_scale))
+                        scores[i] = _score(metric, _outcomes(metric, to_numpy(S) + intercept, Y_val, y_scale))
                 # ties: the larger λ (lambdas run from large to small, so the first best)
                 k = max(scores, key=lambda i: (scores[i], -i))
                 wider = _lambda_window(len(lambdas), k)
@@ -195,14 +198,15 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     # the chosen system over every training row: the fit rows' sums plus the validation rows' (their kernel
     # values are at hand), which is the system krr_nystrom builds from scratch on the same centres and kernel
     system = system.plus(None, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], K=K_val)
-    return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers)
+    return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept)
 
 
 @dataclass
 class Search:
     """What :func:`search` measured: the ``best`` trial, every trial, the split's description, the seconds
     spent, the metric, and the best trial's system over every training row (``system``: a
-    :class:`NystromSystem` on the centres ``centers``, indices into the training rows)."""
+    :class:`NystromSystem` on the centres ``centers``, indices into the training rows, for the targets less
+    their mean ``intercept``)."""
 
     best: dict
     trials: list
@@ -211,6 +215,7 @@ class Search:
     metric: str
     system: object
     centers: np.ndarray
+    intercept: np.ndarray
 
 
 def _digits(x):

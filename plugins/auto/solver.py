@@ -103,5 +103,5 @@ class AutoSolver(Solver):
                   "budget_s": o.budget, "trials": trials, "why": why}
         start = None
         if solver["name"] == "krr_nystrom":
-            start = {"system": found.system, "centers": found.centers}
+            start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
         return Plan(overrides, record, start)

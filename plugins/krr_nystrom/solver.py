@@ -5,7 +5,8 @@ seeded training rows C (:func:`kopt.nystrom.choose_centers`, less those the kern
 others: :func:`kopt.nystrom.center_basis`), from one M × M Cholesky of the whitened system
 T + λI (:class:`.system.NystromSystem`): O(n M² + M³) flops and O(M²) memory whatever n.
 Classification labels are ±1 targets (one column, or one per class for multiclass ids: the
-classes share the factorisation).  It reports the primal, the dual of the Nyström problem and
+classes share the factorisation), less their mean: the model is k(x, C) w + μ with μ the labels' mean,
+fixed and unpenalised (:func:`.system.target_offset`).  It reports the primal, the dual of the Nyström problem and
 their gap like every dual solver: the dual point is α_i = −w_i ℓ'(f_i)/(λn), its norm
 αᵀK R⁻¹Kᵀα (one more pass over the rows), so the gap is the solve's own rounding.
 """
@@ -24,7 +25,7 @@ from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 from kopt.threads import blas_threads
 
-from .system import residual_pass, row_chunks
+from .system import residual_pass, row_chunks, target_offset
 
 
 class NystromKRR(IterativeSolver):
@@ -57,8 +58,10 @@ class NystromKRR(IterativeSolver):
         centers = choose_centers(problem, problem.features.count)
         self._asked = int(centers.shape[0])
         C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
-        return {"problem": problem, "centers": centers, "C": C, "Y": problem.label_matrix(), "w": None,
-                "weights": problem.sample_weight, "system": None}
+        Y = problem.label_matrix()
+        intercept = target_offset(Y, problem.sample_weight)  # fixed: the solve fits the centred targets
+        return {"problem": problem, "centers": centers, "C": C, "Y": Y - intercept, "intercept": intercept,
+                "w": None, "weights": problem.sample_weight, "system": None}
 
     def step(self, state, t):
         problem = state["problem"]
@@ -104,7 +107,7 @@ class NystromKRR(IterativeSolver):
         for lo, hi in row_chunks(X, state["C"].shape[0], problem.kernel):
             rows = _rows.kernel_rows(problem.kernel, X, slice(lo, hi), problem.xp, problem.dtype)
             out[lo:hi] = problem.kernel.exact(rows, state["C"]) @ coef
-        return out
+        return out + state["intercept"]
 
     def save(self, state):
         return {} if state["w"] is None else {"w": to_numpy(state["w"])}
@@ -123,9 +126,10 @@ class NystromKRR(IterativeSolver):
 
     def finish(self, state):
         coef = to_numpy(state["w"])
+        intercept = to_numpy(state["intercept"]).astype(float).tolist()
         if coef.shape[1] == 1:
-            coef = coef[:, 0]
-        predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {})
+            coef, intercept = coef[:, 0], intercept[0]
+        predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {"intercept": intercept})
         info = {"n_centers": int(state["C"].shape[0]), "centers_dropped": int(self._asked - state["C"].shape[0])}
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
@@ -137,6 +141,7 @@ def _planned_system(problem, state, saved):
     rows (else None: the solve builds its own, as it would without a plan)."""
     system = saved["system"]
     same = (np.array_equal(np.asarray(saved["centers"]), state["centers"]) and system.n == problem.n
+            and np.array_equal(to_numpy(saved["intercept"]), to_numpy(state["intercept"]))
             and system.dtype == np.dtype(problem.dtype) and type(system.kernel) is type(problem.kernel)
             and system.kernel.options.as_dict() == problem.kernel.options.as_dict()
             and system.Bn.shape[1] == state["Y"].shape[1])
