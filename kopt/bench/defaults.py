@@ -25,8 +25,7 @@ import time
 
 import numpy as np
 
-from ..fileio import dumps
-from .runs import child, peak_mb, summarize
+from .runs import child, chosen_sets, emit, peak_mb, summarize
 
 #: set -> (the spec's data section, task)
 SETS = {
@@ -166,18 +165,8 @@ def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> d
 
 def defaults(args) -> int:
     """``kopt bench defaults`` (args: sets, repeat, json)."""
-    names = args.sets or list(SETS)
-    unknown = [n for n in names if n not in SETS]
-    if unknown:
-        from ..errors import KoptError
-
-        raise KoptError(f"unknown benchmark set {', '.join(unknown)}; sets: {', '.join(SETS)}")
-    for name in names:
-        line = compare(name, repeat=args.repeat, sides=tuple(args.sides or SIDES))
-        print(dumps(line), flush=True)
-        if args.json:
-            with open(args.json, "a", encoding="utf-8") as fh:
-                fh.write(dumps(line) + "\n")
+    for name in chosen_sets(args.sets, SETS):
+        emit(compare(name, repeat=args.repeat, sides=tuple(args.sides or SIDES)), args.json)
     return 0
 
 

@@ -47,3 +47,24 @@ def summarize(runs) -> dict:
         if isinstance(value, str) and key not in out:
             out[key] = value
     return out
+
+
+def chosen_sets(names, known) -> list:
+    """The sets a bench runs: ``names`` (all of ``known`` when empty), each one of ``known``."""
+    names = list(names or known)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        from ..errors import KoptError
+
+        raise KoptError(f"unknown benchmark set {', '.join(unknown)}; sets: {', '.join(known)}")
+    return names
+
+
+def emit(line: dict, json_path=None):
+    """Print one bench line as JSON, and append it to ``json_path`` when given."""
+    from ..fileio import dumps
+
+    print(dumps(line), flush=True)
+    if json_path:
+        with open(json_path, "a", encoding="utf-8") as fh:
+            fh.write(dumps(line) + "\n")

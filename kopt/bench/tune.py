@@ -25,8 +25,7 @@ import time
 
 import numpy as np
 
-from ..fileio import dumps
-from .runs import child, peak_mb
+from .runs import child, chosen_sets, emit, peak_mb
 
 #: set -> (the spec's data section, task, Nyström centres): the count solver auto chose there (docs/defaults.md),
 #: at most 2,048
@@ -172,19 +171,10 @@ def text(line) -> str:
 
 def bench(args) -> int:
     """``kopt bench tune`` (args: sets, centers, jobs, json)."""
-    names = args.sets or list(SETS)
-    unknown = [n for n in names if n not in SETS]
-    if unknown:
-        from ..errors import KoptError
-
-        raise KoptError(f"unknown benchmark set {', '.join(unknown)}; sets: {', '.join(SETS)}")
-    for name in names:
+    for name in chosen_sets(args.sets, SETS):
         line = compare(name, centers=args.centers, jobs=args.jobs)
         print(text(line), flush=True)
-        print(dumps(line), flush=True)
-        if args.json:
-            with open(args.json, "a", encoding="utf-8") as fh:
-                fh.write(dumps(line) + "\n")
+        emit(line, args.json)
     return 0
 
 
