@@ -324,16 +324,27 @@ class NystromSystem:
         λ, decides the scores, and the λ is not a choice."""
         T, b = self.whitened()
         threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
-        out = []
-        for lam in lams:
+        solved = {}
+        for i, lam in enumerate(lams):
             L = self._cholesky(self._shifted(lam), threads)
             if L is None:
-                out.append(None)
                 continue
             with _threads(threads):
                 v = cho_solve(L, b)
                 dv = cho_solve(L, T @ v + lam * v - b)
-            S, dS = _scores(K_val, self.coef(v)), _scores(K_val, self.coef(dv))
+            solved[i] = (self.coef(v), self.coef(dv))
+        if not solved:
+            return [None] * len(lams)
+        # every λ's scores and corrections in one pass over the validation rows' kernel values
+        k = b.shape[1]
+        SS = _scores(K_val, self.xp.concatenate([w for pair in solved.values() for w in pair], axis=1))
+        out = []
+        for i in range(len(lams)):
+            if i not in solved:
+                out.append(None)
+                continue
+            at = 2 * k * list(solved).index(i)
+            S, dS = SS[:, at:at + k], SS[:, at + k:at + 2 * k]
             size = float(self.xp.sqrt(self.xp.sum(S * S))) or 1.0
             if not float(self.xp.sqrt(self.xp.sum(dS * dS))) <= RESOLVED * size:  # NaN is not resolved either
                 out.append(None)
