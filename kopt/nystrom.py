@@ -64,29 +64,6 @@ def choose_centers(problem, count: int):
     return np.sort(center_order(problem, count))
 
 
-def center_factor(kernel, C):
-    """``(U, jitter)``: the upper Cholesky factor of R = K_CC + jitter·I in float64, with the smallest
-    jitter (relative to the mean of K_CC's diagonal) that makes the factorisation succeed."""
-    import scipy.linalg
-
-    from .backend import to_numpy
-
-    C64 = to_numpy(C).astype(np.float64)
-    K = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
-    K += K.T
-    K *= 0.5
-    diagonal = np.diag_indices(K.shape[0])
-    scale = float(np.mean(K[diagonal])) or 1.0
-    for rel in (0.0, 1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
-        R = K.copy()
-        R[diagonal] += rel * scale
-        try:
-            return _xp(C).asarray(scipy.linalg.cholesky(R, lower=False, overwrite_a=True, check_finite=False)), rel * scale
-        except np.linalg.LinAlgError:
-            continue
-    raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres is not positive definite")
-
-
 #: a centre is kept while its kernel column's residual variance, after the span of the centres kept before it,
 #: is above this share of the mean k(c, c) (:func:`center_basis`)
 CENTER_TOLERANCE = 1e-6
@@ -125,15 +102,14 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
     return kept, _xp(C).asarray(U)
 
 
-def add_center_kernel(kernel, C, G, jitter, rows=256):
-    """``G += K_CC + jitter·I`` a band of rows at a time (no second M × M array)."""
+def add_center_kernel(kernel, C, G, rows=256):
+    """``G += K_CC`` a band of rows at a time (no second M × M array)."""
     xp = _xp(C)
     M = C.shape[0]
     C64 = xp.asarray(C, dtype=np.float64)
     for lo in range(0, M, rows):
         hi = min(M, lo + rows)
         G[lo:hi] += xp.asarray(kernel.exact(C64[lo:hi], C64), dtype=G.dtype)
-    G[np.diag_indices(M)] += G.dtype.type(jitter)
 
 
 def _xp(a):

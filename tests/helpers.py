@@ -167,3 +167,18 @@ class KillWorker:
             self.done = True
             victim = sorted(self.client.nthreads())[0]
             self.client.run(os._exit, 1, workers=[victim], on_error="ignore")
+
+
+def signal_at_first_checkpoint(cmd, env, checkpoint, signum, timeout=60):
+    """Start ``kopt solve`` (``cmd``), send ``signum`` once ``checkpoint`` exists; returns ``(returncode, stderr)``."""
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + timeout
+    while not checkpoint.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert checkpoint.exists(), proc.communicate()[1]
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=timeout)
+    return proc.returncode, err

@@ -20,7 +20,7 @@ import kopt
 from kopt.cli import main
 from kopt.errors import OutputError, Terminated
 from kopt.hookspecs import hookimpl
-from helpers import demo_plugin, install_demo_plugin, registered, regression_csv
+from helpers import demo_plugin, install_demo_plugin, registered, regression_csv, signal_at_first_checkpoint
 
 POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -174,15 +174,9 @@ def test_sigterm_on_the_command_line_checkpoints_says_how_to_resume_and_exits_14
     spec = _spec(tmp_path, iterations=60, checkpoint_every=4, sleep=0.03, out="sig")
     cmd = [sys.executable, "-m", "kopt", "solve", _write(tmp_path, spec), "--quiet"]
     env = _subprocess_env(tmp_path)
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ck = tmp_path / "sig" / "checkpoint.json"
-    deadline = time.time() + 60
-    while not ck.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert ck.exists(), proc.communicate()[1]
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    returncode, err = signal_at_first_checkpoint(cmd, env, ck, signal.SIGTERM)
+    assert returncode == 143, err
     assert "terminated (SIGTERM)" in err and "--resume" in err and "Traceback" not in err
     stopped_at = json.loads(ck.read_text())["iteration"]
     assert 0 < stopped_at < 60 and not (tmp_path / "sig" / "model.json").exists()

@@ -6,14 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 
 import kopt
 from kopt.testing import check_resume, interrupt_at
-from helpers import demo_plugin, install_demo_plugin, regression_csv
+from helpers import demo_plugin, install_demo_plugin, regression_csv, signal_at_first_checkpoint
 
 
 def _spec(tmp_path, iterations=30, checkpoint_every=5, sleep=0.0, out="out"):
@@ -106,15 +105,9 @@ def test_ctrl_c_keeps_checkpoint_and_resume_finishes(tmp_path):
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
     env = dict(os.environ, PYTHONPATH=str(site))
     cmd = [sys.executable, "-m", "kopt", "solve", str(tmp_path / "spec.yaml"), "--quiet"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ck = tmp_path / "sig" / "checkpoint.json"
-    deadline = time.time() + 60
-    while not ck.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert ck.exists(), proc.communicate()[1]
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    returncode, err = signal_at_first_checkpoint(cmd, env, ck, signal.SIGINT)
+    assert returncode == 130, err
     assert "--resume" in err and "Traceback" not in err
     assert not (tmp_path / "sig" / "model.json").exists()
     stopped_at = json.loads(ck.read_text())["iteration"]

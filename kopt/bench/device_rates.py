@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from ..backend import synchronize
+from . import joker
 from .joker import floors  # the iteration's floor, the same model on the CPU and the device
 
 #: feature counts of a dry run (small, two of them, as the real run has)
@@ -161,15 +162,8 @@ def higgs_shaped(rows, dim=28, seed=0):
 
 
 def joker_spec(M, batch_size, iterations, lam, backend):
-    """papers/004's HIGGS setting as ``kopt bench joker`` runs it (Huber, Laplacian features, dual)."""
-    return {"name": "device_joker", "seed": 0, "data": {"standardize": False},
-            "model": {"loss": {"name": "huber", "delta": 1.0, "target": "binary"},
-                      "kernel": {"name": "laplacian", "bandwidth": "median"},
-                      "regularizer": {"name": "l2", "lambda": lam}, "form": "dual",
-                      "features": {"count": M, "block_size": 512, "dtype": "float32"}},
-            "solver": {"name": "joker", "mode": "features", "batch_size": batch_size, "iterations": iterations,
-                       "tol": 0.0, "check_every": 0, "holdout_every": 0},
-            "backend": backend, "output": {"model": False, "report": False}}
+    """:func:`kopt.bench.joker.joker_spec` (papers/004's HIGGS setting) on ``backend``."""
+    return joker.joker_spec(M, batch_size, iterations, lam, backend=backend, name="device_joker")
 
 
 def _solve_seconds(spec, data):

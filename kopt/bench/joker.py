@@ -96,8 +96,11 @@ def _data(rows, dim, seed=0, flip=0.25):
     return X, y
 
 
-def _spec(M, batch_size, iterations, lam, gram="auto", check_every=0, check_rows=0):
-    return {"name": "bench_joker", "seed": 0, "data": {"standardize": False},
+def joker_spec(M, batch_size, iterations, lam, gram="auto", check_every=0, check_rows=0, backend="numpy",
+               name="bench_joker"):
+    """papers/004's HIGGS setting as ``kopt bench joker`` runs it (Huber, Laplacian features, dual); the GPU
+    check's rates (:mod:`kopt.bench.device_rates`) run the same spec on another backend."""
+    return {"name": name, "seed": 0, "data": {"standardize": False},
             "model": {"loss": {"name": "huber", "delta": 1.0, "target": "binary"},
                       "kernel": {"name": "laplacian", "bandwidth": "median"},
                       "regularizer": {"name": "l2", "lambda": lam}, "form": "dual",
@@ -105,7 +108,7 @@ def _spec(M, batch_size, iterations, lam, gram="auto", check_every=0, check_rows
             "solver": {"name": "joker", "mode": "features", "batch_size": batch_size, "iterations": iterations,
                        "tol": 0.0, "check_every": check_every, "check_rows": check_rows, "holdout_every": 0,
                        "gram": gram},
-            "backend": "numpy", "output": {"model": False, "report": False}}
+            "backend": backend, "output": {"model": False, "report": False}}
 
 
 def _solve(spec, X, y):
@@ -121,7 +124,7 @@ def _solve(spec, X, y):
 def iteration_cost(X, y, M, batch_size, iterations, lam, gram="gemm"):
     """Median and spread of the seconds per block iteration (warm: the first two are left out)."""
     # the run's final gap check on 1,000 rows only (on all of them it would cost more than the iterations)
-    r = _solve(_spec(M, batch_size, iterations, lam, gram, check_rows=min(1000, X.shape[0])), X, y)
+    r = _solve(joker_spec(M, batch_size, iterations, lam, gram, check_rows=min(1000, X.shape[0])), X, y)
     t = np.array([rec["elapsed"] for rec in r.trace])
     steps = np.diff(t)[2:-1]  # warm-up left out, and the last: it holds the final check
     return {"median_s": float(np.median(steps)), "min_s": float(steps.min()), "max_s": float(steps.max()),
@@ -229,7 +232,7 @@ def certificate(rows=1_000_000, dim=28, features=2048, variants=("today", "syrk-
         B, gram = VARIANTS[name]
         nblocks = math.ceil(rows / B)
         every = max(1, nblocks // checks)
-        spec = _spec(features, B, int(round(epochs * nblocks)), lam, gram, check_every=every,
+        spec = joker_spec(features, B, int(round(epochs * nblocks)), lam, gram, check_every=every,
                      check_rows=min(rows, check_rows))
         t0 = time.perf_counter()
         r = _solve(spec, X, y)
@@ -401,7 +404,7 @@ def product_solve(rows=1_000_000, dim=28, M=100_000, batch_size=512, lam_j=2.0**
     """
     threads = _threads.resolve_threads(threads)
     X, y = _data(min(rows, 50_000), dim)
-    spec = _spec(M, batch_size, 1, lam_j / X.shape[0], "syrk")
+    spec = joker_spec(M, batch_size, 1, lam_j / X.shape[0], "syrk")
     import kopt
     from kopt.api import assemble
 

@@ -402,7 +402,6 @@ class NystromBasis:
         kept, self.U = center_basis(problem.kernel, C)
         self.centers, self.C = centers[kept], C[xp.asarray(kept)]
         self.M = self.C.shape[0]
-        self.jitter = 0.0  # R = K_CC of the kept centres is positive definite as it is
         self._R, self._metric_adds = None, 0
 
     def bind(self, X, memory_bytes):
@@ -418,7 +417,7 @@ class NystromBasis:
         return solve_triangular(self.U, solve_triangular(self.U, v, lower=False, trans="T"), lower=False)
 
     def add_metric(self, G):
-        """G += K_CC + jitter·I: recomputed a band at a time the first time (no second M × M array
+        """G += K_CC: recomputed a band at a time the first time (no second M × M array
         for a single factorisation), kept from the second on (Newton with changing curvature)."""
         if self._R is not None:
             G += self._R.astype(G.dtype, copy=False)
@@ -426,10 +425,10 @@ class NystromBasis:
         self._metric_adds += 1
         if self._metric_adds >= 2:
             self._R = self.xp.zeros_like(self.U)
-            add_center_kernel(self.problem.kernel, self.C, self._R, self.jitter)
+            add_center_kernel(self.problem.kernel, self.C, self._R)
             G += self._R.astype(G.dtype, copy=False)
             return
-        add_center_kernel(self.problem.kernel, self.C, G, self.jitter)
+        add_center_kernel(self.problem.kernel, self.C, G)
 
     def decision_function(self, X, theta):
         xp = self.problem.xp
@@ -443,7 +442,7 @@ class NystromBasis:
         coef = to_numpy(theta)
         if coef.shape[1] == 1:
             coef = coef[:, 0]
-        return KernelExpansion({"support": to_numpy(self.C), "coef": coef}, {"nystrom_jitter": self.jitter})
+        return KernelExpansion({"support": to_numpy(self.C), "coef": coef}, {})
 
 
 def _mirror(G, to_lower, band=256):

@@ -56,7 +56,6 @@ class NystromKRR(IterativeSolver):
     def init(self, problem):
         xp = problem.xp
         centers = choose_centers(problem, problem.features.count)
-        self._asked = int(centers.shape[0])
         C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
         Y = problem.label_matrix()
         intercept = target_offset(Y, problem.sample_weight)  # fixed: the solve fits the centred targets
@@ -130,7 +129,8 @@ class NystromKRR(IterativeSolver):
         if coef.shape[1] == 1:
             coef, intercept = coef[:, 0], intercept[0]
         predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {"intercept": intercept})
-        info = {"n_centers": int(state["C"].shape[0]), "centers_dropped": int(self._asked - state["C"].shape[0])}
+        info = {"n_centers": int(state["C"].shape[0]),
+                "centers_dropped": int(state["centers"].shape[0] - state["C"].shape[0])}
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
         return predictor, info

@@ -221,23 +221,20 @@ class NystromSystem:
         On NumPy T is made in one M × M buffer: A/n mirrored, then two in-place triangular solves (BLAS
         ``dtrsm`` from the left and from the right; bit-identical on 1 and 2 threads, measured)."""
         if self._whitened is None:
-            xp = self.xp
-            T = self.An.copy()
-            if xp is np:
+            T = _symmetric_from_lower(self.An.copy())
+            if self.xp is np:
                 from scipy.linalg import blas
 
-                _mirror_lower(T)  # symmetric: the C-order T is also its own transpose, the Fortran-order T.T
+                # symmetric: the C-order T is also its own transpose, the Fortran-order T.T
                 U = np.asfortranarray(self.U)  # center_basis gives Fortran order: no copy
                 W = blas.dtrsm(1.0, U, T.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ A
                 W = blas.dtrsm(1.0, U, W, side=1, lower=0, trans_a=0, overwrite_b=1)  # (U⁻ᵀ A) U⁻¹
                 if not np.shares_memory(W, T):  # pragma: no cover - a SciPy that copied b after all
                     T[...] = W.T
-                _mirror_lower(T)  # exactly symmetric (the two triangles differ by rounding)
             else:  # pragma: no cover - GPU only
-                T = T + xp.tril(T, -1).T
                 T = solve_triangular(self.U, solve_triangular(self.U, T, lower=False, trans="T").T, lower=False,
                                      trans="T")
-                T = 0.5 * (T + T.T)
+            T = _symmetric_from_lower(T)  # exactly symmetric (the two triangles differ by rounding)
             b = solve_triangular(self.U, self.Bn, lower=False, trans="T")
             self._whitened = (T, b)
             self.An = None  # T carries A from here on (M² bytes less: 134 MB at 4,096 centres)
