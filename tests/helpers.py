@@ -182,3 +182,12 @@ def signal_at_first_checkpoint(cmd, env, checkpoint, signum, timeout=60):
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=timeout)
     return proc.returncode, err
+
+
+def example_solver():
+    """The plugin guide's example solver class (tests/thirdparty/kopt_gd_solver), imported without registering it."""
+    sys.path.insert(0, str(HERE / "thirdparty"))
+    try:
+        return importlib.import_module("kopt_gd_solver").GradientDescent
+    finally:
+        sys.path.pop(0)

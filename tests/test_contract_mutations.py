@@ -9,9 +9,7 @@ solver that runs, certifies and resumes towards the wrong point).
 """
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -22,7 +20,7 @@ from kopt.iterative import Step
 from kopt.prox import newton_prox
 from kopt.testing import check_kernel, check_loss, check_solver
 
-from helpers import HERE
+from helpers import example_solver
 
 
 # -- the plugins, correct ---------------------------------------------------------------------------------------
@@ -115,16 +113,7 @@ class ProductLaplace(Kernel):
         return math.sqrt(2.0) * xp.cos(X @ xp.asarray(params["W"], dtype=X.dtype) + xp.asarray(params["b"], X.dtype))
 
 
-def _example():
-    """The guide's example solver (tests/thirdparty/kopt_gd_solver), imported without registering it."""
-    sys.path.insert(0, str(HERE / "thirdparty"))
-    try:
-        return importlib.import_module("kopt_gd_solver").GradientDescent
-    finally:
-        sys.path.pop(0)
-
-
-GD = _example()
+GD = example_solver()
 
 
 class Nesterov(GD):

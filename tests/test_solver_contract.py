@@ -92,17 +92,9 @@ def test_a_plain_solver_without_the_skeleton_passes(tmp_path):
 
 
 def _example():
-    """The example solver's class (tests/thirdparty/kopt_gd_solver), imported without registering it."""
-    import importlib
-    import sys
+    from helpers import example_solver
 
-    from helpers import HERE
-
-    sys.path.insert(0, str(HERE / "thirdparty"))
-    try:
-        return importlib.import_module("kopt_gd_solver").GradientDescent
-    finally:
-        sys.path.pop(0)
+    return example_solver()
 
 
 def _broken(**methods):
