@@ -174,8 +174,7 @@ def run(base, ds, splits, axes, metric, progress=False):
         for f, (tr, va) in enumerate(splits):
             t2 = time.perf_counter()
             system = NystromSystem.total([s for j, s in enumerate(systems) if j != held[f]])
-            K_val = system.features(_rows.take(problem.X, xp.asarray(parts[held[f]])))
-            scores = system.path(lams, K_val)
+            scores = system.path(lams, _rows.take(problem.X, xp.asarray(parts[held[f]])))
             means = to_numpy(Y[xp.asarray(np.sort(np.asarray(tr)))][:, :-1]).mean(axis=0)  # the fold's intercept
             y_val = y_raw[parts[held[f]]]
             for lam, S in zip(lams, scores):

@@ -42,7 +42,7 @@ def test_whitened_system_equals_the_normal_equations_and_resolves_small_lambda()
         np.testing.assert_allclose(K @ w, K @ ref, rtol=1e-4, atol=1e-4)
     wide = NystromSystem(GaussianKernel(bandwidth=6.0), X, Y, X[:300])
     assert wide.M < 300  # the long bandwidth leaves centres the kernel cannot tell apart
-    scores = wide.path([1e-3, 1e-6, 1e-9], wide.features(X[:100]))
+    scores = wide.path([1e-3, 1e-6, 1e-9], X[:100])
     assert all(S is not None and np.isfinite(S).all() for S in scores)
 
 
@@ -59,7 +59,7 @@ def test_plus_adds_rows_without_changing_the_system(weighted, whitened_first):
         with pytest.raises(RuntimeError, match="through plus"):
             a.add_rows(X[700:], Y[700:])
     An, Bn, n = None if a.An is None else a.An.copy(), a.Bn.copy(), a.n
-    b = a.plus(None, Y[700:], None if w is None else w[700:], K=a.features(X[700:]))
+    b = a.plus(X[700:], Y[700:], None if w is None else w[700:])
     # a is unchanged (the cache may share it)
     assert a.n == n and np.array_equal(a.Bn, Bn) and (An is None or np.array_equal(a.An, An))
     if whitened_first:

@@ -146,12 +146,11 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
             kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
             system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
-            K_val = system.features(X_val)
             tried = _lambda_window(len(lambdas), lam_index)
             scores = {}
             while True:
                 todo = [i for i in tried if i not in scores]
-                for i, S in zip(todo, system.path([lambdas[i] for i in todo], K_val)):
+                for i, S in zip(todo, system.path([lambdas[i] for i in todo], X_val)):
                     # a λ the system does not resolve is not a choice
                     if S is None:
                         scores[i] = -np.inf
@@ -174,8 +173,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best = trial
             if best is None or _better(metric, trial, best):
-                best, kept = trial, (system, K_val, centers)  # the solve on every row reuses this system
-            del system, K_val
+                best, kept = trial, (system, centers)  # the solve on every row reuses this system
+            del system
         factor, lam_index = level_best["bandwidth_factor"], level_best["lam_index"]
         level_s = time.perf_counter() - t_level
         spent = time.perf_counter() - t0
@@ -194,10 +193,10 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 break
         previous_best = level_best
     split = f"validation {len(va)} of {n} rows, seed {seed}"
-    system, K_val, centers = kept
-    # the chosen system over every training row: the fit rows' sums plus the validation rows' (their kernel
-    # values are at hand), which is the system krr_nystrom builds from scratch on the same centres and kernel
-    system = system.plus(None, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], K=K_val)
+    system, centers = kept
+    # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
+    # system krr_nystrom builds from scratch on the same centres and kernel
+    system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)])
     return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept)
 
 

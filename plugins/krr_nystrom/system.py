@@ -24,8 +24,9 @@ amplify A's rounding by up to 1/λ_min(R) in T.
 
 One M × M system serves every output column (one-vs-rest's classes share A: one-hot targets cost one
 factorisation for all classes).  A and B are accumulated a chunk of rows at a time -- k(X_chunk, C) in
-the problem's dtype, its products in float64 -- so memory is O(M² + chunk · M), never n × M.  T costs
-two M × M triangular solves (2 M³ flops) once; a λ path reuses it, each λ one Cholesky (M³/3).
+the problem's dtype, its products in float64 -- so memory is O(M² + chunk · M), never n × M (validation
+rows' scores too are computed a chunk at a time).  T costs two M × M triangular solves (2 M³ flops) once,
+in A's buffer; a λ path reuses it, each λ one Cholesky (M³/3).
 """
 from __future__ import annotations
 
@@ -45,9 +46,12 @@ from kopt.threads import blas_threads
 RESOLVED = 1e-4
 #: from this many centres on, the search's λ path factors with every BLAS thread (:meth:`NystromSystem.path`)
 PATH_THREADED = 1024
-#: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (64 MiB in
-#: float32), so wide sparse rows (text: tens of thousands of columns) are densified a few hundred at a time
-CHUNK_ENTRIES = 1 << 24
+#: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (16 MiB in
+#: float32, the float64 copy a residual pass makes 32 MiB), so wide sparse rows (text: tens of thousands of
+#: columns) are densified a few hundred at a time.  At 1 << 24 the residual pass alone held ~200 MB (ijcnn1's
+#: solve at 256 centres peaked at 303 MB, 230 MB above its loaded data); the kernel's GEMM runs at full rate
+#: on chunks of this size
+CHUNK_ENTRIES = 1 << 22
 #: rows per chunk of the Gram's rank-k updates: at most this many kernel values (16 MiB in float32, its float64
 #: copy 32 MiB); a rank-k update of 1,024 rows at M = 4,096 already runs at the BLAS's full rate
 GRAM_ENTRIES = 1 << 22
@@ -83,6 +87,11 @@ def _gram_update(A, K):
 def _threads(threads):
     """BLAS held to ``threads`` inside, or left as it is (None)."""
     return contextlib.nullcontext() if threads is None else blas_threads(threads)
+
+
+def _writeable(A):
+    """Whether A may be overwritten (a NumPy array a shared system froze may not)."""
+    return getattr(getattr(A, "flags", None), "writeable", True)
 
 
 def _symmetric_from_lower(A):
@@ -131,24 +140,20 @@ class NystromSystem:
         self._whitened = None
         self.add_rows(X, Y, weights)
 
-    def add_rows(self, X, Y, weights=None, K=None):
-        """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows (``K``: their kernel
-        values :meth:`features` when at hand -- ``solver: auto`` adds its validation rows this way, so the
-        solve on every row reuses the search's system).  Kernel values are computed in row chunks of
-        :data:`GRAM_ENTRIES` (their float64 copy included), so memory stays O(M²) whatever n."""
+    def add_rows(self, X, Y, weights=None):
+        """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows.  Kernel values are
+        computed in row chunks of :data:`GRAM_ENTRIES` (their float64 copy included), so memory stays O(M²)
+        whatever n."""
         if self.An is None:
-            raise RuntimeError("rows are added to a solved Nystrom system through plus() with their kernel values")
+            raise RuntimeError("rows are added to a solved Nystrom system through plus()")
         xp = self.xp
-        rows = (K if K is not None else X).shape[0]
+        rows = X.shape[0]
         A, B = self.An, self.Bn
         if self.n:
             A *= self.n
             B *= self.n
-        step = max(1, GRAM_ENTRIES // max(1, self.M, 0 if K is not None else _width(X, self.kernel)))
-        for lo, hi in _rows.chunks(rows, step):
-            Kc = K[lo:hi] if K is not None else self.features(_rows.kernel_rows(self.kernel, X, slice(lo, hi), xp,
-                                                                                self.dtype))
-            Kc = Kc.astype(np.float64)
+        for lo, hi in self._chunks(X):
+            Kc = self._kernel_chunk(X, lo, hi)
             Yc = Y[lo:hi]
             if weights is not None:
                 w = weights[lo:hi]
@@ -162,32 +167,42 @@ class NystromSystem:
         B *= 1.0 / self.n
         self._whitened = None
 
-    def plus(self, X, Y, weights=None, K=None):
+    def plus(self, X, Y, weights=None):
         """A new system: this one's rows and the rows given (:meth:`add_rows`' arguments); this one is unchanged
-        (it may be shared: :mod:`kopt.nystrom_cache`).  With the rows' kernel values ``K`` given and this
-        system's T made, the new T is updated by the rows' whitened features z = U⁻ᵀk, a chunk of rows at a
-        time (a rank-k update: rows · M² flops, instead of 2 M³ to make T again)."""
+        (it may be shared: :mod:`kopt.nystrom_cache`).  With this system's T made, the new T is updated by the
+        rows' whitened features z = U⁻ᵀk, a chunk of rows at a time (a rank-k update: rows · M² flops,
+        instead of M³ to make T again -- ``solver: auto`` adds its validation rows this way, so the solve on
+        every row reuses the search's system)."""
         out = copy.copy(self)
-        if self._whitened is None or K is None:
+        if self._whitened is None:
             out.An, out.Bn = self.An.copy(), self.Bn.copy()
-            out.add_rows(X, Y, weights, K=K)
+            out.add_rows(X, Y, weights)
             return out
         xp = self.xp
         T0, b0 = self._whitened
         T, b, B = T0 * float(self.n), b0 * float(self.n), self.Bn * float(self.n)
-        for lo, hi in _rows.chunks(K.shape[0], max(1, GRAM_ENTRIES // max(1, self.M))):
-            Kc = K[lo:hi].astype(np.float64)
+        for lo, hi in self._chunks(X):
+            Kc = self._kernel_chunk(X, lo, hi)
             Yc = Y[lo:hi] if weights is None else Y[lo:hi] * weights[lo:hi, None]
             B += Kc.T @ Yc
             Z = self._whiten_rows(Kc)
             b += Z.T @ Yc
             _gram_update(T, Z if weights is None else Z * xp.sqrt(weights[lo:hi])[:, None])
-        out.n = self.n + K.shape[0]
+        out.n = self.n + X.shape[0]
         T = _symmetric_from_lower(T)
         for a in (T, b, B):
             a *= 1.0 / out.n
         out.An, out.Bn, out._whitened = None, B, (T, b)
         return out
+
+    def _chunks(self, X):
+        """Row ranges of X whose kernel values (and their float64 copy) stay within :data:`GRAM_ENTRIES`."""
+        return _rows.chunks(X.shape[0], max(1, GRAM_ENTRIES // max(1, self.M, _width(X, self.kernel))))
+
+    def _kernel_chunk(self, X, lo, hi):
+        """k(X[lo:hi], C) in float64 (computed in the system's dtype)."""
+        rows = _rows.kernel_rows(self.kernel, X, slice(lo, hi), self.xp, self.dtype)
+        return self.kernel.exact(rows, self.C).astype(self.dtype, copy=False).astype(np.float64)
 
     def _whiten_rows(self, K):
         """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
@@ -218,10 +233,14 @@ class NystromSystem:
     def whitened(self):
         """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows.
 
-        On NumPy T is made in one M × M buffer: A/n mirrored, then two in-place triangular solves (BLAS
-        ``dtrsm`` from the left and from the right; bit-identical on 1 and 2 threads, measured)."""
+        On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
+        from the left and from the right: bit-identical on 1 and 2 threads, measured), which A/n then no longer
+        holds: T carries it (M² bytes less at the peak: 134 MB at 4,096 centres).  LAPACK's congruence
+        ``dsygst`` does it in M³ flops instead of 2 M³ (0.83 s against 1.16 s at 4,096 centres, 2 threads), but
+        its bits follow the thread count (measured at 300 and 1,500 centres), and the solve's should not."""
         if self._whitened is None:
-            T = _symmetric_from_lower(self.An.copy())
+            # a shared system's A/n is read-only (kopt.nystrom_cache): T then takes a copy
+            T = _symmetric_from_lower(self.An if _writeable(self.An) else self.An.copy())
             if self.xp is np:
                 from scipy.linalg import blas
 
@@ -237,7 +256,7 @@ class NystromSystem:
             T = _symmetric_from_lower(T)  # exactly symmetric (the two triangles differ by rounding)
             b = solve_triangular(self.U, self.Bn, lower=False, trans="T")
             self._whitened = (T, b)
-            self.An = None  # T carries A from here on (M² bytes less: 134 MB at 4,096 centres)
+            self.An = None  # T carries A from here on (on NumPy in A's own buffer)
         return self._whitened
 
     def features(self, X):
@@ -249,6 +268,13 @@ class NystromSystem:
         out = self.xp.empty((X.shape[0], self.M), dtype=self.dtype)
         for lo, hi in row_chunks(X, self.M, self.kernel):
             out[lo:hi] = self.kernel.exact(_rows.kernel_rows(self.kernel, X, slice(lo, hi), self.xp, self.dtype), self.C)
+        return out
+
+    def scores(self, X, w):
+        """k(X, C) @ w in float64 for the rows X, a chunk of rows at a time (their kernel values never held whole)."""
+        out = self.xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
+        for lo, hi in self._chunks(X):
+            out[lo:hi] = self._kernel_chunk(X, lo, hi) @ w
         return out
 
     def _cholesky(self, H, threads=1):
@@ -311,9 +337,10 @@ class NystromSystem:
             with blas_threads(1):
                 v = v - cho_solve(L, g)
 
-    def path(self, lams, K_val):
-        """Scores ``K_val @ w(λ)`` for every λ of ``lams`` (validation rows' :meth:`features` given); None for a
-        λ the system does not resolve.
+    def path(self, lams, X):
+        """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
+        None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
+        for all the λ together, never held whole (n_val × M float32 was 164 MB of ijcnn1's peak at 4,096 centres).
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
@@ -334,7 +361,7 @@ class NystromSystem:
             return [None] * len(lams)
         # every λ's scores and corrections in one pass over the validation rows' kernel values
         k = b.shape[1]
-        SS = _scores(K_val, self.xp.concatenate([w for pair in solved.values() for w in pair], axis=1))
+        SS = self.scores(X, self.xp.concatenate([w for pair in solved.values() for w in pair], axis=1))
         out = []
         for i in range(len(lams)):
             if i not in solved:
@@ -359,14 +386,6 @@ def target_offset(Y, weights=None):
     if weights is None:
         return xp.mean(Y, axis=0)
     return (weights[:, None] * Y).sum(axis=0) / weights.sum()
-
-
-def _scores(K, w):
-    """K @ w in float64, a chunk of K's rows at a time (no float64 copy of the whole K)."""
-    out = get_namespace(K).empty((K.shape[0], w.shape[1]), dtype=np.float64)
-    for lo, hi in _rows.chunks(K.shape[0], max(1, GRAM_ENTRIES // max(1, K.shape[1]))):
-        out[lo:hi] = K[lo:hi].astype(np.float64) @ w
-    return out
 
 
 def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
