@@ -39,7 +39,14 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     n = L.shape[0]
     if n <= direct_max:
         if xp is np:
-            L, _ = sl.cho_factor(L, lower=True, overwrite_a=True, check_finite=False)
+            if L.flags.c_contiguous and not L.flags.f_contiguous:
+                # LAPACK factors Fortran order in place, and given C order it factors a copy (134 MB at 4,096):
+                # A's lower triangle in C order is the upper one of its Fortran-order transpose, whose
+                # upper factor U (A = UᵀU) is, read back in C order, the lower factor L = Uᵀ
+                U, _ = sl.cho_factor(L.T, lower=False, overwrite_a=True, check_finite=False)
+                L = U.T
+            else:
+                L, _ = sl.cho_factor(L, lower=True, overwrite_a=True, check_finite=False)
             if zero_upper:
                 _zero_upper(L, block)
             return L
