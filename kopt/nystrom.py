@@ -38,8 +38,6 @@ def center_order(problem, count: int):
     ``solver: auto``'s ladder (256, 512, ...) are nested and the size it chooses is the sample
     ``krr_nystrom`` and ``joker`` draw for that ``features.count``.
     """
-    from .backend import to_numpy
-
     n = problem.n
     order = problem.rng("nystrom").permutation(n)
     kept, seen = [], set()
@@ -47,8 +45,7 @@ def center_order(problem, count: int):
         idx = order[lo:lo + CENTER_BLOCK]
         by_row = np.argsort(idx)  # read the block in row order (CSR / memmap friendly), keep the seeded order
         block = np.empty((idx.shape[0],), dtype=object)
-        rows = to_numpy(_rows.dense(problem.X, problem.xp.asarray(idx[by_row]), problem.xp, problem.dtype))
-        block[by_row] = [row.tobytes() for row in rows]
+        block[by_row] = _row_keys(problem, idx[by_row])
         for i, key in zip(idx, block):
             if key not in seen:
                 seen.add(key)
@@ -56,6 +53,22 @@ def center_order(problem, count: int):
                 if len(kept) == count:
                     return np.asarray(kept)
     return np.asarray(kept, dtype=np.int64)
+
+
+def _row_keys(problem, idx):
+    """One bytes key per row of ``idx`` (in that order), equal exactly for rows of equal values: the dense
+    row's bytes, or a sparse row's nonzero columns and values (no densified block: 4,096 of reuters' 8,315-wide
+    rows are 136 MB dense)."""
+    from .backend import to_numpy
+
+    if _rows.is_sparse(problem.X):
+        part = _rows.take(problem.X, idx).astype(problem.dtype)
+        part.eliminate_zeros()  # explicit zeros and column order do not change a row's values
+        part.sort_indices()
+        ind, val, ptr = part.indices, part.data, part.indptr
+        return [ind[a:b].tobytes() + b"|" + val[a:b].tobytes() for a, b in zip(ptr[:-1], ptr[1:])]
+    rows = to_numpy(_rows.dense(problem.X, problem.xp.asarray(idx), problem.xp, problem.dtype))
+    return [row.tobytes() for row in rows]
 
 
 def choose_centers(problem, count: int):
@@ -67,6 +80,11 @@ def choose_centers(problem, count: int):
 #: a centre is kept while its kernel column's residual variance, after the span of the centres kept before it,
 #: is above this share of the mean k(c, c) (:func:`center_basis`)
 CENTER_TOLERANCE = 1e-6
+
+
+#: centres whose values are at most this share nonzero (text's tf-idf rows: about 1%) give R = K_CC by the
+#: kernel's sparse-rows product where it has one (:attr:`kopt.components.Kernel.sparse_rows`)
+SPARSE_CENTERS = 0.1
 
 
 def center_basis(kernel, C, tol=CENTER_TOLERANCE):
@@ -83,8 +101,15 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
 
     from .backend import to_numpy
 
-    C64 = to_numpy(C).astype(np.float64)
-    R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
+    C64 = np.asarray(to_numpy(C), dtype=np.float64, order="F")  # Fortran order: kernels read columns
+    if getattr(kernel, "sparse_rows", False) and np.count_nonzero(C64) <= SPARSE_CENTERS * C64.size:
+        import scipy.sparse as sp
+
+        # centres densified from sparse rows (text): xᵀc as a sparse product, not an M × M × d dense GEMM
+        # (reuters at 2,048 centres: 8,315-wide rows, 2.3 s and ~400 MB of float64 copies for R dense)
+        R = np.asarray(kernel.exact(sp.csr_matrix(C64), C64), dtype=np.float64)
+    else:
+        R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
     scale = float(np.mean(np.diagonal(R))) or 1.0
     # R is symmetric, so R.T (Fortran order, the same memory) is R: LAPACK factors it in place, no copy, and
     # reads one triangle only (no symmetrising pass: it made an M × M temporary, 134 MB at 4,096 centres)

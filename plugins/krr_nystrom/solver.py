@@ -120,7 +120,7 @@ class NystromKRR(IterativeSolver):
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
             with blas_threads(1):  # as NystromSystem factors it: the same centres and bits of U, so the same certificate
                 kept, state["U"] = center_basis(problem.kernel, state["C"])
-            state["C"] = state["C"][problem.xp.asarray(kept)]
+            state["C"] = problem.xp.asfortranarray(state["C"][problem.xp.asarray(kept)])
         return state
 
     def finish(self, state):

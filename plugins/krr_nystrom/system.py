@@ -132,7 +132,9 @@ class NystromSystem:
             with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
                 basis = center_basis(kernel, C)
         self.kept, self.U = basis  # ``basis``: another system's ``(kept, U)`` on the same centres and kernel
-        self.C = C[xp.asarray(self.kept)]
+        # Fortran order: a kernel reads the centres' columns (the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which
+        # made a contiguous Cᵀ per chunk of rows from C order: 1.1 s of reuters' 5.2 s fit)
+        self.C = xp.asfortranarray(C[xp.asarray(self.kept)])
         self.M = self.C.shape[0]
         self.n = 0
         self.An = xp.zeros((self.M, self.M), dtype=np.float64)
