@@ -14,18 +14,18 @@ import numpy as np
 
 from .errors import ConvergenceWarning, SpecError
 from .rows import take
+from .splits import split_permutation
 
 LAMBDA = "model.regularizer.lambda"
 #: metric -> True when larger is better
 METRICS = {"accuracy": True, "auc": True, "r2": True, "rmse": False, "mae": False}
-_SPLIT_STREAM = 0x74756E65  # "tune": the stream of the fold permutation, beside the spec's seed
 
 
 def make_splits(n, seed, folds=None, validation=None):
     """``[(train_rows, held_out_rows), ...]``: ``folds`` seeded folds, or one seeded validation split."""
     if folds is not None and validation is not None:
         raise SpecError("give folds or validation, not both", source="kopt tune")
-    perm = np.random.default_rng([int(seed), _SPLIT_STREAM]).permutation(n)
+    perm = split_permutation(n, seed)
     if folds is not None:
         if not (isinstance(folds, int) and 2 <= folds <= n):
             raise SpecError(f"folds must be an integer from 2 to the {n} training rows, got {folds!r}",

@@ -7,7 +7,9 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    held out);
 2. centres: the first M rows of one seeded order of the training rows (:func:`kopt.nystrom.center_order`,
    unsupervised: no label is read), so each size holds the smaller ones and is the sample ``krr_nystrom``
-   draws for ``features.count: M``; M starts at :data:`FIRST_CENTERS` and doubles;
+   draws for ``features.count: M``; M starts at :data:`FIRST_CENTERS` and doubles.  The order puts the
+   held-out rows last, so up to 80% of the rows no centre is a row the validation scores are taken on (a
+   held-out centre's coefficient is fitted without its label: it biased the search towards large λ);
 3. the bandwidth is tried at ½, 1 and 2 times the spec's rule (``auto``: the ``scale`` rule) at the
    first size, at the best factor and 1/√2 of it at the second (more centres resolve a shorter
    length scale, never a longer one), and kept from the third size on, where one system costs
