@@ -15,8 +15,6 @@ all as G features/s (rows × M / seconds, median of ``repeat`` runs).
 from __future__ import annotations
 
 import os
-import platform
-import time
 
 import numpy as np
 

@@ -47,35 +47,13 @@ import numpy as np
 from ..fileio import dumps
 
 from .. import threads as _threads
-from .roofline import cos_roofline, gemm_rate, machine
+from .roofline import blas_env, blas_kernels, cos_roofline, gemm_rate, machine
 
 #: name -> (|B|, K_BB method).  ``today`` is the iteration before issue 29 (a GEMM per feature block).
 VARIANTS = {"today": (512, "gemm"), "syrk-512": (512, "syrk"), "syrk-256": (256, "syrk"),
             "syrk-128": (128, "syrk"), "syrk-64": (64, "syrk")}
 #: papers/004's HIGGS run (Table A.3): 50,000 iterations of |B| = 512 on 8.8M training rows
 PAPER = {"iterations": 50_000, "batch_size": 512, "train_rows": 8_800_000, "test_rows": 2_200_000, "M": 100_000}
-
-
-def blas_kernels():
-    """The BLAS libraries loaded (threadpoolctl): library, version, the kernel set it runs
-    (``architecture``, e.g. Haswell = AVX2 kernels, SkylakeX = AVX-512) and its threads."""
-    import scipy.linalg  # noqa: F401  (SciPy's own OpenBLAS is loaded only with it)
-    from threadpoolctl import threadpool_info
-
-    out = []
-    for info in threadpool_info():
-        if info.get("user_api") != "blas":
-            continue
-        path = info.get("filepath") or ""
-        owner = "numpy" if "numpy" in path else "scipy" if "scipy" in path else os.path.basename(path)
-        out.append({"library": info.get("internal_api"), "for": owner, "version": info.get("version"),
-                    "kernel": info.get("architecture"), "threads": info.get("num_threads")})
-    return out
-
-
-def blas_env():
-    """The OpenBLAS variables that pick its kernels (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE), as set."""
-    return {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
 
 
 def header(threads):

@@ -100,9 +100,34 @@ def cpu_model():
 
 
 def machine():
-    """What a benchmark reports about where it ran."""
+    """What a benchmark reports about where it ran: the CPU and its flags, the BLAS kernels (threadpoolctl) and
+    the OpenBLAS variables that pick them, the versions and the load."""
     import scipy
 
     return {"cpu": cpu_model(), "cpus_available": _threads.available_cpus(), "cpu_flags": cpu_flags(),
+            "blas": blas_kernels(), "blas_env": blas_env(),
             "numpy": np.__version__, "scipy": scipy.__version__, "python": platform.python_version(),
             "loadavg": list(os.getloadavg())}
+
+
+def blas_kernels():
+    """The BLAS libraries loaded (threadpoolctl): library, version, the kernel set it runs
+    (``architecture``, e.g. Haswell = AVX2 kernels, SkylakeX = AVX-512) and its threads."""
+    import scipy.linalg  # noqa: F401  (SciPy's own OpenBLAS is loaded only with it)
+    from threadpoolctl import threadpool_info
+
+    out = []
+    for info in threadpool_info():
+        if info.get("user_api") != "blas":
+            continue
+        path = info.get("filepath") or ""
+        owner = "numpy" if "numpy" in path else "scipy" if "scipy" in path else os.path.basename(path)
+        out.append({"library": info.get("internal_api"), "for": owner, "version": info.get("version"),
+                    "kernel": info.get("architecture"), "threads": info.get("num_threads")})
+    return out
+
+
+def blas_env():
+    """The OpenBLAS variables that pick its kernels (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE), as set."""
+    return {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}
+

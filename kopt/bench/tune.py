@@ -122,7 +122,7 @@ def compare(name, *, lambdas=LAMBDAS, factors=FACTORS, cs=CS, folds=FOLDS, cente
             timeout=3600) -> dict:
     """The set's JSON line: both sides, the ratio of seconds, the machine and its BLAS kernels."""
     from ..threads import available_cpus
-    from .joker import blas_kernels
+    from .roofline import blas_kernels
     from .roofline import machine
 
     if len(lambdas) != len(cs):
