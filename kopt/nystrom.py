@@ -110,11 +110,11 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
 
     from .backend import to_numpy
 
-    C = to_numpy(C)
-    if getattr(kernel, "sparse_rows", False) and np.count_nonzero(C) <= SPARSE_CENTERS * C.size:
-        R = _sparse_center_kernel(kernel, C)
+    host = to_numpy(C)  # R and its factor are made on the host (LAPACK); U goes back to C's backend
+    if getattr(kernel, "sparse_rows", False) and np.count_nonzero(host) <= SPARSE_CENTERS * host.size:
+        R = _sparse_center_kernel(kernel, host)
     else:
-        C64 = np.asarray(C, dtype=np.float64, order="F")  # Fortran order: kernels read columns
+        C64 = np.asarray(host, dtype=np.float64, order="F")  # Fortran order: kernels read columns
         R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
     scale = float(np.mean(np.diagonal(R))) or 1.0
     # R is symmetric, so R.T (Fortran order, the same memory) is R: LAPACK factors it in place, no copy, and
