@@ -279,9 +279,14 @@ class NystromSystem:
         except np.linalg.LinAlgError:
             return None
 
-    def _shifted(self, lam):
+    def _shifted(self, lam, out=None):
+        """T + λI, in ``out`` (an M × M buffer of an earlier λ, overwritten) or a new array."""
         T, _ = self.whitened()
-        H = T.copy()
+        if out is None:
+            H = T.copy()
+        else:
+            H = out
+            H[...] = T
         H[np.diag_indices(self.M)] += lam
         return H
 
@@ -340,8 +345,10 @@ class NystromSystem:
         T, b = self.whitened()
         threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
         solved = {}
+        H = None  # one buffer for every λ's factor: a new one per λ held two M × M arrays while the next was made
         for i, lam in enumerate(lams):
-            L = self._cholesky(self._shifted(lam), threads)
+            H = self._shifted(lam, out=H)
+            L = self._cholesky(H, threads)  # in place: L is H (or its transpose), until the next λ overwrites it
             if L is None:
                 continue
             with _threads(threads):
