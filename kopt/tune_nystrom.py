@@ -23,8 +23,9 @@ coefficient is fitted without its label, and at small λ its own kernel column d
 mnist-10k at 4,096 centres and λ = 1e-6, 90.1% against 97.2% on the other held-out rows, docs/defaults.md),
 which would bias every fold towards large λ.  The centres are the head of
 :func:`kopt.nystrom.center_order`, which holds a validation split's rows back but not every fold's: a fold
-whose held-out rows are all centres is scored on all of them.  krr_nystrom's intercept (the targets' mean on the rows it trains on) is handled
-exactly by a column of ones beside the targets (the solution is linear in the targets).
+whose held-out rows are all centres is scored on all of them.  krr_nystrom's intercept (the targets' mean
+on the rows it trains on) is handled exactly by a column of ones beside the targets (the solution is linear
+in the targets).
 """
 from __future__ import annotations
 

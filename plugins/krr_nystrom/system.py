@@ -47,14 +47,11 @@ RESOLVED = 1e-4
 #: from this many centres on, the search's λ path factors with every BLAS thread (:meth:`NystromSystem.path`)
 PATH_THREADED = 1024
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (16 MiB in
-#: float32, the float64 copy a residual pass makes 32 MiB), so wide sparse rows (text: tens of thousands of
-#: columns) are densified a few hundred at a time.  At 1 << 24 the residual pass alone held ~200 MB (ijcnn1's
-#: solve at 256 centres peaked at 303 MB, 230 MB above its loaded data); the kernel's GEMM runs at full rate
-#: on chunks of this size
+#: float32, their float64 copy 32 MiB), so wide sparse rows (text: tens of thousands of columns) are densified
+#: a few hundred at a time.  At 1 << 24 the residual pass alone held ~200 MB (ijcnn1's solve at 256 centres
+#: peaked at 303 MB, 230 MB above its loaded data); the kernel's GEMM, and a rank-k update of 1,024 rows at
+#: M = 4,096, run at the BLAS's full rate on chunks of this size
 CHUNK_ENTRIES = 1 << 22
-#: rows per chunk of the Gram's rank-k updates: at most this many kernel values (16 MiB in float32, its float64
-#: copy 32 MiB); a rank-k update of 1,024 rows at M = 4,096 already runs at the BLAS's full rate
-GRAM_ENTRIES = 1 << 22
 
 
 def row_chunks(X, M, kernel=None):
@@ -144,7 +141,7 @@ class NystromSystem:
 
     def add_rows(self, X, Y, weights=None):
         """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows.  Kernel values are
-        computed in row chunks of :data:`GRAM_ENTRIES` (their float64 copy included), so memory stays O(M²)
+        computed in row chunks of :data:`CHUNK_ENTRIES` (their float64 copy included), so memory stays O(M²)
         whatever n."""
         if self.An is None:
             raise RuntimeError("rows are added to a solved Nystrom system through plus()")
@@ -249,17 +246,6 @@ class NystromSystem:
             self._whitened = (T, b)
             self.An = None  # T carries A from here on (on NumPy in A's own buffer)
         return self._whitened
-
-    def features(self, X):
-        """k(X, C) in the system's dtype (X dense, or sparse: a chunk of rows at a time, densified unless the
-        kernel takes sparse rows)."""
-        if X.shape[0] * max(self.M, _width(X, self.kernel)) <= CHUNK_ENTRIES:
-            rows = _rows.kernel_rows(self.kernel, X, None, self.xp, self.dtype)
-            return self.kernel.exact(rows, self.C).astype(self.dtype, copy=False)
-        out = self.xp.empty((X.shape[0], self.M), dtype=self.dtype)
-        for lo, hi in row_chunks(X, self.M, self.kernel):
-            out[lo:hi] = self.kernel.exact(_rows.kernel_rows(self.kernel, X, slice(lo, hi), self.xp, self.dtype), self.C)
-        return out
 
     def scores(self, X, w):
         """k(X, C) @ w in float64 for the rows X, a chunk of rows at a time (their kernel values never held whole)."""
@@ -389,16 +375,14 @@ def target_offset(Y, weights=None):
 def kernel_chunks(kernel, C, dtype, X):
     """``(lo, hi, K)`` for row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64, in one
     float64 buffer reused from chunk to chunk (overwritten by the next: use it before asking for the next one).
-    A chunk's kernel values and their dense rows stay within :data:`GRAM_ENTRIES`.  A fresh float64 array per
+    Chunks are :func:`row_chunks`.  A fresh float64 array per
     chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once)."""
     xp = get_namespace(C)
-    M = C.shape[0]
-    step = max(1, GRAM_ENTRIES // max(1, M, _width(X, kernel)))
     buf = None
-    for lo, hi in _rows.chunks(X.shape[0], step):
+    for lo, hi in row_chunks(X, C.shape[0], kernel):
         K = kernel.exact(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype), C).astype(dtype, copy=False)
         if buf is None:
-            buf = xp.empty((min(X.shape[0], step), M), dtype=np.float64)
+            buf = xp.empty((hi - lo, C.shape[0]), dtype=np.float64)  # the first chunk is the largest
         out = buf[:hi - lo]
         out[...] = K
         yield lo, hi, out
