@@ -85,3 +85,42 @@ def test_total_of_parts_is_the_system_of_their_rows():
     np.testing.assert_allclose(total.Bn, direct.Bn, rtol=1e-10, atol=1e-13)
     with pytest.raises(ValueError, match="do not add"):
         NystromSystem.total([first, NystromSystem(kernel, X[:300], Y[:300], X[:40])])
+
+
+def test_factors_made_in_T_s_buffer_leave_T_as_it_was_and_match_a_copy():
+    """path() and refine() factor T + λI in T's own buffer (no M × M copy per λ): T is bit-identical afterwards,
+    also after a λ that does not factor, and the scores are those of a system whose factor is made in a copy (a
+    read-only T: the shared systems' case)."""
+    X, Y, w = _rows()
+    kernel = GaussianKernel(bandwidth=1.0)
+    s = NystromSystem(kernel, X[:700], Y[:700], X[:150], weights=w[:700])
+    frozen = NystromSystem(kernel, X[:700], Y[:700], X[:150], weights=w[:700])
+    T0 = s.whitened()[0].copy()
+    frozen.whitened()[0].flags.writeable = False
+    lams = [1e-2, -10.0, 1e-5]  # -10: T - 10 I is not positive definite (a failed factor mid-path)
+    got, want = s.path(lams, X[700:]), frozen.path(lams, X[700:])
+    assert got[1] is None and want[1] is None
+    for a, b in zip(got[::2], want[::2]):
+        assert np.array_equal(a, b)
+    assert np.array_equal(s.whitened()[0], T0)
+    r1, r2 = s.refine(1e-4, X[:700], Y[:700], w[:700]), frozen.refine(1e-4, X[:700], Y[:700], w[:700])
+    assert np.array_equal(r1[0], r2[0])
+    assert np.array_equal(s.whitened()[0], T0)
+    assert np.array_equal(s.factor(1e-3), frozen.factor(1e-3)) and np.array_equal(s.whitened()[0], T0)
+
+
+@pytest.mark.parametrize("whitened_first", [False, True])
+def test_plus_consume_takes_the_buffer_and_gives_the_same_system(whitened_first):
+    X, Y, _ = _rows()
+    kernel = GaussianKernel(bandwidth=1.0)
+    a = NystromSystem(kernel, X[:600], Y[:600], X[:120])
+    b = NystromSystem(kernel, X[:600], Y[:600], X[:120])
+    if whitened_first:
+        a.whitened(), b.whitened()
+    kept = a.plus(X[600:], Y[600:])
+    took = b.plus(X[600:], Y[600:], consume=True)
+    assert np.array_equal(kept.whitened()[0], took.whitened()[0])
+    assert np.array_equal(kept.solve(1e-3), took.solve(1e-3))
+    with pytest.raises(RuntimeError, match="consumed"):
+        b.whitened()
+    a.whitened()  # not consumed: still usable

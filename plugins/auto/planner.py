@@ -201,7 +201,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     system, centers = kept
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
     # system krr_nystrom builds from scratch on the same centres and kernel
-    system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)])
+    # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)
+    system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], consume=True)
     return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept)
 
 

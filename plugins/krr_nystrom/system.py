@@ -99,6 +99,17 @@ def _symmetric_from_lower(A):
     return get_namespace(A).tril(A) + get_namespace(A).tril(A, -1).T  # pragma: no cover - GPU only
 
 
+def _mirror_upper(A, block=1024):
+    """Copy A's strict upper triangle onto its lower one, in place, a block of columns at a time."""
+    n = A.shape[0]
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        A[hi:, lo:hi] = A[lo:hi, hi:].T
+        D = A[lo:hi, lo:hi]
+        lower = np.tril_indices(hi - lo, -1)
+        D[lower] = D.T[lower]
+
+
 def _mirror_lower(A, block=1024):
     """Copy A's lower triangle onto its upper one, in place, a block of rows at a time."""
     n = A.shape[0]
@@ -137,6 +148,8 @@ class NystromSystem:
         self.An = xp.zeros((self.M, self.M), dtype=np.float64)
         self.Bn = xp.zeros((self.M, Y.shape[1]), dtype=np.float64)
         self._whitened = None
+        self._diag = None  # T's diagonal while T's buffer holds a factor (:meth:`_factored`)
+        self._consumed = False  # True once plus(consume=True) took this system's buffers
         self.add_rows(X, Y, weights)
 
     def add_rows(self, X, Y, weights=None):
@@ -144,7 +157,8 @@ class NystromSystem:
         computed in row chunks of :data:`CHUNK_ENTRIES` (their float64 copy included), so memory stays O(M²)
         whatever n."""
         if self.An is None:
-            raise RuntimeError("rows are added to a solved Nystrom system through plus()")
+            raise RuntimeError("rows are added to a solved Nystrom system through plus()" if not self._consumed else
+                               "this Nystrom system was consumed by plus(consume=True): use the one it returned")
         xp = self.xp
         rows = X.shape[0]
         A, B = self.An, self.Bn
@@ -165,20 +179,34 @@ class NystromSystem:
         B *= 1.0 / self.n
         self._whitened = None
 
-    def plus(self, X, Y, weights=None):
-        """A new system: this one's rows and the rows given (:meth:`add_rows`' arguments); this one is unchanged
-        (it may be shared: :mod:`kopt.nystrom_cache`).  With this system's T made, the new T is updated by the
-        rows' whitened features z = U⁻ᵀk, a chunk of rows at a time (a rank-k update: rows · M² flops,
-        instead of M³ to make T again -- ``solver: auto`` adds its validation rows this way, so the solve on
-        every row reuses the search's system)."""
+    def plus(self, X, Y, weights=None, consume=False):
+        """A new system: this one's rows and the rows given (:meth:`add_rows`' arguments).  With this system's T
+        made, the new T is updated by the rows' whitened features z = U⁻ᵀk, a chunk of rows at a time (a rank-k
+        update: rows · M² flops, instead of M³ to make T again -- ``solver: auto`` adds its validation rows this
+        way, so the solve on every row reuses the search's system).
+
+        This system is unchanged (it may be shared: :mod:`kopt.nystrom_cache`), unless ``consume``: then the new
+        system takes over its M × M buffer where it may be written (not a shared one's), one M × M float64
+        less at the peak (134 MB at 4,096 centres), and this one is no longer usable."""
         out = copy.copy(self)
         if self._whitened is None:
-            out.An, out.Bn = self.An.copy(), self.Bn.copy()
+            if consume and _writeable(self.An):
+                out.An, out.Bn = self.An, self.Bn.copy()
+                self.An = None
+                self._consumed = True
+            else:
+                out.An, out.Bn = self.An.copy(), self.Bn.copy()
             out.add_rows(X, Y, weights)
             return out
         xp = self.xp
         T0, b0 = self._whitened
-        T, b, B = T0 * float(self.n), b0 * float(self.n), self.Bn * float(self.n)
+        if consume and _writeable(T0):
+            T = T0
+            T *= float(self.n)
+            self._whitened, self.An, self._consumed = None, None, True
+        else:
+            T = T0 * float(self.n)
+        b, B = b0 * float(self.n), self.Bn * float(self.n)
         for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X):
             Yc = Y[lo:hi] if weights is None else Y[lo:hi] * weights[lo:hi, None]
             B += Kc.T @ Yc
@@ -227,8 +255,12 @@ class NystromSystem:
         ``dsygst`` does it in M³ flops instead of 2 M³ (0.83 s against 1.16 s at 4,096 centres, 2 threads), but
         its bits follow the thread count (measured at 300 and 1,500 centres), and the solve's should not."""
         if self._whitened is None:
-            # a shared system's A/n is read-only (kopt.nystrom_cache): T then takes a copy
-            T = _symmetric_from_lower(self.An if _writeable(self.An) else self.An.copy())
+            if self._consumed:
+                raise RuntimeError("this Nystrom system was consumed by plus(consume=True): use the one it returned")
+            # a shared system's A/n is read-only (kopt.nystrom_cache): T then takes a copy, read-only too once made
+            # (threads may share the system, so no factor is made in its buffer: :meth:`_factored`)
+            shared = not _writeable(self.An)
+            T = _symmetric_from_lower(self.An.copy() if shared else self.An)
             if self.xp is np:
                 from scipy.linalg import blas
 
@@ -243,6 +275,8 @@ class NystromSystem:
                                      trans="T")
             T = _symmetric_from_lower(T)  # exactly symmetric (the two triangles differ by rounding)
             b = solve_triangular(self.U, self.Bn, lower=False, trans="T")
+            if shared and self.xp is np:
+                T.flags.writeable = False
             self._whitened = (T, b)
             self.An = None  # T carries A from here on (on NumPy in A's own buffer)
         return self._whitened
@@ -255,41 +289,86 @@ class NystromSystem:
         return out
 
     def _cholesky(self, H, threads=1):
-        """The lower Cholesky factor of H (overwritten), or None where H is not positive definite.  One BLAS
-        thread by default: the solve's bits then do not depend on the machine's cores (a threaded LAPACK
-        Cholesky's do); ``threads=None``: BLAS's own count (the search's scoring, from M = 1,024 on, where
-        two threads take 0.5-0.55x the time, measured at 2,048 and 4,096)."""
+        """The lower Cholesky factor of H (overwritten: its lower triangle and diagonal), or None where H is not
+        positive definite; H's strict upper triangle is not touched.  One BLAS thread by default: the solve's
+        bits then do not depend on the machine's cores (a threaded LAPACK Cholesky's do); ``threads=None``:
+        BLAS's own count (the search's scoring, from M = 1,024 on, where two threads take 0.5-0.55x the time,
+        measured at 2,048 and 4,096)."""
         try:
             with _threads(threads):
                 return cholesky(H, overwrite=True, zero_upper=False)
         except np.linalg.LinAlgError:
             return None
 
-    def _shifted(self, lam, out=None):
-        """T + λI, in ``out`` (an M × M buffer of an earlier λ, overwritten) or a new array."""
+    @contextlib.contextmanager
+    def _factored(self, lam, threads=1, retry=False):
+        """The lower Cholesky factor L of T + λI (None where it does not factor), for the block; T is itself again
+        after it.
+
+        On NumPy, with T writeable, L is made in T's own buffer: the factor takes the lower triangle and the
+        diagonal, T keeps its strict upper triangle and its diagonal is held aside (:meth:`_times_T` multiplies
+        by T meanwhile), and leaving the block mirrors T back.  A copy of T per factor was one M × M float64 more
+        at the peak (134 MB at 4,096 centres).  A shared system's T is read-only (kopt.nystrom_cache): its factor
+        is made in a copy.
+
+        ``retry``: where T + λI does not factor, retry with δI added, δ from the features' rounding upwards
+        (x10 a try) -- that λ is then effectively δ-regularised, which :meth:`refine` corrects for; a λ below T's
+        rounding fails without it (the search's :meth:`path` refuses such a λ)."""
         T, _ = self.whitened()
-        if out is None:
-            H = T.copy()
-        else:
-            H = out
-            H[...] = T
-        H[np.diag_indices(self.M)] += lam
-        return H
+        in_place = self.xp is np and _writeable(T) and T.flags.c_contiguous
+        diag = self.xp.diagonal(T).copy()
+        delta = float(np.finfo(self.dtype).eps) * float(self.xp.sum(diag)) / self.M
+        H, L = None, None
+        self._diag = diag if in_place else None
+        try:
+            for attempt in range(8 if retry else 1):
+                shift = lam + (delta * 10.0 ** (attempt - 1) if attempt else 0.0)
+                if in_place:
+                    if attempt:
+                        _mirror_upper(T)  # a failed try overwrote part of the lower triangle
+                    H = T
+                else:
+                    H = T.copy() if H is None else H
+                    if attempt:
+                        H[...] = T
+                H[np.diag_indices(self.M)] = diag + shift
+                L = self._cholesky(H, threads)
+                if L is not None:
+                    break
+            yield L
+        finally:
+            if in_place:
+                _mirror_upper(T)
+                T[np.diag_indices(self.M)] = diag
+            self._diag = None
+
+    def _times_T(self, v):
+        """T v from T's strict upper triangle and its diagonal (the same bits whether or not T's buffer holds a
+        factor in its lower triangle meanwhile: :meth:`_factored`)."""
+        T, _ = self.whitened()
+        if self.xp is not np:  # pragma: no cover - GPU only (its factor is made in a copy)
+            return T @ v
+        from scipy.linalg import blas
+
+        # the C-order T's upper triangle is its Fortran transpose's lower one, which dsymm reads (with the
+        # diagonal: T's own is put back for the call where the buffer holds a factor's)
+        held = self._diag
+        if held is None:
+            return blas.dsymm(1.0, T.T, v, side=0, lower=1)
+        factor_diag = np.diagonal(T).copy()
+        T[np.diag_indices(self.M)] = held
+        try:
+            return blas.dsymm(1.0, T.T, v, side=0, lower=1)
+        finally:
+            T[np.diag_indices(self.M)] = factor_diag
 
     def factor(self, lam):
-        """The lower Cholesky factor of T + λI (+ δI, see below).
-
-        T is positive semidefinite up to rounding (ε‖T‖ ≈ 1e-16 here), so T + λI factors for any λ the
-        search tries; a λ below T's rounding is retried with δI added, δ from the features' rounding upwards
-        (x10 a try): that λ is then effectively δ-regularised, which :meth:`refine` corrects for the final
-        solve (the search's :meth:`path` refuses such a λ)."""
-        delta = float(np.finfo(self.dtype).eps) * float(self.xp.trace(self.whitened()[0])) / self.M
-        for attempt in range(8):
-            H = self._shifted(lam + (delta * 10.0 ** (attempt - 1) if attempt else 0.0))
-            L = self._cholesky(H)
-            if L is not None:
-                return L
-        raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+        """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: :meth:`_factored`), in a new
+        array (T is unchanged)."""
+        with self._factored(lam, retry=True) as L:
+            if L is None:
+                raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+            return np.tril(L) if self.xp is np else self.xp.tril(L)
 
     def coef(self, v):
         """w = U⁻¹ v: the model's coefficients on the centres, from the whitened ones."""
@@ -298,26 +377,33 @@ class NystromSystem:
     def solve(self, lam, L=None):
         """v (M × k) minimising λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖² (w = :meth:`coef` of it); ``L``:
         :meth:`factor`'s, if at hand."""
-        L = self.factor(lam) if L is None else L
+        if L is None:
+            with self._factored(lam, retry=True) as L:
+                if L is None:
+                    raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+                return self.solve(lam, L)
         with blas_threads(1):
             return cho_solve(L, self.whitened()[1])
 
     def refine(self, lam, X, Y, weights=None, steps=4, tol=1e-9):
         """The solve, refined against float64 residuals over the rows X (mixed-precision iterative
         refinement: each step one pass over the rows, corrected through the same factor); returns
-        ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w."""
-        L = self.factor(lam)
-        v = self.solve(lam, L)
-        rhs = float(self.xp.sqrt(self.xp.sum(self.whitened()[1] ** 2))) or 1.0
-        for k in range(steps + 1):
-            w = self.coef(v)
-            scores, Ktr = residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
-            # the gradient in v: λv + U⁻ᵀ Kᵀr / n
-            g = lam * v + solve_triangular(self.U, Ktr / self.n, lower=False, trans="T")
-            if k == steps or float(self.xp.sqrt(self.xp.sum(g * g))) <= tol * rhs:
-                return w, scores, Ktr, k
-            with blas_threads(1):
-                v = v - cho_solve(L, g)
+        ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w.
+        The factor is made in T's own buffer (:meth:`_factored`)."""
+        with self._factored(lam, retry=True) as L:
+            if L is None:
+                raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+            v = self.solve(lam, L)
+            rhs = float(self.xp.sqrt(self.xp.sum(self.whitened()[1] ** 2))) or 1.0
+            for k in range(steps + 1):
+                w = self.coef(v)
+                scores, Ktr = residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
+                # the gradient in v: λv + U⁻ᵀ Kᵀr / n
+                g = lam * v + solve_triangular(self.U, Ktr / self.n, lower=False, trans="T")
+                if k == steps or float(self.xp.sqrt(self.xp.sum(g * g))) <= tol * rhs:
+                    return w, scores, Ktr, k
+                with blas_threads(1):
+                    v = v - cho_solve(L, g)
 
     def path(self, lams, X):
         """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
@@ -331,15 +417,13 @@ class NystromSystem:
         T, b = self.whitened()
         threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
         solved = {}
-        H = None  # one buffer for every λ's factor: a new one per λ held two M × M arrays while the next was made
         for i, lam in enumerate(lams):
-            H = self._shifted(lam, out=H)
-            L = self._cholesky(H, threads)  # in place: L is H (or its transpose), until the next λ overwrites it
-            if L is None:
-                continue
-            with _threads(threads):
-                v = cho_solve(L, b)
-                dv = cho_solve(L, T @ v + lam * v - b)
+            with self._factored(lam, threads) as L:  # in T's own buffer (no M × M copy per λ)
+                if L is None:
+                    continue
+                with _threads(threads):
+                    v = cho_solve(L, b)
+                    dv = cho_solve(L, self._times_T(v) + lam * v - b)
             solved[i] = (self.coef(v), self.coef(dv))
         if not solved:
             return [None] * len(lams)
