@@ -123,13 +123,30 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
     if info < 0 or rank < 1:
         raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
     kept = np.asarray(piv[:rank], dtype=np.int64) - 1
-    U = np.asfortranarray(c[:rank, :rank])  # Fortran order, as LAPACK gave it: BLAS reads it without a copy
+    # Fortran order, as LAPACK gave it: BLAS reads it without a copy; where centres were dropped, the leading
+    # rank x rank block is compacted in R's own buffer (a copy held R and U at once: 268 MB at 4,096 centres)
+    U = leading_rows(c, rank)[:, :rank]
     for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
         hi = min(rank, lo + 1024)
         U[hi:, lo:hi] = 0.0
         D = U[lo:hi, lo:hi]
         D[np.tril_indices(hi - lo, -1)] = 0.0
     return kept, _xp(C).asarray(U)
+
+
+def leading_rows(A, rows):
+    """A[:rows] of a Fortran-order NumPy array A, compacted in place: a contiguous Fortran-order view of A's own
+    buffer (A's content is overwritten).  Each column's leading ``rows`` entries move to where a (rows, ·) array
+    keeps them, left to right, so no entry is overwritten before it moves."""
+    if rows == A.shape[0]:
+        return A
+    if not A.flags.f_contiguous:
+        raise ValueError("leading_rows compacts a Fortran-order array")
+    M, d = A.shape
+    flat = A.reshape(-1, order="F")  # a view: A is Fortran-contiguous
+    for j in range(1, d):
+        flat[j * rows:(j + 1) * rows] = flat[j * M:j * M + rows]  # overlapping moves: NumPy copies them safely
+    return flat[:rows * d].reshape((rows, d), order="F")
 
 
 def _sparse_center_kernel(kernel, C, band=512):

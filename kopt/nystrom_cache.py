@@ -87,13 +87,13 @@ class SystemCache:
         self.hits = self.misses = 0
         self.lock = threading.Lock()
 
-    def get(self, kernel, X, Y, C, dtype=np.float32, weights=None, build=None):
+    def get(self, kernel, X, Y, C, dtype=np.float32, weights=None, build=None, own_centers=False):
         """The system of these inputs: kept, or built (and kept when it fits the budget); ``build``: the class
         that builds one (default :class:`NystromSystem`)."""
         if build is None:
             from kopt_plugins.krr_nystrom.system import NystromSystem as build
         if self.max_entries < 1:  # off: no key to compute
-            return build(kernel, X, Y, C, dtype=dtype, weights=weights)
+            return build(kernel, X, Y, C, dtype=dtype, weights=weights, own_centers=own_centers)
         k = key(kernel, X, Y, C, dtype, weights)
         with self.lock:
             if k in self.entries:
@@ -101,7 +101,7 @@ class SystemCache:
                 self.hits += 1
                 return self.entries[k]
             self.misses += 1
-        built = build(kernel, X, Y, C, dtype=dtype, weights=weights)
+        built = build(kernel, X, Y, C, dtype=dtype, weights=weights, own_centers=own_centers)
         size = system_bytes(built)
         if size > self.max_bytes:
             return built
@@ -144,7 +144,7 @@ def sharing(max_entries=MAX_ENTRIES, max_bytes=MAX_BYTES):
         CACHE.clear()
 
 
-def system(kernel, X, Y, C, dtype=np.float32, weights=None):
-    """:class:`NystromSystem` ``(kernel, X, Y, C, dtype, weights)``: a kept one inside :func:`sharing` when these
-    inputs built one there, else a new one."""
-    return CACHE.get(kernel, X, Y, C, dtype=dtype, weights=weights)
+def system(kernel, X, Y, C, dtype=np.float32, weights=None, own_centers=False):
+    """:class:`NystromSystem` ``(kernel, X, Y, C, dtype, weights, own_centers)``: a kept one inside :func:`sharing`
+    when these inputs built one there, else a new one (``own_centers``: it may reorder C in place and keep it)."""
+    return CACHE.get(kernel, X, Y, C, dtype=dtype, weights=weights, own_centers=own_centers)

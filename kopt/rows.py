@@ -25,13 +25,15 @@ def take(X, rows):
     return X[rows]
 
 
-def dense(X, rows, xp, dtype):
-    """Rows of ``X`` (a slice, an index array, or None for all) as a dense ``dtype`` array of ``xp``."""
+def dense(X, rows, xp, dtype, order=None):
+    """Rows of ``X`` (a slice, an index array, or None for all) as a dense ``dtype`` array of ``xp``; ``order``
+    "F" makes it Fortran order (without a C-order copy first for sparse rows)."""
     part = X if rows is None else take(X, rows)
     if is_sparse(part):
-        return xp.asarray(part.toarray(), dtype=dtype)
+        return xp.asarray(part.toarray(order=order), dtype=dtype, order=order)
     part = xp.asarray(part)
-    return part if part.dtype == dtype else part.astype(dtype)
+    part = part if part.dtype == dtype else part.astype(dtype)
+    return part if order is None else xp.asarray(part, order=order)
 
 
 def kernel_rows(kernel, X, rows, xp, dtype):

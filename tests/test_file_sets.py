@@ -177,3 +177,18 @@ def test_a_checkpoint_from_another_machine_is_refused_with_what_differs(tmp_path
     path.write_text(json.dumps(fileset.seal(meta)))
     with pytest.raises(CheckpointError, match=r"another machine or software \(blas .*SkylakeX.*Resume where"):
         checkpoint.read(tmp_path, {"a": 1}, "s")
+
+
+def test_content_hash_reads_fortran_order_arrays_as_their_c_order_bytes(monkeypatch):
+    """A Fortran-order array is hashed a block of rows at a time (no whole copy), to the bytes a C-order copy has."""
+    import numpy as np
+
+    from kopt import model as model_module
+
+    rng = np.random.default_rng(0)
+    C = rng.standard_normal((300, 7)).astype(np.float32)
+    meta = {"format": "kopt-model", "spec": {"seed": 0}}
+    want = model_module.content_hash(meta, {"p_C": C, "p_w": np.ones((300, 2))})
+    monkeypatch.setattr(model_module, "HASH_BLOCK_BYTES", 100)  # many blocks
+    assert model_module.content_hash(meta, {"p_C": np.asfortranarray(C), "p_w": np.ones((300, 2))}) == want
+    assert model_module.content_hash(meta, {"p_C": np.asfortranarray(C[::-1]), "p_w": np.ones((300, 2))}) != want

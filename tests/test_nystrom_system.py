@@ -124,3 +124,25 @@ def test_plus_consume_takes_the_buffer_and_gives_the_same_system(whitened_first)
     with pytest.raises(RuntimeError, match="consumed"):
         b.whitened()
     a.whitened()  # not consumed: still usable
+
+
+def test_handed_over_centres_with_some_dropped_give_the_same_system():
+    """own_centers: C reordered and compacted in its own buffer, where the basis drops repeated centres, is the
+    system of a copy."""
+    X, Y, _ = _rows(n=500)
+    C = np.vstack([X[:80], X[:20]])  # 20 repeats: the basis keeps 80
+    kernel = GaussianKernel(bandwidth=1.0)
+    copy_ = NystromSystem(kernel, X, Y, C.copy())
+    owned = NystromSystem(kernel, X, Y, np.asfortranarray(C), own_centers=True)
+    assert owned.M == copy_.M == 80
+    assert owned.C.flags.f_contiguous and np.array_equal(owned.C, copy_.C)
+    assert np.array_equal(owned.An, copy_.An) and np.array_equal(owned.U, copy_.U)
+
+
+def test_leading_rows_compacts_in_place():
+    from kopt.nystrom import leading_rows
+
+    A = np.asfortranarray(np.arange(35.0).reshape(7, 5))
+    want = A[:4].copy()
+    got = leading_rows(A, 4)
+    assert np.shares_memory(got, A) and got.flags.f_contiguous and np.array_equal(got, want)

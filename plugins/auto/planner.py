@@ -146,10 +146,12 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             t1 = time.perf_counter()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
             kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
-            # the dense centres made for this system only: it keeps its own copy (the kept basis, Fortran order),
-            # and a second one held here cost M x d float32 more (136 MB at 4,096 of reuters' 8,315-wide rows)
-            C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
-            system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit)
+            # the dense centres made for this system only, in the Fortran order it keeps them in, and handed over:
+            # it reorders them in place (a copy of its own, while this one lived, was M x d float32 more at the
+            # peak: 136 MB at 4,096 of reuters' 8,315-wide rows)
+            C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F")
+            system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit,
+                                          own_centers=True)
             del C
             tried = _lambda_window(len(lambdas), lam_index)
             scores = {}
