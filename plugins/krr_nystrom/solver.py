@@ -53,10 +53,12 @@ class NystromKRR(IterativeSolver):
             yield ("model", "features", "kind"), (
                 "solver 'krr_nystrom' works on Nystrom centres: set model.features.kind: nystrom")
 
-    def init(self, problem):
+    def init(self, problem, dense_centers=True):
+        """The solver's state; ``dense_centers=False`` leaves ``C`` (the dense centres) None until
+        :func:`_dense_centers` makes them (a planned system brings its own)."""
         xp = problem.xp
         centers = choose_centers(problem, problem.features.count)
-        C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
+        C = _dense_centers(problem, centers) if dense_centers else None
         Y = problem.label_matrix()
         intercept = target_offset(Y, problem.sample_weight)  # fixed: the solve fits the centred targets
         return {"problem": problem, "centers": centers, "C": C, "Y": Y - intercept, "intercept": intercept,
@@ -112,15 +114,21 @@ class NystromKRR(IterativeSolver):
         return {} if state["w"] is None else {"w": to_numpy(state["w"])}
 
     def load(self, problem, saved):
-        state = self.init(problem)
-        if "system" in saved:  # solver: auto's plan: the system its search built on every training row
+        planned = "system" in saved  # solver: auto's plan: the system its search built on every training row
+        state = self.init(problem, dense_centers=not planned)
+        if planned:
             state["system"] = _planned_system(problem, state, saved)
             state["reused_system"] = state["system"] is not None
+            if state["system"] is None:
+                state["C"] = _dense_centers(problem, state["centers"])
+            else:  # the system keeps its own dense centres (a second copy was reuters' peak: 136 MB at 4,096)
+                state["C"] = state["system"].C
         if "w" in saved:
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
+            C = _dense_centers(problem, state["centers"]) if state.get("reused_system") else state["C"]
             with blas_threads(1):  # as NystromSystem factors it: the same centres and bits of U, so the same certificate
-                kept, state["U"] = center_basis(problem.kernel, state["C"])
-            state["C"] = problem.xp.asfortranarray(state["C"][problem.xp.asarray(kept)])
+                kept, state["U"] = center_basis(problem.kernel, C)
+            state["C"] = problem.xp.asfortranarray(C[problem.xp.asarray(kept)])
         return state
 
     def finish(self, state):
@@ -134,6 +142,11 @@ class NystromKRR(IterativeSolver):
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
         return predictor, info
+
+
+def _dense_centers(problem, centers):
+    """The centres' rows, dense in the problem's dtype."""
+    return _rows.dense(problem.X, problem.xp.asarray(centers), problem.xp, problem.dtype)
 
 
 def _planned_system(problem, state, saved):
