@@ -20,7 +20,9 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    (:meth:`NystromSystem.path`), would give another λ's solution and is not a choice;
 5. M stops doubling when the last doubling gained less than a third of the tolerance kopt's
    defaults are held to (:data:`MIN_GAIN`: 0.1 points of accuracy, 0.67% of RMSE) -- gains shrink
-   with each doubling, so the sizes left could not add up to the tolerance --, when the next size
+   with each doubling, so the sizes left could not add up to the tolerance --, or less than
+   :data:`GAIN_ERRORS` standard errors of the paired difference on the validation rows (:func:`_gain_error`:
+   the rows cannot tell that it gained, nor would they a smaller later gain), when the next size
    would pass ``max_centers``, the training rows or :data:`CENTER_ENTRIES` dense values of centres,
    or when its projected time (4x this size's: the system costs n M²) would pass the budget.
 
@@ -48,6 +50,10 @@ MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
 #: the centres are held dense (M × d): at most this many values (256 MiB in float32) -- wide sparse rows
 #: (a 65,536-column text set caps M at 1,024)
 CENTER_ENTRIES = 1 << 26
+#: a doubling whose validation gain is within this many standard errors of its paired difference (:func:`_gain_error`)
+#: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
+#: could not be told apart either
+GAIN_ERRORS = 1.0
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
 #: λ values either side of the previous size's best, at the later sizes; the window widens while the best lies
@@ -78,6 +84,18 @@ def _gain(metric, old, new):
     if metric == "rmse":
         return (new - old) / abs(old) if old else 0.0  # scores are −RMSE
     return new - old
+
+
+def _gain_error(metric, old_rows, new_rows):
+    """The standard error of :func:`_gain` between two models scored on the same validation rows (paired: the
+    per-row differences of their outcomes), in :func:`_gain`'s units."""
+    n = len(old_rows)
+    if n < 2:
+        return 0.0
+    if metric == "rmse":  # a relative cut in RMSE: d(MSE) / (2 MSE), by the delta method
+        mse = float(np.mean(old_rows))
+        return float(np.std(old_rows - new_rows, ddof=1)) / math.sqrt(n) / (2.0 * mse) if mse > 0 else 0.0
+    return float(np.std(new_rows - old_rows, ddof=1)) / math.sqrt(n)
 
 
 def _better(metric, trial, best):
@@ -131,6 +149,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     base_bw = options.get("bandwidth")
     ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
     trials, best, previous_best, kept = [], None, None, None
+    previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
         t_level = time.perf_counter()
@@ -154,7 +173,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                                           own_centers=True)
             del C
             tried = _lambda_window(len(lambdas), lam_index)
-            scores = {}
+            scores, outcomes = {}, {}
             while True:
                 todo = [i for i in tried if i not in scores]
                 for i, S in zip(todo, system.path([lambdas[i] for i in todo], X_val)):
@@ -162,7 +181,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                     if S is None:
                         scores[i] = -np.inf
                     else:
-                        scores[i] = _score(metric, _outcomes(metric, to_numpy(S) + intercept, Y_val, y_scale))
+                        outcomes[i] = _outcomes(metric, to_numpy(S) + intercept, Y_val, y_scale)
+                        scores[i] = _score(metric, outcomes[i])
                 # ties: the larger λ (lambdas run from large to small, so the first best)
                 k = max(scores, key=lambda i: (scores[i], -i))
                 wider = _lambda_window(len(lambdas), k)
@@ -178,7 +198,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): best "
                 f"lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} ({trial['seconds']:.2f} s)")
             if level_best is None or trial["score"] > level_best["score"]:
-                level_best = trial
+                level_best, level_rows = trial, outcomes[k]
             if best is None or _better(metric, trial, best):
                 best, kept = trial, (system, centers)  # the solve on every row reuses this system
             del system
@@ -188,9 +208,11 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
         if level + 1 < len(ladder):
             if previous_best is not None and counts is None:
                 gain = _gain(metric, previous_best["score"], level_best["score"])
-                if gain < MIN_GAIN[metric]:
+                noise = GAIN_ERRORS * _gain_error(metric, previous_rows, level_rows)
+                if gain < max(MIN_GAIN[metric], noise):
                     log(f"auto: {M} centres gained {_gain_words(metric, gain)} over {M // 2} (< "
-                        f"{_gain_words(metric, MIN_GAIN[metric])}): stop growing")
+                        f"{_gain_words(metric, MIN_GAIN[metric])}, or within the validation rows' "
+                        f"{_gain_words(metric, noise)} standard error): stop growing")
                     break
             next_factors = 2 if has_bw and bandwidth_rule and level == 0 else 1
             projected = level_s / len(factors) * next_factors * 4.0
@@ -198,7 +220,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 log(f"auto: {ladder[level + 1]} centres would take ~{projected:.1f} s, past the budget "
                     f"({budget_s:g} s, {spent:.1f} s spent): stop growing")
                 break
-        previous_best = level_best
+        previous_best, previous_rows = level_best, level_rows
     split = f"validation {len(va)} of {n} rows, seed {seed}"
     system, centers = kept
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
