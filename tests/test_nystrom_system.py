@@ -146,3 +146,23 @@ def test_leading_rows_compacts_in_place():
     want = A[:4].copy()
     got = leading_rows(A, 4)
     assert np.shares_memory(got, A) and got.flags.f_contiguous and np.array_equal(got, want)
+
+
+def test_shed_and_restore_give_the_same_system():
+    X, Y, _ = _rows()
+    kernel = GaussianKernel(bandwidth=1.0)
+    C = X[:120].copy()
+    s = NystromSystem(kernel, X[:600], Y[:600], C)
+    want = s.path([1e-3], X[600:])[0]
+    U, Cs = s.U.copy(), s.C.copy()
+    s.shed()
+    assert s.shed_state and s.U is None and s.C is None
+    s.restore(np.asfortranarray(C))
+    assert not s.shed_state and np.array_equal(s.U, U) and np.array_equal(s.C, Cs)
+    assert np.array_equal(s.path([1e-3], X[600:])[0], want)
+    s.shed()
+    with pytest.raises(ValueError, match="other centres"):
+        s.restore(X[200:320].copy())
+    unsolved = NystromSystem(kernel, X[:600], Y[:600], C)
+    unsolved.shed()  # T not made yet: nothing is dropped
+    assert not unsolved.shed_state

@@ -153,6 +153,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
         t_level = time.perf_counter()
+        if kept is not None:
+            kept[0].shed()  # the best so far waits as its T alone while a larger system is built
         if not has_bw or not bandwidth_rule or level >= 2:
             factors = (factor,)
         elif level == 0:
@@ -223,6 +225,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
         previous_best, previous_rows = level_best, level_rows
     split = f"validation {len(va)} of {n} rows, seed {seed}"
     system, centers = kept
+    if system.shed_state:
+        system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
     # system krr_nystrom builds from scratch on the same centres and kernel
     # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)

@@ -55,10 +55,17 @@ PATH_THREADED = 1024
 CHUNK_ENTRIES = 1 << 22
 
 
-def row_chunks(X, M, kernel=None):
+#: entries per chunk of a pass that only multiplies the kernel values by a few columns (scores, residuals): no
+#: rank-k update to feed, so a quarter of :data:`CHUNK_ENTRIES` (the validation scores at 4,096 centres were w8a's and
+#: ijcnn1's peak, 10-30 MB above the Gram's)
+SCORE_ENTRIES = CHUNK_ENTRIES // 4
+
+
+def row_chunks(X, M, kernel=None, entries=None):
     """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows (unless the
-    kernel takes X's sparse rows as they are), stay within :data:`CHUNK_ENTRIES`."""
-    return _rows.chunks(X.shape[0], max(1, CHUNK_ENTRIES // max(1, M, _width(X, kernel))))
+    kernel takes X's sparse rows as they are), stay within ``entries`` (:data:`CHUNK_ENTRIES`)."""
+    entries = CHUNK_ENTRIES if entries is None else entries
+    return _rows.chunks(X.shape[0], max(1, entries // max(1, M, _width(X, kernel))))
 
 
 def _width(X, kernel):
@@ -233,6 +240,31 @@ class NystromSystem:
         out.An, out.Bn, out._whitened = None, B, (T, b)
         return out
 
+    @property
+    def shed_state(self):
+        """Whether :meth:`shed` dropped U and the dense centres (:meth:`restore` brings them back)."""
+        return self.U is None
+
+    def shed(self):
+        """Drop U and the dense centres, keeping T, b and B/n: a solved system held aside while a larger one is
+        built (``solver: auto``'s best so far: its U and centres were M² float64 and M x d more at the next size's
+        peak).  Not for a shared system (kopt.nystrom_cache: its T is read-only), nor before T is made."""
+        if self._whitened is None or not _writeable(self._whitened[0]) or self.xp is not np:
+            return  # shared, unsolved or on a device: nothing is dropped
+        self.U = self.C = None
+
+    def restore(self, C):
+        """U and the dense centres again, from the centres as given to the constructor (``C``, in their order): the
+        centres' basis is computed as it was (one BLAS thread: the same bits), so the system is the one it was."""
+        if self.U is not None:
+            return
+        with blas_threads(1):
+            kept, U = center_basis(self.kernel, C)
+        if len(kept) != len(self.kept) or not np.array_equal(np.asarray(kept), np.asarray(self.kept)):
+            raise ValueError("restore() was given other centres than the system's")
+        self.U = U
+        self.C = self.xp.asfortranarray(C[self.xp.asarray(self.kept)])
+
     def _whiten_rows(self, K):
         """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
         if self.xp is np:
@@ -293,7 +325,7 @@ class NystromSystem:
     def scores(self, X, w):
         """k(X, C) @ w in float64 for the rows X, a chunk of rows at a time (their kernel values never held whole)."""
         out = self.xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
-        for lo, hi, K in kernel_chunks(self.kernel, self.C, self.dtype, X):
+        for lo, hi, K in kernel_chunks(self.kernel, self.C, self.dtype, X, SCORE_ENTRIES):
             out[lo:hi] = K @ w
         return out
 
@@ -463,14 +495,14 @@ def target_offset(Y, weights=None):
     return (weights[:, None] * Y).sum(axis=0) / weights.sum()
 
 
-def kernel_chunks(kernel, C, dtype, X):
+def kernel_chunks(kernel, C, dtype, X, entries=None):
     """``(lo, hi, K)`` for row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64, in one
     float64 buffer reused from chunk to chunk (overwritten by the next: use it before asking for the next one).
-    Chunks are :func:`row_chunks`.  A fresh float64 array per
+    Chunks are :func:`row_chunks` of ``entries``.  A fresh float64 array per
     chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once)."""
     xp = get_namespace(C)
     buf = None
-    for lo, hi in row_chunks(X, C.shape[0], kernel):
+    for lo, hi in row_chunks(X, C.shape[0], kernel, entries):
         K = kernel.exact(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype), C).astype(dtype, copy=False)
         if buf is None:
             buf = xp.empty((hi - lo, C.shape[0]), dtype=np.float64)  # the first chunk is the largest
@@ -484,7 +516,7 @@ def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
     xp = get_namespace(C)
     scores = xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
     Ktr = xp.zeros(w.shape, dtype=np.float64)
-    for lo, hi, K in kernel_chunks(kernel, C, dtype, X):
+    for lo, hi, K in kernel_chunks(kernel, C, dtype, X, SCORE_ENTRIES):
         f = K @ w
         scores[lo:hi] = f
         r = f - Y[lo:hi]
