@@ -26,7 +26,8 @@ One M × M system serves every output column (one-vs-rest's classes share A: one
 factorisation for all classes).  A and B are accumulated a chunk of rows at a time -- k(X_chunk, C) in
 the problem's dtype, its products in float64 -- so memory is O(M² + chunk · M), never n × M (validation
 rows' scores too are computed a chunk at a time).  T costs two M × M triangular solves (2 M³ flops) once,
-in A's buffer; a λ path reuses it, each λ one Cholesky (M³/3).
+in A's buffer; a λ path reuses it, each λ one Cholesky (M³/3) made in T's own buffer (its lower triangle, while
+the upper one keeps T), so a system holds two M × M float64 arrays, T and U, whatever it is asked.
 """
 from __future__ import annotations
 
@@ -137,7 +138,8 @@ class NystromSystem:
     """The whitened normal equations of the rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
 
     ``weights``: per-row weights (mean 1) or None; ``kernel``: a kernel instance (its bandwidth a
-    number); ``own_centers``: C is handed over (a Fortran-order NumPy array the system may reorder and keep).  Kernel values are computed in ``dtype``, A's products in float64: the search must score
+    number); ``own_centers``: C is handed over (a Fortran-order NumPy array the system may reorder and
+    keep).  Kernel values are computed in ``dtype``, A's products in float64: the search must score
     the system the final solve factors, and a float32 A is not positive semidefinite to the precision
     small λ needs.  Attributes: ``C`` (the kept centres, in the pivoted order of
     :func:`kopt.nystrom.center_basis`), ``kept`` (their positions in the given C), ``M`` (their count),
