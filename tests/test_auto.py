@@ -234,3 +234,24 @@ def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gaine
     monkeypatch.setattr(planner, "GAIN_ERRORS", 0.0)
     off = _solve(spec, (X, y))
     assert max(sizes) < max(t["centers"] for t in off.auto["trials"]) == 1024
+
+
+def test_a_shorter_bandwidth_is_tried_again_while_it_wins_resolvably(monkeypatch):
+    """A checkerboard of short period: 1/√2 of the bandwidth wins at 512 centres by far more than its standard
+    error, so the next size tries 1/√2 of that again (and it wins there); without the rule the bandwidth is fixed
+    from the third size on."""
+    from kopt_plugins.auto import planner
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (9000, 2))
+    y = np.where(np.sin(9 * X[:, 0]) * np.sin(9 * X[:, 1]) > 0, 1, -1)
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "max_centers": 1024}, "output": {"model": False, "report": False}}
+    data = (X[:8000], y[:8000], X[8000:], y[8000:])
+    r = _solve(spec, data)
+    at_1024 = {t["bandwidth_factor"]: t["score"] for t in r.auto["trials"] if t["centers"] == 1024}
+    assert len(at_1024) == 2 and r.auto["bandwidth_factor"] == min(at_1024)
+    monkeypatch.setattr(planner, "SHORTEN_WHILE_RESOLVED", False)
+    fixed = _solve(spec, data)
+    assert len([t for t in fixed.auto["trials"] if t["centers"] == 1024]) == 1
+    assert r.metrics["accuracy"] > fixed.metrics["accuracy"]

@@ -12,8 +12,9 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    held-out centre's coefficient is fitted without its label: it biased the search towards large λ);
 3. the bandwidth is tried at ½, 1 and 2 times the spec's rule (``auto``: the ``scale`` rule) at the
    first size, at the best factor and 1/√2 of it at the second (more centres resolve a shorter
-   length scale, never a longer one), and kept from the third size on, where one system costs
-   more than all smaller ones together; a number, or another rule, is taken as given;
+   length scale, never a longer one), and from the third size on at 1/√2 of it again while the
+   shorter one won the last size by more than :data:`GAIN_ERRORS` standard errors, else kept (one
+   system costs more than all smaller ones together); a number, or another rule, is taken as given;
 4. λ walks :data:`LAMBDAS` (half decades, 1e-1 .. 1e-9) at the first size, then the best λ and
    one half decade either side of it (more where the best lies at an end); or is the spec's number.
    A λ whose system A/n + λR does not factor, or is conditioned beyond what float64 resolves
@@ -54,6 +55,9 @@ CENTER_ENTRIES = 1 << 26
 #: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
 #: could not be told apart either
 GAIN_ERRORS = 1.0
+#: from the third size on, the bandwidth is shortened by 1/√2 again while the shorter one won the last size by more
+#: than :data:`GAIN_ERRORS` standard errors
+SHORTEN_WHILE_RESOLVED = True
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
 #: λ values either side of the previous size's best, at the later sizes; the window widens while the best lies
@@ -150,19 +154,20 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
     trials, best, previous_best, kept = [], None, None, None
     previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
+    shorten = False  # from the third size on: whether a shorter bandwidth is tried too
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
         t_level = time.perf_counter()
         if kept is not None:
             kept[0].shed()  # the best so far waits as its T alone while a larger system is built
-        if not has_bw or not bandwidth_rule or level >= 2:
+        if not has_bw or not bandwidth_rule or (level >= 2 and not shorten):
             factors = (factor,)
         elif level == 0:
             factors = FIRST_FACTORS
         else:
             factors = (factor, float(f"{factor / math.sqrt(2):.6g}"))
         centers = np.sort(order[:M])  # krr_nystrom's centres for features.count = M (kopt.nystrom.choose_centers)
-        level_best = None
+        level_best, factor_rows = None, {}
         for f in factors:
             t1 = time.perf_counter()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
@@ -199,11 +204,20 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             trials.append(trial)
             log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): best "
                 f"lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} ({trial['seconds']:.2f} s)")
+            factor_rows[f] = outcomes.get(k)
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best, level_rows = trial, outcomes[k]
             if best is None or _better(metric, trial, best):
                 best, kept = trial, (system, centers)  # the solve on every row reuses this system
             del system
+        if level >= 1 and len(factors) == 2:
+            # the shorter bandwidth is tried again at the next size while it won here by more than the validation
+            # rows' standard error (more centres resolve a shorter length scale); else the bandwidth is kept
+            longer, shorter = factors
+            won = level_best["bandwidth_factor"] == shorter and factor_rows.get(longer) is not None
+            shorten = SHORTEN_WHILE_RESOLVED and won and _gain(
+                metric, _score(metric, factor_rows[longer]), level_best["score"]) > GAIN_ERRORS * _gain_error(
+                metric, factor_rows[longer], factor_rows[shorter])
         factor, lam_index = level_best["bandwidth_factor"], level_best["lam_index"]
         level_s = time.perf_counter() - t_level
         spent = time.perf_counter() - t0
@@ -216,7 +230,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                         f"{_gain_words(metric, MIN_GAIN[metric])}, or within the validation rows' "
                         f"{_gain_words(metric, noise)} standard error): stop growing")
                     break
-            next_factors = 2 if has_bw and bandwidth_rule and level == 0 else 1
+            next_factors = 2 if has_bw and bandwidth_rule and (level == 0 or shorten) else 1
             projected = level_s / len(factors) * next_factors * 4.0
             if spent + projected > budget_s:
                 log(f"auto: {ladder[level + 1]} centres would take ~{projected:.1f} s, past the budget "
