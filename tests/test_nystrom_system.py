@@ -166,3 +166,25 @@ def test_shed_and_restore_give_the_same_system():
     unsolved = NystromSystem(kernel, X[:600], Y[:600], C)
     unsolved.shed()  # T not made yet: nothing is dropped
     assert not unsolved.shed_state
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_bound_kernel_gives_exact_s_bits(sparse):
+    """Kernel.bind(C) makes C's side of the kernel once per pass (the Gaussian's augmented centres): every chunk's
+    values are exact(X, C)'s, bit for bit, for dense and CSR rows, float32 and float64."""
+    import scipy.sparse as sp
+
+    from kopt.plugins import registry
+
+    rng = np.random.default_rng(2)
+    C = np.asfortranarray(rng.standard_normal((30, 6)).astype(np.float32))
+    X = rng.standard_normal((40, 6)).astype(np.float32)
+    if sparse:
+        X = sp.csr_matrix(np.where(rng.random(X.shape) < 0.3, X, 0))
+    for name in ("gaussian", "laplacian"):
+        kernel = registry().get("kernel", name)(bandwidth=1.3)
+        if sparse and not kernel.sparse_rows:
+            continue
+        k = kernel.bind(C)
+        for rows in (X, X.astype(np.float64)):
+            assert np.array_equal(k(rows), kernel.exact(rows, C))

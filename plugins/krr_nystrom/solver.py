@@ -105,9 +105,10 @@ class NystromKRR(IterativeSolver):
         problem = state["problem"]
         out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
         coef = state["w"].astype(problem.dtype)
+        k = problem.kernel.bind(state["C"])
         for lo, hi in row_chunks(X, state["C"].shape[0], problem.kernel):
             rows = _rows.kernel_rows(problem.kernel, X, slice(lo, hi), problem.xp, problem.dtype)
-            out[lo:hi] = problem.kernel.exact(rows, state["C"]) @ coef
+            out[lo:hi] = k(rows) @ coef
         return out + state["intercept"]
 
     def save(self, state):

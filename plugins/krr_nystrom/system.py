@@ -504,8 +504,9 @@ def kernel_chunks(kernel, C, dtype, X, entries=None):
     chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once)."""
     xp = get_namespace(C)
     buf = None
+    k = kernel.bind(C)  # C's side of the kernel made once for the pass
     for lo, hi in row_chunks(X, C.shape[0], kernel, entries):
-        K = kernel.exact(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype), C).astype(dtype, copy=False)
+        K = k(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype)).astype(dtype, copy=False)
         if buf is None:
             buf = xp.empty((hi - lo, C.shape[0]), dtype=np.float64)  # the first chunk is the largest
         out = buf[:hi - lo]
