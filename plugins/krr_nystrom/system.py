@@ -112,7 +112,7 @@ def _permute_rows(C, order, block=256):
         C[:, lo:lo + block] = C[order, lo:lo + block]
 
 
-def _mirror_upper(A, block=1024):
+def _mirror_upper(A, block=256):
     """Copy A's strict upper triangle onto its lower one, in place, a block of columns at a time."""
     n = A.shape[0]
     for lo in range(0, n, block):
@@ -123,7 +123,7 @@ def _mirror_upper(A, block=1024):
         D[lower] = D.T[lower]
 
 
-def _mirror_lower(A, block=1024):
+def _mirror_lower(A, block=512):
     """Copy A's lower triangle onto its upper one, in place, a block of rows at a time."""
     n = A.shape[0]
     for lo in range(0, n, block):
