@@ -96,10 +96,11 @@ def _gain_error(metric, old_rows, new_rows):
     n = len(old_rows)
     if n < 2:
         return 0.0
+    error = float(np.std(new_rows - old_rows, ddof=1)) / math.sqrt(n)
     if metric == "rmse":  # a relative cut in RMSE: d(MSE) / (2 MSE), by the delta method
         mse = float(np.mean(old_rows))
-        return float(np.std(old_rows - new_rows, ddof=1)) / math.sqrt(n) / (2.0 * mse) if mse > 0 else 0.0
-    return float(np.std(new_rows - old_rows, ddof=1)) / math.sqrt(n)
+        return error / (2.0 * mse) if mse > 0 else 0.0
+    return error
 
 
 def _better(metric, trial, best):

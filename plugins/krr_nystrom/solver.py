@@ -25,7 +25,7 @@ from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 from kopt.threads import blas_threads
 
-from .system import residual_pass, row_chunks, target_offset
+from .system import kept_centers, residual_pass, row_chunks, target_offset
 
 
 class NystromKRR(IterativeSolver):
@@ -129,7 +129,7 @@ class NystromKRR(IterativeSolver):
             C = _dense_centers(problem, state["centers"]) if state.get("reused_system") else state["C"]
             with blas_threads(1):  # as NystromSystem factors it: the same centres and bits of U, so the same certificate
                 kept, state["U"] = center_basis(problem.kernel, C)
-            state["C"] = problem.xp.asfortranarray(C[problem.xp.asarray(kept)])
+            state["C"] = kept_centers(C, kept)
         return state
 
     def finish(self, state):

@@ -101,9 +101,22 @@ def _writeable(A):
 def _symmetric_from_lower(A):
     """A with its lower triangle copied onto its upper one (in place on NumPy)."""
     if get_namespace(A) is np:
-        _mirror_lower(A)
+        _mirror_upper(A.T)  # A's lower triangle is its transpose's upper one (a view: in place)
         return A
     return get_namespace(A).tril(A) + get_namespace(A).tril(A, -1).T  # pragma: no cover - GPU only
+
+
+def kept_centers(C, kept, own=False):
+    """The rows ``kept`` of the centres C, in that order and in Fortran order (a kernel reads the centres' columns:
+    the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which made a contiguous Cᵀ per chunk of rows from C order, 1.1 s of
+    reuters' 5.2 s fit).  ``own``: C is handed over (a Fortran-order NumPy array): its rows are put in that order in
+    place, the others last and cut off -- no second M × d copy (136 MB at 4,096 of reuters' 8,315-wide rows)."""
+    xp = get_namespace(C)
+    if not (own and xp is np and C.flags.f_contiguous):
+        return xp.asfortranarray(C[xp.asarray(kept)])
+    kept = np.asarray(kept)
+    _permute_rows(C, np.concatenate([kept, np.setdiff1d(np.arange(C.shape[0]), kept)]))
+    return leading_rows(C, len(kept))
 
 
 def _permute_rows(C, order, block=256):
@@ -121,17 +134,6 @@ def _mirror_upper(A, block=256):
         D = A[lo:hi, lo:hi]
         lower = np.tril_indices(hi - lo, -1)
         D[lower] = D.T[lower]
-
-
-def _mirror_lower(A, block=512):
-    """Copy A's lower triangle onto its upper one, in place, a block of rows at a time."""
-    n = A.shape[0]
-    for lo in range(0, n, block):
-        hi = min(n, lo + block)
-        A[lo:hi, hi:] = A[hi:, lo:hi].T
-        D = A[lo:hi, lo:hi]
-        upper = np.triu_indices(hi - lo, 1)
-        D[upper] = D.T[upper]
 
 
 class NystromSystem:
@@ -154,17 +156,7 @@ class NystromSystem:
             with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
                 basis = center_basis(kernel, C)
         self.kept, self.U = basis  # ``basis``: another system's ``(kept, U)`` on the same centres and kernel
-        # Fortran order: a kernel reads the centres' columns (the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which
-        # made a contiguous Cᵀ per chunk of rows from C order: 1.1 s of reuters' 5.2 s fit)
-        if own_centers and xp is np and C.flags.f_contiguous:
-            # the caller handed C over: its rows are put in the pivoted order in place, the dropped ones last and
-            # cut off (no second M × d copy: 136 MB at 4,096 of reuters' 8,315-wide rows)
-            kept = np.asarray(self.kept)
-            dropped = np.setdiff1d(np.arange(C.shape[0]), kept)
-            _permute_rows(C, np.concatenate([kept, dropped]))
-            self.C = leading_rows(C, len(kept))
-        else:
-            self.C = xp.asfortranarray(C[xp.asarray(self.kept)])
+        self.C = kept_centers(C, self.kept, own=own_centers)
         self.M = self.C.shape[0]
         self.n = 0
         self.An = xp.zeros((self.M, self.M), dtype=np.float64)
@@ -256,16 +248,16 @@ class NystromSystem:
         self.U = self.C = None
 
     def restore(self, C):
-        """U and the dense centres again, from the centres as given to the constructor (``C``, in their order): the
-        centres' basis is computed as it was (one BLAS thread: the same bits), so the system is the one it was."""
+        """U and the dense centres again, from the centres as given to the constructor (``C``, in their order, handed
+        over as in the constructor's ``own_centers``): the centres' basis is computed as it was (one BLAS thread:
+        the same bits), so the system is the one it was."""
         if self.U is not None:
             return
         with blas_threads(1):
             kept, U = center_basis(self.kernel, C)
-        if len(kept) != len(self.kept) or not np.array_equal(np.asarray(kept), np.asarray(self.kept)):
+        if not np.array_equal(np.asarray(kept), np.asarray(self.kept)):
             raise ValueError("restore() was given other centres than the system's")
-        self.U = U
-        self.C = self.xp.asfortranarray(C[self.xp.asarray(self.kept)])
+        self.U, self.C = U, kept_centers(C, kept, own=True)
 
     def _whiten_rows(self, K):
         """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
@@ -344,7 +336,7 @@ class NystromSystem:
             return None
 
     @contextlib.contextmanager
-    def _factored(self, lam, threads=1, retry=False):
+    def _factored(self, lam, threads=1, required=False):
         """The lower Cholesky factor L of T + λI (None where it does not factor), for the block; T is itself again
         after it.
 
@@ -354,9 +346,10 @@ class NystromSystem:
         at the peak (134 MB at 4,096 centres).  A shared system's T is read-only (kopt.nystrom_cache): its factor
         is made in a copy.
 
-        ``retry``: where T + λI does not factor, retry with δI added, δ from the features' rounding upwards
-        (x10 a try) -- that λ is then effectively δ-regularised, which :meth:`refine` corrects for; a λ below T's
-        rounding fails without it (the search's :meth:`path` refuses such a λ)."""
+        ``required``: where T + λI does not factor, retry with δI added, δ from the features' rounding upwards
+        (x10 a try) -- that λ is then effectively δ-regularised, which :meth:`refine` corrects for -- and raise
+        ``LinAlgError`` if none does; without it a λ below T's rounding gives None (the search's :meth:`path`
+        refuses such a λ)."""
         T, _ = self.whitened()
         in_place = self.xp is np and _writeable(T) and T.flags.c_contiguous
         diag = self.xp.diagonal(T).copy()
@@ -364,7 +357,7 @@ class NystromSystem:
         H, L = None, None
         self._diag = diag if in_place else None
         try:
-            for attempt in range(8 if retry else 1):
+            for attempt in range(8 if required else 1):
                 shift = lam + (delta * 10.0 ** (attempt - 1) if attempt else 0.0)
                 if in_place:
                     if attempt:
@@ -378,6 +371,8 @@ class NystromSystem:
                 L = self._cholesky(H, threads)
                 if L is not None:
                     break
+            if L is None and required:
+                raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
             yield L
         finally:
             if in_place:
@@ -406,10 +401,8 @@ class NystromSystem:
     def factor(self, lam):
         """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: :meth:`_factored`), in a new
         array (T is unchanged)."""
-        with self._factored(lam, retry=True) as L:
-            if L is None:
-                raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
-            return np.tril(L) if self.xp is np else self.xp.tril(L)
+        with self._factored(lam, required=True) as L:
+            return self.xp.tril(L)
 
     def coef(self, v):
         """w = U⁻¹ v: the model's coefficients on the centres, from the whitened ones."""
@@ -419,9 +412,7 @@ class NystromSystem:
         """v (M × k) minimising λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖² (w = :meth:`coef` of it); ``L``:
         :meth:`factor`'s, if at hand."""
         if L is None:
-            with self._factored(lam, retry=True) as L:
-                if L is None:
-                    raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+            with self._factored(lam, required=True) as L:
                 return self.solve(lam, L)
         with blas_threads(1):
             return cho_solve(L, self.whitened()[1])
@@ -431,9 +422,7 @@ class NystromSystem:
         refinement: each step one pass over the rows, corrected through the same factor); returns
         ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w.
         The factor is made in T's own buffer (:meth:`_factored`)."""
-        with self._factored(lam, retry=True) as L:
-            if L is None:
-                raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+        with self._factored(lam, required=True) as L:
             v = self.solve(lam, L)
             rhs = float(self.xp.sqrt(self.xp.sum(self.whitened()[1] ** 2))) or 1.0
             for k in range(steps + 1):
