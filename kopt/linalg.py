@@ -85,7 +85,8 @@ def cho_solve(L, b):
     """Solve (L Lᵀ) x = b."""
     sl = _scipy_linalg(get_namespace(L))
     # only L's lower triangle is read (its upper one may hold other data: NystromSystem factors in T's buffer),
-    # and no finiteness scan of L (an M × M pass per call; SciPy's finiteness checks were 0.23 s of w8a's profiled fit, these among them): a factor is finite
+    # and no finiteness scan of L (an M × M pass per call; SciPy's finiteness checks were 0.23 s of w8a's
+    # profiled fit, these among them): a factor is finite
     z = sl.solve_triangular(L, b, lower=True, check_finite=False)
     return sl.solve_triangular(L, z, lower=True, trans="T", check_finite=False)
 
