@@ -58,6 +58,11 @@ GAIN_ERRORS = 1.0
 #: from the third size on, the bandwidth is shortened by 1/√2 again while the shorter one won the last size by more
 #: than :data:`GAIN_ERRORS` standard errors
 SHORTEN_WHILE_RESOLVED = True
+#: the squared hinge's λ path solves each λ until a Newton step lowers its objective by less than this share
+#: (:class:`kopt_plugins.svm_nystrom.newton.HingeNewton`'s ``rtol``): the last steps move single rows across the
+#: margin, which validation accuracy does not see (ijcnn1 at 1,024 centres: steps 5-9 of a warm λ each lowered J by
+#: 1e-7..1e-8)
+HINGE_RTOL = 1e-6
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
 #: λ values either side of the previous size's best, at the later sizes; the window widens while the best lies
@@ -122,12 +127,13 @@ def _lambda_window(count, center):
     return list(range(max(0, center - LAMBDA_REACH), min(count, center + LAMBDA_REACH + 1)))
 
 
-def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, seed, validation, log):
+def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, seed, validation, log, hinge=False):
     """Measure the ladder; returns a :class:`Search`.
 
     ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
     ``lambdas``: the λ values; ``counts``: the centre counts to try (None: the doubling ladder up to
-    ``max_centers``).
+    ``max_centers``); ``hinge``: score the squared hinge (``svm_nystrom``) on each system, for a binary target
+    (:func:`_hinge_path`): its λ and validation score are the trial's.
     """
     from kopt.backend import to_numpy
     from kopt.nystrom import center_order
@@ -148,6 +154,9 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     X_fit, X_val = _rows.take(problem.X, xp.asarray(tr)), _rows.take(problem.X, xp.asarray(va))
     Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)]) + intercept
     w_fit = None if w is None else w[xp.asarray(tr)]
+    hinge = hinge and Y.shape[1] == 1 and metric == "accuracy"
+    y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge else None  # the ±1 labels the hinge reads
+    hinge_index = None  # the last level's hinge λ (its window's centre at the next size)
     order = center_order(problem, max(counts) if counts else max_centers)
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
@@ -169,6 +178,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             factors = (factor, float(f"{factor / math.sqrt(2):.6g}"))
         centers = np.sort(order[:M])  # krr_nystrom's centres for features.count = M (kopt.nystrom.choose_centers)
         level_best, factor_rows = None, {}
+        square_best = -np.inf  # the level's best square-loss score so far (the hinge runs only where it is beaten)
         for f in factors:
             t1 = time.perf_counter()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
@@ -197,19 +207,36 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
                     break
                 tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
+            square = dict(lam_index=k, score=scores[k], path=_path_words(lambdas, scores))
+            hinge_start, skipped = None, False
+            if hinge and scores[k] < square_best:
+                # the square loss's path is nearly free, the hinge's is Newton steps: a bandwidth the square loss scores
+                # below one already tried at this size is not tried for the hinge (not a choice)
+                skipped, scores, outcomes = True, {k: -np.inf}, {}
+            elif hinge:  # the trial is the squared hinge's on this system (its T becomes the margin rows')
+                square_best = square["score"]
+                k, scores, outcomes, hinge_start = _hinge_path(
+                    system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index)
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
-                         lam=lambdas[k], score=scores[k], lam_index=k,
-                         path={f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None)
-                               for i in sorted(scores)},
+                         lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
                          seconds=time.perf_counter() - t1)
+            if hinge:
+                trial.update(square_lam_index=square["lam_index"], square_score=square["score"],
+                             square_path=square["path"], newton_steps=0 if skipped else hinge_start.pop("steps"))
+                if skipped:
+                    trial["skipped"] = "the square loss scored this bandwidth below another at this size"
             trials.append(trial)
-            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): best "
-                f"lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} ({trial['seconds']:.2f} s)")
+            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): " + (
+                f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped else
+                f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} ({trial['seconds']:.2f} s)"))
             factor_rows[f] = outcomes.get(k)
+            if skipped:
+                del system
+                continue
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best, level_rows = trial, outcomes[k]
             if best is None or _better(metric, trial, best):
-                best, kept = trial, (system, centers)  # the solve on every row reuses this system
+                best, kept = trial, (system, centers, hinge_start)  # the solve on every row reuses this system
             del system
         if level >= 1 and len(factors) == 2:
             # the shorter bandwidth is tried again at the next size while it won here by more than the validation
@@ -219,7 +246,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             shorten = SHORTEN_WHILE_RESOLVED and won and _gain(
                 metric, _score(metric, factor_rows[longer]), level_best["score"]) > GAIN_ERRORS * _gain_error(
                 metric, factor_rows[longer], factor_rows[shorter])
-        factor, lam_index = level_best["bandwidth_factor"], level_best["lam_index"]
+        factor, lam_index = level_best["bandwidth_factor"], level_best.get("square_lam_index", level_best["lam_index"])
+        hinge_index = level_best["lam_index"] if hinge else None
         level_s = time.perf_counter() - t_level
         spent = time.perf_counter() - t0
         if level + 1 < len(ladder):
@@ -239,9 +267,17 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 break
         previous_best, previous_rows = level_best, level_rows
     split = f"validation {len(va)} of {n} rows, seed {seed}"
-    system, centers = kept
+    system, centers, hinge_start = kept
     if system.shed_state:
         system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
+    if hinge_start is not None:
+        # the hinge's system sums the fit rows inside the chosen solution's margin: counted over every training row,
+        # it is svm_nystrom's start (the validation rows go in as they fall inside the margin)
+        system.rescale(n)
+        in_T = np.zeros(n, dtype=bool)
+        in_T[tr] = to_numpy(hinge_start["in_T"])
+        hinge_start["in_T"] = xp.asarray(in_T)
+        return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start)
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
     # system krr_nystrom builds from scratch on the same centres and kernel
     # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)
@@ -264,6 +300,56 @@ class Search:
     system: object
     centers: np.ndarray
     intercept: np.ndarray
+    #: the squared hinge's start (a ``hinge`` search): ``in_T`` (the training rows the system's T sums), ``v``, ``b``
+    hinge_start: dict | None = None
+
+
+def _path_words(lambdas, scores):
+    return {f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None) for i in sorted(scores)}
+
+
+def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center):
+    """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``): each λ solved by
+    :class:`kopt_plugins.svm_nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
+    validation rows; :data:`LAMBDA_REACH` half decades either side of ``center``, widened while the best lies at an
+    end (as the square loss's path).  The system's T is the margin rows' from then on.  Returns ``(best index,
+    scores, per-row outcomes, start)`` with ``start`` the best λ's ``v``, ``b``, the rows T sums (``in_T``) and the
+    Newton steps taken (``steps``)."""
+    from kopt.backend import to_numpy
+    from kopt_plugins.svm_nystrom.newton import MAX_STEPS, HingeNewton
+
+    newton = HingeNewton(system, X, y, lambdas[0], weights, rtol=HINGE_RTOL)
+    scores, outcomes, points, steps = {}, {}, {}, 0
+    # the λ the Newton steps resolve: a kernel value's rounding (half the dtype's epsilon, relative) is the same
+    # row's value in another chunk of rows, so T_S, updated row by row, is the true Hessian to within
+    # eps/2 · ‖T‖ ≤ eps/2 · trace(T); Newton with that Hessian converges only while this stays below λ (ijcnn1,
+    # float32, 1,024 centres: 9 steps at 1e-7, none converged within 50 at 1e-8)
+    floor = 0.5 * float(np.finfo(system.dtype).eps) * float(system.xp.trace(system.whitened()[0]))
+    usable = [i for i in range(len(lambdas)) if lambdas[i] >= floor]
+    center = min(center, usable[-1])
+    tried = [i for i in _lambda_window(len(lambdas), center) if i in usable]
+    while True:
+        todo = [i for i in tried if i not in scores]
+        if todo and scores and todo[0] < min(scores):  # the window widened towards larger λ: walk up from the nearest
+            todo = todo[::-1]
+        for i in todo:
+            newton.lam, newton.converged = lambdas[i], False
+            for _ in range(MAX_STEPS):
+                newton.step()
+                steps += 1
+                if newton.converged:
+                    break
+            S = system.scores(X_val, newton.w[:, None]) + newton.b
+            outcomes[i] = _outcomes("accuracy", to_numpy(S), Y_val, 1.0)
+            scores[i] = _score("accuracy", outcomes[i])
+            points[i] = (newton.v.copy(), newton.b)
+        k = max(scores, key=lambda i: (scores[i], -i))
+        wider = [i for i in _lambda_window(len(lambdas), k) if i in usable]
+        if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
+            break
+        tried = sorted(set(tried) | set(wider))
+    v, b = points[k]
+    return k, scores, outcomes, {"v": v, "b": b, "in_T": newton.in_T, "steps": steps}
 
 
 def _digits(x):

@@ -10,8 +10,11 @@ Routes (docs/defaults.md):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
   nearly free, so it is also the search's model;
-* a smooth loss with a conjugate (squared hinge, logistic, Huber): ``joker`` ``mode: primal``
-  (Newton-CG on the same M Nyström centres) at the bandwidth and λ the square loss chose;
+* the squared hinge: ``svm_nystrom`` -- active-set Newton on the same M centres, each step one Cholesky of
+  the system of the rows inside the margin; for a binary target the search scores the squared hinge's own λ
+  path on each size (the size, bandwidth and λ are the hinge's), for multiclass ids the square loss's choice;
+* another smooth loss with a conjugate (logistic, Huber): ``joker`` ``mode: primal`` (Newton-CG on the same
+  M Nyström centres) at the bandwidth and λ the square loss chose;
 * a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
   own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
 
@@ -60,6 +63,9 @@ class AutoSolver(Solver):
         if loss.name == "square":
             return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
                     "krr_nystrom (the square loss: one Cholesky on the centres)")
+        if loss.name == "squared_hinge":
+            return ({"solver": {"name": "svm_nystrom"}, "model.form": "primal", **nystrom},
+                    "svm_nystrom (the squared hinge: Newton steps, each one Cholesky on the centres' margin rows)")
         if loss.smooth:
             return ({"solver": {"name": "joker", "mode": "primal"}, "model.form": "dual", **nystrom},
                     f"joker's primal Newton-CG on the centres ({loss.name} has a Lipschitz gradient)")
@@ -83,7 +89,7 @@ class AutoSolver(Solver):
             problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
             lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
             counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
-            seed=spec["seed"], validation=o.validation, log=log)
+            seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
         overrides["model.regularizer.lambda"] = best["lam"]
@@ -94,8 +100,8 @@ class AutoSolver(Solver):
         sizes = sorted({t["centers"] for t in trials})
         why = (f"{best['centers']} centres (tried {', '.join(map(str, sizes))}), bandwidth "
                f"{overrides.get('model.kernel.bandwidth', '-')} (x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} "
-               f"rule), lambda {best['lam']:g}: the best validation {metric} ({abs(best['score']):.5g}) on the square "
-               f"loss's Nystrom path; then {words}")
+               f"rule), lambda {best['lam']:g}: the best validation {metric} ({abs(best['score']):.5g}) on the "
+               f"{'squared hinge' if found.hinge_start is not None else 'square loss'}'s Nystrom path; then {words}")
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
@@ -104,4 +110,6 @@ class AutoSolver(Solver):
         start = None
         if solver["name"] == "krr_nystrom":
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
+        elif solver["name"] == "svm_nystrom":  # the search's system (and, for a binary target, its solution)
+            start = {"system": found.system, "centers": found.centers, **(found.hinge_start or {})}
         return Plan(overrides, record, start)

@@ -74,18 +74,18 @@ def _width(X, kernel):
     return 0 if _rows.is_sparse(X) and getattr(kernel, "sparse_rows", False) else X.shape[1]
 
 
-def _gram_update(A, K):
-    """A += Kᵀ K (K float64), the lower triangle only: in place by a rank-k update on NumPy (no M × M
+def _gram_update(A, K, alpha=1.0):
+    """A += α Kᵀ K (K float64), the lower triangle only: in place by a rank-k update on NumPy (no M × M
     temporary; A's upper triangle is not touched)."""
     xp = get_namespace(K)
     if xp is np:
         # in Fortran order A.T's upper triangle is A's lower one; Kᵀ is a Fortran-order view of the C-order K,
         # which BLAS reads without a copy (1.4x faster than trans=1 on K, measured at 6000 x 1024)
-        out = blas.dsyrk(1.0, K.T, beta=1.0, c=A.T, trans=0, lower=0, overwrite_c=1)
+        out = blas.dsyrk(alpha, K.T, beta=1.0, c=A.T, trans=0, lower=0, overwrite_c=1)
         if not np.shares_memory(out, A):  # pragma: no cover - a SciPy that copied c after all
             A[...] = out.T
     else:  # pragma: no cover - GPU only
-        A += xp.tril(K.T @ K)
+        A += alpha * xp.tril(K.T @ K)
 
 
 def _threads(threads):
@@ -213,7 +213,7 @@ class NystromSystem:
             out.add_rows(X, Y, weights)
             return out
         xp = self.xp
-        T0, b0 = self._whitened
+        T0, b0 = self._whitened[0], self._rhs()
         if consume and _writeable(T0):
             T = T0
             T *= float(self.n)
@@ -258,6 +258,52 @@ class NystromSystem:
         if not np.array_equal(np.asarray(kept), np.asarray(self.kept)):
             raise ValueError("restore() was given other centres than the system's")
         self.U, self.C = U, kept_centers(C, kept, own=True)
+
+    def update_rows(self, X, sign=1.0, weights=None):
+        """T ± (1/n) Σ w_i z_i z_iᵀ over the rows X (``sign`` +1 adds them, -1 takes them out; n is unchanged): the
+        system of another set of rows on the same centres, at rows · M² flops (their kernel values, whitened, and a
+        rank-k update of T's lower triangle).  The squared hinge's Newton steps (``solver: svm_nystrom``) keep T
+        the system of the rows inside the margin this way, as rows cross it.  T must be made and writeable (not a
+        shared system's); the right-hand sides b and B/n are not kept (a row's target does not enter T), so the
+        system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse it from then on."""
+        T, _ = self.whitened()
+        if not _writeable(T):
+            raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
+        if X.shape[0]:
+            xp = self.xp
+            for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X):
+                Z = self._whiten_rows(Kc)
+                if weights is not None:
+                    Z *= xp.sqrt(weights[lo:hi])[:, None]
+                _gram_update(T, Z, alpha=float(sign) / self.n)
+            _symmetric_from_lower(T)
+        self._whitened, self.Bn = (T, None), None
+
+    def clear_rows(self):
+        """T = 0: the system of no rows (n unchanged), to which :meth:`update_rows` adds rows."""
+        T, _ = self.whitened()
+        if not _writeable(T):
+            raise ValueError("a shared Nystrom system's T is read-only: clear_rows needs a system of its own")
+        T[...] = 0.0
+        self._whitened, self.Bn = (T, None), None
+
+    def rescale(self, n):
+        """The same rows' system counted as n rows (T's sums divided by n instead of by this system's n): the
+        squared hinge's search solves on the fit rows, its final solve on every training row."""
+        T, b = self.whitened()
+        T *= self.n / float(n)
+        if b is not None:
+            b *= self.n / float(n)
+        if self.Bn is not None:
+            self.Bn *= self.n / float(n)
+        self.n = int(n)
+
+    def _rhs(self):
+        """b of :meth:`whitened`, or an error where :meth:`update_rows` did not keep it."""
+        b = self.whitened()[1]
+        if b is None:
+            raise RuntimeError("this Nystrom system's rows were changed by update_rows: it keeps T only")
+        return b
 
     def _whiten_rows(self, K):
         """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
@@ -415,7 +461,7 @@ class NystromSystem:
             with self._factored(lam, required=True) as L:
                 return self.solve(lam, L)
         with blas_threads(1):
-            return cho_solve(L, self.whitened()[1])
+            return cho_solve(L, self._rhs())
 
     def refine(self, lam, X, Y, weights=None, steps=4, tol=1e-9):
         """The solve, refined against float64 residuals over the rows X (mixed-precision iterative
@@ -424,7 +470,7 @@ class NystromSystem:
         The factor is made in T's own buffer (:meth:`_factored`)."""
         with self._factored(lam, required=True) as L:
             v = self.solve(lam, L)
-            rhs = float(self.xp.sqrt(self.xp.sum(self.whitened()[1] ** 2))) or 1.0
+            rhs = float(self.xp.sqrt(self.xp.sum(self._rhs() ** 2))) or 1.0
             for k in range(steps + 1):
                 w = self.coef(v)
                 scores, Ktr = residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
@@ -444,7 +490,7 @@ class NystromSystem:
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
         scored: where it passes :data:`RESOLVED` of the scores (or T + λI does not factor), rounding, not
         λ, decides the scores, and the λ is not a choice."""
-        T, b = self.whitened()
+        T, b = self.whitened()[0], self._rhs()
         threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
         solved = {}
         for i, lam in enumerate(lams):

@@ -1,0 +1,9 @@
+"""The squared hinge (L2-SVM) on Nystrom centres by active-set Newton (solver: auto's route for it)."""
+from kopt.hookspecs import hookimpl
+
+from .solver import NystromSVM
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(NystromSVM)

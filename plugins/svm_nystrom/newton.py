@@ -1,0 +1,206 @@
+"""The squared hinge on Nyström centres by active-set Newton: each step one M × M solve on the rows inside the margin.
+
+The model is f(x) = k(x, C) w + b with ‖f‖² = wᵀRw (R = K_CC = UᵀU, v = Uw), and the objective kopt's
+
+    J(v, b) = λ/2 ‖v‖² + (1/n) Σ_i w_i ½ max(0, 1 − y_i f_i)²         (y_i = ±1, w_i the row weights)
+
+is a least-squares problem on the rows S = {y_i f_i < 1}: there ½ max(0, 1 − y f)² = ½ (f − y)².  Its
+Hessian is therefore the Nyström system of the rows in S, T_S + λI in the whitened coordinates (T_S =
+(1/n) Σ_S w_i z_i z_iᵀ, z_i = U⁻ᵀ k_i), bordered by the bias: e_S = (1/n) Σ_S w_i z_i and s_S = (1/n) Σ_S w_i.
+Newton's method on J is the finite Newton method of the L2-SVM (Keerthi & DeCoste, JMLR 2005; Chapelle,
+Neural Computation 2007): a step solves the square loss on the rows of S, and the method ends when a step
+leaves S as it found it (then the step was exact).
+
+What one step costs (:meth:`HingeNewton.step`):
+
+* one pass over every row: the scores f = k(X, C) w + b, and Kᵀ r with r_i = w_i (f_i − y_i) on S (the
+  gradient), in row chunks -- no n × M array is held;
+* T_S is kept up to date, not rebuilt: the rows that crossed the margin since the last step go in or out by a
+  rank-k update of their whitened features (:meth:`NystromSystem.update_rows`, rows · M² flops); after the first
+  steps few rows cross.  Where more rows changed than S holds, T_S is made again from S's rows alone;
+* one Cholesky factor of T_S + λI (M³/3 flops), made in T_S's own buffer, and two solves for the bias's border.
+
+The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
+of T_S's updates only slows the convergence, never moves the point it converges to.  Where the full step
+raises J (early, when many rows cross), the exact minimiser of J on the segment is found from the two passes'
+scores (J is convex and piecewise quadratic in the step length: bisection on its derivative, no pass per
+trial), and one more pass scores that point.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt import rows as _rows
+from kopt.backend import get_namespace
+from kopt.linalg import cho_solve, solve_triangular
+from kopt_plugins.krr_nystrom.system import SCORE_ENTRIES, _threads, kernel_chunks
+
+#: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
+MAX_STEPS = 50
+#: a full step whose objective rose by more than this share of it is cut back by the line search (smaller rises are the
+#: passes' rounding near the minimiser)
+RISE = 1e-12
+#: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
+LINE_SEARCH_STEPS = 40
+
+
+def margin_pass(kernel, C, dtype, w, b, X, y, weights=None):
+    """One float64 pass over the rows X at (w, b): the scores f = k(X, C) w + b and the M × 2 sums
+    [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), 0 elsewhere."""
+    xp = get_namespace(C)
+    f = xp.empty(X.shape[0], dtype=np.float64)
+    sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
+    for lo, hi, K in kernel_chunks(kernel, C, dtype, X, SCORE_ENTRIES):
+        fc = K @ w + b
+        f[lo:hi] = fc
+        yc = y[lo:hi]
+        inside = (yc * fc < 1.0).astype(np.float64)
+        a = inside if weights is None else inside * weights[lo:hi]
+        sums += K.T @ xp.stack([a * (fc - yc), a], axis=1)
+    return f, sums
+
+
+def hinge_objective(lam, v, f, y, weights=None):
+    """J = λ/2 ‖v‖² + mean w_i ½ max(0, 1 − y_i f_i)²."""
+    xp = get_namespace(f)
+    m = xp.maximum(1.0 - y * f, 0.0)
+    terms = 0.5 * m * m
+    if weights is not None:
+        terms = terms * weights
+    return float(0.5 * lam * xp.sum(v * v) + xp.mean(terms))
+
+
+def line_search(lam, v, d, f0, f1, y, weights=None):
+    """The step length t in [0, 1] minimising J(v + t d) with scores f0 + t (f1 − f0): J is convex and piecewise
+    quadratic in t, so its derivative is increasing -- bisection on it."""
+    xp = get_namespace(f0)
+    df = f1 - f0
+    vd, dd = float(xp.sum(v * d)), float(xp.sum(d * d))
+    wy = y if weights is None else y * weights
+    n = f0.shape[0]
+
+    def slope(t):
+        slack = xp.maximum(1.0 - y * (f0 + t * df), 0.0)
+        return lam * (vd + t * dd) - float(xp.sum(wy * df * slack)) / n
+
+    if slope(1.0) <= 0.0:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(LINE_SEARCH_STEPS):
+        mid = 0.5 * (lo + hi)
+        if slope(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return 0.5 * (lo + hi)
+
+
+class HingeNewton:
+    """Active-set Newton for one ±1 target column on a :class:`NystromSystem` (see the module docstring).
+
+    ``system``: its T made, writeable, counted over n = X's rows (:meth:`NystromSystem.rescale`); T is the sum
+    over the rows ``in_T`` (a boolean mask over X's rows; None: every row, as the system was built).  ``v``, ``b``:
+    the starting point (whitened coefficients and bias; None: 0, where every row is inside the margin).
+    ``threads``: BLAS threads for the factor (None: BLAS's own count).  ``rtol``: a step that lowers J by at most
+    this share also ends the solve (0: only a step that moves no row across the margin: J's minimiser to rounding;
+    the search's λ path scores validation accuracy, which a tail of single-row moves does not change).
+    Attributes after each :meth:`step`: ``v``, ``b``, ``f`` (the scores of X), ``sums`` (:func:`margin_pass`'s),
+    ``objective``, ``moved`` (rows that crossed the margin in the step), ``converged``.
+    """
+
+    def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0):
+        xp = system.xp
+        if system.n != X.shape[0]:
+            raise ValueError(f"the system counts {system.n} rows and X has {X.shape[0]}: rescale it first")
+        self.system, self.X, self.y, self.lam, self.weights, self.threads = system, X, y, float(lam), weights, threads
+        self.v = xp.zeros(system.M, dtype=np.float64) if v is None else xp.asarray(v, dtype=np.float64)
+        self.b = float(b)
+        self.in_T = xp.ones(X.shape[0], dtype=bool) if in_T is None else in_T
+        self.rtol = float(rtol)
+        self.f = self.sums = None
+        self.objective = None
+        self.moved, self.converged, self.steps, self.line_searches = None, False, 0, 0
+
+    @property
+    def w(self):
+        """The coefficients on the centres, U⁻¹ v."""
+        return self.system.coef(self.v)
+
+    def _pass(self):
+        s = self.system
+        self.f, self.sums = margin_pass(s.kernel, s.C, s.dtype, self.w, self.b, self.X, self.y, self.weights)
+        self.objective = hinge_objective(self.lam, self.v, self.f, self.y, self.weights)
+
+    def inside(self):
+        """The rows inside the margin at the current scores."""
+        return self.y * self.f < 1.0
+
+    def sync(self):
+        """Make T the system of the rows inside the margin now; returns how many rows went in or out."""
+        xp, s = self.system.xp, self.system
+        S = self.inside()
+        enter, leave = S & ~self.in_T, self.in_T & ~S
+        moved = int(xp.sum(enter)) + int(xp.sum(leave))
+        if moved == 0:
+            return 0
+        if moved > int(xp.sum(S)):  # cheaper from nothing: S's rows alone
+            s.clear_rows()
+            self._update(S, 1.0)
+        else:
+            self._update(enter, 1.0)
+            self._update(leave, -1.0)
+        self.in_T = S
+        return moved
+
+    def _update(self, mask, sign):
+        xp = self.system.xp
+        idx = xp.nonzero(mask)[0]
+        if idx.shape[0]:
+            w = None if self.weights is None else self.weights[idx]
+            self.system.update_rows(_rows.take(self.X, idx), sign, w)
+
+    def gradient(self):
+        """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""
+        s, xp = self.system, self.system.xp
+        n = float(s.n)
+        z = solve_triangular(s.U, self.sums / n, lower=False, trans="T")  # U⁻ᵀ [Kᵀr, Kᵀa] / n
+        S = self.inside()
+        wS = S.astype(np.float64) if self.weights is None else S * self.weights
+        g_b = float(xp.sum(wS * (self.f - self.y))) / n
+        return self.lam * self.v + z[:, 0], g_b, z[:, 1], float(xp.sum(wS)) / n
+
+    def direction(self):
+        """The Newton step (dv, db) = H⁻¹ g of the bordered Hessian [[T_S + λI, e_S], [e_Sᵀ, s_S]]."""
+        g_v, g_b, e, s_b = self.gradient()
+        xp = self.system.xp
+        with self.system._factored(self.lam, self.threads, required=True) as L:
+            with _threads(self.threads):
+                rhs = cho_solve(L, xp.stack([g_v, e], axis=1))
+        a, c = rhs[:, 0], rhs[:, 1]
+        schur = s_b - float(xp.sum(e * c))
+        if schur <= 1e-12 * max(s_b, 1e-300):  # no row inside the margin: the bias has no curvature, keep it
+            return a, 0.0
+        db = (g_b - float(xp.sum(e * a))) / schur
+        return a - c * db, db
+
+    def step(self):
+        """One Newton step (the first call scores the start and makes T the system of its margin rows)."""
+        if self.f is None:
+            self._pass()
+            self.sync()
+        v0, b0, f0, J0 = self.v, self.b, self.f, self.objective
+        dv, db = self.direction()
+        self.v, self.b = v0 - dv, b0 - db
+        self._pass()
+        full = True
+        if self.objective > J0 * (1.0 + RISE):  # a long step: the best point on the segment, from the two passes' scores
+            t = line_search(self.lam, v0, -dv, f0, self.f, self.y, self.weights)
+            self.v, self.b = v0 - t * dv, b0 - t * db
+            self._pass()
+            self.line_searches += 1
+            full = t == 1.0
+        self.moved = self.sync()
+        self.steps += 1
+        # the full step of a quadratic on the rows S that left S as it was: its minimiser, J's (to rounding)
+        self.converged = full and (self.moved == 0 or J0 - self.objective <= self.rtol * abs(J0))
+        return self

@@ -1,0 +1,195 @@
+"""The squared hinge (L2-SVM) on M Nyström centres with a bias, by active-set Newton (:mod:`.newton`).
+
+The minimiser of λ/2 wᵀRw + (1/n) Σ w_i ½ max(0, 1 − y_i (k(x_i, C) w + b))² over w and the unpenalised bias b,
+for M seeded training rows C (:func:`kopt.nystrom.choose_centers`, less those the kernel cannot tell from the
+others: :func:`kopt.nystrom.center_basis`).  One iteration is one Newton step of one class (±1 one-vs-rest
+columns for multiclass ids, one class after the other on one M × M buffer); a class is done when a step leaves
+the rows inside its margin as they were.  Memory: two M × M float64 arrays (the margin rows' system and R's
+factor) and O(n) per class for the scores, whatever n.
+
+It reports the primal, the dual of the Nyström problem at the model's bias and their gap: with b fixed the loss
+is ℓ(u + b), whose conjugate is ℓ*(v) − v b, so D = D₀(α) − λ b Σ α_i for α_i = −w_i ℓ'(f_i)/(λn); at the joint
+minimiser Σ α_i = 0 (the bias's own optimality), reported as ``bias_gradient``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt import rows as _rows
+from kopt.backend import to_numpy
+from kopt.iterative import Check, IterativeSolver, Step, common_options
+from kopt.linalg import solve_triangular
+from kopt.nystrom import choose_centers
+from kopt.objectives import dual, primal
+from kopt.predictors import KernelExpansion
+
+from kopt_plugins.krr_nystrom.system import NystromSystem, row_chunks
+
+from .newton import MAX_STEPS, HingeNewton
+
+
+class NystromSVM(IterativeSolver):
+    name = "svm_nystrom"
+    summary = "the squared hinge (L2-SVM) on M Nystrom centres with a bias, by active-set Newton"
+    forms = ("primal", "dual")
+    targets = ("binary",)
+    kernel_mode = "features"
+    feature_kinds = ("nystrom",)
+    one_vs_rest = True
+    needs_conjugate = True
+    stopping = "gap"
+    blas = "all"
+    sample_weight = True
+    iteration_unit = ("one Newton step of one class: a pass over every row, the rows that crossed the margin in or "
+                      "out of the M x M system, and its Cholesky factor")
+    params = common_options(iterations=200, tol=1e-6)
+
+    def check_spec(self, spec):
+        if spec.loss.name != "squared_hinge":
+            yield ("model", "loss", "name"), (
+                f"solver 'svm_nystrom' solves the squared hinge only, not {spec.loss.name!r}; use krr_nystrom for the "
+                "square loss, joker for others, or solver: auto")
+        if spec["model"]["features"]["kind"] != "nystrom":
+            yield ("model", "features", "kind"), (
+                "solver 'svm_nystrom' works on Nystrom centres: set model.features.kind: nystrom")
+
+    def init(self, problem):
+        xp = problem.xp
+        centers = choose_centers(problem, problem.features.count)
+        Y = problem.label_matrix()
+        return {"problem": problem, "centers": centers, "Y": Y, "weights": problem.sample_weight,
+                "system": None, "in_T": None, "V": None, "B": np.zeros(Y.shape[1]), "F": None, "sums": {},
+                "cls": 0, "newton": None, "done": [False] * Y.shape[1], "steps": [0] * Y.shape[1],
+                "line_searches": 0, "start": None, "xp": xp}
+
+    def _system(self, state):
+        problem = state["problem"]
+        C = _rows.dense(problem.X, problem.xp.asarray(state["centers"]), problem.xp, problem.dtype, order="F")
+        # one target column: T does not read the targets, and a class's b is its own Newton's
+        system = NystromSystem(problem.kernel, problem.X, state["Y"][:, :1], C, dtype=problem.dtype,
+                               weights=state["weights"], own_centers=True)
+        system.whitened()
+        return system
+
+    def step(self, state, t):
+        problem, xp = state["problem"], state["xp"]
+        if state["system"] is None:
+            state["system"] = self._system(state)
+        system = state["system"]
+        k = state["Y"].shape[1]
+        if state["V"] is None:
+            state["V"] = xp.zeros((system.M, k), dtype=np.float64)
+            state["F"] = xp.zeros((problem.n, k), dtype=np.float64)
+        c = state["cls"]
+        if all(state["done"]):
+            return Step(rows=0)
+        newton = state["newton"]
+        if newton is None:
+            start = state.pop("start", None) or {}
+            v = start.get("v") if start.get("v") is not None else (state["V"][:, c] if state["steps"][c] else None)
+            b = start.get("b", state["B"][c])
+            newton = state["newton"] = HingeNewton(system, problem.X, state["Y"][:, c], problem.lam,
+                                                   state["weights"], v=v, b=b, in_T=state["in_T"])
+        newton.step()
+        state["V"][:, c], state["B"][c], state["F"][:, c] = newton.v, newton.b, newton.f
+        state["sums"][c] = newton.sums[:, 0].copy()
+        state["steps"][c] += 1
+        state["line_searches"] += newton.line_searches
+        newton.line_searches = 0
+        state["in_T"] = newton.in_T
+        if newton.converged or state["steps"][c] >= MAX_STEPS:
+            state["done"][c] = True
+            state["newton"] = None
+            state["cls"] = min(c + 1, k - 1)
+        return Step(rows=problem.n, objective=None, extra={"class": int(c), "moved": int(newton.moved)})
+
+    def check(self, state, rows):
+        """P and D over every row at the current iterate (from the last pass of each class; a class not started
+        is at f = 0, where α = 0 is dual-feasible: D = 0)."""
+        if state["V"] is None:
+            return Check()
+        problem, xp = state["problem"], state["xp"]
+        n, lam, loss, weights = problem.n, problem.lam, problem.loss, state["weights"]
+        system = state["system"]
+        P = D = scale = 0.0
+        bias_gradient = 0.0
+        for c in range(state["Y"].shape[1]):
+            y = state["Y"][:, c]
+            if c not in state["sums"]:
+                f = xp.zeros(n, dtype=np.float64)
+                P += primal(loss, y, f, lam, 0.0, weights)
+                scale += 2.0 * float(xp.mean(xp.abs(loss.value(f, y))))
+                continue
+            f, v, b = state["F"][:, c], state["V"][:, c], float(state["B"][c])
+            norm_p = float(xp.sum(v * v))
+            g = loss.grad(f, y)
+            alpha = -(g if weights is None else g * weights) / (lam * n)
+            z = solve_triangular(system.U, -state["sums"][c] / (lam * n), lower=False, trans="T")  # U⁻ᵀKᵀα
+            norm_d = float(xp.sum(z * z))
+            sum_alpha = float(xp.sum(alpha))
+            P += primal(loss, y, f, lam, norm_p, weights)
+            D += dual(loss, y, alpha, lam, norm_d, weights) - lam * b * sum_alpha
+            scale += lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(f, y)))) + abs(lam * b * sum_alpha)
+            bias_gradient = max(bias_gradient, abs(sum_alpha) * lam)
+        return Check(objective=P, dual=D, scale=scale, terms=n + int(system.M),
+                     extra={"newton_steps": list(state["steps"]), "line_searches": int(state["line_searches"]),
+                            "bias_gradient": bias_gradient})
+
+    def decision_function(self, state, X):
+        problem, system = state["problem"], state["system"]
+        W = system.coef(state["V"]).astype(problem.dtype)
+        out = problem.xp.empty((X.shape[0], W.shape[1]), dtype=np.float64)
+        k = problem.kernel.bind(system.C)
+        for lo, hi in row_chunks(X, system.M, problem.kernel):
+            out[lo:hi] = k(_rows.kernel_rows(problem.kernel, X, slice(lo, hi), problem.xp, problem.dtype)) @ W
+        return out + problem.xp.asarray(state["B"])
+
+    def save(self, state):
+        if state["V"] is None:
+            return {}
+        return {"V": to_numpy(state["V"]), "B": np.asarray(state["B"], dtype=np.float64),
+                "done": np.asarray(state["done"]), "steps": np.asarray(state["steps"])}
+
+    def load(self, problem, saved):
+        """A resumed run (``V``, ``B``: the whitened coefficients and biases so far), or ``solver: auto``'s start:
+        the search's system on every training row (``system``, ``in_T``: the rows its T sums) and, for one class,
+        the search's solution at the chosen λ (``v``, ``b``)."""
+        state = self.init(problem)
+        xp = problem.xp
+        if "system" in saved:
+            system = saved["system"]
+            if np.array_equal(np.asarray(saved["centers"]), state["centers"]) and system.n == problem.n:
+                state["system"], state["in_T"] = system, saved.get("in_T")
+                state["start"] = {"v": saved.get("v"), "b": float(saved.get("b", 0.0))}
+                state["reused_system"] = True
+            else:
+                state["reused_system"] = False
+        if "V" in saved:
+            state["V"] = xp.asarray(saved["V"], dtype=np.float64)
+            state["B"] = np.asarray(saved["B"], dtype=np.float64)
+            state["done"] = [bool(d) for d in saved["done"]]
+            state["steps"] = [int(s) for s in saved["steps"]]
+            state["F"] = xp.zeros((problem.n, state["V"].shape[1]), dtype=np.float64)
+            state["cls"] = next((c for c, d in enumerate(state["done"]) if not d), len(state["done"]) - 1)
+            if state["system"] is None:
+                state["system"] = self._system(state)
+            for c in range(len(state["done"])):  # the scores and sums of every class started (one pass each)
+                if state["steps"][c]:
+                    h = HingeNewton(state["system"], problem.X, state["Y"][:, c], problem.lam, state["weights"],
+                                    v=state["V"][:, c], b=state["B"][c], in_T=xp.zeros(problem.n, dtype=bool))
+                    h._pass()
+                    state["F"][:, c], state["sums"][c] = h.f, h.sums[:, 0].copy()
+        return state
+
+    def finish(self, state):
+        system = state["system"]
+        coef = to_numpy(system.coef(state["V"]))
+        intercept = np.asarray(state["B"], dtype=float).tolist()
+        if coef.shape[1] == 1:
+            coef, intercept = coef[:, 0], intercept[0]
+        predictor = KernelExpansion({"support": to_numpy(system.C), "coef": coef}, {"intercept": intercept})
+        info = {"n_centers": int(system.M), "centers_dropped": int(state["centers"].shape[0] - system.M),
+                "newton_steps": list(state["steps"]), "line_searches": int(state["line_searches"])}
+        if "reused_system" in state:
+            info["reused_search_system"] = state["reused_system"]
+        return predictor, info
