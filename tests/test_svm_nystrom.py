@@ -182,3 +182,15 @@ def test_auto_routes_the_squared_hinge_to_svm_nystrom_on_its_own_search():
     again = _solve(r.report["spec"], (X[:1200], y[:1200], X[1200:], y[1200:]))
     assert again.objective == pytest.approx(r.objective, rel=1e-6)
     assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=2 / 300)
+
+
+def test_the_estimator_with_the_squared_hinge_takes_this_route():
+    from kopt.sklearn import KernelClassifier
+
+    X, y = _data(n=900)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = KernelClassifier(loss="squared_hinge").fit(X[:700], y[:700])
+    assert est.route_ == "svm_nystrom" and est.lam_ > 0 and est.n_features_ >= 256
+    assert est.score(X[700:], y[700:]) > 0.85
+    assert set(est.predict(X[700:])) <= {-1, 1}

@@ -276,7 +276,7 @@ class NystromSystem:
                 if weights is not None:
                     Z *= xp.sqrt(weights[lo:hi])[:, None]
                 _gram_update(T, Z, alpha=float(sign) / self.n)
-            _symmetric_from_lower(T)
+            T = _symmetric_from_lower(T)  # in place on NumPy
         self._whitened, self.Bn = (T, None), None
 
     def clear_rows(self):
