@@ -157,6 +157,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     hinge = hinge and Y.shape[1] == 1 and metric == "accuracy"
     y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge else None  # the ±1 labels the hinge reads
     hinge_index = None  # the last level's hinge λ (its window's centre at the next size)
+    hinge_inside = level_inside = None  # the fit rows inside the last level's (this level's) best hinge margin
     order = center_order(problem, max(counts) if counts else max_centers)
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
@@ -216,7 +217,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             elif hinge:  # the trial is the squared hinge's on this system (its T becomes the margin rows')
                 square_best = square["score"]
                 k, scores, outcomes, hinge_start = _hinge_path(
-                    system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index)
+                    system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
+                    hinge_inside)
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
                          seconds=time.perf_counter() - t1)
@@ -235,6 +237,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 continue
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best, level_rows = trial, outcomes[k]
+                level_inside = hinge_start["inside"] if hinge else None
             if best is None or _better(metric, trial, best):
                 best, kept = trial, (system, centers, hinge_start)  # the solve on every row reuses this system
             del system
@@ -248,6 +251,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 metric, factor_rows[longer], factor_rows[shorter])
         factor, lam_index = level_best["bandwidth_factor"], level_best.get("square_lam_index", level_best["lam_index"])
         hinge_index = level_best["lam_index"] if hinge else None
+        hinge_inside = level_inside if hinge else None
         level_s = time.perf_counter() - t_level
         spent = time.perf_counter() - t0
         if level + 1 < len(ladder):
@@ -276,6 +280,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
         system.rescale(n)
         in_T = np.zeros(n, dtype=bool)
         in_T[tr] = to_numpy(hinge_start["in_T"])
+        hinge_start.pop("inside", None)
         hinge_start["in_T"] = xp.asarray(in_T)
         return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start)
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
@@ -308,17 +313,18 @@ def _path_words(lambdas, scores):
     return {f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None) for i in sorted(scores)}
 
 
-def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center):
+def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None):
     """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``): each λ solved by
     :class:`kopt_plugins.svm_nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
     validation rows; :data:`LAMBDA_REACH` half decades either side of ``center``, widened while the best lies at an
-    end (as the square loss's path).  The system's T is the margin rows' from then on.  Returns ``(best index,
-    scores, per-row outcomes, start)`` with ``start`` the best λ's ``v``, ``b``, the rows T sums (``in_T``) and the
-    Newton steps taken (``steps``)."""
+    end (as the square loss's path).  ``start_inside``: the fit rows inside the last size's chosen margin, where the
+    first Newton step starts.  The system's T is the margin rows' from then on.  Returns ``(best index, scores,
+    per-row outcomes, start)`` with ``start`` the best λ's ``v``, ``b``, its margin rows (``inside``), the rows T
+    sums (``in_T``) and the Newton steps taken (``steps``)."""
     from kopt.backend import to_numpy
     from kopt_plugins.svm_nystrom.newton import MAX_STEPS, HingeNewton
 
-    newton = HingeNewton(system, X, y, lambdas[0], weights, rtol=HINGE_RTOL)
+    newton = HingeNewton(system, X, y, lambdas[0], weights, rtol=HINGE_RTOL, start_inside=start_inside)
     scores, outcomes, points, steps = {}, {}, {}, 0
     # the λ the Newton steps resolve: a kernel value's rounding (half the dtype's epsilon, relative) is the same
     # row's value in another chunk of rows, so T_S, updated row by row, is the true Hessian to within
@@ -342,14 +348,14 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center):
             S = system.scores(X_val, newton.w[:, None]) + newton.b
             outcomes[i] = _outcomes("accuracy", to_numpy(S), Y_val, 1.0)
             scores[i] = _score("accuracy", outcomes[i])
-            points[i] = (newton.v.copy(), newton.b)
+            points[i] = (newton.v.copy(), newton.b, newton.inside())
         k = max(scores, key=lambda i: (scores[i], -i))
         wider = [i for i in _lambda_window(len(lambdas), k) if i in usable]
         if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
             break
         tried = sorted(set(tried) | set(wider))
-    v, b = points[k]
-    return k, scores, outcomes, {"v": v, "b": b, "in_T": newton.in_T, "steps": steps}
+    v, b, inside = points[k]
+    return k, scores, outcomes, {"v": v, "b": b, "inside": inside, "in_T": newton.in_T, "steps": steps}
 
 
 def _digits(x):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from kopt import rows as _rows
+from kopt import threads as _threads_mod
 from kopt.backend import get_namespace
 from kopt.linalg import cho_solve, solve_triangular
 from kopt_plugins.krr_nystrom.system import SCORE_ENTRIES, _threads, kernel_chunks
@@ -44,9 +45,36 @@ RISE = 1e-12
 LINE_SEARCH_STEPS = 40
 
 
-def margin_pass(kernel, C, dtype, w, b, X, y, weights=None):
+def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None):
     """One float64 pass over the rows X at (w, b): the scores f = k(X, C) w + b and the M × 2 sums
-    [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), 0 elsewhere."""
+    [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), 0 elsewhere.
+
+    The rows are cut into :data:`kopt.threads.PARTS` contiguous parts, whatever ``threads``, run on up to ``threads``
+    of kopt's worker threads (BLAS held to one inside: a pass is kernel values, whose exps NumPy runs on one core)
+    and summed in part order: the same bits on any thread count.  ``inside``: a boolean mask of the rows taken as
+    inside the margin instead of y f < 1 (a start from a given set of rows)."""
+    xp = get_namespace(C)
+    n = X.shape[0]
+    parts = _threads_mod.split(n, _threads_mod.PARTS)
+
+    def part(p):
+        lo, hi = parts[p]
+        return _margin_part(kernel, C, dtype, w, b, _rows.take(X, slice(lo, hi)), y[lo:hi],
+                            None if weights is None else weights[lo:hi], None if inside is None else inside[lo:hi])
+
+    if threads > 1 and xp is np and len(parts) > 1:
+        with _threads_mod.blas_threads(1):
+            done = _threads_mod.map_parts(part, len(parts), threads)
+    else:
+        done = [part(p) for p in range(len(parts))]
+    f = xp.concatenate([d[0] for d in done]) if done else xp.empty(0, dtype=np.float64)
+    sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
+    for d in done:
+        sums += d[1]
+    return f, sums
+
+
+def _margin_part(kernel, C, dtype, w, b, X, y, weights, forced):
     xp = get_namespace(C)
     f = xp.empty(X.shape[0], dtype=np.float64)
     sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
@@ -54,7 +82,7 @@ def margin_pass(kernel, C, dtype, w, b, X, y, weights=None):
         fc = K @ w + b
         f[lo:hi] = fc
         yc = y[lo:hi]
-        inside = (yc * fc < 1.0).astype(np.float64)
+        inside = (yc * fc < 1.0 if forced is None else forced[lo:hi]).astype(np.float64)
         a = inside if weights is None else inside * weights[lo:hi]
         sums += K.T @ xp.stack([a * (fc - yc), a], axis=1)
     return f, sums
@@ -101,14 +129,18 @@ class HingeNewton:
     ``system``: its T made, writeable, counted over n = X's rows (:meth:`NystromSystem.rescale`); T is the sum
     over the rows ``in_T`` (a boolean mask over X's rows; None: every row, as the system was built).  ``v``, ``b``:
     the starting point (whitened coefficients and bias; None: 0, where every row is inside the margin).
-    ``threads``: BLAS threads for the factor (None: BLAS's own count).  ``rtol``: a step that lowers J by at most
+    ``threads``: BLAS threads for the factor (None: BLAS's own count); ``workers``: kopt's worker threads for the
+    passes (None: :func:`kopt.threads.resolve_threads`).  ``start_inside``: a boolean mask of rows the first step
+    takes as the margin rows whatever the start's scores (its step is then the square loss's minimiser on those rows:
+    the search starts each size from the last size's margin rows, a few steps from the end instead of ten).  ``rtol``: a step that lowers J by at most
     this share also ends the solve (0: only a step that moves no row across the margin: J's minimiser to rounding;
     the search's λ path scores validation accuracy, which a tail of single-row moves does not change).
     Attributes after each :meth:`step`: ``v``, ``b``, ``f`` (the scores of X), ``sums`` (:func:`margin_pass`'s),
     ``objective``, ``moved`` (rows that crossed the margin in the step), ``converged``.
     """
 
-    def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0):
+    def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0,
+                 workers=None, start_inside=None):
         xp = system.xp
         if system.n != X.shape[0]:
             raise ValueError(f"the system counts {system.n} rows and X has {X.shape[0]}: rescale it first")
@@ -117,6 +149,8 @@ class HingeNewton:
         self.b = float(b)
         self.in_T = xp.ones(X.shape[0], dtype=bool) if in_T is None else in_T
         self.rtol = float(rtol)
+        self._forced = start_inside
+        self.workers = _threads_mod.resolve_threads(workers)
         self.f = self.sums = None
         self.objective = None
         self.moved, self.converged, self.steps, self.line_searches = None, False, 0, 0
@@ -128,12 +162,13 @@ class HingeNewton:
 
     def _pass(self):
         s = self.system
-        self.f, self.sums = margin_pass(s.kernel, s.C, s.dtype, self.w, self.b, self.X, self.y, self.weights)
+        self.f, self.sums = margin_pass(s.kernel, s.C, s.dtype, self.w, self.b, self.X, self.y, self.weights,
+                                        self.workers, self._forced)
         self.objective = hinge_objective(self.lam, self.v, self.f, self.y, self.weights)
 
     def inside(self):
-        """The rows inside the margin at the current scores."""
-        return self.y * self.f < 1.0
+        """The rows inside the margin at the current scores (the given rows before the first step)."""
+        return self.y * self.f < 1.0 if self._forced is None else self._forced
 
     def sync(self):
         """Make T the system of the rows inside the margin now; returns how many rows went in or out."""
@@ -190,10 +225,13 @@ class HingeNewton:
             self.sync()
         v0, b0, f0, J0 = self.v, self.b, self.f, self.objective
         dv, db = self.direction()
+        forced = self._forced is not None
+        self._forced = None  # the start's given rows served the first step; from here the scores decide
         self.v, self.b = v0 - dv, b0 - db
         self._pass()
         full = True
-        if self.objective > J0 * (1.0 + RISE):  # a long step: the best point on the segment, from the two passes' scores
+        # a long step: the best point on the segment, from the two passes' scores (not after a given start's rows)
+        if not forced and self.objective > J0 * (1.0 + RISE):
             t = line_search(self.lam, v0, -dv, f0, self.f, self.y, self.weights)
             self.v, self.b = v0 - t * dv, b0 - t * db
             self._pass()
@@ -202,5 +240,5 @@ class HingeNewton:
         self.moved = self.sync()
         self.steps += 1
         # the full step of a quadratic on the rows S that left S as it was: its minimiser, J's (to rounding)
-        self.converged = full and (self.moved == 0 or J0 - self.objective <= self.rtol * abs(J0))
+        self.converged = not forced and full and (self.moved == 0 or J0 - self.objective <= self.rtol * abs(J0))
         return self
