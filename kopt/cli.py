@@ -171,8 +171,9 @@ def build_parser():
     q.add_argument("--sets", nargs="+", metavar="SET",
                    help="higgs-12k, ijcnn1, a9a, w8a, cal_housing, reuters, mnist-10k (default: all)")
     q.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (the median is reported)")
-    q.add_argument("--sides", nargs="+", choices=["spec", "estimator", "svc_c10", "svc"],
-                   help="the configurations to run (default: all four)")
+    q.add_argument("--sides", nargs="+", choices=["spec", "estimator", "svc_c10", "svc", "spec_squared_hinge"],
+                   help="the configurations to run (default: the first four; spec_squared_hinge: the spec naming "
+                        "loss squared_hinge, binary sets only)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.defaults", "defaults")(a))
     q = bsub.add_parser("tune", help="kopt tune against GridSearchCV(SVC) on mnist-10k and ijcnn1: the same grid size, "

@@ -119,3 +119,29 @@ def test_bench_tune_is_a_command():
 
     args = build_parser().parse_args(["bench", "tune", "--sets", "ijcnn1", "--centers", "256", "--jobs", "1"])
     assert args.sets == ["ijcnn1"] and args.centers == 256 and args.jobs == 1
+
+
+def test_bench_defaults_squared_hinge_side_on_binary_sets_only(monkeypatch):
+    from kopt.bench import defaults as bd
+
+    calls = []
+
+    def fake(module, args, timeout):
+        side, name = args[args.index("--child") + 1], args[args.index("--set") + 1]
+        calls.append((name, side))
+        acc = {"spec": 0.95, "spec_squared_hinge": 0.982, "svc_c10": 0.9876, "svc": 0.987}[side]
+        fit = {"spec": 24.0, "spec_squared_hinge": 20.0, "svc_c10": 4.5, "svc": 5.3}[side]
+        return {"config": side, "accuracy": acc, "fit_s": fit, "predict_s": 1.0, "peak_mb": 400.0}
+
+    monkeypatch.setattr(bd, "child", fake)
+    sides = ("spec", "svc_c10", "svc", "spec_squared_hinge")
+    line = bd.compare("ijcnn1", repeat=1, sides=sides)
+    assert [s for _, s in calls] == list(sides)
+    assert line["better_peer"] == "svc_c10"
+    assert line["spec_squared_hinge_ratios"]["fit"] == pytest.approx(20.0 / 4.5)
+    assert line["spec_squared_hinge_met"] == {"accuracy": False, "fit": False, "peak_mb": True}
+    assert line["spec_ratios"]["accuracy_points"] == pytest.approx(-3.76)
+    calls.clear()
+    bd.compare("mnist-10k", repeat=1, sides=sides)  # multiclass: the binary loss's side is not run
+    assert "spec_squared_hinge" not in [s for _, s in calls]
+    assert bd.spec_of("ijcnn1", "squared_hinge")["model"]["loss"] == {"name": "squared_hinge"}
