@@ -228,9 +228,10 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 if skipped:
                     trial["skipped"] = "the square loss scored this bandwidth below another at this size"
             trials.append(trial)
-            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): " + (
-                f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped else
-                f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} ({trial['seconds']:.2f} s)"))
+            said = (f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped
+                    else f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} "
+                         f"({trial['seconds']:.2f} s)")
+            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said}")
             factor_rows[f] = outcomes.get(k)
             if skipped:
                 del system

@@ -14,14 +14,16 @@ leaves S as it found it (then the step was exact).
 What one step costs (:meth:`HingeNewton.step`):
 
 * one pass over every row: the scores f = k(X, C) w + b, and Kᵀ r with r_i = w_i (f_i − y_i) on S (the
-  gradient), in row chunks -- no n × M array is held;
+  gradient), in row chunks on kopt's worker threads (:func:`margin_pass`) -- no n × M array is held;
 * T_S is kept up to date, not rebuilt: the rows that crossed the margin since the last step go in or out by a
   rank-k update of their whitened features (:meth:`NystromSystem.update_rows`, rows · M² flops); after the first
   steps few rows cross.  Where more rows changed than S holds, T_S is made again from S's rows alone;
 * one Cholesky factor of T_S + λI (M³/3 flops), made in T_S's own buffer, and two solves for the bias's border.
 
 The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
-of T_S's updates only slows the convergence, never moves the point it converges to.  Where the full step
+of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
+kernel value's, eps/2 relative: the same row's value differs in another chunk of rows) stays below λ; ``solver:
+auto`` tries no smaller λ for the hinge (``kopt_plugins.auto.planner``).  Where the full step
 raises J (early, when many rows cross), the exact minimiser of J on the segment is found from the two passes'
 scores (J is convex and piecewise quadratic in the step length: bisection on its derivative, no pass per
 trial), and one more pass scores that point.
@@ -47,7 +49,7 @@ LINE_SEARCH_STEPS = 40
 
 def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None):
     """One float64 pass over the rows X at (w, b): the scores f = k(X, C) w + b and the M × 2 sums
-    [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), 0 elsewhere.
+    [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), else 0.
 
     The rows are cut into :data:`kopt.threads.PARTS` contiguous parts, whatever ``threads``, run on up to ``threads``
     of kopt's worker threads (BLAS held to one inside: a pass is kernel values, whose exps NumPy runs on one core)
@@ -132,9 +134,10 @@ class HingeNewton:
     ``threads``: BLAS threads for the factor (None: BLAS's own count); ``workers``: kopt's worker threads for the
     passes (None: :func:`kopt.threads.resolve_threads`).  ``start_inside``: a boolean mask of rows the first step
     takes as the margin rows whatever the start's scores (its step is then the square loss's minimiser on those rows:
-    the search starts each size from the last size's margin rows, a few steps from the end instead of ten).  ``rtol``: a step that lowers J by at most
-    this share also ends the solve (0: only a step that moves no row across the margin: J's minimiser to rounding;
-    the search's λ path scores validation accuracy, which a tail of single-row moves does not change).
+    the search starts each size from the last size's margin rows, a few steps from the end instead of ten).
+    ``rtol``: a step that lowers J by at most this share also ends the solve (0: only a step that moves no row across
+    the margin: J's minimiser to rounding; the search's λ path scores validation accuracy, which a tail of single-row
+    moves does not change).
     Attributes after each :meth:`step`: ``v``, ``b``, ``f`` (the scores of X), ``sums`` (:func:`margin_pass`'s),
     ``objective``, ``moved`` (rows that crossed the margin in the step), ``converged``.
     """
