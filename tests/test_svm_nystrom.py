@@ -88,23 +88,27 @@ def test_any_start_and_any_rows_in_T_reach_the_same_minimiser():
     y = y.astype(float)
     kernel = GaussianKernel(bandwidth=0.8)
     results = []
-    for start in (None, "random"):
+    for start in (None, "random", "given rows"):
         system = NystromSystem(kernel, X, y[:, None], X[:50], dtype=np.float64)
         system.whitened()
         rng = np.random.default_rng(0)
         v = None if start is None else rng.standard_normal(system.M)
-        in_T = None
-        if start is not None:  # T of an arbitrary set of rows, said so
+        in_T = given = None
+        if start == "random":  # T of an arbitrary set of rows, said so
             in_T = rng.random(len(y)) < 0.3
             system.clear_rows()
             system.update_rows(X[in_T], 1.0)
-        h = HingeNewton(system, X, y, 1e-2, v=v, b=0.5 if start else 0.0, in_T=in_T)
+        if start == "given rows":  # the first step on a given set of margin rows (the search's start per size)
+            v, given = None, rng.random(len(y)) < 0.5
+        h = HingeNewton(system, X, y, 1e-2, v=v, b=0.5 if start == "random" else 0.0, in_T=in_T,
+                        start_inside=given)
         while not h.converged:
             h.step()
             assert h.steps < 40
         results.append((h.objective, h.v, h.b))
-    assert results[0][0] == pytest.approx(results[1][0], rel=1e-10)
-    np.testing.assert_allclose(results[0][1], results[1][1], atol=1e-6)
+    for other in results[1:]:
+        assert results[0][0] == pytest.approx(other[0], rel=1e-10)
+        np.testing.assert_allclose(results[0][1], other[1], atol=1e-6)
 
 
 def test_update_rows_adds_and_takes_out_rows_and_rescale_recounts():
@@ -194,3 +198,20 @@ def test_the_estimator_with_the_squared_hinge_takes_this_route():
     assert est.route_ == "svm_nystrom" and est.lam_ > 0 and est.n_features_ >= 256
     assert est.score(X[700:], y[700:]) > 0.85
     assert set(est.predict(X[700:])) <= {-1, 1}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_search_tries_no_hinge_lambda_below_the_kernel_rounding(dtype):
+    """The hinge's λ path skips λ < eps/2 · trace(T): float32 kernel values resolve no λ of 1e-9, float64 ones do."""
+    from kopt_plugins.auto.planner import LAMBDAS, _hinge_path
+
+    X, y = _data(n=600)
+    y = y.astype(float)
+    system = NystromSystem(GaussianKernel(bandwidth=1.0), X[:500], y[:500, None], X[:60].astype(dtype), dtype=dtype)
+    system.whitened()
+    floor = 0.5 * float(np.finfo(dtype).eps) * float(np.trace(system.whitened()[0]))
+    k, scores, outcomes, start = _hinge_path(system, X[:500].astype(dtype), y[:500], None, X[500:].astype(dtype),
+                                             y[500:, None], LAMBDAS, len(LAMBDAS) - 1)
+    tried = [LAMBDAS[i] for i in scores]
+    assert min(tried) >= floor and LAMBDAS[k] in tried and start["steps"] > 0
+    assert (min(tried) < 1e-8) == (dtype == np.float64)  # the window widened down to the path's end in float64
