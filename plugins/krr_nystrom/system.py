@@ -532,14 +532,15 @@ def target_offset(Y, weights=None):
     return (weights[:, None] * Y).sum(axis=0) / weights.sum()
 
 
-def kernel_chunks(kernel, C, dtype, X, entries=None):
+def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
     """``(lo, hi, K)`` for row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64, in one
     float64 buffer reused from chunk to chunk (overwritten by the next: use it before asking for the next one).
     Chunks are :func:`row_chunks` of ``entries``.  A fresh float64 array per
-    chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once)."""
+    chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once).
+    ``bound``: ``kernel.bind(C)`` where the caller holds it (several passes, or parts of one, on the same centres)."""
     xp = get_namespace(C)
     buf = None
-    k = kernel.bind(C)  # C's side of the kernel made once for the pass
+    k = kernel.bind(C) if bound is None else bound  # C's side of the kernel made once for the pass
     for lo, hi in row_chunks(X, C.shape[0], kernel, entries):
         K = k(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype)).astype(dtype, copy=False)
         if buf is None:
