@@ -215,3 +215,32 @@ def test_the_search_tries_no_hinge_lambda_below_the_kernel_rounding(dtype):
     tried = [LAMBDAS[i] for i in scores]
     assert min(tried) >= floor and LAMBDAS[k] in tried and start["steps"] > 0
     assert (min(tried) < 1e-8) == (dtype == np.float64)  # the window widened down to the path's end in float64
+
+
+def test_held_kernel_values_give_the_same_bits_as_computing_them():
+    """A Newton solve that holds its rows' kernel values (small enough) takes the same passes bit for bit, and
+    reaches the same minimiser as one that computes them each pass (its T_S updates read the held values)."""
+    from kopt_plugins.svm_nystrom.newton import kernel_parts, margin_pass
+
+    X, y = _data(n=700)
+    y = y.astype(float)
+    kernel = GaussianKernel(bandwidth=1.0)
+    system = NystromSystem(kernel, X.astype(np.float32), y[:, None], X[:70].astype(np.float32))
+    w = np.random.default_rng(2).standard_normal(system.M)
+    X32 = X.astype(np.float32)
+    f0, s0 = margin_pass(kernel, system.C, np.float32, w, 0.3, X32, y, threads=2)
+    f1, s1 = margin_pass(kernel, system.C, np.float32, w, 0.3, X32, y, threads=1,
+                         cached=kernel_parts(kernel, system.C, np.float32, X32, threads=2))
+    assert np.array_equal(f0, f1) and np.array_equal(s0, s1)
+    out = []
+    for cache_bytes in (0, 1 << 30):
+        s = NystromSystem(kernel, X32, y[:, None], X[:70].astype(np.float32))
+        s.whitened()
+        h = HingeNewton(s, X32, y, 1e-3, cache_bytes=cache_bytes)
+        while not h.converged:
+            h.step()
+            assert h.steps < 30
+        assert (h._cache is None) == (cache_bytes == 0)
+        out.append(h)
+    assert out[0].objective == pytest.approx(out[1].objective, rel=1e-9)
+    np.testing.assert_allclose(out[0].v, out[1].v, atol=1e-5)

@@ -259,23 +259,29 @@ class NystromSystem:
             raise ValueError("restore() was given other centres than the system's")
         self.U, self.C = U, kept_centers(C, kept, own=True)
 
-    def update_rows(self, X, sign=1.0, weights=None):
+    def update_rows(self, X, sign=1.0, weights=None, chunks=None):
         """T ± (1/n) Σ w_i z_i z_iᵀ over the rows X (``sign`` +1 adds them, -1 takes them out; n is unchanged): the
         system of another set of rows on the same centres, at rows · M² flops (their kernel values, whitened, and a
         rank-k update of T's lower triangle).  The squared hinge's Newton steps (``solver: svm_nystrom``) keep T
-        the system of the rows inside the margin this way, as rows cross it.  T must be made and writeable (not a
-        shared system's); the right-hand sides b and B/n are not kept (a row's target does not enter T), so the
-        system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse it from then on."""
+        the system of the rows inside the margin this way, as rows cross it.  ``chunks``: instead of X, the rows'
+        kernel values where the caller holds them, as ``(K, weights)`` pairs (K float64, overwritten).  T must be
+        made and writeable (not a shared system's); the right-hand sides b and B/n are not kept (a row's target does
+        not enter T), so the system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse
+        it from then on."""
         T, _ = self.whitened()
         if not _writeable(T):
             raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
-        if X.shape[0]:
-            xp = self.xp
-            for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X):
-                Z = self._whiten_rows(Kc)
-                if weights is not None:
-                    Z *= xp.sqrt(weights[lo:hi])[:, None]
-                _gram_update(T, Z, alpha=float(sign) / self.n)
+        if chunks is None:
+            chunks = ((Kc, None if weights is None else weights[lo:hi])
+                      for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X))
+        xp, touched = self.xp, False
+        for Kc, w in chunks:
+            Z = self._whiten_rows(Kc)
+            if w is not None:
+                Z *= xp.sqrt(w)[:, None]
+            _gram_update(T, Z, alpha=float(sign) / self.n)
+            touched = True
+        if touched:
             T = _symmetric_from_lower(T)  # in place on NumPy
         self._whitened, self.Bn = (T, None), None
 

@@ -36,18 +36,22 @@ from kopt import rows as _rows
 from kopt import threads as _threads_mod
 from kopt.backend import get_namespace
 from kopt.linalg import cho_solve, solve_triangular
-from kopt_plugins.krr_nystrom.system import SCORE_ENTRIES, _threads, kernel_chunks
+from kopt_plugins.krr_nystrom.system import CHUNK_ENTRIES, SCORE_ENTRIES, _threads, kernel_chunks, row_chunks
 
 #: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
 MAX_STEPS = 50
 #: a full step whose objective rose by more than this share of it is cut back by the line search (smaller rises are the
 #: passes' rounding near the minimiser)
 RISE = 1e-12
+#: a Newton solve holds its rows' kernel values (in the problem's dtype) from its first pass on where they take at most
+#: this many bytes: its later passes and its T_S updates then read them instead of computing k(X, C) again (the
+#: search's smaller sizes: reuters' 6,200 fit rows at 512 centres are 13 MB).  Above it every pass computes them.
+CACHE_BYTES = 64 << 20
 #: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
 LINE_SEARCH_STEPS = 40
 
 
-def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None, bound=None):
+def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None, bound=None, cached=None):
     """One float64 pass over the rows X at (w, b): the scores f = k(X, C) w + b and the M × 2 sums
     [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), else 0.
 
@@ -56,7 +60,8 @@ def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=No
     and summed in part order: the same bits on any thread count.  ``inside``: a boolean mask of the rows taken as
     inside the margin instead of y f < 1 (a start from a given set of rows).  ``bound``: ``kernel.bind(C)`` where the
     caller holds it: the centres' side of the kernel is made once for all parts (and passes), not per part (a
-    transpose of reuters' 512 x 8,315 dense centres per part was half of its search's time)."""
+    transpose of reuters' 512 x 8,315 dense centres per part was half of its search's time).  ``cached``: the parts'
+    kernel values (:func:`kernel_parts`), read instead of computed: the same bits."""
     xp = get_namespace(C)
     n = X.shape[0]
     bound = kernel.bind(C) if bound is None else bound
@@ -64,9 +69,11 @@ def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=No
 
     def part(p):
         lo, hi = parts[p]
-        return _margin_part(kernel, C, dtype, w, b, _rows.take(X, slice(lo, hi)), y[lo:hi],
-                            None if weights is None else weights[lo:hi], None if inside is None else inside[lo:hi],
-                            bound)
+        Xp = _rows.take(X, slice(lo, hi))
+        chunks = (kernel_chunks(kernel, C, dtype, Xp, SCORE_ENTRIES, bound) if cached is None
+                  else _cached_chunks(cached[p], Xp, kernel))
+        return _margin_part(C, w, b, chunks, Xp.shape[0], y[lo:hi], None if weights is None else weights[lo:hi],
+                            None if inside is None else inside[lo:hi])
 
     if threads > 1 and xp is np and len(parts) > 1:
         with _threads_mod.blas_threads(1):
@@ -80,11 +87,11 @@ def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=No
     return f, sums
 
 
-def _margin_part(kernel, C, dtype, w, b, X, y, weights, forced, bound):
+def _margin_part(C, w, b, chunks, rows, y, weights, forced):
     xp = get_namespace(C)
-    f = xp.empty(X.shape[0], dtype=np.float64)
+    f = xp.empty(rows, dtype=np.float64)
     sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
-    for lo, hi, K in kernel_chunks(kernel, C, dtype, X, SCORE_ENTRIES, bound):
+    for lo, hi, K in chunks:
         fc = K @ w + b
         f[lo:hi] = fc
         yc = y[lo:hi]
@@ -92,6 +99,37 @@ def _margin_part(kernel, C, dtype, w, b, X, y, weights, forced, bound):
         a = inside if weights is None else inside * weights[lo:hi]
         sums += K.T @ xp.stack([a * (fc - yc), a], axis=1)
     return f, sums
+
+
+def kernel_parts(kernel, C, dtype, X, bound=None, threads=1):
+    """The kernel values k(X, C) of :func:`margin_pass`'s parts, each an array in ``dtype`` (computed in the chunks
+    a pass computes them in: :func:`margin_pass` with ``cached`` gives the same bits as without)."""
+    xp = get_namespace(C)
+    bound = kernel.bind(C) if bound is None else bound
+    parts = _threads_mod.split(X.shape[0], _threads_mod.PARTS)
+
+    def part(p):
+        lo, hi = parts[p]
+        out = xp.empty((hi - lo, C.shape[0]), dtype=dtype)
+        for a, z, K in kernel_chunks(kernel, C, dtype, _rows.take(X, slice(lo, hi)), SCORE_ENTRIES, bound):
+            out[a:z] = K
+        return out
+
+    if threads > 1 and xp is np and len(parts) > 1:
+        with _threads_mod.blas_threads(1):
+            return _threads_mod.map_parts(part, len(parts), threads)
+    return [part(p) for p in range(len(parts))]
+
+
+def _cached_chunks(K, X, kernel):
+    """:func:`kernel_chunks`' chunks of a part's held kernel values K (the same rows per chunk, float64)."""
+    buf = None
+    for lo, hi in row_chunks(X, K.shape[1], kernel, SCORE_ENTRIES):
+        if buf is None:
+            buf = np.empty((hi - lo, K.shape[1]), dtype=np.float64)
+        out = buf[:hi - lo]
+        out[...] = K[lo:hi]
+        yield lo, hi, out
 
 
 def hinge_objective(lam, v, f, y, weights=None):
@@ -147,7 +185,7 @@ class HingeNewton:
     """
 
     def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0,
-                 workers=None, start_inside=None):
+                 workers=None, start_inside=None, cache_bytes=CACHE_BYTES):
         xp = system.xp
         if system.n != X.shape[0]:
             raise ValueError(f"the system counts {system.n} rows and X has {X.shape[0]}: rescale it first")
@@ -158,6 +196,9 @@ class HingeNewton:
         self.rtol = float(rtol)
         self._forced = start_inside
         self._bound = None  # the kernel bound to the system's centres, made at the first pass
+        itemsize = np.dtype(system.dtype).itemsize
+        self._cacheable = system.xp is np and X.shape[0] * system.M * itemsize <= cache_bytes
+        self._cache = None  # the parts' kernel values (:func:`kernel_parts`), held where they fit cache_bytes
         self.workers = _threads_mod.resolve_threads(workers)
         self.f = self.sums = None
         self.objective = None
@@ -172,8 +213,10 @@ class HingeNewton:
         s = self.system
         if self._bound is None:
             self._bound = s.kernel.bind(s.C)
+        if self._cacheable and self._cache is None:
+            self._cache = kernel_parts(s.kernel, s.C, s.dtype, self.X, self._bound, self.workers)
         self.f, self.sums = margin_pass(s.kernel, s.C, s.dtype, self.w, self.b, self.X, self.y, self.weights,
-                                        self.workers, self._forced, self._bound)
+                                        self.workers, self._forced, self._bound, self._cache)
         self.objective = hinge_objective(self.lam, self.v, self.f, self.y, self.weights)
 
     def inside(self):
@@ -200,9 +243,24 @@ class HingeNewton:
     def _update(self, mask, sign):
         xp = self.system.xp
         idx = xp.nonzero(mask)[0]
-        if idx.shape[0]:
-            w = None if self.weights is None else self.weights[idx]
+        if not idx.shape[0]:
+            return
+        w = None if self.weights is None else self.weights[idx]
+        if self._cache is None:
             self.system.update_rows(_rows.take(self.X, idx), sign, w)
+        else:  # the held kernel values of those rows, a chunk at a time
+            self.system.update_rows(None, sign, chunks=self._held_rows(idx, w))
+
+    def _held_rows(self, idx, w):
+        """``(K, weights)`` float64 chunks of the held kernel values of the rows ``idx`` (sorted)."""
+        starts = np.array([lo for lo, _ in _threads_mod.split(self.X.shape[0], _threads_mod.PARTS)])
+        part = np.searchsorted(starts, idx, side="right") - 1
+        step = max(1, CHUNK_ENTRIES // self.system.M)
+        for lo in range(0, idx.shape[0], step):
+            sel = slice(lo, lo + step)
+            K = np.concatenate([self._cache[p][idx[sel][part[sel] == p] - starts[p]]
+                                for p in np.unique(part[sel])]).astype(np.float64)
+            yield K, None if w is None else w[sel]
 
     def gradient(self):
         """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""
