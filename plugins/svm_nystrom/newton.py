@@ -262,6 +262,36 @@ class HingeNewton:
                                 for p in np.unique(part[sel])]).astype(np.float64)
             yield K, None if w is None else w[sel]
 
+    def polish(self):
+        """The minimiser of the square loss on the rows inside the margin now, by one direct solve on their system made
+        from nothing (T_S of those rows, the right-hand sides from one pass with f = 0): at the end of a solve this is
+        J's minimiser (the rows no longer move), and its bits depend on those rows alone -- not on the path of
+        updates that kept T_S, so a run resumed from a checkpoint ends on the same bits as the run it continues."""
+        s, xp = self.system, self.system.xp
+        S = self.inside()
+        s.clear_rows()
+        self.in_T = xp.zeros(S.shape[0], dtype=bool)
+        self._update(S, 1.0)
+        self.in_T = S
+        if self._bound is None:
+            self._bound = s.kernel.bind(s.C)
+        zero = xp.zeros(s.M, dtype=np.float64)
+        _, sums = margin_pass(s.kernel, s.C, s.dtype, zero, 0.0, self.X, self.y, self.weights, self.workers, S,
+                              self._bound, self._cache)
+        n = float(s.n)
+        z = solve_triangular(s.U, sums / n, lower=False, trans="T")  # [−U⁻ᵀ Σ_S w y k, U⁻ᵀ Σ_S w k] / n
+        wS = S.astype(np.float64) if self.weights is None else S * self.weights
+        s_b, y_b = float(xp.sum(wS)) / n, float(xp.sum(wS * self.y)) / n
+        with s._factored(self.lam, self.threads, required=True) as L:
+            with _threads(self.threads):
+                ac = cho_solve(L, xp.stack([-z[:, 0], z[:, 1]], axis=1))
+        a, c = ac[:, 0], ac[:, 1]
+        schur = s_b - float(xp.sum(z[:, 1] * c))
+        b = (y_b - float(xp.sum(z[:, 1] * a))) / schur if schur > 1e-12 * max(s_b, 1e-300) else self.b
+        self.v, self.b = a - c * b, b
+        self._pass()
+        return self
+
     def gradient(self):
         """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""
         s, xp = self.system, self.system.xp

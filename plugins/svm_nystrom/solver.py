@@ -91,6 +91,8 @@ class NystromSVM(IterativeSolver):
             newton = state["newton"] = HingeNewton(system, problem.X, state["Y"][:, c], problem.lam,
                                                    state["weights"], v=v, b=b, in_T=state["in_T"])
         newton.step()
+        if newton.converged:  # the end: one direct solve on the margin rows (the same bits however the steps went)
+            newton.polish()
         state["V"][:, c], state["B"][c], state["F"][:, c] = newton.v, newton.b, newton.f
         state["sums"][c] = newton.sums[:, 0].copy()
         state["steps"][c] += 1
