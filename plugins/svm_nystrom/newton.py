@@ -26,7 +26,8 @@ kernel value's, eps/2 relative: the same row's value differs in another chunk of
 auto`` tries no smaller λ for the hinge (``kopt_plugins.auto.planner``).  Where the full step
 raises J (early, when many rows cross), the exact minimiser of J on the segment is found from the two passes'
 scores (J is convex and piecewise quadratic in the step length: bisection on its derivative, no pass per
-trial), and one more pass scores that point.
+trial), and one more pass scores that point.  A solve ends with :meth:`HingeNewton.polish`: one direct solve of the
+square loss on the final margin rows, their system made from nothing, whose bits depend on those rows alone.
 """
 from __future__ import annotations
 

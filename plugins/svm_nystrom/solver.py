@@ -4,7 +4,8 @@ The minimiser of λ/2 wᵀRw + (1/n) Σ w_i ½ max(0, 1 − y_i (k(x_i, C) w + b
 for M seeded training rows C (:func:`kopt.nystrom.choose_centers`, less those the kernel cannot tell from the
 others: :func:`kopt.nystrom.center_basis`).  One iteration is one Newton step of one class (±1 one-vs-rest
 columns for multiclass ids, one class after the other on one M × M buffer); a class is done when a step leaves
-the rows inside its margin as they were.  Memory: two M × M float64 arrays (the margin rows' system and R's
+the rows inside its margin as they were, and ends with one direct solve on those rows
+(:meth:`.newton.HingeNewton.polish`: a resumed run ends on the bits of the run it continues).  Memory: two M × M float64 arrays (the margin rows' system and R's
 factor) and O(n) per class for the scores, whatever n.
 
 It reports the primal, the dual of the Nyström problem at the model's bias and their gap: with b fixed the loss
