@@ -248,3 +248,14 @@ def test_held_kernel_values_give_the_same_bits_as_computing_them():
         out.append(h)
     assert out[0].objective == pytest.approx(out[1].objective, rel=1e-9)
     np.testing.assert_allclose(out[0].v, out[1].v, atol=1e-5)
+
+
+def test_auto_with_the_squared_hinge_on_multiclass_ids_starts_from_the_square_loss_system():
+    X, y = _data(n=900, classes=3)
+    spec = {"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "max_centers": 256}, "output": {"model": False, "report": False}}
+    r = _solve(spec, (X[:700], y[:700], X[700:], y[700:]))
+    assert r.auto["route"] == "svm_nystrom" and r.info["reused_search_system"] is True
+    assert all("newton_steps" not in t for t in r.auto["trials"])  # the square loss's search (one system for all)
+    assert r.status == "converged" and len(r.info["newton_steps"]) == 3
+    assert r.metrics["accuracy"] > 0.6
