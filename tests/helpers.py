@@ -191,3 +191,14 @@ def example_solver():
         return importlib.import_module("kopt_gd_solver").GradientDescent
     finally:
         sys.path.pop(0)
+
+
+def curved_classes(n=600, d=3, seed=0, classes=2, noise=0.3):
+    """Rows X (n × d, standard normal) and labels of a curved boundary, sin(2 x₀) + x₁² − 1 plus noise: ±1 for two
+    classes, else ids 0..classes−1 by the score's quantiles (the auto and svm_nystrom tests' data)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    score = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 1 + noise * rng.standard_normal(n)
+    if classes == 2:
+        return X, np.where(score > 0, 1, -1)
+    return X, np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))

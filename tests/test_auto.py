@@ -8,17 +8,13 @@ import numpy as np
 import pytest
 
 import kopt
+from helpers import curved_classes
 from kopt.cli import main
 from kopt.errors import SpecError
 
 
 def _data(n=600, d=3, seed=0, classes=2):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    score = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 1 + 0.3 * rng.standard_normal(n)
-    if classes == 2:
-        return X, np.where(score > 0, 1, -1)
-    return X, np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+    return curved_classes(n, d, seed, classes, noise=0.3)
 
 
 def _nystrom(count, lam=1e-3, bandwidth=1.5, dtype="float64", loss=None):

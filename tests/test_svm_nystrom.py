@@ -8,19 +8,15 @@ import pytest
 from scipy.optimize import minimize
 
 import kopt
+from helpers import curved_classes
 from kopt.errors import SpecError
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
 from kopt_plugins.krr_nystrom.system import NystromSystem
 from kopt_plugins.svm_nystrom.newton import HingeNewton, hinge_objective, line_search
 
 
-def _data(n=500, d=3, seed=0, classes=2):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    score = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - 1 + 0.4 * rng.standard_normal(n)
-    if classes == 2:
-        return X, np.where(score > 0, 1, -1)
-    return X, np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+def _data(n=600, d=3, seed=0, classes=2):
+    return curved_classes(n, d, seed, classes, noise=0.4)
 
 
 def _spec(count=80, lam=1e-3, bandwidth=1.0, **solver):
