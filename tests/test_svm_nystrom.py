@@ -255,3 +255,19 @@ def test_auto_with_the_squared_hinge_on_multiclass_ids_starts_from_the_square_lo
     assert all("newton_steps" not in t for t in r.auto["trials"])  # the square loss's search (one system for all)
     assert r.status == "converged" and len(r.info["newton_steps"]) == 3
     assert r.metrics["accuracy"] > 0.6
+
+
+def test_the_weighted_solve_is_the_weighted_l2_svm_on_its_centres():
+    """Through kopt.solve with sample weights: the objective is the weighted L2-SVM's minimum on the model's centres
+    (L-BFGS on explicit features; kopt's weights have mean 1)."""
+    X, y = _data(n=300, seed=4)
+    w = np.ones(len(y))
+    w[:60] = 3.0
+    r = _solve(_spec(count=50, lam=1e-2), (X, y), sample_weight=w)
+    assert r.status == "converged"
+    C = np.asarray(r.model.predictor.arrays["support"])
+    kernel = GaussianKernel(bandwidth=1.0)
+    L = np.linalg.cholesky(kernel.exact(C, C))
+    Z = np.linalg.solve(L, kernel.exact(X, C).T).T  # any factor of R spans the same functions
+    _, _, J = _reference(Z, y.astype(float), 1e-2, w / w.mean())
+    assert r.objective == pytest.approx(J, rel=1e-7)
