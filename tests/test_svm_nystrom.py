@@ -271,3 +271,13 @@ def test_the_weighted_solve_is_the_weighted_l2_svm_on_its_centres():
     Z = np.linalg.solve(L, kernel.exact(X, C).T).T  # any factor of R spans the same functions
     _, _, J = _reference(Z, y.astype(float), 1e-2, w / w.mean())
     assert r.objective == pytest.approx(J, rel=1e-7)
+
+
+def test_a_lambda_the_spec_gives_is_taken_as_given_below_the_floor():
+    X, y = _data(n=700)
+    spec = {"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"},
+                      "regularizer": {"name": "l2", "lambda": 1e-9}},
+            "solver": {"name": "auto", "max_centers": 256}, "output": {"model": False, "report": False}}
+    r = _solve(spec, (X[:500], y[:500], X[500:], y[500:]))
+    assert r.auto["lambda"] == 1e-9 and r.auto["route"] == "svm_nystrom"
+    assert all(set(t["path"]) <= {"1e-09"} for t in r.auto["trials"])

@@ -332,7 +332,9 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_insi
     # eps/2 · ‖T‖ ≤ eps/2 · trace(T); Newton with that Hessian converges only while this stays below λ (ijcnn1,
     # float32, 1,024 centres: 9 steps at 1e-7, none converged within 50 at 1e-8)
     floor = 0.5 * float(np.finfo(system.dtype).eps) * float(system.xp.trace(system.whitened()[0]))
-    usable = [i for i in range(len(lambdas)) if lambdas[i] >= floor]
+    # (a λ the spec gives is taken as given, resolved or not)
+    usable = [i for i in range(len(lambdas)) if lambdas[i] >= floor] if len(lambdas) > 1 else [0]
+    usable = usable or [0]  # every λ of the path below the floor: its largest
     center = min(center, usable[-1])
     tried = [i for i in _lambda_window(len(lambdas), center) if i in usable]
     while True:
