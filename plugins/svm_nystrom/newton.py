@@ -76,11 +76,7 @@ def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=No
         return _margin_part(C, w, b, chunks, Xp.shape[0], y[lo:hi], None if weights is None else weights[lo:hi],
                             None if inside is None else inside[lo:hi])
 
-    if threads > 1 and xp is np and len(parts) > 1:
-        with _threads_mod.blas_threads(1):
-            done = _threads_mod.map_parts(part, len(parts), threads)
-    else:
-        done = [part(p) for p in range(len(parts))]
+    done = _on_parts(part, len(parts), threads, xp)
     f = xp.concatenate([d[0] for d in done]) if done else xp.empty(0, dtype=np.float64)
     sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
     for d in done:
@@ -116,10 +112,16 @@ def kernel_parts(kernel, C, dtype, X, bound=None, threads=1):
             out[a:z] = K
         return out
 
-    if threads > 1 and xp is np and len(parts) > 1:
+    return _on_parts(part, len(parts), threads, xp)
+
+
+def _on_parts(fn, parts, threads, xp):
+    """``[fn(p) for p in range(parts)]`` on up to ``threads`` of kopt's worker threads, BLAS held to one inside (NumPy
+    only; in part order, so sums over the results have the same bits on any thread count)."""
+    if threads > 1 and xp is np and parts > 1:
         with _threads_mod.blas_threads(1):
-            return _threads_mod.map_parts(part, len(parts), threads)
-    return [part(p) for p in range(len(parts))]
+            return _threads_mod.map_parts(fn, parts, threads)
+    return [fn(p) for p in range(parts)]
 
 
 def _cached_chunks(K, X, kernel):
@@ -210,14 +212,20 @@ class HingeNewton:
         """The coefficients on the centres, U⁻¹ v."""
         return self.system.coef(self.v)
 
-    def _pass(self):
+    def _margin_pass(self, w, b, inside):
+        """:func:`margin_pass` over X at (w, b), with the kernel bound to the centres and, where they fit, the rows'
+        kernel values held (both made at the first pass)."""
         s = self.system
         if self._bound is None:
             self._bound = s.kernel.bind(s.C)
         if self._cacheable and self._cache is None:
             self._cache = kernel_parts(s.kernel, s.C, s.dtype, self.X, self._bound, self.workers)
-        self.f, self.sums = margin_pass(s.kernel, s.C, s.dtype, self.w, self.b, self.X, self.y, self.weights,
-                                        self.workers, self._forced, self._bound, self._cache)
+        return margin_pass(s.kernel, s.C, s.dtype, w, b, self.X, self.y, self.weights, self.workers, inside,
+                           self._bound, self._cache)
+
+    def score(self):
+        """Score the rows at (v, b): ``f``, ``sums`` and ``objective``."""
+        self.f, self.sums = self._margin_pass(self.w, self.b, self._forced)
         self.objective = hinge_objective(self.lam, self.v, self.f, self.y, self.weights)
 
     def inside(self):
@@ -271,69 +279,63 @@ class HingeNewton:
         s, xp = self.system, self.system.xp
         S = self.inside()
         s.clear_rows()
-        self.in_T = xp.zeros(S.shape[0], dtype=bool)
         self._update(S, 1.0)
         self.in_T = S
-        if self._bound is None:
-            self._bound = s.kernel.bind(s.C)
-        zero = xp.zeros(s.M, dtype=np.float64)
-        _, sums = margin_pass(s.kernel, s.C, s.dtype, zero, 0.0, self.X, self.y, self.weights, self.workers, S,
-                              self._bound, self._cache)
-        n = float(s.n)
-        z = solve_triangular(s.U, sums / n, lower=False, trans="T")  # [−U⁻ᵀ Σ_S w y k, U⁻ᵀ Σ_S w k] / n
-        wS = S.astype(np.float64) if self.weights is None else S * self.weights
-        s_b, y_b = float(xp.sum(wS)) / n, float(xp.sum(wS * self.y)) / n
-        with s._factored(self.lam, self.threads, required=True) as L:
-            with _threads(self.threads):
-                ac = cho_solve(L, xp.stack([-z[:, 0], z[:, 1]], axis=1))
-        a, c = ac[:, 0], ac[:, 1]
-        schur = s_b - float(xp.sum(z[:, 1] * c))
-        b = (y_b - float(xp.sum(z[:, 1] * a))) / schur if schur > 1e-12 * max(s_b, 1e-300) else self.b
-        self.v, self.b = a - c * b, b
-        self._pass()
+        _, sums = self._margin_pass(xp.zeros(s.M, dtype=np.float64), 0.0, S)
+        z, s_b, wS = self._margin_sums(sums, S)  # z: [−U⁻ᵀ Σ_S w y k, U⁻ᵀ Σ_S w k] / n
+        y_b = float(xp.sum(wS * self.y)) / float(s.n)
+        self.v, self.b = self._bordered_solve(-z[:, 0], y_b, z[:, 1], s_b, self.b)
+        self.score()
         return self
+
+    def _margin_sums(self, sums, S):
+        """(U⁻ᵀ sums / n, s_S = Σ_S w_i / n, the weights of the rows S) for a pass's sums over the rows S."""
+        s, xp = self.system, self.system.xp
+        z = solve_triangular(s.U, sums / float(s.n), lower=False, trans="T")
+        wS = S.astype(np.float64) if self.weights is None else S * self.weights
+        return z, float(xp.sum(wS)) / float(s.n), wS
+
+    def _bordered_solve(self, r_v, r_b, e, s_b, b_fixed):
+        """(x, β) solving [[T_S + λI, e], [eᵀ, s_b]] [x; β] = [r_v; r_b] (T_S + λI factored in T's own buffer); where
+        no row is inside the margin the bias has no curvature: β = ``b_fixed`` and x solves the first block row."""
+        xp = self.system.xp
+        with self.system._factored(self.lam, self.threads, required=True) as L:
+            with _threads(self.threads):
+                ac = cho_solve(L, xp.stack([r_v, e], axis=1))
+        a, c = ac[:, 0], ac[:, 1]
+        schur = s_b - float(xp.sum(e * c))
+        beta = (r_b - float(xp.sum(e * a))) / schur if schur > 1e-12 * max(s_b, 1e-300) else b_fixed
+        return a - c * beta, beta
 
     def gradient(self):
         """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""
-        s, xp = self.system, self.system.xp
-        n = float(s.n)
-        z = solve_triangular(s.U, self.sums / n, lower=False, trans="T")  # U⁻ᵀ [Kᵀr, Kᵀa] / n
         S = self.inside()
-        wS = S.astype(np.float64) if self.weights is None else S * self.weights
-        g_b = float(xp.sum(wS * (self.f - self.y))) / n
-        return self.lam * self.v + z[:, 0], g_b, z[:, 1], float(xp.sum(wS)) / n
+        z, s_b, wS = self._margin_sums(self.sums, S)  # U⁻ᵀ [Kᵀr, Kᵀa] / n
+        g_b = float(self.system.xp.sum(wS * (self.f - self.y))) / float(self.system.n)
+        return self.lam * self.v + z[:, 0], g_b, z[:, 1], s_b
 
     def direction(self):
         """The Newton step (dv, db) = H⁻¹ g of the bordered Hessian [[T_S + λI, e_S], [e_Sᵀ, s_S]]."""
         g_v, g_b, e, s_b = self.gradient()
-        xp = self.system.xp
-        with self.system._factored(self.lam, self.threads, required=True) as L:
-            with _threads(self.threads):
-                rhs = cho_solve(L, xp.stack([g_v, e], axis=1))
-        a, c = rhs[:, 0], rhs[:, 1]
-        schur = s_b - float(xp.sum(e * c))
-        if schur <= 1e-12 * max(s_b, 1e-300):  # no row inside the margin: the bias has no curvature, keep it
-            return a, 0.0
-        db = (g_b - float(xp.sum(e * a))) / schur
-        return a - c * db, db
+        return self._bordered_solve(g_v, g_b, e, s_b, 0.0)
 
     def step(self):
         """One Newton step (the first call scores the start and makes T the system of its margin rows)."""
         if self.f is None:
-            self._pass()
+            self.score()
             self.sync()
         v0, b0, f0, J0 = self.v, self.b, self.f, self.objective
         dv, db = self.direction()
         forced = self._forced is not None
         self._forced = None  # the start's given rows served the first step; from here the scores decide
         self.v, self.b = v0 - dv, b0 - db
-        self._pass()
+        self.score()
         full = True
         # a long step: the best point on the segment, from the two passes' scores (not after a given start's rows)
         if not forced and self.objective > J0 * (1.0 + RISE):
             t = line_search(self.lam, v0, -dv, f0, self.f, self.y, self.weights)
             self.v, self.b = v0 - t * dv, b0 - t * db
-            self._pass()
+            self.score()
             self.line_searches += 1
             full = t == 1.0
         self.moved = self.sync()

@@ -55,13 +55,12 @@ class NystromSVM(IterativeSolver):
                 "solver 'svm_nystrom' works on Nystrom centres: set model.features.kind: nystrom")
 
     def init(self, problem):
-        xp = problem.xp
         centers = choose_centers(problem, problem.features.count)
         Y = problem.label_matrix()
         return {"problem": problem, "centers": centers, "Y": Y, "weights": problem.sample_weight,
                 "system": None, "in_T": None, "V": None, "B": np.zeros(Y.shape[1]), "F": None, "sums": {},
-                "cls": 0, "newton": None, "done": [False] * Y.shape[1], "steps": [0] * Y.shape[1],
-                "line_searches": 0, "start": None, "xp": xp}
+                "newton": None, "done": [False] * Y.shape[1], "steps": [0] * Y.shape[1],
+                "line_searches": 0, "start": None}
 
     def _system(self, state):
         problem = state["problem"]
@@ -73,7 +72,7 @@ class NystromSVM(IterativeSolver):
         return system
 
     def step(self, state, t):
-        problem, xp = state["problem"], state["xp"]
+        problem, xp = state["problem"], state["problem"].xp
         if state["system"] is None:
             state["system"] = self._system(state)
         system = state["system"]
@@ -81,8 +80,8 @@ class NystromSVM(IterativeSolver):
         if state["V"] is None:
             state["V"] = xp.zeros((system.M, k), dtype=np.float64)
             state["F"] = xp.zeros((problem.n, k), dtype=np.float64)
-        c = state["cls"]
-        if all(state["done"]):
+        c = next((c for c, done in enumerate(state["done"]) if not done), None)  # the classes run one after another
+        if c is None:
             return Step(rows=0)
         newton = state["newton"]
         if newton is None:
@@ -103,7 +102,6 @@ class NystromSVM(IterativeSolver):
         if newton.converged or state["steps"][c] >= MAX_STEPS:
             state["done"][c] = True
             state["newton"] = None
-            state["cls"] = min(c + 1, k - 1)
         return Step(rows=problem.n, objective=None, extra={"class": int(c), "moved": int(newton.moved)})
 
     def check(self, state, rows):
@@ -111,7 +109,7 @@ class NystromSVM(IterativeSolver):
         is at f = 0, where α = 0 is dual-feasible: D = 0)."""
         if state["V"] is None:
             return Check()
-        problem, xp = state["problem"], state["xp"]
+        problem, xp = state["problem"], state["problem"].xp
         n, lam, loss, weights = problem.n, problem.lam, problem.loss, state["weights"]
         system = state["system"]
         P = D = scale = 0.0
@@ -173,14 +171,13 @@ class NystromSVM(IterativeSolver):
             state["done"] = [bool(d) for d in saved["done"]]
             state["steps"] = [int(s) for s in saved["steps"]]
             state["F"] = xp.zeros((problem.n, state["V"].shape[1]), dtype=np.float64)
-            state["cls"] = next((c for c, d in enumerate(state["done"]) if not d), len(state["done"]) - 1)
             if state["system"] is None:
                 state["system"] = self._system(state)
             for c in range(len(state["done"])):  # the scores and sums of every class started (one pass each)
                 if state["steps"][c]:
                     h = HingeNewton(state["system"], problem.X, state["Y"][:, c], problem.lam, state["weights"],
                                     v=state["V"][:, c], b=state["B"][c], in_T=xp.zeros(problem.n, dtype=bool))
-                    h._pass()
+                    h.score()
                     state["F"][:, c], state["sums"][c] = h.f, h.sums[:, 0].copy()
         return state
 
