@@ -49,9 +49,6 @@ class NystromKRR(IterativeSolver):
             yield ("model", "loss", "name"), (
                 f"solver 'krr_nystrom' solves the square loss only, not {spec.loss.name!r}; use solver joker "
                 "(mode: primal on Nystrom centres) for other losses, or solver: auto")
-        if spec["model"]["features"]["kind"] != "nystrom":
-            yield ("model", "features", "kind"), (
-                "solver 'krr_nystrom' works on Nystrom centres: set model.features.kind: nystrom")
 
     def init(self, problem, dense_centers=True):
         """The solver's state; ``dense_centers=False`` leaves ``C`` (the dense centres) None until

@@ -50,9 +50,6 @@ class NystromSVM(IterativeSolver):
             yield ("model", "loss", "name"), (
                 f"solver 'svm_nystrom' solves the squared hinge only, not {spec.loss.name!r}; use krr_nystrom for the "
                 "square loss, joker for others, or solver: auto")
-        if spec["model"]["features"]["kind"] != "nystrom":
-            yield ("model", "features", "kind"), (
-                "solver 'svm_nystrom' works on Nystrom centres: set model.features.kind: nystrom")
 
     def init(self, problem):
         centers = choose_centers(problem, problem.features.count)
