@@ -258,12 +258,17 @@ class FeatureEngine:
 
     # -- feature blocks in groups -----------------------------------------------------------------
     def _group(self, m):
-        """Feature blocks generated together for a block of ``m`` rows: about 1 MB of float32 features
-        (1 block at |B| = 512, 8 at 64), so small blocks of rows do not pay NumPy's per-call overhead
-        once per 512 features.  Groups lie inside the fixed parts, so results do not depend on the
-        thread count.  1 where the kernel's features are not column-separable (see :meth:`_groupable`)."""
+        """Feature blocks generated together for a block of ``m`` rows, so that no feature block pays the
+        per-call overhead alone.  On a CPU about 1 MB of float32 features (1 block at |B| = 512, 8 at 64:
+        the group stays in cache).  On a GPU about 64 MB (64 blocks at |B| = 512): there every array call
+        is a kernel launch and a Python round trip, ~10 µs each, and one block of 512 features is only
+        ~2 µs of cosines -- per-block calls made papers/004's HIGGS iteration 86x its floor on an H200.
+        Groups lie inside the fixed parts, so results do not depend on the thread count.  1 where the
+        kernel's features are not column-separable (see :meth:`_groupable`)."""
         if not self._groupable():
             return 1
+        if self.xp is not np:
+            return max(1, (1 << 24) // max(1, m * self.F))
         return max(1, min(16, (1 << 18) // max(1, m * self.F)))
 
     def _groupable(self):
@@ -272,15 +277,15 @@ class FeatureEngine:
         true of the random Fourier kernels; checked once on three rows, not assumed."""
         if getattr(self, "_groupable_flag", None) is None:
             self._groupable_flag = False
-            if self.nb >= 2 and self.xp is np:
+            if self.nb >= 2:
                 try:
                     P = self.kernel.prepare_rows(_rows.dense(self.X, slice(0, 3), self.xp, self.dtype))
                     singles = [self.kernel.raw_features(P, self.fmap.block_params(j)) for j in (0, 1)]
                     both, _ = self.kernel.raw_features(P, self._params(0, 2))
-                    both = both if isinstance(both, tuple) else (both,)
+                    both = tuple(map(to_numpy, both)) if isinstance(both, tuple) else (to_numpy(both),)
                     ok = True
                     for j, (one, _) in enumerate(singles):
-                        one = one if isinstance(one, tuple) else (one,)
+                        one = tuple(map(to_numpy, one)) if isinstance(one, tuple) else (to_numpy(one),)
                         ok = ok and len(one) == len(both)
                         for a, b in zip(one, both):
                             w = a.shape[1]
