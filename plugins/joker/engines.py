@@ -46,10 +46,18 @@ def _row_chunks(n, per_row):
     return _rows.chunks(n, min(_CHUNK_ELEMS // max(1, per_row), -(-n // _threads.PARTS)))
 
 
-def _part(n, p):
-    """Part ``p`` of ``range(n)`` cut into :data:`kopt.threads.PARTS` contiguous ranges (maybe empty)."""
-    parts = _threads.PARTS
+def _part(n, p, parts=None):
+    """Part ``p`` of ``range(n)`` cut into ``parts`` (default :data:`kopt.threads.PARTS`) contiguous ranges (maybe
+    empty)."""
+    parts = _threads.PARTS if parts is None else parts
     return (p * n // parts, (p + 1) * n // parts)
+
+
+def _on_parts(work, n, xp, threads):
+    """``[work(range) for each part of range(n)]``: :data:`kopt.threads.PARTS` parts on NumPy (the same bits on any
+    thread count), one on a GPU (one thread there, and each part's buffers and launches are paid once, not 8 times)."""
+    parts = _threads.PARTS if xp is np else 1
+    return _threads.map_parts(lambda p: work(_part(n, p, parts)), parts, threads)
 
 
 def gram_method(gram, xp, dtype):
@@ -235,7 +243,7 @@ class FeatureEngine:
                     K += Zj @ Zj.T
             return K, g
 
-        out = _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
+        out = _on_parts(work, self.nb, xp, self.threads)
         g = out[0][1]
         for _, gp in out[1:]:
             g += gp
@@ -333,7 +341,7 @@ class FeatureEngine:
                 out += Z @ (Z.T @ sd)
             return out
 
-        parts = _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
+        parts = _on_parts(work, self.nb, self.xp, self.threads)
         out = parts[0]
         for p in parts[1:]:
             out += p
@@ -363,7 +371,7 @@ class FeatureEngine:
                     self.theta[j:j2, at:at + w] += ((Z.T @ d) * scale).reshape(j2 - j, w, d.shape[1])
                     at += w
 
-        _threads.map_parts(lambda p: work(_part(self.nb, p)), _threads.PARTS, self.threads)
+        _on_parts(work, self.nb, xp, self.threads)
         self._Phi = None
 
     def norm_sq(self, alpha=None):
