@@ -45,6 +45,64 @@ class KernelExpansion(Predictor):
         return out
 
 
+class PairwiseVotes(Predictor):
+    """One-vs-one: for every pair of classes (a, b) a kernel expansion f_ab(x) = Σ_j coef_j k(s_j, x) + b_ab on
+    its own columns of the stored support points, positive for a; each pair votes, as SVC's one-vs-one does.
+
+    arrays: ``support`` (S, d); ``pairs`` (P, 2) class positions; ``offsets`` (P + 1,): pair p's terms are
+    ``columns[offsets[p]:offsets[p + 1]]`` (positions in ``support``) with ``coef`` at the same positions;
+    ``intercepts`` (P,).  meta: ``n_classes``.  The scores are one column per class: its votes, plus the pairs'
+    summed confidence squashed into (−⅓, ⅓), which breaks ties without overturning a vote
+    (:func:`vote_scores`)."""
+
+    name = "pairwise_votes"
+
+    def decision_function(self, X, ctx):
+        a = self.arrays
+        return pairwise_scores(ctx.kernel, ctx.xp, X, a["support"], a["coef"], a["columns"], a["offsets"],
+                               a["intercepts"], a["pairs"], int(self.meta["n_classes"]))
+
+
+def pairwise_scores(kernel, xp, X, support, coef, columns, offsets, intercepts, pairs, n_classes):
+    """:class:`PairwiseVotes`' scores of the rows X: k(X, support) a chunk of rows at a time, each pair's expansion on
+    its columns, then :func:`vote_scores`."""
+    from . import rows as _rows
+
+    S = xp.asarray(support)
+    coef = xp.asarray(coef, dtype=S.dtype)
+    pairs, offsets, columns = np.asarray(pairs), np.asarray(offsets), np.asarray(columns)
+    intercepts = np.asarray(intercepts, dtype=np.float64)
+    out = xp.empty((X.shape[0], n_classes), dtype=np.float64)
+    k = kernel.bind(S)
+    step = max(1, (1 << 20) // max(1, S.shape[0]))  # ~4 MB of float32 kernel values per chunk
+    cols = [xp.asarray(columns[offsets[p]:offsets[p + 1]]) for p in range(len(pairs))]
+    for lo, hi in _rows.chunks(X.shape[0], step):
+        K = k(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, S.dtype))
+        F = xp.empty((hi - lo, len(pairs)), dtype=np.float64)
+        for p in range(len(pairs)):
+            F[:, p] = K[:, cols[p]] @ coef[offsets[p]:offsets[p + 1]] + intercepts[p]
+        out[lo:hi] = vote_scores(F, pairs, n_classes)
+    return out
+
+
+def vote_scores(F, pairs, n_classes):
+    """Per class: the votes of the pairs' scores ``F`` (rows × P; pair p = (a, b) votes a where F > 0, else b) plus
+    the summed confidence c (F for a, −F for b) as c / (3(|c| + 1)), inside (−⅓, ⅓): it orders classes with equal
+    votes and never one with fewer votes above one with more."""
+    from .backend import get_namespace
+
+    xp = get_namespace(F)
+    votes = xp.zeros((F.shape[0], n_classes), dtype=np.float64)
+    conf = xp.zeros_like(votes)
+    for p, (a, b) in enumerate(np.asarray(pairs)):
+        up = F[:, p] > 0
+        votes[:, a] += up
+        votes[:, b] += ~up
+        conf[:, a] += F[:, p]
+        conf[:, b] -= F[:, p]
+    return votes + conf / (3.0 * (xp.abs(conf) + 1.0))
+
+
 def _nullcontext():
     import contextlib
 

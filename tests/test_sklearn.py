@@ -100,9 +100,11 @@ def test_multiclass_one_vs_rest_and_softmax():
     ovr = KernelClassifier(lam=1e-3, solver="joker", backend="numpy").fit(X, names)
     assert list(ovr.classes_) == ["ant", "bee", "cat"] and ovr.decision_function(X).shape == (150, 3)
     assert ovr.score(X, names) > 0.9 and ovr.solver_info_["one_vs_rest"]
-    # the default: one-hot square loss on Nystrom centres, every class from one factorisation
+    # the default on few rows: one-vs-one, each pair of classes its rows' exact KRR (plugins/auto/pairs.py); the
+    # scores are the votes, one column per class
     default = KernelClassifier(backend="numpy").fit(X, names)
-    assert default.route_ == "krr_nystrom" and default.decision_function(X).shape == (150, 3)
+    assert default.route_ == "krr_pairs" and default.decision_function(X).shape == (150, 3)
+    assert default.n_features_ == 150
     assert default.score(X, names) > 0.85 and list(default.classes_) == ["ant", "bee", "cat"]
     soft = KernelClassifier(loss="softmax", solver="dsg", lam=1e-3, features={"block_size": 64},
                             solver_options={"iterations": 300, "batch_size": 32, "step_size": 5.0},
@@ -225,7 +227,7 @@ def test_gp_regressor_mean_and_std():
 
 def test_sample_weight_refused_by_a_solver_without_them_naming_those_that_take_them():
     X, y = _data()
-    with pytest.raises(kopt.SpecError, match="solvers that do: auto, cdsg, dsg, joker, krr_exact, krr_nystrom, svm_nystrom, udsg"):
+    with pytest.raises(kopt.SpecError, match="solvers that do: auto, cdsg, dsg, joker, krr_exact, krr_nystrom, krr_pairs, svm_nystrom, udsg"):
         KernelClassifier(solver="adsg", loss="logistic", kernel="linear", backend="numpy").fit(
             X, y, sample_weight=np.ones(len(X)))
 

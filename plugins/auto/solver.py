@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from kopt.components import Plan, Solver
 
-from . import planner
+from . import pairs, planner
 
 
 class AutoSolver(Solver):
@@ -72,6 +72,28 @@ class AutoSolver(Solver):
         return ({"solver": {"name": "joker", "mode": "auto"}, "model.form": "dual", "model.features.kind": "random"},
                 f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centres)")
 
+    def _plan_pairs(self, problem, kernel, lam, log):
+        """The plan of exact one-vs-one (:mod:`.pairs`): every row a centre, each pair of classes its rows' KRR."""
+        o = self.options
+        best, trials, split, seconds = pairs.search(
+            problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
+            lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),), seed=problem.spec["seed"],
+            validation=o.validation, log=log)
+        overrides = {"solver": {"name": "krr_pairs"}, "model.form": "primal", "model.features.kind": "nystrom",
+                     "model.features.count": int(problem.n), "model.regularizer.lambda": best["lam"]}
+        if kernel.get("bandwidth") == "auto":
+            overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
+            overrides["model.kernel.bandwidth_factor"] = 1.0
+        why = (f"one-vs-one on every row ({best['pairs']} pairs of classes; their Choleskys cost less than one "
+               f"one-vs-rest system at {o.max_centers} centres), bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
+               f"(x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} rule), lambda {best['lam']:g}: the best "
+               f"validation accuracy ({best['score']:.5g}); then krr_pairs (each pair's exact KRR, one Cholesky)")
+        record = {"route": "krr_pairs", "centers": int(problem.n), "bandwidth": overrides.get("model.kernel.bandwidth"),
+                  "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": "accuracy",
+                  "validation_score": best["score"], "split": split, "search_s": seconds, "budget_s": o.budget,
+                  "trials": trials, "why": why}
+        return Plan(overrides, record, None)
+
     def plan(self, problem, given, log=None):
         """Measure, choose, and return the :class:`kopt.components.Plan`: the spec overrides, the report
         record and, for the square loss, the search's system on every training row as krr_nystrom's start.
@@ -85,6 +107,11 @@ class AutoSolver(Solver):
         lam = spec["model"]["regularizer"].get("lambda")
         count = ((given.get("model") or {}).get("features") or {}).get("count")
         log = log or (lambda line: None)
+        if problem.loss.name == "square" and not count and problem.preprocessor.target == "multiclass":
+            from kopt.backend import to_numpy
+
+            if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
+                return self._plan_pairs(problem, kernel, lam, log)
         found = planner.search(
             problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
             lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),

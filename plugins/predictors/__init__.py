@@ -1,13 +1,14 @@
 """Built-in predictors: the model kinds of :mod:`kopt.predictors`, registered like a third party's.
 
 ``kernel_expansion`` (Σ_i coef_i k(s_i, x)), ``feature_expansion`` (random-feature
-coefficients, ω regenerated from the seed) and ``linear`` (xᵀw + b).  Model files name
+coefficients, ω regenerated from the seed), ``linear`` (xᵀw + b) and ``pairwise_votes`` (one-vs-one kernel
+expansions that vote).  Model files name
 their predictor; :func:`kopt.load_model` finds it among the registered ones.
 """
 from kopt.hookspecs import hookimpl
-from kopt.predictors import FeatureExpansion, KernelExpansion, LinearPredictor
+from kopt.predictors import FeatureExpansion, KernelExpansion, LinearPredictor, PairwiseVotes
 
-PREDICTORS = [KernelExpansion, FeatureExpansion, LinearPredictor]
+PREDICTORS = [KernelExpansion, FeatureExpansion, LinearPredictor, PairwiseVotes]
 
 
 @hookimpl

@@ -1,0 +1,198 @@
+"""What ``solver: auto`` measures for class ids when one-vs-one on every row is the cheaper route (``krr_pairs``).
+
+For C ≥ 3 classes each pair of classes (a, b) is the exact kernel ridge regression of its own rows
+(:func:`kopt_plugins.krr_pairs.solver.exact_pair`), and the pairs vote, as SVC's one-vs-one does.  All pairs cost
+Σ n_ab³/3 flops per solve (about (4/3) n³/C), against n M² for one one-vs-rest Nyström system of M centres: with
+many classes and moderate n the pairs are the cheaper of the two, and every row is a centre.  :func:`affordable` is
+that comparison, at the ladder's top size (``max_centers``).
+
+Measured on mnist-10k (docs/defaults.md, "Multiclass: pairs of classes"): the pairs on every row 98.45% (λ 1e-6, the
+scale rule's bandwidth), against one-vs-rest on 4,096 centres 97.50% (auto's choice) and SVC(C=10)'s 98.15%; and
+the pairs' accuracy is flat in λ (98.1-98.45% from 1e-4 to 1e-8) and in the bandwidth (98.15-98.45% from 0.71x to
+1.41x the rule), so the search below is coarse.
+
+The search, on the same seeded validation split as the Nyström ladder (:func:`kopt.selection.make_splits`): each
+pair is solved on its fit rows, and the pairs' votes on the validation rows score a (bandwidth, λ).  Bandwidth: the
+spec's rule at 1x, then √2 longer, and on while the longer one scores higher, else once √2 shorter
+(:data:`FACTOR_STEPS` at most); λ: :data:`FIRST_LAMBDAS` of the λ path, then one half decade further past the better
+end while that scores higher.  Kernel values are computed once per bandwidth: each class's block against itself
+and against the validation rows, each pair's cross block when the pair is solved.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from kopt import rows as _rows
+from kopt import threads as _threads
+
+from .planner import _digits
+
+#: the λ values (indices into the planner's λ path) every bandwidth is scored at first: 1e-5 and 1e-7
+FIRST_LAMBDAS = (8, 12)
+#: bandwidth factors tried at most (1x, then √2 steps in the direction that scores higher)
+FACTOR_STEPS = 3
+#: a pair's rows at most: its kernel matrix and factor, 2 x 8 n_ab² bytes (256 MB at 4,096)
+MAX_PAIR_ROWS = 4096
+#: the rows' dense values at most (256 MB in float32): the pairs keep every training row as a centre
+MAX_ROW_ENTRIES = 1 << 26
+
+
+def pair_sizes(ids, n_classes):
+    counts = np.bincount(ids, minlength=n_classes)
+    return [int(counts[a] + counts[b]) for a in range(n_classes) for b in range(a + 1, n_classes)]
+
+
+def affordable(problem, ids, max_centers):
+    """Whether exact one-vs-one is the multiclass route: 3 or more classes, every pair within
+    :data:`MAX_PAIR_ROWS`, the rows within :data:`MAX_ROW_ENTRIES`, and all pairs' Choleskys (Σ n_ab³/3) at most
+    one one-vs-rest system at ``max_centers`` centres (n M²)."""
+    if problem.n_classes < 3 or problem.n * problem.d > MAX_ROW_ENTRIES:
+        return False
+    sizes = pair_sizes(ids, problem.n_classes)
+    return max(sizes) <= MAX_PAIR_ROWS and sum(s**3 / 3.0 for s in sizes) <= problem.n * float(max_centers) ** 2
+
+
+def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
+    """Measure exact one-vs-one on the validation split; returns ``(best trial, trials, split words, seconds)``.
+    ``lambdas``: the λ path (the planner's), or the spec's one λ."""
+    from kopt.backend import to_numpy
+    from kopt.predictors import vote_scores
+    from kopt.selection import make_splits
+    from kopt_plugins.krr_pairs.solver import class_pairs
+
+    t0 = time.perf_counter()
+    xp = problem.xp
+    (tr, va), = make_splits(problem.n, seed, validation=validation)
+    ids = to_numpy(problem.y).astype(np.int64)
+    C = problem.n_classes
+    pairs = class_pairs(C)
+    cls, options = type(problem.kernel), problem.kernel.options.as_dict()
+    has_bw = "bandwidth" in options and bandwidth_rule
+    fit_of = [tr[ids[tr] == c] for c in range(C)]  # each class's fit rows
+    X_of = [_rows.dense(problem.X, xp.asarray(r), xp, problem.dtype) for r in fit_of]
+    X_val = _rows.dense(problem.X, xp.asarray(va), xp, problem.dtype)
+    y_val = ids[va]
+    w = problem.sample_weight
+    w_of = None if w is None else [to_numpy(w)[r] for r in fit_of]
+    trials = []
+    threads = _threads.resolve_threads(None)
+
+    def score(factor, idxs, blocks):
+        """The validation accuracy of the pairs' votes at bandwidth ``factor`` and each λ index of ``idxs`` (each
+        pair's kernel block made once for all of them)."""
+        cols = _threads.parallel_map(lambda p: blocks.pair_scores(*pairs[p], [lambdas[i] for i in idxs]),
+                                     range(len(pairs)), threads)
+        out = {}
+        for j, i in enumerate(idxs):
+            F = np.stack([c[:, j] for c in cols], axis=1)
+            # a pair whose system did not factor at this λ makes the λ no choice
+            acc = -np.inf if np.isnan(F).any() else float(np.mean(np.argmax(vote_scores(F, pairs, C), axis=1) == y_val))
+            trials.append(dict(route="krr_pairs", centers=int(problem.n), bandwidth_factor=factor,
+                               bandwidth=(_digits(options["bandwidth"] * factor) if has_bw else options.get("bandwidth")),
+                               lam=lambdas[i], lam_index=i, score=acc, pairs=len(pairs),
+                               seconds=(time.perf_counter() - t1) / len(idxs)))
+            out[i] = acc
+        return out
+
+    def best_lambda(factor):
+        nonlocal t1
+        t1 = time.perf_counter()
+        kernel = cls(**{**options, "bandwidth": _digits(options["bandwidth"] * factor)}) if has_bw else problem.kernel
+        blocks = _Blocks(kernel, X_of, X_val, w_of, xp, threads)
+        if len(lambdas) == 1:
+            return 0, score(factor, [0], blocks)[0]
+        tried = score(factor, list(FIRST_LAMBDAS), blocks)
+        while True:  # one half decade past the better end while that scores higher
+            k = max(tried, key=lambda i: (tried[i], -i))
+            nxt = min(tried) - 1 if k == min(tried) else max(tried) + 1 if k == max(tried) else None
+            if nxt is None or not 0 <= nxt < len(lambdas) or nxt in tried:
+                return k, tried[k]
+            t1 = time.perf_counter()
+            tried.update(score(factor, [nxt], blocks))
+            if tried[nxt] <= tried[k]:
+                return k, tried[k]
+
+    t1 = t0
+    with _threads.blas_threads(1):  # pairs on kopt's worker threads, BLAS on one each (no two pools spinning)
+        results = _factors(best_lambda, has_bw)
+    factor = max(results, key=lambda g: (results[g][1], -abs(math.log(g))))
+    i, acc = results[factor]
+    best = next(t for t in trials if t["bandwidth_factor"] == factor and t["lam_index"] == i)
+    for f, (j, a) in results.items():
+        log(f"auto: one-vs-one on every row ({len(pairs)} pairs), bandwidth x{f:g}: best lambda {lambdas[j]:g}, "
+            f"validation accuracy {a:.5g}")
+    split = f"validation {len(va)} of {problem.n} rows, seed {seed}"
+    return best, trials, split, time.perf_counter() - t0
+
+
+def _factors(best_lambda, has_bw):
+    """``{bandwidth factor: (λ index, score)}``: 1x, then √2 longer and on while that scores higher, else once √2
+    shorter (:data:`FACTOR_STEPS` at most)."""
+    results = {1.0: best_lambda(1.0)}
+    if has_bw:
+        f = _digits(math.sqrt(2))
+        results[f] = best_lambda(f)
+        if results[f][1] > results[1.0][1]:
+            while len(results) < FACTOR_STEPS:
+                g = _digits(f * math.sqrt(2))
+                results[g] = best_lambda(g)
+                if results[g][1] <= results[f][1]:
+                    break
+                f = g
+        else:
+            f = _digits(1 / math.sqrt(2))
+            results[f] = best_lambda(f)
+    return results
+
+
+class _Blocks:
+    """One bandwidth's kernel values: each class's fit rows against themselves and against the validation rows
+    (kept), and a pair's cross block (made when the pair is solved)."""
+
+    def __init__(self, kernel, X_of, X_val, w_of, xp, threads):
+        self.kernel, self.X_of, self.w_of, self.xp = kernel, X_of, w_of, xp
+        self.X_val = X_val
+        # in the kernel's dtype (float32 by default): a pair's matrix is made in float64 from them
+        blocks = _threads.parallel_map(lambda c: (kernel.exact(X_of[c], X_of[c]), kernel.exact(X_val, X_of[c])),
+                                       range(len(X_of)), threads)
+        self.own = [b[0] for b in blocks]
+        self.val = [b[1] for b in blocks]
+
+    def pair_scores(self, a, b, lams):
+        """Pair (a, b) solved exactly on its fit rows at each λ of ``lams`` (targets ±1 less their mean), scored on the
+        validation rows: ``(validation rows, len(lams))``, NaN where the system did not factor."""
+        from kopt.backend import to_numpy
+        from kopt.linalg import cho_solve, cholesky
+
+        xp = self.xp
+        na, nb = self.X_of[a].shape[0], self.X_of[b].shape[0]
+        n = na + nb
+        K = xp.empty((n, n), dtype=np.float64)
+        K[:na, :na] = self.own[a]
+        K[na:, na:] = self.own[b]
+        K[na:, :na] = self.kernel.exact(self.X_of[b], self.X_of[a])  # the lower triangle is what Cholesky reads
+        y = np.r_[np.ones(na), -np.ones(nb)]
+        wt = None if self.w_of is None else np.r_[self.w_of[a], self.w_of[b]]
+        wt = None if wt is None else wt / wt.mean()
+        mu = float(y.mean()) if wt is None else float((wt * y).sum() / wt.sum())
+        t = xp.asarray(y - mu)
+        d = None if wt is None else xp.sqrt(xp.asarray(wt))
+        if d is not None:
+            K *= d[:, None]
+            K *= d[None, :]
+        out = np.full((self.X_val.shape[0], len(lams)), np.nan)
+        Va, Vb = self.val[a], self.val[b]
+        for j, lam in enumerate(lams):
+            A = K.copy()
+            A[xp.diag_indices(n)] += n * lam
+            try:
+                L = cholesky(A, overwrite=True, zero_upper=False)
+            except np.linalg.LinAlgError:
+                continue
+            alpha = cho_solve(L, t) if d is None else d * cho_solve(L, d * t)
+            s = Va @ alpha[:na].astype(Va.dtype) + Vb @ alpha[na:].astype(Vb.dtype)
+            out[:, j] = to_numpy(s).astype(np.float64) + mu
+        return out

@@ -1,0 +1,9 @@
+"""One-vs-one kernel ridge regression on Nystrom centres: a system per pair of classes, as SVC's one-vs-one."""
+from kopt.hookspecs import hookimpl
+
+from .solver import PairsKRR
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(PairsKRR)
