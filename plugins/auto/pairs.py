@@ -78,7 +78,7 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
     w = problem.sample_weight
     w_of = None if w is None else [to_numpy(w)[r] for r in fit_of]
     trials = []
-    threads = _threads.resolve_threads(None)
+    threads = _threads.resolve_threads(None) if xp is np else 1  # a GPU: one pair after the other on its stream
 
     def score(factor, idxs, blocks):
         """The validation accuracy of the pairs' votes at bandwidth ``factor`` and each λ index of ``idxs`` (each

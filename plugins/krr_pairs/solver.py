@@ -95,8 +95,9 @@ class PairsKRR(IterativeSolver):
         C_all = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
         pairs = state["pairs"]
         if state["exact"]:  # the pairs on kopt's worker threads, each one's BLAS on one thread (the skeleton's hold)
+            threads = self.n_threads if xp is np else 1  # a GPU: one pair after the other on its stream
             done = _threads.parallel_map(lambda p: self._exact(problem, ids, centers, C_all, *pairs[p]),
-                                         range(len(pairs)), self.n_threads)
+                                         range(len(pairs)), threads)
         else:  # each pair's Nystrom system with every BLAS thread
             with _threads.blas_threads(self.n_threads):
                 done = [self._nystrom(problem, ids, centers, C_all, a, b) for a, b in pairs]
