@@ -98,7 +98,7 @@ def _writeable(A):
     return getattr(getattr(A, "flags", None), "writeable", True)
 
 
-def _symmetric_from_lower(A):
+def symmetric_from_lower(A):
     """A with its lower triangle copied onto its upper one (in place on NumPy)."""
     if get_namespace(A) is np:
         _mirror_upper(A.T)  # A's lower triangle is its transpose's upper one (a view: in place)
@@ -228,7 +228,7 @@ class NystromSystem:
             b += Z.T @ Yc
             _gram_update(T, Z if weights is None else Z * xp.sqrt(weights[lo:hi])[:, None])
         out.n = self.n + X.shape[0]
-        T = _symmetric_from_lower(T)
+        T = symmetric_from_lower(T)
         for a in (T, b, B):
             a *= 1.0 / out.n
         out.An, out.Bn, out._whitened = None, B, (T, b)
@@ -282,7 +282,7 @@ class NystromSystem:
             _gram_update(T, Z, alpha=float(sign) / self.n)
             touched = True
         if touched:
-            T = _symmetric_from_lower(T)  # in place on NumPy
+            T = symmetric_from_lower(T)  # in place on NumPy
         self._whitened, self.Bn = (T, None), None
 
     def clear_rows(self):
@@ -349,7 +349,7 @@ class NystromSystem:
             # a shared system's A/n is read-only (kopt.nystrom_cache): T then takes a copy, read-only too once made
             # (threads may share the system, so no factor is made in its buffer: :meth:`_factored`)
             shared = not _writeable(self.An)
-            T = _symmetric_from_lower(self.An.copy() if shared else self.An)
+            T = symmetric_from_lower(self.An.copy() if shared else self.An)
             if self.xp is np:
                 # symmetric: the C-order T is also its own transpose, the Fortran-order T.T
                 U = np.asfortranarray(self.U)  # center_basis gives Fortran order: no copy
@@ -360,7 +360,7 @@ class NystromSystem:
             else:  # pragma: no cover - GPU only
                 T = solve_triangular(self.U, solve_triangular(self.U, T, lower=False, trans="T").T, lower=False,
                                      trans="T")
-            T = _symmetric_from_lower(T)  # exactly symmetric (the two triangles differ by rounding)
+            T = symmetric_from_lower(T)  # exactly symmetric (the two triangles differ by rounding)
             b = solve_triangular(self.U, self.Bn, lower=False, trans="T")
             if shared and self.xp is np:
                 T.flags.writeable = False

@@ -31,7 +31,7 @@ from kopt.nystrom import choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import PairwiseVotes, pairwise_scores
 
-from kopt_plugins.krr_nystrom.system import NystromSystem, target_offset
+from kopt_plugins.krr_nystrom.system import NystromSystem, symmetric_from_lower, target_offset
 
 
 def class_pairs(n_classes):
@@ -92,7 +92,8 @@ class PairsKRR(IterativeSolver):
     def step(self, state, t):
         problem, centers, ids = state["problem"], state["centers"], state["ids"]
         xp, lam = problem.xp, problem.lam
-        C_all = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
+        # every row a centre: the rows themselves (no copy where they are dense already)
+        C_all = _rows.dense(problem.X, None if state["exact"] else xp.asarray(centers), xp, problem.dtype)
         pairs = state["pairs"]
         if state["exact"]:  # the pairs on kopt's worker threads, each one's BLAS on one thread (the skeleton's hold)
             threads = self.n_threads if xp is np else 1  # a GPU: one pair after the other on its stream
@@ -143,7 +144,8 @@ class PairsKRR(IterativeSolver):
         C = state.get("C")
         if C is None:
             problem = state["problem"]
-            C = state["C"] = _rows.dense(problem.X, problem.xp.asarray(state["centers"]), problem.xp, problem.dtype)
+            rows = None if state["exact"] else problem.xp.asarray(state["centers"])
+            C = state["C"] = _rows.dense(problem.X, rows, problem.xp, problem.dtype)
         arrays = {"support": to_numpy(C), "pairs": np.asarray(state["pairs"], dtype=np.int64), **m}
         return PairwiseVotes(arrays, {"n_classes": int(state["problem"].n_classes)})
 
@@ -173,15 +175,19 @@ class PairsKRR(IterativeSolver):
 
 def exact_pair(kernel, X, y, lam, weights, loss):
     """A pair's exact kernel ridge regression on its rows X (every row a centre): α = (K + nλW⁻¹)⁻¹ y, solved as
-    krr_exact does -- (DKD + nλI)β = Dy, α = Dβ, D = W^½ -- with K = k(X, X) in the kernel's dtype, held in float64.
-    One Cholesky of n³/3 flops where the Nyström system of the same centres costs ~10x that (n³ for A, 2n³ to
-    whiten it).  Returns ``(α, (primal, dual, scale))``."""
+    krr_exact does -- (DKD + nλI)β = Dy, α = Dβ, D = W^½.  K = k(X, X) stays in the kernel's dtype (float32 by
+    default, its lower triangle mirrored: the Cholesky reads that one); the factored matrix is float64 and the
+    products with K accumulate in float64 a block of rows at a time (:func:`times`), so a pair holds one n_ab² float64
+    array beside K.  One Cholesky of n³/3 flops where the Nyström system of the same centres costs ~10x that (n³
+    for A, 2n³ to whiten it).  Returns ``(α, (primal, dual, scale))``."""
     xp = get_namespace(X)
     n = X.shape[0]
-    K = kernel.exact(X, X).astype(np.float64)
-    K = 0.5 * (K + K.T)
+    K = symmetric_from_lower(kernel.exact(X, X))
     d = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64))
-    A = K.copy() if d is None else d[:, None] * K * d[None, :]
+    A = K.astype(np.float64)
+    if d is not None:
+        A *= d[:, None]
+        A *= d[None, :]
     A[xp.diag_indices(n)] += n * lam
     try:
         L = cholesky(A, overwrite=True, zero_upper=False)  # cho_solve reads the lower triangle alone
@@ -189,14 +195,24 @@ def exact_pair(kernel, X, y, lam, weights, loss):
         raise KoptError("the regularized kernel matrix of a pair of classes is not positive definite; raise "
                         "lambda") from None
     alpha = cho_solve(L, y) if d is None else d * cho_solve(L, d * y)
-    scores = K @ alpha
+    del A, L
+    scores = times(K, alpha)
     norm = float(alpha @ scores)
     g = loss.grad(scores, y)
     a = -(g if weights is None else g * weights) / (lam * n)  # the dual point (α itself at the optimum)
-    norm_d = float(a @ (K @ a))
+    norm_d = float(a @ times(K, a))
     P = primal(loss, y, scores, lam, norm, weights)
     D = dual(loss, y, a, lam, norm_d, weights)
     return alpha, (P, D, lam * (norm + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y)))))
+
+
+def times(K, v, block=1024):
+    """K v in float64 for a float32 (or float64) K, a block of K's rows at a time (no float64 copy of K)."""
+    xp = get_namespace(K)
+    out = xp.empty(K.shape[0], dtype=np.float64)
+    for lo in range(0, K.shape[0], block):
+        out[lo:lo + block] = K[lo:lo + block].astype(np.float64) @ v
+    return out
 
 
 def _certificate(loss, lam, y, scores, Ktr, w, U, weights):
