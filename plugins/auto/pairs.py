@@ -37,7 +37,8 @@ FIRST_LAMBDAS = (6, 10, 14)
 LAMBDA_STEP = 2
 #: bandwidth factors tried at most (1x, then √2 steps in the direction that scores higher)
 FACTOR_STEPS = 3
-#: a pair's rows at most: its kernel matrix and factor, 2 x 8 n_ab² bytes (256 MB at 4,096)
+#: a pair's rows at most: its float32 kernel matrix and float64 factor, 12 n_ab² bytes (200 MB at 4,096; a pair per
+#: worker thread)
 MAX_PAIR_ROWS = 4096
 #: the rows' dense values at most (256 MB in float32): the pairs keep every training row as a centre
 MAX_ROW_ENTRIES = 1 << 26
