@@ -16,7 +16,7 @@ import numpy as np
 
 from kopt import nystrom_cache
 from kopt import rows as _rows
-from kopt.backend import to_numpy
+from kopt.backend import get_namespace, to_numpy
 from kopt.errors import KoptError
 from kopt.iterative import Check, IterativeSolver, Step
 from kopt.linalg import solve_triangular
@@ -53,7 +53,6 @@ class NystromKRR(IterativeSolver):
     def init(self, problem, dense_centers=True):
         """The solver's state; ``dense_centers=False`` leaves ``C`` (the dense centres) None until
         :func:`_dense_centers` makes them (a planned system brings its own)."""
-        xp = problem.xp
         centers = choose_centers(problem, problem.features.count)
         C = _dense_centers(problem, centers) if dense_centers else None
         Y = problem.label_matrix()
@@ -79,22 +78,16 @@ class NystromKRR(IterativeSolver):
         if state["w"] is None:
             return Check()
         problem, w, Y, U = state["problem"], state["w"], state["Y"], state["U"]
-        xp, n, lam, loss = problem.xp, problem.n, problem.lam, problem.loss
+        n, lam, loss = problem.n, problem.lam, problem.loss
         weights = state["weights"]
         if state.get("scores") is None:  # resumed from a checkpoint: one pass
             state["scores"], state["Ktr"] = residual_pass(problem.kernel, state["C"], problem.dtype, w, problem.X, Y,
                                                           weights)
-        scores, Kt_alpha = state["scores"], -state["Ktr"] / (lam * n)  # α = −w_i ℓ'(f_i)/(λn), ℓ' = f − y
+        scores, Ktr = state["scores"], state["Ktr"]
         P = D = scale = 0.0
         for c in range(Y.shape[1]):
-            norm_p = float(xp.sum((U @ w[:, c]) ** 2))  # wᵀRw
-            z = solve_triangular(U, Kt_alpha[:, c], lower=False, trans="T")
-            norm_d = float(xp.sum(z * z))  # αᵀK R⁻¹ Kᵀα
-            g = loss.grad(scores[:, c], Y[:, c])
-            alpha = -(g if weights is None else g * weights) / (lam * n)
-            P += primal(loss, Y[:, c], scores[:, c], lam, norm_p, weights)
-            D += dual(loss, Y[:, c], alpha, lam, norm_d, weights)
-            scale += lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores[:, c], Y[:, c]))))
+            p, d, s = certificate(loss, lam, Y[:, c], scores[:, c], Ktr[:, c], w[:, c], U, weights)
+            P, D, scale = P + p, D + d, scale + s
         return Check(objective=P, dual=D, scale=scale, terms=n + int(w.shape[0]),
                      extra={"refinements": int(state.get("refinements", 0))})
 
@@ -140,6 +133,22 @@ class NystromKRR(IterativeSolver):
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
         return predictor, info
+
+
+def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
+    """One output column's primal, dual and rounding scale at the coefficients w on centres with R = UᵀU, from the
+    float64 pass's scores f and Kᵀr (r_i = w_i (f_i − y_i)): the dual point α = −w_i ℓ'(f_i)/(λn), its norm
+    αᵀK R⁻¹ Kᵀα (so the gap is the solve's own rounding)."""
+    xp = get_namespace(scores)
+    n = y.shape[0]
+    norm_p = float(xp.sum((U @ w) ** 2))  # wᵀRw
+    z = solve_triangular(U, -Ktr / (lam * n), lower=False, trans="T")
+    norm_d = float(xp.sum(z * z))  # αᵀK R⁻¹ Kᵀα
+    g = loss.grad(scores, y)
+    alpha = -(g if weights is None else g * weights) / (lam * n)
+    P = primal(loss, y, scores, lam, norm_p, weights)
+    D = dual(loss, y, alpha, lam, norm_d, weights)
+    return P, D, lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y))))
 
 
 def _dense_centers(problem, centers):

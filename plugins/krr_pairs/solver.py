@@ -26,11 +26,12 @@ from kopt import threads as _threads
 from kopt.backend import get_namespace, to_numpy
 from kopt.errors import KoptError
 from kopt.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
-from kopt.linalg import cho_solve, cholesky, solve_triangular
+from kopt.linalg import cho_solve, cholesky
 from kopt.nystrom import choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import PairwiseVotes, pairwise_scores
 
+from kopt_plugins.krr_nystrom.solver import certificate
 from kopt_plugins.krr_nystrom.system import NystromSystem, symmetric_from_lower, target_offset
 
 
@@ -91,7 +92,7 @@ class PairsKRR(IterativeSolver):
 
     def step(self, state, t):
         problem, centers, ids = state["problem"], state["centers"], state["ids"]
-        xp, lam = problem.xp, problem.lam
+        xp = problem.xp
         # every row a centre: the rows themselves (no copy where they are dense already)
         C_all = _rows.dense(problem.X, None if state["exact"] else xp.asarray(centers), xp, problem.dtype)
         pairs = state["pairs"]
@@ -130,7 +131,7 @@ class PairsKRR(IterativeSolver):
         except np.linalg.LinAlgError:
             raise KoptError(f"the regularized Nystrom system of classes {a} and {b} is not positive definite; raise "
                             "lambda") from None
-        p, d, s = _certificate(problem.loss, lam, Y[:, 0], scores[:, 0], Ktr[:, 0], wt[:, 0], system.U, w)
+        p, d, s = certificate(problem.loss, lam, Y[:, 0], scores[:, 0], Ktr[:, 0], wt[:, 0], system.U, w)
         return to_numpy(wt[:, 0]), own[to_numpy(system.kept)], float(to_numpy(mu)[0]), (p, d, s, len(rows) + system.M)
 
     def check(self, state, rows):
@@ -213,19 +214,3 @@ def times(K, v, block=1024):
     for lo in range(0, K.shape[0], block):
         out[lo:lo + block] = K[lo:lo + block].astype(np.float64) @ v
     return out
-
-
-def _certificate(loss, lam, y, scores, Ktr, w, U, weights):
-    """One pair's primal, dual and rounding scale, as krr_nystrom reports them for one output column."""
-    xp = get_namespace(scores)
-    n = y.shape[0]
-    norm_p = float(xp.sum((U @ w) ** 2))  # wᵀRw
-    z = solve_triangular(U, -Ktr / (lam * n), lower=False, trans="T")
-    norm_d = float(xp.sum(z * z))  # αᵀK R⁻¹ Kᵀα
-    g = loss.grad(scores, y)
-    alpha = -(g if weights is None else g * weights) / (lam * n)
-    P = primal(loss, y, scores, lam, norm_p, weights)
-    D = dual(loss, y, alpha, lam, norm_d, weights)
-    scale = lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y))))
-    return P, D, scale
-
