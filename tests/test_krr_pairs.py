@@ -187,3 +187,17 @@ def test_auto_keeps_one_vs_rest_where_the_pairs_cost_more_and_for_two_classes():
     assert r.auto["route"] == "krr_nystrom"
     X2, y2 = _classes(300, k=2)
     assert kopt.solve(_auto_spec(), data=(X2, y2)).auto["route"] == "krr_nystrom"
+
+
+def test_with_many_classes_the_search_solves_a_seeded_sample_of_the_pairs():
+    """12 classes: 66 pairs; the search solves 45 of them (the same 45 for the same seed), each scored on its own
+    classes' validation rows; the final model has every pair."""
+    X, y = _classes(720, k=12, d=4)
+    r = kopt.solve(_auto_spec(), data=(X, y))
+    trials = r.auto["trials"]
+    assert r.auto["route"] == "krr_pairs"
+    assert all(t["pairs"] == 66 and t["scored_pairs"] == 45 and t["score_is"] != "votes" for t in trials)
+    assert len(r.model.predictor.arrays["pairs"]) == 66
+    again = kopt.solve(_auto_spec(), data=(X, y))
+    assert [t["score"] for t in again.auto["trials"]] == [t["score"] for t in trials]
+    assert np.mean(r.model.predict(X) == y) > 1.5 / 12  # well above chance on overlapping classes

@@ -12,7 +12,9 @@ the pairs' accuracy is flat in λ (98.1-98.45% from 1e-4 to 1e-8) and in the ban
 1.41x the rule), so the search below is coarse.
 
 The search, on the same seeded validation split as the Nyström ladder (:func:`kopt.selection.make_splits`): each
-pair is solved on its fit rows, and the pairs' votes on the validation rows score a (bandwidth, λ).  Bandwidth: the
+pair is solved on its fit rows, and the pairs' votes on the validation rows score a (bandwidth, λ); with more
+than :data:`SCORED_PAIRS` pairs, a seeded sample of that many pairs is solved, each scored on its own two classes'
+validation rows (their accuracy pooled), so the search costs what 10 classes' does.  Bandwidth: the
 spec's rule at 1x, then √2 longer, and on while the longer one scores higher, else once √2 shorter
 (:data:`FACTOR_STEPS` at most); λ: :data:`FIRST_LAMBDAS` of the λ path, then a decade further past the better end
 while that scores higher.  Kernel values are computed once per bandwidth: each class's block against itself
@@ -35,6 +37,12 @@ from .planner import _digits
 FIRST_LAMBDAS = (6, 10, 14)
 #: the step past the better end while that scores higher: a decade
 LAMBDA_STEP = 2
+#: the pairs the search solves at most: every pair up to 10 classes (45), scored by their votes on every validation
+#: row; with more classes a seeded sample of this many, each scored on its own two classes' validation rows, so the
+#: search's cost does not grow as C² (a 26-class set: 45 of 325 pairs)
+SCORED_PAIRS = 45
+#: the random stream of that sample, beside the spec's seed
+PAIRS_STREAM = 0x70616972
 #: bandwidth factors tried at most (1x, then √2 steps in the direction that scores higher)
 FACTOR_STEPS = 3
 #: a pair's rows at most: its float32 kernel matrix and float64 factor, 12 n_ab² bytes (200 MB at 4,096; a pair per
@@ -83,20 +91,33 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
     w_of = None if w is None else [to_numpy(w)[r] for r in fit_of]
     trials = []
     threads = _threads.resolve_threads(None) if xp is np else 1  # a GPU: one pair after the other on its stream
+    votes = len(pairs) <= SCORED_PAIRS
+    # many classes: a seeded sample of the pairs, each scored on the validation rows of its own two classes
+    scored = (list(range(len(pairs))) if votes else
+              sorted(np.random.default_rng([int(seed), PAIRS_STREAM]).choice(len(pairs), SCORED_PAIRS, replace=False)))
+    rows_of = None if votes else {p: np.flatnonzero(np.isin(y_val, pairs[p])) for p in scored}
 
     def score(factor, idxs, blocks):
-        """The validation accuracy of the pairs' votes at bandwidth ``factor`` and each λ index of ``idxs`` (each
-        pair's kernel block made once for all of them)."""
-        cols = _threads.parallel_map(lambda p: blocks.pair_scores(*pairs[p], [lambdas[i] for i in idxs]),
-                                     range(len(pairs)), threads)
+        """The validation score at bandwidth ``factor`` of each λ index of ``idxs`` (each pair's kernel block made
+        once for all of them): the accuracy of every pair's votes, or, with more pairs than :data:`SCORED_PAIRS`,
+        the sampled pairs' accuracy on their own classes' validation rows, pooled."""
+        lams = [lambdas[i] for i in idxs]
+        cols = _threads.parallel_map(
+            lambda p: blocks.pair_scores(*pairs[p], lams, None if votes else rows_of[p]), scored, threads)
         out = {}
         for j, i in enumerate(idxs):
-            F = np.stack([c[:, j] for c in cols], axis=1)
-            # a pair whose system did not factor at this λ makes the λ no choice
-            acc = -np.inf if np.isnan(F).any() else float(np.mean(np.argmax(vote_scores(F, pairs, C), axis=1) == y_val))
+            F = [c[:, j] for c in cols]
+            if any(np.isnan(f).any() for f in F):  # a pair whose system did not factor at this λ: no choice
+                acc = -np.inf
+            elif votes:
+                acc = float(np.mean(np.argmax(vote_scores(np.stack(F, axis=1), pairs, C), axis=1) == y_val))
+            else:
+                right = sum(int(np.sum((f > 0) == (y_val[rows_of[p]] == pairs[p][0]))) for p, f in zip(scored, F))
+                acc = right / sum(len(rows_of[p]) for p in scored)
             trials.append(dict(route="krr_pairs", centers=int(problem.n), bandwidth_factor=factor,
                                bandwidth=(_digits(options["bandwidth"] * factor) if has_bw else options.get("bandwidth")),
-                               lam=lambdas[i], lam_index=i, score=acc, pairs=len(pairs),
+                               lam=lambdas[i], lam_index=i, score=acc, pairs=len(pairs), scored_pairs=len(scored),
+                               score_is="votes" if votes else "the sampled pairs' accuracy on their classes' rows",
                                seconds=(time.perf_counter() - t1) / len(idxs)))
             out[i] = acc
         return out
@@ -105,7 +126,7 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
         nonlocal t1
         t1 = time.perf_counter()
         kernel = cls(**{**options, "bandwidth": _digits(options["bandwidth"] * factor)}) if has_bw else problem.kernel
-        blocks = _Blocks(kernel, X_of, X_val, w_of, xp, threads)
+        blocks = _Blocks(kernel, X_of, X_val, w_of, xp, threads, cache_val=votes)
         if len(lambdas) == 1:
             return 0, score(factor, [0], blocks)[0]
         tried = score(factor, list(FIRST_LAMBDAS), blocks)
@@ -157,18 +178,19 @@ class _Blocks:
     """One bandwidth's kernel values: each class's fit rows against themselves and against the validation rows
     (kept), and a pair's cross block (made when the pair is solved)."""
 
-    def __init__(self, kernel, X_of, X_val, w_of, xp, threads):
+    def __init__(self, kernel, X_of, X_val, w_of, xp, threads, cache_val=True):
         self.kernel, self.X_of, self.w_of, self.xp = kernel, X_of, w_of, xp
         self.X_val = X_val
-        # in the kernel's dtype (float32 by default): a pair's matrix is made in float64 from them
-        blocks = _threads.parallel_map(lambda c: (kernel.exact(X_of[c], X_of[c]), kernel.exact(X_val, X_of[c])),
-                                       range(len(X_of)), threads)
-        self.own = [b[0] for b in blocks]
-        self.val = [b[1] for b in blocks]
+        # in the kernel's dtype (float32 by default): a pair's matrix is made in float64 from them.  The validation
+        # blocks against every validation row are kept where every pair scores every row (the votes)
+        self.own = _threads.parallel_map(lambda c: kernel.exact(X_of[c], X_of[c]), range(len(X_of)), threads)
+        self.val = (_threads.parallel_map(lambda c: kernel.exact(X_val, X_of[c]), range(len(X_of)), threads)
+                    if cache_val else None)
 
-    def pair_scores(self, a, b, lams):
+    def pair_scores(self, a, b, lams, rows=None):
         """Pair (a, b) solved exactly on its fit rows at each λ of ``lams`` (targets ±1 less their mean), scored on the
-        validation rows: ``(validation rows, len(lams))``, NaN where the system did not factor."""
+        validation rows (``rows`` of them: their kernel values made here): ``(rows, len(lams))``, NaN where the
+        system did not factor."""
         from kopt.backend import to_numpy
         from kopt.linalg import cho_solve, cholesky
 
@@ -182,8 +204,12 @@ class _Blocks:
         mu = float(y.mean()) if wt is None else float((wt * y).sum() / wt.sum())
         t = xp.asarray(y - mu)
         d = None if wt is None else xp.sqrt(xp.asarray(wt))
-        out = np.full((self.X_val.shape[0], len(lams)), np.nan)
-        Va, Vb = self.val[a], self.val[b]
+        if rows is None:
+            Va, Vb = self.val[a], self.val[b]
+        else:
+            Xv = self.X_val[xp.asarray(rows)]
+            Va, Vb = self.kernel.exact(Xv, self.X_of[a]), self.kernel.exact(Xv, self.X_of[b])
+        out = np.full((Va.shape[0], len(lams)), np.nan)
         for j, lam in enumerate(lams):
             A = xp.empty((n, n), dtype=np.float64)  # the lower triangle, from the float32 blocks (one n² array held)
             A[:na, :na] = self.own[a]
