@@ -1,0 +1,36 @@
+"""kopt's defaults on a many-class set (docs/defaults.md, "Multiclass: pairs of classes"): no set in ../shared has
+more than 10 classes, so a letter-like synthetic one -- scikit-learn's make_classification, 26 classes, 16 features,
+16,000 training and 4,000 test rows, seed 0.
+
+    for side in svc_c10 svc kopt kopt_ovr; do flock /tmp/kopt-cpu.lock python docs/benchmarks/many_classes.py $side; done
+
+One side per process (its peak RSS is its own): ``kopt`` is the spec naming only the loss and the kernel (auto: one-vs-one
+on every row here); ``kopt_ovr`` the same with auto's one-vs-one rule turned off (the one-vs-rest ladder); ``svc_c10``
+and ``svc`` are SVC(C=10) and SVC() on z-scored features.  One JSON line per side.
+"""
+import sys, time, json, resource, warnings
+import numpy as np
+from sklearn.datasets import make_classification
+X, y = make_classification(n_samples=20000, n_features=16, n_informative=12, n_redundant=2, n_classes=26,
+                           n_clusters_per_class=2, class_sep=1.5, random_state=0)
+X = X.astype(np.float32)
+Xtr, ytr, Xte, yte = X[:16000], y[:16000], X[16000:], y[16000:]
+side = sys.argv[1]
+t = time.perf_counter()
+if side.startswith("kopt"):
+    import kopt
+    spec = {"data": {"standardize": True}, "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "output": {"model": False, "report": False}}
+    if side == "kopt_ovr":
+        import kopt_plugins.auto.pairs as P
+        P.affordable = lambda *a: False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore"); r = kopt.solve(spec, data=(Xtr, ytr))
+    acc = float(np.mean(r.model.predict(Xte) == yte)); fit = time.perf_counter() - t
+    extra = {"route": r.auto["route"], "centers": r.auto["centers"], "lam": r.auto["lambda"], "search_s": round(r.auto["search_s"], 2)}
+else:
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+    sc = StandardScaler().fit(Xtr); m = SVC(C=10.0 if side == "svc_c10" else 1.0).fit(sc.transform(Xtr), ytr)
+    fit = time.perf_counter() - t; acc = float(np.mean(m.predict(sc.transform(Xte)) == yte)); extra = {}
+print(json.dumps({"side": side, "acc": round(acc, 4), "fit_s": round(fit, 2), "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), **extra}), flush=True)
