@@ -9,7 +9,9 @@ model, and ``report["auto"]`` says what was tried, what was chosen and why.
 Routes (docs/defaults.md):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
-  nearly free, so it is also the search's model;
+  nearly free, so it is also the search's model.  Class ids (3 or more) where all pairs of classes solved exactly
+  cost less than one one-vs-rest system at ``max_centers``: ``krr_pairs``, one-vs-one on every row, with its own
+  search (:mod:`.pairs`);
 * the squared hinge: ``svm_nystrom`` -- active-set Newton on the same M centres, each step one Cholesky of
   the system of the rows inside the margin; for a binary target the search scores the squared hinge's own λ
   path on each size (the size, bandwidth and λ are the hinge's), for multiclass ids the square loss's choice;
