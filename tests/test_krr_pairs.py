@@ -89,6 +89,20 @@ def test_the_votes_decide_and_the_confidence_only_breaks_ties():
     assert np.all(np.abs(s - np.round(s)) < 1 / 3)
 
 
+def test_the_vote_scores_are_votes_plus_squashed_confidence_pair_by_pair():
+    rng = np.random.default_rng(0)
+    C = 7
+    pairs = np.array([(a, b) for a in range(C) for b in range(a + 1, C)])
+    F = rng.standard_normal((50, len(pairs)))
+    votes, conf = np.zeros((50, C)), np.zeros((50, C))
+    for p, (a, b) in enumerate(pairs):
+        votes[:, a] += F[:, p] > 0
+        votes[:, b] += F[:, p] <= 0
+        conf[:, a] += F[:, p]
+        conf[:, b] -= F[:, p]
+    np.testing.assert_allclose(vote_scores(F, pairs, C), votes + conf / (3 * (np.abs(conf) + 1)), rtol=0, atol=1e-15)
+
+
 def test_predictions_are_the_vote_and_the_model_file_round_trips(tmp_path):
     X, y = _classes()
     Xt, yt = _classes(200, seed=5)
