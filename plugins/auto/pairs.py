@@ -16,8 +16,9 @@ pair is solved on its fit rows, and the pairs' votes on the validation rows scor
 than :data:`SCORED_PAIRS` pairs, a seeded sample of that many pairs is solved, each scored on its own two classes'
 validation rows (their accuracy pooled), so the search costs what 10 classes' does.  Bandwidth: the
 spec's rule at 1x, then √2 longer, and on while the longer one scores higher, else once √2 shorter
-(:data:`FACTOR_STEPS` at most); λ: :data:`FIRST_LAMBDAS` of the λ path, then a decade further past the better end
-while that scores higher.  Kernel values are computed once per bandwidth: each class's block against itself
+(:data:`FACTOR_STEPS` at most), each at the middle of :data:`FIRST_LAMBDAS`; then λ at the chosen bandwidth: the
+other :data:`FIRST_LAMBDAS`, and a decade further past the better end while that scores higher.  Five solves of the
+pairs where every (bandwidth, λ) pair of those was nine (mnist-10k: the same choice).  Kernel values are computed once per bandwidth: each class's block against itself
 and against the validation rows, each pair's cross block when the pair is solved.
 """
 from __future__ import annotations
@@ -32,8 +33,8 @@ from kopt import threads as _threads
 
 from .planner import _digits
 
-#: the λ values (indices into the planner's λ path of half decades) every bandwidth is scored at first, from one
-#: kernel block per pair: 1e-4, 1e-6 and 1e-8 (exact pairs are flat in λ: mnist-10k 98.1-98.45% over 1e-4 .. 1e-8)
+#: the λ values (indices into the planner's λ path of half decades) scored first: 1e-4, 1e-6 and 1e-8 (exact pairs are
+#: flat in λ: mnist-10k 98.1-98.45% over 1e-4 .. 1e-8); the bandwidths are compared at the middle one
 FIRST_LAMBDAS = (6, 10, 14)
 #: the step past the better end while that scores higher: a decade
 LAMBDA_STEP = 2
@@ -122,41 +123,48 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
             out[i] = acc
         return out
 
-    def best_lambda(factor):
+    def blocks_at(factor):
         nonlocal t1
         t1 = time.perf_counter()
         kernel = cls(**{**options, "bandwidth": _digits(options["bandwidth"] * factor)}) if has_bw else problem.kernel
-        blocks = _Blocks(kernel, X_of, X_val, w_of, xp, threads, cache_val=votes)
-        if len(lambdas) == 1:
-            return 0, score(factor, [0], blocks)[0]
-        tried = score(factor, list(FIRST_LAMBDAS), blocks)
-        while True:  # a decade past the better end while that scores higher
-            k = max(tried, key=lambda i: (tried[i], -i))
-            nxt = (min(tried) - LAMBDA_STEP if k == min(tried) else max(tried) + LAMBDA_STEP if k == max(tried)
-                   else None)
-            if nxt is None or not 0 <= nxt < len(lambdas) or nxt in tried:
-                return k, tried[k]
-            t1 = time.perf_counter()
-            tried.update(score(factor, [nxt], blocks))
-            if tried[nxt] <= tried[k]:
-                return k, tried[k]
+        return _Blocks(kernel, X_of, X_val, w_of, xp, threads, cache_val=votes)
+
+    middle = 0 if len(lambdas) == 1 else FIRST_LAMBDAS[len(FIRST_LAMBDAS) // 2]  # the spec's λ, or 1e-6
+
+    def at_middle(factor):  # the bandwidth is chosen at the middle λ (exact pairs are flat in λ)
+        return middle, score(factor, [middle], blocks_at(factor))[middle]
 
     t1 = t0
     with _threads.blas_threads(1):  # pairs on kopt's worker threads, BLAS on one each (no two pools spinning)
-        results = _factors(best_lambda, has_bw)
-    factor = max(results, key=lambda g: (results[g][1], -abs(math.log(g))))
-    i, acc = results[factor]
+        results = _factors(at_middle, has_bw)
+        factor = max(results, key=lambda g: (results[g][1], -abs(math.log(g))))
+        tried = {middle: results[factor][1]}
+        if len(lambdas) > 1:  # then λ at that bandwidth: the other first values, a decade on past the better end
+            blocks = blocks_at(factor)
+            tried.update(score(factor, [i for i in FIRST_LAMBDAS if i != middle], blocks))
+            while True:
+                k = max(tried, key=lambda i: (tried[i], -i))
+                nxt = (min(tried) - LAMBDA_STEP if k == min(tried) else max(tried) + LAMBDA_STEP if k == max(tried)
+                       else None)
+                if nxt is None or not 0 <= nxt < len(lambdas) or nxt in tried:
+                    break
+                t1 = time.perf_counter()
+                tried.update(score(factor, [nxt], blocks))
+                if tried[nxt] <= tried[k]:
+                    break
+    i = max(tried, key=lambda j: (tried[j], -j))  # ties: the larger λ
     best = next(t for t in trials if t["bandwidth_factor"] == factor and t["lam_index"] == i)
     for f, (j, a) in results.items():
-        log(f"auto: one-vs-one on every row ({len(pairs)} pairs), bandwidth x{f:g}: best lambda {lambdas[j]:g}, "
-            f"validation accuracy {a:.5g}")
+        log(f"auto: one-vs-one on every row ({len(pairs)} pairs), bandwidth x{f:g}: validation accuracy {a:.5g} at "
+            f"lambda {lambdas[j]:g}")
+    log(f"auto: one-vs-one at bandwidth x{factor:g}: best lambda {lambdas[i]:g}, validation accuracy {tried[i]:.5g}")
     split = f"validation {len(va)} of {problem.n} rows, seed {seed}"
     return best, trials, split, time.perf_counter() - t0
 
 
 def _factors(best_lambda, has_bw):
-    """``{bandwidth factor: (λ index, score)}``: 1x, then √2 longer and on while that scores higher, else once √2
-    shorter (:data:`FACTOR_STEPS` at most)."""
+    """``{bandwidth factor: (λ index, score)}`` of ``best_lambda(factor)``: 1x, then √2 longer and on while that scores
+    higher, else once √2 shorter (:data:`FACTOR_STEPS` at most)."""
     results = {1.0: best_lambda(1.0)}
     if has_bw:
         f = _digits(math.sqrt(2))
