@@ -64,6 +64,20 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     return L
 
 
+def ridge_solve(A, y, shift, d=None):
+    """α with (DAD + shift·I)β = Dy, α = Dβ (D = diag(d), or I): weighted kernel ridge regression's stationarity
+    condition, (A + shift·W⁻¹)α = y on rows of weight w = d² > 0 (a row of weight 0 gets α = 0).  A (float64; its
+    lower triangle is read) is overwritten.  Raises ``numpy.linalg.LinAlgError`` when DAD + shift·I is not positive
+    definite."""
+    xp = get_namespace(A)
+    if d is not None:
+        A *= d[:, None]
+        A *= d[None, :]
+    A[xp.diag_indices(A.shape[0])] += shift
+    L = cholesky(A, overwrite=True, zero_upper=False)  # cho_solve reads the lower triangle alone
+    return cho_solve(L, y) if d is None else d * cho_solve(L, d * y)
+
+
 def _zero_upper(L, block):
     """Zero the strict upper triangle in place, one row block at a time (no n x n index arrays)."""
     xp = get_namespace(L)

@@ -200,7 +200,8 @@ class _Blocks:
         validation rows (``rows`` of them: their kernel values made here): ``(rows, len(lams))``, NaN where the
         system did not factor."""
         from kopt.backend import to_numpy
-        from kopt.linalg import cho_solve, cholesky
+        from kopt.linalg import ridge_solve
+        from kopt_plugins.krr_nystrom.system import target_offset
 
         xp = self.xp
         na, nb = self.X_of[a].shape[0], self.X_of[b].shape[0]
@@ -209,7 +210,7 @@ class _Blocks:
         y = np.r_[np.ones(na), -np.ones(nb)]
         wt = None if self.w_of is None else np.r_[self.w_of[a], self.w_of[b]]
         wt = None if wt is None else wt / wt.mean()
-        mu = float(y.mean()) if wt is None else float((wt * y).sum() / wt.sum())
+        mu = float(target_offset(y[:, None], wt)[0])  # krr_pairs' intercept (pair_problem's)
         t = xp.asarray(y - mu)
         d = None if wt is None else xp.sqrt(xp.asarray(wt))
         if rows is None:
@@ -223,15 +224,10 @@ class _Blocks:
             A[:na, :na] = self.own[a]
             A[na:, na:] = self.own[b]
             A[na:, :na] = cross
-            if d is not None:
-                A *= d[:, None]
-                A *= d[None, :]
-            A[xp.diag_indices(n)] += n * lam
             try:
-                L = cholesky(A, overwrite=True, zero_upper=False)
+                alpha = ridge_solve(A, t, n * lam, d)
             except np.linalg.LinAlgError:
                 continue
-            alpha = cho_solve(L, t) if d is None else d * cho_solve(L, d * t)
             s = Va @ alpha[:na].astype(Va.dtype) + Vb @ alpha[na:].astype(Vb.dtype)
             out[:, j] = to_numpy(s).astype(np.float64) + mu
         return out

@@ -46,10 +46,8 @@ def _row_chunks(n, per_row):
     return _rows.chunks(n, min(_CHUNK_ELEMS // max(1, per_row), -(-n // _threads.PARTS)))
 
 
-def _part(n, p, parts=None):
-    """Part ``p`` of ``range(n)`` cut into ``parts`` (default :data:`kopt.threads.PARTS`) contiguous ranges (maybe
-    empty)."""
-    parts = _threads.PARTS if parts is None else parts
+def _part(n, p, parts):
+    """Part ``p`` of ``range(n)`` cut into ``parts`` contiguous ranges (maybe empty)."""
     return (p * n // parts, (p + 1) * n // parts)
 
 

@@ -17,7 +17,7 @@ from kopt import rows as _rows
 from kopt.backend import to_numpy
 from kopt.errors import DataError, KoptError
 from kopt.iterative import Check, IterativeSolver, Step
-from kopt.linalg import cho_solve, cholesky
+from kopt.linalg import ridge_solve
 from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 
@@ -65,14 +65,10 @@ class ExactKRR(IterativeSolver):
         xp, n = problem.xp, problem.n
         K = problem.kernel.exact(X, X)
         d = None if state["weights"] is None else xp.sqrt(state["weights"])
-        A = K.copy() if d is None else d[:, None] * K * d[None, :]
-        A[xp.diag_indices(n)] += n * problem.lam + self.options.jitter
         try:
-            L = cholesky(A, overwrite=True)
+            state["alpha"] = ridge_solve(K.copy(), y, n * problem.lam + self.options.jitter, d)
         except np.linalg.LinAlgError:
             raise KoptError("the regularized kernel matrix is not positive definite; increase lambda or jitter") from None
-        del A
-        state["alpha"] = cho_solve(L, y) if d is None else d * cho_solve(L, d * y)
         state["scores"] = K @ state["alpha"]
         return Step(rows=n)
 

@@ -26,7 +26,7 @@ from kopt import threads as _threads
 from kopt.backend import get_namespace, to_numpy
 from kopt.errors import KoptError
 from kopt.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
-from kopt.linalg import cho_solve, cholesky
+from kopt.linalg import ridge_solve
 from kopt.nystrom import choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import PairwiseVotes, pairwise_scores
@@ -185,18 +185,11 @@ def exact_pair(kernel, X, y, lam, weights, loss):
     n = X.shape[0]
     K = symmetric_from_lower(kernel.exact(X, X))
     d = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64))
-    A = K.astype(np.float64)
-    if d is not None:
-        A *= d[:, None]
-        A *= d[None, :]
-    A[xp.diag_indices(n)] += n * lam
     try:
-        L = cholesky(A, overwrite=True, zero_upper=False)  # cho_solve reads the lower triangle alone
+        alpha = ridge_solve(K.astype(np.float64), y, n * lam, d)
     except np.linalg.LinAlgError:
         raise KoptError("the regularized kernel matrix of a pair of classes is not positive definite; raise "
                         "lambda") from None
-    alpha = cho_solve(L, y) if d is None else d * cho_solve(L, d * y)
-    del A, L
     scores = times(K, alpha)
     norm = float(alpha @ scores)
     g = loss.grad(scores, y)
