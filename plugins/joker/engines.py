@@ -267,8 +267,9 @@ class FeatureEngine:
         """Feature blocks generated together for a block of ``m`` rows, so that no feature block pays the
         per-call overhead alone.  On a CPU about 1 MB of float32 features (1 block at |B| = 512, 8 at 64:
         the group stays in cache).  On a GPU about 64 MB (64 blocks at |B| = 512): there every array call
-        is a kernel launch and a Python round trip, ~10 µs each, and one block of 512 features is only
-        ~2 µs of cosines -- per-block calls made papers/004's HIGGS iteration 86x its floor on an H200.
+        is a kernel launch and a Python round trip, and one block of 512 features is only ~1.4 µs of cosines at
+        |B| = 512 -- per-block calls cost 1.1 µs per feature and made papers/004's HIGGS iteration 86x its floor on an
+        H200.
         Groups lie inside the fixed parts, so results do not depend on the thread count.  1 where the
         kernel's features are not column-separable (see :meth:`_groupable`)."""
         if not self._groupable():
