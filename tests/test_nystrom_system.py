@@ -188,3 +188,16 @@ def test_a_bound_kernel_gives_exact_s_bits(sparse):
         k = kernel.bind(C)
         for rows in (X, X.astype(np.float64)):
             assert np.array_equal(k(rows), kernel.exact(rows, C))
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 100])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_triangle_is_mirrored_in_place_whatever_the_layout(n, order):
+    from kopt_plugins.krr_nystrom.system import _mirror_upper, symmetric_from_lower
+
+    A = np.asarray(np.random.default_rng(n).standard_normal((n, n)), order=order)
+    given, B = A.copy(), A.copy(order=order)
+    assert symmetric_from_lower(A) is A
+    np.testing.assert_array_equal(A, np.tril(given) + np.tril(given, -1).T)
+    _mirror_upper(B)
+    np.testing.assert_array_equal(B, np.triu(given) + np.triu(given, 1).T)

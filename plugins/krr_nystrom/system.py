@@ -125,12 +125,20 @@ def _permute_rows(C, order, block=256):
         C[:, lo:lo + block] = C[order, lo:lo + block]
 
 
-def _mirror_upper(A, block=256):
-    """Copy A's strict upper triangle onto its lower one, in place, a block of columns at a time."""
+#: the side of the square tiles :func:`_mirror_upper` copies: a tile and its transpose (2 x 8 KB in float64) stay in
+#: the L1 cache whatever A's layout
+MIRROR_TILE = 32
+
+
+def _mirror_upper(A, tile=MIRROR_TILE):
+    """Copy A's strict upper triangle onto its lower one, in place, one square tile at a time.  A strip of columns at a
+    time read one matrix's worth of strided rows per strip: at 4,096, 30 ms for a C-order A and 72 ms for the
+    transposed view :func:`symmetric_from_lower` hands it; tiles of 32 take 20 and 27 ms (measured, one run each)."""
     n = A.shape[0]
-    for lo in range(0, n, block):
-        hi = min(n, lo + block)
-        A[hi:, lo:hi] = A[lo:hi, hi:].T
+    for lo in range(0, n, tile):
+        hi = min(n, lo + tile)
+        for top in range(hi, n, tile):
+            A[top:top + tile, lo:hi] = A[lo:hi, top:top + tile].T
         D = A[lo:hi, lo:hi]
         lower = np.tril_indices(hi - lo, -1)
         D[lower] = D.T[lower]
