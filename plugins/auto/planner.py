@@ -169,8 +169,6 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
         t_level = time.perf_counter()
-        if kept is not None:
-            kept[0].shed()  # the best so far waits as its T alone while a larger system is built
         if not has_bw or not bandwidth_rule or (level >= 2 and not shorten):
             factors = (factor,)
         elif level == 0:
@@ -182,6 +180,11 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
         square_best = -np.inf  # the level's best square-loss score so far (the hinge runs only where it is beaten)
         for f in factors:
             t1 = time.perf_counter()
+            if kept is not None:
+                # the best so far waits as its T alone while another system is built, at this size too: with
+                # features.count given, the three bandwidths' systems at one size held two systems' U, T and centres
+                # at once (reuters at 4,096: 944 MB)
+                kept[0].shed()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
             kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
             # the dense centres made for this system only, in the Fortran order it keeps them in, and handed over:
