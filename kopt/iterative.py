@@ -21,7 +21,8 @@ owns everything else, the same way for every solver:
 * progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.run.RunContext`); a
   run resumed from a checked iteration re-judges that state first, as the uninterrupted run did;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
-  "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``).
+  "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``: SciPy's BLAS, with
+  NumPy's own OpenBLAS, where it is a second library, held to one thread: :func:`kopt.threads.blas_threads`).
 
 The options every iterative solver shares are :data:`COMMON_OPTIONS`; a solver picks the
 ones it uses with :func:`common_options` (setting its own defaults) and adds its own.  A
@@ -236,7 +237,9 @@ class IterativeSolver(Solver):
 
     def run(self, problem, run):
         limit = 1 if self.blas == "single" else self.n_threads
-        with _threads.blas_threads(limit):
+        # "all": the solver's heavy BLAS is SciPy's (factorisations, rank-k updates): NumPy's own OpenBLAS, where it is
+        # another library, is held to one thread (kopt.threads.blas_threads)
+        with _threads.blas_threads(limit, numpy=1 if self.blas == "all" else None):
             return run_iterations(self, problem, run)
 
 

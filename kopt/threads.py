@@ -62,6 +62,7 @@ class _BlasLimit:
     def __init__(self):
         self._lock = threading.Lock()
         self._libs = None
+        self._numpy_own = None
 
     def _controllers(self):
         if self._libs is None:
@@ -71,15 +72,17 @@ class _BlasLimit:
             from threadpoolctl import ThreadpoolController
 
             self._libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+            self._numpy_own = [numpy_owns(c.filepath) for c in self._libs] if len(self._libs) > 1 else \
+                [False] * len(self._libs)
         return self._libs
 
     @contextlib.contextmanager
-    def hold(self, limit: int):
+    def hold(self, limit: int, numpy_limit: int | None = None):
         with self._lock:
             libs = self._controllers()
             saved = [c.get_num_threads() for c in libs]
-            for c in libs:
-                c.set_num_threads(limit)
+            for c, own in zip(libs, self._numpy_own):
+                c.set_num_threads(numpy_limit if own and numpy_limit is not None else limit)
         try:
             yield
         finally:
@@ -88,12 +91,30 @@ class _BlasLimit:
                     c.set_num_threads(k)
 
 
+def numpy_owns(path) -> bool:
+    """Whether the library at ``path`` ships inside NumPy's wheel (``numpy.libs``, ``numpy/.dylibs``): NumPy's own
+    BLAS, where SciPy brings another."""
+    import numpy
+
+    root = os.path.dirname(os.path.abspath(numpy.__file__))
+    path = os.path.abspath(str(path or ""))
+    return any(path.startswith(d + os.sep) for d in (root, root + ".libs"))
+
+
 _BLAS = _BlasLimit()
 
 
-def blas_threads(limit: int = 1):
-    """Context manager: BLAS uses at most ``limit`` threads inside; the previous count comes back after."""
-    return _BLAS.hold(max(1, int(limit)))
+def blas_threads(limit: int = 1, numpy: int | None = None):
+    """Context manager: BLAS uses at most ``limit`` threads inside; the previous count comes back after.
+
+    ``numpy``: where NumPy and SciPy each bring their own OpenBLAS (their wheels do), NumPy's is held to this many
+    instead.  An OpenBLAS's worker threads spin for about 0.1 s after each call before they sleep, so on a 2-core
+    machine a SciPy call right after a NumPy one (or the reverse) shares its cores with the other library's spinning
+    thread: a SciPy ``dsyrk`` ran 2x slower after a NumPy matmul, and the Nystrom search, which alternates the
+    kernel's NumPy products with SciPy's rank-k updates chunk by chunk, 1.25-2x slower in all (measured: docs/
+    defaults.md).  Solvers whose heavy BLAS is SciPy's hold NumPy's own to one thread, so it never wakes its
+    workers."""
+    return _BLAS.hold(max(1, int(limit)), None if numpy is None else max(1, int(numpy)))
 
 
 _POOL = None

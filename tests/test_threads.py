@@ -52,6 +52,32 @@ def test_the_hold_reaches_scipys_blas_too():
     assert loaded <= libs
 
 
+def test_numpys_own_blas_can_be_held_apart_from_scipys():
+    """Where NumPy and SciPy each bring their own OpenBLAS, ``numpy=1`` holds NumPy's to one thread and gives the
+    others the limit (the two libraries' spinning idle threads otherwise share the cores); with one BLAS in the
+    process both are the same library and it gets the limit."""
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    numpy_dir = os.path.dirname(np.__file__)
+    assert threads.numpy_owns(os.path.join(numpy_dir + ".libs", "libscipy_openblas64_.so"))
+    assert threads.numpy_owns(os.path.join(numpy_dir, ".dylibs", "libscipy_openblas64_.dylib"))
+    assert not threads.numpy_owns(os.path.join(os.path.dirname(numpy_dir), "scipy.libs", "libscipy_openblas.so"))
+    assert not threads.numpy_owns(None)
+
+    def counts():
+        return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    before = counts()
+    with threads.blas_threads(2, numpy=1):
+        inside = counts()
+    assert counts() == before
+    own = {p for p in inside if threads.numpy_owns(p)} if len(inside) > 1 else set()
+    assert all(k == (1 if p in own else 2) for p, k in inside.items())
+    if not own:
+        pytest.skip("one BLAS library in this process: nothing to hold apart")
+
+
 def test_parallel_map_keeps_order_and_runs_nested_work_inline():
     out = threads.parallel_map(lambda i: threads.parallel_map(lambda j: (i, j), range(3), 2), range(4), 2)
     assert out == [[(i, j) for j in range(3)] for i in range(4)]

@@ -25,6 +25,7 @@ An explicit number is always taken as given: ``model.regularizer.lambda``, a num
 """
 from __future__ import annotations
 
+from kopt import threads as _threads
 from kopt.components import Plan, Solver
 
 from . import pairs, planner
@@ -114,11 +115,14 @@ class AutoSolver(Solver):
 
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
                 return self._plan_pairs(problem, kernel, lam, log)
-        found = planner.search(
-            problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
-            lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-            counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
-            seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
+        # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
+        # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.blas_threads)
+        with _threads.blas_threads(_threads.resolve_threads(None), numpy=1):
+            found = planner.search(
+                problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
+                lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
+                counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
+                seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
         overrides["model.regularizer.lambda"] = best["lam"]
