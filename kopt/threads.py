@@ -108,12 +108,12 @@ def blas_threads(limit: int = 1, numpy: int | None = None):
     """Context manager: BLAS uses at most ``limit`` threads inside; the previous count comes back after.
 
     ``numpy``: where NumPy and SciPy each bring their own OpenBLAS (their wheels do), NumPy's is held to this many
-    instead.  An OpenBLAS's worker threads spin for about 0.1 s after each call before they sleep, so on a 2-core
+    instead.  An OpenBLAS's idle worker threads spin for a while after a call before they sleep, so on a 2-core
     machine a SciPy call right after a NumPy one (or the reverse) shares its cores with the other library's spinning
-    thread: a SciPy ``dsyrk`` ran 2x slower after a NumPy matmul, and the Nystrom search, which alternates the
-    kernel's NumPy products with SciPy's rank-k updates chunk by chunk, 1.25-2x slower in all (measured: docs/
-    defaults.md).  Solvers whose heavy BLAS is SciPy's hold NumPy's own to one thread, so it never wakes its
-    workers."""
+    thread: a SciPy ``dsyrk`` took 16.1 ms right after a NumPy matmul, 5.1 ms warm and 6.2 ms with NumPy's held
+    (docs/benchmarks/blas_pools.py), and the Nystrom search, which alternates the kernel's NumPy products with SciPy's
+    rank-k updates chunk by chunk, fit 1.1-1.9x slower (docs/benchmarks.md, "Session 11's run").  Solvers whose heavy
+    BLAS is SciPy's hold NumPy's own to one thread, so it never wakes its workers."""
     return _BLAS.hold(max(1, int(limit)), None if numpy is None else max(1, int(numpy)))
 
 
