@@ -96,8 +96,10 @@ def numpy_owns(path) -> bool:
     BLAS, where SciPy brings another."""
     import numpy
 
+    if not path:
+        return False
     root = os.path.dirname(os.path.abspath(numpy.__file__))
-    path = os.path.abspath(str(path or ""))
+    path = os.path.abspath(str(path))
     return any(path.startswith(d + os.sep) for d in (root, root + ".libs"))
 
 
