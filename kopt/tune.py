@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import threads as _threads
 from . import tune_nystrom
 from .api import solve
 from .errors import SpecError
@@ -208,7 +209,10 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
     if tune_nystrom.applies(base, axes):  # every λ of a fold from one Nyström system
         log = (lambda line: print(f"kopt tune: {line}", file=sys.stderr, flush=True)) if progress else None
         base, note = tune_nystrom.concrete(base, ds, log)
-        rows, shared = tune_nystrom.run(base, ds, splits, axes, metric, progress)
+        # the systems' heavy BLAS is SciPy's, between the kernel's NumPy products: NumPy's own OpenBLAS held to one
+        # thread (kopt.threads.blas_threads), as in solver auto's search
+        with _threads.blas_threads(_threads.resolve_threads(None), numpy=1):
+            rows, shared = tune_nystrom.run(base, ds, splits, axes, metric, progress)
         warm = False
         info.update(solver=base["solver"]["name"], shared={**shared, **({"note": note} if note else {})})
     else:
