@@ -98,8 +98,8 @@ def numpy_owns(path) -> bool:
 
     if not path:
         return False
-    root = os.path.dirname(os.path.abspath(numpy.__file__))
-    path = os.path.abspath(str(path))
+    root = os.path.dirname(os.path.realpath(numpy.__file__))
+    path = os.path.realpath(str(path))
     return any(path.startswith(d + os.sep) for d in (root, root + ".libs"))
 
 
