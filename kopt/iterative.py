@@ -22,7 +22,7 @@ owns everything else, the same way for every solver:
   run resumed from a checked iteration re-judges that state first, as the uninterrupted run did;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
   "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``: SciPy's BLAS, with
-  NumPy's own OpenBLAS, where it is a second library, held to one thread: :func:`kopt.threads.blas_threads`).
+  NumPy's own OpenBLAS, where it is a second library, held to one thread: :func:`kopt.threads.scipy_blas`).
 
 The options every iterative solver shares are :data:`COMMON_OPTIONS`; a solver picks the
 ones it uses with :func:`common_options` (setting its own defaults) and adds its own.  A
@@ -236,10 +236,10 @@ class IterativeSolver(Solver):
         return _threads.resolve_threads(shared_option(self, "threads"))
 
     def run(self, problem, run):
-        limit = 1 if self.blas == "single" else self.n_threads
         # "all": the solver's heavy BLAS is SciPy's (factorisations, rank-k updates): NumPy's own OpenBLAS, where it is
-        # another library, is held to one thread (kopt.threads.blas_threads)
-        with _threads.blas_threads(limit, numpy=1 if self.blas == "all" else None):
+        # another library, is held to one thread (kopt.threads.scipy_blas)
+        hold = _threads.blas_threads(1) if self.blas == "single" else _threads.scipy_blas(self.n_threads)
+        with hold:
             return run_iterations(self, problem, run)
 
 

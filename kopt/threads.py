@@ -119,6 +119,13 @@ def blas_threads(limit: int = 1, numpy: int | None = None):
     return _BLAS.hold(max(1, int(limit)), None if numpy is None else max(1, int(numpy)))
 
 
+def scipy_blas(threads: int | None = None):
+    """:func:`blas_threads` for work whose heavy BLAS is SciPy's (the Nystrom systems' rank-k updates, triangular
+    solves and factors) between NumPy's kernel products: SciPy's BLAS gets ``threads`` (:func:`resolve_threads`),
+    NumPy's own OpenBLAS one."""
+    return blas_threads(resolve_threads(threads), numpy=1)
+
+
 _POOL = None
 _POOL_LOCK = threading.Lock()
 

@@ -210,8 +210,8 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
         log = (lambda line: print(f"kopt tune: {line}", file=sys.stderr, flush=True)) if progress else None
         base, note = tune_nystrom.concrete(base, ds, log)
         # the systems' heavy BLAS is SciPy's, between the kernel's NumPy products: NumPy's own OpenBLAS held to one
-        # thread (kopt.threads.blas_threads), as in solver auto's search
-        with _threads.blas_threads(_threads.resolve_threads(None), numpy=1):
+        # thread (kopt.threads.scipy_blas), as in solver auto's search
+        with _threads.scipy_blas():
             rows, shared = tune_nystrom.run(base, ds, splits, axes, metric, progress)
         warm = False
         info.update(solver=base["solver"]["name"], shared={**shared, **({"note": note} if note else {})})

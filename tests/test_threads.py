@@ -72,6 +72,9 @@ def test_numpys_own_blas_can_be_held_apart_from_scipys():
     with threads.blas_threads(2, numpy=1):
         inside = counts()
     assert counts() == before
+    with threads.scipy_blas(2):  # the hold the Nystrom solvers, auto's search and kopt tune take
+        assert counts() == inside
+    assert counts() == before
     own = {p for p in inside if threads.numpy_owns(p)} if len(inside) > 1 else set()
     assert all(k == (1 if p in own else 2) for p, k in inside.items())
     if not own:

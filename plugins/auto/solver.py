@@ -116,8 +116,8 @@ class AutoSolver(Solver):
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
                 return self._plan_pairs(problem, kernel, lam, log)
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
-        # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.blas_threads)
-        with _threads.blas_threads(_threads.resolve_threads(None), numpy=1):
+        # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.scipy_blas)
+        with _threads.scipy_blas():
             found = planner.search(
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
