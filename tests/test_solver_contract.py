@@ -16,6 +16,9 @@ BUILTIN_CASES = [
     # the contract's 256 centres (a resumed run refactors R as the solve did: one BLAS thread, the same bits);
     # solver auto has no run() of its own (the API dispatches it), so check_solver cannot take it
     ("krr_nystrom", {}, None),
+    # CG on the same centres: interrupted mid-CG, it resumes to the same bits (the checkpoint holds CG's whole state)
+    ("krr_pcg", {}, None),
+    ("krr_pcg", {"model": {"loss": {"name": "square", "target": "binary"}}}, "multiclass"),
     ("joker", {}, None),  # one block holds every row: converged at iteration 1, interrupted there
     ("joker", {"solver": {"mode": "features", "batch_size": 64}}, None),
     ("joker", {"solver": {"mode": "primal"}}, None),
@@ -67,7 +70,7 @@ def test_builtin_solvers_pass_the_contract(name, overrides, target, tmp_path):
     assert out.ran == tuple(c for c in SOLVER_CHECKS if not (c == "answer" and no_answer))
     assert out.result.n_iter == out.resumed.n_iter
     if not no_answer:
-        square_only = name in ("krr_exact", "krr_nystrom")
+        square_only = name in ("krr_exact", "krr_nystrom", "krr_pcg")
         assert [a["loss"] for a in out.answers] == (["square"] if square_only else ["square", "logistic"])
         assert all(abs(a["objective"] - a["reference"]) <= 1e-4 * a["reference"] for a in out.answers)
 

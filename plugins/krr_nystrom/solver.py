@@ -47,7 +47,7 @@ class NystromKRR(IterativeSolver):
     def check_spec(self, spec):
         if spec.loss.name != "square":
             yield ("model", "loss", "name"), (
-                f"solver 'krr_nystrom' solves the square loss only, not {spec.loss.name!r}; use solver joker "
+                f"solver {self.name!r} solves the square loss only, not {spec.loss.name!r}; use solver joker "
                 "(mode: primal on Nystrom centres) for other losses, or solver: auto")
 
     def init(self, problem, dense_centers=True):

@@ -1,0 +1,10 @@
+"""Kernel ridge regression on Nystrom centres by preconditioned conjugate gradients (the large-n route of
+solver: auto)."""
+from kopt.hookspecs import hookimpl
+
+from .solver import NystromPCG
+
+
+@hookimpl
+def kopt_register_solvers(register):
+    register(NystromPCG)

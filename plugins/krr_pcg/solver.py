@@ -1,0 +1,97 @@
+"""Nyström kernel ridge regression by preconditioned conjugate gradients: the square loss on M centres at any n.
+
+The same problem as ``krr_nystrom`` (:mod:`kopt_plugins.krr_nystrom.system`): with R = K_CC = UᵀU and v = U w,
+
+    (T + λ I) v = b,   T = U⁻ᵀ (A/n) U⁻¹,   b = U⁻ᵀ B/n,   A = Σ_i w_i k_i k_iᵀ,   B = Σ_i w_i k_i y_iᵀ.
+
+``krr_nystrom`` forms A (n M² flops, the cost that grows past any budget at 10⁶ rows and thousands of centres);
+this solver never does.  Each iteration is one pass over the rows (:class:`.passes.RowPass`): the kernel block
+k(X_chunk, C) is made on the fly, multiplies the search direction and then its own transpose, and is dropped:
+n M (d + 2C) flops and n M kernel values a pass, memory O(M²) plus one block per thread plus O(n C) scores.
+
+The preconditioner is the centres' own estimate of T.  The centres are a uniform sample of the rows, so
+A/n ≈ w̄ K_CC K_CC / M, and T ≈ (w̄/M) U Uᵀ: its Cholesky factor L L ᵀ = (w̄/M) U Uᵀ + λ I (M³/3 flops once)
+makes CG's iteration count nearly independent of λ and n (the preconditioner of Rudi, Carratino & Rosasco 2017,
+papers/004's anchor "Falkon", in kopt's whitened coordinates).  Every output column (one-hot classes) runs its
+own CG on the same passes.
+
+The certificate is ``krr_nystrom``'s (:func:`kopt_plugins.krr_nystrom.solver.certificate`): P and D of the
+Nyström problem from the scores f = K w and Kᵀr, r_i = w_i (f_i − y_i).  Both are carried by the iterations
+(f += α K p, Kᵀ r = n Uᵀ (T v − b)): the duality gap is checked at every iteration at the cost of O(n C), and
+it is the stopping rule (``tol``).  A λ path warm-starts each λ from the last (``lambda_warm_start``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kopt.backend import to_numpy
+from kopt.iterative import Check, Step, common_options
+from kopt_plugins.krr_nystrom.solver import NystromKRR, certificate
+
+from .cg import NystromCG
+
+
+class NystromPCG(NystromKRR):
+    name = "krr_pcg"
+    summary = ("kernel ridge regression on M Nystrom centres by preconditioned conjugate gradients: O(M^2) memory, "
+               "one pass over the rows per iteration (every class at once)")
+    stopping = "gap"
+    blas = "all"  # the M x M factors are SciPy's BLAS; each pass holds BLAS to one thread and runs kopt's workers
+    warm_start = True  # the checkpoint holds CG's whole state: a resumed run continues the same iterations
+    lambda_warm_start = True
+    iteration_unit = "one conjugate-gradient step: one pass of kernel blocks over the rows"
+    divergence_hint = "raise lambda"
+    params = common_options(iterations=100, tol=1e-6)
+
+    #: CG's state, all of it in the checkpoint
+    STATE = ("v", "Tv", "scores", "r", "p", "rz")
+
+    def cadence(self, state):
+        return 1, 0  # the gap every iteration (O(n C) from what CG carries); holdout metrics at the end
+
+    def init(self, problem, start=None):
+        """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows)."""
+        state = super().init(problem)
+        cg = NystromCG(problem.kernel, problem.X, state["Y"], state["C"], dtype=problem.dtype,
+                       weights=state["weights"], threads=self.n_threads)
+        state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start))
+        state["w"] = cg.coef(state["v"])
+        return state
+
+    def step(self, state, t):
+        cg = state["cg"]
+        cg.step(state)
+        state["w"] = cg.coef(state["v"])
+        return Step(rows=state["problem"].n, extra={"residual": float(cg.xp.max(cg.relative_residual(state)))})
+
+    def check(self, state, rows):
+        """P and D over every row from the carried scores f = K w and Kᵀr = n Uᵀ(T v − b) (no pass)."""
+        problem, cg = state["problem"], state["cg"]
+        Ktr = cg.Ktr(state)
+        Y, w, scores, weights = state["Y"], state["w"], state["scores"], state["weights"]
+        P = D = scale = 0.0
+        for c in range(Y.shape[1]):
+            p, d, s = certificate(problem.loss, problem.lam, Y[:, c], scores[:, c], Ktr[:, c], w[:, c], cg.U, weights)
+            P, D, scale = P + p, D + d, scale + s
+        return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(w.shape[0]),
+                     extra={"passes": int(cg.passes)})
+
+    def save(self, state):
+        return {k: to_numpy(state[k]) for k in self.STATE}
+
+    def load(self, problem, saved):
+        if set(self.STATE) <= set(saved):  # a checkpoint: CG continues exactly where it stopped
+            state = self.init(problem)
+            for k in self.STATE:
+                state[k] = problem.xp.asarray(saved[k])
+            state["w"] = state["cg"].coef(state["v"])
+            return state
+        return self.init(problem, start=saved.get("v"))  # a warm start: CG restarts from v
+
+    def warm_state(self, saved, lam_from, lam_to):
+        return {"v": saved["v"]}
+
+    def finish(self, state):
+        predictor, info = super().finish(state)
+        info["passes"] = int(state["cg"].passes)
+        return predictor, info
