@@ -25,10 +25,11 @@ An explicit number is always taken as given: ``model.regularizer.lambda``, a num
 """
 from __future__ import annotations
 
+from kopt import rows as _rows
 from kopt import threads as _threads
 from kopt.components import Plan, Solver
 
-from . import pairs, planner
+from . import large, pairs, planner
 
 
 class AutoSolver(Solver):
@@ -42,9 +43,9 @@ class AutoSolver(Solver):
     sample_weight = True
     plans = True
     params = {
-        "budget": {"type": "number", "exclusiveMinimum": 0, "default": 120.0,
+        "budget": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
                    "description": "seconds the search may spend before it stops adding centres (the solve on all "
-                                  "rows comes after)"},
+                                  "rows comes after); null: 120 s per 500,000 training rows, at least 120 s"},
         "max_centers": {"type": "integer", "minimum": 16, "default": 4096,
                         "description": "the most Nystrom centres the search tries (memory: about 32 M^2 bytes)"},
         "validation": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.2,
@@ -115,13 +116,16 @@ class AutoSolver(Solver):
 
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
                 return self._plan_pairs(problem, kernel, lam, log)
+        budget = large.default_budget(problem.n) if o.budget is None else float(o.budget)
+        if problem.n > large.SEARCH_ROWS:
+            return self._plan_large(problem, kernel, lam, count, budget, log)
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
         # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.scipy_blas)
         with _threads.scipy_blas():
             found = planner.search(
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=o.budget,
+                counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=budget,
                 seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
@@ -139,10 +143,90 @@ class AutoSolver(Solver):
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
-                  "budget_s": o.budget, "trials": trials, "why": why}
+                  "budget_s": budget, "trials": trials, "why": why}
         start = None
         if solver["name"] == "krr_nystrom":
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
         elif solver["name"] == "svm_nystrom":  # the search's system (and, for a binary target, its solution)
             start = {"system": found.system, "centers": found.centers, **(found.hinge_start or {})}
+        return Plan(overrides, record, start)
+
+    def _plan_large(self, problem, kernel, lam, count, budget, log):
+        """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the direct search on a seeded
+        sample, then, for the square loss, the centres grown on every row by conjugate gradients (krr_pcg)."""
+        import time
+
+        from kopt.backend import to_numpy
+
+        t0 = time.perf_counter()
+        o, seed, n = self.options, problem.spec["seed"], problem.n
+        fit, va = large.split(n, seed)
+        sample = large.sample_problem(problem, large.sample_rows(problem, fit))
+        log(f"auto: {n} training rows: budget {budget:.0f} s ({large.BUDGET_PER:g} s per {large.BUDGET_ROWS:,} "
+            f"training rows, at least {large.BUDGET_MIN:g} s); the direct search on {sample.n:,} seeded rows, "
+            f"then the centres grown on every row, scored on {len(va):,} held-out rows")
+        square = problem.loss.name == "square"
+        with _threads.scipy_blas():
+            found = planner.search(
+                sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
+                lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
+                counts=[int(count)] if count else None, max_centers=o.max_centers,
+                budget_s=large.SAMPLE_SHARE * budget if square and not count else budget,
+                seed=seed, validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
+        best, trials, metric = dict(found.best), list(found.trials), found.metric
+        chosen_kernel = problem.kernel
+        if best["bandwidth"] is not None:
+            chosen_kernel = type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": best["bandwidth"]})
+        start, grown = None, None
+        if square:
+            # the sample's model scored on the held-out rows of every row: what the grown centres must beat
+            system = found.system
+            w1 = system.coef(system.solve(best["lam"]))
+            X_va = _rows.take(problem.X, problem.xp.asarray(va))
+            S1 = to_numpy(system.scores(X_va, w1)) + found.intercept
+            Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
+            y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
+            best["full_score"] = planner._score(metric, planner._outcomes(metric, S1, Y_va, y_scale))
+            del system, found
+            log(f"auto: the sample's model ({best['centers']} centres, lambda {best['lam']:g}) scores "
+                f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
+            if not count:
+                with _threads.scipy_blas():
+                    grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va,
+                                       budget_s=budget - (time.perf_counter() - t0),
+                                       max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log)
+            if grown is not None:
+                trials.append({"centers": grown["centers"], "bandwidth": best["bandwidth"], "lam": grown["lam"],
+                               "score": grown["score"], "path": grown["path"], "seconds": grown["seconds"],
+                               "cg_steps": grown["steps"], "rows": int(len(fit))})
+                gain = planner._gain(metric, best["full_score"], grown["score"])
+                if gain >= planner.MIN_GAIN[metric]:
+                    log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
+                        f"over the sample's model: chosen")
+                    best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"])
+                    start = {"v": grown["v"], "factors": grown["cg"]}
+                else:
+                    log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
+                        f"(< {planner._gain_words(metric, planner.MIN_GAIN[metric])}): the sample's choice stands")
+                grown = grown["centers"]
+        overrides, words = self.route(problem.loss, best["centers"])
+        if square:
+            overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL}
+            words = "krr_pcg (the square loss on every row: conjugate gradients, one pass of kernel blocks a step)"
+        overrides["model.regularizer.lambda"] = best["lam"]
+        if best["bandwidth"] is not None:
+            overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
+            overrides["model.kernel.bandwidth_factor"] = 1.0
+        solver = overrides["solver"]
+        seconds = time.perf_counter() - t0
+        why = (f"{best['centers']} centres, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
+               f"(x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} rule), lambda {best['lam']:g}: the best "
+               f"validation {metric} ({abs(best['score']):.5g}) of the direct search on {sample.n:,} rows"
+               + (f" and the centres grown to {grown} on every row" if grown else "") + f"; then {words}")
+        record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
+                  "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
+                  "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
+                  "validation_score": abs(best["score"]), "split": f"validation {len(va)} of {n} rows, seed {seed}; "
+                  f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": budget,
+                  "trials": trials, "why": why}
         return Plan(overrides, record, start)

@@ -31,18 +31,31 @@ class NystromCG:
 
     def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
         xp = get_namespace(C)
-        self.xp, self.n, self.dtype = xp, X.shape[0], np.dtype(dtype)
+        self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
         with blas_threads(1):  # as krr_nystrom factors R: the same kept centres and bits of U
             kept, self.U = center_basis(kernel, C)
         self.C = kept_centers(C, kept)
         self.M = self.C.shape[0]
+        self.UUt = self.U @ self.U.T
+        self._bind(X, Y, weights, threads)
+
+    def _bind(self, X, Y, weights, threads):
+        """The rows' side: the passes, b, and the preconditioner's scale (w̄/M)."""
         self.weights = weights
-        self.rows = RowPass(kernel, X, self.C, dtype, weights, threads=threads)
+        self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
         Yw = Y if weights is None else Y * weights[:, None]
         self.b = solve_triangular(self.U, self.rows.adjoint(Yw) / self.n, lower=False, trans="T")
-        mean_w = 1.0 if weights is None else float(xp.mean(weights))
-        self.UUt = (mean_w / self.M) * (self.U @ self.U.T)
+        self.scale = (1.0 if weights is None else float(self.xp.mean(weights))) / self.M
         self.lam = self.L = None
+
+    def reweighted(self, X, Y, weights, threads=None):
+        """The same centres and factors (U, UUᵀ) for other targets or row weights on the same rows: one pass for
+        b, no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way)."""
+        import copy
+
+        out = copy.copy(self)
+        out._bind(X, Y, weights, threads)
+        return out
 
     @property
     def passes(self):
@@ -52,7 +65,7 @@ class NystromCG:
         """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``."""
         if lam == self.lam:
             return
-        H = self.UUt.copy()
+        H = self.scale * self.UUt
         H[self.xp.diag_indices(self.M)] += lam
         try:
             self.L = cholesky(H, overwrite=True)
@@ -122,3 +135,20 @@ class NystromCG:
         """k(X, C) w for other rows X (validation rows), a block at a time."""
         rows = RowPass(kernel, X, self.C, self.dtype, threads=self.rows.threads, chunk_entries=chunk)
         return rows.scores_pass(self.coef(v))
+
+    def certificate(self, s, loss, Y):
+        """``(P, D, scale)`` summed over the output columns at state ``s`` for targets ``Y``: the Nyström problem's
+        primal and dual from the carried scores and Kᵀr (:func:`kopt_plugins.krr_nystrom.solver.certificate`)."""
+        from kopt_plugins.krr_nystrom.solver import certificate
+
+        Ktr, w = self.Ktr(s), self.coef(s["v"])
+        P = D = scale = 0.0
+        for c in range(Y.shape[1]):
+            p, d, sc = certificate(loss, self.lam, Y[:, c], s["scores"][:, c], Ktr[:, c], w[:, c], self.U, self.weights)
+            P, D, scale = P + p, D + d, scale + sc
+        return P, D, scale
+
+    def relative_gap(self, s, loss, Y):
+        """(P − D) / max(|P|, |D|) at state ``s``."""
+        P, D, _ = self.certificate(s, loss, Y)
+        return (P - D) / max(abs(P), abs(D), 1e-300)

@@ -26,7 +26,7 @@ import numpy as np
 
 from kopt.backend import to_numpy
 from kopt.iterative import Check, Step, common_options
-from kopt_plugins.krr_nystrom.solver import NystromKRR, certificate
+from kopt_plugins.krr_nystrom.solver import NystromKRR, _dense_centers
 
 from .cg import NystromCG
 
@@ -41,7 +41,7 @@ class NystromPCG(NystromKRR):
     lambda_warm_start = True
     iteration_unit = "one conjugate-gradient step: one pass of kernel blocks over the rows"
     divergence_hint = "raise lambda"
-    params = common_options(iterations=100, tol=1e-6)
+    params = common_options(iterations=100, tol=1e-4)
 
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz")
@@ -49,11 +49,16 @@ class NystromPCG(NystromKRR):
     def cadence(self, state):
         return 1, 0  # the gap every iteration (O(n C) from what CG carries); holdout metrics at the end
 
-    def init(self, problem, start=None):
-        """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows)."""
-        state = super().init(problem)
-        cg = NystromCG(problem.kernel, problem.X, state["Y"], state["C"], dtype=problem.dtype,
-                       weights=state["weights"], threads=self.n_threads)
+    def init(self, problem, start=None, factors=None):
+        """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows);
+        ``factors``: a :class:`.cg.NystromCG` whose U and UUᵀ are reused where it was made on this problem's
+        centres, kernel and dtype (``solver: auto``'s search)."""
+        state = super().init(problem, dense_centers=False)
+        if factors is not None and _same_centres(problem, state["centers"], factors):
+            cg = factors.reweighted(problem.X, state["Y"], state["weights"], threads=self.n_threads)
+        else:
+            cg = NystromCG(problem.kernel, problem.X, state["Y"], _dense_centers(problem, state["centers"]),
+                           dtype=problem.dtype, weights=state["weights"], threads=self.n_threads)
         state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start))
         state["w"] = cg.coef(state["v"])
         return state
@@ -67,14 +72,8 @@ class NystromPCG(NystromKRR):
     def check(self, state, rows):
         """P and D over every row from the carried scores f = K w and Kᵀr = n Uᵀ(T v − b) (no pass)."""
         problem, cg = state["problem"], state["cg"]
-        Ktr = cg.Ktr(state)
-        Y, w, scores, weights = state["Y"], state["w"], state["scores"], state["weights"]
-        P = D = scale = 0.0
-        for c in range(Y.shape[1]):
-            p, d, s = certificate(problem.loss, problem.lam, Y[:, c], scores[:, c], Ktr[:, c], w[:, c], cg.U, weights)
-            P, D, scale = P + p, D + d, scale + s
-        return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(w.shape[0]),
-                     extra={"passes": int(cg.passes)})
+        P, D, scale = cg.certificate(state, problem.loss, state["Y"])
+        return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(cg.M), extra={"passes": int(cg.passes)})
 
     def save(self, state):
         return {k: to_numpy(state[k]) for k in self.STATE}
@@ -86,7 +85,9 @@ class NystromPCG(NystromKRR):
                 state[k] = problem.xp.asarray(saved[k])
             state["w"] = state["cg"].coef(state["v"])
             return state
-        return self.init(problem, start=saved.get("v"))  # a warm start: CG restarts from v
+        # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
+        # are this problem's (the same centres, kernel and dtype)
+        return self.init(problem, start=saved.get("v"), factors=saved.get("factors"))
 
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}
@@ -95,3 +96,12 @@ class NystromPCG(NystromKRR):
         predictor, info = super().finish(state)
         info["passes"] = int(state["cg"].passes)
         return predictor, info
+
+
+def _same_centres(problem, centers, cg):
+    """Whether :class:`.cg.NystromCG` ``cg`` was made on the rows ``centers`` of this problem's rows, with its kernel
+    and dtype."""
+    kernel = problem.kernel
+    return (cg.n == problem.n and cg.dtype == np.dtype(problem.dtype) and type(cg.kernel) is type(kernel)
+            and cg.kernel.options.as_dict() == kernel.options.as_dict()
+            and np.array_equal(getattr(cg, "centers", None), centers))
