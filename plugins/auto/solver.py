@@ -210,9 +210,10 @@ class AutoSolver(Solver):
                         f"(< {planner._gain_words(metric, planner.MIN_GAIN[metric])}): the sample's choice stands")
                 grown = grown["centers"]
         overrides, words = self.route(problem.loss, best["centers"])
-        if square:
+        if start is not None:  # the grown centres: CG on every row, warm from the search's solution and factors
             overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL}
-            words = "krr_pcg (the square loss on every row: conjugate gradients, one pass of kernel blocks a step)"
+            words = ("krr_pcg (the square loss on every row by conjugate gradients, one pass of kernel blocks a step, "
+                     "warm from the search)")
         overrides["model.regularizer.lambda"] = best["lam"]
         if best["bandwidth"] is not None:
             overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")

@@ -97,6 +97,8 @@ class NystromCG:
             Tv, scores = xp.zeros_like(v), xp.zeros((self.n, C), dtype=np.float64)
         else:
             v = xp.array(v, dtype=np.float64)
+            if v.shape != (self.M, C):
+                raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
             scores, Tv = self.apply_T(v)
         r = self.b - Tv - lam * v
         z = self.precondition(r)
@@ -120,6 +122,16 @@ class NystromCG:
         beta = xp.where(active, rz / xp.where(s["rz"] > 0, s["rz"], 1.0), 0.0)
         s["p"] = z + beta * p
         s["rz"] = rz
+        return s
+
+    def refresh(self, s):
+        """The scores, T v and residual at ``s["v"]`` from one pass with float64 products (in place): the iterations'
+        float32 products drift from the carried ones by float32 rounding, which would bound the certificate; the
+        refreshed ones round as the direct solve's do."""
+        S, G = self.rows.products(self.coef(s["v"]), precise=True)
+        s["scores"] = S
+        s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
+        s["r"] = self.b - s["Tv"] - self.lam * s["v"]
         return s
 
     def Ktr(self, s):

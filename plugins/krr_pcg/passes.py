@@ -45,12 +45,14 @@ class RowPass:
         rows = _rows.kernel_rows(self.kernel, self.X, slice(lo, hi), self.xp, self.dtype)
         return self.bound(rows).astype(self.dtype, copy=False)
 
-    def products(self, P, scores_out=None, weighted=True):
+    def products(self, P, scores_out=None, weighted=True, precise=False):
         """``(S, G)``: S = K P (float64, written into ``scores_out`` when given) and G = Kᵀ(w ⊙ S) (float64),
-        in one evaluation of every kernel block."""
+        in one evaluation of every kernel block.  ``precise``: the products in float64 too (the kernel values are
+        still the dtype's): the certificate's pass, whose rounding is the direct solve's."""
         xp = self.xp
         P = xp.asarray(P)
-        Pd = P.astype(self.dtype)
+        dtype = np.dtype(np.float64) if precise else self.dtype
+        Pd = P.astype(dtype)
         C = P.shape[1]
         S = xp.empty((self.n, C), dtype=np.float64) if scores_out is None else scores_out
         w = self.weights if weighted else None
@@ -58,11 +60,11 @@ class RowPass:
         def work(p):
             acc = xp.zeros((self.M, C), dtype=np.float64)
             for lo, hi in self.chunks[p::_threads.PARTS]:
-                K = self.block(lo, hi)
+                K = self.block(lo, hi).astype(dtype, copy=False)
                 s = K @ Pd
                 S[lo:hi] = s
                 if w is not None:
-                    s = s * w[lo:hi, None].astype(self.dtype)
+                    s = s * w[lo:hi, None].astype(dtype)
                 acc += K.T @ s
             return acc
 
@@ -75,14 +77,14 @@ class RowPass:
         return S, G
 
     def adjoint(self, R):
-        """Kᵀ R for an (n × C) float64 R (the right-hand side's pass: Kᵀ(w ⊙ Y))."""
+        """Kᵀ R for an (n × C) float64 R, products in float64 (the right-hand side's pass, once: Kᵀ(w ⊙ Y))."""
         xp = self.xp
         C = R.shape[1]
 
         def work(p):
             acc = xp.zeros((self.M, C), dtype=np.float64)
             for lo, hi in self.chunks[p::_threads.PARTS]:
-                acc += self.block(lo, hi).T @ R[lo:hi].astype(self.dtype)
+                acc += self.block(lo, hi).astype(np.float64).T @ R[lo:hi]
             return acc
 
         with _threads.blas_threads(1):
