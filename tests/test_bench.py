@@ -197,3 +197,14 @@ def test_bench_scale_is_a_command_with_clear_errors(tmp_path):
     args = build_parser().parse_args(["bench", "scale", "--plot-only", "--out", str(tmp_path / "none.jsonl")])
     with pytest.raises(KoptError, match="--plot-only draws the lines of --out"):
         args.func(args)
+
+
+def test_bench_scale_asks_for_8_million_rows_only_when_they_fit(monkeypatch):
+    from kopt import memory
+    from kopt.bench import scale
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 24e9)
+    assert scale.default_rows(["higgs-shaped"])[-1] == 8_000_000  # 1.5 x 0.96 GB + 0.5 GB fits
+    assert scale.default_rows(["higgs-shaped", "digits-8v6"]) == list(scale.ROWS)  # 1.5 x 25 GB does not
+    monkeypatch.setattr(memory, "available_bytes", lambda: 64e9)
+    assert scale.default_rows(["digits-10"])[-1] == 8_000_000
