@@ -176,6 +176,20 @@ def build_parser():
                         "loss squared_hinge, binary sets only)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.defaults", "defaults")(a))
+    q = bsub.add_parser("scale", help="kopt's routes and the large-scale peers from 10^5 rows up on generated data "
+                                      "(higgs-shaped, deformed digits), each fit in its own process with a time limit")
+    q.add_argument("--sets", nargs="+", metavar="SET", help="higgs-shaped, digits-8v6, digits-10 (default: all)")
+    q.add_argument("--rows", nargs="+", type=int, metavar="N",
+                   help="training rows (default: 100000 300000 1000000 3000000, and 8000000 when memory allows)")
+    q.add_argument("--configs", nargs="+", metavar="CONFIG",
+                   help="spec, estimator, joker_rff, falkon, nystroem_sgd, nystroem_ridge, svc (default: all)")
+    q.add_argument("--time-limit", type=float, default=1800.0, metavar="S",
+                   help="seconds per configuration and size; past it the process is killed and reported timed_out "
+                        "(SVC: at most 600)")
+    q.add_argument("--out", metavar="FILE", help="append the JSON lines to FILE")
+    q.add_argument("--plot", metavar="PNG", help="draw test error and fit time against rows from the lines")
+    q.add_argument("--plot-only", action="store_true", help="only draw --plot from the lines already in --out")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.scale", "scale")(a))
     q = bsub.add_parser("tune", help="kopt tune against GridSearchCV(SVC) on mnist-10k and ijcnn1: the same grid size, "
                                      "the same folds, each in its own process")
     q.add_argument("--sets", nargs="+", metavar="SET", help="mnist-10k, ijcnn1 (default: both)")
