@@ -141,7 +141,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     from kopt_plugins.krr_nystrom.system import target_offset
     from kopt_plugins.krr_pcg.cg import NystromCG
 
-    from .planner import LAMBDAS, MIN_GAIN, _gain, _outcomes, _score
+    from .planner import LAMBDAS, MIN_GAIN, _budget_words, _gain, _outcomes, _score
 
     t0 = time.perf_counter()
     xp, n = problem.xp, problem.n
@@ -215,7 +215,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         points[i] = v.copy()
         path[f"{lam:g}"] = round(scores[i], 6)
         log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: validation {metric} {abs(scores[i]):.5g} "
-            f"({steps} CG steps so far, gap {gap:.2g}, {elapsed:.0f} s)")
+            f"({steps} CG steps so far, gap {gap:.2g}) [{_budget_words(elapsed, budget_s)}]")
         previous = scores.get(i - 1)
         if unresolved or (previous is not None and _gain(metric, previous, scores[i]) < MIN_GAIN[metric]):
             break  # the smaller λ did not gain (validation error is unimodal in λ), or cannot be solved

@@ -120,6 +120,12 @@ def _gain_words(metric, gain):
     return f"{100 * gain:.2f}% of RMSE" if metric == "rmse" else f"{100 * gain:.2f} points"
 
 
+def _budget_words(spent, budget_s):
+    """``12 s of the 120 s budget, at most 108 s left``: the search's progress against its budget (its ETA: the
+    search stops adding centres once a size would pass the budget; the solve on every row comes after)."""
+    return f"{spent:.0f} s of the {budget_s:.0f} s budget, at most {max(0.0, budget_s - spent):.0f} s left"
+
+
 def _lambda_window(count, center):
     """Indices of the λ path to try: all of them, or :data:`LAMBDA_REACH` either side of ``center``."""
     if center is None:
@@ -234,7 +240,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             said = (f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped
                     else f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} "
                          f"({trial['seconds']:.2f} s)")
-            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said}")
+            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said} "
+                f"[{_budget_words(time.perf_counter() - t0, budget_s)}]")
             factor_rows[f] = outcomes.get(k)
             if skipped:
                 del system

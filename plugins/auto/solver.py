@@ -9,7 +9,9 @@ model, and ``report["auto"]`` says what was tried, what was chosen and why.
 Routes (docs/defaults.md):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
-  nearly free, so it is also the search's model.  Class ids (3 or more) where all pairs of classes solved exactly
+  nearly free, so it is also the search's model.  Past :data:`.large.SEARCH_ROWS` training rows the search runs
+  on a seeded sample and the centres then grow on every row: ``krr_pcg`` (conjugate gradients, one pass of kernel
+  blocks a step, O(M²) memory) solves the grown size (:mod:`.large`).  Class ids (3 or more) where all pairs of classes solved exactly
   cost less than one one-vs-rest system at ``max_centers``: ``krr_pairs``, one-vs-one on every row, with its own
   search (:mod:`.pairs`);
 * the squared hinge: ``svm_nystrom`` -- active-set Newton on the same M centres, each step one Cholesky of
@@ -19,6 +21,9 @@ Routes (docs/defaults.md):
   M Nyström centres) at the bandwidth and λ the square loss chose;
 * a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
   own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
+
+The search's budget (``solver.budget``) is by default 120 s per 500,000 training rows, at least 120 s
+(:func:`.large.default_budget`), printed at the start; each progress line says what is spent and left.
 
 An explicit number is always taken as given: ``model.regularizer.lambda``, a numeric
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
@@ -117,6 +122,9 @@ class AutoSolver(Solver):
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
                 return self._plan_pairs(problem, kernel, lam, log)
         budget = large.default_budget(problem.n) if o.budget is None else float(o.budget)
+        log(f"auto: budget {budget:.0f} s for the search on {problem.n:,} training rows (" + (
+            f"{large.BUDGET_PER:g} s per {large.BUDGET_ROWS:,} training rows, at least {large.BUDGET_MIN:g} s"
+            if o.budget is None else "solver.budget") + "; the solve on every row comes after)")
         if problem.n > large.SEARCH_ROWS:
             return self._plan_large(problem, kernel, lam, count, budget, log)
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
@@ -162,9 +170,8 @@ class AutoSolver(Solver):
         o, seed, n = self.options, problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
         sample = large.sample_problem(problem, large.sample_rows(problem, fit))
-        log(f"auto: {n} training rows: budget {budget:.0f} s ({large.BUDGET_PER:g} s per {large.BUDGET_ROWS:,} "
-            f"training rows, at least {large.BUDGET_MIN:g} s); the direct search on {sample.n:,} seeded rows, "
-            f"then the centres grown on every row, scored on {len(va):,} held-out rows")
+        log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centres "
+            f"grown on every row, scored on {len(va):,} held-out rows")
         square = problem.loss.name == "square"
         with _threads.scipy_blas():
             found = planner.search(
