@@ -59,4 +59,4 @@ def test_no_second_list_of_runtime_dependencies():
         if TABLE_HEAD in paragraph:
             continue
         found = {n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", paragraph, re.IGNORECASE)}
-        assert len(found) < 4, f"README.md lists runtime dependencies outside its table: {sorted(found)} in\n{paragraph}"
+        assert len(found) < 4, f"README.md lists runtime dependencies outside its table: {sorted(found)}\n{paragraph}"
