@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 SETS = {
-    "higgs-shaped": {"source": "higgs-shaped", "rows": 100_000},
+    "higgs-shaped": {"source": "higgs-shaped", "rows": 25_000, "test_rows": 20_000},
     "higgs-12k": {"source": "higgs-12k"},
     "ijcnn1": {"source": "ijcnn1"},
     "cal_housing": {"source": "cal_housing"},
@@ -121,7 +121,7 @@ def run(name, M, log):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", nargs="*", default=list(SETS))
-    ap.add_argument("--centers", type=int, default=1024)
+    ap.add_argument("--centers", type=int, default=512)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     from kopt.bench.roofline import machine

@@ -169,7 +169,8 @@ class AutoSolver(Solver):
         t0 = time.perf_counter()
         o, seed, n = self.options, problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
-        sample = large.sample_problem(problem, large.sample_rows(problem, fit))
+        rows = large.sample_rows(problem, fit)
+        sample = large.sample_problem(problem, rows)
         log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centres "
             f"grown on every row, scored on {len(va):,} held-out rows")
         square = problem.loss.name == "square"
@@ -199,18 +200,22 @@ class AutoSolver(Solver):
                 f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
             if not count:
                 with _threads.scipy_blas():
+                    best["bandwidth_rule"] = kernel.get("bandwidth") == "auto"
                     grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va,
                                        budget_s=budget - (time.perf_counter() - t0),
-                                       max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log)
+                                       max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log, sample=rows)
             if grown is not None:
-                trials.append({"centers": grown["centers"], "bandwidth": best["bandwidth"], "lam": grown["lam"],
+                trials.append({"centers": grown["centers"],
+                               "bandwidth": grown["kernel"].options.as_dict().get("bandwidth"), "lam": grown["lam"],
                                "score": grown["score"], "path": grown["path"], "seconds": grown["seconds"],
                                "cg_steps": grown["steps"], "rows": int(len(fit))})
                 gain = planner._gain(metric, best["full_score"], grown["score"])
                 if gain >= planner.MIN_GAIN[metric]:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
                         f"over the sample's model: chosen")
-                    best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"])
+                    best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"],
+                                bandwidth_factor=best["bandwidth_factor"] * grown["bandwidth_factor"],
+                                bandwidth=grown["kernel"].options.as_dict().get("bandwidth", best["bandwidth"]))
                     start = {"v": grown["v"], "factors": grown["cg"]}
                 else:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "

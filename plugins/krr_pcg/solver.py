@@ -59,7 +59,8 @@ class NystromPCG(NystromKRR):
         ``factors``: a :class:`.cg.NystromCG` whose U and UUᵀ are reused where it was made on this problem's
         centres, kernel and dtype (``solver: auto``'s search)."""
         state = super().init(problem, dense_centers=False)
-        if factors is not None and _same_centres(problem, state["centers"], factors):
+        state["reused_factors"] = factors is not None and _same_centres(problem, state["centers"], factors)
+        if state["reused_factors"]:
             cg = factors.reweighted(problem.X, state["Y"], state["weights"], threads=self.n_threads)
         else:
             cg = NystromCG(problem.kernel, problem.X, state["Y"], _dense_centers(problem, state["centers"]),
@@ -114,6 +115,7 @@ class NystromPCG(NystromKRR):
     def finish(self, state):
         predictor, info = super().finish(state)
         info["passes"] = int(state["cg"].passes)
+        info["reused_search_factors"] = bool(state.get("reused_factors"))
         return predictor, info
 
 
