@@ -156,7 +156,7 @@ class LocalRows:
     def fit_preprocessor(self, target, data_spec) -> Preprocessor:
         return Preprocessor.fit(self.ds.X, self.ds.y, target, standardize=data_spec["standardize"],
                                 standardize_target=data_spec["standardize_target"], source=self.source,
-                                sample_weight=self.weights)
+                                sample_weight=self.weights, column_scales=data_spec.get("column_scales"))
 
     def prepare(self, pre, dtype):
         """Standardize the rows and encode the labels (test labels the training data never had are refused)."""

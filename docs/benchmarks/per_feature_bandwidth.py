@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 SETS = {
-    "higgs-shaped": {"source": "higgs-shaped", "rows": 25_000, "test_rows": 20_000},
+    "higgs-shaped": {"source": "higgs-shaped", "options": {"rows": 25_000, "test_rows": 20_000}},
     "higgs-12k": {"source": "higgs-12k"},
     "ijcnn1": {"source": "ijcnn1"},
     "cal_housing": {"source": "cal_housing"},

@@ -45,6 +45,10 @@ DATA_SCHEMA = {
                                        "non-negative data whose columns share one range (8-bit pixels 0..255) "
                                        "alone, z-score the rest (docs/defaults.md)"},
         "standardize_target": {"type": "boolean", "default": False, "description": "z-score a regression target (predictions are mapped back)"},
+        "column_scales": {"type": ["array", "null"], "items": {"type": "number", "minimum": 0}, "default": None,
+                          "description": "one multiplier per feature column, applied after standardizing (0 drops "
+                                         "the column): one length scale per column, bandwidth / scale, for every "
+                                         "kernel; solver: auto chooses it past 50,000 training rows (docs/defaults.md)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
                       "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "
                                      "training column mean"},

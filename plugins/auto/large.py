@@ -44,8 +44,10 @@ VALIDATION_ROWS = 20_000
 BUDGET_PER = 120.0
 BUDGET_ROWS = 500_000
 BUDGET_MIN = 120.0
-#: the share of the budget the sample's direct search may take (the rest grows the centres)
-SAMPLE_SHARE = 0.35
+#: the shares of the budget the column scales (:mod:`.columns`) and the sample's direct search may take (the rest
+#: grows the centres)
+COLUMN_SHARE = 0.3
+SAMPLE_SHARE = 0.25
 #: each λ of the grown path is solved to this relative duality gap, at most :data:`MAX_STEPS` CG steps.  The dual
 #: weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048 centres and λ = 1e-6 the test accuracy was
 #: the same (73.08-73.12%) after 5, 10, 15 and 29 steps, at gaps 1.8, 0.12, 6e-3 and 9e-6
@@ -132,17 +134,22 @@ def path_seconds(M, n, pass_rate, flop_rate):
 #: scale (on higgs-shaped at 10⁵ rows the sample's ladder kept 256 centres at 2x the scale rule, while 10,000
 #: centres at 1x scored 6 points more)
 PROBE_FACTORS = (1.0, 0.5 ** 0.5, 0.5)
+#: the probe's λ steps (a decade: the sample's λ was chosen with a few hundred centres; thousands resolve far
+#: smaller ones), down to :data:`PROBE_MIN_LAMBDA`
+PROBE_STEP = 10.0
+PROBE_MIN_LAMBDA = 1e-10
 
 
 def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None):
-    """The bandwidth factor (of :data:`PROBE_FACTORS`) whose CG solve at the sample's λ, on the sample's rows and
-    ``centers`` (half the grown size), scores best on the validation rows; a factor CG does not solve is not a
-    choice."""
+    """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ whose CG solve on the sample's rows
+    and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
+    sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
+    lost; a λ CG does not solve is not a choice."""
     from kopt.backend import to_numpy
     from kopt_plugins.krr_nystrom.system import target_offset
     from kopt_plugins.krr_pcg.cg import NystromCG
 
-    from .planner import _outcomes, _score
+    from .planner import MIN_GAIN, _gain, _outcomes, _score
 
     xp = problem.xp
     t0 = time.perf_counter()
@@ -156,28 +163,43 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     C = _rows.dense(problem.X, xp.asarray(np.sort(centers)), xp, problem.dtype)
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
     options = kernel.options.as_dict()
-    best, best_factor, said = None, 1.0, []
+    best, said = None, []
     for f in PROBE_FACTORS:
-        k = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
-        cg = NystromCG(k, Xs, Ys - mu, C, dtype=problem.dtype, weights=ws, threads=threads)
-        s = cg.start(first["lam"])
-        gap = None
-        for _ in range(MAX_STEPS):
-            cg.step(s)
-            gap = cg.relative_gap(s, problem.loss, Ys - mu)
-            if gap <= SEARCH_TOL:
+        kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
+        cg = NystromCG(kern, Xs, Ys - mu, C, dtype=problem.dtype, weights=ws, threads=threads)
+        scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
+        while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:
+            s = cg.start(first["lam"] / PROBE_STEP ** k, v)
+            gap = None
+            for _ in range(MAX_STEPS):
+                cg.step(s)
+                gap = cg.relative_gap(s, problem.loss, Ys - mu)
+                if gap <= SEARCH_TOL:
+                    break
+            if gap > SEARCH_TOL:
+                break  # smaller λ are harder still: not a choice
+            v = s["v"]
+            S = to_numpy(cg.scores_of(Xv, v, kern)) + to_numpy(mu)
+            scores[k] = _score(metric, _outcomes(metric, S, Yv, y_scale))
+            if k - direction in scores and _gain(metric, scores[k - direction], scores[k]) < MIN_GAIN[metric]:
+                if direction > 0 and k == 1:  # the first step down lost: one step up instead
+                    direction, k, v = -1, -1, None
+                    continue
                 break
-        if gap > SEARCH_TOL:
+            k += direction
+        if not scores:
             said.append(f"x{f:.3g}: not solved")
             continue
-        S = to_numpy(cg.scores_of(Xv, s["v"], k)) + to_numpy(mu)
-        score = _score(metric, _outcomes(metric, S, Yv, y_scale))
-        said.append(f"x{f:.3g}: {abs(score):.5g}")
-        if best is None or score > best:
-            best, best_factor = score, f
-    log(f"auto: bandwidth at {len(centers)} centres on {len(sample):,} sample rows, lambda {first['lam']:g} "
-        f"(validation {metric}): " + ", ".join(said) + f"; x{best_factor:.3g} ({time.perf_counter() - t0:.0f} s)")
-    return best_factor
+        kb = max(scores, key=lambda j: (scores[j], -j))  # ties: the larger λ
+        lam_f = first["lam"] / PROBE_STEP ** kb
+        said.append(f"x{f:.3g}: {abs(scores[kb]):.5g} at lambda {lam_f:g}")
+        if best is None or scores[kb] > best[0]:
+            best = (scores[kb], f, lam_f)
+    if best is None:
+        return 1.0, first["lam"]
+    log(f"auto: bandwidth and lambda at {len(centers)} centres on {len(sample):,} sample rows (validation {metric}): "
+        + "; ".join(said) + f" -> x{best[1]:.3g}, lambda {best[2]:g} ({time.perf_counter() - t0:.0f} s)")
+    return best[1], best[2]
 
 
 def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metric, log, sample=None, threads=None):
@@ -216,7 +238,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     ns = 0 if not has_bw else len(sample)
 
     def cost(M):  # the λ path on every row, and the bandwidth probe at M/2 centres on the sample
-        probe = len(PROBE_FACTORS) * path_seconds(M // 2, ns, pass_rate, flop_rate) if has_bw else 0.0
+        probe = 2 * len(PROBE_FACTORS) * path_seconds(M // 2, ns, pass_rate, flop_rate) if has_bw else 0.0
         return path_seconds(M, n, pass_rate, flop_rate) + probe
 
     affordable = [M for M in sizes if cost(M) <= left]
@@ -227,9 +249,10 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         log(f"auto: no centre count above {M1} fits the budget left: the sample's choice stands")
         return None
     M2 = affordable[-1]
-    factor = 1.0
+    factor, lam_start = 1.0, first["lam"]
     if has_bw:
-        factor = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log, threads)
+        factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
+                                            threads)
         bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
         kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
     C = _rows.dense(problem.X, xp.asarray(np.sort(order[:M2])), xp, problem.dtype)
@@ -246,7 +269,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     del C
     Y_val = to_numpy(Y[xp.asarray(validation)])
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
-    start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / first["lam"])))
+    start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / lam_start)))
     scores, outcomes, points, steps, path = {}, {}, {}, 0, {}
     v = None
     va_x = xp.asarray(validation)

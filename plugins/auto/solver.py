@@ -30,11 +30,13 @@ An explicit number is always taken as given: ``model.regularizer.lambda``, a num
 """
 from __future__ import annotations
 
+import dataclasses
+
 from kopt import rows as _rows
 from kopt import threads as _threads
 from kopt.components import Plan, Solver
 
-from . import large, pairs, planner
+from . import columns, large, pairs, planner
 
 
 class AutoSolver(Solver):
@@ -169,11 +171,21 @@ class AutoSolver(Solver):
         t0 = time.perf_counter()
         o, seed, n = self.options, problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
+        square = problem.loss.name == "square"
+        column_scales = None
+        if kernel.get("bandwidth") == "auto":  # one length scale per column, where it pays (.columns)
+            found_columns = columns.choose(problem, fit=fit, validation=va, metric=planner.metric_of(problem),
+                                           budget_s=large.COLUMN_SHARE * budget, log=log, seed=seed)
+            if found_columns is not None:
+                column_scales, factor = found_columns
+                base = problem.kernel.options.as_dict()
+                problem = dataclasses.replace(
+                    problem, X=problem.X * column_scales.astype(problem.X.dtype),
+                    kernel=type(problem.kernel)(**{**base, "bandwidth": float(f"{base['bandwidth'] * factor:.6g}")}))
         rows = large.sample_rows(problem, fit)
         sample = large.sample_problem(problem, rows)
         log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centres "
             f"grown on every row, scored on {len(va):,} held-out rows")
-        square = problem.loss.name == "square"
         with _threads.scipy_blas():
             found = planner.search(
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
@@ -230,6 +242,8 @@ class AutoSolver(Solver):
         if best["bandwidth"] is not None:
             overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
+        if column_scales is not None:
+            overrides["data.column_scales"] = [float(f"{c:.6g}") for c in column_scales]
         solver = overrides["solver"]
         seconds = time.perf_counter() - t0
         why = (f"{best['centers']} centres, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
@@ -241,5 +255,6 @@ class AutoSolver(Solver):
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": f"validation {len(va)} of {n} rows, seed {seed}; "
                   f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": budget,
-                  "trials": trials, "why": why}
+                  "trials": trials, "why": why,
+                  "column_scales": None if column_scales is None else overrides["data.column_scales"]}
         return Plan(overrides, record, start)
