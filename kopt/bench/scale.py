@@ -272,7 +272,7 @@ def prepare(name: str, rows: int) -> dict:
     info = ds.info
     return {"kind": "data", "set": name, "rows": rows, "n_test": info["n_test"], "seconds": round(time.perf_counter() - t0, 2),
             "generated_now": info.get("generated_generated_now"), "rows_per_s": info.get("generated_rows_per_s"),
-            "entry": info.get("generated_entry"), "bayes_accuracy": info.get("bayes_accuracy")}
+            "bayes_accuracy": info.get("bayes_accuracy")}
 
 
 def bench(sets, rows, configs, time_limit, out=None, log=print) -> list:
