@@ -272,7 +272,7 @@ def prepare(name: str, rows: int) -> dict:
     info = ds.info
     return {"kind": "data", "set": name, "rows": rows, "n_test": info["n_test"], "seconds": round(time.perf_counter() - t0, 2),
             "generated_now": info.get("generated_generated_now"), "rows_per_s": info.get("generated_rows_per_s"),
-            "entry": info.get("generated_entry"), "bayes_accuracy": info.get("bayes_accuracy")}
+            "bayes_accuracy": info.get("bayes_accuracy")}
 
 
 def bench(sets, rows, configs, time_limit, out=None, log=print) -> list:
@@ -324,11 +324,14 @@ def plot(lines, path):
     fits = [ln for ln in lines if ln.get("kind") == "fit" and ln.get("status") == "ok" and ln.get("accuracy") is not None]
     fig, (ax_err, ax_t) = plt.subplots(1, 2, figsize=(11, 4.2))
     keys = sorted({(ln["set"], ln["config"]) for ln in fits})
+    colours = {c: f"C{i}" for i, c in enumerate(CONFIGS)}  # one colour per configuration, one marker per set
+    markers = {s: m for s, m in zip(SETS, ("o", "s", "^"))}
     for s, c in keys:
         pts = sorted((ln["rows"], 1.0 - ln["accuracy"], ln["fit_s"]) for ln in fits if ln["set"] == s and ln["config"] == c)
         r, e, t = (np.array(v) for v in zip(*pts))
-        ax_err.plot(r, e, marker="o", label=f"{s}: {c}")
-        ax_t.plot(r, t, marker="o", label=f"{s}: {c}")
+        style = {"color": colours.get(c), "marker": markers.get(s, "o"), "label": f"{s}: {c}"}
+        ax_err.plot(r, e, **style)
+        ax_t.plot(r, t, **style)
     for s in sorted({ln["set"] for ln in lines if ln.get("bayes_accuracy")}):
         bayes = next(ln["bayes_accuracy"] for ln in lines if ln.get("set") == s and ln.get("bayes_accuracy"))
         ax_err.axhline(1.0 - bayes, color="grey", ls="--", lw=1, label=f"{s}: Bayes error")

@@ -265,4 +265,5 @@ def _generate(layout: Layout, make_chunk, make_test, progress):
     if final.exists():
         shutil.rmtree(final, ignore_errors=True)
     os.replace(part, final)
+    fileset._fsync_dir(final.parent)  # the rename itself survives a power cut
     return {"rows_made_now": made, "resumed_at_row": first or None}
