@@ -140,7 +140,7 @@ def _limited_by(have) -> str:
 
 def _available_words(have) -> str:
     by = _limited_by(have)
-    return f"{format_bytes(have)} {'is' if have < 2 else 'are'} available" + (f" ({by})" if by else "")
+    return f"{format_bytes(have)} of memory {'is' if have < 2 else 'are'} available" + (f" ({by})" if by else "")
 
 
 def peak_rss_mb() -> float:

@@ -24,9 +24,9 @@ import time
 CASES = [
     ("krr_nystrom M=2048", {"name": "krr_nystrom"}, {"kind": "nystrom", "count": 2048}, 20000, 28, "square"),
     ("krr_nystrom M=4096", {"name": "krr_nystrom"}, {"kind": "nystrom", "count": 4096}, 40000, 28, "square"),
-    ("joker features n=200k M=1024", {"name": "joker", "mode": "features", "iterations": 20},
+    ("joker features n=200k M=1024", {"name": "joker", "mode": "features", "iterations": 300},
      {"kind": "random", "count": 1024}, 200000, 28, "square"),
-    ("joker features n=800k M=2048", {"name": "joker", "mode": "features", "iterations": 20},
+    ("joker features n=800k M=2048", {"name": "joker", "mode": "features", "iterations": 300},
      {"kind": "random", "count": 2048}, 800000, 28, "square"),
     ("krr_exact n=3000", {"name": "krr_exact"}, {"kind": "random", "count": 256}, 3000, 28, "square"),
     ("krr_exact n=6000", {"name": "krr_exact"}, {"kind": "random", "count": 256}, 6000, 28, "square"),

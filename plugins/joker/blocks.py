@@ -204,12 +204,13 @@ def _kernel_diag(problem, dtype):
 
 
 #: bytes per training row and output the features route holds (α, the labels, the dual box's two bounds, the check's
-#: scores), and per row whatever the outputs (the row index arrays of the partition and the check's loss values):
-#: measured 80 bytes a row with one output at 200,000 and 800,000 rows (docs/benchmarks/memory_plan.json)
-ROW_BYTES_PER_OUTPUT = 40
-ROW_BYTES = 40
-#: the BLAS's work buffers the block products touch (each worker thread its own)
-BLAS_BUFFERS = 16 << 20
+#: scores and loss values), and per row whatever the outputs (the partition's row indices, the rows' index range):
+#: 80 bytes a row after the route's set-up and 14 more in the check, with one output at 200,000 rows (measured)
+ROW_BYTES_PER_OUTPUT = 48
+ROW_BYTES = 48
+#: the BLAS's work buffers the block products touch, per worker thread: with the workers' block buffers, 38 MiB above
+#: the cached factors after 20 blocks on two workers (200,000 rows, 1,024 features; measured)
+BLAS_BUFFERS = 12 << 20
 
 
 def features_plan(options, sizes, threads):
@@ -229,4 +230,5 @@ def features_plan(options, sizes, threads):
             (f"{workers} workers' block buffers (K_BB, its features)",
              workers * (m * m * (8 + itemsize) + 3 * m * G * F * itemsize + 8 * m * C)),
             matrices(1, -(-M // F) * F, sizes.d + 1, sizes.dtype, "the feature parameters"),
+            matrices(2, -(-M // F) * F, C, "float64", "the coefficients and the model's copy"),
             ("the BLAS's work buffers", workers * BLAS_BUFFERS)]
