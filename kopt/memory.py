@@ -312,7 +312,7 @@ def _holders(plan, need) -> str:
     named, rest = [], 0
     for words, nbytes in items:
         if nbytes >= 0.05 * need and len(named) < 3:
-            named.append(f"{words} {format_bytes(nbytes)}")
+            named.append(f"{words}: {format_bytes(nbytes)}")
         else:
             rest += nbytes
     if rest:
