@@ -65,7 +65,8 @@ class AutoSolver(Solver):
         from kopt_plugins.krr_nystrom.system import system_plan
 
         return [*system_plan(sizes),
-                memory.matrices(1, sizes.count, sizes.count, "float64", "the best system so far, its T"),
+                memory.matrices(1, min(sizes.count, sizes.n), min(sizes.count, sizes.n), "float64",
+                                "the best system so far, its T"),
                 memory.matrices(1, sizes.n, sizes.d, sizes.dtype, "the fit and validation rows, copied"),
                 memory.matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and their split")]
 

@@ -69,12 +69,12 @@ BLAS_BUFFERS = 32 << 20
 
 
 def system_plan(sizes):
-    """What a :class:`NystromSystem` of ``sizes.count`` centres holds at its peak, as :mod:`kopt.memory` plan items:
+    """What a :class:`NystromSystem` of ``sizes.count`` centres (at most the rows) holds at its peak, as :mod:`kopt.memory` plan items:
     T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows' kernel values in the features'
     dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centres; the BLAS's work buffers."""
     from kopt.memory import matrices
 
-    M, d = sizes.count, sizes.d
+    M, d = min(sizes.count, sizes.n), sizes.d  # the centres are distinct training rows
     problem = sizes.problem
     sparse = problem is not None and _rows.is_sparse(problem.X) and getattr(problem.kernel, "sparse_rows", False)
     rows = max(1, min(sizes.n, CHUNK_ENTRIES // max(1, M, 0 if sparse else d)))
