@@ -87,7 +87,7 @@ def _one_error_line(status, err, *phrases, said=()):
 # -- under an address-space limit, in a child process ------------------------------------------------------------
 
 def test_a_plan_that_does_not_fit_is_refused_with_its_numbers(tmp_path):
-    _csv(tmp_path / "train.csv")
+    _csv(tmp_path / "train.csv", n=12000)  # 9,600 training rows: 8,192 of them may be centres
     status, err = run_limited(["solve", str(_spec(tmp_path, count=8192)), "--quiet"], tmp_path)
     line = _one_error_line(status, err, "model.features.count 8,192", "8,192 x 8,192 float64", "available",
                            "address-space limit", "at most ~", "centres fit", "lower model.features.count")
