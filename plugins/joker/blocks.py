@@ -223,7 +223,8 @@ def features_plan(options, sizes, threads):
     G = max(1, min(16, (1 << 18) // max(1, m * F)))  # FeatureEngine._group on a CPU
     workers = max(1, min(threads, 8))
     blocks = -(-n // m)
-    cache = min(options.factor_cache_mb * 2**20, blocks * C * 8 * m * m)
+    visited = min(blocks, options.iterations)  # one block an iteration: at most this many factors to keep
+    cache = min(options.factor_cache_mb * 2**20, visited * C * 8 * m * m)
     return [("per training row: the dual variables, labels, dual box and scores",
              n * (ROW_BYTES + ROW_BYTES_PER_OUTPUT * C)),
             ("the visited blocks' Cholesky factors (at most solver.factor_cache_mb)", int(cache)),
