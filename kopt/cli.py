@@ -660,8 +660,8 @@ def _run(args):
     except MemoryError as exc:  # out of memory is the machine's limit met, not a bug: the user can act on it
         from .memory import out_of_memory_message
 
-        print(f"kopt: error: {exc if isinstance(exc, KoptError) else out_of_memory_message(args.command, exc)}",
-              file=sys.stderr)
+        text = exc if isinstance(exc, KoptError) else out_of_memory_message(f"running kopt {args.command}", exc)
+        print(f"kopt: error: {text}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug, not a user mistake
         if os.environ.get("KOPT_DEBUG"):

@@ -295,3 +295,16 @@ def test_the_plan_is_near_the_measured_peak_at_a_small_size(tmp_path):
     assert done.returncode == 0, done.stderr
     r = json.loads(done.stdout.strip().splitlines()[-1])
     assert 0.5 <= r["plan_bytes"] / r["peak_bytes"] <= 2.0, r
+
+
+def test_a_memory_error_the_stages_do_not_name_is_still_exit_2(monkeypatch, capsys):
+    import kopt.cli
+
+    def broken(args):
+        raise MemoryError()
+
+    monkeypatch.setattr(kopt.cli, "cmd_plugins", broken)
+    assert main(["plugins"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kopt: error: out of memory while running kopt plugins: an allocation failed")
+    assert "internal error" not in err
