@@ -308,3 +308,18 @@ def test_a_memory_error_the_stages_do_not_name_is_still_exit_2(monkeypatch, caps
     err = capsys.readouterr().err
     assert err.startswith("kopt: error: out of memory while running kopt plugins: an allocation failed")
     assert "internal error" not in err
+
+
+def test_krr_exact_is_refused_with_the_rows_that_fit(monkeypatch):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 50 * 2**20)
+    X = np.random.default_rng(0).standard_normal((3000, 3))
+    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+                      "regularizer": {"name": "l2", "lambda": 1e-3}},
+            "solver": {"name": "krr_exact"}, "output": {"model": False, "report": False}}
+    with pytest.raises(MemoryLimitError) as caught:
+        kopt.solve(spec, data=(X, X[:, 0]))
+    text = str(caught.value)
+    assert "data.max_rows 3,000 (krr_exact) needs" in text and "3,000 x 3,000 float64" in text
+    most = int(text.split("at most ~")[1].split()[0].replace(",", ""))
+    assert 16 * most ** 2 <= 50 * 2**20 and "training rows fit: lower data.max_rows" in text
+    assert text.endswith("or use solver krr_nystrom (memory O(M^2) on M centres, whatever n)")
