@@ -29,7 +29,8 @@ from .errors import KoptError, MemoryLimitError, OutOfMemoryError
 __all__ = ["MemoryLimitError", "OutOfMemoryError", "Sizes", "available_bytes", "check_allocation", "check_plan",
            "largest_fitting", "limits", "matrices", "out_of_memory", "plan_lines", "total"]
 
-#: the spec keys a plan may scale with (:attr:`kopt.components.Solver.memory_key`), and the :class:`Sizes` field each sets
+#: the spec keys a plan may scale with (:attr:`kopt.components.Solver.memory_key`), and the :class:`Sizes` field
+#: each sets
 KEYS = {"model.features.count": "count", "data.max_rows": "n"}
 
 #: a cgroup v1 "no limit" is a page-rounded 2^63 - 1
@@ -204,7 +205,8 @@ def out_of_memory_message(doing, exc, advice="") -> str:
         have = _available_words(available_bytes())
     except Exception:  # the figure is a help, never a second failure
         have = ""
-    return f"out of memory while {doing}: {said}" + (f"; {have} now" if have else "") + (f"; {advice}" if advice else "")
+    return (f"out of memory while {doing}: {said}" + (f"; {have} now" if have else "")
+            + (f"; {advice}" if advice else ""))
 
 
 # -- memory plans -------------------------------------------------------------------------------------------------

@@ -79,7 +79,8 @@ class Model:
         return Z
 
     def decision_function(self, X):
-        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array (out of memory: :class:`kopt.errors.OutOfMemoryError`)."""
+        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array (out of memory:
+        :class:`kopt.errors.OutOfMemoryError`)."""
         from .memory import out_of_memory
 
         rows = f"{X.shape[0]:,} row{'' if X.shape[0] == 1 else 's'}" if hasattr(X, "shape") else "rows"

@@ -267,7 +267,8 @@ def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((3000, 4))
     y = np.sin(2 * X[:, 0]) + 0.05 * rng.standard_normal(3000)
-    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}, "regularizer": {"name": "l2", "lambda": 1e-4}},
+    spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+                      "regularizer": {"name": "l2", "lambda": 1e-4}},
             "solver": {"name": "auto", "max_centers": 2048}, "output": {"model": False, "report": False}}
     auto = registry().get("solver", "auto")(max_centers=2048)
     sizes = memory.Sizes(n=3000, d=4, count=700, kind="nystrom")

@@ -69,9 +69,10 @@ BLAS_BUFFERS = 32 << 20
 
 
 def system_plan(sizes):
-    """What a :class:`NystromSystem` of ``sizes.count`` centres (at most the rows) holds at its peak, as :mod:`kopt.memory` plan items:
-    T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows' kernel values in the features'
-    dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centres; the BLAS's work buffers."""
+    """What a :class:`NystromSystem` of ``sizes.count`` centres (at most the rows) holds at its peak, as
+    :mod:`kopt.memory` plan items: T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows'
+    kernel values in the features' dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centres; the BLAS's
+    work buffers."""
     from kopt.memory import matrices
 
     M, d = min(sizes.count, sizes.n), sizes.d  # the centres are distinct training rows
