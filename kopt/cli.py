@@ -84,6 +84,9 @@ def build_parser():
     p.add_argument("spec", nargs="*", help="spec files or packaged spec names")
     _add_set(p)
     p.add_argument("--resolved", action="store_true", help="print the spec with defaults filled in")
+    p.add_argument("--data", action="store_true",
+                   help="also read the data and print the solver's memory plan against the memory available, "
+                        "without solving (exit status 2 where it does not fit)")
     p.add_argument("--schema", action="store_true", help="print the composed JSON schema instead")
     p.add_argument("--markdown", action="store_true", help="with --schema: a Markdown reference (docs/spec-reference.md)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -433,7 +436,45 @@ def cmd_validate(args):
             data = spec["data"].get("source") or "files"
             print(f"{arg}: valid ({spec['solver']['name']} on {spec['model']['loss']['name']} / "
                   f"{spec['model']['kernel']['name']}, form {spec['model']['form']}, data {data})")
+        if args.data:
+            try:
+                fits = _print_memory_plan(spec)
+            except KoptError as exc:
+                if len(args.spec) == 1:
+                    raise
+                print(f"kopt: error: {exc}", file=sys.stderr)
+                failed = max(failed, exc.exit_status)
+                continue
+            if not fits:
+                failed = max(failed, 2)
     return failed
+
+
+def _print_memory_plan(spec) -> bool:
+    """``kopt validate --data``: read and prepare the spec's data, print its solver's memory plan (:mod:`kopt.memory`)
+    against the memory available; False where it does not fit (its refusal is printed as kopt solve would)."""
+    from . import memory
+    from .assemble import assemble
+    from .plugins import registry
+
+    with memory.out_of_memory(f"reading and preparing the data of {spec.get('name') or 'the spec'}"):
+        problem = assemble(spec)
+    solver = registry().get("solver", spec["solver"]["name"])(
+        **{k: v for k, v in spec["solver"].items() if k != "name"})
+    sizes = solver.memory_sizes(problem)
+    have = memory.available_bytes()
+    if solver.plans and solver.memory_key in memory.KEYS:  # a planning solver caps its own search to what fits
+        field = memory.KEYS[solver.memory_key]
+        most = memory.largest_fitting(solver, sizes, have, field)
+        if 0 < most < getattr(sizes, field):
+            print(f"solver {solver.name} tries at most {most:,} (the most its plan fits in the memory available)")
+            sizes = sizes.replace(**{field: most})
+    print("\n".join(memory.plan_lines(solver, sizes, have)))
+    plan = memory.plan_of(solver, sizes)
+    if plan and memory.total(plan) > have:
+        print(f"kopt: error: {memory.refusal(solver, sizes, plan, have)}", file=sys.stderr)
+        return False
+    return True
 
 
 def cmd_specs_list(args):
@@ -472,6 +513,7 @@ def cmd_specs_copy(args):
 
 
 def cmd_predict(args):
+    from .memory import out_of_memory
     from .model import load_model
     from .predicting import predict_file
 
@@ -484,7 +526,8 @@ def cmd_predict(args):
     if len(args.data) != 1:
         raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
                         "scored on a Dask cluster: add --scheduler and --out DIR)")
-    with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"):
+    with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"), \
+            out_of_memory(f"scoring {args.data[0]} with the model {args.model}"):
         rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}",
                                      labels=args.labels, say=lambda line: print(f"kopt: {line}", file=sys.stderr))
     if metrics is not None:
@@ -628,6 +671,12 @@ def _run(args):
         return 143
     except BrokenPipeError:
         return 0
+    except MemoryError as exc:  # out of memory is the machine's limit met, not a bug: the user can act on it
+        from .memory import out_of_memory_message
+
+        text = exc if isinstance(exc, KoptError) else out_of_memory_message(f"running kopt {args.command}", exc)
+        print(f"kopt: error: {text}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug, not a user mistake
         if os.environ.get("KOPT_DEBUG"):
             traceback.print_exc()

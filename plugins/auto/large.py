@@ -58,8 +58,8 @@ MAX_STEPS = 40
 FINAL_TOL = 1e-2
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
 PLANNED_STEPS = 25
-#: CG's three M × M float64 matrices (U, UUᵀ and the preconditioner's factor) within this share of the memory
-#: available
+#: krr_pcg's memory plan (three M × M float64 matrices, U, UUᵀ and the preconditioner's factor, and its blocks)
+#: within this share of the memory available
 MEMORY_SHARE = 0.5
 #: the largest centre count the grown stage tries
 MAX_GROWN_CENTERS = 32_768
@@ -98,9 +98,14 @@ def sample_rows(problem, fit):
     return np.sort(rng.choice(fit, size=SEARCH_ROWS, replace=False))
 
 
-def memory_centers(available_bytes):
-    """The most centres whose three M × M float64 matrices fit :data:`MEMORY_SHARE` of ``available_bytes``."""
-    return int(math.sqrt(MEMORY_SHARE * available_bytes / 24.0))
+def memory_centers(problem, available_bytes):
+    """The most centres ``krr_pcg``'s memory plan (:meth:`kopt_plugins.krr_pcg.solver.NystromPCG.memory_plan`) fits
+    in :data:`MEMORY_SHARE` of ``available_bytes`` (the rest: the rows, the search's copies)."""
+    from kopt import memory
+    from kopt_plugins.krr_pcg.solver import NystromPCG
+
+    sizes = memory.Sizes.of(problem).replace(count=MAX_GROWN_CENTERS)
+    return memory.largest_fitting(NystromPCG(), sizes, int(MEMORY_SHARE * available_bytes))
 
 
 def measure_rates(kernel, X, C, dtype, threads):
@@ -219,7 +224,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
 
     t0 = time.perf_counter()
     xp, n = problem.xp, problem.n
-    top = min(max_centers, MAX_GROWN_CENTERS, memory_centers(available_bytes()), len(fit))
+    top = min(max_centers, MAX_GROWN_CENTERS, memory_centers(problem, available_bytes()), len(fit))
     M1 = int(first["centers"])
     sizes = []
     M = 2 * M1

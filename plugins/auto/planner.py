@@ -24,7 +24,7 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    with each doubling, so the sizes left could not add up to the tolerance --, or less than
    :data:`GAIN_ERRORS` standard errors of the paired difference on the validation rows (:func:`_gain_error`:
    the rows cannot tell that it gained, nor would they a smaller later gain), when the next size
-   would pass ``max_centers``, the training rows or :data:`CENTER_ENTRIES` dense values of centres,
+   would pass ``max_centers`` (capped by the memory available: :meth:`.solver.AutoSolver.most_centers`) or the rows,
    or when its projected time (4x this size's: the system costs n M²) would pass the budget.
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
@@ -48,9 +48,6 @@ LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
 MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
-#: the centres are held dense (M × d): at most this many values (256 MiB in float32) -- wide sparse rows
-#: (a 65,536-column text set caps M at 1,024)
-CENTER_ENTRIES = 1 << 26
 #: a doubling whose validation gain is within this many standard errors of its paired difference (:func:`_gain_error`)
 #: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
 #: could not be told apart either
@@ -168,7 +165,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
     base_bw = options.get("bandwidth")
-    ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
+    ladder = list(counts) if counts else _ladder(len(order), max_centers)
     trials, best, previous_best, kept = [], None, None, None
     previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
     shorten = False  # from the third size on: whether a shorter bandwidth is tried too

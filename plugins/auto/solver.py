@@ -27,11 +27,16 @@ The search's budget (``solver.budget``) is by default 120 s per 500,000 training
 
 An explicit number is always taken as given: ``model.regularizer.lambda``, a numeric
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
+
+Memory: the search's plan (:meth:`AutoSolver.memory_plan`: the Nyström system being built, the best one so far and the
+split's rows) caps the ladder at the most centres that fit the memory available (:func:`kopt.memory.largest_fitting`,
+the rule every solver's plan is checked by); an explicit ``features.count`` that does not fit is refused with it.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from kopt import memory
 from kopt import rows as _rows
 from kopt import threads as _threads
 from kopt.components import Plan, Solver
@@ -54,10 +59,45 @@ class AutoSolver(Solver):
                    "description": "seconds the search may spend before it stops adding centres (the solve on all "
                                   "rows comes after); null: 120 s per 500,000 training rows, at least 120 s"},
         "max_centers": {"type": "integer", "minimum": 16, "default": 4096,
-                        "description": "the most Nystrom centres the search tries (memory: about 32 M^2 bytes)"},
+                        "description": "the most Nystrom centres the search tries (fewer where the memory available "
+                                       "holds fewer: about 24 M^2 bytes, kopt validate --data prints the plan)"},
         "validation": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.2,
                        "description": "the held-out share of the training rows the choices are scored on"},
     }
+
+    memory_key = "model.features.count"
+
+    def memory_plan(self, sizes):
+        """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
+        held aside as its T alone (at most M x M float64), and the split's fit and validation rows, copied."""
+        from kopt_plugins.krr_nystrom.system import system_plan
+
+        return [*system_plan(sizes),
+                memory.matrices(1, min(sizes.count, sizes.n), min(sizes.count, sizes.n), "float64",
+                                "the best system so far, its T"),
+                memory.matrices(1, sizes.n, sizes.d, sizes.dtype, "the fit and validation rows, copied"),
+                memory.matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and their split")]
+
+    def memory_sizes(self, problem):
+        """The search's largest size: the spec's ``features.count`` where its author gave one, else ``max_centers``
+        or the training rows."""
+        count = ((problem.spec.given.get("model") or {}).get("features") or {}).get("count")
+        top = int(count) if count else min(self.options.max_centers, int(problem.n))
+        return memory.Sizes.of(problem).replace(count=top, kind="nystrom")
+
+    def most_centers(self, problem, have=None) -> int:
+        """The most centres the search may try: :meth:`memory_sizes`' count, fewer where its plan does not fit the
+        memory available; a given ``features.count`` that does not fit, or a memory that does not hold even the
+        ladder's first size, is refused (:class:`kopt.errors.MemoryLimitError`)."""
+        sizes = self.memory_sizes(problem)
+        have = memory.available_bytes() if have is None else have
+        given = ((problem.spec.given.get("model") or {}).get("features") or {}).get("count")
+        if given:
+            memory.check_plan(self, sizes, have)
+            return sizes.count
+        first = min(sizes.count, planner.FIRST_CENTERS)
+        memory.check_plan(self, sizes.replace(count=first), have)
+        return memory.largest_fitting(self, sizes, have)
 
     def check_spec(self, spec):
         loss = spec.loss  # its target is real or binary: the core checked ``targets``
@@ -131,11 +171,12 @@ class AutoSolver(Solver):
             return self._plan_large(problem, kernel, lam, count, budget, log)
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
         # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.scipy_blas)
+        most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
         with _threads.scipy_blas():
             found = planner.search(
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=budget,
+                counts=[int(count)] if count else None, max_centers=most, budget_s=budget,
                 seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
@@ -154,6 +195,8 @@ class AutoSolver(Solver):
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
                   "budget_s": budget, "trials": trials, "why": why}
+        if not count and most < min(o.max_centers, problem.n):
+            record["memory_cap"] = most  # the ladder stopped there: more centres would not fit the memory available
         start = None
         if solver["name"] == "krr_nystrom":
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
@@ -190,7 +233,7 @@ class AutoSolver(Solver):
             found = planner.search(
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=o.max_centers,
+                counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
                 budget_s=large.SAMPLE_SHARE * budget if square and not count else budget,
                 seed=seed, validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = dict(found.best), list(found.trials), found.metric
