@@ -269,7 +269,7 @@ def parse_text_block(lines, delim, ncols, path, first_line, quote, text):
     try:
         S = np.loadtxt(data, delimiter=delim, dtype=str, ndmin=2, comments=None, quotechar=quote)
         if S.shape[1] == ncols:
-            labels = np.char.strip(S[:, text])
+            labels = np.char.strip(np.char.strip(np.char.strip(np.char.strip(S[:, text]), '"'), "'"))  # as _cells
             labels[np.isin(np.char.lower(labels), list(MISSING))] = ""
             A = np.zeros(S.shape, dtype=np.float64)
             others = [j for j in range(ncols) if j != text]
