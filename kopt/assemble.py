@@ -204,7 +204,8 @@ class LocalRows:
         except DataError as exc:
             hint = default_label_hint(self.ds)
             if hint:
-                raise DataError(f"{exc}; {hint}") from None
+                text = str(exc)
+                raise DataError(f"{text}{' ' if text.endswith('?') else '. '}{hint[0].upper()}{hint[1:]}") from None
             raise
 
     def prepare(self, pre, dtype):
