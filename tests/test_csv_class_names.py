@@ -79,6 +79,31 @@ def test_headerless_file_with_class_names_is_not_read_as_a_header(tmp_path):
     assert meta["header"] is None and X.shape == (3, 2) and list(y) == ["g", "h", "g"]
 
 
+@pytest.mark.parametrize("bad, message", [("5,6,7,no", "expected 3 columns, found 4"),
+                                          ("5,no", "expected 3 columns, found 2"),
+                                          ("5,x,no", "column 2: non-numeric cell 'x'")])
+def test_bad_rows_among_class_names_name_their_line(tmp_path, bad, message):
+    path = tmp_path / "r.csv"
+    path.write_text("a,b,label\n1,2,yes\n3,4,no\n" + bad + "\n")
+    with pytest.raises(DataError, match=f"r.csv:4: {message}"):
+        read_table(str(path), {"cache": False})
+
+
+def test_missing_feature_cells_among_class_names_read_as_nan(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("a,b,label\n1,NA,yes\n3,4,no\n5,,no\n")
+    X, y, meta = read_table(str(path), {"cache": False})
+    assert np.isnan(X[0, 1]) and np.isnan(X[2, 1]) and list(y) == ["yes", "no", "no"]
+    assert meta["nonfinite"] == 2 and meta["first_nonfinite"] == [2, "b"]
+
+
+def test_whitespace_delimited_class_names(tmp_path):
+    path = tmp_path / "w.data"
+    path.write_text("1.0 2.0 g\n3.0 4.0 h\n")
+    X, y, _ = read_table(str(path), {"cache": False, "label": -1})
+    assert list(y) == ["g", "h"] and X.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
 @pytest.mark.parametrize("name", ["label", "Target", "CLASS", "y"])
 def test_label_column_found_by_its_header_name(tmp_path, name):
     df = frame(label=name)

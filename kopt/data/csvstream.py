@@ -266,15 +266,25 @@ def parse_text_block(lines, delim, ncols, path, first_line, quote, text):
     data = [ln for ln in lines if ln.strip()]  # loadtxt warns of a blank line when it reads text
     if not data:
         return np.empty((0, ncols)), np.empty(0, dtype=str)
+    others = [j for j in range(ncols) if j != text]
     try:
-        S = np.loadtxt(data, delimiter=delim, dtype=str, ndmin=2, comments=None, quotechar=quote)
-        if S.shape[1] == ncols:
-            labels = np.char.strip(np.char.strip(np.char.strip(np.char.strip(S[:, text]), '"'), "'"))  # as _cells
-            labels[np.isin(np.char.lower(labels), list(MISSING))] = ""
+        if delim is not None and sum(ln.count(delim) for ln in data) == len(data) * (ncols - 1):
+            # every row has ncols cells: the numbers by the C parser straight to float64, the names apart
+            A = np.zeros((len(data), ncols), dtype=np.float64)
+            A[:, others] = np.loadtxt(data, delimiter=delim, dtype=np.float64, ndmin=2, comments=None,
+                                      quotechar=quote, usecols=others)
+            cells = np.loadtxt(data, delimiter=delim, dtype=str, ndmin=1, comments=None, quotechar=quote,
+                               usecols=[text])
+        else:  # whitespace-delimited, or a delimiter inside quotes: one text pass, checked for its width
+            S = np.loadtxt(data, delimiter=delim, dtype=str, ndmin=2, comments=None, quotechar=quote)
+            if S.shape[1] != ncols:
+                raise ValueError("ragged")
             A = np.zeros(S.shape, dtype=np.float64)
-            others = [j for j in range(ncols) if j != text]
             A[:, others] = S[:, others].astype(np.float64)
-            return A, labels.astype(f"U{max(1, int(np.char.str_len(labels).max()))}")  # as wide as the names
+            cells = S[:, text]
+        labels = np.char.strip(np.char.strip(np.char.strip(np.char.strip(cells), '"'), "'"))  # as _cells does
+        labels[np.isin(np.char.lower(labels), list(MISSING))] = ""
+        return A, labels.astype(f"U{max(1, int(np.char.str_len(labels).max()))}")  # as wide as the names
     except ValueError:
         pass
     return _parse_slow(lines, delim, ncols, path, first_line, text)
