@@ -104,6 +104,24 @@ def test_whitespace_delimited_class_names(tmp_path):
     assert list(y) == ["g", "h"] and X.tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
+@pytest.mark.parametrize("index", [True, False])
+def test_frame_of_an_array_with_class_names_keeps_its_header(tmp_path, index):
+    df = pd.DataFrame(np.arange(12.0).reshape(4, 3) + 0.5)  # pandas names the columns 0, 1, 2
+    df["species"] = ["a", "b", "a", "b"]
+    X, y, meta = read_table(write(df, tmp_path / "t.csv", index), {"cache": False, "label": "species"})
+    assert meta["header"][-4:] == ["0", "1", "2", "species"] and list(y) == ["a", "b", "a", "b"]
+    np.testing.assert_array_equal(X, df[[0, 1, 2]].to_numpy())
+
+
+def test_headerless_row_with_label_like_text_is_a_header(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a1,a2,label\n1,2,yes\n")  # a header, whatever the rule of its columns
+    assert read_table(str(path), {"cache": False})[2]["header"] == ["a1", "a2", "label"]
+    path.write_text("1.5,2.5,label\n3.5,4.5,yes\n")  # column 3 is text on both lines; 'label' names a column
+    X, y, meta = read_table(str(path), {"cache": False})
+    assert meta["header"] == ["1.5", "2.5", "label"] and list(y) == ["yes"] and X.tolist() == [[3.5, 4.5]]
+
+
 @pytest.mark.parametrize("name", ["label", "Target", "CLASS", "y"])
 def test_label_column_found_by_its_header_name(tmp_path, name):
     df = frame(label=name)

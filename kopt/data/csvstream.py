@@ -11,10 +11,10 @@ finds the bad line (ragged row, non-numeric cell: a DataError with file and
 line) or reads missing cells (empty, ``NA``, ``?``...) as NaN.
 
 A label column that holds text (class names such as ``yes``/``no``, decided from
-the rows of the file's first 64 KiB, :func:`text_label`) is read as strings: each
-block is tokenised once as text and the other columns converted to numbers, the
-labels kept as a NumPy string array (a missing label cell is the empty string).
-Numeric files never take this path.
+the rows of the file's first 64 KiB, :func:`text_label`) is read as strings
+(:func:`parse_text_block`): the C parser reads the other columns as numbers and
+the label column apart, kept as a NumPy string array (a missing label cell is the
+empty string).  Numeric files never take this path.
 """
 from __future__ import annotations
 
@@ -86,13 +86,18 @@ def _is_text(cell: str) -> bool:
 def _looks_header(cells, nxt) -> bool:
     """Whether the first line is column names: it holds text, and (when a second line follows) a column that is
     text in it is a number or empty in the second.  A headerless file whose label column holds class names
-    (``1.2,3.4,yes``) has text in the same column on both lines: data, not names."""
+    (``1.2,3.4,yes``) has text in the same column on both lines: data, not names -- unless the first line names
+    a column ``label``, ``target``, ``class`` or ``y``, or its numbers are column positions (``,0,1,2,species``:
+    pandas' names of the columns of a frame made from an array)."""
     text = [j for j, c in enumerate(cells) if _is_text(c)]
     if not text:
         return False
     if nxt is None or len(nxt) != len(cells) or len(text) == len(cells):
         return True
-    return any(not _is_text(nxt[j]) for j in text)
+    if any(not _is_text(nxt[j]) for j in text) or any(cells[j].lower() in LABEL_NAMES for j in text):
+        return True
+    numbers = [(j, c) for j, c in enumerate(cells) if c.isdigit()]
+    return len(numbers) >= 2 and len({int(c) - j for j, c in numbers}) == 1
 
 
 def index_column(names):

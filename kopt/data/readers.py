@@ -66,7 +66,7 @@ def parse_options(path, opts: dict) -> dict:
     out = {"format": fmt, "max_rows": opts.get("max_rows")}
     if fmt in ("csv", "tsv", "npy"):
         label = opts.get("label")
-        out.update(label=label if fmt != "npy" or label is not None else 0, header=opts.get("header", "auto"))
+        out.update(label=label, header=opts.get("header", "auto"))  # None: by header name, else the first column
         if fmt != "npy":
             out["index_column"] = "pandas"  # a header's empty first name is a row index, skipped (csvstream)
             if opts.get("text_labels"):
