@@ -298,6 +298,12 @@ def test_o_is_the_short_form_of_out(argv):
     assert build_parser().parse_args(argv).out == "D"
 
 
+def test_o_on_the_device_benchmark():
+    from kopt.bench.device import build_parser as device_parser
+
+    assert device_parser().parse_args(["compare", "-o", "D"]).out == "D"
+
+
 class _Result:
     def __init__(self, backend, note):
         self.timings = {"fit_s": 1.0}
