@@ -14,6 +14,8 @@ takes its features by name.  Otherwise columns count by position, and
 ``labels`` says whether a label column is there: ``first``, ``last``,
 ``none``, or ``auto`` (from the column count, refusing a count that only
 fits because a column is missing).  The rule applied is reported in one line.
+A model trained on class names reads the label column as text and writes its
+predictions in those names.
 """
 from __future__ import annotations
 
