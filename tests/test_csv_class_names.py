@@ -113,6 +113,13 @@ def test_frame_of_an_array_with_class_names_keeps_its_header(tmp_path, index):
     np.testing.assert_array_equal(X, df[[0, 1, 2]].to_numpy())
 
 
+def test_headerless_rows_of_small_integers_stay_data(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("0,1,yes\n1,1,no\n")
+    X, y, meta = read_table(str(path), {"cache": False, "label": -1})
+    assert meta["header"] is None and X.tolist() == [[0, 1], [1, 1]] and list(y) == ["yes", "no"]
+
+
 def test_headerless_row_with_label_like_text_is_a_header(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("a1,a2,label\n1,2,yes\n")  # a header, whatever the rule of its columns

@@ -97,7 +97,8 @@ def _looks_header(cells, nxt) -> bool:
     if any(not _is_text(nxt[j]) for j in text) or any(cells[j].lower() in LABEL_NAMES for j in text):
         return True
     numbers = [(j, c) for j, c in enumerate(cells) if c.isdigit()]
-    return len(numbers) >= 2 and len({int(c) - j for j, c in numbers}) == 1
+    enough = len(numbers) >= 3 or (len(numbers) == 2 and cells[0] == "")  # a data row "0,1,yes" stays data
+    return enough and len({int(c) - j for j, c in numbers}) == 1
 
 
 def index_column(names):
