@@ -401,8 +401,8 @@ def summary(result, spec, verbose=False):
                                         sorted(auto["path"], key=lambda p: -p["lambda"])))
     data = result.report.get("data", {})
     if data.get("classes") is not None:
-        positive = f" (auc: positive class {data['positive_class']!r})" if "positive_class" in data else ""
-        lines.append(f"  classes {', '.join(map(str, data['classes']))}{positive}")
+        positive = f" (auc: positive class {_class_name(data['positive_class'])})" if "positive_class" in data else ""
+        lines.append(f"  classes {', '.join(str(_class_name(c)) for c in data['classes'])}{positive}")
     for k, v in result.metrics.items():
         lines.append(f"  test {k} {v:.6g}" if v is not None else f"  test {k} undefined (null in report.json)")
     per = result.report.get("metrics_by_class")
@@ -424,6 +424,13 @@ def summary(result, spec, verbose=False):
     written = [str(w) for w in written if w]
     lines.append(f"  wrote {', '.join(written)}" if written else f"  outputs in {out['dir']}")
     return "\n".join(lines)
+
+
+def _class_name(c):
+    """A class as the summary writes it: a name quoted, a whole number without its '.0'."""
+    if isinstance(c, str):
+        return repr(c)
+    return int(c) if isinstance(c, float) and c.is_integer() else c
 
 
 def cmd_validate(args):

@@ -259,7 +259,7 @@ def test_binary_class_names_end_to_end(tmp_path, monkeypatch, capsys, index):
     assert solve_cli(tmp_path, monkeypatch, "train.csv") == 0
     out, err = capsys.readouterr()
     assert "the label is column" in err and "'label', found by its header name" in err
-    assert "classes no, yes (auc: positive class 'yes')" in out and "test recall by class: no " in out
+    assert "classes 'no', 'yes' (auc: positive class 'yes')" in out and "test recall by class: no " in out
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["data"]["classes"] == ["no", "yes"] and report["data"]["positive_class"] == "yes"
     assert report["data"]["label"] == "label" and set(report["metrics_by_class"]) == {"no", "yes"}
@@ -288,7 +288,7 @@ def test_multiclass_class_names_end_to_end(tmp_path, monkeypatch, capsys):
     extra = ", label: species, test_fraction: 0.25"
     assert solve_cli(tmp_path, monkeypatch, "train.csv", loss="logistic", extra=extra) == 0  # one-vs-rest
     out = capsys.readouterr().out
-    assert "classes setosa, versicolor, virginica" in out and "positive class" not in out
+    assert "classes 'setosa', 'versicolor', 'virginica'" in out and "positive class" not in out
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["data"]["classes"] == ["setosa", "versicolor", "virginica"]
     assert report["data"]["label"] == "species" and "positive_class" not in report["data"]
@@ -329,6 +329,12 @@ def test_cupy_fall_back_said_only_where_a_gpu_is_or_with_v(monkeypatch, gpu, ver
     monkeypatch.setattr(kopt.backend, "nvidia_gpu", lambda: gpu)
     text = summary(_Result("numpy", FELL_BACK), SPEC_STUB, verbose=verbose)
     assert (FELL_BACK in text) is shown
+
+
+def test_numeric_classes_in_the_summary():
+    result = _Result("numpy", "")
+    result.report["data"] = {"classes": [-1.0, 1.0], "positive_class": 1.0}
+    assert "classes -1, 1 (auc: positive class 1)" in summary(result, SPEC_STUB)
 
 
 def test_auto_choosing_cupy_is_said(monkeypatch):
