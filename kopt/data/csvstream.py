@@ -373,6 +373,7 @@ def read_csv(path, *, fmt="csv", label=None, header="auto", max_rows=None, progr
         if found is not None:
             raise _label_hint(path, names, [j for j in range(ncols) if j != index], li, found)
     first_text = text_label(rows, li)
+    del rows  # not held through the parse
     text = li if li is not None and (first_text is not None or text_labels) else None
     keep = np.array(features, dtype=np.intp)
     columns = names or [str(j + 1) for j in range(ncols)]
