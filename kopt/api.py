@@ -263,8 +263,9 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
                 "columns": problem.info.get("columns")}
         t2 = time.perf_counter()
         with out_of_memory("scoring the test rows"):
-            metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
-                                                     kernel=problem.kernel, loss=problem.loss, backend=backend))
+            metrics, by_class = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
+                                                               kernel=problem.kernel, loss=problem.loss,
+                                                               backend=backend))
         t_pred = time.perf_counter() - t2
         model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
                       backend=backend, info={**info, "metrics": metrics})
@@ -286,6 +287,8 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
         report = build_report(spec, problem, fields, backend, rss_load)
         if memory_plan:
             report["memory"]["plan"] = {"bytes": total(memory_plan), "items": [list(item) for item in memory_plan]}
+        if by_class is not None:
+            report["metrics_by_class"] = by_class
         if auto is not None:
             report["lambda_auto"] = auto
         if plan is not None:
@@ -327,21 +330,25 @@ def check_output_dir(spec: Spec):
                                             "(or --out) at a folder you can write")
 
 
-def holdout_metrics(problem, model) -> dict:
-    """The final test metrics: every test row scored through the model (standardisation included)."""
+def holdout_metrics(problem, model):
+    """``(metrics, by_class)``: the final test metrics, every test row scored through the model (standardisation
+    included), and for a classifier each class's test rows and recall (:func:`kopt.metrics.by_class`; else None)."""
     if problem.partitions is not None:
         from .distributed.assemble import holdout_metrics as on_partitions
         from .metrics import defined
 
-        return defined(on_partitions(problem, model), "the test partitions")
+        return defined(on_partitions(problem, model), "the test partitions"), None
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
-        return {}
-    from .metrics import defined, evaluate
+        return {}, None
+    from .metrics import by_class, defined, evaluate
 
+    pre = problem.preprocessor
     scores = model.decision_function(raw)
-    return defined(evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor),
-                   problem.info.get("test") or "the test split")
+    metrics = defined(evaluate(pre.target, problem.y_test_raw, scores, pre), problem.info.get("test") or "the test split")
+    if pre.target not in ("binary", "multiclass"):
+        return metrics, None
+    return metrics, by_class(problem.y_test_raw, pre.decode(scores), pre.classes)
 
 
 def _jsonable(d):
@@ -371,7 +378,8 @@ def build_report(spec, problem, result: dict, backend, rss_load):
                  "n_features": problem.d, "n_test": _n_test(problem),
                  "sample_weight": problem.sample_weight is not None,
                  "standardized": problem.preprocessor.scale is not None,
-                 "standardize_auto": problem.preprocessor.auto_rule},
+                 "standardize_auto": problem.preprocessor.auto_rule,
+                 **label_fields(problem)},
         "execution": problem.info.get("execution", {"engine": "local"}),
         "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result["objective"],
@@ -387,6 +395,21 @@ def build_report(spec, problem, result: dict, backend, rss_load):
         "solver_info": _jsonable(result["info"]),
         "trace": result["trace"],
     }
+
+
+def label_fields(problem) -> dict:
+    """The report's words on the labels: the label column's name (a file with a header), the classes in the
+    user's own names (a classifier; sorted, as the model keeps them) and the one AUC scores as positive."""
+    out = {}
+    label = (problem.info.get("columns") or {}).get("label")
+    if label is not None:
+        out["label"] = label
+    pre = problem.preprocessor
+    if pre.target in ("binary", "multiclass") and pre.classes is not None:
+        out["classes"] = [c.item() if hasattr(c, "item") else c for c in pre.classes]
+        if pre.target == "binary":
+            out["positive_class"] = out["classes"][1]
+    return out
 
 
 def _n_test(problem):

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import sys
 import traceback
@@ -44,9 +46,12 @@ def build_parser():
     p.add_argument("spec", help="a spec file, or the name of a packaged spec (kopt specs list)")
     _add_set(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines, warnings or summary")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also say which backend ran and why (without it, auto's fall-back to NumPy is said only "
+                        "where a GPU is present)")
     p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
-    p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--out", "-o", metavar="DIR", help="output directory (overrides output.dir)")
     p.add_argument("--force", action="store_true", help="replace a model in output.dir that another spec trained "
                                                         "(output.overwrite: true)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -75,7 +80,7 @@ def build_parser():
     p.add_argument("--no-warm-start", action="store_true", help="solve every lambda from scratch")
     p.add_argument("--refit", action="store_true", help="solve the best spec on all training rows; write its model")
     p.add_argument("--plot", action="store_true", help="also write tune.png, the metric vs lambda (needs matplotlib)")
-    p.add_argument("--out", metavar="DIR", help="where best.yaml, tune.json, tune.png and the refit go "
+    p.add_argument("--out", "-o", metavar="DIR", help="where best.yaml, tune.json, tune.png and the refit go "
                                                 "(default: runs/NAME_tune)")
     p.add_argument("--quiet", "-q", action="store_true", help="no line per solve")
     p.set_defaults(func=cmd_tune)
@@ -98,7 +103,7 @@ def build_parser():
     p.add_argument("model", help="model.json (or its .npz, or their common stem)")
     p.add_argument("data", nargs="+", help="data file (same layout as the training data); with --scheduler, "
                                            "several files or a quoted glob ('parts/*.csv'), one task each")
-    p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
+    p.add_argument("--out", "-o", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
                                                  "a folder that gets one CSV per input file")
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
     p.add_argument("--labels", choices=["auto", "first", "last", "none"], default="auto",
@@ -318,8 +323,9 @@ def cmd_solve(args):
     check_extras(spec)
     listeners = _listeners(args, spec)
     try:
-        result = solve(spec, resume=args.resume, progress=listeners or False, write=True,
-                       connect_timeout=args.connect_timeout)
+        with data_lines(args.quiet):
+            result = solve(spec, resume=args.resume, progress=listeners or False, write=True,
+                           connect_timeout=args.connect_timeout)
     except (KeyboardInterrupt, Terminated) as exc:
         what, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
         if spec["output"]["checkpoint_every"]:
@@ -335,8 +341,30 @@ def cmd_solve(args):
             if stream not in (None, sys.stderr, sys.stdout) and hasattr(stream, "close"):
                 stream.close()
     if not args.quiet:
-        print(summary(result, spec))
+        print(summary(result, spec, verbose=args.verbose))
     return 0
+
+
+@contextlib.contextmanager
+def data_lines(quiet):
+    """The data reader's notes (which column is the label, when found by its header name) on stderr as
+    ``kopt: ...`` lines while a command reads its data; none with --quiet."""
+    if quiet:
+        yield
+        return
+    logger = logging.getLogger("kopt.data")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("kopt: %(message)s"))
+    handler.setLevel(logging.INFO)
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def cmd_tune(args):
@@ -351,8 +379,9 @@ def cmd_tune(args):
     out_dir = args.out or os.path.join("runs", f"{spec['name']}_tune")
     if args.refit:  # the refit's model lands beside the search's files
         spec = load_spec(spec, [f"output.dir={json.dumps(os.path.join(out_dir, 'refit'))}"])
-    result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
-                  warm_start=not args.no_warm_start, progress=not args.quiet)
+    with data_lines(args.quiet):
+        result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
+                      warm_start=not args.no_warm_start, progress=not args.quiet)
     print(tune_report.table(result))
     if args.refit:
         from .api import solve
@@ -367,7 +396,7 @@ def cmd_tune(args):
     return 0
 
 
-def summary(result, spec):
+def summary(result, spec, verbose=False):
     lines = [f"{spec['name']}: {spec['solver']['name']} finished in {result.timings['fit_s']:.2f}s "
              f"({result.n_iter} iterations{'' if result.success else ', NOT converged: ' + result.message})"]
     if result.objective is not None:
@@ -387,11 +416,24 @@ def summary(result, spec):
                      f"{', refit warm-started' if auto['refit_warm'] else ''})")
         lines.append("    " + "  ".join(f"{p['lambda']:g}: {p['score']:.5g}" for p in
                                         sorted(auto["path"], key=lambda p: -p["lambda"])))
+    data = result.report.get("data", {})
+    if data.get("classes") is not None:
+        positive = f" (auc: positive class {_class_name(data['positive_class'])})" if "positive_class" in data else ""
+        lines.append(f"  classes {', '.join(str(_class_name(c)) for c in data['classes'])}{positive}")
     for k, v in result.metrics.items():
         lines.append(f"  test {k} {v:.6g}" if v is not None else f"  test {k} undefined (null in report.json)")
+    per = result.report.get("metrics_by_class")
+    if per:
+        lines.append("  test recall by class: " + ", ".join(
+            f"{c} {'-' if m['recall'] is None else format(m['recall'], '.4g')} ({m['rows']:,} rows)"
+            for c, m in per.items()))
     lines.append(f"  peak memory {result.report['memory']['peak_rss_mb']:.0f} MB")
-    note = result.report.get("backend_note")
-    if note:
+    from . import backend
+
+    note = result.report.get("backend_note") or result.report.get("backend")
+    fell_back = result.report.get("backend_note") and result.report.get("backend") == "numpy"
+    # auto's fall-back to NumPy is news only where a GPU is (nvidia-smi answers) but CuPy cannot use it
+    if verbose or (result.report.get("backend_note") and (not fell_back or backend.nvidia_gpu())):
         lines.append(f"  backend: {note}")
     out = spec["output"]
     written = [result.report.get("model_file"), os.path.join(out["dir"], "report.json") if out["report"] else None,
@@ -399,6 +441,13 @@ def summary(result, spec):
     written = [str(w) for w in written if w]
     lines.append(f"  wrote {', '.join(written)}" if written else f"  outputs in {out['dir']}")
     return "\n".join(lines)
+
+
+def _class_name(c):
+    """A class as the summary writes it: a name quoted, a whole number without its '.0'."""
+    if isinstance(c, str):
+        return repr(c)
+    return int(c) if isinstance(c, float) and c.is_integer() else c
 
 
 def cmd_validate(args):

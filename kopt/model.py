@@ -88,7 +88,8 @@ class Model:
             return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
 
     def predict(self, X):
-        """Labels in the user's coding (classification) or values in the target's units."""
+        """Labels in the user's coding (classification: the training labels' values, class names included) or
+        values in the target's units."""
         return self.preprocessor.decode(self.decision_function(X))
 
     def predict_extra(self, X) -> dict:
