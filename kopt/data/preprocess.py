@@ -13,10 +13,14 @@ class Preprocessor:
     exactly the training transform and maps outputs back to the user's labels.
     """
 
-    def __init__(self, target: str, mean=None, scale=None, classes=None, y_mean=0.0, y_scale=1.0, n_features=None):
+    def __init__(self, target: str, mean=None, scale=None, classes=None, y_mean=0.0, y_scale=1.0, n_features=None,
+                 column_scales=None):
         self.target = target
         self.mean = mean
         self.scale = scale
+        #: ``data.column_scales``: multipliers applied after standardizing (float32 products of the standardized
+        #: values, so ``solver: auto``'s search, which multiplies its rows by them, sees the same bits)
+        self.column_scales = None if column_scales is None else np.asarray(column_scales, dtype=np.float64)
         self.classes = classes  # original label values (binary: [neg, pos]; multiclass: sorted ids)
         self.y_mean = float(y_mean)
         self.y_scale = float(y_scale)
@@ -38,16 +42,10 @@ class Preprocessor:
             standardize, why = scaling_rule(range_stats(X))
         if standardize:
             mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
-        if column_scales is not None:
-            s = np.asarray(column_scales, dtype=np.float64)
-            if s.shape != (n_features,):
-                raise DataError(f"data.column_scales has {s.size} values and {source} {n_features} columns: give "
-                                "one multiplier per column (0 drops a column)")
-            if mean is None:
-                mean, scale = np.zeros(n_features), np.ones(n_features)
-            with np.errstate(divide="ignore"):
-                scale = np.asarray(scale, dtype=np.float64) / s
-        pre = cls(target, mean, scale, n_features=n_features)
+        if column_scales is not None and np.shape(column_scales) != (n_features,):
+            raise DataError(f"data.column_scales has {np.size(column_scales)} values and {source} {n_features} "
+                            "columns: give one multiplier per column (0 drops a column)")
+        pre = cls(target, mean, scale, n_features=n_features, column_scales=column_scales)
         pre.auto_rule = why
         if y is not None:
             pre._fit_labels(np.asarray(y), standardize_target, source, sample_weight)
@@ -97,13 +95,15 @@ class Preprocessor:
         """
         if X.shape[1] != self.n_features:
             raise DataError(f"{source} has {X.shape[1]} features, the training data had {self.n_features}")
+        cs = None if self.column_scales is None else self.column_scales.astype(dtype)
         if hasattr(X, "tocsr"):  # sparse: scale only (centring would densify)
             X = X.tocsr().astype(dtype)
             if self.scale is not None:
                 X = X.multiply(1.0 / self.scale.astype(dtype)).tocsr()
-            return X
+            return X if cs is None else X.multiply(cs).tocsr()
         if self.mean is None:
-            return np.asarray(X, dtype=dtype)
+            X = np.asarray(X, dtype=dtype)
+            return X if cs is None else X * cs
         out = np.empty(X.shape, dtype=dtype)
         mean = self.mean.astype(dtype)
         scale = self.scale.astype(dtype)
@@ -112,6 +112,8 @@ class Preprocessor:
             blk = out[i : i + step]
             np.subtract(X[i : i + step], mean, out=blk, dtype=dtype, casting="unsafe")
             np.divide(blk, scale, out=blk)
+            if cs is not None:
+                np.multiply(blk, cs, out=blk)
         return out
 
     def encode(self, y, source="labels"):
@@ -152,6 +154,8 @@ class Preprocessor:
             out["pre_mean"], out["pre_scale"] = self.mean, self.scale
         if self.classes is not None:
             out["pre_classes"] = np.asarray(self.classes)
+        if self.column_scales is not None:
+            out["pre_column_scales"] = self.column_scales
         return out
 
     def to_meta(self):
@@ -167,6 +171,7 @@ class Preprocessor:
             meta["y_mean"],
             meta["y_scale"],
             meta["n_features"],
+            arrays.get("pre_column_scales"),
         )
 
 
