@@ -131,21 +131,22 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
                 "probabilities; use loss='logistic', or calibrate the scores with "
                 "sklearn.calibration.CalibratedClassifierCV(estimator)")
 
-    @property
-    def predict_proba(self):
-        """Class probabilities, ``(n, n_classes)``, columns in ``classes_`` order (logistic and softmax losses)."""
+    def _if_probabilities(self, method):
+        """``method``, or the AttributeError that says why this loss has no probabilities (so ``hasattr`` is False)."""
         reason = self._proba_refusal()
         if reason:
             raise AttributeError(reason)
-        return self._predict_proba
+        return method
+
+    @property
+    def predict_proba(self):
+        """Class probabilities, ``(n, n_classes)``, columns in ``classes_`` order (logistic and softmax losses)."""
+        return self._if_probabilities(self._predict_proba)
 
     @property
     def predict_log_proba(self):
         """Logarithm of :meth:`predict_proba`."""
-        reason = self._proba_refusal()
-        if reason:
-            raise AttributeError(reason)
-        return self._predict_log_proba
+        return self._if_probabilities(self._predict_log_proba)
 
     def _predict_log_proba(self, X):
         from scipy.special import log_expit, log_softmax

@@ -102,14 +102,10 @@ class SquareLoss(RealOrBinaryTarget, _HalfSquareConjugate):
     smooth = True
     params = {"target": REAL_OR_BINARY}
 
-    def _rho(self, r):
-        return 0.5 * r * r
-
-    def _rho_grad(self, r):
-        return r
-
-    def _rho_curv(self, r):
-        return get_namespace(r).ones_like(r)
+    # r²/2 is its own conjugate: ρ, ρ' and ρ'' are ρ*, (ρ*)' and (ρ*)''
+    _rho = _HalfSquareConjugate._rho_conj
+    _rho_grad = _HalfSquareConjugate._rho_conj_grad
+    _rho_curv = _HalfSquareConjugate._rho_conj_curv
 
     def _rho_prox(self, w, step):
         return w / (1 + step)
