@@ -178,19 +178,13 @@ class FeatureMap:
     # -- single blocks and small dense maps ---------------------------------
     def block(self, X, j: int, out=None):
         """Unscaled features of block ``j``: ``(n, block_size)``."""
-        X = self._as(X)
-        self.kernel.check_input(X)
-        if _is_sparse(X):
-            X = self._rows(X, 0, X.shape[0])
+        X = self._input(X, dense=True)
         return self.kernel.features(X, self.block_params(j), out=out)
 
     def transform(self, X, blocks=None):
         """All requested blocks side by side, ``(n, len(blocks) * block_size)`` (small n only)."""
         blocks = list(self._blocks(blocks))
-        X = self._as(X)
-        self.kernel.check_input(X)
-        if _is_sparse(X):
-            X = self._rows(X, 0, X.shape[0])
+        X = self._input(X, dense=True)
         F = self.block_size
         out = self.xp.empty((X.shape[0], len(blocks) * F), dtype=self.dtype)
         for bi, j in enumerate(blocks):
@@ -205,8 +199,7 @@ class FeatureMap:
         """Σ_j φ_j(X) coef[j]; ``coef`` is ``(nb, F)`` or ``(nb, F, C)``; returns float64 ``(n,)`` or ``(n, C)``."""
         xp = self.xp
         blocks = list(self._blocks(blocks))
-        X = self._as(X)
-        self.kernel.check_input(X)
+        X = self._input(X)
         coef = xp.asarray(coef, dtype=self.dtype)
         self._check_coef(coef, blocks)
         n = X.shape[0]
@@ -237,8 +230,7 @@ class FeatureMap:
         """out[j] = φ_j(X)ᵀ v for each block: float64 ``(nb, F)`` or ``(nb, F, C)``."""
         xp = self.xp
         blocks = list(self._blocks(blocks))
-        X = self._as(X)
-        self.kernel.check_input(X)
+        X = self._input(X)
         v = xp.asarray(v, dtype=self.dtype)
         if v.shape[0] != X.shape[0]:
             raise ValueError(f"adjoint: v has {v.shape[0]} rows, X has {X.shape[0]}")
@@ -281,8 +273,7 @@ class FeatureMap:
         """
         xp = self.xp
         blocks = list(self._blocks(blocks))
-        X = self._as(X)
-        self.kernel.check_input(X)
+        X = self._input(X)
         coef = xp.asarray(coef, dtype=self.dtype)
         self._check_coef(coef, blocks)
         n, nb, F = X.shape[0], len(blocks), self.block_size
@@ -445,10 +436,15 @@ class FeatureMap:
             return range(self.n_blocks)
         return blocks
 
-    def _as(self, X):
+    def _input(self, X, dense=False):
+        """``X`` checked by the kernel, as CSR or as an array of ``dtype`` on the backend (``dense``: always an array)."""
         if _is_sparse(X):
-            return X.tocsr()
-        xp = self.xp
-        if get_namespace(X) is not xp or X.dtype != self.dtype:
-            X = xp.asarray(X, dtype=self.dtype)
+            X = X.tocsr()
+        else:
+            xp = self.xp
+            if get_namespace(X) is not xp or X.dtype != self.dtype:
+                X = xp.asarray(X, dtype=self.dtype)
+        self.kernel.check_input(X)
+        if dense and _is_sparse(X):
+            X = self._rows(X, 0, X.shape[0])
         return X

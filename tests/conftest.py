@@ -41,11 +41,31 @@ def pytest_configure(config):
         _OWN_DATA_HOME = tempfile.mkdtemp(prefix="kopt-test-data-")
         os.environ["KOPT_DATA"] = _OWN_DATA_HOME
     os.environ.setdefault("KOPT_OFFLINE", "1")
+    if hasattr(config, "workerinput"):
+        # a pytest-xdist worker: the controller made and seeded the folder, its environment says where
+        if config.workerinput.get("workercount", 1) > 1:
+            _one_core_per_worker()
+        return
     if SHARED_DATA.is_dir():
         from kopt.cli import main
 
         if main(["data", "import", str(SHARED_DATA), "--quiet"]) != 0:
             raise pytest.UsageError(f"kopt data import {SHARED_DATA} failed")
+
+
+def _one_core_per_worker():
+    """Each worker of ``pytest -n N`` gets one core's worth of threads: kopt's pool (``KOPT_THREADS``) and
+    BLAS, here and in the processes a test starts.  OpenBLAS's idle threads spin, so two workers each
+    running two BLAS threads on two cores made the BLAS-heavy tests slower: test_linalg, test_svm_nystrom,
+    test_gp_validation, test_joker, test_solver_contract, test_distributed_dsg and test_auto took 64 s with one
+    thread per worker against 169 s with two (``pytest -n 2``, 2026-11-29, 79982c4, 2 cores)."""
+    for name in ("KOPT_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    from threadpoolctl import threadpool_limits
+
+    import scipy.linalg  # noqa: F401  (SciPy's own OpenBLAS too, loaded before the limit is set)
+
+    threadpool_limits(limits=int(os.environ["KOPT_THREADS"]), user_api="blas")
 
 
 def pytest_unconfigure(config):

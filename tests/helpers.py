@@ -137,6 +137,17 @@ def regression_csv(path: Path, n=400, d=3, seed=0):
     return path
 
 
+def smooth_rows(n, d=3, seed=0, task="real"):
+    """Rows X (n × d, standard normal) and a smooth target sin(1.5 x₀) + x₁x₂/2: real (noise 0.2) or ±1 labels
+    of it (noise 0.3, ``task="binary"``): the joker tests' data."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    f = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1] * X[:, 2]
+    if task == "binary":
+        return X, np.where(f + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, f + 0.2 * rng.standard_normal(n)
+
+
 def non_regular_path(kind: str, folder: Path, name: str):
     """A path kopt must refuse without reading: a FIFO, ``/dev/zero`` (None where it is missing) or a folder."""
     import os

@@ -15,17 +15,13 @@ from kopt.plugins import registry
 from kopt.testing import check_resume
 from kopt_plugins.joker.trust_region import solve_block, update_radius
 from kopt_plugins.losses.regression import SquareLoss
+from helpers import smooth_rows
 
 SIGMA = 1.5
 
 
 def _data(n=400, d=3, seed=0, task="binary"):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    f = np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1] * X[:, 2]
-    if task == "binary":
-        return X, np.where(f + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
-    return X, f + 0.2 * rng.standard_normal(n)
+    return smooth_rows(n, d, seed, task)
 
 
 def _spec(loss, *, lam=1e-3, count=128, **solver):

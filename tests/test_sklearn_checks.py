@@ -2,7 +2,12 @@
 
 Each instance runs every check of ``sklearn.utils.estimator_checks``; the ones it is expected to fail
 are listed, with their reasons, by :func:`kopt.sklearn.expected_failed_checks` (docs/sklearn.md
-repeats the list).  They run as non-strict xfails, so a check that starts passing shows as XPASS.
+repeats the list).  They run as strict xfails -- a refused sample weight, an iterative solver's run
+on repeated rows, the median bandwidth fail by construction, and a pass there is a change to look
+at -- except the float32 rows (:data:`FLOAT32_ROUNDING`): there one row at a time or permuted rows
+score the same to float32 rounding, 1e-8 to 1e-5 of the scale on these checks' data, and whether that
+lands under the checks' 1e-7 bound is luck of the data and of the CPU's BLAS kernel (an XPASS there
+says nothing).
 """
 from __future__ import annotations
 
@@ -46,8 +51,16 @@ INSTANCES = [
 ]
 
 
-@parametrize_with_checks(INSTANCES, expected_failed_checks=expected_failed_checks)
-def test_estimator_checks(estimator, check):
+#: expected failures that a float32 rounding difference under the checks' bound can pass on a given CPU
+FLOAT32_ROUNDING = {"check_methods_subset_invariance", "check_methods_sample_order_invariance"}
+
+
+@parametrize_with_checks(INSTANCES)
+def test_estimator_checks(estimator, check, request):
+    name = check.func.__name__  # parametrize_with_checks hands functools.partial(check_function, estimator name)
+    reason = expected_failed_checks(estimator).get(name)
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=name not in FLOAT32_ROUNDING))
     with warnings.catch_warnings():
         # small iteration caps: some solvers stop before their tolerance (warned, not an error)
         warnings.simplefilter("ignore", category=Warning)

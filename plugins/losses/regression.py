@@ -81,22 +81,8 @@ class _ResidualLoss(BuiltinLoss):
         return y + self._rho_prox(u - y, step)
 
 
-class SquareLoss(RealOrBinaryTarget, _ResidualLoss):
-    """ℓ(y, u) = (y − u)²/2; ξ*_y(v) = v²/2 + v y on R (kernel ridge regression, GP mean)."""
-
-    name = "square"
-    summary = "squared error (KRR, GP mean; target: binary for classification by regression)"
-    smooth = True
-    params = {"target": REAL_OR_BINARY}
-
-    def _rho(self, r):
-        return 0.5 * r * r
-
-    def _rho_grad(self, r):
-        return r
-
-    def _rho_curv(self, r):
-        return get_namespace(r).ones_like(r)
+class _HalfSquareConjugate(_ResidualLoss):
+    """ρ*(v) = v²/2: square's on R, Huber's on [−δ, δ] (the box is ``_lohi``)."""
 
     def _rho_conj(self, v):
         return 0.5 * v * v
@@ -107,6 +93,20 @@ class SquareLoss(RealOrBinaryTarget, _ResidualLoss):
     def _rho_conj_curv(self, v):
         return get_namespace(v).ones_like(v)
 
+
+class SquareLoss(RealOrBinaryTarget, _HalfSquareConjugate):
+    """ℓ(y, u) = (y − u)²/2; ξ*_y(v) = v²/2 + v y on R (kernel ridge regression, GP mean)."""
+
+    name = "square"
+    summary = "squared error (KRR, GP mean; target: binary for classification by regression)"
+    smooth = True
+    params = {"target": REAL_OR_BINARY}
+
+    # r²/2 is its own conjugate: ρ, ρ' and ρ'' are ρ*, (ρ*)' and (ρ*)''
+    _rho = _HalfSquareConjugate._rho_conj
+    _rho_grad = _HalfSquareConjugate._rho_conj_grad
+    _rho_curv = _HalfSquareConjugate._rho_conj_curv
+
     def _rho_prox(self, w, step):
         return w / (1 + step)
 
@@ -114,7 +114,7 @@ class SquareLoss(RealOrBinaryTarget, _ResidualLoss):
         return 1.0
 
 
-class HuberLoss(RealOrBinaryTarget, _ResidualLoss):
+class HuberLoss(RealOrBinaryTarget, _HalfSquareConjugate):
     """Huber(δ): r²/2 for |r| ≤ δ, δ|r| − δ²/2 beyond; ξ*_y(v) = v²/2 + v y on [−δ, δ].
 
     Huber = ½(·)² □ δ|·| (infimal convolution), so its conjugate is the sum of
@@ -151,15 +151,6 @@ class HuberLoss(RealOrBinaryTarget, _ResidualLoss):
         sits on the kink at u = 0, where 0 would make the first Newton step a gradient step.
         """
         return (get_namespace(r).abs(r) <= self.options.delta).astype(float_dtype(r))
-
-    def _rho_conj(self, v):
-        return 0.5 * v * v
-
-    def _rho_conj_grad(self, v):
-        return v
-
-    def _rho_conj_curv(self, v):
-        return get_namespace(v).ones_like(v)
 
     def _rho_prox(self, w, step):
         xp = get_namespace(w)

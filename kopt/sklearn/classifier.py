@@ -1,0 +1,193 @@
+"""KernelClassifier: labels, one-vs-rest or multiclass losses, probabilities."""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from ..errors import SpecError
+from ..plugins import registry
+from .base import KoptEstimator, component, loss_targets
+
+
+class KernelClassifier(ClassifierMixin, KoptEstimator):
+    """A kernel classifier from a kopt spec's ``model`` and ``solver`` sections.
+
+    With no arguments it is kopt's default (docs/defaults.md): ``solver="auto"`` chooses the Nyström
+    centre count, the bandwidth and λ on a seeded validation split of the training rows and solves
+    the square loss on ±1 targets (one output per class, one factorisation for all), within
+    ``solver_options={"budget": seconds}``; ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
+    ``auto_`` say what it chose and why.  Any number given is taken as given (GridSearchCV).
+
+    Parameters map onto spec keys (:data:`PARAMETERS`): ``loss`` (a classification loss; a loss with
+    a ``target`` parameter, such as square or huber, gets ``target: binary`` unless
+    ``loss_options`` says otherwise), ``kernel``, ``bandwidth`` (a number, "median", "scale" or
+    "auto"), ``kernel_options``, ``lam`` (kopt's λ of λ/2‖f‖² + mean loss: SVC's C = 1/(λn); "auto"),
+    ``regularizer``/``regularizer_options``, ``form`` (None: the solver's own), ``features``
+    (the random-feature map: a dict, or an int count), ``solver``/``solver_options``,
+    ``standardize`` (z-score the features with training statistics), ``backend``,
+    ``random_state`` (the spec's seed; None is seed 0), ``warm_start`` (continue the previous fit
+    with more iterations or another tol) and ``verbose`` (0: quiet; 1: the progress bar, a tqdm bar in a notebook;
+    2: every progress record of the ``kopt`` logger, down to each gap check, on stderr).
+
+    Attributes after ``fit``: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (pandas
+    input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
+    ``dual_objective_``, ``duality_gap_``, ``status_``, ``solver_info_``, ``fit_time_`` (the search
+    included), ``spec_`` (the resolved spec: what was solved), ``route_`` (the solver and mode that
+    solved), ``lam_``, ``bandwidth_``, ``n_features_`` (centres or random features; None for the exact
+    kernel) and ``auto_`` (``solver="auto"``'s record: what it tried and why it chose; else None).
+    """
+
+    def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
+                 kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
+                 solver="auto", solver_options=None, standardize="auto", backend="auto", random_state=None,
+                 warm_start=False, verbose=False):
+        self.loss = loss
+        self.loss_options = loss_options
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.kernel_options = kernel_options
+        self.lam = lam
+        self.regularizer = regularizer
+        self.regularizer_options = regularizer_options
+        self.form = form
+        self.features = features
+        self.solver = solver
+        self.solver_options = solver_options
+        self.standardize = standardize
+        self.backend = backend
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    def _model_section(self):
+        model = super()._model_section()
+        cls = component("loss", self.loss)
+        if cls is not None and "target" in cls.params and "target" not in (self.loss_options or {}):
+            model["loss"]["target"] = "binary"
+        return model
+
+    def _validated_spec(self):
+        spec = super()._validated_spec()
+        target = spec.loss.target
+        if target not in ("binary", "multiclass"):
+            regression = ", ".join(n for n in registry().names("loss")
+                                   if loss_targets(n) & {"binary", "multiclass"})
+            raise SpecError(f"KernelClassifier needs a classification loss; loss {spec.loss.name!r} is a {target} "
+                            f"loss (use KernelRegressor for real targets). Classification losses: {regression}",
+                            source="<dict>", path="$.model.loss.name")
+        return spec
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (dense or sparse) and labels ``y`` (any hashable labels), optionally weighted."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_min_samples=2,
+                             accept_large_sparse=True)
+        check_classification_targets(y)
+        y = _label_array(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"KernelClassifier needs at least two classes in y; it has one class ({classes[0]!r})")
+        if classes.size > 2 and not self._multiclass():
+            raise ValueError(f"Only binary classification is supported by solver {self.solver!r} with the binary loss "
+                             f"{self.loss!r}, and y has {classes.size} classes: use a multiclass loss (softmax, with "
+                             "a dsg-family solver) or a solver that trains one-vs-rest (joker)")
+        if sample_weight is not None:
+            w = np.asarray(sample_weight)
+            if w.shape == y.shape and np.issubdtype(w.dtype, np.number):
+                live = np.unique(y[w > 0])
+                if live.size < 2:
+                    raise ValueError("KernelClassifier needs at least two classes with positive sample_weight; "
+                                     f"only class {live[0]!r} has any" if live.size else
+                                     "sample_weight is zero for every row")
+        self._fit(X, y, sample_weight)
+        self.classes_ = self.model_.preprocessor.classes
+        return self
+
+    def decision_function(self, X):
+        """Scores: ``(n,)`` for two classes (positive means ``classes_[1]``), ``(n, n_classes)`` otherwise.
+
+        A multiclass loss (softmax) on two classes scores f_1 − f_0, the log-odds of ``classes_[1]``.
+        """
+        scores = self._decision(X)
+        if scores.ndim == 2 and scores.shape[1] == 2:
+            scores = scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X):
+        """Labels in the coding of ``y`` (``classes_``): the sign of the score, or its largest column."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    # -- probabilities ----------------------------------------------------------------------------
+    def _proba_refusal(self):
+        """Why ``predict_proba`` is unavailable (None when it is)."""
+        if self.loss in ("logistic", "softmax"):
+            return None
+        return (f"{type(self).__name__}.predict_proba needs a loss whose scores are log-odds: 'logistic' (σ(f); "
+                f"normalised one-vs-rest for more classes) or 'softmax'. Loss {self.loss!r} gives margins, not "
+                "probabilities; use loss='logistic', or calibrate the scores with "
+                "sklearn.calibration.CalibratedClassifierCV(estimator)")
+
+    def _if_probabilities(self, method):
+        """``method``, or the AttributeError that says why this loss has no probabilities (so ``hasattr`` is False)."""
+        reason = self._proba_refusal()
+        if reason:
+            raise AttributeError(reason)
+        return method
+
+    @property
+    def predict_proba(self):
+        """Class probabilities, ``(n, n_classes)``, columns in ``classes_`` order (logistic and softmax losses)."""
+        return self._if_probabilities(self._predict_proba)
+
+    @property
+    def predict_log_proba(self):
+        """Logarithm of :meth:`predict_proba`."""
+        return self._if_probabilities(self._predict_log_proba)
+
+    def _predict_log_proba(self, X):
+        from scipy.special import log_expit, log_softmax
+
+        f = np.asarray(self.decision_function(X), dtype=np.float64)
+        if f.ndim == 1:
+            return np.column_stack([log_expit(-f), log_expit(f)])
+        if self.loss == "softmax":
+            return log_softmax(f, axis=1)
+        logp = log_expit(f)  # one-vs-rest: each column's own σ(f_c), normalised over the classes
+        return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
+
+    def _predict_proba(self, X):
+        return np.exp(self._predict_log_proba(X))
+
+    def _multiclass(self):
+        """Whether this loss and solver train on more than two classes (unknown names: assume so, fit will say)."""
+        solver = component("solver", self.solver)
+        loss = component("loss", self.loss)
+        if solver is None or loss is None:
+            return True
+        return bool(solver.one_vs_rest or loss.target == "multiclass")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self._multiclass()
+        return tags
+
+
+
+def _label_array(y):
+    """Labels as a NumPy array kopt's data layer takes: object arrays (scikit-learn's way of holding
+    strings, or numbers) become a string or numeric array; the values are unchanged."""
+    y = np.asarray(y)
+    if y.dtype != object:
+        return y
+    if all(isinstance(v, str) for v in y):
+        return y.astype(str)
+    converted = np.asarray(y.tolist())
+    if converted.dtype == object or converted.dtype.kind in "SU" and not all(isinstance(v, str) for v in y):
+        raise ValueError("KernelClassifier labels must be all strings or all numbers; y mixes "
+                         f"{sorted({type(v).__name__ for v in y})}")
+    return converted
+
