@@ -112,7 +112,9 @@ def test_three_partitions_every_class_at_once(client):
     assert one.status == many.status == "converged" and many.info["partitions"] == 3
     assert one.model.decision_function(Xt).shape == (300, 3)
     np.testing.assert_allclose(many.model.decision_function(Xt), one.model.decision_function(Xt), atol=2e-3)
-    assert many.objective == pytest.approx(one.objective, rel=TOL)
+    # float32 kernel values against R in float64 bound the certificate here at about 1e-6 (one machine's own
+    # relative gap: -5.7e-7): the objectives agree within that rounding, not within tol
+    assert many.objective == pytest.approx(one.objective, rel=1e-5)
     assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=0.01)
 
 
