@@ -145,3 +145,7 @@ def test_checkpoint_resume_on_the_cluster(client, tmp_path):
 def test_validation_accepts_it_on_a_cluster():
     spec = kopt.load_spec({**_spec(), "execution": {"engine": "dask", "scheduler": "local:2"}})
     assert spec["solver"]["name"] == "krr_pcg"
+    direct = _spec()
+    direct["solver"] = {"name": "krr_nystrom"}
+    with pytest.raises(kopt.KoptError, match=r"cannot run on a Dask cluster.*krr_pcg"):
+        kopt.load_spec({**direct, "execution": {"engine": "dask", "scheduler": "local:2"}})

@@ -138,7 +138,7 @@ class PartitionCG(NystromCG):
         self.M = self.C.shape[0]
         self.UUt = self.U @ self.U.T
         self.weights, self.scale, self.lam, self.L = None, 1.0 / self.M, None, None
-        self.parts = problem.partitions
+        self.parts, self.preprocessor = problem.partitions, problem.preprocessor
         self.K = len(self.parts.rows)
         self.version = self.rounds = self.kernel_passes = 0
         self.pending = None  # the step sizes a of the last round's u, once CG has taken that step
@@ -299,7 +299,6 @@ def init(problem, start=None):
     centers = choose_centers(problem, problem.features.count)
     C = _rows.dense(problem.partitions.take(centers), None, np, problem.dtype)
     cg = PartitionCG(problem, C)
-    cg.preprocessor = problem.preprocessor
     state = {"problem": problem, "centers": centers, "Y": None, "intercept": cg.mu, "weights": None,
              "system": None, "cg": cg, "C": cg.C, "U": cg.U, **cg.start(problem.lam, start)}
     state["w"] = cg.coef(state["v"])
