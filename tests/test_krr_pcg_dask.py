@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("distributed")
 
 import kopt  # noqa: E402
+from helpers import KillWorker  # noqa: E402
 from kopt.distributed.partitions import Partitions  # noqa: E402
 from kopt_plugins.krr_pcg.solver import NystromPCG  # noqa: E402
 
@@ -149,3 +150,12 @@ def test_validation_accepts_it_on_a_cluster():
     direct["solver"] = {"name": "krr_nystrom"}
     with pytest.raises(kopt.KoptError, match=r"cannot run on a Dask cluster.*krr_pcg"):
         kopt.load_spec({**direct, "execution": {"engine": "dask", "scheduler": "local:2"}})
+
+
+def test_a_worker_that_lost_its_scores_stops_the_run_with_the_way_out(client):
+    """A killed worker's partition is read again elsewhere, without its scores: the next round says so, and what to do
+    (the scores are not silently recomputed)."""
+    with pytest.raises(kopt.KoptError, match=r"lost their share of krr_pcg's scores.*resume from the checkpoint"):
+        kopt.solve({**_spec(iterations=20, tol=0), "execution": {"engine": "dask"}}, scheduler=client,
+                   progress=[KillWorker(client, 3)])
+    client.wait_for_workers(2, timeout=60)  # the nanny's new worker, for the tests after this one
