@@ -119,6 +119,27 @@ def test_three_partitions_every_class_at_once(client):
     assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=0.01)
 
 
+def test_repeated_rows_are_skipped_as_on_one_machine(client):
+    """Rows of few distinct values (64 of 1,000): the centres are the first distinct rows of the same seeded order,
+    read from the partitions a block at a time."""
+    import dask.array as da
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 4, (1200, 3)).astype(np.float32)
+    y = np.where(X.sum(axis=1) + rng.standard_normal(1200) > 4.5, 1, -1)
+    spec = _spec(iterations=5, tol=0)
+    del spec["data"]
+    spec["model"]["kernel"]["bandwidth"] = 1.0
+    spec["model"]["features"]["count"] = 40
+    data = (X[:1000], y[:1000], X[1000:], y[1000:])
+    one = kopt.solve(spec, data=data)
+    many = kopt.solve({**spec, "execution": {"engine": "dask", "partitions": 3}}, scheduler=client,
+                      data=tuple(da.from_array(a, chunks=400) for a in data))
+    support = one.model.predictor.arrays["support"]
+    assert len(np.unique(support, axis=0)) == len(support) == 40
+    np.testing.assert_array_equal(many.model.predictor.arrays["support"], support)
+
+
 def test_holdout_metrics_on_the_workers(client):
     """The trace's holdout metrics (holdout_every) score the test partitions on the workers, as one machine scores
     its test rows."""
