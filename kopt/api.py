@@ -18,6 +18,7 @@ from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .checkpoint import StateKeeper
 from .listeners import Checkpointer, TraceRecorder
 from .logs import LOGGER, progress_listeners
+from .memory import SOLVE_ADVICE, check_plan, out_of_memory, total
 from .model import Model
 from .plugins import registry
 from .result import Result
@@ -59,6 +60,14 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         spec = load_spec(spec, overrides, check_files=data is None)
     run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
                keep_state=keep_state, start_from=start_from, t0=t0)
+    # a MemoryError anywhere below is the user's to act on, not a bug (the stages name themselves where they can)
+    with out_of_memory(f"solving {spec.get('name') or 'the spec'}", SOLVE_ADVICE):
+        return _solve_spec(spec, scheduler, connect_timeout, run)
+
+
+def _solve_spec(spec, scheduler, connect_timeout, run):
+    """:func:`solve` after the spec is loaded: λ auto, a planning solver, a Dask cluster or a plain solve."""
+    data, resume = run["data"], run["resume"]
     if spec.solver_class.plans:  # solver: auto -- measure, choose the spec, then solve it (local runs)
         return _solve_planned(spec, **run)
     if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
@@ -94,7 +103,7 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
         check_output_dir(spec)  # before the data and the search
     if write:
         outdir.check_overwrite(spec, ignore=("model.regularizer.lambda",))  # its λ is not chosen yet
-    with drawing(progress):
+    with drawing(progress), out_of_memory(_reading(spec, data)):
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
     t_load = time.perf_counter() - t0
@@ -130,13 +139,15 @@ def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_s
     check_weights_given(spec, data, sample_weight)
     if write or spec["output"]["checkpoint_every"]:
         check_output_dir(spec)  # before the data and the search
-    with drawing(progress):
+    with drawing(progress), out_of_memory(_reading(spec, data)):
         ds = as_dataset(data) if data is not None else load_data(spec["data"])
     t1 = time.perf_counter()
-    problem = assemble(spec, ds, sample_weight=sample_weight)
+    with out_of_memory(_reading(spec, data)):
+        problem = assemble(spec, ds, sample_weight=sample_weight)
     planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
     log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if progress else None
-    chosen = planner.plan(problem, spec.given, log)
+    with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
+        chosen = planner.plan(problem, spec.given, log)
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
     concrete = spec_with(spec, chosen.overrides)
@@ -161,10 +172,18 @@ def spec_with(spec: Spec, overrides: dict) -> Spec:
     return out
 
 
+def _reading(spec, data) -> str:
+    """What reading a spec's training data is, for a message."""
+    if data is not None:
+        return "preparing the training data"
+    return f"reading and preparing the data of {spec.get('name') or 'the spec'}"
+
+
 def _problem(spec, data, backend, sample_weight, cluster):
     """The assembled problem: in this process, or with its rows in partitions on the cluster."""
     if cluster is None:
-        return assemble(spec, data, backend, sample_weight=sample_weight)
+        with out_of_memory(_reading(spec, data)):
+            return assemble(spec, data, backend, sample_weight=sample_weight)
     from .distributed import assemble as distributed
 
     if sample_weight is not None:
@@ -201,6 +220,10 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
     rss_load = _peak_rss_mb()
 
     solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    # the solver's memory plan against the memory available, before it allocates anything (a plan solver: auto
+    # chose and whose system it hands over was checked by auto's own search)
+    memory_plan = [] if cluster is not None or (plan is not None and start_state is not None) else \
+        check_plan(solver, solver.memory_sizes(problem))
     out_dir = spec["output"]["dir"]
     resume_state, start, trace = None, 0, []
     if snapshot is not None:
@@ -229,7 +252,7 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
     try:
         reg.pm.hook.kopt_run_start(run=run)
         t1 = time.perf_counter()
-        with interrupt_guard(run):
+        with interrupt_guard(run), out_of_memory(f"solver {sname!r} ran", SOLVE_ADVICE):
             out = solver.run(problem, run)
         t_fit = time.perf_counter() - t1
         fit_s = run.elapsed  # read now: the holdout prediction below is not fit time
@@ -239,8 +262,10 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
         info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info),
                 "columns": problem.info.get("columns")}
         t2 = time.perf_counter()
-        metrics = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
-                                                 kernel=problem.kernel, loss=problem.loss, backend=backend))
+        with out_of_memory("scoring the test rows"):
+            metrics, by_class = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
+                                                               kernel=problem.kernel, loss=problem.loss,
+                                                               backend=backend))
         t_pred = time.perf_counter() - t2
         model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
                       backend=backend, info={**info, "metrics": metrics})
@@ -260,6 +285,10 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
                       status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
                       info=dict(out.info))
         report = build_report(spec, problem, fields, backend, rss_load)
+        if memory_plan:
+            report["memory"]["plan"] = {"bytes": total(memory_plan), "items": [list(item) for item in memory_plan]}
+        if by_class is not None:
+            report["metrics_by_class"] = by_class
         if auto is not None:
             report["lambda_auto"] = auto
         if plan is not None:
@@ -301,21 +330,25 @@ def check_output_dir(spec: Spec):
                                             "(or --out) at a folder you can write")
 
 
-def holdout_metrics(problem, model) -> dict:
-    """The final test metrics: every test row scored through the model (standardisation included)."""
+def holdout_metrics(problem, model):
+    """``(metrics, by_class)``: the final test metrics, every test row scored through the model (standardisation
+    included), and for a classifier each class's test rows and recall (:func:`kopt.metrics.by_class`; else None)."""
     if problem.partitions is not None:
         from .distributed.assemble import holdout_metrics as on_partitions
         from .metrics import defined
 
-        return defined(on_partitions(problem, model), "the test partitions")
+        return defined(on_partitions(problem, model), "the test partitions"), None
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
-        return {}
-    from .metrics import defined, evaluate
+        return {}, None
+    from .metrics import by_class, defined, evaluate
 
+    pre = problem.preprocessor
     scores = model.decision_function(raw)
-    return defined(evaluate(problem.preprocessor.target, problem.y_test_raw, scores, problem.preprocessor),
-                   problem.info.get("test") or "the test split")
+    metrics = defined(evaluate(pre.target, problem.y_test_raw, scores, pre), problem.info.get("test") or "the test split")
+    if pre.target not in ("binary", "multiclass"):
+        return metrics, None
+    return metrics, by_class(problem.y_test_raw, pre.decode(scores), pre.classes)
 
 
 def _jsonable(d):
@@ -345,7 +378,8 @@ def build_report(spec, problem, result: dict, backend, rss_load):
                  "n_features": problem.d, "n_test": _n_test(problem),
                  "sample_weight": problem.sample_weight is not None,
                  "standardized": problem.preprocessor.scale is not None,
-                 "standardize_auto": problem.preprocessor.auto_rule},
+                 "standardize_auto": problem.preprocessor.auto_rule,
+                 **label_fields(problem)},
         "execution": problem.info.get("execution", {"engine": "local"}),
         "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
         "objective": result["objective"],
@@ -361,6 +395,21 @@ def build_report(spec, problem, result: dict, backend, rss_load):
         "solver_info": _jsonable(result["info"]),
         "trace": result["trace"],
     }
+
+
+def label_fields(problem) -> dict:
+    """The report's words on the labels: the label column's name (a file with a header), the classes in the
+    user's own names (a classifier; sorted, as the model keeps them) and the one AUC scores as positive."""
+    out = {}
+    label = (problem.info.get("columns") or {}).get("label")
+    if label is not None:
+        out["label"] = label
+    pre = problem.preprocessor
+    if pre.target in ("binary", "multiclass") and pre.classes is not None:
+        out["classes"] = [c.item() if hasattr(c, "item") else c for c in pre.classes]
+        if pre.target == "binary":
+            out["positive_class"] = out["classes"][1]
+    return out
 
 
 def _n_test(problem):

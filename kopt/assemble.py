@@ -121,6 +121,48 @@ def training_columns(info):
     return {"features": list(info["feature_names"]), "label": info.get("label_name")}
 
 
+def check_text_labels(ds: Dataset, target):
+    """A regression (or two-sample) loss on a label column of text: the error names the first such cell."""
+    y = ds.y
+    if target not in ("real", "two_sample") or y is None or np.asarray(y).dtype.kind not in "US":
+        return
+    where = ds.info.get("label_text")
+    kind = "a regression" if target == "real" else "a two-sample"
+    if where:
+        path, line, cell = where
+        column = ds.info.get("label_name")
+        named = f" {column!r}" if column else ""
+        raise DataError(f"{path}:{line}: label column{named}: non-numeric cell {cell!r}; {kind} loss needs numbers "
+                        "(class names need a classification loss)")
+    raise DataError(f"{ds.info.get('train', 'the training data')}: {kind} loss needs numeric labels, got class names "
+                    f"such as {np.asarray(y)[0]!r}")
+
+
+#: at most this many distinct values make a numeric column look like class labels (:func:`default_label_hint`)
+CLASS_LIKE_VALUES = 20
+
+
+def default_label_hint(ds: Dataset):
+    """When the label is the first column by default (``data.label`` unset, no header name such as ``label``):
+    which key to set, naming the header column that looks like class labels (few integer values; the last such
+    column); None when the label was chosen otherwise."""
+    info = ds.info
+    if info.get("label_from") != "default":
+        return None
+    names = info.get("feature_names")
+    first = f" ({info['label_name']!r})" if info.get("label_name") else ""
+    text = f"the label was read from the first column{first} because data.label is not set"
+    X = ds.X
+    if names and not hasattr(X, "tocsr") and X.shape[0]:
+        sample = np.asarray(X[: 1 << 16], dtype=np.float64)
+        for j in reversed(range(sample.shape[1])):
+            col = sample[:, j]
+            values = np.unique(col[np.isfinite(col)])
+            if 2 <= values.size <= CLASS_LIKE_VALUES and np.all(values == np.round(values)):
+                return f"{text}; column {names[j]!r} looks like the label: set data.label: {names[j]}"
+    return f"{text}; set data.label to the label column's header name or index (docs/data.md)"
+
+
 class LocalRows:
     """The training (and test) rows held in this process: the row source of a single-machine run."""
 
@@ -154,9 +196,17 @@ class LocalRows:
         return np.unique(np.asarray(self.ds.y)) if self.ds.y is not None else np.empty(0)
 
     def fit_preprocessor(self, target, data_spec) -> Preprocessor:
-        return Preprocessor.fit(self.ds.X, self.ds.y, target, standardize=data_spec["standardize"],
-                                standardize_target=data_spec["standardize_target"], source=self.source,
-                                sample_weight=self.weights)
+        check_text_labels(self.ds, target)
+        try:
+            return Preprocessor.fit(self.ds.X, self.ds.y, target, standardize=data_spec["standardize"],
+                                    standardize_target=data_spec["standardize_target"], source=self.source,
+                                    sample_weight=self.weights, column_scales=data_spec.get("column_scales"))
+        except DataError as exc:
+            hint = default_label_hint(self.ds)
+            if hint:
+                text = str(exc)
+                raise DataError(f"{text}{' ' if text.endswith('?') else '. '}{hint[0].upper()}{hint[1:]}") from None
+            raise
 
     def prepare(self, pre, dtype):
         """Standardize the rows and encode the labels (test labels the training data never had are refused)."""

@@ -31,6 +31,25 @@ def cupy_status() -> tuple[bool, str]:
     return probe_cupy(cupy)
 
 
+@lru_cache(maxsize=1)
+def nvidia_gpu() -> bool:
+    """Whether ``nvidia-smi -L`` lists a GPU (the NVIDIA driver answers), whatever CuPy says.
+
+    ``kopt solve`` says why ``backend: auto`` fell back to NumPy only on such a machine (or with ``-v``):
+    without a GPU the fall-back is the expected outcome, not news."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return False
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
 #: the probe's kernel: sum of squares of 0..7 (an elementwise kernel, a reduction, a copy to the host)
 _PROBE_SUM = 140.0
 

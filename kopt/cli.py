@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import sys
 import traceback
@@ -44,9 +46,12 @@ def build_parser():
     p.add_argument("spec", help="a spec file, or the name of a packaged spec (kopt specs list)")
     _add_set(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines, warnings or summary")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also say which backend ran and why (without it, auto's fall-back to NumPy is said only "
+                        "where a GPU is present)")
     p.add_argument("--plot", action="store_true", help="also write convergence.png (needs matplotlib)")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in output.dir")
-    p.add_argument("--out", metavar="DIR", help="output directory (overrides output.dir)")
+    p.add_argument("--out", "-o", metavar="DIR", help="output directory (overrides output.dir)")
     p.add_argument("--force", action="store_true", help="replace a model in output.dir that another spec trained "
                                                         "(output.overwrite: true)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -75,7 +80,7 @@ def build_parser():
     p.add_argument("--no-warm-start", action="store_true", help="solve every lambda from scratch")
     p.add_argument("--refit", action="store_true", help="solve the best spec on all training rows; write its model")
     p.add_argument("--plot", action="store_true", help="also write tune.png, the metric vs lambda (needs matplotlib)")
-    p.add_argument("--out", metavar="DIR", help="where best.yaml, tune.json, tune.png and the refit go "
+    p.add_argument("--out", "-o", metavar="DIR", help="where best.yaml, tune.json, tune.png and the refit go "
                                                 "(default: runs/NAME_tune)")
     p.add_argument("--quiet", "-q", action="store_true", help="no line per solve")
     p.set_defaults(func=cmd_tune)
@@ -84,6 +89,9 @@ def build_parser():
     p.add_argument("spec", nargs="*", help="spec files or packaged spec names")
     _add_set(p)
     p.add_argument("--resolved", action="store_true", help="print the spec with defaults filled in")
+    p.add_argument("--data", action="store_true",
+                   help="also read the data and print the solver's memory plan against the memory available, "
+                        "without solving (exit status 2 where it does not fit)")
     p.add_argument("--schema", action="store_true", help="print the composed JSON schema instead")
     p.add_argument("--markdown", action="store_true", help="with --schema: a Markdown reference (docs/spec-reference.md)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -95,7 +103,7 @@ def build_parser():
     p.add_argument("model", help="model.json (or its .npz, or their common stem)")
     p.add_argument("data", nargs="+", help="data file (same layout as the training data); with --scheduler, "
                                            "several files or a quoted glob ('parts/*.csv'), one task each")
-    p.add_argument("--out", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
+    p.add_argument("--out", "-o", metavar="FILE", help="write predictions as CSV here (default: stdout); with --scheduler "
                                                  "a folder that gets one CSV per input file")
     p.add_argument("--format", choices=["auto", "csv", "tsv", "libsvm", "npy", "npz"], help="data format")
     p.add_argument("--labels", choices=["auto", "first", "last", "none"], default="auto",
@@ -176,6 +184,20 @@ def build_parser():
                         "loss squared_hinge, binary sets only)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.bench.defaults", "defaults")(a))
+    q = bsub.add_parser("scale", help="kopt's routes and the large-scale peers from 10^5 rows up on generated data "
+                                      "(higgs-shaped, deformed digits), each fit in its own process with a time limit")
+    q.add_argument("--sets", nargs="+", metavar="SET", help="higgs-shaped, digits-8v6, digits-10 (default: all)")
+    q.add_argument("--rows", nargs="+", type=int, metavar="N",
+                   help="training rows (default: 100000 300000 1000000 3000000, and 8000000 when memory allows)")
+    q.add_argument("--configs", nargs="+", metavar="CONFIG",
+                   help="spec, estimator, joker_rff, falkon, nystroem_sgd, nystroem_ridge, svc (default: all)")
+    q.add_argument("--time-limit", type=float, default=1800.0, metavar="S",
+                   help="seconds per configuration and size; past it the process is killed and reported timed_out "
+                        "(SVC: at most 600)")
+    q.add_argument("--out", metavar="FILE", help="append the JSON lines to FILE")
+    q.add_argument("--plot", metavar="PNG", help="draw test error and fit time against rows from the lines")
+    q.add_argument("--plot-only", action="store_true", help="only draw --plot from the lines already in --out")
+    q.set_defaults(func=lambda a: _lazy("kopt.bench.scale", "scale")(a))
     q = bsub.add_parser("tune", help="kopt tune against GridSearchCV(SVC) on mnist-10k and ijcnn1: the same grid size, "
                                      "the same folds, each in its own process")
     q.add_argument("--sets", nargs="+", metavar="SET", help="mnist-10k, ijcnn1 (default: both)")
@@ -301,8 +323,9 @@ def cmd_solve(args):
     check_extras(spec)
     listeners = _listeners(args, spec)
     try:
-        result = solve(spec, resume=args.resume, progress=listeners or False, write=True,
-                       connect_timeout=args.connect_timeout)
+        with data_lines(args.quiet):
+            result = solve(spec, resume=args.resume, progress=listeners or False, write=True,
+                           connect_timeout=args.connect_timeout)
     except (KeyboardInterrupt, Terminated) as exc:
         what, status = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
         if spec["output"]["checkpoint_every"]:
@@ -318,8 +341,30 @@ def cmd_solve(args):
             if stream not in (None, sys.stderr, sys.stdout) and hasattr(stream, "close"):
                 stream.close()
     if not args.quiet:
-        print(summary(result, spec))
+        print(summary(result, spec, verbose=args.verbose))
     return 0
+
+
+@contextlib.contextmanager
+def data_lines(quiet):
+    """The data reader's notes (which column is the label, when found by its header name) on stderr as
+    ``kopt: ...`` lines while a command reads its data; none with --quiet."""
+    if quiet:
+        yield
+        return
+    logger = logging.getLogger("kopt.data")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("kopt: %(message)s"))
+    handler.setLevel(logging.INFO)
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def cmd_tune(args):
@@ -334,8 +379,9 @@ def cmd_tune(args):
     out_dir = args.out or os.path.join("runs", f"{spec['name']}_tune")
     if args.refit:  # the refit's model lands beside the search's files
         spec = load_spec(spec, [f"output.dir={json.dumps(os.path.join(out_dir, 'refit'))}"])
-    result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
-                  warm_start=not args.no_warm_start, progress=not args.quiet)
+    with data_lines(args.quiet):
+        result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
+                      warm_start=not args.no_warm_start, progress=not args.quiet)
     print(tune_report.table(result))
     if args.refit:
         from .api import solve
@@ -350,7 +396,7 @@ def cmd_tune(args):
     return 0
 
 
-def summary(result, spec):
+def summary(result, spec, verbose=False):
     lines = [f"{spec['name']}: {spec['solver']['name']} finished in {result.timings['fit_s']:.2f}s "
              f"({result.n_iter} iterations{'' if result.success else ', NOT converged: ' + result.message})"]
     if result.objective is not None:
@@ -370,11 +416,24 @@ def summary(result, spec):
                      f"{', refit warm-started' if auto['refit_warm'] else ''})")
         lines.append("    " + "  ".join(f"{p['lambda']:g}: {p['score']:.5g}" for p in
                                         sorted(auto["path"], key=lambda p: -p["lambda"])))
+    data = result.report.get("data", {})
+    if data.get("classes") is not None:
+        positive = f" (auc: positive class {_class_name(data['positive_class'])})" if "positive_class" in data else ""
+        lines.append(f"  classes {', '.join(str(_class_name(c)) for c in data['classes'])}{positive}")
     for k, v in result.metrics.items():
         lines.append(f"  test {k} {v:.6g}" if v is not None else f"  test {k} undefined (null in report.json)")
+    per = result.report.get("metrics_by_class")
+    if per:
+        lines.append("  test recall by class: " + ", ".join(
+            f"{c} {'-' if m['recall'] is None else format(m['recall'], '.4g')} ({m['rows']:,} rows)"
+            for c, m in per.items()))
     lines.append(f"  peak memory {result.report['memory']['peak_rss_mb']:.0f} MB")
-    note = result.report.get("backend_note")
-    if note:
+    from . import backend
+
+    note = result.report.get("backend_note") or result.report.get("backend")
+    fell_back = result.report.get("backend_note") and result.report.get("backend") == "numpy"
+    # auto's fall-back to NumPy is news only where a GPU is (nvidia-smi answers) but CuPy cannot use it
+    if verbose or (result.report.get("backend_note") and (not fell_back or backend.nvidia_gpu())):
         lines.append(f"  backend: {note}")
     out = spec["output"]
     written = [result.report.get("model_file"), os.path.join(out["dir"], "report.json") if out["report"] else None,
@@ -382,6 +441,13 @@ def summary(result, spec):
     written = [str(w) for w in written if w]
     lines.append(f"  wrote {', '.join(written)}" if written else f"  outputs in {out['dir']}")
     return "\n".join(lines)
+
+
+def _class_name(c):
+    """A class as the summary writes it: a name quoted, a whole number without its '.0'."""
+    if isinstance(c, str):
+        return repr(c)
+    return int(c) if isinstance(c, float) and c.is_integer() else c
 
 
 def cmd_validate(args):
@@ -419,7 +485,45 @@ def cmd_validate(args):
             data = spec["data"].get("source") or "files"
             print(f"{arg}: valid ({spec['solver']['name']} on {spec['model']['loss']['name']} / "
                   f"{spec['model']['kernel']['name']}, form {spec['model']['form']}, data {data})")
+        if args.data:
+            try:
+                fits = _print_memory_plan(spec)
+            except KoptError as exc:
+                if len(args.spec) == 1:
+                    raise
+                print(f"kopt: error: {exc}", file=sys.stderr)
+                failed = max(failed, exc.exit_status)
+                continue
+            if not fits:
+                failed = max(failed, 2)
     return failed
+
+
+def _print_memory_plan(spec) -> bool:
+    """``kopt validate --data``: read and prepare the spec's data, print its solver's memory plan (:mod:`kopt.memory`)
+    against the memory available; False where it does not fit (its refusal is printed as kopt solve would)."""
+    from . import memory
+    from .assemble import assemble
+    from .plugins import registry
+
+    with memory.out_of_memory(f"reading and preparing the data of {spec.get('name') or 'the spec'}"):
+        problem = assemble(spec)
+    solver = registry().get("solver", spec["solver"]["name"])(
+        **{k: v for k, v in spec["solver"].items() if k != "name"})
+    sizes = solver.memory_sizes(problem)
+    have = memory.available_bytes()
+    if solver.plans and solver.memory_key in memory.KEYS:  # a planning solver caps its own search to what fits
+        field = memory.KEYS[solver.memory_key]
+        most = memory.largest_fitting(solver, sizes, have, field)
+        if 0 < most < getattr(sizes, field):
+            print(f"solver {solver.name} tries at most {most:,} (the most its plan fits in the memory available)")
+            sizes = sizes.replace(**{field: most})
+    print("\n".join(memory.plan_lines(solver, sizes, have)))
+    plan = memory.plan_of(solver, sizes)
+    if plan and memory.total(plan) > have:
+        print(f"kopt: error: {memory.refusal(solver, sizes, plan, have)}", file=sys.stderr)
+        return False
+    return True
 
 
 def cmd_specs_list(args):
@@ -458,6 +562,7 @@ def cmd_specs_copy(args):
 
 
 def cmd_predict(args):
+    from .memory import out_of_memory
     from .model import load_model
     from .predicting import predict_file
 
@@ -470,7 +575,8 @@ def cmd_predict(args):
     if len(args.data) != 1:
         raise KoptError(f"kopt predict scores one data file; got {len(args.data)} (several files or a glob are "
                         "scored on a Dask cluster: add --scheduler and --out DIR)")
-    with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"):
+    with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"), \
+            out_of_memory(f"scoring {args.data[0]} with the model {args.model}"):
         rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}",
                                      labels=args.labels, say=lambda line: print(f"kopt: {line}", file=sys.stderr))
     if metrics is not None:
@@ -614,6 +720,12 @@ def _run(args):
         return 143
     except BrokenPipeError:
         return 0
+    except MemoryError as exc:  # out of memory is the machine's limit met, not a bug: the user can act on it
+        from .memory import out_of_memory_message
+
+        text = exc if isinstance(exc, KoptError) else out_of_memory_message(f"running kopt {args.command}", exc)
+        print(f"kopt: error: {text}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug, not a user mistake
         if os.environ.get("KOPT_DEBUG"):
             traceback.print_exc()

@@ -354,6 +354,29 @@ class Solver(Component):
         defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it."""
         raise NotImplementedError
 
+    #: the spec key the memory plan grows with (``"model.features.count"`` or ``"data.max_rows"``): a plan that does
+    #: not fit is refused with the most of it that fits (:func:`kopt.memory.largest_fitting`); None: no such key
+    memory_key: ClassVar[str | None] = None
+    #: words added to the refusal of a plan that does not fit: another route (``"or use solver krr_nystrom"``)
+    memory_hint: ClassVar[str] = ""
+
+    def memory_plan(self, sizes) -> list:
+        """What the solver will hold at its peak beside the training data, as ``(words, bytes)`` items, e.g.
+        ``kopt.memory.matrices(2, M, M, "float64", "the system and its factor")``, in terms of ``sizes``
+        (:class:`kopt.memory.Sizes`: ``n``, ``d``, ``count`` M, ``outputs``, ``dtype``, ``n_test``; ``problem``
+        for anything else).  Before the solve allocates anything kopt compares the plan's total with the memory
+        available and refuses one that does not fit (exit status 2) with the bytes, what holds them, the bytes
+        available and the most of :attr:`memory_key` that fits; ``kopt validate --data`` prints it.  The default,
+        ``[]``, declares nothing: nothing is checked."""
+        return []
+
+    def memory_sizes(self, problem):
+        """The :class:`kopt.memory.Sizes` the plan is taken at: the problem's own (a planning solver's the largest
+        it may try)."""
+        from .memory import Sizes
+
+        return Sizes.of(problem)
+
     def check_spec(self, spec):
         """Extra compatibility checks on the resolved spec, before data is read.
 

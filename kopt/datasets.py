@@ -4,6 +4,8 @@
 >>> ds = kopt.datasets.load("higgs-12k")                          # doctest: +SKIP
 >>> ds.X.shape, ds.X_test.shape                                    # doctest: +SKIP
 ((7500, 28), (5000, 28))
+>>> ds.data is ds.X, ds.target_names                               # doctest: +SKIP
+(True, array([0., 1.]))
 >>> X, y = kopt.datasets.load("cal_housing", test_set=False, return_X_y=True)   # doctest: +SKIP
 
 The files are found, verified and fetched exactly as for ``data: {source: NAME}`` in a spec
@@ -11,6 +13,10 @@ The files are found, verified and fetched exactly as for ``data: {source: NAME}`
 ``KOPT_OFFLINE=1``, the parsed-array cache.  ``kopt data list`` lists the presets.
 """
 from __future__ import annotations
+
+import inspect
+
+import numpy as np
 
 from .data.load import load_data
 from .errors import KoptError, SpecError
@@ -42,15 +48,16 @@ def names() -> list:
 
 
 def load(name, *, as_frame=False, return_X_y=False, **options):
-    """A dataset preset's training rows and standard test split.
+    """A dataset preset's training rows and standard test split, under kopt's names and scikit-learn's.
 
     Parameters
     ----------
     name : str
         A preset (``kopt data list``; :func:`names`), e.g. ``"ijcnn1"``, ``"higgs-12k"``, ``"cal_housing"``.
     as_frame : bool, default False
-        ``X``/``X_test`` as pandas DataFrames and ``y``/``y_test`` as Series (sparse features stay sparse,
-        in a DataFrame of sparse columns); needs pandas.
+        ``X``/``data``/``X_test`` as pandas DataFrames, ``y``/``target``/``y_test`` as Series, and ``frame``
+        the training rows' features and target in one DataFrame (sparse features stay sparse, in columns
+        of a sparse dtype); needs pandas.
     return_X_y : bool, default False
         Return ``(X, y)`` of the training rows instead of a :class:`Bunch`.
     **options
@@ -61,8 +68,11 @@ def load(name, *, as_frame=False, return_X_y=False, **options):
     -------
     Bunch
         ``X``, ``y`` (training rows; ``y`` None for unlabelled data), ``X_test``, ``y_test`` (None without a
-        test split), ``feature_names`` (None when the files name no columns), ``target_name``, ``name``,
-        ``DESCR`` (the preset's summary) and ``info`` (files, split, row counts, whether the cache served them).
+        test split); scikit-learn's names for the training rows: ``data`` (``X``), ``target`` (``y``),
+        ``frame`` (None unless ``as_frame``), ``feature_names`` (the files' column names, else ``x0``,
+        ``x1``, ...), ``target_names`` (only for presets with classes: the distinct labels of both splits,
+        sorted, as ``y`` holds them) and ``DESCR`` (the preset's summary, source, licence and files); and
+        ``target_name``, ``name``, ``info`` (files, split, row counts, whether the cache served them).
         Dense features are float32 arrays (read-only memory maps when served from the cache), sparse ones
         scipy CSR matrices, labels float64.
 
@@ -80,22 +90,46 @@ def load(name, *, as_frame=False, return_X_y=False, **options):
 
     cls = registry().get("dataset", name)
     try:
-        cls(**options)  # the options checked here, as kopt validate checks data.options
+        preset = cls(**options)  # the options checked here, as kopt validate checks data.options
     except ValueError as exc:
         raise SpecError(str(exc)) from None
     ds = load_data({"source": name, "options": options})
-    d = ds.X.shape[1]
-    feature_names = ds.info.get("feature_names")
+    feature_names = [str(c) for c in (ds.info.get("feature_names") or
+                                      (f"x{j}" for j in range(ds.X.shape[1])))]
+    target_name = ds.info.get("label_name") or "target"
     bunch = Bunch(X=ds.X, y=ds.y, X_test=ds.X_test, y_test=ds.y_test, feature_names=feature_names,
-                  target_name=ds.info.get("label_name") or "target", name=name, DESCR=cls.summary, info=ds.info)
+                  target_name=target_name, name=name, DESCR=describe(preset), info=ds.info)
+    if getattr(cls, "task", "") in CLASS_TASKS and ds.y is not None:
+        bunch.target_names = np.unique(np.concatenate([ds.y, ds.y_test if ds.y_test is not None else ds.y[:0]]))
+    frame = None
     if as_frame:
-        columns = list(feature_names) if feature_names else [f"x{j}" for j in range(d)]
         for X_key, y_key in (("X", "y"), ("X_test", "y_test")):
-            bunch[X_key] = _frame(bunch[X_key], columns)
-            bunch[y_key] = _series(bunch[y_key], bunch.target_name)
+            bunch[X_key] = _frame(bunch[X_key], feature_names)
+            bunch[y_key] = _series(bunch[y_key], target_name)
+        frame = bunch.X if bunch.y is None else _pandas().concat([bunch.X, bunch.y], axis=1)
+    bunch.update(data=bunch.X, target=bunch.y, frame=frame)
     if return_X_y:
         return bunch.X, bunch.y
     return bunch
+
+
+#: the preset tasks whose labels are classes (``target_names``)
+CLASS_TASKS = ("binary", "multiclass")
+
+
+def describe(preset) -> str:
+    """``DESCR``: the preset's name and summary, what its docstring says, its source and licence
+    (``origin``) and the files it reads, with their URLs."""
+    cls = type(preset)
+    lines = [f"{cls.name}: {cls.summary}" if cls.summary else cls.name, ""]
+    doc = inspect.getdoc(cls)
+    if doc:
+        lines += [doc, ""]
+    lines.append(f"Source and licence: {getattr(cls, 'origin', '') or 'not stated by the preset'}")
+    remotes = preset.remotes() if hasattr(preset, "remotes") else []
+    if remotes:
+        lines += ["", "Files:"] + [f"- {r.filename}: {r.url}" for r in remotes]
+    return "\n".join(lines) + "\n"
 
 
 def _pandas():

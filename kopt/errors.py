@@ -121,6 +121,20 @@ class Terminated(SystemExit):
         super().__init__(code)
 
 
+class OutOfMemoryError(KoptError, MemoryError):
+    """The memory ran out: an allocation failed (a ``MemoryError`` anywhere -- reading the data, the features, a
+    solver, predicting -- is raised again as this, naming what was being done and the size NumPy asked for), or
+    a solver's memory plan does not fit what this process may still take (:class:`MemoryLimitError`).  A
+    ``MemoryError`` too, so ``except MemoryError`` catches it."""
+
+    exit_status = 2
+
+
+class MemoryLimitError(OutOfMemoryError):
+    """Refused before the allocation: the bytes an input or a spec implies (a solver's memory plan,
+    :mod:`kopt.memory`) exceed the memory available; the message gives both and the key to lower."""
+
+
 class EnvVarError(KoptError):
     """A ``KOPT_*`` environment variable holds a value kopt cannot use."""
 

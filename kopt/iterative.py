@@ -19,7 +19,8 @@ owns everything else, the same way for every solver:
 * divergence: a non-finite objective, gap or criterion, or :class:`Diverged` raised by
   ``step``, ends the run with status ``diverged`` -- reported, never raised;
 * progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.run.RunContext`); a
-  run resumed from a checked iteration re-judges that state first, as the uninterrupted run did;
+  run resumed from a checked iteration re-judges that state first, as the uninterrupted run did; a
+  ``MemoryError`` in the check after a finished step writes the checkpoint due at that step first;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
   "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``: SciPy's BLAS, with
   NumPy's own OpenBLAS, where it is a second library, held to one thread: :func:`kopt.threads.scipy_blas`).
@@ -288,9 +289,15 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
         due_holdout = holdout is not None and (t % holdout_every == 0 or t == T)
         record = {"objective": step.objective, "dual": step.dual, "rows": step.rows, **step.extra}
         if due_check or due_holdout:
-            last = solver.check(state, check_rows)
-            record.update(_record(last))
-            record["metrics"] = {**(holdout.metrics() if due_holdout else {}), **last.metrics}
+            try:
+                last = solver.check(state, check_rows)
+                record.update(_record(last))
+                record["metrics"] = {**(holdout.metrics() if due_holdout else {}), **last.metrics}
+            except MemoryError:
+                # the step is done: a checkpoint due at it is written before the error ends the run
+                if run.checkpoint_due(t):
+                    run.report(t, state=save, **record)
+                raise
             if tracker.judge(t, last):
                 run.report(t, state=save, **record)
                 break

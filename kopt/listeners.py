@@ -58,7 +58,7 @@ def _duration(seconds) -> str:
 
 
 class _Rate:
-    """Iterations and rows per second over this session (a resumed run's earlier time excluded)."""
+    """Iterations and rows per second in this process (a resumed run's earlier time excluded)."""
 
     def __init__(self):
         self.rows = 0

@@ -63,6 +63,21 @@ def evaluate(target, y_true, scores, preprocessor):
     return {}
 
 
+def by_class(y_true, y_pred, classes) -> dict:
+    """Per class, in the user's names: ``{name: {"rows": test rows of the class, "recall": the share of them
+    predicted as the class}}`` (recall None for a class the test rows lack)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    out = {}
+    for c in classes:
+        mine = y_true == c
+        n = int(np.count_nonzero(mine))
+        name = c.item() if hasattr(c, "item") else c
+        if isinstance(name, float) and name.is_integer():
+            name = int(name)  # numeric class 1.0 is "1", as kopt data info writes it
+        out[str(name)] = {"rows": n, "recall": float(np.mean(y_pred[mine] == c)) if n else None}
+    return out
+
+
 #: why a metric can be undefined on a test split
 _UNDEFINED = {"auc": "the test labels hold one class only, so there is no pair to rank",
               "r2": "the test targets are all equal, so there is no variance to explain"}

@@ -79,11 +79,17 @@ class Model:
         return Z
 
     def decision_function(self, X):
-        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array."""
-        return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
+        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array (out of memory:
+        :class:`kopt.errors.OutOfMemoryError`)."""
+        from .memory import out_of_memory
+
+        rows = f"{X.shape[0]:,} row{'' if X.shape[0] == 1 else 's'}" if hasattr(X, "shape") else "rows"
+        with out_of_memory(f"scoring {rows} with the model"):
+            return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
 
     def predict(self, X):
-        """Labels in the user's coding (classification) or values in the target's units."""
+        """Labels in the user's coding (classification: the training labels' values, class names included) or
+        values in the target's units."""
         return self.preprocessor.decode(self.decision_function(X))
 
     def predict_extra(self, X) -> dict:

@@ -14,6 +14,8 @@ takes its features by name.  Otherwise columns count by position, and
 ``labels`` says whether a label column is there: ``first``, ``last``,
 ``none``, or ``auto`` (from the column count, refusing a count that only
 fits because a column is missing).  The rule applied is reported in one line.
+A model trained on class names reads the label column as text and writes its
+predictions in those names.
 """
 from __future__ import annotations
 
@@ -224,14 +226,17 @@ def _csv_blocks(path, fmt, opts, model, model_name, labels, say):
     plan = plan_columns(model, path, names, ncols, labels, opts.get("label"), model_name)
     keep = np.array(plan.features, dtype=np.intp)
     li = plan.label
+    text = li if li is not None and _text_classes(model) else None  # a label column of class names
     columns = names or [str(j + 1) for j in range(ncols)]
     first_block = True
-    for A, lines, first, _ in iter_parsed(path, layout):
+    for A, T, lines, first, _ in iter_parsed(path, layout, text):
         if first_block:
             _check_ambiguous(path, plan, A, model, model_name)
         bad = NonFinite()
         bad.scan(A[:, keep], lines, first, [columns[j] for j in keep])
-        if li is not None:
+        if text is not None:
+            bad.scan_missing(T == "", lines, first, columns[li])
+        elif li is not None:
             bad.scan(A[:, [li]], lines, first, [columns[li]])
         if bad.line is not None:
             raise DataError(f"{path}:{bad.line}: a NaN, inf or missing cell in column {bad.column}; kopt predict "
@@ -241,7 +246,14 @@ def _csv_blocks(path, fmt, opts, model, model_name, labels, say):
             first_block = False
         for i in range(0, A.shape[0], ROWS):
             part = A[i : i + ROWS]
-            yield part[:, keep].astype(np.float32), None if li is None else part[:, li].copy()  # no view of A
+            y = None if li is None else T[i : i + ROWS] if text is not None else part[:, li].copy()  # no view of A
+            yield part[:, keep].astype(np.float32), y
+
+
+def _text_classes(model):
+    """Whether the model's classes are names (a label column of text), not numbers."""
+    classes = model.preprocessor.classes
+    return classes is not None and np.asarray(classes).dtype.kind in "US"
 
 
 def _npy_blocks(path, opts, model, model_name, labels, say):

@@ -114,8 +114,8 @@ def blas_threads(limit: int = 1, numpy: int | None = None):
     machine a SciPy call right after a NumPy one (or the reverse) shares its cores with the other library's spinning
     thread: a SciPy ``dsyrk`` took 16.1 ms right after a NumPy matmul, 5.1 ms warm and 6.2 ms with NumPy's held
     (docs/benchmarks/blas_pools.py), and the Nystrom search, which alternates the kernel's NumPy products with SciPy's
-    rank-k updates chunk by chunk, fit 1.1-1.9x slower (docs/benchmarks.md, "Session 11's run").  Solvers whose heavy
-    BLAS is SciPy's hold NumPy's own to one thread, so it never wakes its workers."""
+    rank-k updates chunk by chunk, fit 1.1-1.9x slower (docs/benchmarks.md, "NumPy's and SciPy's BLAS pools").
+    Solvers whose heavy BLAS is SciPy's hold NumPy's own to one thread, so it never wakes its workers."""
     return _BLAS.hold(max(1, int(limit)), None if numpy is None else max(1, int(numpy)))
 
 

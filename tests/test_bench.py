@@ -145,3 +145,66 @@ def test_bench_defaults_squared_hinge_side_on_binary_sets_only(monkeypatch):
     bd.compare("mnist-10k", repeat=1, sides=sides)  # multiclass: the binary loss's side is not run
     assert "spec_squared_hinge" not in [s for _, s in calls]
     assert bd.spec_of("ijcnn1", "squared_hinge")["model"]["loss"] == {"name": "squared_hinge"}
+
+
+# -- kopt bench scale -------------------------------------------------------------------------------
+def test_bench_scale_writes_valid_lines_at_a_tiny_size(tmp_path, monkeypatch):
+    """Two configurations on 2,000 generated rows: a data line, then a fit line each, as JSON lines."""
+    from kopt.bench import scale
+
+    monkeypatch.setenv("KOPT_DATA", str(tmp_path / "data"))
+    out = tmp_path / "scale.jsonl"
+    lines = scale.bench(["higgs-shaped"], [2000], ["spec", "nystroem_ridge"], time_limit=300, out=str(out),
+                        log=lambda *a, **k: None)
+    written = [json.loads(text) for text in out.read_text().splitlines()]
+    assert written == json.loads(json.dumps(lines)) and [ln["kind"] for ln in written] == ["data", "fit", "fit"]
+    data, spec, ridge = written
+    assert data["rows"] == 2000 and data["bayes_accuracy"] == 0.9 and data["generated_now"]
+    for line in (spec, ridge):
+        assert line["status"] == "ok" and line["rows"] == 2000 and 0.5 < line["accuracy"] <= 0.9 + 0.01
+        assert line["fit_s"] > 0 and line["peak_mb"] > 0 and line["machine"]["cpu_flags"] is not None
+        assert isinstance(line["machine"]["blas"], list) and line["commit"] is not None
+    assert spec["auto"]["route"] and spec["auto"]["centers"] > 0 and spec["certificate"] is not None
+    png = scale.plot(written, str(tmp_path / "scale.png"))
+    assert (tmp_path / "scale.png").stat().st_size > 0 and png.endswith("scale.png")
+
+
+def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_path, monkeypatch):
+    from kopt.bench import scale
+
+    monkeypatch.setenv("KOPT_DATA", str(tmp_path / "data"))
+    res = scale.run_child(["--child", "estimator", "--set", "higgs-shaped", "--rows", "2000"], time_limit=0.5)
+    assert res["status"] == "timed_out" and "0.5 s" in res["why"]
+    seen = []
+    monkeypatch.setattr(scale, "run_child", lambda args, limit: seen.append((args[1], limit)) or {"status": "timed_out"})
+    monkeypatch.setattr(scale, "prepare", lambda name, rows: {"kind": "data", "set": name, "rows": rows})
+    lines = scale.bench(["digits-10"], [1000, 2000], ["svc", "joker_rff"], time_limit=5000, log=lambda *a, **k: None)
+    fits = [(ln["rows"], ln["config"], ln["status"]) for ln in lines if ln["kind"] == "fit"]
+    # SVC gets at most 600 s, and once past it the larger sizes are skipped; Joker's huber loss is binary only
+    assert fits == [(1000, "svc", "timed_out"), (1000, "joker_rff", "skipped"), (2000, "svc", "skipped"),
+                    (2000, "joker_rff", "skipped")]
+    assert seen == [("svc", scale.SVC_LIMIT_S)]
+
+
+def test_bench_scale_is_a_command_with_clear_errors(tmp_path):
+    from kopt.cli import build_parser
+    from kopt.errors import KoptError
+
+    args = build_parser().parse_args(["bench", "scale", "--sets", "higgs-shaped", "--rows", "2000", "--configs", "svcc",
+                                      "--time-limit", "10"])
+    with pytest.raises(KoptError, match="unknown configuration svcc; configurations: spec"):
+        args.func(args)
+    args = build_parser().parse_args(["bench", "scale", "--plot-only", "--out", str(tmp_path / "none.jsonl")])
+    with pytest.raises(KoptError, match="--plot-only draws the lines of --out"):
+        args.func(args)
+
+
+def test_bench_scale_asks_for_8_million_rows_only_when_they_fit(monkeypatch):
+    from kopt import memory
+    from kopt.bench import scale
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 24e9)
+    assert scale.default_rows(["higgs-shaped"])[-1] == 8_000_000  # 1.5 x 0.96 GB + 0.5 GB fits
+    assert scale.default_rows(["higgs-shaped", "digits-8v6"]) == list(scale.ROWS)  # 1.5 x 25 GB does not
+    monkeypatch.setattr(memory, "available_bytes", lambda: 64e9)
+    assert scale.default_rows(["digits-10"])[-1] == 8_000_000

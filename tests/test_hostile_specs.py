@@ -104,8 +104,8 @@ def test_non_regular_spec_file(kind, workdir, capsys):
 def test_feature_count_is_checked_before_the_solve(workdir, capsys):
     (workdir / "spec.yaml").write_text(GOOD)
     err = check_error(["solve", "spec.yaml", "-q", *JOKER_FEATURES, "--set", "model.features.count=1000000000"],
-                      capsys, ["1,000,000,000 random features", "GiB", "lower model.features.count"])
-    assert "37.3 GiB" in err
+                      capsys, ["model.features.count 1,000,000,000 (joker)", "GiB", "lower model.features.count"])
+    assert "feature parameters" in err and "at most ~" in err  # joker's memory plan (kopt.memory)
     assert not (workdir / "out").exists()
 
 

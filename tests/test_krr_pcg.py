@@ -178,6 +178,7 @@ def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(smal
     grown = [t for t in auto["trials"] if t.get("rows")]
     assert grown and grown[0]["rows"] == 3600 and grown[0]["centers"] == 512
     assert r.success and r.info["rel_gap"] <= 1e-2
+    assert r.info["reused_search_factors"]  # the search's U and UU^T on the same centres: no M^3 work again
     # the chosen spec, solved from scratch, is the same model to the solve's tolerance
     again = kopt.solve(r.report["spec"], data=(X, y, Xt, yt))
     assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=0.01)

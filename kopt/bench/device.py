@@ -332,7 +332,7 @@ def build_parser():
     def common(q):
         q.add_argument("--dry-run", action="store_true", default=dry_run_default(),
                        help="NumPy in place of CuPy, small sizes (also KOPT_DEVICE_DRY_RUN=1)")
-        q.add_argument("--out", metavar="DIR", help="write the JSON figures into DIR")
+        q.add_argument("--out", "-o", metavar="DIR", help="write the JSON figures into DIR")
 
     q = sub.add_parser("compare", help="every solver family on the device against NumPy")
     common(q)

@@ -36,8 +36,8 @@ from ..fileio import abandoned, follow_umask, lock
 
 CACHE_FORMAT = "kopt-data-cache"
 #: bump when a reader's output for the same options changes (2: checksums of every file; 3: keyed by the
-#: source's state before the read)
-CACHE_VERSION = 3
+#: source's state before the read; 4: class-name labels, the label column found by its header name)
+CACHE_VERSION = 4
 #: files parsing to fewer values (non-zeros for sparse data) are not cached:
 #: they parse in milliseconds, and test suites would fill the cache with them
 MIN_VALUES = 1 << 16

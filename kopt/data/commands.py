@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from ..errors import DataError
+from .nonfinite import missing_labels
 from .progress import human_bytes
 
 _STEP = 1 << 16
@@ -151,7 +152,8 @@ def _columns(X, y, meta):
     if y is not None and meta.get("label_column") is not None:
         li = meta["label_column"]
         name = f" {meta['header'][li]!r}" if meta.get("header") else ""
-        text += f" + label (file column {li + 1}{name})"
+        found = ", found by its header name" if meta.get("label_from") == "header" else ""
+        text += f" + label (file column {li + 1}{name}{found})"
     elif y is not None and meta.get("labels_file"):
         text += f" + labels from {meta['labels_file']}"
     elif y is not None:
@@ -161,6 +163,11 @@ def _columns(X, y, meta):
 
 def _labels(y):
     y = np.asarray(y)
+    if y.dtype.kind in "US":  # class names
+        values, counts = np.unique(y[y != ""], return_counts=True)
+        parts = [f"{v}: {c:,} ({c / max(1, y.size):.1%})" for v, c in zip(values[:20], counts[:20])]
+        more = f", ... ({values.size:,} in all)" if values.size > 20 else ""
+        return f"{values.size:,} class names; " + ", ".join(parts) + more
     finite = y[np.isfinite(y)]
     values, counts = np.unique(finite, return_counts=True)
     if values.size <= 20:
@@ -188,7 +195,7 @@ def _nonfinite(X, y, meta):
         if blk.ndim == 2:
             nan_cols += isnan.sum(axis=0)
             rows += int((~np.isfinite(blk)).any(axis=1).sum())
-    y_bad = 0 if y is None else int((~np.isfinite(np.asarray(y))).sum())
+    y_bad = 0 if y is None else int(missing_labels(y).sum())
     missing = "none" if not n_nan else f"{n_nan:,} NaN or empty cells"
     if n_nan and data.ndim == 2:
         top = np.argsort(-nan_cols)[:5]
@@ -210,5 +217,6 @@ def _memory(X, y):
     else:
         text = f"X {human_bytes(X.nbytes)} float32"
     if y is not None:
-        text += f", y {human_bytes(np.asarray(y).nbytes)} float64"
+        y = np.asarray(y)
+        text += f", y {human_bytes(y.nbytes)} " + ("text" if y.dtype.kind in "US" else "float64")
     return text

@@ -1,6 +1,7 @@
 """``data`` spec section -> :class:`Dataset`: files or a preset, splits, non-finite cells."""
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,6 +10,7 @@ from ..errors import DataError
 from .nonfinite import apply_nonfinite, check_arrays
 from .readers import read_table
 
+LOG = logging.getLogger("kopt.data")
 READ_KEYS = ("format", "label", "header", "n_features", "zero_based", "sparse", "cache", "progress")
 SPLIT_KEYS = ("test", "test_fraction", "test_rows")
 
@@ -60,11 +62,13 @@ def load_data(data_spec: dict, registry=None) -> Dataset:
     name = ", ".join(map(str, train))
     info = {"train": name, "test": spec.get("test"), "header": metas[0].get("header"),
             "feature_names": metas[0].get("feature_names"), "label_name": metas[0].get("label_name"),
+            "label_from": metas[0].get("label_from"), "label_text": _label_text(metas),
             "format": metas[0]["format"], "cached": all(m.get("cached") for m in metas)}
+    _say_label(metas[0], name)
     X_test = y_test = None
     test_metas = []
     if spec.get("test"):
-        X_test, y_test, tm = _read_test(spec["test"], opts, X, name)
+        X_test, y_test, tm = _read_test(spec["test"], opts, X, y, name)
         test_metas = [tm]
         info["split"] = "test file"
     elif spec.get("test_fraction"):
@@ -109,8 +113,30 @@ def _read_many(paths, opts, max_rows):
         X = sparse.vstack(Xs, format="csr")
     else:
         X = np.concatenate(Xs, axis=0)
-    y = None if parts[0][1] is None else np.concatenate([p[1] for p in parts])
-    return X, y, metas
+    if parts[0][1] is None:
+        return X, None, metas
+    text = [p[2]["path"] for p in parts if p[1].dtype.kind in "US"]
+    if text and len(text) != len(parts):
+        other = next(p[2]["path"] for p in parts if p[1].dtype.kind not in "US")
+        raise DataError(f"{other}: its label column holds numbers, but {text[0]} has class names; training files "
+                        "read as one must label their rows alike")
+    return X, np.concatenate([p[1] for p in parts]), metas
+
+
+def _label_text(metas):
+    """``[file, line, cell]`` of the first label cell that is not a number (None: numeric labels)."""
+    for m in metas:
+        if m.get("label_text"):
+            return [m["path"], *m["label_text"]]
+    return None
+
+
+def _say_label(meta, name):
+    """Log which column is the label when kopt chose it by its header name (``data.label`` not given)."""
+    if meta.get("label_from") == "header":
+        li = meta["label_column"]
+        LOG.info("%s: the label is column %d %r, found by its header name (set data.label to choose another)",
+                 name, li + 1, meta["label_name"])
 
 
 def _widen(X, d):
@@ -137,9 +163,11 @@ def _check_compatible(first, other):
         raise DataError(f"{m1['path']}: {X1.shape[1]} features, but {m0['path']} has {X0.shape[1]}")
 
 
-def _read_test(path, opts, X, train_name):
+def _read_test(path, opts, X, y, train_name):
     """The test file, read with the training layout; its feature count must match."""
     topts = {**opts, "n_features": X.shape[1], "sparse": hasattr(X, "tocsr")}
+    if y is not None and y.dtype.kind in "US":
+        topts["text_labels"] = True  # class names, even where the test file's first rows look like numbers
     X_test, y_test, meta = read_table(path, {**topts, "max_rows": None})
     meta = {**meta, "path": str(path), "rows": X_test.shape[0]}
     if X_test.shape[1] != X.shape[1]:

@@ -34,9 +34,18 @@ def bad_rows(X, y=None):
     else:
         for i in range(0, n, _STEP):
             mask[i : i + _STEP] = ~np.isfinite(X[i : i + _STEP]).all(axis=1)
-    if y is not None and np.asarray(y).dtype.kind not in "US":  # class names cannot be NaN
-        mask |= ~np.isfinite(np.asarray(y, dtype=np.float64))
+    if y is not None:
+        mask |= missing_labels(y)
     return mask
+
+
+def missing_labels(y):
+    """Boolean mask of missing labels: non-finite numbers, or empty class names (a missing cell of a CSV label
+    column of class names reads as ``""``)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "US":
+        return y == y.dtype.type()
+    return ~np.isfinite(np.asarray(y, dtype=np.float64))
 
 
 def _message(metas, sources, X, y):
@@ -64,8 +73,8 @@ def apply_nonfinite(X, y, policy, metas, sources, fill=None):
     if policy == "error":
         raise DataError(_message(metas, sources, X, y) + "; set data.nonfinite to drop (drop those rows), "
                         "zero or mean (fill with the training column mean) to accept them")
-    if y is not None and not np.isfinite(y).all() and policy != "drop":
-        first = int(np.flatnonzero(~np.isfinite(y))[0])
+    if y is not None and missing_labels(y).any() and policy != "drop":
+        first = int(np.flatnonzero(missing_labels(y))[0])
         raise DataError(f"{', '.join(map(str, sources))}: missing or non-finite label (data row {first + 1}); "
                         "a label cannot be filled: set data.nonfinite: drop")
     if policy == "drop":

@@ -26,9 +26,11 @@ class Preprocessor:
     # -- fitting -------------------------------------------------------------
     @classmethod
     def fit(cls, X, y, target: str, *, standardize=True, standardize_target=False, source="training data",
-            sample_weight=None):
+            sample_weight=None, column_scales=None):
         """``standardize``: True, False or ``"auto"`` (:func:`scaling_rule` decides);
-        ``sample_weight``: row weights (positive); the statistics are then weighted means."""
+        ``sample_weight``: row weights (positive); the statistics are then weighted means;
+        ``column_scales``: one multiplier per column after standardizing (0: the column is dropped), folded into
+        the scale (a column of scale 0 is divided by infinity)."""
         n_features = X.shape[1]
         mean = scale = None
         why = None
@@ -36,6 +38,15 @@ class Preprocessor:
             standardize, why = scaling_rule(range_stats(X))
         if standardize:
             mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
+        if column_scales is not None:
+            s = np.asarray(column_scales, dtype=np.float64)
+            if s.shape != (n_features,):
+                raise DataError(f"data.column_scales has {s.size} values and {source} {n_features} columns: give "
+                                "one multiplier per column (0 drops a column)")
+            if mean is None:
+                mean, scale = np.zeros(n_features), np.ones(n_features)
+            with np.errstate(divide="ignore"):
+                scale = np.asarray(scale, dtype=np.float64) / s
         pre = cls(target, mean, scale, n_features=n_features)
         pre.auto_rule = why
         if y is not None:

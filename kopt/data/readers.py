@@ -7,8 +7,11 @@ label column).  Parsed text files are cached as ``.npy`` (see
 
 Parse options (the ``data`` spec keys of the same names): ``format``,
 ``label`` (int index, negative from the end | header name | False; default:
-the first column), ``header`` (auto/True/False), ``n_features``,
-``zero_based``, ``sparse``, ``max_rows``, ``cache``, ``progress``.
+the one header name label/target/class/y, else the first column), ``header``
+(auto/True/False), ``n_features``, ``zero_based``, ``sparse``, ``max_rows``,
+``cache``, ``progress``, ``text_labels`` (read a CSV label column as class names
+even where its first rows are numbers).  A CSV/TSV label column of class names
+gives ``y`` as a NumPy string array.
 """
 from __future__ import annotations
 
@@ -63,9 +66,11 @@ def parse_options(path, opts: dict) -> dict:
     out = {"format": fmt, "max_rows": opts.get("max_rows")}
     if fmt in ("csv", "tsv", "npy"):
         label = opts.get("label")
-        out.update(label=0 if label is None else label, header=opts.get("header", "auto"))
+        out.update(label=label, header=opts.get("header", "auto"))  # None: by header name, else the first column
         if fmt != "npy":
             out["index_column"] = "pandas"  # a header's empty first name is a row index, skipped (csvstream)
+            if opts.get("text_labels"):
+                out["text_labels"] = True
     elif fmt == "libsvm":
         out.update(n_features=opts.get("n_features"), zero_based=opts.get("zero_based", "auto"),
                    sparse=opts.get("sparse", "auto"))
@@ -118,7 +123,7 @@ def _parse(path, po, progress):
     fmt = po["format"]
     if fmt in ("csv", "tsv"):
         return read_csv(path, fmt=fmt, label=po["label"], header=po["header"], max_rows=po["max_rows"],
-                        progress=progress)
+                        progress=progress, text_labels=po.get("text_labels", False))
     if fmt == "libsvm":
         return read_libsvm(path, n_features=po["n_features"], zero_based=po["zero_based"], max_rows=po["max_rows"],
                            sparse=po["sparse"], progress=progress)

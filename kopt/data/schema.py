@@ -27,10 +27,13 @@ DATA_SCHEMA = {
         "format": {"enum": ["auto", "csv", "tsv", "libsvm", "idx", "npy", "npz"], "default": "auto",
                    "description": "file format; auto: from the name, else the first line"},
         "label": {"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 1}, {"const": False}],
-                  "description": "label column: index (negative counts from the end; default 0, the first), "
-                                 "header name, or false for none"},
+                  "description": "label column: index (negative counts from the end), header name, or false for "
+                                 "none; default: the one CSV header name label, target, class or y (any case), "
+                                 "else 0, the first column. A CSV label column of text is read as class names "
+                                 "(sorted: the model's classes, predictions in those names)"},
         "header": {"enum": ["auto", True, False], "default": "auto",
-                   "description": "whether a CSV's first line names the columns (auto: when a cell is not a number)"},
+                   "description": "whether a CSV's first line names the columns (auto: when a cell is not a number "
+                                  "and, if a second line follows, a column of that text holds a number there)"},
         "n_features": {"type": "integer", "minimum": 1, "description": "LIBSVM feature count (default: the largest index)"},
         "zero_based": {"enum": ["auto", True, False], "default": "auto",
                        "description": "LIBSVM indices start at 0 (auto: when an index 0 occurs)"},
@@ -45,6 +48,10 @@ DATA_SCHEMA = {
                                        "non-negative data whose columns share one range (8-bit pixels 0..255) "
                                        "alone, z-score the rest (docs/defaults.md)"},
         "standardize_target": {"type": "boolean", "default": False, "description": "z-score a regression target (predictions are mapped back)"},
+        "column_scales": {"type": ["array", "null"], "items": {"type": "number", "minimum": 0}, "default": None,
+                          "description": "one multiplier per feature column, applied after standardizing (0 drops "
+                                         "the column): one length scale per column, bandwidth / scale, for every "
+                                         "kernel; solver: auto chooses it past 50,000 training rows (docs/defaults.md)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
                       "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "
                                      "training column mean"},

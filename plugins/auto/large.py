@@ -37,15 +37,17 @@ from kopt import rows as _rows
 
 #: past this many training rows the direct search runs on a seeded sample of this many, and the centres grow on
 #: every row by conjugate gradients
-SEARCH_ROWS = 100_000
+SEARCH_ROWS = 50_000
 #: the held-out rows of the search, at most (20% of the training rows below 100,000)
 VALIDATION_ROWS = 20_000
 #: the default budget: this many seconds per :data:`BUDGET_ROWS` training rows, at least :data:`BUDGET_MIN`
 BUDGET_PER = 120.0
 BUDGET_ROWS = 500_000
 BUDGET_MIN = 120.0
-#: the share of the budget the sample's direct search may take (the rest grows the centres)
-SAMPLE_SHARE = 0.35
+#: the shares of the budget the column scales (:mod:`.columns`) and the sample's direct search may take (the rest
+#: grows the centres)
+COLUMN_SHARE = 0.3
+SAMPLE_SHARE = 0.25
 #: each λ of the grown path is solved to this relative duality gap, at most :data:`MAX_STEPS` CG steps.  The dual
 #: weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048 centres and λ = 1e-6 the test accuracy was
 #: the same (73.08-73.12%) after 5, 10, 15 and 29 steps, at gaps 1.8, 0.12, 6e-3 and 9e-6
@@ -56,8 +58,8 @@ MAX_STEPS = 40
 FINAL_TOL = 1e-2
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
 PLANNED_STEPS = 25
-#: CG's three M × M float64 matrices (U, UUᵀ and the preconditioner's factor) within this share of the memory
-#: available
+#: krr_pcg's memory plan (three M × M float64 matrices, U, UUᵀ and the preconditioner's factor, and its blocks)
+#: within this share of the memory available
 MEMORY_SHARE = 0.5
 #: the largest centre count the grown stage tries
 MAX_GROWN_CENTERS = 32_768
@@ -96,9 +98,14 @@ def sample_rows(problem, fit):
     return np.sort(rng.choice(fit, size=SEARCH_ROWS, replace=False))
 
 
-def memory_centers(available_bytes):
-    """The most centres whose three M × M float64 matrices fit :data:`MEMORY_SHARE` of ``available_bytes``."""
-    return int(math.sqrt(MEMORY_SHARE * available_bytes / 24.0))
+def memory_centers(problem, available_bytes):
+    """The most centres ``krr_pcg``'s memory plan (:meth:`kopt_plugins.krr_pcg.solver.NystromPCG.memory_plan`) fits
+    in :data:`MEMORY_SHARE` of ``available_bytes`` (the rest: the rows, the search's copies)."""
+    from kopt import memory
+    from kopt_plugins.krr_pcg.solver import NystromPCG
+
+    sizes = memory.Sizes.of(problem).replace(count=MAX_GROWN_CENTERS)
+    return memory.largest_fitting(NystromPCG(), sizes, int(MEMORY_SHARE * available_bytes))
 
 
 def measure_rates(kernel, X, C, dtype, threads):
@@ -128,7 +135,79 @@ def path_seconds(M, n, pass_rate, flop_rate):
     return PLANNED_STEPS * n * M / pass_rate + 2.0 * M ** 3 / flop_rate
 
 
-def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metric, log, threads=None):
+#: bandwidth factors (of the sample's choice) the grown size is probed at: more centres resolve a shorter length
+#: scale (on higgs-shaped at 10⁵ rows the sample's ladder kept 256 centres at 2x the scale rule, while 10,000
+#: centres at 1x scored 6 points more)
+PROBE_FACTORS = (1.0, 0.5 ** 0.5, 0.5)
+#: the probe's λ steps (a decade: the sample's λ was chosen with a few hundred centres; thousands resolve far
+#: smaller ones), down to :data:`PROBE_MIN_LAMBDA`
+PROBE_STEP = 10.0
+PROBE_MIN_LAMBDA = 1e-10
+
+
+def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None):
+    """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ whose CG solve on the sample's rows
+    and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
+    sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
+    lost; a λ CG does not solve is not a choice."""
+    from kopt.backend import to_numpy
+    from kopt_plugins.krr_nystrom.system import target_offset
+    from kopt_plugins.krr_pcg.cg import NystromCG
+
+    from .planner import MIN_GAIN, _gain, _outcomes, _score
+
+    xp = problem.xp
+    t0 = time.perf_counter()
+    Y = problem.label_matrix()
+    sx, vx = xp.asarray(sample), xp.asarray(validation)
+    Xs, Ys = _rows.take(problem.X, sx), Y[sx]
+    w = problem.sample_weight
+    ws = None if w is None else w[sx] / xp.mean(w[sx])
+    mu = target_offset(Ys, ws)
+    Xv, Yv = _rows.take(problem.X, vx), to_numpy(Y[vx])
+    C = _rows.dense(problem.X, xp.asarray(np.sort(centers)), xp, problem.dtype)
+    y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
+    options = kernel.options.as_dict()
+    best, said = None, []
+    for f in PROBE_FACTORS:
+        kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
+        cg = NystromCG(kern, Xs, Ys - mu, C, dtype=problem.dtype, weights=ws, threads=threads)
+        scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
+        while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:
+            s = cg.start(first["lam"] / PROBE_STEP ** k, v)
+            gap = None
+            for _ in range(MAX_STEPS):
+                cg.step(s)
+                gap = cg.relative_gap(s, problem.loss, Ys - mu)
+                if gap <= SEARCH_TOL:
+                    break
+            if gap > SEARCH_TOL:
+                break  # smaller λ are harder still: not a choice
+            v = s["v"]
+            S = to_numpy(cg.scores_of(Xv, v, kern)) + to_numpy(mu)
+            scores[k] = _score(metric, _outcomes(metric, S, Yv, y_scale))
+            if k - direction in scores and _gain(metric, scores[k - direction], scores[k]) < MIN_GAIN[metric]:
+                if direction > 0 and k == 1:  # the first step down lost: one step up instead
+                    direction, k, v = -1, -1, None
+                    continue
+                break
+            k += direction
+        if not scores:
+            said.append(f"x{f:.3g}: not solved")
+            continue
+        kb = max(scores, key=lambda j: (scores[j], -j))  # ties: the larger λ
+        lam_f = first["lam"] / PROBE_STEP ** kb
+        said.append(f"x{f:.3g}: {abs(scores[kb]):.5g} at lambda {lam_f:g}")
+        if best is None or scores[kb] > best[0]:
+            best = (scores[kb], f, lam_f)
+    if best is None:
+        return 1.0, first["lam"]
+    log(f"auto: bandwidth and lambda at {len(centers)} centres on {len(sample):,} sample rows (validation {metric}): "
+        + "; ".join(said) + f" -> x{best[1]:.3g}, lambda {best[2]:g} ({time.perf_counter() - t0:.0f} s)")
+    return best[1], best[2]
+
+
+def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metric, log, sample=None, threads=None):
     """Step 3 of the module docstring: the λ path at the grown centre count on every fit row.
 
     ``first``: the sample's best trial (its ``centers`` and ``lam`` are M₁ and λ₁) and its score on ``validation``
@@ -141,11 +220,11 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     from kopt_plugins.krr_nystrom.system import target_offset
     from kopt_plugins.krr_pcg.cg import NystromCG
 
-    from .planner import LAMBDAS, MIN_GAIN, _gain, _outcomes, _score
+    from .planner import LAMBDAS, MIN_GAIN, _budget_words, _gain, _outcomes, _score
 
     t0 = time.perf_counter()
     xp, n = problem.xp, problem.n
-    top = min(max_centers, MAX_GROWN_CENTERS, memory_centers(available_bytes()), len(fit))
+    top = min(max_centers, MAX_GROWN_CENTERS, memory_centers(problem, available_bytes()), len(fit))
     M1 = int(first["centers"])
     sizes = []
     M = 2 * M1
@@ -160,14 +239,27 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     pass_rate, flop_rate = measure_rates(kernel, problem.X, probe, problem.dtype, threads)
     del probe
     left = budget_s - (time.perf_counter() - t0)
-    affordable = [M for M in sizes if path_seconds(M, n, pass_rate, flop_rate) <= left]
+    has_bw = "bandwidth" in kernel.options.as_dict() and sample is not None and first.get("bandwidth_rule", True)
+    ns = 0 if not has_bw else len(sample)
+
+    def cost(M):  # the λ path on every row, and the bandwidth probe at M/2 centres on the sample
+        probe = 2 * len(PROBE_FACTORS) * path_seconds(M // 2, ns, pass_rate, flop_rate) if has_bw else 0.0
+        return path_seconds(M, n, pass_rate, flop_rate) + probe
+
+    affordable = [M for M in sizes if cost(M) <= left]
     log(f"auto: this machine: {pass_rate / 1e9:.2f} G kernel values/s a pass, {flop_rate / 1e9:.1f} GFLOP/s "
-        f"factoring; a lambda path on {n} rows at " + ", ".join(
-            f"{M}: ~{path_seconds(M, n, pass_rate, flop_rate):.0f} s" for M in sizes) + f" ({left:.0f} s left)")
+        f"factoring; the grown size's cost on {n} rows at " + ", ".join(f"{M}: ~{cost(M):.0f} s" for M in sizes)
+        + f" ({left:.0f} s left)")
     if not affordable:
         log(f"auto: no centre count above {M1} fits the budget left: the sample's choice stands")
         return None
     M2 = affordable[-1]
+    factor, lam_start = 1.0, first["lam"]
+    if has_bw:
+        factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
+                                            threads)
+        bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
+        kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
     C = _rows.dense(problem.X, xp.asarray(np.sort(order[:M2])), xp, problem.dtype)
     Y = problem.label_matrix()
     w = problem.sample_weight
@@ -182,7 +274,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     del C
     Y_val = to_numpy(Y[xp.asarray(validation)])
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
-    start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / first["lam"])))
+    start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / lam_start)))
     scores, outcomes, points, steps, path = {}, {}, {}, 0, {}
     v = None
     va_x = xp.asarray(validation)
@@ -215,7 +307,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         points[i] = v.copy()
         path[f"{lam:g}"] = round(scores[i], 6)
         log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: validation {metric} {abs(scores[i]):.5g} "
-            f"({steps} CG steps so far, gap {gap:.2g}, {elapsed:.0f} s)")
+            f"({steps} CG steps so far, gap {gap:.2g}) [{_budget_words(elapsed, budget_s)}]")
         previous = scores.get(i - 1)
         if unresolved or (previous is not None and _gain(metric, previous, scores[i]) < MIN_GAIN[metric]):
             break  # the smaller λ did not gain (validation error is unimodal in λ), or cannot be solved
@@ -226,7 +318,8 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         log(f"auto: no lambda solved at {M2} centres within the budget: the sample's choice stands")
         return None
     best = max(scores, key=lambda k: (scores[k], -k))
-    return {"centers": int(M2), "kept_centers": int(cg.M), "lam": LAMBDAS[best], "lam_index": best, "score": scores[best], "v": points[best],
+    return {"centers": int(M2), "kept_centers": int(cg.M), "bandwidth_factor": factor, "kernel": kernel,
+            "lam": LAMBDAS[best], "lam_index": best, "score": scores[best], "v": points[best],
             "rows": outcomes[best],
             "path": path, "seconds": time.perf_counter() - t0, "steps": steps, "cg": cg, "intercept": to_numpy(mu),
 }

@@ -24,7 +24,7 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    with each doubling, so the sizes left could not add up to the tolerance --, or less than
    :data:`GAIN_ERRORS` standard errors of the paired difference on the validation rows (:func:`_gain_error`:
    the rows cannot tell that it gained, nor would they a smaller later gain), when the next size
-   would pass ``max_centers``, the training rows or :data:`CENTER_ENTRIES` dense values of centres,
+   would pass ``max_centers`` (capped by the memory available: :meth:`.solver.AutoSolver.most_centers`) or the rows,
    or when its projected time (4x this size's: the system costs n M²) would pass the budget.
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
@@ -48,9 +48,6 @@ LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
 MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
-#: the centres are held dense (M × d): at most this many values (256 MiB in float32) -- wide sparse rows
-#: (a 65,536-column text set caps M at 1,024)
-CENTER_ENTRIES = 1 << 26
 #: a doubling whose validation gain is within this many standard errors of its paired difference (:func:`_gain_error`)
 #: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
 #: could not be told apart either
@@ -120,6 +117,12 @@ def _gain_words(metric, gain):
     return f"{100 * gain:.2f}% of RMSE" if metric == "rmse" else f"{100 * gain:.2f} points"
 
 
+def _budget_words(spent, budget_s):
+    """``12 s of the 120 s budget, at most 108 s left``: the search's progress against its budget (its ETA: the
+    search stops adding centres once a size would pass the budget; the solve on every row comes after)."""
+    return f"{spent:.0f} s of the {budget_s:.0f} s budget, at most {max(0.0, budget_s - spent):.0f} s left"
+
+
 def _lambda_window(count, center):
     """Indices of the λ path to try: all of them, or :data:`LAMBDA_REACH` either side of ``center``."""
     if center is None:
@@ -162,7 +165,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
     has_bw = "bandwidth" in options
     base_bw = options.get("bandwidth")
-    ladder = list(counts) if counts else _ladder(len(order), min(max_centers, CENTER_ENTRIES // max(1, problem.d)))
+    ladder = list(counts) if counts else _ladder(len(order), max_centers)
     trials, best, previous_best, kept = [], None, None, None
     previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
     shorten = False  # from the third size on: whether a shorter bandwidth is tried too
@@ -234,7 +237,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             said = (f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped
                     else f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} "
                          f"({trial['seconds']:.2f} s)")
-            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said}")
+            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said} "
+                f"[{_budget_words(time.perf_counter() - t0, budget_s)}]")
             factor_rows[f] = outcomes.get(k)
             if skipped:
                 del system

@@ -9,7 +9,9 @@ model, and ``report["auto"]`` says what was tried, what was chosen and why.
 Routes (docs/defaults.md):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
-  nearly free, so it is also the search's model.  Class ids (3 or more) where all pairs of classes solved exactly
+  nearly free, so it is also the search's model.  Past :data:`.large.SEARCH_ROWS` training rows the search runs
+  on a seeded sample and the centres then grow on every row: ``krr_pcg`` (conjugate gradients, one pass of kernel
+  blocks a step, O(M²) memory) solves the grown size (:mod:`.large`).  Class ids (3 or more) where all pairs of classes solved exactly
   cost less than one one-vs-rest system at ``max_centers``: ``krr_pairs``, one-vs-one on every row, with its own
   search (:mod:`.pairs`);
 * the squared hinge: ``svm_nystrom`` -- active-set Newton on the same M centres, each step one Cholesky of
@@ -20,16 +22,26 @@ Routes (docs/defaults.md):
 * a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
   own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
 
+The search's budget (``solver.budget``) is by default 120 s per 500,000 training rows, at least 120 s
+(:func:`.large.default_budget`), printed at the start; each progress line says what is spent and left.
+
 An explicit number is always taken as given: ``model.regularizer.lambda``, a numeric
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
+
+Memory: the search's plan (:meth:`AutoSolver.memory_plan`: the Nyström system being built, the best one so far and the
+split's rows) caps the ladder at the most centres that fit the memory available (:func:`kopt.memory.largest_fitting`,
+the rule every solver's plan is checked by); an explicit ``features.count`` that does not fit is refused with it.
 """
 from __future__ import annotations
 
+import dataclasses
+
+from kopt import memory
 from kopt import rows as _rows
 from kopt import threads as _threads
 from kopt.components import Plan, Solver
 
-from . import large, pairs, planner
+from . import columns, large, pairs, planner
 
 
 class AutoSolver(Solver):
@@ -47,10 +59,45 @@ class AutoSolver(Solver):
                    "description": "seconds the search may spend before it stops adding centres (the solve on all "
                                   "rows comes after); null: 120 s per 500,000 training rows, at least 120 s"},
         "max_centers": {"type": "integer", "minimum": 16, "default": 4096,
-                        "description": "the most Nystrom centres the search tries (memory: about 32 M^2 bytes)"},
+                        "description": "the most Nystrom centres the search tries (fewer where the memory available "
+                                       "holds fewer: about 24 M^2 bytes, kopt validate --data prints the plan)"},
         "validation": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.2,
                        "description": "the held-out share of the training rows the choices are scored on"},
     }
+
+    memory_key = "model.features.count"
+
+    def memory_plan(self, sizes):
+        """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
+        held aside as its T alone (at most M x M float64), and the split's fit and validation rows, copied."""
+        from kopt_plugins.krr_nystrom.system import system_plan
+
+        return [*system_plan(sizes),
+                memory.matrices(1, min(sizes.count, sizes.n), min(sizes.count, sizes.n), "float64",
+                                "the best system so far, its T"),
+                memory.matrices(1, sizes.n, sizes.d, sizes.dtype, "the fit and validation rows, copied"),
+                memory.matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and their split")]
+
+    def memory_sizes(self, problem):
+        """The search's largest size: the spec's ``features.count`` where its author gave one, else ``max_centers``
+        or the training rows."""
+        count = ((problem.spec.given.get("model") or {}).get("features") or {}).get("count")
+        top = int(count) if count else min(self.options.max_centers, int(problem.n))
+        return memory.Sizes.of(problem).replace(count=top, kind="nystrom")
+
+    def most_centers(self, problem, have=None) -> int:
+        """The most centres the search may try: :meth:`memory_sizes`' count, fewer where its plan does not fit the
+        memory available; a given ``features.count`` that does not fit, or a memory that does not hold even the
+        ladder's first size, is refused (:class:`kopt.errors.MemoryLimitError`)."""
+        sizes = self.memory_sizes(problem)
+        have = memory.available_bytes() if have is None else have
+        given = ((problem.spec.given.get("model") or {}).get("features") or {}).get("count")
+        if given:
+            memory.check_plan(self, sizes, have)
+            return sizes.count
+        first = min(sizes.count, planner.FIRST_CENTERS)
+        memory.check_plan(self, sizes.replace(count=first), have)
+        return memory.largest_fitting(self, sizes, have)
 
     def check_spec(self, spec):
         loss = spec.loss  # its target is real or binary: the core checked ``targets``
@@ -117,15 +164,19 @@ class AutoSolver(Solver):
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
                 return self._plan_pairs(problem, kernel, lam, log)
         budget = large.default_budget(problem.n) if o.budget is None else float(o.budget)
+        log(f"auto: budget {budget:.0f} s for the search on {problem.n:,} training rows (" + (
+            f"{large.BUDGET_PER:g} s per {large.BUDGET_ROWS:,} training rows, at least {large.BUDGET_MIN:g} s"
+            if o.budget is None else "solver.budget") + "; the solve on every row comes after)")
         if problem.n > large.SEARCH_ROWS:
             return self._plan_large(problem, kernel, lam, count, budget, log)
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
         # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.scipy_blas)
+        most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
         with _threads.scipy_blas():
             found = planner.search(
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=o.max_centers, budget_s=budget,
+                counts=[int(count)] if count else None, max_centers=most, budget_s=budget,
                 seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
@@ -144,6 +195,8 @@ class AutoSolver(Solver):
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
                   "budget_s": budget, "trials": trials, "why": why}
+        if not count and most < min(o.max_centers, problem.n):
+            record["memory_cap"] = most  # the ladder stopped there: more centres would not fit the memory available
         start = None
         if solver["name"] == "krr_nystrom":
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
@@ -161,16 +214,26 @@ class AutoSolver(Solver):
         t0 = time.perf_counter()
         o, seed, n = self.options, problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
-        sample = large.sample_problem(problem, large.sample_rows(problem, fit))
-        log(f"auto: {n} training rows: budget {budget:.0f} s ({large.BUDGET_PER:g} s per {large.BUDGET_ROWS:,} "
-            f"training rows, at least {large.BUDGET_MIN:g} s); the direct search on {sample.n:,} seeded rows, "
-            f"then the centres grown on every row, scored on {len(va):,} held-out rows")
         square = problem.loss.name == "square"
+        column_scales = None
+        if kernel.get("bandwidth") == "auto":  # one length scale per column, where it pays (.columns)
+            found_columns = columns.choose(problem, fit=fit, validation=va, metric=planner.metric_of(problem),
+                                           budget_s=large.COLUMN_SHARE * budget, log=log, seed=seed)
+            if found_columns is not None:
+                column_scales, factor = found_columns
+                base = problem.kernel.options.as_dict()
+                problem = dataclasses.replace(
+                    problem, X=problem.X * column_scales.astype(problem.X.dtype),
+                    kernel=type(problem.kernel)(**{**base, "bandwidth": float(f"{base['bandwidth'] * factor:.6g}")}))
+        rows = large.sample_rows(problem, fit)
+        sample = large.sample_problem(problem, rows)
+        log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centres "
+            f"grown on every row, scored on {len(va):,} held-out rows")
         with _threads.scipy_blas():
             found = planner.search(
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=o.max_centers,
+                counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
                 budget_s=large.SAMPLE_SHARE * budget if square and not count else budget,
                 seed=seed, validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = dict(found.best), list(found.trials), found.metric
@@ -192,18 +255,22 @@ class AutoSolver(Solver):
                 f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
             if not count:
                 with _threads.scipy_blas():
+                    best["bandwidth_rule"] = kernel.get("bandwidth") == "auto"
                     grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va,
                                        budget_s=budget - (time.perf_counter() - t0),
-                                       max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log)
+                                       max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log, sample=rows)
             if grown is not None:
-                trials.append({"centers": grown["centers"], "bandwidth": best["bandwidth"], "lam": grown["lam"],
+                trials.append({"centers": grown["centers"],
+                               "bandwidth": grown["kernel"].options.as_dict().get("bandwidth"), "lam": grown["lam"],
                                "score": grown["score"], "path": grown["path"], "seconds": grown["seconds"],
                                "cg_steps": grown["steps"], "rows": int(len(fit))})
                 gain = planner._gain(metric, best["full_score"], grown["score"])
                 if gain >= planner.MIN_GAIN[metric]:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
                         f"over the sample's model: chosen")
-                    best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"])
+                    best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"],
+                                bandwidth_factor=best["bandwidth_factor"] * grown["bandwidth_factor"],
+                                bandwidth=grown["kernel"].options.as_dict().get("bandwidth", best["bandwidth"]))
                     start = {"v": grown["v"], "factors": grown["cg"]}
                 else:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
@@ -218,6 +285,8 @@ class AutoSolver(Solver):
         if best["bandwidth"] is not None:
             overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
+        if column_scales is not None:
+            overrides["data.column_scales"] = [float(f"{c:.6g}") for c in column_scales]
         solver = overrides["solver"]
         seconds = time.perf_counter() - t0
         why = (f"{best['centers']} centres, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
@@ -229,5 +298,6 @@ class AutoSolver(Solver):
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": f"validation {len(va)} of {n} rows, seed {seed}; "
                   f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": budget,
-                  "trials": trials, "why": why}
+                  "trials": trials, "why": why,
+                  "column_scales": None if column_scales is None else overrides["data.column_scales"]}
         return Plan(overrides, record, start)

@@ -1,13 +1,16 @@
 """Built-in dataset presets: real public data sets (fetched into ``$KOPT_DATA`` on first use, or packaged)
-and the synthetic generator of papers/001."""
+the synthetic generator of papers/001, and the generated sets at scale (deformed digits, HIGGS-shaped rows)."""
 from kopt.hookspecs import hookimpl
 
+from .digits import DeformedDigits, DeformedDigits8v6
 from .higgs import Higgs, Higgs12k
+from .higgs_shaped import HiggsShaped
 from .libsvm import A9a, Ijcnn1, Reuters, W8a
 from .synthetic import DaiSynthetic
 from .tabular import CalHousing, Mnist
 
-PRESETS = [A9a, CalHousing, DaiSynthetic, Higgs, Higgs12k, Ijcnn1, Mnist, Reuters, W8a]
+PRESETS = [A9a, CalHousing, DaiSynthetic, DeformedDigits, DeformedDigits8v6, Higgs, Higgs12k, HiggsShaped, Ijcnn1,
+           Mnist, Reuters, W8a]
 
 
 @hookimpl

@@ -201,3 +201,35 @@ def _kernel_diag(problem, dtype):
     for lo, hi in _rows.chunks(problem.n, 1 << 16):
         out[lo:hi] = xp.asarray(problem.kernel.diag(_rows.dense(problem.X, slice(lo, hi), xp, dtype)), dtype=np.float64)
     return out
+
+
+#: bytes per training row and output the features route holds (α, the labels, the dual box's two bounds, the check's
+#: scores and loss values), and per row whatever the outputs (the partition's row indices, the rows' index range):
+#: 80 bytes a row after the route's set-up and 14 more in the check, with one output at 200,000 rows (measured)
+ROW_BYTES_PER_OUTPUT = 48
+ROW_BYTES = 48
+#: the BLAS's work buffers the block products touch, per worker thread: with the workers' block buffers, 38 MiB above
+#: the cached factors after 20 blocks on two workers (200,000 rows, 1,024 features; measured)
+BLAS_BUFFERS = 12 << 20
+
+
+def features_plan(options, sizes, threads):
+    """The features route's :mod:`kopt.memory` plan (:meth:`kopt_plugins.joker.solver.JokerSolver.memory_plan`)."""
+    from kopt.memory import matrices
+
+    n, C, M, itemsize = sizes.n, sizes.outputs, sizes.count, sizes.itemsize
+    m = min(options.batch_size, n)
+    F = sizes.problem.features.block_size if sizes.problem is not None else 512
+    G = max(1, min(16, (1 << 18) // max(1, m * F)))  # FeatureEngine._group on a CPU
+    workers = max(1, min(threads, 8))
+    blocks = -(-n // m)
+    visited = min(blocks, options.iterations)  # one block an iteration: at most this many factors to keep
+    cache = min(options.factor_cache_mb * 2**20, visited * C * 8 * m * m)
+    return [("per training row: the dual variables, labels, dual box and scores",
+             n * (ROW_BYTES + ROW_BYTES_PER_OUTPUT * C)),
+            ("the visited blocks' Cholesky factors (at most solver.factor_cache_mb)", int(cache)),
+            (f"{workers} workers' block buffers (K_BB, its features)",
+             workers * (m * m * (8 + itemsize) + 3 * m * G * F * itemsize + 8 * m * C)),
+            matrices(1, -(-M // F) * F, sizes.d + 1, sizes.dtype, "the feature parameters"),
+            matrices(2, -(-M // F) * F, C, "float64", "the coefficients and the model's copy"),
+            ("the BLAS's work buffers", workers * BLAS_BUFFERS)]

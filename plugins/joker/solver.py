@@ -17,7 +17,7 @@ import numpy as np
 from kopt.iterative import IterativeSolver, common_options
 
 from . import primal, rounds
-from .blocks import DualBlocks
+from .blocks import DualBlocks, features_plan
 
 
 def joker_lambda(lam: float, n: int) -> float:
@@ -104,6 +104,20 @@ class JokerSolver(IterativeSolver):
                                         "worker makes over its rows per round; one iteration is then one round"},
     }
 
+    memory_key = "model.features.count"
+
+    def memory_plan(self, sizes):
+        """The features route (dual blocks on random features): per training row the dual variables, the labels, the
+        dual box, the block partition and the check's scores (:data:`ROW_BYTES`); the Cholesky factors of visited blocks
+        kept within ``factor_cache_mb``; each worker's block buffers; the feature parameters; the BLAS's work
+        buffers.  The other routes declare nothing yet (not checked)."""
+        problem = sizes.problem
+        if problem is None:
+            route = self.options.mode
+        else:
+            route = self.route_for(sizes.n, sizes.count, sizes.kind, problem.loss, problem.kernel)
+        return features_plan(self.options, sizes, self.n_threads) if route == "features" else []
+
     def check_spec(self, spec):
         reg = spec.regularizer
         o = self.options
@@ -154,15 +168,18 @@ class JokerSolver(IterativeSolver):
         features the solver follows: the primal route for a loss with a Lipschitz gradient when
         n >= 2M and M <= ``primal_max_features``, the dual blocks otherwise.
         """
+        return self.route_for(problem.n, problem.features.count, problem.features.kind, problem.loss, problem.kernel)
+
+    def route_for(self, n, M, kind, loss, kernel) -> str:
+        """:meth:`route` of n training rows, M features of ``kind``, ``loss`` and ``kernel``."""
         o = self.options
         if o.mode != "auto":
             return o.mode
-        n, M = problem.n, problem.features.count
-        if problem.features.kind == "nystrom":
+        if kind == "nystrom":
             return "primal"
-        if n <= o.auto_exact_rows or not problem.kernel.has_features:
+        if n <= o.auto_exact_rows or not kernel.has_features:
             return "exact"
-        if primal.eligible(problem.loss) and M <= o.primal_max_features and n >= 2 * M:
+        if primal.eligible(loss) and M <= o.primal_max_features and n >= 2 * M:
             return "primal"
         return "features"
 

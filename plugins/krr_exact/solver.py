@@ -18,6 +18,7 @@ from kopt.backend import to_numpy
 from kopt.errors import DataError, KoptError
 from kopt.iterative import Check, IterativeSolver, Step
 from kopt.linalg import ridge_solve
+from kopt.memory import matrices
 from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 
@@ -41,6 +42,16 @@ class ExactKRR(IterativeSolver):
                      "description": "refuse larger training sets (the kernel matrix takes 8 n² bytes)"},
         "jitter": {"type": "number", "minimum": 0, "default": 0.0, "description": "added to the diagonal"},
     }
+
+    memory_key = "data.max_rows"
+    memory_hint = "or use solver krr_nystrom (memory O(M^2) on M centres, whatever n)"
+
+    def memory_plan(self, sizes):
+        """The n x n kernel matrix and its Cholesky factor (float64, the factor made in a copy) and the rows in
+        float64 (the test rows' kernel against them, n_test x n, comes after the factor is freed)."""
+        n = sizes.n
+        return [matrices(2, n, n, "float64", "the kernel matrix and its Cholesky factor"),
+                matrices(1, sizes.n, sizes.d + 2, "float64", "the training rows, augmented for the kernel")]
 
     def check_spec(self, spec):
         if spec.loss.name != "square":

@@ -20,12 +20,13 @@ from kopt.backend import get_namespace, to_numpy
 from kopt.errors import KoptError
 from kopt.iterative import Check, IterativeSolver, Step
 from kopt.linalg import solve_triangular
+from kopt.memory import matrices
 from kopt.nystrom import center_basis, choose_centers
 from kopt.objectives import dual, primal
 from kopt.predictors import KernelExpansion
 from kopt.threads import blas_threads
 
-from .system import kept_centers, residual_pass, row_chunks, target_offset
+from .system import kept_centers, residual_pass, row_chunks, system_plan, target_offset
 
 
 class NystromKRR(IterativeSolver):
@@ -43,6 +44,14 @@ class NystromKRR(IterativeSolver):
     warm_start = False  # a direct solve: nothing to continue
     iteration_unit = "the system and its Cholesky solve (one iteration)"
     params = {}
+
+    memory_key = "model.features.count"
+
+    def memory_plan(self, sizes):
+        """The system (:func:`.system.system_plan`: T and U, M x M float64 each, a chunk of kernel values), the
+        centred targets and the scores of every training row (n x outputs float64 each)."""
+        return [*system_plan(sizes),
+                matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and the rows' scores")]
 
     def check_spec(self, spec):
         if spec.loss.name != "square":

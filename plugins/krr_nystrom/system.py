@@ -62,6 +62,30 @@ CHUNK_ENTRIES = 1 << 22
 SCORE_ENTRIES = CHUNK_ENTRIES // 4
 
 
+#: the BLAS's own work buffers touched by the system's rank-k updates and factorisations (the two OpenBLAS pools of
+#: NumPy and SciPy, per thread): 26 and 40 MiB of the peaks above the system's arrays at 2,048 and 4,096 centres
+#: (docs/benchmarks/memory_plan.json)
+BLAS_BUFFERS = 32 << 20
+
+
+def system_plan(sizes):
+    """What a :class:`NystromSystem` of ``sizes.count`` centres (at most the rows) holds at its peak, as
+    :mod:`kopt.memory` plan items: T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows'
+    kernel values in the features' dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centres; the BLAS's
+    work buffers."""
+    from kopt.memory import matrices
+
+    M, d = min(sizes.count, sizes.n), sizes.d  # the centres are distinct training rows
+    problem = sizes.problem
+    sparse = problem is not None and _rows.is_sparse(problem.X) and getattr(problem.kernel, "sparse_rows", False)
+    rows = max(1, min(sizes.n, CHUNK_ENTRIES // max(1, M, 0 if sparse else d)))
+    return [matrices(2, M, M, "float64", "the system T and the centres' factor U"),
+            matrices(1, rows, M, "float64", "a chunk of rows' kernel values"),
+            matrices(1, rows, M, sizes.dtype, "the same chunk as computed"),
+            matrices(2, M, d + 2, sizes.dtype, "the dense centres, and as the kernel reads them"),
+            ("the BLAS's work buffers", BLAS_BUFFERS)]
+
+
 def row_chunks(X, M, kernel=None, entries=None):
     """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows (unless the
     kernel takes X's sparse rows as they are), stay within ``entries`` (:data:`CHUNK_ENTRIES`)."""

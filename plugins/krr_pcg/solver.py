@@ -56,6 +56,28 @@ class NystromPCG(NystromKRR):
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz", "t", "refreshed_at")
 
+    memory_key = "model.features.count"
+    memory_hint = "or use solver krr_nystrom (two M x M matrices instead of three)"
+
+    def memory_plan(self, sizes):
+        """U, UUᵀ and the preconditioner's factor (M x M float64 each); a block of kernel values per worker thread
+        (its float32 values and the certificate pass's float64 copy); the dense centres; CG's carried n x outputs
+        float64 arrays (the targets, the scores, a pass's products, the certificate's refreshed copy)."""
+        from kopt.memory import matrices
+        from kopt.threads import resolve_threads
+
+        from .passes import CHUNK_ENTRIES
+
+        M = min(sizes.count, sizes.n)
+        threads = resolve_threads(getattr(self.options, "threads", None))
+        rows = max(16, CHUNK_ENTRIES // max(1, M))
+        return [matrices(3, M, M, "float64", "U, UU^T and the preconditioner's factor"),
+                matrices(threads, rows, M, "float64", "a block of kernel values per thread (float64 copy)"),
+                matrices(threads, rows, M, sizes.dtype, "a block of kernel values per thread"),
+                matrices(2, M, sizes.d + 2, sizes.dtype, "the dense centres, and as the kernel reads them"),
+                matrices(5, sizes.n, sizes.outputs, "float64", "the targets, the scores, a pass's products, the "
+                                                               "certificate's copy, the weights")]
+
     def cadence(self, state):
         return 1, 0  # the gap every iteration (O(n C) from what CG carries); holdout metrics at the end
 
@@ -68,7 +90,8 @@ class NystromPCG(NystromKRR):
 
             return distributed.init(problem, start)
         state = super().init(problem, dense_centers=False)
-        if factors is not None and _same_centres(problem, state["centers"], factors):
+        state["reused_factors"] = factors is not None and _same_centres(problem, state["centers"], factors)
+        if state["reused_factors"]:
             cg = factors.reweighted(problem.X, state["Y"], state["weights"], threads=self.n_threads)
         else:
             cg = NystromCG(problem.kernel, problem.X, state["Y"], _dense_centers(problem, state["centers"]),
@@ -135,6 +158,7 @@ class NystromPCG(NystromKRR):
     def finish(self, state):
         predictor, info = super().finish(state)
         info["passes"] = int(state["cg"].passes)
+        info["reused_search_factors"] = bool(state.get("reused_factors"))
         if state["problem"].partitions is not None:
             info.update(state["cg"].summary())
         return predictor, info

@@ -3,7 +3,7 @@
 The dry run replaces CuPy by NumPy; these runs keep ``backend: cupy`` and give it a module that
 computes with NumPy but answers to ``cupy`` and ``cupyx`` (a fake CUDA runtime with one device).
 So every ``xp is not np`` branch, ``cupyx`` call, the probe, the device report and the benchmarks'
-synchronisation run here, and a GPU session finds no typo in them.  What they cannot check is
+synchronisation run here, and a run on a GPU finds no typo in them.  What they cannot check is
 CuPy itself: device copies, implicit host conversions, CUDA's rounding.
 """
 from __future__ import annotations
