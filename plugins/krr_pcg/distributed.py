@@ -19,9 +19,10 @@ vectors v, T v, r, p.  Partition k's worker holds its rows, its labels and its s
   float64 products, the workers' scores untouched.
 
 A checkpoint gathers the scores (8 bytes per row and output, like Joker's α); a resumed run scatters them back
-(one round): the run continues with the same bits.  Every task carries the count of rounds its worker has seen:
-a worker that lost its scores (a dead worker whose partition Dask read again elsewhere) answers ``stale`` and the
-run stops with an error that says to resume from the checkpoint.
+(one round): the run continues with the same bits.  A round's tasks never change their inputs: each returns the
+partition's new state (its scores and u), which stays on the worker as an input of the next round.  When a worker
+dies, Dask reads its partition again elsewhere and recomputes that partition's rounds from their inputs: the run
+goes on with the same bits (Joker's rounds do the same, docs/scale.md).
 """
 from __future__ import annotations
 
@@ -40,33 +41,25 @@ from kopt_plugins.krr_nystrom.system import kept_centers
 from .cg import NystromCG
 from .passes import RowPass
 
-#: what a task answers when its worker's scores are not at the round it was sent for
-STALE = "stale"
-
-
-class Worker:
-    """What partition ``k``'s worker keeps: its rows' pass against the centres, its labels (n_k × C), its scores and
-    the last round's u = K P (added to the scores, times the step size, at the next round)."""
+class Rows:
+    """What partition ``k``'s worker keeps for the whole run: its rows' pass against the centres and its labels
+    (n_k × C).  Nothing in it changes: the scores travel from round to round as the rounds' own results."""
 
     def __init__(self, part, k, template, C):
         self.args = (part, k, template, C)
         self.nbytes = nbytes(part["X"])
-        problem = local_problem(template, part, k)
-        self.Y = problem.label_matrix()
+        self.Y = local_problem(template, part, k).label_matrix()
         self.rows = RowPass(template.kernel, part["X"], C, template.dtype, threads=1)
-        self.scores = self.u = None
-        self.version = 0
 
     def __reduce__(self):
-        # rebuilt from the partition wherever it lands, without scores: its next task answers STALE
-        return Worker, self.args
+        return Rows, self.args  # rebuilt from the partition wherever it lands
 
     def __sizeof__(self):
         return self.nbytes  # the scheduler weighs moving it like moving its partition's rows
 
 
 def _new(part, k, template, C):
-    return Worker(part, k, template, C)
+    return Rows(part, k, template, C)
 
 
 def _sums(scores, u, yc):
@@ -79,47 +72,46 @@ def _sums(scores, u, yc):
     return out
 
 
-def _start(worker):
-    """The start round: ``(Kᵀ[Y, 1], Σ Y, Σ Y²)``; the scores are zero (v = 0)."""
-    Y = worker.Y
-    G = worker.rows.adjoint(np.concatenate([Y, np.ones((Y.shape[0], 1))], axis=1))
-    worker.scores, worker.u, worker.version = np.zeros_like(Y), None, 1
-    return G, np.sum(Y, axis=0), np.sum(Y * Y, axis=0)
+# A round's task returns ``(state, answer)``: the state (the scores f and the last u = K P, or None) stays on the
+# worker as the input of the next round's task, the answer comes back.  Tasks never change their inputs, so a round
+# run twice (a worker lost, its partition's rounds recomputed from their inputs) gives the same bits.
+
+def _start(rows):
+    """The start round: the scores are zero (v = 0); ``(Kᵀ[Y, 1], Σ Y, Σ Y²)``."""
+    Y = rows.Y
+    G = rows.rows.adjoint(np.concatenate([Y, np.ones((Y.shape[0], 1))], axis=1))
+    return (np.zeros_like(Y), None), (G, np.sum(Y, axis=0), np.sum(Y * Y, axis=0))
 
 
-def _iterate(worker, version, a, P, mu):
-    """A CG round: the scores += a ⊙ u, then u = K P; ``(Kᵀu, the sums at (scores, u))``."""
-    if worker.version != version or worker.scores is None:
-        return STALE
-    if worker.u is not None:
-        worker.scores += a * worker.u
-    worker.u, G = worker.rows.products(P)
-    worker.version += 1
-    return G, _sums(worker.scores, worker.u, worker.Y - mu)
+def _iterate(rows, last, a, P, mu):
+    """A CG round: f + a ⊙ u, then u = K P; ``(Kᵀu, the sums at (f, u))``."""
+    scores, u = last[0]
+    if u is not None:
+        scores = scores + a * u
+    u, G = rows.rows.products(P)
+    return (scores, u), (G, _sums(scores, u, rows.Y - mu))
 
 
-def _precise(worker, version, P, mu):
-    """The confirming pass: ``(Kᵀ f, the sums at f)`` for f = K P with float64 products; the scores untouched."""
-    if worker.version != version:
-        return STALE
-    S, G = worker.rows.products(P, precise=True)
-    return G, _sums(S, None, worker.Y - mu)
+def _answer(out):
+    return out[1]
 
 
-def _current(worker, version, a):
-    """The scores of the last iterate (the checkpoint's): scores + a ⊙ u, as the next round makes them."""
-    if worker.version != version or worker.scores is None:
-        return STALE
-    return worker.scores if worker.u is None else worker.scores + a * worker.u
+def _precise(rows, P, mu):
+    """The confirming pass: ``(Kᵀ f, the sums at f)`` for f = K P with float64 products; no state."""
+    S, G = rows.rows.products(P, precise=True)
+    return G, _sums(S, None, rows.Y - mu)
 
 
-def _restore(worker, version, scores, mu):
-    """A resumed run's scores; the sums at them."""
-    if worker.version != version:
-        return STALE
-    worker.scores, worker.u = np.array(scores, dtype=np.float64), None
-    worker.version += 1
-    return _sums(worker.scores, None, worker.Y - mu)
+def _current(last, a):
+    """The scores of the last iterate (the checkpoint's): f + a ⊙ u, as the next round makes them."""
+    scores, u = last[0]
+    return scores if u is None else scores + a * u
+
+
+def _restored(rows, scores, mu):
+    """A resumed run's scores as the state; the sums at them."""
+    scores = np.array(scores, dtype=np.float64)
+    return (scores, None), _sums(scores, None, rows.Y - mu)
 
 
 class PartitionCG(NystromCG):
@@ -140,13 +132,12 @@ class PartitionCG(NystromCG):
         self.weights, self.scale, self.lam, self.L = None, 1.0 / self.M, None, None
         self.parts, self.preprocessor = problem.partitions, problem.preprocessor
         self.K = len(self.parts.rows)
-        self.version = self.rounds = self.kernel_passes = 0
+        self.rounds = self.kernel_passes = 0
         self.pending = None  # the step sizes a of the last round's u, once CG has taken that step
         template = replace(problem, spec=None, partitions=_Shape(problem.n, problem.d), info={})
         self.on_workers = self.parts.client.scatter(self.C, broadcast=True)  # the centres, sent once
-        self.workers = [self.parts.submit(k, _new, p, k, template, self.on_workers)
-                        for k, p in enumerate(self.parts.train)]
-        pieces = self._round(_start, [()] * self.K, versioned=False)
+        self.held = [self.parts.submit(k, _new, p, k, template, self.on_workers) for k, p in enumerate(self.parts.train)]
+        pieces = self._step(_start, [()] * self.K)
         G, sum_y, sum_yy = (_total([p[i] for p in pieces]) for i in range(3))
         self.mu = sum_y / self.n  # the labels' mean: the model's fixed intercept
         self.zero_sums = np.zeros((5, self.mu.shape[0]))  # the sums at f = 0: Σ r² = Σ (y − μ)² = −Σ r y
@@ -159,24 +150,24 @@ class PartitionCG(NystromCG):
     def passes(self):
         return self.kernel_passes
 
-    def _round(self, fn, per_part, versioned=True):
-        """``fn(worker_k, [version,] *per_part[k])`` on every partition: one round, its answers in partition
-        order."""
-        head = (self.version,) if versioned else ()
-        out = self.parts.gather([self.parts.submit(k, fn, w, *head, *per_part[k]) for k, w in enumerate(self.workers)])
-        lost = [k for k, o in enumerate(out) if isinstance(o, str) and o == STALE]
-        if lost:
-            raise KoptError(f"the workers of partitions {lost} lost their share of krr_pcg's scores (a worker died or "
-                            "its data moved); resume from the checkpoint (output.checkpoint_every, kopt solve --resume)")
+    def _round(self, futures):
+        """Gather one answer per partition: one round, in partition order."""
+        out = self.parts.gather(futures)
         self.rounds += 1
-        self.version += fn in (_start, _iterate, _restore)  # the rounds that change the workers' scores
-        self.kernel_passes += fn in (_start, _iterate, _precise)
         return out
+
+    def _step(self, fn, per_part):
+        """A round whose tasks ``fn(rows_k, *per_part[k])`` leave each partition's new state on its worker (kept for
+        the next round) and send their answers back."""
+        outs = [self.parts.submit(k, fn, r, *per_part[k]) for k, r in enumerate(self.held)]
+        self.last = outs
+        self.kernel_passes += fn is not _restored
+        return self._round([self.parts.submit(k, _answer, o) for k, o in enumerate(outs)])
 
     def _pass(self, P):
         """One CG round at coefficients P: ``(T U P, the sums at (the scores, K P))``; the last step's a goes along."""
         a = np.zeros(P.shape[1]) if self.pending is None else self.pending
-        pieces = self._round(_iterate, [(a, P, self.mu)] * self.K)
+        pieces = self._step(_iterate, [(last, a, P, self.mu) for last in self.last])
         G, sums = _total([g for g, _ in pieces]), _total([s for _, s in pieces])
         self.last_sums = sums
         return solve_triangular(self.U, G / self.n, lower=False, trans="T"), sums
@@ -211,7 +202,9 @@ class PartitionCG(NystromCG):
 
     def refresh(self, s):
         """T v and the sums at ``s["v"]`` from one round with float64 products (in place); the iterates untouched."""
-        pieces = self._round(_precise, [(self.coef(s["v"]), self.mu)] * self.K)
+        P = self.coef(s["v"])
+        pieces = self._round([self.parts.submit(k, _precise, r, P, self.mu) for k, r in enumerate(self.held)])
+        self.kernel_passes += 1
         G = _total([g for g, _ in pieces])
         s["sums"], s["a"] = _total([sums for _, sums in pieces]), np.zeros(self.b.shape[1])
         s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
@@ -238,11 +231,15 @@ class PartitionCG(NystromCG):
     def scores(self, s):
         """Every row's scores f (n × C, gathered: the checkpoint's)."""
         a = np.zeros(self.b.shape[1]) if self.pending is None else self.pending
-        return np.concatenate(self._round(_current, [(a,)] * self.K), axis=0)
+        return np.concatenate(self._round([self.parts.submit(k, _current, o, a) for k, o in enumerate(self.last)]),
+                              axis=0)
 
     def restore(self, s, scores):
         """A resumed run: the checkpoint's scores back to the workers (one round); the sums at them."""
-        pieces = self._round(_restore, [(p, self.mu) for p in self.parts.split(np.asarray(scores))])
+        client = self.parts.client
+        pieces = [client.scatter(p, workers=self.parts.homes([w])) for p, w in
+                  zip(self.parts.split(np.asarray(scores, dtype=np.float64)), self.parts.train)]
+        pieces = self._step(_restored, [(p, self.mu) for p in pieces])
         self.pending = None
         s["sums"], s["a"] = _total(pieces), np.zeros(self.b.shape[1])
 
