@@ -65,18 +65,19 @@ def center_order(problem, count: int):
 
 
 def _row_keys(problem, idx):
-    """One bytes key per row of ``idx`` (in that order), equal exactly for rows of equal values: the dense
+    """One bytes key per row of ``idx`` (sorted; in that order), equal exactly for rows of equal values: the dense
     row's bytes, or a sparse row's nonzero columns and values (no densified block: 4,096 of reuters' 8,315-wide
-    rows are 136 MB dense)."""
+    rows are 136 MB dense).  On a Dask cluster (``problem.X`` None) the rows are fetched from their partitions."""
     from .backend import to_numpy
 
-    if _rows.is_sparse(problem.X):
-        part = _rows.take(problem.X, idx).astype(problem.dtype)
+    X, at = (problem.X, idx) if problem.X is not None else (problem.partitions.take(idx), np.arange(len(idx)))
+    if _rows.is_sparse(X):
+        part = _rows.take(X, at).astype(problem.dtype)
         part.eliminate_zeros()  # explicit zeros and column order do not change a row's values
         part.sort_indices()
         ind, val, ptr = part.indices, part.data, part.indptr
         return [ind[a:b].tobytes() + b"|" + val[a:b].tobytes() for a, b in zip(ptr[:-1], ptr[1:])]
-    rows = to_numpy(_rows.dense(problem.X, problem.xp.asarray(idx), problem.xp, problem.dtype))
+    rows = to_numpy(_rows.dense(X, problem.xp.asarray(at), problem.xp, problem.dtype))
     return [row.tobytes() for row in rows]
 
 

@@ -16,6 +16,10 @@
   K_BB) at the device's measured rates.  Timed from two synchronized solves (``k`` and ``k + K``
   iterations), so the device's queue cannot hide work; targets: ≤ 1.5× the floor, and papers/004's
   50,000 iterations in ≤ 10 minutes.
+* ``pcg`` -- ``krr_pcg`` (the Falkon-class route: Nyström centres, preconditioned CG, one pass of kernel blocks
+  per iteration) on HIGGS-shaped rows: seconds per CG iteration on NumPy and on CuPy at 10⁵ rows and M = 4,096,
+  and the same model on both (objective, certified gap, the largest difference of the test scores), then CuPy
+  alone at 10⁶ rows and M = 4,096 and 16,384 (:data:`PCG_CONFIGS`).
 
 Every measurement synchronizes the device around each timed call (:func:`kopt.backend.synchronize`).
 ``--dry-run`` runs all of it with NumPy at small sizes (the GPU's code paths without CuPy).
@@ -267,3 +271,68 @@ def add_commands(sub, common):
     q.add_argument("--rows", type=int, default=262_144)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
     q.set_defaults(func=_stage(run_joker, "bench_joker_device.json"))
+    q = sub.add_parser("pcg", help="krr_pcg's seconds per CG iteration on the device beside NumPy, and the same model")
+    common_small(q)
+    q.set_defaults(func=_stage(run_pcg, "bench_pcg_device.json"))
+
+
+#: ``pcg``'s settings ``(rows, M, with NumPy beside)``, in order: the first compares the backends, the others time
+#: the device alone (NumPy at 10⁶ rows and 16,384 centres would take minutes an iteration)
+PCG_CONFIGS = ((100_000, 4096, True), (1_000_000, 4096, False), (1_000_000, 16384, False))
+#: a dry run's (NumPy on both sides)
+DRY_PCG_CONFIGS = ((2048, 128, True), (4096, 256, False))
+
+
+def pcg_spec(M, iterations, backend, lam=1e-4, bandwidth=6.0):
+    """krr_pcg on M centres (the square loss on ±1 labels), ``iterations`` CG steps (tol 0: every step runs).  At
+    λ = 1e-4 eight steps certify a relative gap of about 1e-3 (10⁴ rows, M = 512): the two backends' models are
+    compared near the answer, not early in the iterations."""
+    return {"name": "device_pcg", "seed": 0, "backend": backend,
+            "model": {"loss": {"name": "square", "target": "binary"},
+                      "kernel": {"name": "gaussian", "bandwidth": bandwidth},
+                      "regularizer": {"name": "l2", "lambda": lam}, "features": {"kind": "nystrom", "count": M}},
+            "solver": {"name": "krr_pcg", "iterations": iterations, "tol": 0.0}}
+
+
+def run_pcg(dry_run=False, small=False, configs=None, iterations=8, test_rows=20_000, log=print, save=None):
+    """Seconds per krr_pcg iteration (the median of the trace's steps after the first, each with its certificate)
+    on NumPy and on the device; where both ran, the two models compared."""
+    from ..backend import to_numpy
+
+    _, info = device(dry_run)
+    device_backend = "numpy" if dry_run else "cupy"
+    if configs is None:
+        configs = DRY_PCG_CONFIGS if dry_run or small else PCG_CONFIGS
+    if dry_run or small:
+        iterations, test_rows = min(iterations, 4), 512
+    X_all, y_all = higgs_shaped(max(n for n, _, _ in configs) + test_rows)
+    Xt, yt = X_all[-test_rows:], y_all[-test_rows:]
+    out = {"stage": "pcg", "machine": info, "iterations": iterations, "test_rows": test_rows, "runs": []}
+    for n, M, beside in configs:
+        data = (X_all[:n], y_all[:n], Xt, yt)
+        entry = {"rows": n, "M": M}
+        scores = {}
+        for side, backend in ((("numpy", "numpy"),) if beside else ()) + (("device", device_backend),):
+            try:
+                t, r = _solve_seconds(pcg_spec(M, iterations, backend), data)
+            except Exception as exc:  # recorded; the next setting still runs
+                entry[side] = {"backend": backend, "error": f"{type(exc).__name__}: {exc}"[:500]}
+                log(f"pcg n = {n:,} M = {M:,} {backend}: {entry[side]['error']}")
+                continue
+            steps = np.diff([rec["elapsed"] for rec in r.trace])[1:]
+            entry[side] = {"backend": backend, "seconds_per_iteration": float(np.median(steps)) if steps.size else None,
+                           "solve_seconds": t, "objective": float(r.objective), "rel_gap": r.info.get("rel_gap"),
+                           "n_iter": int(r.n_iter), "passes": r.info.get("passes"),
+                           "accuracy": r.metrics.get("accuracy")}
+            scores[side] = np.asarray(to_numpy(r.model.decision_function(Xt)), dtype=np.float64)
+            log(f"pcg n = {n:>9,} M = {M:>6,} {backend}: {entry[side]['seconds_per_iteration']:.3f} s/iteration, "
+                f"solve {t:.1f} s, relative gap {r.info.get('rel_gap')}")
+        if len(scores) == 2:
+            a, b = entry["numpy"], entry["device"]
+            entry["same_model"] = {"objective_rel": abs(a["objective"] - b["objective"]) / abs(a["objective"]),
+                                   "max_score_diff": float(np.max(np.abs(scores["numpy"] - scores["device"])))}
+            entry["speedup"] = a["seconds_per_iteration"] / b["seconds_per_iteration"]
+        out["runs"].append(entry)
+        if save:
+            save(out)
+    return out

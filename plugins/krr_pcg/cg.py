@@ -115,7 +115,7 @@ class NystromCG:
         alpha = xp.where(active, s["rz"] / xp.where(active, curvature, 1.0), 0.0)
         s["v"] += alpha * p
         s["Tv"] += alpha * Tp
-        s["scores"] += alpha * Kp
+        self.advance_scores(s, alpha, Kp)
         s["r"] -= alpha * q
         z = self.precondition(s["r"])
         rz = xp.sum(s["r"] * z, axis=0)
@@ -123,6 +123,10 @@ class NystromCG:
         s["p"] = z + beta * p
         s["rz"] = rz
         return s
+
+    def advance_scores(self, s, alpha, Kp):
+        """f += α K p: the scores follow v (on a Dask cluster they live on the workers: :mod:`.distributed`)."""
+        s["scores"] += alpha * Kp
 
     def refresh(self, s):
         """The scores, T v and residual at ``s["v"]`` from one pass with float64 products (in place): the iterations'

@@ -19,6 +19,10 @@ The certificate is ``krr_nystrom``'s (:func:`kopt_plugins.krr_nystrom.solver.cer
 Nyström problem from the scores f = K w and Kᵀr, r_i = w_i (f_i − y_i).  Both are carried by the iterations
 (f += α K p, Kᵀ r = n Uᵀ (T v − b)): the duality gap is checked at every iteration at the cost of O(n C), and
 it is the stopping rule (``tol``).  A λ path warm-starts each λ from the last (``lambda_warm_start``).
+
+On a Dask cluster (``execution.engine: dask``, ``--scheduler``) the same CG runs on the client over the partitions
+(:mod:`.distributed`): the same centres, gathered once; one map-reduce round per iteration (each partition's
+Kᵀ K p and its rows' loss sums, the scores kept on its worker); the same model to the solve's tolerance.
 """
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ class NystromPCG(NystromKRR):
     iteration_unit = "one conjugate-gradient step: one pass of kernel blocks over the rows"
     divergence_hint = "raise lambda"
     params = common_options(iterations=100, tol=1e-4)
+    distributed = True  # one round over the partitions per iteration on a Dask cluster (.distributed, docs/scale.md)
 
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz", "t", "refreshed_at")
@@ -80,6 +85,10 @@ class NystromPCG(NystromKRR):
         """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows);
         ``factors``: a :class:`.cg.NystromCG` whose U and UUᵀ are reused where it was made on this problem's
         centres, kernel and dtype (``solver: auto``'s search)."""
+        if problem.partitions is not None:  # on a Dask cluster
+            from . import distributed
+
+            return distributed.init(problem, start)
         state = super().init(problem, dense_centers=False)
         state["reused_factors"] = factors is not None and _same_centres(problem, state["centers"], factors)
         if state["reused_factors"]:
@@ -118,13 +127,20 @@ class NystromPCG(NystromKRR):
         return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(cg.M), extra={"passes": int(cg.passes)})
 
     def save(self, state):
+        if state["problem"].partitions is not None:  # the scores gathered from the workers (one round)
+            return {**{k: to_numpy(state[k]) for k in self.STATE if k != "scores"},
+                    "scores": state["cg"].scores(state)}
         return {k: to_numpy(state[k]) for k in self.STATE}
 
     def load(self, problem, saved):
         if set(self.STATE) <= set(saved):  # a checkpoint: CG continues exactly where it stopped
             state = self.init(problem)
+            on_workers = problem.partitions is not None
             for k in self.STATE:
-                state[k] = problem.xp.asarray(saved[k])
+                if not (on_workers and k == "scores"):
+                    state[k] = problem.xp.asarray(saved[k])
+            if on_workers:  # the scores go back to the workers
+                state["cg"].restore(state, saved["scores"])
             state["w"] = state["cg"].coef(state["v"])
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
@@ -134,10 +150,17 @@ class NystromPCG(NystromKRR):
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}
 
+    def partition_scorer(self, state, rows):
+        """On a Dask cluster: the holdout rows ``rows`` of the test partitions (None: all) scored on the workers."""
+        score = state["cg"].scorer(rows, state["intercept"])
+        return lambda: score(state["w"])
+
     def finish(self, state):
         predictor, info = super().finish(state)
         info["passes"] = int(state["cg"].passes)
         info["reused_search_factors"] = bool(state.get("reused_factors"))
+        if state["problem"].partitions is not None:
+            info.update(state["cg"].summary())
         return predictor, info
 
 

@@ -11,7 +11,9 @@
 #   compare     python -m kopt.bench.device compare: every solver family on CuPy against NumPy (compare.jsonl)
 #   features    the feature engine on the device against its measured cos/GEMM roofline (bench_features.json)
 #   joker       Joker's s/iteration at papers/004's HIGGS setting, M = 16,384 and 10^5 (bench_joker_device.json)
-#   joker_cli   `kopt bench joker --backend cupy` where that command has --backend (bench_joker.json)
+#   pcg         krr_pcg's s/CG iteration on CuPy beside NumPy (10^5 rows, M = 4,096, and the same model), then
+#               CuPy at 10^6 rows, M = 4,096 and 16,384 (bench_pcg_device.json)
+#   joker_cli   `kopt bench joker --backend cupy` where that command has --backend (its JSON into the log)
 # then summary.json (device, driver, CUDA, CuPy, every stage's status and the headline figures) and
 # device_check.log (every stage's output).  At most 7 files, all in $OUT (the device tool returns 8).
 #
@@ -179,12 +181,16 @@ else
 fi
 stage features 75 "$PY" -m kopt.bench.device features --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
 stage joker 120 "$PY" -m kopt.bench.device joker --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
+stage pcg 150 "$PY" -m kopt.bench.device pcg --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
 if "$PY" -m kopt bench joker --help 2>/dev/null | grep -q -- "--backend"; then
+  # its JSON goes into the log, not an eighth file in $OUT
   if [ "$DRY" = 1 ]; then
-    stage joker_cli 90 "$PY" -m kopt bench joker --backend numpy --rows 2048 --features 512 --iterations 4 --json "$OUT/bench_joker.json"
+    stage joker_cli 90 "$PY" -m kopt bench joker --backend numpy --rows 2048 --features 512 --iterations 4 --json "$STAGES.joker.json"
   else
-    stage joker_cli 90 "$PY" -m kopt bench joker --backend cupy --rows 262144 --json "$OUT/bench_joker.json"
+    stage joker_cli 90 "$PY" -m kopt bench joker --backend cupy --rows 262144 --json "$STAGES.joker.json"
   fi
+  [ -f "$STAGES.joker.json" ] && { echo "----- joker_cli: bench_joker.json -----"; cat "$STAGES.joker.json"; echo; } >> "$LOG"
+  rm -f "$STAGES.joker.json"
 else
   say "joker_cli: skipped: kopt bench joker has no --backend option (it runs NumPy); the joker stage measured the device"
   record joker_cli skipped -1 0 0 "kopt bench joker has no --backend option here (it runs NumPy only); see the joker stage"

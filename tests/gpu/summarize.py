@@ -98,6 +98,13 @@ def figures(out_dir):
         big = [r for r in rows if r["M"] and r["M"] >= 100_000]
         res["joker"] = {"by_M": rows, "target_met": (all(r["ratio_to_floor"] <= 1.5 and r["paper_run_minutes"] <= 10
                                                          for r in big) if big else None)}
+    pcg = _json(os.path.join(out_dir, "bench_pcg_device.json"))
+    if pcg:
+        res["pcg"] = {"by_config": [{"rows": r.get("rows"), "M": r.get("M"),
+                                     "numpy_s_per_iteration": (r.get("numpy") or {}).get("seconds_per_iteration"),
+                                     "device_s_per_iteration": (r.get("device") or {}).get("seconds_per_iteration"),
+                                     "speedup": r.get("speedup"), "same_model": r.get("same_model")}
+                                    for r in pcg.get("runs", [])]}
     return res
 
 

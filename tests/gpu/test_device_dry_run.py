@@ -95,6 +95,21 @@ def test_device_rates_dry_run():
     assert len(lines) == 4 and json.dumps(jk)
 
 
+def test_pcg_dry_run():
+    """The pcg stage at small sizes on NumPy: seconds per CG iteration on both sides, the same model (bit for bit:
+    NumPy twice), written as JSON."""
+    lines = []
+    res = device_rates.run_pcg(dry_run=True, log=lines.append)
+    assert [(r["rows"], r["M"]) for r in res["runs"]] == [(n, M) for n, M, _ in device_rates.DRY_PCG_CONFIGS]
+    first, second = res["runs"]
+    for side in (first["numpy"], first["device"], second["device"]):
+        assert side["backend"] == "numpy" and side["seconds_per_iteration"] > 0 and side["n_iter"] == 4
+        assert side["passes"] >= side["n_iter"]
+    assert first["same_model"] == {"objective_rel": 0.0, "max_score_diff": 0.0} and first["speedup"] > 0
+    assert "numpy" not in second  # the large settings time the device alone
+    assert len(lines) == 3 and json.dumps(res)
+
+
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash and timeout")
 def test_device_check_script_dry_run(tmp_path):
     """``bash tests/gpu/device_check.sh --dry-run`` end to end: every stage ok, every figure file written."""
@@ -106,14 +121,15 @@ def test_device_check_script_dry_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "figures in" in proc.stderr
     files = sorted(p.name for p in out.iterdir())
-    assert files == ["bench_features.json", "bench_joker_device.json", "compare.jsonl", "device_check.log",
-                     "gpu_tests.xml", "summary.json"]
-    assert len(files) <= 8  # the device tool brings back at most 8 files
+    assert files == ["bench_features.json", "bench_joker_device.json", "bench_pcg_device.json", "compare.jsonl",
+                     "device_check.log", "gpu_tests.xml", "summary.json"]
+    assert len(files) <= 7  # the script's limit (the device tool brings back at most 8 files)
     summary = json.loads((out / "summary.json").read_text())
     status = {s["stage"]: s["status"] for s in summary["stages"]}
     assert status == {"install": "ok", "gpu_tests": "ok", "compare": "ok", "features": "ok", "joker": "ok",
-                      "joker_cli": status.get("joker_cli")}
+                      "pcg": "ok", "joker_cli": status.get("joker_cli")}
     assert status["joker_cli"] in ("ok", "skipped")
     assert summary["dry_run"] and summary["nvidia_smi"]["cuda"] == "13"  # parsed from the sample header
     assert summary["compare"]["cases"] == summary["compare"]["agree"] == len(dev.CASES)
     assert summary["gpu_tests"]["failures"] == summary["gpu_tests"]["errors"] == 0
+    assert [r["M"] for r in summary["pcg"]["by_config"]] == [M for _, M, _ in device_rates.DRY_PCG_CONFIGS]

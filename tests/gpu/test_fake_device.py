@@ -61,6 +61,12 @@ def test_compare_and_rates_on_the_fake_device(tmp_path):
         res = json.loads((tmp_path / name).read_text())
         assert res["machine"]["device"] == "Fake CUDA device (NumPy)" and not res["machine"]["dry_run"]
         assert res["roofline"]["cos_G_per_s"] > 0
+    proc = _run(["-m", "kopt.bench.device", "pcg", "--small", "--out", str(tmp_path)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((tmp_path / "bench_pcg_device.json").read_text())
+    first = res["runs"][0]
+    assert first["numpy"]["backend"] == "numpy" and first["device"]["backend"] == "cupy"  # krr_pcg's CuPy branches
+    assert first["same_model"]["objective_rel"] < 2.0 ** -16 and first["device"]["seconds_per_iteration"] > 0
 
 
 def test_fake_device_refuses_host_device_mixes():
