@@ -48,7 +48,7 @@ def test_readme_table_is_pyprojects_dependencies():
 def test_readme_lists_every_extra():
     extras = [p for p in _paragraphs() if p.startswith("Extras (")]
     assert len(extras) == 1, "README.md: expected one paragraph starting 'Extras ('"
-    named = set(re.findall(r"`([a-z]+)`\s+\(", extras[0]))
+    named = set(re.findall(r"`([a-z-]+)`\s+\(", extras[0]))
     assert named == set(_project()["optional-dependencies"])
 
 

@@ -51,7 +51,7 @@ def test_solvers_without_the_capability_refuse_weights_naming_those_that_take_th
         kopt.solve(spec, data=(X, y), sample_weight=np.ones(len(X)))
     assert exc.value.path == "$.solver.name"
     ok = [n for n in registry().names("solver") if registry().get("solver", n).sample_weight]
-    assert ok == ["auto", "cdsg", "dsg", "joker", "krr_exact", "krr_nystrom", "krr_pairs", "svm_nystrom", "udsg"]
+    assert ok == ["auto", "cdsg", "dsg", "joker", "krr_exact", "krr_nystrom", "krr_pairs", "krr_pcg", "svm_nystrom", "udsg"]
     assert f"solvers that do: {', '.join(ok)}" in str(exc.value)
     assert not registry().get("solver", "gp").sample_weight
 
