@@ -178,6 +178,13 @@ class DeformedDigits(DatasetPreset):
     def supports(cls):
         return "generator, " + cls.task + ", memory-mapped (needs the mnist preset's files)"
 
+    def status(self) -> list:
+        """The ``mnist`` preset's files the digits are made from, as ``[(remote, where, path)]``: ``missing`` where
+        they are not here (the generator then stops with the offline error naming them)."""
+        from kopt.plugins import registry
+
+        return registry().get("dataset", "mnist")().status()
+
 
 class DeformedDigits8v6(DeformedDigits):
     """The 8-vs-6 binary task of papers/001 on deformed digits: only the 8s and 6s (labels 8 and 6)."""
