@@ -140,7 +140,7 @@ def run_config(name: str, rows: int, config: str) -> dict:
                "search_s": r.timings.get("auto_s", 0.0), "predict_s": r.timings.get("predict_test_s"),
                "certificate": cert or None, "success": r.success, "n_iter": r.n_iter}
         if config == "spec":
-            out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "why")}
+            out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "why")}
             out["detail"] = f"solver auto -> {auto.get('route')}, {auto.get('centers')} centres"
         else:
             out["detail"] = (f"joker on {spec['model']['features']['count']} random features, "
