@@ -469,15 +469,28 @@ def cmd_validate(args):
     from .specfiles import resolve_spec_arg
 
     failed = 0
-    for arg in args.spec:
+
+    def attempt(work):
+        """``work()``, or None after reporting its error (one SPEC: raised; several: each reported, the worst
+        exit status kept)."""
+        nonlocal failed
         try:
-            spec = load_spec(resolve_spec_arg(arg), _cwd_paths(args.overrides) + _scheduler_overrides(args.scheduler))
-            check_extras(spec)
+            return work()
         except KoptError as exc:
             if len(args.spec) == 1:
                 raise
             print(f"kopt: error: {exc}", file=sys.stderr)
             failed = max(failed, exc.exit_status)
+            return None
+
+    def loaded(arg):
+        spec = load_spec(resolve_spec_arg(arg), _cwd_paths(args.overrides) + _scheduler_overrides(args.scheduler))
+        check_extras(spec)
+        return spec
+
+    for arg in args.spec:
+        spec = attempt(lambda: loaded(arg))
+        if spec is None:
             continue
         if args.resolved:
             sys.stdout.write(resolved_yaml(spec))
@@ -485,17 +498,8 @@ def cmd_validate(args):
             data = spec["data"].get("source") or "files"
             print(f"{arg}: valid ({spec['solver']['name']} on {spec['model']['loss']['name']} / "
                   f"{spec['model']['kernel']['name']}, form {spec['model']['form']}, data {data})")
-        if args.data:
-            try:
-                fits = _print_memory_plan(spec)
-            except KoptError as exc:
-                if len(args.spec) == 1:
-                    raise
-                print(f"kopt: error: {exc}", file=sys.stderr)
-                failed = max(failed, exc.exit_status)
-                continue
-            if not fits:
-                failed = max(failed, 2)
+        if args.data and attempt(lambda: _print_memory_plan(spec)) is False:
+            failed = max(failed, 2)
     return failed
 
 
