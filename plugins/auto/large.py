@@ -145,6 +145,20 @@ PROBE_STEP = 10.0
 PROBE_MIN_LAMBDA = 1e-10
 
 
+def solve_lambda(cg, lam, v, loss, Y, deadline=math.inf):
+    """``(state, relative gap, steps)``: CG at λ from ``v`` (warm; None: zero) until the relative duality gap is
+    :data:`SEARCH_TOL`, :data:`MAX_STEPS` steps, or ``deadline`` (``time.perf_counter()``) has passed."""
+    s = cg.start(lam, v)
+    gap, steps = math.inf, 0
+    while steps < MAX_STEPS:
+        cg.step(s)
+        steps += 1
+        gap = cg.relative_gap(s, loss, Y)
+        if gap <= SEARCH_TOL or time.perf_counter() > deadline:
+            break
+    return s, gap, steps
+
+
 def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None):
     """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ whose CG solve on the sample's rows
     and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
@@ -164,6 +178,7 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     w = problem.sample_weight
     ws = None if w is None else w[sx] / xp.mean(w[sx])
     mu = target_offset(Ys, ws)
+    Ysc = Ys - mu  # the centred targets, once
     Xv, Yv = _rows.take(problem.X, vx), to_numpy(Y[vx])
     C = _rows.dense(problem.X, xp.asarray(np.sort(centers)), xp, problem.dtype)
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
@@ -171,16 +186,10 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     best, said = None, []
     for f in PROBE_FACTORS:
         kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
-        cg = NystromCG(kern, Xs, Ys - mu, C, dtype=problem.dtype, weights=ws, threads=threads)
+        cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
         scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
         while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:
-            s = cg.start(first["lam"] / PROBE_STEP ** k, v)
-            gap = None
-            for _ in range(MAX_STEPS):
-                cg.step(s)
-                gap = cg.relative_gap(s, problem.loss, Ys - mu)
-                if gap <= SEARCH_TOL:
-                    break
+            s, gap, _ = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
             if gap > SEARCH_TOL:
                 break  # smaller λ are harder still: not a choice
             v = s["v"]
@@ -269,7 +278,8 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     # scaled by n / n_fit, so the passes' (1/n) sums are the fit rows' means
     weights = xp.zeros(n, dtype=np.float64)
     weights[fit_x] = (1.0 if w is None else w[fit_x]) * (n / len(fit))
-    cg = NystromCG(kernel, problem.X, Y - mu, C, dtype=problem.dtype, weights=weights, threads=threads)
+    Yc = Y - mu  # the centred targets, once (the gap reads them every step)
+    cg = NystromCG(kernel, problem.X, Yc, C, dtype=problem.dtype, weights=weights, threads=threads)
     cg.centers = np.sort(order[:M2])  # krr_pcg's centres for features.count = M2: it reuses the factors
     del C
     Y_val = to_numpy(Y[xp.asarray(validation)])
@@ -282,14 +292,8 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     i, unresolved = start_index, set()
     while 0 <= i < len(LAMBDAS):
         lam = LAMBDAS[i]
-        s = cg.start(lam, v)
-        gap = None
-        for _ in range(MAX_STEPS):
-            cg.step(s)
-            steps += 1
-            gap = cg.relative_gap(s, problem.loss, Y - mu)
-            if gap <= SEARCH_TOL or time.perf_counter() - t0 > budget_s:
-                break
+        s, gap, taken = solve_lambda(cg, lam, v, problem.loss, Yc, deadline=t0 + budget_s)
+        steps += taken
         v = s["v"]
         elapsed = time.perf_counter() - t0
         if gap > SEARCH_TOL:
