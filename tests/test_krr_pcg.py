@@ -191,3 +191,120 @@ def test_the_default_budget_is_a_rule_of_the_rows():
     assert default_budget(500_000) == 120.0
     assert default_budget(1_000_000) == 240.0
     assert default_budget(10_000_000) == 2400.0
+
+
+def test_the_search_gap_is_to_the_best_dual_so_far_and_bounds_the_true_distance():
+    """large.solve_lambda's gap is P_k - max_j D_j: monotone in k, at most the iterate's own dual gap, and still an
+    upper bound on P_k - P* (P* from the direct solve of the same system)."""
+    from kopt_plugins.auto import large
+    from kopt_plugins.krr_nystrom.system import NystromSystem
+
+    X, y, _, _ = _data(n=1200, d=4)
+    Y = (y - y.mean())[:, None].astype(np.float64)
+    kernel, lam = GaussianKernel(bandwidth=1.0), 1e-6
+    C = X[np.random.default_rng(1).choice(len(X), 300, replace=False)]
+    from kopt.sklearn.base import component
+
+    loss = component("loss", "square")()
+    cg = NystromCG(kernel, X, Y, C, dtype=np.float32)
+    gaps, own = [], []
+    best = -np.inf
+    s = cg.start(lam, None)
+    for _ in range(25):  # the rule the search uses, step by step
+        cg.step(s)
+        P, D, _ = cg.certificate(s, loss, Y)
+        best = max(best, D)
+        gaps.append(P - best)
+        own.append(P - D)
+    assert all(b <= a + 1e-12 for a, b in zip(gaps, gaps[1:]))  # falls with k
+    assert all(g <= o + 1e-15 for g, o in zip(gaps, own))
+    system = NystromSystem(kernel, X, Y, cg.C)
+    v_star = system.solve(lam)
+    P_star = cg.certificate(cg.refresh({"v": v_star, "p": v_star}), loss, Y)[0]
+    assert P - P_star <= gaps[-1] * (1 + 1e-6) + 1e-12
+    s2, gap, steps, solved = large.solve_lambda(cg, lam, None, loss, Y)
+    assert solved == (gap <= large.SEARCH_TOL) and steps <= large.MAX_STEPS
+
+
+def test_the_pass_rate_is_measured_on_a_long_pass(monkeypatch):
+    """measure_rates runs its pass over RATE_VALUES kernel values (a short pass under-measures the rate)."""
+    from kopt_plugins.auto import large
+    from kopt_plugins.krr_pcg import passes
+
+    seen = []
+    real = passes.RowPass
+
+    class Recording(real):
+        def __init__(self, kernel, X, C, *args, **kwargs):
+            seen.append((X.shape[0], C.shape[0]))
+            super().__init__(kernel, X, C, *args, **kwargs)
+
+    monkeypatch.setattr(passes, "RowPass", Recording)
+    monkeypatch.setattr(large, "RATE_VALUES", 64 * 5000)
+    X = np.random.default_rng(0).standard_normal((9000, 3)).astype(np.float32)
+    pass_rate, flop_rate = large.measure_rates(GaussianKernel(bandwidth=1.0), X, X[:64], np.float32, None)
+    assert seen == [(5000, 64)] and pass_rate > 0 and flop_rate > 0
+
+
+def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_column(monkeypatch):
+    """One length scale per column: the trials are bounded by the columns (at most 3 a kept column a sweep, the
+    second sweep only where the first changed something), whatever the budget's size; the noise columns go."""
+    from kopt_plugins.auto import columns
+    from kopt_plugins.krr_nystrom import system
+
+    rng = np.random.default_rng(2)
+    n, d = 3000, 6
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] > 0, 1, -1)
+    from kopt.assemble import assemble
+    from kopt.backend import resolve
+
+    spec = kopt.load_spec({"name": "cols", "seed": 0, "model": {"loss": {"name": "square", "target": "binary"},
+                                                              "kernel": {"name": "gaussian", "bandwidth": 2.0}},
+                           "backend": "numpy"})
+    problem = assemble(spec, (X, y, X[:10], y[:10]), resolve("numpy"))
+    built = []
+    real = system.NystromSystem
+
+    def counting(*args, **kwargs):
+        built.append(args[1].shape[1])  # the columns the trial kept
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(system, "NystromSystem", counting)
+    monkeypatch.setattr(columns, "CENTERS", 128)
+    lines = []
+    found = columns.choose(problem, fit=np.arange(2400), validation=np.arange(2400, n), metric="accuracy",
+                           budget_s=1e9, log=lines.append, seed=0)
+    assert found is not None
+    scales, _ = found
+    assert scales[0] > 0 and scales[1] > 0 and (scales[2:] == 0).sum() >= 3  # the noise columns dropped
+    import re
+
+    kept = [int(m.group(1)) for m in (re.search(r"sweep \d: .*, (\d+) of 6 columns kept", x) for x in lines) if m]
+    assert 1 <= len(kept) <= columns.SWEEPS
+    # 3 shared-bandwidth trials; a sweep: at most 3 trials a column kept when it began, and 2 bandwidth factors
+    assert len(built) <= 3 + sum(3 * k + 2 for k in [d] + kept[:-1])
+    assert not any("stopped at their budget" in line for line in lines)
+
+
+@pytest.mark.parametrize("tried, probed", [(0, True), (512, False)])
+def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_sample, monkeypatch, tried, probed):
+    """The grown size's bandwidth probe runs at half the grown size on the sample: where the sample's ladder reached
+    that size itself it chose the bandwidth there, and the probe is not run again."""
+    from kopt.assemble import assemble
+    from kopt.backend import resolve
+
+    large = small_sample
+    calls = []
+    monkeypatch.setattr(large, "probe_bandwidth", lambda *a, **k: calls.append(1) or (1.0, 1e-4))
+    X, y, Xt, yt = _wiggly()
+    spec = kopt.load_spec({"name": "probe", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                                 "kernel": {"name": "gaussian", "bandwidth": 0.5}},
+                           "backend": "numpy"})
+    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    fit, va = large.split(problem.n, 5)
+    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried}
+    grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
+                       metric="accuracy", log=lambda line: None, sample=large.sample_rows(problem, fit))
+    assert grown is not None and grown["centers"] == 512
+    assert bool(calls) == probed

@@ -44,18 +44,22 @@ VALIDATION_ROWS = 20_000
 BUDGET_PER = 120.0
 BUDGET_ROWS = 500_000
 BUDGET_MIN = 120.0
-#: the shares of the budget the column scales (:mod:`.columns`) and the sample's direct search may take (the rest
-#: grows the centres)
-COLUMN_SHARE = 0.3
+#: the share of the budget the sample's direct search may take (the rest grows the centres).  The column scales
+#: (:mod:`.columns`) come first and are not cut by a share: their trials are bounded by the columns, not by n, and a
+#: share cut on a loaded machine chose other scales (higgs-shaped, 10^5 rows, 2026-11-29: 79.7% test accuracy at load
+#: 6.8 against 86.6% on a quiet machine, the same spec)
 SAMPLE_SHARE = 0.25
-#: each λ of the grown path is solved to this relative duality gap, at most :data:`MAX_STEPS` CG steps.  The dual
-#: weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048 centres and λ = 1e-6 the test accuracy was
+#: each λ of the grown path is solved to this relative duality gap (or :data:`SEARCH_RESIDUAL`), at most
+#: :data:`MAX_STEPS` CG steps.  The dual weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048 centres and λ = 1e-6 the test accuracy was
 #: the same (73.08-73.12%) after 5, 10, 15 and 29 steps, at gaps 1.8, 0.12, 6e-3 and 9e-6
 SEARCH_TOL = 1e-2
 MAX_STEPS = 40
 #: the relative duality gap the solve on every row is held to (its certificate; validation accuracy had settled long
 #: before it, :data:`SEARCH_TOL`)
 FINAL_TOL = 1e-2
+#: the solve on every row stops at this many CG steps if its gap has not met FINAL_TOL (it starts from the search's
+#: solution, which met SEARCH_TOL on the fit rows); its report gives the gap it reached
+FINAL_STEPS = 40
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
 PLANNED_STEPS = 25
 #: krr_pcg's memory plan (three M × M float64 matrices, U, UUᵀ and the preconditioner's factor, and its blocks)
@@ -108,12 +112,20 @@ def memory_centers(problem, available_bytes):
     return memory.largest_fitting(NystromPCG(), sizes, int(MEMORY_SHARE * available_bytes))
 
 
+#: the kernel values the pass rate is measured on: a pass over fewer rows runs at a fraction of a long pass's rate (its
+#: blocks' set-up and the threads' hand-offs): 2²⁵ values (16,384 rows at 2,048 centres) measured 1.13 G values/s
+#: where a pass over 10⁶ rows ran 1.58 (2026-11-29, quiet machine), and the cost model then ruled 8,192 centres out at
+#: 10⁶ rows; 2²⁸ values (131,072 rows) measured 1.54
+RATE_VALUES = 1 << 28
+
+
 def measure_rates(kernel, X, C, dtype, threads):
     """``(kernel values per second of a pass, float64 flops per second of the M × M factors)`` on this machine:
-    one pass over 2²⁵ kernel values against ``C`` (after a warm one), and a 1,024 × 1,024 float64 product."""
+    one pass over :data:`RATE_VALUES` kernel values against ``C`` (after a warm one), and a 1,024 × 1,024 float64
+    product."""
     from kopt_plugins.krr_pcg.passes import RowPass
 
-    m = min(X.shape[0], max(4096, (1 << 25) // max(1, C.shape[0])))
+    m = min(X.shape[0], max(4096, RATE_VALUES // max(1, C.shape[0])))
     rows = RowPass(kernel, _rows.take(X, np.arange(m)), C, dtype, threads=threads)
     xp = rows.xp
     P = xp.ones((C.shape[0], 1))
@@ -137,7 +149,9 @@ def path_seconds(M, n, pass_rate, flop_rate):
 
 #: bandwidth factors (of the sample's choice) the grown size is probed at: more centres resolve a shorter length
 #: scale (on higgs-shaped at 10⁵ rows the sample's ladder kept 256 centres at 2x the scale rule, while 10,000
-#: centres at 1x scored 6 points more)
+#: centres at 1x scored 6 points more).  Not probed where the sample's ladder itself reached half the grown size: it
+#: chose the bandwidth among these at that size (higgs-shaped, 10⁵ rows: a probe at 4,096 centres repeated the
+#: ladder's 4,096 on the same sample rows, 50 s of a 120 s budget)
 PROBE_FACTORS = (1.0, 0.5 ** 0.5, 0.5)
 #: the probe's λ steps (a decade: the sample's λ was chosen with a few hundred centres; thousands resolve far
 #: smaller ones), down to :data:`PROBE_MIN_LAMBDA`
@@ -145,18 +159,33 @@ PROBE_STEP = 10.0
 PROBE_MIN_LAMBDA = 1e-10
 
 
+#: a λ of the search is solved when the relative gap to the best dual value of its steps so far is SEARCH_TOL (every
+#: dual value is a lower bound on the optimum, so P_k − max_{j ≤ k} D_j bounds the iterate's distance from it and
+#: falls with k), or when CG's preconditioned residual ‖r‖_{P⁻¹}/‖b‖_{P⁻¹} is :data:`SEARCH_RESIDUAL`.  The
+#: iterate's own dual gap is about ‖r‖²/λ and r is not monotone; at small λ the float32 products' floor holds that
+#: gap above 1e-2.  Measured on higgs-shaped's 6 relevant columns (3·10⁵ rows, 4,096 centres, λ = 3.2e-7, from zero,
+#: 20,000 validation rows; 2026-11-29): through steps 20-40 the own gap swung between 0.017 and 13 and the best
+#: dual's fell from 0.47 to 0.017, while the preconditioned residual fell steadily, to 1e-2 at step 22; the validation
+#: accuracy was 86.97% there and 86.96-87.05% through step 40 (86.84% at step 14, a residual of 0.026)
+SEARCH_RESIDUAL = 1e-2
+
+
 def solve_lambda(cg, lam, v, loss, Y, deadline=math.inf):
-    """``(state, relative gap, steps)``: CG at λ from ``v`` (warm; None: zero) until the relative duality gap is
-    :data:`SEARCH_TOL`, :data:`MAX_STEPS` steps, or ``deadline`` (``time.perf_counter()``) has passed."""
+    """``(state, relative gap, steps, solved)``: CG at λ from ``v`` (warm; None: zero) until the λ is solved (the
+    relative gap to the best dual value so far is :data:`SEARCH_TOL`, or the preconditioned residual is
+    :data:`SEARCH_RESIDUAL`), :data:`MAX_STEPS` steps, or ``deadline`` (``time.perf_counter()``) has passed."""
     s = cg.start(lam, v)
-    gap, steps = math.inf, 0
+    gap, steps, best_dual, solved = math.inf, 0, -math.inf, False
     while steps < MAX_STEPS:
         cg.step(s)
         steps += 1
-        gap = cg.relative_gap(s, loss, Y)
-        if gap <= SEARCH_TOL or time.perf_counter() > deadline:
+        P, D, _ = cg.certificate(s, loss, Y)
+        best_dual = max(best_dual, D)
+        gap = (P - best_dual) / max(abs(P), abs(best_dual), 1e-300)
+        solved = gap <= SEARCH_TOL or cg.preconditioned_residual(s) <= SEARCH_RESIDUAL
+        if solved or time.perf_counter() > deadline:
             break
-    return s, gap, steps
+    return s, gap, steps, solved
 
 
 def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None):
@@ -189,8 +218,8 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
         scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
         while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:
-            s, gap, _ = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
-            if gap > SEARCH_TOL:
+            s, gap, _, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
+            if not solved:
                 break  # smaller λ are harder still: not a choice
             v = s["v"]
             S = to_numpy(cg.scores_of(Xv, v, kern)) + to_numpy(mu)
@@ -251,8 +280,11 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     has_bw = "bandwidth" in kernel.options.as_dict() and sample is not None and first.get("bandwidth_rule", True)
     ns = 0 if not has_bw else len(sample)
 
+    def probes(M):  # the sample's ladder chose the bandwidth at M/2 centres already where it reached that size
+        return has_bw and M // 2 > int(first.get("tried_centers", 0))
+
     def cost(M):  # the λ path on every row, and the bandwidth probe at M/2 centres on the sample
-        probe = 2 * len(PROBE_FACTORS) * path_seconds(M // 2, ns, pass_rate, flop_rate) if has_bw else 0.0
+        probe = 2 * len(PROBE_FACTORS) * path_seconds(M // 2, ns, pass_rate, flop_rate) if probes(M) else 0.0
         return path_seconds(M, n, pass_rate, flop_rate) + probe
 
     affordable = [M for M in sizes if cost(M) <= left]
@@ -264,7 +296,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         return None
     M2 = affordable[-1]
     factor, lam_start = 1.0, first["lam"]
-    if has_bw:
+    if probes(M2):
         factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
                                             threads)
         bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
@@ -292,11 +324,11 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     i, unresolved = start_index, set()
     while 0 <= i < len(LAMBDAS):
         lam = LAMBDAS[i]
-        s, gap, taken = solve_lambda(cg, lam, v, problem.loss, Yc, deadline=t0 + budget_s)
+        s, gap, taken, solved = solve_lambda(cg, lam, v, problem.loss, Yc, deadline=t0 + budget_s)
         steps += taken
         v = s["v"]
         elapsed = time.perf_counter() - t0
-        if gap > SEARCH_TOL:
+        if not solved:
             # a λ CG does not solve within the steps is not a choice: its iterate is another (early-stopped) model
             unresolved.add(i)
             path[f"{lam:g}"] = None
@@ -322,6 +354,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         log(f"auto: no lambda solved at {M2} centres within the budget: the sample's choice stands")
         return None
     best = max(scores, key=lambda k: (scores[k], -k))
+    cg.release_preconditioner()  # the solve on every row factors its own at its λ: not two M × M factors at once
     return {"centers": int(M2), "kept_centers": int(cg.M), "bandwidth_factor": factor, "kernel": kernel,
             "lam": LAMBDAS[best], "lam_index": best, "score": scores[best], "v": points[best],
             "rows": outcomes[best],

@@ -216,7 +216,7 @@ class AutoSolver(Solver):
         if kernel.get("bandwidth") != "auto":
             return problem, None
         found = columns.choose(problem, fit=fit, validation=validation, metric=planner.metric_of(problem),
-                               budget_s=large.COLUMN_SHARE * budget, log=log, seed=problem.spec["seed"])
+                               budget_s=budget, log=log, seed=problem.spec["seed"])
         if found is None:
             return problem, None
         scales, factor = found
@@ -268,6 +268,7 @@ class AutoSolver(Solver):
             if not count:
                 with _threads.scipy_blas():
                     best["bandwidth_rule"] = kernel.get("bandwidth") == "auto"
+                    best["tried_centers"] = max(int(t["centers"]) for t in trials)
                     grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va,
                                        budget_s=budget - (time.perf_counter() - t0),
                                        max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log, sample=rows)
@@ -290,7 +291,7 @@ class AutoSolver(Solver):
                 grown = grown["centers"]
         overrides, words = self.route(problem.loss, best["centers"])
         if start is not None:  # the grown centres: CG on every row, warm from the search's solution and factors
-            overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL}
+            overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL, "iterations": large.FINAL_STEPS}
             words = ("krr_pcg (the square loss on every row by conjugate gradients, one pass of kernel blocks a step, "
                      "warm from the search)")
         overrides["model.regularizer.lambda"] = best["lam"]

@@ -74,6 +74,10 @@ class NystromCG:
                 from None
         self.lam = float(lam)
 
+    def release_preconditioner(self):
+        """Drop the preconditioner's factor (M × M): :meth:`set_lambda` makes it again."""
+        self.lam = self.L = None
+
     def coef(self, v):
         """w = U⁻¹ v: the coefficients on the centres."""
         return solve_triangular(self.U, v, lower=False)
@@ -141,6 +145,13 @@ class NystromCG:
     def Ktr(self, s):
         """Kᵀr, r_i = w_i (f_i − y_i), at state ``s``: n Uᵀ (T v − b) (the certificate's product, no pass)."""
         return self.n * (self.U.T @ (s["Tv"] - self.b))
+
+    def preconditioned_residual(self, s):
+        """‖r‖_{P⁻¹} / ‖b‖_{P⁻¹}, the largest over the output columns: CG's own measure of how far v is from the
+        solution (with P ≈ T + λI, its square is about the error's share of the solution's energy)."""
+        xp = self.xp
+        bz = xp.sum(self.b * self.precondition(self.b), axis=0)
+        return float(xp.max(xp.sqrt(xp.maximum(s["rz"], 0.0) / xp.maximum(bz, 1e-300))))
 
     def relative_residual(self, s):
         """‖b − (T + λI) v‖ / ‖b‖ per column (the carried residual)."""

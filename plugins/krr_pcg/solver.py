@@ -112,11 +112,15 @@ class NystromPCG(NystromKRR):
         """P and D over every row from the carried scores f = K w and Kᵀr = n Uᵀ(T v − b) (no pass).  Where that
         gap meets ``tol``, or at the iteration cap, they are confirmed on a copy refreshed by one pass with float64
         products (:meth:`.cg.NystromCG.refresh`): the gap reported is not the carried float32 rounding's, and the
-        iterates are not changed (a run continued with a larger cap ends where a fresh one does)."""
+        iterates are not changed (a run continued with a larger cap ends where a fresh one does).  D is the best
+        refreshed dual value of the solve so far (each is a lower bound on the optimum; ``best_dual``, in the
+        checkpoint)."""
         problem, cg = state["problem"], state["cg"]
         P, D, scale = cg.certificate(state, problem.loss, state["Y"])
         tol, t = self.options.tol, state.get("t", 0)
         final = t >= self.options.iterations
+        state.setdefault("best_dual", -np.inf)
+        D = max(D, state["best_dual"])
         met = tol > 0 and P - D <= tol * max(abs(P), abs(D)) and t - state.get("refreshed_at", -REFRESH_EVERY) >= \
             REFRESH_EVERY
         if final or met:
@@ -124,13 +128,17 @@ class NystromPCG(NystromKRR):
                 state["refreshed_at"] = t
             fresh = cg.refresh({k: state[k] for k in ("v", "p")})
             P, D, scale = cg.certificate(fresh, problem.loss, state["Y"])
+            # every refreshed dual value is a lower bound on the optimum: the gap is P to the best of them (the
+            # iterate's own dual gap is about ‖r‖²/λ, and CG's residual r is not monotone)
+            D = state["best_dual"] = max(D, state["best_dual"])
         return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(cg.M), extra={"passes": int(cg.passes)})
 
     def save(self, state):
+        best = {"best_dual": np.float64(state.get("best_dual", -np.inf))}
         if state["problem"].partitions is not None:  # the scores gathered from the workers (one round)
             return {**{k: to_numpy(state[k]) for k in self.STATE if k != "scores"},
-                    "scores": state["cg"].scores(state)}
-        return {k: to_numpy(state[k]) for k in self.STATE}
+                    "scores": state["cg"].scores(state), **best}
+        return {**{k: to_numpy(state[k]) for k in self.STATE}, **best}
 
     def load(self, problem, saved):
         if set(self.STATE) <= set(saved):  # a checkpoint: CG continues exactly where it stopped
@@ -141,6 +149,8 @@ class NystromPCG(NystromKRR):
                     state[k] = problem.xp.asarray(saved[k])
             if on_workers:  # the scores go back to the workers
                 state["cg"].restore(state, saved["scores"])
+            best = saved.get("best_dual")  # none before the first confirmation (or in older checkpoints)
+            state["best_dual"] = -np.inf if best is None else float(best)
             state["w"] = state["cg"].coef(state["v"])
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
