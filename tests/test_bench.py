@@ -186,6 +186,24 @@ def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_pat
     assert seen == [("svc", scale.SVC_LIMIT_S)]
 
 
+def test_bench_scale_test_digits_reach_the_digit_sets_and_their_children(monkeypatch):
+    """``--test-digits N``: the digit sets' data spec names it, the children are told it, higgs-shaped ignores it."""
+    from kopt.bench import scale
+    from kopt.cli import build_parser
+
+    seen = []
+    monkeypatch.setattr(scale, "run_child", lambda args, limit: seen.append(args) or {"status": "timed_out"})
+    monkeypatch.setattr(scale, "prepare", lambda name, rows: {"kind": "data", "set": name, "rows": rows,
+                                                              "spec": scale.data_spec(name, rows)})
+    monkeypatch.setattr(scale, "TEST_DIGITS", None)
+    args = build_parser().parse_args(["bench", "scale", "--sets", "digits-8v6", "higgs-shaped", "--rows", "1000",
+                                      "--configs", "spec", "--test-digits", "5000"])
+    args.func(args)
+    assert seen[0][-2:] == ["--test-digits", "5000"] and "--test-digits" not in seen[1]
+    assert scale.data_spec("digits-8v6", 1000)["options"] == {"rows": 1000, "test_digits": 5000}
+    assert scale.data_spec("higgs-shaped", 1000)["options"] == {"rows": 1000}
+
+
 def test_bench_scale_is_a_command_with_clear_errors(tmp_path):
     from kopt.cli import build_parser
     from kopt.errors import KoptError

@@ -246,9 +246,11 @@ def test_the_pass_rate_is_measured_on_a_long_pass(monkeypatch):
     assert seen == [(5000, 64)] and pass_rate > 0 and flop_rate > 0
 
 
-def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_column(monkeypatch):
-    """One length scale per column: the trials are bounded by the columns (at most 3 a kept column a sweep, the
-    second sweep only where the first changed something), whatever the budget's size; the noise columns go."""
+@pytest.mark.parametrize("screen", [True, False])
+def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_column(monkeypatch, screen):
+    """One length scale per column: the trials are bounded by the columns (the screen's d + 2, then at most 3 a kept
+    column a sweep, the second sweep only where the first changed something), whatever the budget's size; the noise
+    columns go, with and without the screen."""
     from kopt_plugins.auto import columns
     from kopt_plugins.krr_nystrom import system
 
@@ -272,6 +274,7 @@ def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_co
 
     monkeypatch.setattr(system, "NystromSystem", counting)
     monkeypatch.setattr(columns, "CENTERS", 128)
+    monkeypatch.setattr(columns, "SCREEN", screen)
     lines = []
     found = columns.choose(problem, fit=np.arange(2400), validation=np.arange(2400, n), metric="accuracy",
                            budget_s=1e9, log=lines.append, seed=0)
@@ -282,8 +285,12 @@ def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_co
 
     kept = [int(m.group(1)) for m in (re.search(r"sweep \d: .*, (\d+) of 6 columns kept", x) for x in lines) if m]
     assert 1 <= len(kept) <= columns.SWEEPS
-    # 3 shared-bandwidth trials; a sweep: at most 3 trials a column kept when it began, and 2 bandwidth factors
-    assert len(built) <= 3 + sum(3 * k + 2 for k in [d] + kept[:-1])
+    screened = any("column scales, screen" in line for line in lines)
+    assert screened == columns.SCREEN
+    # 3 shared-bandwidth trials; the screen: each column alone and the block at 2 bandwidths; a sweep: at most 3 trials
+    # a column kept when it began, and 2 bandwidth factors
+    start = int(re.search(r"(\d+) kept", next(x for x in lines if "screen" in x)).group(1)) if screened else d
+    assert len(built) <= 3 + (d + 2 if screened else 0) + sum(3 * k + 2 for k in [start] + kept[:-1])
     assert not any("stopped at their budget" in line for line in lines)
 
 
