@@ -288,8 +288,9 @@ def prepare(name: str, rows: int) -> dict:
     with drawing(True):
         ds = _load(name, rows)
     info = ds.info
-    return {"kind": "data", "set": name, "rows": rows, "n_test": info["n_test"],
-            **({"test_digits": TEST_DIGITS} if TEST_DIGITS and name.startswith("digits") else {}), "seconds": round(time.perf_counter() - t0, 2),
+    digits = {"test_digits": TEST_DIGITS} if TEST_DIGITS and name.startswith("digits") else {}
+    return {"kind": "data", "set": name, "rows": rows, "n_test": info["n_test"], **digits,
+            "seconds": round(time.perf_counter() - t0, 2),
             "generated_now": info.get("generated_generated_now"), "rows_per_s": info.get("generated_rows_per_s"),
             "bayes_accuracy": info.get("bayes_accuracy")}
 

@@ -50,8 +50,9 @@ BUDGET_MIN = 120.0
 #: 6.8 against 86.6% on a quiet machine, the same spec)
 SAMPLE_SHARE = 0.25
 #: each λ of the grown path is solved to this relative duality gap (or :data:`SEARCH_RESIDUAL`), at most
-#: :data:`MAX_STEPS` CG steps.  The dual weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048 centres and λ = 1e-6 the test accuracy was
-#: the same (73.08-73.12%) after 5, 10, 15 and 29 steps, at gaps 1.8, 0.12, 6e-3 and 9e-6
+#: :data:`MAX_STEPS` CG steps.  The dual weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048
+#: centres and λ = 1e-6 the test accuracy was the same (73.08-73.12%) after 5, 10, 15 and 29 steps, at gaps 1.8,
+#: 0.12, 6e-3 and 9e-6
 SEARCH_TOL = 1e-2
 MAX_STEPS = 40
 #: the relative duality gap the solve on every row is held to (its certificate; validation accuracy had settled long
@@ -112,10 +113,10 @@ def memory_centers(problem, available_bytes):
     return memory.largest_fitting(NystromPCG(), sizes, int(MEMORY_SHARE * available_bytes))
 
 
-#: the kernel values the pass rate is measured on: a pass over fewer rows runs at a fraction of a long pass's rate (its
-#: blocks' set-up and the threads' hand-offs): 2²⁵ values (16,384 rows at 2,048 centres) measured 1.13 G values/s
-#: where a pass over 10⁶ rows ran 1.58 (2026-11-29, quiet machine), and the cost model then ruled 8,192 centres out at
-#: 10⁶ rows; 2²⁸ values (131,072 rows) measured 1.54
+#: the kernel values the pass rate is measured on: a short pass runs at a fraction of a long pass's rate (its blocks'
+#: set-up and the threads' hand-offs).  At 2²⁵ values (16,384 rows at 2,048 centres) auto's run on 10⁶ higgs-shaped
+#: rows measured 0.82 G values/s while its CG steps then ran at about 2 (2026-11-29, quiet machine), and the cost
+#: model ruled 8,192 centres out; at 2²⁸ values it measured 1.34-1.56
 RATE_VALUES = 1 << 28
 
 
@@ -160,8 +161,8 @@ PROBE_MIN_LAMBDA = 1e-10
 
 
 #: a λ of the search is solved when the relative gap to the best dual value of its steps so far is SEARCH_TOL (every
-#: dual value is a lower bound on the optimum, so P_k − max_{j ≤ k} D_j bounds the iterate's distance from it and
-#: falls with k), or when CG's preconditioned residual ‖r‖_{P⁻¹}/‖b‖_{P⁻¹} is :data:`SEARCH_RESIDUAL`.  The
+#: dual value is a lower bound on the optimum, so P_k − max_{j ≤ k} D_j bounds the iterate's distance from it
+#: and falls with k), or when CG's preconditioned residual ‖r‖_{P⁻¹}/‖b‖_{P⁻¹} is :data:`SEARCH_RESIDUAL`.  The
 #: iterate's own dual gap is about ‖r‖²/λ and r is not monotone; at small λ the float32 products' floor holds that
 #: gap above 1e-2.  Measured on higgs-shaped's 6 relevant columns (3·10⁵ rows, 4,096 centres, λ = 3.2e-7, from zero,
 #: 20,000 validation rows; 2026-11-29): through steps 20-40 the own gap swung between 0.017 and 13 and the best
@@ -353,7 +354,13 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     if not scores:
         log(f"auto: no lambda solved at {M2} centres within the budget: the sample's choice stands")
         return None
-    best = max(scores, key=lambda k: (scores[k], -k))
+    # the largest λ solved, replaced by a smaller one only where it gains MIN_GAIN over it (the ladder's rule for
+    # more centres): a smaller gain is within what the rule calls none, and the larger λ is better conditioned (at
+    # 10⁵ rows and 8,192 centres, λ = 1e-7 left the solve on every row at a relative gap of 1.7 after 40 steps)
+    best = None
+    for k in sorted(scores):  # from the largest λ down
+        if best is None or _gain(metric, scores[best], scores[k]) >= MIN_GAIN[metric]:
+            best = k
     cg.release_preconditioner()  # the solve on every row factors its own at its λ: not two M × M factors at once
     return {"centers": int(M2), "kept_centers": int(cg.M), "bandwidth_factor": factor, "kernel": kernel,
             "lam": LAMBDAS[best], "lam_index": best, "score": scores[best], "v": points[best],

@@ -174,8 +174,3 @@ class NystromCG:
             p, d, sc = certificate(loss, self.lam, Y[:, c], s["scores"][:, c], Ktr[:, c], w[:, c], self.U, self.weights)
             P, D, scale = P + p, D + d, scale + sc
         return P, D, scale
-
-    def relative_gap(self, s, loss, Y):
-        """(P − D) / max(|P|, |D|) at state ``s``."""
-        P, D, _ = self.certificate(s, loss, Y)
-        return (P - D) / max(abs(P), abs(D), 1e-300)
