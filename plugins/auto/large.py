@@ -216,6 +216,7 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     best, said = None, []
     for f in PROBE_FACTORS:
         kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
+        cg = None  # the last factor's system (3 M x M) goes before the next is made
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
         scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
         while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:

@@ -65,6 +65,7 @@ class NystromCG:
         """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``."""
         if lam == self.lam:
             return
+        self.lam = self.L = None  # the old factor goes first: U, UUᵀ and one factor, never two (a λ path's peak)
         H = self.scale * self.UUt
         H[self.xp.diag_indices(self.M)] += lam
         try:
