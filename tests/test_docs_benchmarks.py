@@ -12,7 +12,7 @@ SCRIPTS = sorted(BENCH.glob("*.py")) + sorted((ROOT / "kopt").rglob("*.py")) + s
 #: every other file a run could be named in
 OTHERS = sorted((ROOT / "plugins").rglob("*.py")) + sorted((ROOT / "specs").glob("*.yaml"))
 RESULT = r"[A-Za-z0-9_.-]+\.(?:jsonl|json|png|txt|log)"
-#: a run named by a sequence number: a work period and its number, or a result file with an "_s<N>" suffix
+#: a run named by a sequence number instead of its date and commit, or a result file with an "_s<N>" suffix
 SEQUENCE = re.compile(r"\bsessions? \d+|\b(?:this|previous|earlier|that) session\b|_s\d+(?:_\w+)?\.(?:jsonl|json|png)",
                       re.IGNORECASE)
 

@@ -151,8 +151,9 @@ class NystromCG:
         """‖r‖_{P⁻¹} / ‖b‖_{P⁻¹}, the largest over the output columns: CG's own measure of how far v is from the
         solution (with P ≈ T + λI, its square is about the error's share of the solution's energy)."""
         xp = self.xp
-        bz = xp.sum(self.b * self.precondition(self.b), axis=0)
-        return float(xp.max(xp.sqrt(xp.maximum(s["rz"], 0.0) / xp.maximum(bz, 1e-300))))
+        if s.get("bz") is None:  # ‖b‖²_{P⁻¹} at this λ: once per solve, not once per step
+            s["bz"] = xp.sum(self.b * self.precondition(self.b), axis=0)
+        return float(xp.max(xp.sqrt(xp.maximum(s["rz"], 0.0) / xp.maximum(s["bz"], 1e-300))))
 
     def relative_residual(self, s):
         """‖b − (T + λI) v‖ / ‖b‖ per column (the carried residual)."""
