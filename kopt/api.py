@@ -9,25 +9,25 @@ import warnings
 
 import numpy as np
 
-from . import checkpoint, outdir
-from .backend import resolve
-from .assemble import assemble, check_sample_weight, check_weights_given
+from .running import checkpoint, outdir
+from .numerics.backend import resolve
+from .running.assemble import assemble, check_sample_weight, check_weights_given
 from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
-from .checkpoint import StateKeeper
-from .listeners import Checkpointer, TraceRecorder
-from .logs import LOGGER, progress_listeners
-from .memory import SOLVE_ADVICE, check_plan, out_of_memory, total
-from .model import Model
-from .plugins import registry
-from .result import Result
-from .run import RunContext, interrupt_guard, raise_for
+from .running.checkpoint import StateKeeper
+from .running.listeners import Checkpointer, TraceRecorder
+from .running.logs import LOGGER, progress_listeners
+from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, total
+from .models.model import Model
+from .contract.registry import registry
+from .contract.result import Result
+from .running.context import RunContext, interrupt_guard, raise_for
 from .spec import Spec, load_spec
 
 
 def _peak_rss_mb():
-    from .memory import peak_rss_mb
+    from .numerics.memory import peak_rss_mb
 
     return peak_rss_mb()
 
@@ -40,7 +40,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     convergence plot into ``output.dir``; checkpoints are written there whenever
     ``output.checkpoint_every`` > 0.  ``resume=True`` continues from the
     checkpoint in ``output.dir``; ``resume=snapshot`` continues, in memory, from the
-    :class:`kopt.checkpoint.Snapshot` of an earlier run of the same problem (solvers with
+    :class:`kopt.running.checkpoint.Snapshot` of an earlier run of the same problem (solvers with
     ``warm_start``; ``solver.iterations`` and ``solver.tol`` may differ), and
     ``keep_state=True`` keeps the final state as ``result.snapshot``.  ``start_from=snapshot`` starts
     a fresh run from the final state of a run of the same problem at another
@@ -73,7 +73,7 @@ def _solve_spec(spec, scheduler, connect_timeout, run):
     if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
         if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
             # continuing a run continues it at its λ (the estimators' warm_start)
-            from .selection import LAMBDA, overrides_of
+            from .running.validation import LAMBDA, overrides_of
 
             spec = load_spec(spec.data, overrides_of({LAMBDA: snapshot_lam}), check_files=data is None)
             run["resume"] = resume
@@ -90,9 +90,9 @@ def _solve_spec(spec, scheduler, connect_timeout, run):
 
 def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
     """``model.regularizer.lambda: auto``: choose λ on a validation split of the training rows
-    (:func:`kopt.selection.select_lambda`), then solve on all of them at that λ, started from the
+    (:func:`kopt.running.validation.select_lambda`), then solve on all of them at that λ, started from the
     validation solve where the solver allows (``Solver.refit_warm_start``)."""
-    from .selection import LAMBDA, overrides_of, select_lambda
+    from .running.validation import LAMBDA, overrides_of, select_lambda
 
     if isinstance(resume, checkpoint.Snapshot) or start_from is not None:
         raise spec.error(("model", "regularizer", "lambda"),
@@ -131,7 +131,7 @@ def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_stat
 
 def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
     """A solver with ``plans`` (``solver: auto``): assemble the problem, let the solver measure and choose
-    the concrete spec (:meth:`kopt.components.Solver.plan`), then solve that spec on every training row."""
+    the concrete spec (:meth:`kopt.contract.components.Solver.plan`), then solve that spec on every training row."""
     if resume is not False or start_from is not None:
         raise spec.error(("solver", "name"),
                          f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
@@ -196,7 +196,7 @@ def _problem(spec, data, backend, sample_weight, cluster):
 
 
 def _solve(spec, **run):
-    """:func:`_run_solve`, holding the output folder (:mod:`kopt.outdir`) when the run writes there."""
+    """:func:`_run_solve`, holding the output folder (:mod:`kopt.running.outdir`) when the run writes there."""
     if not (run["write"] or spec["output"]["checkpoint_every"]):
         return _run_solve(spec, **run)
     check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
@@ -332,16 +332,16 @@ def check_output_dir(spec: Spec):
 
 def holdout_metrics(problem, model):
     """``(metrics, by_class)``: the final test metrics, every test row scored through the model (standardisation
-    included), and for a classifier each class's test rows and recall (:func:`kopt.metrics.by_class`; else None)."""
+    included), and for a classifier each class's test rows and recall (:func:`kopt.numerics.metrics.by_class`; else None)."""
     if problem.partitions is not None:
         from .distributed.assemble import holdout_metrics as on_partitions
-        from .metrics import defined
+        from .numerics.metrics import defined
 
         return defined(on_partitions(problem, model), "the test partitions"), None
     raw = problem.info.get("raw_X_test")
     if raw is None or problem.y_test_raw is None:
         return {}, None
-    from .metrics import by_class, defined, evaluate
+    from .numerics.metrics import by_class, defined, evaluate
 
     pre = problem.preprocessor
     scores = model.decision_function(raw)
@@ -364,7 +364,7 @@ def _jsonable(d):
 def build_report(spec, problem, result: dict, backend, rss_load):
     import scipy
 
-    from .version import __version__
+    from .contract.version import __version__
 
     return {
         "name": spec["name"],
@@ -421,7 +421,7 @@ def _n_test(problem):
 def write_outputs(spec, result):
     """Write the model, then the report, then the plot: a failing plot never costs the model or report."""
     from .errors import KoptError
-    from .fileio import write_json, writing
+    from .files.atomic import write_json, writing
 
     out = spec["output"]
     report_path = os.path.join(out["dir"], "report.json")
@@ -432,7 +432,7 @@ def write_outputs(spec, result):
         if out["report"]:
             write_json(report_path, result.report)
     if out["plot"]:
-        from .plotting import plot_trace
+        from .running.plotting import plot_trace
 
         try:
             result.report["plot_file"] = plot_trace(result.trace, os.path.join(out["dir"], "convergence.png"),

@@ -132,7 +132,7 @@ class OutOfMemoryError(KoptError, MemoryError):
 
 class MemoryLimitError(OutOfMemoryError):
     """Refused before the allocation: the bytes an input or a spec implies (a solver's memory plan,
-    :mod:`kopt.memory`) exceed the memory available; the message gives both and the key to lower."""
+    :mod:`kopt.numerics.memory`) exceed the memory available; the message gives both and the key to lower."""
 
 
 class EnvVarError(KoptError):

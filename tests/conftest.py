@@ -86,7 +86,7 @@ def seeded_data(shared_data):
 
 
 def cupy_status_cached():
-    from kopt.backend import cupy_status
+    from kopt.numerics.backend import cupy_status
 
     return cupy_status()
 
@@ -108,7 +108,7 @@ def xp(request):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip ``gpu``-marked tests unless CuPy runs a kernel on a CUDA device (kopt.backend.cupy_status).
+    """Skip ``gpu``-marked tests unless CuPy runs a kernel on a CUDA device (kopt.numerics.backend.cupy_status).
 
     The marker, not ``item.keywords``: keywords also hold every parent's name, so a test in the
     folder tests/gpu/ would otherwise count as a GPU test.

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from kopt_plugins.adsg import design as dz
 from kopt_plugins.adsg import epochs as ep
 from kopt_plugins.adsg import schedule as sc

@@ -129,7 +129,7 @@ def test_random_features_regenerated_equal_materialised(tmp_path, sparse_input):
                                rtol=1e-10)
     model = out[0].model
     assert model.predictor.name == "feature_expansion"
-    from kopt.features import FeatureMap
+    from kopt.numerics.features import FeatureMap
 
     fmap = FeatureMap(model.kernel, 4, seed=3, block_size=32, count=96, dtype="float64")
     A = fmap.transform(X) / np.sqrt(96)

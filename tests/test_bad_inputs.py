@@ -16,7 +16,7 @@ import zipfile
 import numpy as np
 import pytest
 
-import kopt.memory
+import kopt.numerics.memory
 from kopt.cli import main
 
 from helpers import non_regular_path, regression_csv
@@ -118,7 +118,7 @@ DATA_CASES = [
 
 @pytest.fixture(autouse=True)
 def _two_gib(monkeypatch):
-    monkeypatch.setattr(kopt.memory, "available_bytes", lambda: 2 * GIB)
+    monkeypatch.setattr(kopt.numerics.memory, "available_bytes", lambda: 2 * GIB)
 
 
 def check_error(argv, capsys, phrases=()):

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from kopt.bench import peers
-from kopt.bench.joker import floors, run_joker
+from kopt.cli.bench import peers
+from kopt.cli.bench.joker import floors, run_joker
 
 
 def test_peers_summary_ratios_and_verdicts(monkeypatch):
@@ -36,7 +36,7 @@ def test_a_peer_child_failure_is_reported_not_raised(monkeypatch):
 
 
 def test_the_kopt_child_runs_a_packaged_spec():
-    proc = subprocess.run([sys.executable, "-m", "kopt.bench.peers", "--child", "kopt", "--set", "higgs-12k",
+    proc = subprocess.run([sys.executable, "-m", "kopt.cli.bench.peers", "--child", "kopt", "--set", "higgs-12k",
                            "--set-option", "model.features.count=200"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -64,7 +64,7 @@ def test_bench_joker_reports_cost_floor_and_projection():
 
 # -- kopt bench tune ------------------------------------------------------------------------------
 def test_bench_tune_line_ratio_machine_and_blas(monkeypatch):
-    from kopt.bench import tune as bt
+    from kopt.cli.bench import tune as bt
 
     calls = []
 
@@ -96,9 +96,9 @@ def test_bench_tune_sides_search_the_same_folds(monkeypatch):
     from sklearn.model_selection import cross_val_score
     from sklearn.svm import SVC
 
-    from kopt.bench import tune as bt
+    from kopt.cli.bench import tune as bt
     from kopt.data import as_dataset
-    from kopt.selection import make_splits
+    from kopt.running.validation import make_splits
 
     rng = np.random.default_rng(0)
     X = rng.random((300, 4))  # values in [0, 1]: standardize: auto leaves them, so SVC's rows are X's
@@ -122,7 +122,7 @@ def test_bench_tune_is_a_command():
 
 
 def test_bench_defaults_squared_hinge_side_on_binary_sets_only(monkeypatch):
-    from kopt.bench import defaults as bd
+    from kopt.cli.bench import defaults as bd
 
     calls = []
 
@@ -150,7 +150,7 @@ def test_bench_defaults_squared_hinge_side_on_binary_sets_only(monkeypatch):
 # -- kopt bench scale -------------------------------------------------------------------------------
 def test_bench_scale_writes_valid_lines_at_a_tiny_size(tmp_path, monkeypatch):
     """Two configurations on 2,000 generated rows: a data line, then a fit line each, as JSON lines."""
-    from kopt.bench import scale
+    from kopt.cli.bench import scale
 
     monkeypatch.setenv("KOPT_DATA", str(tmp_path / "data"))
     out = tmp_path / "scale.jsonl"
@@ -170,7 +170,7 @@ def test_bench_scale_writes_valid_lines_at_a_tiny_size(tmp_path, monkeypatch):
 
 
 def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_path, monkeypatch):
-    from kopt.bench import scale
+    from kopt.cli.bench import scale
 
     monkeypatch.setenv("KOPT_DATA", str(tmp_path / "data"))
     res = scale.run_child(["--child", "estimator", "--set", "higgs-shaped", "--rows", "2000"], time_limit=0.5)
@@ -188,7 +188,7 @@ def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_pat
 
 def test_bench_scale_test_digits_reach_the_digit_sets_and_their_children(monkeypatch):
     """``--test-digits N``: the digit sets' data spec names it, the children are told it, higgs-shaped ignores it."""
-    from kopt.bench import scale
+    from kopt.cli.bench import scale
     from kopt.cli import build_parser
 
     seen = []
@@ -218,8 +218,8 @@ def test_bench_scale_is_a_command_with_clear_errors(tmp_path):
 
 
 def test_bench_scale_asks_for_8_million_rows_only_when_they_fit(monkeypatch):
-    from kopt import memory
-    from kopt.bench import scale
+    from kopt.numerics import memory
+    from kopt.cli.bench import scale
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 24e9)
     assert scale.default_rows(["higgs-shaped"])[-1] == 8_000_000  # 1.5 x 0.96 GB + 0.5 GB fits

@@ -130,7 +130,7 @@ def test_every_shipped_spec_validates():
 def test_spec_reference_is_current():
     """docs/spec-reference.md is generated from the schema; regenerate it when a component changes:
     kopt validate --schema --markdown > docs/spec-reference.md"""
-    from kopt.plugins import registry
+    from kopt.contract.registry import registry
     from kopt.spec.reference import render_markdown
 
     assert (REPO / "docs" / "spec-reference.md").read_text() == render_markdown(registry())

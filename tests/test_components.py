@@ -6,11 +6,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kopt.bandwidth import resolve_bandwidth
-from kopt.components import Kernel, Loss
-from kopt.data.bandwidth import median_distance, scale_distance
-from kopt.plugins import registry
-from kopt.prox import newton_prox
+from kopt.contract.bandwidth import resolve_bandwidth
+from kopt.contract.components import Kernel, Loss
+from kopt.contract.bandwidth import median_distance, scale_distance
+from kopt.contract.registry import registry
+from kopt.numerics.prox import newton_prox
 from kopt.testing import check_prox
 
 REG = registry()
@@ -102,7 +102,7 @@ def test_resolve_bandwidth_applies_the_median_heuristic():
 
 
 def test_resolve_bandwidth_matches_the_spec_engine():
-    from kopt.assemble import build_kernel
+    from kopt.running.assemble import build_kernel
     from kopt.spec import load_spec
 
     X = np.random.default_rng(3).standard_normal((400, 3))

@@ -14,10 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from kopt.backend import get_namespace
-from kopt.components import Kernel, Loss
-from kopt.iterative import Step
-from kopt.prox import newton_prox
+from kopt.numerics.backend import get_namespace
+from kopt.contract.components import Kernel, Loss
+from kopt.contract.iterative import Step
+from kopt.numerics.prox import newton_prox
 from kopt.testing import check_kernel, check_loss, check_solver
 
 from helpers import example_solver
@@ -153,7 +153,7 @@ def _mutant(base, name, **methods):
 # -- the planted bugs ---------------------------------------------------------------------------------------------
 def _evaluate(self, st, theta, *, regularized_gradient=True, dual_quadratic=1.0):
     """The example's ``_evaluate`` (tests/thirdparty/kopt_gd_solver), with a switch for each planted bug."""
-    from kopt.objectives import dual, primal
+    from kopt.numerics.objectives import dual, primal
 
     p = st["problem"]
     loss, y, lam, n = p.loss, p.y, p.lam, p.n

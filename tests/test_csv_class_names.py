@@ -10,12 +10,12 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-import kopt.backend  # noqa: E402
+import kopt.numerics.backend  # noqa: E402
 from kopt.cli import build_parser, main, summary  # noqa: E402
 from kopt.data import load_data  # noqa: E402
 from kopt.data.readers import read_table  # noqa: E402
 from kopt.errors import DataError  # noqa: E402
-from kopt.model import load_model  # noqa: E402
+from kopt.models.model import load_model  # noqa: E402
 
 SPEC = """\
 name: mine
@@ -306,7 +306,7 @@ def test_o_is_the_short_form_of_out(argv):
 
 
 def test_o_on_the_device_benchmark():
-    from kopt.bench.device import build_parser as device_parser
+    from kopt.cli.bench.device import build_parser as device_parser
 
     assert device_parser().parse_args(["compare", "-o", "D"]).out == "D"
 
@@ -326,7 +326,7 @@ FELL_BACK = "auto fell back to numpy: CuPy is not installed (ModuleNotFoundError
 
 @pytest.mark.parametrize("gpu, verbose, shown", [(False, False, False), (True, False, True), (False, True, True)])
 def test_cupy_fall_back_said_only_where_a_gpu_is_or_with_v(monkeypatch, gpu, verbose, shown):
-    monkeypatch.setattr(kopt.backend, "nvidia_gpu", lambda: gpu)
+    monkeypatch.setattr(kopt.numerics.backend, "nvidia_gpu", lambda: gpu)
     text = summary(_Result("numpy", FELL_BACK), SPEC_STUB, verbose=verbose)
     assert (FELL_BACK in text) is shown
 
@@ -338,12 +338,12 @@ def test_numeric_classes_in_the_summary():
 
 
 def test_auto_choosing_cupy_is_said(monkeypatch):
-    monkeypatch.setattr(kopt.backend, "nvidia_gpu", lambda: True)
+    monkeypatch.setattr(kopt.numerics.backend, "nvidia_gpu", lambda: True)
     assert "auto chose cupy" in summary(_Result("cupy", "auto chose cupy: CuPy 13, 1 device(s)"), SPEC_STUB)
 
 
 def test_v_names_the_backend_even_when_given(monkeypatch):
-    monkeypatch.setattr(kopt.backend, "nvidia_gpu", lambda: False)
+    monkeypatch.setattr(kopt.numerics.backend, "nvidia_gpu", lambda: False)
     assert "backend: numpy" in summary(_Result("numpy", ""), SPEC_STUB, verbose=True)
     assert "backend" not in summary(_Result("numpy", ""), SPEC_STUB)
 
@@ -351,9 +351,9 @@ def test_v_names_the_backend_even_when_given(monkeypatch):
 def test_nvidia_gpu_without_nvidia_smi(monkeypatch):
     import shutil
 
-    kopt.backend.nvidia_gpu.cache_clear()
+    kopt.numerics.backend.nvidia_gpu.cache_clear()
     monkeypatch.setattr(shutil, "which", lambda name: None)
     try:
-        assert kopt.backend.nvidia_gpu() is False
+        assert kopt.numerics.backend.nvidia_gpu() is False
     finally:
-        kopt.backend.nvidia_gpu.cache_clear()
+        kopt.numerics.backend.nvidia_gpu.cache_clear()

@@ -17,8 +17,8 @@ from kopt.data import load_data
 from kopt.data.download import Remote, ensure, fetch
 from kopt.data.progress import ByteProgress
 from kopt.errors import DataError
-from kopt.hookspecs import hookimpl
-from kopt.plugins import registry
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import registry
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 

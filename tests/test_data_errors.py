@@ -114,7 +114,7 @@ def test_three_classes_for_a_binary_loss_names_the_file(tmp_path):
 
 
 def test_labels_checked_against_the_loss_through_assemble(tmp_path):
-    from kopt.assemble import assemble
+    from kopt.running.assemble import assemble
     from kopt.spec import load_spec
 
     path = write(tmp_path, "three.csv", "0,1\n1,2\n2,3\n0,4\n")
@@ -156,7 +156,7 @@ def test_api_arrays_are_checked():
 
 
 def test_test_labels_must_be_known_to_the_training_data(tmp_path):
-    from kopt.assemble import assemble
+    from kopt.running.assemble import assemble
     from kopt.spec import load_spec
 
     train = write(tmp_path, "tr.csv", "0,1\n1,2\n0,3\n")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import pdist
 
 from kopt.data import Preprocessor, load_data, read_table, split_fraction
-from kopt.data.bandwidth import median_distance, subsample_rows
+from kopt.contract.bandwidth import median_distance, subsample_rows
 from kopt.data.preprocess import column_stats
 
 
@@ -124,7 +124,7 @@ def test_median_distance_sparse_equals_dense(shared_data):
 
 
 def test_median_heuristic_reaches_the_kernel(shared_data):
-    from kopt.assemble import build_kernel
+    from kopt.running.assemble import build_kernel
     from kopt.spec import load_spec
 
     X = np.random.default_rng(3).standard_normal((500, 4)).astype(np.float32)

@@ -62,8 +62,8 @@ def test_validate_refuses_what_cannot_run_distributed(overrides, path, words):
 
 
 def test_preprocessing_and_bandwidth_match_one_machine(client):
-    from kopt.assemble import assemble
-    from kopt.backend import resolve
+    from kopt.running.assemble import assemble
+    from kopt.numerics.backend import resolve
     from kopt.distributed import assemble as distributed
 
     spec = kopt.load_spec("quickstart", ["model.kernel.bandwidth_subsample=500"])
@@ -93,7 +93,7 @@ def test_joker_higgs_same_certified_answer_and_identical_prediction(client):
     assert many.info["partitions"] == 2 and many.n_iter < 300
     # the final metrics scored on the test partitions equal the model's scores of the whole test set here
     from kopt.data import load_data
-    from kopt.metrics import evaluate
+    from kopt.numerics.metrics import evaluate
 
     ds = load_data(kopt.load_spec("quickstart", HIGGS)["data"])
     here = evaluate("binary", ds.y_test, many.model.decision_function(ds.X_test), many.model.preprocessor)

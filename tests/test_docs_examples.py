@@ -37,7 +37,7 @@ MARKER = re.compile(r"^<!--\s*example:\s*(file|skip)\s*(.*?)\s*-->$")
 #: blocks that do not run, in documents whose markers belong to others: (document, a piece of the block, why)
 SKIPPED = [
     ("README.md", "specs/krr_exact_higgs12k.yaml",
-     "exact KRR on the 12k HIGGS rows, then kopt.tune over 27 fits: minutes"),
+     "exact KRR on the 12k HIGGS rows, then kopt.selection.tune over 27 fits: minutes"),
     ("docs/sklearn.md", "ijcnn1_trval.libsvm.bz2",
      "GridSearchCV on 10,000 ijcnn1 rows (a minute); tests/test_sklearn_docs.py keeps it equal to "
      "docs/benchmarks/sklearn_gridsearch.py"),
@@ -99,8 +99,8 @@ class _Guide:
     """The guide's reader: ``MyDualLoss`` (a loss with a conjugate) and a registered solver ``"mysolver"``."""
 
     def __init__(self):
-        from kopt.hookspecs import hookimpl
-        from kopt.plugins import registry
+        from kopt.contract.hookspecs import hookimpl
+        from kopt.contract.registry import registry
 
         from test_contract_mutations import GD, LogCosh
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import kopt
 from kopt.testing import StopAt as _StopAt
-from kopt.assemble import assemble
+from kopt.running.assemble import assemble
 from kopt.errors import DataError, SpecError
 from kopt.spec import load_spec
 from kopt_plugins.dsg.checking import checking_steps
@@ -62,7 +62,7 @@ class _Capture:
 def _problem_and_solver(spec, data):
     s = load_spec(spec)
     problem = assemble(s, data)
-    solver = kopt.plugins.registry().get("solver", s["solver"]["name"])(
+    solver = kopt.contract.registry.registry().get("solver", s["solver"]["name"])(
         **{k: v for k, v in s["solver"].items() if k != "name"})
     return problem, solver
 
@@ -119,7 +119,7 @@ def test_step_schedules_offset_and_cap():
 
 def test_scale_folding_keeps_the_function():
     """Many shrinks fold the scale into the coefficients without changing f or a tracker."""
-    from kopt.features import FeatureMap
+    from kopt.numerics.features import FeatureMap
     from kopt_plugins.kernels import GaussianKernel
 
     rng = np.random.default_rng(0)
@@ -283,7 +283,7 @@ def test_resume_is_bit_identical(tmp_path, solver):
                  **extra)
     spec["output"]["checkpoint_every"] = 5
     full = kopt.solve({**spec, "output": {**spec["output"], "dir": str(tmp_path / "full")}}, data=(X, y))
-    reg = kopt.plugins.registry()
+    reg = kopt.contract.registry.registry()
     reg.pm.register(_StopAt(13), name="dsg-stopper")
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -397,7 +397,7 @@ def test_cupy_matches_numpy(xp, solver):
 
 
 def test_block_cache_pins_the_first_blocks():
-    from kopt.features import FeatureMap
+    from kopt.numerics.features import FeatureMap
     from kopt_plugins.kernels import GaussianKernel
 
     fm = FeatureMap(GaussianKernel(bandwidth=1.0), 3, seed=2, block_size=8, cache_blocks=3)

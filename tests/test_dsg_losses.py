@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 
 
 def _spec(loss, solver="dsg", iterations=120, lam=1e-4, **options):

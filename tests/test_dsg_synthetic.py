@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import kopt
-from kopt.assemble import assemble
+from kopt.running.assemble import assemble
 from kopt.spec import load_spec
 from kopt.testing import KeepStates, solver_for
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kopt import objectives
+from kopt.numerics import objectives
 from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from kopt.testing import (
     check_strong_duality,
     check_weak_duality,

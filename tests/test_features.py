@@ -11,10 +11,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kopt.features as features
-from kopt.components import Kernel
-from kopt.features import FeatureMap, block_rng
-from kopt.plugins import registry
+import kopt.numerics.features as features
+from kopt.contract.components import Kernel
+from kopt.numerics.features import FeatureMap, block_rng
+from kopt.contract.registry import registry
 from kopt.testing.kernels import check_engine, check_regeneration, kernel_instance, sample_inputs
 
 REG = registry()
@@ -225,7 +225,7 @@ def test_gpu_regeneration_and_engine(xp, name):
 
 # -- kopt bench features (figures only; timings are never asserted) --------------
 def test_bench_features_writes_json(tmp_path, capsys):
-    from kopt.bench.features import features as bench_features
+    from kopt.cli.bench.features import features as bench_features
 
     out = tmp_path / "bench.json"
     args = argparse.Namespace(rows=600, dim=5, features=[64, 128], repeat=1, json=str(out))

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt import checkpoint, fileset
+from kopt.running import checkpoint
+from kopt.files import sets as fileset
 from kopt.errors import CheckpointError
 
 OPS = ("open", "write", "fsync", "close", "replace", "unlink")
@@ -21,7 +22,7 @@ class Crash(BaseException):
 
 
 class CrashingOs:
-    """What :mod:`kopt.fileset` sees as ``os``: file operation number ``crash_at`` (0-based) and all
+    """What :mod:`kopt.files.sets` sees as ``os``: file operation number ``crash_at`` (0-based) and all
     after it raise :class:`Crash` instead of running; ``log`` names the operations that ran."""
 
     def __init__(self, crash_at=None):
@@ -183,7 +184,7 @@ def test_content_hash_reads_fortran_order_arrays_as_their_c_order_bytes(monkeypa
     """A Fortran-order array is hashed a block of rows at a time (no whole copy), to the bytes a C-order copy has."""
     import numpy as np
 
-    from kopt import model as model_module
+    from kopt.models import model as model_module
 
     rng = np.random.default_rng(0)
     C = rng.standard_normal((300, 7)).astype(np.float32)

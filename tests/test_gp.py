@@ -37,7 +37,7 @@ def test_posterior_mean_is_krr_with_lambda_sigma2_over_n(tmp_path):
     """kopt's λ/2‖f‖² + (1/n)Σ(y−f)²/2 has minimiser k(·)ᵀ(K + nλI)⁻¹y: the GP mean iff λ = σ²/n."""
     X, y, Xs, _ = _data()
     s2, n = 0.3, X.shape[0]
-    kernel = kopt.plugins.registry().get("kernel", "gaussian")(bandwidth=1.5)
+    kernel = kopt.contract.registry.registry().get("kernel", "gaussian")(bandwidth=1.5)
 
     def krr(lam):
         spec = {"data": {"standardize": False}, "model": {"loss": {"name": "square"},
@@ -55,7 +55,7 @@ def test_posterior_mean_is_krr_with_lambda_sigma2_over_n(tmp_path):
 
 def test_exact_posterior_is_the_textbook_formula():
     X, y, Xs, _ = _data(n=30, m=7)
-    kernel = kopt.plugins.registry().get("kernel", "gaussian")(bandwidth=0.9)
+    kernel = kopt.contract.registry.registry().get("kernel", "gaussian")(bandwidth=0.9)
     K, Ks = kernel.exact(X, X), kernel.exact(Xs, X)
     inv = np.linalg.inv(K + 0.1 * np.eye(30))
     mean, var = exact_posterior(kernel, X, y, Xs, 0.1)
@@ -186,7 +186,7 @@ def test_resume_is_bit_identical(tmp_path, variance):
     full = kopt.solve(_spec(tmp_path, variance=variance, T=9, out="full"), data=data)
     spec = _spec(tmp_path, variance=variance, T=9, out="cut")
     spec["output"]["checkpoint_every"] = 4
-    reg = kopt.plugins.registry()
+    reg = kopt.contract.registry.registry()
     reg.pm.register(_StopAt(6), name="gp_stopper")
     try:
         with pytest.raises(KeyboardInterrupt):

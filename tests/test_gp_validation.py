@@ -69,7 +69,7 @@ def test_operator_on_the_paper_setup_reaches_what_its_steps_allow(tmp_path):
     What it can reach: the expected iterate's error (full-batch GD, the same steps and average)
     plus little noise -- a wrong update would leave that floor -- and the measured 79% / 1,370%.
     """
-    from kopt.assemble import assemble
+    from kopt.running.assemble import assemble
     from kopt.errors import SpecWarning
     from kopt_plugins.gp.exact import exact_posterior, expected_iterates, rel_error
 

@@ -13,8 +13,8 @@ import os
 import numpy as np
 import pytest
 
-import kopt.memory
-from kopt import fileset
+import kopt.numerics.memory
+from kopt.files import sets as fileset
 from kopt.cli import main
 
 from helpers import non_regular_path, regression_csv
@@ -77,7 +77,7 @@ SPEC_CASES = [
 
 @pytest.fixture(autouse=True)
 def _two_gib(monkeypatch):
-    monkeypatch.setattr(kopt.memory, "available_bytes", lambda: 2 * GIB)
+    monkeypatch.setattr(kopt.numerics.memory, "available_bytes", lambda: 2 * GIB)
 
 
 @pytest.fixture()
@@ -105,7 +105,7 @@ def test_feature_count_is_checked_before_the_solve(workdir, capsys):
     (workdir / "spec.yaml").write_text(GOOD)
     err = check_error(["solve", "spec.yaml", "-q", *JOKER_FEATURES, "--set", "model.features.count=1000000000"],
                       capsys, ["model.features.count 1,000,000,000 (joker)", "GiB", "lower model.features.count"])
-    assert "feature parameters" in err and "at most ~" in err  # joker's memory plan (kopt.memory)
+    assert "feature parameters" in err and "at most ~" in err  # joker's memory plan (kopt.numerics.memory)
     assert not (workdir / "out").exists()
 
 

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 import kopt
 from kopt.testing import StopAt as _StopAt
-from kopt import objectives
+from kopt.numerics import objectives
 from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
 from kopt.errors import SpecError
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from kopt_plugins.joker.dualterms import DualTerms
 from kopt_plugins.joker.trust_region import solve_block, steihaug
 from helpers import smooth_rows
@@ -64,7 +64,7 @@ def _alpha(result, X):
 
 
 def _certified_gap(loss, X, y, alpha, lam):
-    """kopt.objectives' duality gap of α (computed by the core, not by the solver)."""
+    """kopt.numerics.objectives' duality gap of α (computed by the core, not by the solver)."""
     K = _gram(X)
     scores = K @ alpha
     P = objectives.primal(loss, y, scores, lam, alpha @ scores)
@@ -199,7 +199,7 @@ def test_features_mode_solves_krr_on_the_random_feature_kernel():
     spec = _spec({"name": "square"}, lam=lam, mode="features", batch_size=100, tol=1e-12,
                  features={"count": 512, "block_size": 256})
     r = _solve(spec, (X, y))
-    from kopt.assemble import assemble
+    from kopt.running.assemble import assemble
 
     problem = assemble(kopt.load_spec(spec, check_files=False), (X, y))
     fmap = problem.feature_map(512)
@@ -241,7 +241,7 @@ def test_hinge_matches_svc_when_the_intercept_vanishes():
     ("epsilon_insensitive", {"epsilon": 0.2}, "real", 1e-5), ("lp", {"p": 3.0}, "real", 1e-8),
     ("absolute", {}, "real", 1e-5)])
 def test_gap_is_certified_by_the_core_objectives(name, params, task, tol):
-    """The solver's gap agrees with kopt.objectives on the model it returns, and meets tol."""
+    """The solver's gap agrees with kopt.numerics.objectives on the model it returns, and meets tol."""
     X, y = _data(n=160, task=task, seed=6)
     lam = 2e-3
     r = _solve(_spec({"name": name, **params}, lam=lam, tol=tol, iterations=4000), (X, y))

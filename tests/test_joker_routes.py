@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.assemble import assemble
+from kopt.running.assemble import assemble
 from kopt.errors import KoptError, SpecError
-from kopt.hookspecs import hookimpl
-from kopt.plugins import registry
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import registry
 from kopt.testing import check_resume
 from kopt_plugins.joker.trust_region import solve_block, update_radius
 from kopt_plugins.losses.regression import SquareLoss
@@ -172,7 +172,7 @@ def _nystrom(loss, **solver):
 
 def test_nystrom_krr_is_the_kernel_problem_on_the_span_of_the_centres():
     """f = K_XC w with w minimising ½wᵀK_CC w + (1/2λ_J)‖y − K_XC w‖² (the closed form)."""
-    from kopt.nystrom import choose_centers
+    from kopt.nystrom.centres import choose_centers
 
     X, y = _data(n=300, task="real")
     lam = 1e-2
@@ -190,7 +190,7 @@ def test_nystrom_krr_is_the_kernel_problem_on_the_span_of_the_centres():
 
 
 def test_nystrom_centres_are_distinct_seeded_training_rows():
-    from kopt.nystrom import choose_centers
+    from kopt.nystrom.centres import choose_centers
 
     X, y = _data(n=200)
     X = np.vstack([X, X[:100]])  # repeated rows: a repeated centre would make K_CC singular

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt import threads as _threads
+from kopt.numerics import threads as _threads
 from kopt.api import assemble
-from kopt.bench import joker as bench
-from kopt.linalg import cblas_syrk, syrk_lower
+from kopt.cli.bench import joker as bench
+from kopt.numerics.linalg import cblas_syrk, syrk_lower
 from kopt_plugins.joker.engines import FeatureEngine, gram_method
 
 needs_syrk = pytest.mark.skipif(cblas_syrk(np.float32) is None, reason="NumPy's BLAS has no CBLAS ?syrk here")
@@ -102,7 +102,7 @@ def test_feature_blocks_go_in_device_sized_groups_on_each_backend(xp):
     """A CPU groups feature blocks into ~1 MB (cache), a GPU into ~64 MB: there each array call is a kernel
     launch, and one call per block of features made papers/004's HIGGS iteration 86x its floor on an H200.
     The grouped matrices are those of the dense features on either backend."""
-    from kopt.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     X, y = _data()
     B = 300

@@ -13,7 +13,7 @@ from scipy.special import gamma as gamma_fn
 from scipy.special import kv
 
 from kopt.errors import DataError
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from kopt.testing.kernels import (
     check_dsg_gradient,
     check_kernel,

@@ -1,7 +1,7 @@
 """kill -9 at seeded random points of a solve, then ``kopt solve --resume``: the model equals the
 uninterrupted run's, bit for bit (its content hash).  Real processes, real SIGKILL.
 
-A kill point is ``(K, J)``: after iteration K's listeners ran, file operation J of kopt.fileset
+A kill point is ``(K, J)``: after iteration K's listeners ran, file operation J of kopt.files.sets
 (inside the next checkpoint's or the model's commit) never happens; J = -1 kills at iteration K
 itself.  K is at least one checkpoint interval in, so there is a checkpoint to resume from.  The
 killed run has 2 worker threads, the resumed one 1: a checkpoint resumes on any thread count.
@@ -24,10 +24,10 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 DRIVER = r"""
 import os, signal, sys
-import kopt.fileset as fileset
+import kopt.files.sets as fileset
 from kopt.cli import main
-from kopt.hookspecs import hookimpl
-from kopt.plugins import registry
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import registry
 
 K, J = int(sys.argv[1]), int(sys.argv[2])
 OPS = ("open", "write", "fsync", "close", "replace", "unlink")

@@ -7,8 +7,8 @@ import pytest
 
 import kopt
 from kopt.errors import KoptError, SpecError
-from kopt.objectives import primal
-from kopt.predictors import vote_scores
+from kopt.numerics.objectives import primal
+from kopt.models.predictors import vote_scores
 
 BANDWIDTH, LAM = 1.5, 1e-3
 
@@ -72,7 +72,7 @@ def test_each_pair_is_its_own_ridge_problem_solved_and_the_certificate_sums_them
 
 
 def _square():
-    from kopt.plugins import registry
+    from kopt.contract.registry import registry
 
     return registry().get("loss", "square")()
 
@@ -173,7 +173,7 @@ def _auto_spec(**solver):
 
 
 def test_auto_takes_one_vs_one_on_every_row_and_its_score_is_the_model_s_on_the_validation_rows():
-    from kopt.selection import make_splits
+    from kopt.running.validation import make_splits
 
     X, y = _classes(400)
     r = kopt.solve(_auto_spec(), data=(X, y))

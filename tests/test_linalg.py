@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kopt.linalg import cho_solve, cholesky, solve_triangular
+from kopt.numerics.linalg import cho_solve, cholesky, solve_triangular
 
 
 def _spd(n, seed=0, d=6):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import kopt
-import kopt.logs as logs
-from kopt.listeners import ProgressBar
-from kopt.logs import progress_listeners
+import kopt.running.logs as logs
+from kopt.running.listeners import ProgressBar
+from kopt.running.logs import progress_listeners
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.ConvergenceWarning")  # small fixed runs stop at the cap

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import strategies as S
 from kopt.errors import DataError
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from kopt.testing import (
     check_biconjugate,
     check_conj_domain,
@@ -217,7 +217,7 @@ def test_docs_table_lists_every_builtin_loss_and_regularizer():
 @pytest.mark.parametrize("key", PROP)
 def test_every_method_runs_on_the_backend(key, xp):
     """NumPy and CuPy give the same float32 results (the cupy case needs a GPU)."""
-    from kopt.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
     from kopt.testing import sample_duals, sample_labels, sample_scores
 
     loss = make(key)

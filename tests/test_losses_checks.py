@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kopt.backend import get_namespace
-from kopt.plugins import registry
+from kopt.numerics.backend import get_namespace
+from kopt.contract.registry import registry
 from kopt.testing import check_conj_edges, check_loss
 
 
@@ -69,7 +69,7 @@ def test_naive_binary_entropy_fails_the_float32_edge_check():
 
 def test_third_party_loss_passes_the_suite():
     """A minimal loss written against the contract only (not a kopt_plugins.losses subclass)."""
-    from kopt.components import Loss
+    from kopt.contract.components import Loss
 
     class Cosh(Loss):
         name = "logcosh_test"
@@ -95,7 +95,7 @@ def test_third_party_loss_passes_the_suite():
             return 1.0
 
         def prox(self, u, y, step):
-            from kopt.prox import newton_prox
+            from kopt.numerics.prox import newton_prox
 
             return newton_prox(self, u, y, step)
 
@@ -116,7 +116,7 @@ def test_plugin_guide_example_passes_the_suite():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "plugin-guide.md").read_text()
-    block = re.search(r"```python\n(import numpy as np\nfrom kopt.backend.*?)```", text, re.S).group(1)
+    block = re.search(r"```python\n(import numpy as np\nfrom kopt.numerics.backend.*?)```", text, re.S).group(1)
     ns = {}
     exec(block, ns)  # noqa: S102 - our own documentation
     assert check_loss(ns["LogCosh"](scale=0.5)) == ["interface", "labels", "convexity", "gradients", "bounds", "dtypes"]

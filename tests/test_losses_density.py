@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.optimize import minimize_scalar
 
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 
 REG = registry()
 

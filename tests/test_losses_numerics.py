@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.special import xlog1py, xlogy
 
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 
 LOGISTIC = registry().get("loss", "logistic")()
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt import memory
+from kopt.numerics import memory
 from kopt.cli import main
 from kopt.errors import KoptError, MemoryLimitError, OutOfMemoryError
 
@@ -56,9 +56,9 @@ def run_limited(argv, tmp_path, headroom_mb=700, before=""):
         import resource, sys
         import numpy as np, psutil
         import kopt.api, kopt.cli
-        from kopt.plugins import registry
+        from kopt.contract.registry import registry
         registry()
-        import kopt_plugins.krr_nystrom.solver, kopt_plugins.krr_nystrom.system, scipy.linalg
+        import kopt_plugins.krr_nystrom.solver, kopt.nystrom.system, scipy.linalg
         """) + textwrap.dedent(before) + textwrap.dedent(f"""\
         vms = psutil.Process().memory_info().vms
         resource.setrlimit(resource.RLIMIT_AS, (vms + {headroom_mb} * 2**20, resource.RLIM_INFINITY))
@@ -135,7 +135,7 @@ def test_a_memory_error_while_predicting_is_exit_2(tmp_path):
     spec = _spec(tmp_path, count=32)
     assert main(["solve", str(spec), "--quiet"]) == 0
     inject = """\
-        from kopt.predictors import KernelExpansion
+        from kopt.models.predictors import KernelExpansion
         scores = KernelExpansion.decision_function
         def decision_function(self, X, context):
             if X.shape[0] > 1:  # the model's load-time check scores one row
@@ -154,7 +154,7 @@ def test_a_memory_error_while_predicting_is_exit_2(tmp_path):
 def test_the_error_classes_are_kopt_errors_and_memory_errors():
     for cls in (OutOfMemoryError, MemoryLimitError):
         assert issubclass(cls, KoptError) and issubclass(cls, MemoryError) and cls.exit_status == 2
-    assert kopt.memory.MemoryLimitError is MemoryLimitError
+    assert kopt.numerics.memory.MemoryLimitError is MemoryLimitError
 
 
 def test_from_python_the_refusal_is_caught_as_memory_error(monkeypatch):
@@ -189,7 +189,7 @@ def test_a_memory_error_in_a_check_writes_the_checkpoint_due_first(tmp_path, mon
 
 
 def test_largest_fitting_is_the_most_the_plan_fits():
-    class Toy(kopt.components.Solver):
+    class Toy(kopt.contract.components.Solver):
         name = "toy"
         memory_key = "model.features.count"
 
@@ -208,11 +208,11 @@ def test_largest_fitting_is_the_most_the_plan_fits():
 
 def test_a_solver_that_declares_nothing_is_not_checked(monkeypatch):
     monkeypatch.setattr(memory, "available_bytes", lambda: 0)
-    assert memory.check_plan(kopt.components.Solver(), memory.Sizes(n=10, d=2, count=4)) == []
+    assert memory.check_plan(kopt.contract.components.Solver(), memory.Sizes(n=10, d=2, count=4)) == []
 
 
 def test_a_malformed_plan_is_named():
-    class Bad(kopt.components.Solver):
+    class Bad(kopt.contract.components.Solver):
         name = "bad"
 
         def memory_plan(self, sizes):
@@ -262,7 +262,7 @@ def test_validate_data_prints_the_plan_without_solving(tmp_path, capsys, monkeyp
 
 
 def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
-    from kopt.plugins import registry
+    from kopt.contract.registry import registry
 
     rng = np.random.default_rng(1)
     X = rng.standard_normal((3000, 4))

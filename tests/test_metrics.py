@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from kopt.metrics import auc, average_ranks
+from kopt.numerics.metrics import auc, average_ranks
 
 
 @pytest.mark.parametrize("x", [np.array([3.0, 1, 2, 1, 3]), np.zeros(7), np.arange(5.0)[::-1],

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt import fileset
+from kopt.files import sets as fileset
 from kopt.errors import ModelFileError
 from helpers import demo_plugin, extra_components
 

@@ -19,7 +19,7 @@ import yaml
 import kopt
 from kopt.cli import main
 from kopt.errors import OutputError, Terminated
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 from helpers import demo_plugin, install_demo_plugin, registered, regression_csv, signal_at_first_checkpoint
 
 POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -108,9 +108,9 @@ def test_the_command_line_says_a_metric_is_undefined_and_writes_null(tmp_path, c
 
 
 def test_every_json_writer_is_strict(tmp_path):
-    from kopt import fileset
-    from kopt.fileio import write_json
-    from kopt.listeners import JsonLog
+    from kopt.files import sets as fileset
+    from kopt.files.atomic import write_json
+    from kopt.running.listeners import JsonLog
 
     bad = {"a": float("nan"), "b": np.float32("inf"), "c": [np.nan, 1.5], "d": np.array([np.inf, 2.0])}
     write_json(tmp_path / "r.json", bad)
@@ -210,14 +210,14 @@ def test_a_file_size_limit_is_exit_2_and_the_previous_model_stays(tmp_path):
 @pytest.mark.parametrize("code, words", [(errno.ENOSPC, "is full"), (errno.EROFS, "read-only file system"),
                                           (errno.EFBIG, "file-size limit"), (errno.EDQUOT, "quota")])
 def test_disk_errors_while_writing_the_model_are_exit_2_saying_what_to_do(tmp_path, monkeypatch, capsys, code, words):
-    import kopt.fileset
+    import kopt.files.sets
 
     path = _write(tmp_path, _spec(tmp_path, out="full"))
 
     def fail(target, payload):
         raise OSError(code, os.strerror(code), target)
 
-    monkeypatch.setattr(kopt.fileset, "_write_durable", fail)
+    monkeypatch.setattr(kopt.files.sets, "_write_durable", fail)
     assert main(["solve", path, "-q"]) == 2
     err = capsys.readouterr().err
     assert words in err and str(tmp_path / "full") in err and "permission denied" not in err.lower()
@@ -230,7 +230,7 @@ def test_a_full_disk_while_writing_predictions_is_exit_2(tmp_path, monkeypatch, 
     def full(target, mode="wb"):
         raise OSError(errno.ENOSPC, "No space left on device", target)
 
-    monkeypatch.setattr("kopt.predicting.atomic_open", full)
+    monkeypatch.setattr("kopt.models.predict_file.atomic_open", full)
     assert main(["predict", str(tmp_path / "m" / "model.json"), str(tmp_path / "data.csv"),
                  "--out", str(tmp_path / "p" / "pred.csv")]) == 2
     err = capsys.readouterr().err
@@ -238,12 +238,12 @@ def test_a_full_disk_while_writing_predictions_is_exit_2(tmp_path, monkeypatch, 
 
 
 def test_a_full_disk_while_checkpointing_from_python_is_an_output_error(tmp_path, monkeypatch):
-    import kopt.fileset
+    import kopt.files.sets
 
     def full(target, payload):
         raise OSError(errno.ENOSPC, "No space left on device", target)
 
-    monkeypatch.setattr(kopt.fileset, "_write_durable", full)
+    monkeypatch.setattr(kopt.files.sets, "_write_durable", full)
     with pytest.raises(OutputError, match="the checkpoint of iteration 5: the disk holding .* is full") as caught:
         kopt.solve(_spec(tmp_path, checkpoint_every=5, out="ck"))
     assert caught.value.exit_status == 2
@@ -353,9 +353,9 @@ class NoFcntl:
 sys.modules.pop("fcntl", None)
 sys.meta_path.insert(0, NoFcntl())
 warnings.simplefilter("ignore")  # filelock says it falls back to soft locks
-import kopt, kopt.cli, kopt.api, kopt.fileio, kopt.outdir, kopt.data.cache, kopt.data.download, kopt.memory
+import kopt, kopt.cli, kopt.api, kopt.files.atomic, kopt.running.outdir, kopt.data.cache, kopt.data.download, kopt.numerics.memory
 assert "fcntl" not in sys.modules, "something imported fcntl"
-assert kopt.memory.available_bytes() > 0 and kopt.memory.peak_rss_mb() > 0
+assert kopt.numerics.memory.available_bytes() > 0 and kopt.numerics.memory.peak_rss_mb() > 0
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

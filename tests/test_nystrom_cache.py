@@ -1,13 +1,13 @@
-"""kopt.nystrom_cache: fits that differ only in λ share a Nyström system; anything else misses."""
+"""kopt.nystrom.cache: fits that differ only in λ share a Nyström system; anything else misses."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kopt.nystrom_cache import SystemCache
-from kopt.plugins import registry
-from kopt_plugins.krr_nystrom.system import NystromSystem
+from kopt.nystrom.cache import SystemCache
+from kopt.contract.registry import registry
+from kopt.nystrom.system import NystromSystem
 
 
 def _inputs(n=120, M=16, seed=0):
@@ -80,7 +80,7 @@ def test_bounded_by_entries_and_bytes_and_kept_arrays_are_read_only():
 
 
 def test_sharing_is_scoped_and_off_outside():
-    from kopt import nystrom_cache
+    from kopt.nystrom import cache as nystrom_cache
 
     X, Y, C = _inputs()
     a, b = nystrom_cache.system(_kernel(), X, Y, C), nystrom_cache.system(_kernel(), X, Y, C)
@@ -102,7 +102,7 @@ def test_gridsearch_with_the_wiring_gives_the_same_results_and_reuses_systems():
 
     from sklearn.model_selection import GridSearchCV
 
-    from kopt import nystrom_cache
+    from kopt.nystrom import cache as nystrom_cache
     from kopt.sklearn import KernelClassifier
 
     rng = np.random.default_rng(1)

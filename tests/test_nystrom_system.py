@@ -1,12 +1,12 @@
-"""The square loss's Nyström system (plugins/krr_nystrom/system.py) and the centres' basis (kopt.nystrom)."""
+"""The square loss's Nyström system (kopt/nystrom/system.py) and the centres' basis (kopt.nystrom)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kopt.nystrom import center_basis
+from kopt.nystrom.centres import center_basis
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
-from kopt_plugins.krr_nystrom.system import NystromSystem
+from kopt.nystrom.system import NystromSystem
 
 
 def _rows(n=900, d=4, seed=0):
@@ -140,7 +140,7 @@ def test_handed_over_centres_with_some_dropped_give_the_same_system():
 
 
 def test_leading_rows_compacts_in_place():
-    from kopt.nystrom import leading_rows
+    from kopt.nystrom.centres import leading_rows
 
     A = np.asfortranarray(np.arange(35.0).reshape(7, 5))
     want = A[:4].copy()
@@ -174,7 +174,7 @@ def test_a_bound_kernel_gives_exact_s_bits(sparse):
     values are exact(X, C)'s, bit for bit, for dense and CSR rows, float32 and float64."""
     import scipy.sparse as sp
 
-    from kopt.plugins import registry
+    from kopt.contract.registry import registry
 
     rng = np.random.default_rng(2)
     C = np.asfortranarray(rng.standard_normal((30, 6)).astype(np.float32))
@@ -193,7 +193,7 @@ def test_a_bound_kernel_gives_exact_s_bits(sparse):
 @pytest.mark.parametrize("n", [1, 31, 32, 33, 100])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_a_triangle_is_mirrored_in_place_whatever_the_layout(n, order):
-    from kopt_plugins.krr_nystrom.system import _mirror_upper, symmetric_from_lower
+    from kopt.nystrom.system import _mirror_upper, symmetric_from_lower
 
     A = np.asarray(np.random.default_rng(n).standard_normal((n, n)), order=order)
     given, B = A.copy(), A.copy(order=order)

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from kopt.plotting import GAP_FLOOR, convergence_figure, plot_trace  # noqa: E402
+from kopt.running.plotting import GAP_FLOOR, convergence_figure, plot_trace  # noqa: E402
 
 
 def _dual_trace(n=30):

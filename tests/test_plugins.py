@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from helpers import HERE, install_demo_plugin, install_gd_solver, regression_csv
 
 DEMO_SPEC = """\
@@ -84,7 +84,7 @@ def test_unknown_component_without_the_plugin(tmp_path):
 
 
 def test_register_rejects_wrong_kinds():
-    from kopt.hookspecs import hookimpl
+    from kopt.contract.hookspecs import hookimpl
 
     class Bad:
         @hookimpl

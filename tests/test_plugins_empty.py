@@ -6,8 +6,8 @@ import subprocess
 import sys
 import types
 
-from kopt.hookspecs import hookimpl
-from kopt.plugins import empty_plugins, registry
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import empty_plugins, registry
 
 UNDECORATED = '''\
 """A plugin whose hook lacks @hookimpl: pluggy never calls it, so its solver is never registered."""

@@ -11,7 +11,7 @@ import kopt.data.csvstream as csvstream
 import kopt.data.stream as stream
 from kopt.cli import main
 from kopt.data.cache import cache_root
-from kopt.model import load_model
+from kopt.models.model import load_model
 
 D = 60
 SPEC = f"""\

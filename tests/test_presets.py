@@ -19,7 +19,7 @@ from kopt.data import load_data
 from kopt.data.download import Remote, Source, fetch, identify
 from kopt.data.store import import_folder, obtain
 from kopt.errors import DataError
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 
 
 def _same(a, b):

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.components import Loss, Predictor, Solver
+from kopt.contract.components import Loss, Predictor, Solver
 from kopt.errors import ModelFileError, PluginLoadError, SpecError, UnknownComponentError
-from kopt.hookspecs import hookimpl
-from kopt.plugins import registry, unknown_component
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import registry, unknown_component
 from helpers import demo_plugin, registered, regression_csv
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 from kopt.testing import (
     check_moreau_decomposition,
     check_moreau_envelope,
@@ -138,7 +138,7 @@ def test_spec_validates_l1_ratio():
 @pytest.mark.parametrize("name", NAMES)
 def test_backend_generic(name, xp):
     """prox and value on the backend match NumPy (the cupy case needs a GPU)."""
-    from kopt.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     reg = make(name, 0.6, 0.3)
     w = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kopt.iterative import Check, _Stopping, rounding_bound
+from kopt.contract.iterative import Check, _Stopping, rounding_bound
 from kopt.errors import KoptError
 
 

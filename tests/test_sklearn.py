@@ -320,7 +320,7 @@ def test_fitted_estimators_pickle_without_kopt_objects(make):
     blob = pickle.dumps(est)
     globals_ = {arg for op, arg, _ in pickletools.genops(blob) if op.name in ("GLOBAL", "STACK_GLOBAL")}
     named = {str(a) for a in globals_ if a}
-    assert not any("kopt_plugins" in a or "kopt.options" in a for a in named)
+    assert not any("kopt_plugins" in a or "kopt.contract.options" in a for a in named)
     again = pickle.loads(blob)
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
     assert again.get_params() == est.get_params()
@@ -375,7 +375,7 @@ def test_import_kopt_does_not_import_scikit_learn():
     import subprocess
     import sys
 
-    code = ("import sys, kopt, kopt.cli; from kopt.plugins import registry; registry(); "
+    code = ("import sys, kopt, kopt.cli; from kopt.contract.registry import registry; registry(); "
             "assert not any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 

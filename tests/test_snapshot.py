@@ -8,8 +8,8 @@ import pytest
 
 import kopt
 from kopt.errors import CheckpointError
-from kopt.model import model_from
-from kopt.plugins import registry
+from kopt.models.model import model_from
+from kopt.contract.registry import registry
 from kopt.testing import default_instance
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kopt.components import Predictor
-from kopt.iterative import Step
-from kopt.predictors import FeatureExpansion
+from kopt.contract.components import Predictor
+from kopt.contract.iterative import Step
+from kopt.models.predictors import FeatureExpansion
 from kopt.testing import SOLVER_CHECKS, check_solver, solver_check_data, state_problems
 from helpers import demo_plugin, gd_solver
 
@@ -223,7 +223,7 @@ def test_step_may_return_none(tmp_path):
 def test_check_solver_arguments():
     with pytest.raises(ValueError, match="unknown solver checks"):
         check_solver("dsg", skip=("nope",))
-    with pytest.raises(TypeError, match="a solver name or a kopt.components.Solver subclass"):
+    with pytest.raises(TypeError, match="a solver name or a kopt.contract.components.Solver subclass"):
         check_solver(dict)
     from kopt_plugins.dsg.solver import DSG
 
@@ -263,7 +263,7 @@ def _joker_reference(loss, tmp_path):
 @pytest.mark.parametrize("loss", ["square", "logistic"])
 def test_the_answer_references_agree_with_a_builtin_solver_at_1e_10(loss, tmp_path):
     """Newton's optimum (kopt.testing.answer) is joker's exact-route optimum at a relative gap of 1e-10."""
-    from kopt.plugins import registry
+    from kopt.contract.registry import registry
     from kopt.testing.answer import ANSWER_BANDWIDTH, ANSWER_LAMBDA, _whiten, reference_objective
 
     data, r = _joker_reference(loss, tmp_path)

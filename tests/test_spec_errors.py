@@ -96,7 +96,7 @@ def _components():
 @pytest.mark.parametrize("case_id,text,extra,phrases", CASES, ids=[c[0] for c in CASES])
 def test_malformed_spec(case_id, text, extra, phrases, tmp_path, capsys, monkeypatch):
     if case_id == "cupy-unavailable":
-        from kopt.backend import cupy_status
+        from kopt.numerics.backend import cupy_status
 
         if cupy_status()[0]:
             pytest.skip("CuPy is available here")

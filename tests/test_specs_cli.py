@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 import kopt
-from kopt import specfiles
+from kopt.spec import packaged as specfiles
 from kopt.cli import main
-from kopt.listeners import JsonLog, ProgressBar
-from kopt.run import IterationRecord
+from kopt.running.listeners import JsonLog, ProgressBar
+from kopt.running.context import IterationRecord
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = sorted((REPO / "specs").glob("*.yaml"))
@@ -23,7 +23,7 @@ SPECS = sorted((REPO / "specs").glob("*.yaml"))
 
 def test_every_spec_names_its_data_by_preset():
     """No spec reads a path outside the project: each names a registered preset and no file."""
-    presets = set(kopt.plugins.registry().names("dataset"))
+    presets = set(kopt.contract.registry.registry().names("dataset"))
     for path in SPECS:
         data = yaml.safe_load(path.read_text())["data"]
         assert data.get("source") in presets, path.name
@@ -106,12 +106,12 @@ def test_plot_without_matplotlib_is_caught_before_any_work(tmp_path, monkeypatch
 
 
 def test_a_failing_plot_never_loses_the_model_or_report(tmp_path, monkeypatch, capsys):
-    import kopt.plotting
+    import kopt.running.plotting
 
     def broken(*a, **k):
         raise RuntimeError("no display")
 
-    monkeypatch.setattr(kopt.plotting, "plot_trace", broken)
+    monkeypatch.setattr(kopt.running.plotting, "plot_trace", broken)
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(PLOT_SPEC))
     monkeypatch.chdir(tmp_path)
     assert main(["solve", "s.yaml", "-q"]) == 1
@@ -254,7 +254,7 @@ def test_validate_warns_in_one_line_where_another_option_is_measured_better(caps
 def test_every_packaged_spec_validates_silently(capsys):
     """A packaged example uses the measured-better setting, or keeps the paper's with ``advice: false`` and
     says why in its comment (issue 28 item 7): kopt validate prints nothing on stderr for any of them."""
-    from kopt import specfiles
+    from kopt.spec import packaged as specfiles
 
     names = specfiles.names()
     assert len(names) >= 30

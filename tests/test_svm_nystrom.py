@@ -11,8 +11,8 @@ import kopt
 from helpers import curved_classes
 from kopt.errors import SpecError
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
-from kopt_plugins.krr_nystrom.system import NystromSystem
-from kopt_plugins.svm_nystrom.newton import HingeNewton, hinge_objective, line_search
+from kopt.nystrom.system import NystromSystem
+from kopt.nystrom.newton import HingeNewton, hinge_objective, line_search
 
 
 def _data(n=600, d=3, seed=0, classes=2):
@@ -220,7 +220,7 @@ def test_the_search_tries_no_hinge_lambda_below_the_kernel_rounding(dtype):
 def test_held_kernel_values_give_the_same_bits_as_computing_them():
     """A Newton solve that holds its rows' kernel values (small enough) takes the same passes bit for bit, and
     reaches the same minimiser as one that computes them each pass (its T_S updates read the held values)."""
-    from kopt_plugins.svm_nystrom.newton import kernel_parts, margin_pass
+    from kopt.nystrom.newton import kernel_parts, margin_pass
 
     X, y = _data(n=700)
     y = y.astype(float)

@@ -1,10 +1,10 @@
-"""kopt.threads: how many cores kopt uses, and BLAS held so the two never oversubscribe."""
+"""kopt.numerics.threads: how many cores kopt uses, and BLAS held so the two never oversubscribe."""
 import os
 
 import numpy as np
 import pytest
 
-from kopt import threads
+from kopt.numerics import threads
 from kopt.errors import KoptError
 
 

@@ -11,8 +11,8 @@ import kopt
 from kopt.cli import main
 from kopt.data.preprocess import Preprocessor
 from kopt.errors import CheckpointError, SpecError
-from kopt.selection import LAMBDA, make_splits
-from kopt.tune import parse_axis
+from kopt.running.validation import LAMBDA, make_splits
+from kopt.running.validation.tune import parse_axis
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
@@ -94,8 +94,8 @@ def test_a_warm_start_refuses_another_problem():
 def test_tune_finds_the_best_row_and_warm_starts_match_cold():
     X, y = _data()
     grid = ["model.regularizer.lambda=1e-2,1e-1", "model.kernel.bandwidth_factor=0.5,2"]
-    cold = kopt.tune(_spec(), grid, folds=2, warm_start=False, data=(X, y))
-    warm = kopt.tune(_spec(), grid, folds=2, data=(X, y))
+    cold = kopt.selection.tune(_spec(), grid, folds=2, warm_start=False, data=(X, y))
+    warm = kopt.selection.tune(_spec(), grid, folds=2, data=(X, y))
     assert warm.warm_start and not cold.warm_start and len(warm.rows) == 4
     for a, b in zip(warm.rows, cold.rows):
         assert a["params"] == b["params"]
@@ -108,7 +108,7 @@ def test_tune_finds_the_best_row_and_warm_starts_match_cold():
 
 def test_best_never_picks_a_non_finite_score():
     from kopt.errors import NonFiniteModelError
-    from kopt.selection import LAMBDA, best_row as _best
+    from kopt.running.validation import LAMBDA, best_row as _best
 
     rows = [{"params": {LAMBDA: 1e-2}, "score": 0.5}, {"params": {LAMBDA: 1e-3}, "score": float("nan")},
             {"params": {LAMBDA: 1e-4}, "score": 0.4}, {"params": {LAMBDA: 1e-5}, "score": float("inf")}]
@@ -153,8 +153,8 @@ def test_cli_bad_grids_exit_2_naming_the_key(tmp_path, capsys, grid, words):
 def test_bandwidth_scale_is_scikit_learns_gamma_scale():
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from kopt.bandwidth import resolve_bandwidth
-    from kopt.plugins import registry
+    from kopt.contract.bandwidth import resolve_bandwidth
+    from kopt.contract.registry import registry
 
     X = np.random.default_rng(0).uniform(0, 3, size=(200, 6))
     cls = registry().get("kernel", "gaussian")
@@ -175,7 +175,7 @@ def test_standardize_auto_leaves_bounded_and_sparse_data_alone():
 
 
 def test_default_grid_holds_the_specs_own_bandwidth_factor():
-    from kopt.tune import default_axes
+    from kopt.running.validation.tune import default_axes
 
     spec = kopt.load_spec("krr_synthetic")  # bandwidth: median, bandwidth_factor: 0.1
     axes = {a.key: a.values for a in default_axes(spec)}

@@ -1,4 +1,4 @@
-"""kopt tune's shared path on Nyström centres (kopt.tune_nystrom): every λ of a fold from one system.
+"""kopt tune's shared path on Nyström centres (kopt.selection.nystrom_folds): every λ of a fold from one system.
 
 The scores are checked against a dense float64 solve of the same grid point on the same fold, with
 the centres the refit draws (the refit is a normal kopt.solve), and the tolerance is shown to be
@@ -11,9 +11,9 @@ import pytest
 
 import kopt
 from kopt.errors import NonFiniteModelError
-from kopt.selection import LAMBDA, make_splits
-from kopt.tune import tune
-from kopt.tune_nystrom import parts_of
+from kopt.running.validation import LAMBDA, make_splits
+from kopt.running.validation.tune import tune
+from kopt.running.validation.nystrom_folds import parts_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
@@ -125,10 +125,10 @@ def test_classification_scores_equal_the_full_solve(task):
 
 
 def test_a_fold_system_is_the_sum_of_its_parts():
-    from kopt.assemble import assemble
-    from kopt.nystrom import choose_centers
+    from kopt.running.assemble import assemble
+    from kopt.nystrom.centres import choose_centers
     from kopt.spec import load_spec
-    from kopt_plugins.krr_nystrom.system import NystromSystem
+    from kopt.nystrom.system import NystromSystem
 
     X, y = _data(task="multiclass")
     problem = assemble(load_spec(_spec("multiclass"), check_files=False), (X, y))
@@ -147,7 +147,7 @@ def test_a_fold_system_is_the_sum_of_its_parts():
 
 
 def test_a_validation_split_and_an_unresolved_lambda(monkeypatch):
-    from kopt_plugins.krr_nystrom.system import NystromSystem
+    from kopt.nystrom.system import NystromSystem
 
     X, y = _data(task="binary")
     # the whitened system resolves every λ the grids use (down to 1e-9 at a long bandwidth) ...

@@ -30,7 +30,7 @@ import scipy.sparse.linalg as sla
 
 import kopt
 from kopt.data.readers import read_file
-from kopt.plugins import registry
+from kopt.contract.registry import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA_DIR = os.path.join(HERE, "..", "..", "..", "shared", "data")

@@ -1,5 +1,5 @@
 """Two OpenBLAS pools in one process: what a SciPy BLAS call pays right after a NumPy one, and what holding NumPy's
-own BLAS to one thread (``kopt.threads.blas_threads(limit, numpy=1)``) gives back.
+own BLAS to one thread (``kopt.numerics.threads.blas_threads(limit, numpy=1)``) gives back.
 
 NumPy's and SciPy's wheels each bring their own OpenBLAS, each with its own worker threads, which spin for a while
 after a call before they sleep.  The Nystrom search alternates NumPy's kernel products with SciPy's rank-k updates
@@ -36,8 +36,8 @@ def main(argv=None):
     from scipy.linalg import blas
     from threadpoolctl import threadpool_info
 
-    from kopt import threads
-    from kopt.bench.roofline import machine
+    from kopt.numerics import threads
+    from kopt.cli.bench.roofline import machine
 
     rng = np.random.default_rng(0)
     K, A = rng.random((6000, 256)), np.zeros((256, 256))

@@ -103,7 +103,7 @@ def main():
     p.add_argument("--max-rounds", type=int, default=40)
     p.add_argument("--out", default=os.path.join(HERE, "dask_scale.json"))
     args = p.parse_args()
-    from kopt.bench.roofline import cpu_flags
+    from kopt.cli.bench.roofline import cpu_flags
 
     flags = cpu_flags()
     print(f"{os.cpu_count()} CPUs, flags {' '.join(flags)}, load {os.getloadavg()[0]:.2f}", flush=True)

@@ -3,14 +3,14 @@
     python docs/benchmarks/defaults.py rules [--sets a9a,w8a]   # candidate rules -> defaults_rules.json
     python docs/benchmarks/defaults.py rules-1/n [--sets ...]   # the same at λ = 1/n (standardize: auto)
     python docs/benchmarks/defaults.py rules-lambda --lambdas 1e-5,1e-6   # auto / scale at other fixed λ
-    python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.tune's optimum -> defaults_tuned.json
+    python docs/benchmarks/defaults.py tuned [--sets ...]       # kopt.selection.tune's optimum -> defaults_tuned.json
     python docs/benchmarks/defaults.py auto --sets a9a [--runs auto,fixed,chosen]   # lambda: auto -> defaults_auto.json
     python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
 
 Each set keeps one model (loss, kernel, fast Joker route: primal Newton-CG on Nystrom centres; the
 exact dual on mnist-10k, faster there) and
 varies what a default decides: the preprocessing of the features and the bandwidth rule, at the
-default λ.  ``tuned`` searches λ (1e-6..1e-3, 4 values) x the median bandwidth at factor ½ and 1 with ``kopt.tune`` (a seeded 20% validation split, the
+default λ.  ``tuned`` searches λ (1e-6..1e-3, 4 values) x the median bandwidth at factor ½ and 1 with ``kopt.selection.tune`` (a seeded 20% validation split, the
 same model, the set's best preprocessing) and scores the refitted best spec on the test split.
 Seeded: every run uses seed 0.  Prints one JSON line per run and writes the JSON files next to
 this script.
@@ -162,7 +162,7 @@ def run_tuned(names, rules):
         lams = SETS[name].get("tuned_lambdas", "1e-6:1e-3:log:4")
         grid = [f"model.regularizer.lambda={lams}", "model.kernel.bandwidth_factor=0.5,1"]
         t0 = time.perf_counter()
-        out = kopt.tune(spec, grid=grid, validation=0.2, refit=True)
+        out = kopt.selection.tune(spec, grid=grid, validation=0.2, refit=True)
         key, value = metric_of(out.refit.metrics)
         row = {"set": name, "standardize": pre, "best": out.best_params, key: value,
                "validation": out.best_score, "tune_s": time.perf_counter() - t0}

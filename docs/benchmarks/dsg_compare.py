@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPECS = os.path.join(HERE, "..", "..", "specs")
@@ -55,7 +55,7 @@ def _solve(name, overrides=()):
     import kopt
 
     clock = _CpuClock()
-    reg = kopt.plugins.registry()
+    reg = kopt.contract.registry.registry()
     reg.pm.register(clock, name="dsg-bench-clock")
     try:
         spec = os.path.join(SPECS, f"{name}.yaml")

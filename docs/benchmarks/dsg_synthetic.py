@@ -56,7 +56,7 @@ def run(n_train, iterations, out):
     spec = load_spec(SPEC, ov)
     load0 = os.getloadavg()
     problem = assemble(spec)
-    solver = kopt.plugins.registry().get("solver", "dsg")(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    solver = kopt.contract.registry.registry().get("solver", "dsg")(**{k: v for k, v in spec["solver"].items() if k != "name"})
     keep = [2**k for k in range(0, 21) if 2**k <= iterations]
     cap = _Keep(keep)
     solver.run(problem, cap)

@@ -3,7 +3,7 @@
     python docs/benchmarks/features.py                     # n = 10^5, d = 28, M = 4096 and 32768, median of 3
     python docs/benchmarks/features.py --rows 20000 --repeat 5
 
-Runs ``kopt bench features`` (:func:`kopt.bench.features.run_features`) and writes
+Runs ``kopt bench features`` (:func:`kopt.cli.bench.features.run_features`) and writes
 ``features.json`` and ``features.png`` next to this file.  Every figure is G
 features/s (rows × M / seconds) from one process: prediction ψ(X)ᵀθ, the θ
 update ψ(X)v, the fused predict + adjoint of a gradient step (features
@@ -22,7 +22,7 @@ import argparse
 import json
 import os
 
-from kopt.bench.features import run_features
+from kopt.cli.bench.features import run_features
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

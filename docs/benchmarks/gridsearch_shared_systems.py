@@ -3,7 +3,7 @@
 Issue 24 item 5's case: 3 λ x 3 bandwidths, cv=3, on the first 3,000 higgs-12k training rows, n_jobs=1.
 Two estimators: ``KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 512})`` and
 ``KernelClassifier()`` (solver auto: with λ and the bandwidth given it still searches the centre count).
-Each is searched twice in this process: as is, and inside ``kopt.nystrom_cache.sharing()``, where the
+Each is searched twice in this process: as is, and inside ``kopt.nystrom.cache.sharing()``, where the
 systems that krr_nystrom's step and auto's planner build come from the cache.  The best point, its score and every
 CV score must be the same both ways; the seconds and the cache's hits are printed as one JSON line.
 
@@ -22,7 +22,7 @@ import numpy as np
 def search(estimator, X, y, grid, folds, share):
     from sklearn.model_selection import GridSearchCV
 
-    from kopt import nystrom_cache
+    from kopt.nystrom import cache as nystrom_cache
 
     gs = GridSearchCV(estimator, grid, cv=folds, n_jobs=1)
     with warnings.catch_warnings():
@@ -43,10 +43,10 @@ def search(estimator, X, y, grid, folds, share):
 
 def main():
     import kopt
-    from kopt.bench.joker import blas_kernels
-    from kopt.bench.roofline import machine
+    from kopt.cli.bench.joker import blas_kernels
+    from kopt.cli.bench.roofline import machine
     from kopt.data import load_data
-    from kopt.selection import make_splits
+    from kopt.running.validation import make_splits
     from kopt.sklearn import KernelClassifier
 
     ds = load_data(kopt.load_spec({"data": {"source": "higgs-12k"}, "model": {"loss": {"name": "square", "target": "binary"},

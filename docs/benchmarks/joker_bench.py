@@ -71,7 +71,7 @@ def peer(job):
     """scikit-learn on the same standardized data and the same kernel/λ as the Joker spec."""
     import kopt
     from kopt.api import assemble
-    from kopt.metrics import evaluate
+    from kopt.numerics.metrics import evaluate
 
     spec = kopt.load_spec(job["spec"])
     t0 = time.perf_counter()

@@ -28,8 +28,8 @@ import warnings
 import numpy as np
 
 import kopt
-from kopt.hookspecs import hookimpl
-from kopt.plugins import registry
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import registry
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "data"))

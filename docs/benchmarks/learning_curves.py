@@ -24,8 +24,8 @@ COUNTS = (512, 1024, 2048, 4096)
 def one(name: str, count: int) -> dict:
     """One run, in this process: the defaults' spec at ``count`` centres."""
     import kopt
-    from kopt.bench.defaults import spec_of
-    from kopt.bench.runs import peak_mb
+    from kopt.cli.bench.defaults import spec_of
+    from kopt.cli.bench.runs import peak_mb
 
     spec = spec_of(name)
     spec["model"]["features"] = {"kind": "nystrom", "count": count}
@@ -53,7 +53,7 @@ def main(argv=None):
         return 0
     import subprocess
 
-    from kopt.bench.roofline import machine
+    from kopt.cli.bench.roofline import machine
 
     for name in args.sets:
         for count in args.counts:

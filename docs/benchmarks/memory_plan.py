@@ -1,7 +1,7 @@
 """Memory plans against measured peaks: krr_nystrom, Joker's features route and krr_exact, at two sizes each.
 
-Each case runs in a child process: it makes seeded Gaussian rows, assembles the problem (``kopt.assemble``), asks the
-solver for its memory plan (:meth:`kopt.components.Solver.memory_plan`), then runs the solver alone and measures
+Each case runs in a child process: it makes seeded Gaussian rows, assembles the problem (``kopt.running.assemble``), asks the
+solver for its memory plan (:meth:`kopt.contract.components.Solver.memory_plan`), then runs the solver alone and measures
 the peak resident memory it added: the kernel's high-water mark (``VmHWM``) is reset (``/proc/self/clear_refs``)
 right before ``solver.run`` and read right after it, less the resident memory before it (Linux only).
 
@@ -50,10 +50,10 @@ def measure(name, solver_section, features, n, d, loss) -> dict:
 
     import numpy as np
 
-    from kopt import memory
-    from kopt.assemble import assemble
-    from kopt.plugins import registry
-    from kopt.run import RunContext
+    from kopt.numerics import memory
+    from kopt.running.assemble import assemble
+    from kopt.contract.registry import registry
+    from kopt.running.context import RunContext
     from kopt.spec import load_spec
 
     rng = np.random.default_rng(0)
@@ -103,7 +103,7 @@ def main(argv=None):
         print(f"{r['case']:<32} plan {r['plan_bytes'] / 2**20:8.1f} MiB  peak {r['peak_bytes'] / 2**20:8.1f} MiB  "
               f"plan/peak {r['ratio']:.2f}  ({r['solve_s']:.1f} s)", flush=True)
     if args.json:
-        from kopt.bench.roofline import machine
+        from kopt.cli.bench.roofline import machine
 
         with open(args.json, "w", encoding="utf-8") as fh:
             commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,

@@ -69,7 +69,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     from sklearn.model_selection import train_test_split
 
-    from kopt.bench.roofline import machine
+    from kopt.cli.bench.roofline import machine
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=HERE).stdout.strip()

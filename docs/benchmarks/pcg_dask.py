@@ -1,6 +1,6 @@
 """krr_pcg on a Dask LocalCluster against one machine: seconds per CG iteration, rounds, the same model.
 
-HIGGS-shaped rows (:func:`kopt.bench.device_rates.higgs_shaped`: 28 standard-normal columns, labels from a fixed
+HIGGS-shaped rows (:func:`kopt.cli.bench.device_rates.higgs_shaped`: 28 standard-normal columns, labels from a fixed
 nonlinear rule), the square loss on ±1 labels, a Gaussian kernel, M Nyström centres, ``iterations`` CG steps
 (``tol: 0``: every step runs).  The same spec runs on one machine (NumPy arrays) and on a fresh
 ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` with the rows as a dask array in two partitions.
@@ -52,7 +52,7 @@ def main(argv=None):
     from distributed import Client, LocalCluster
 
     import kopt
-    from kopt.bench.device_rates import higgs_shaped
+    from kopt.cli.bench.device_rates import higgs_shaped
 
     X, y = higgs_shaped(a.rows + 20_000)
     Xt, yt, X, y = X[a.rows:], y[a.rows:], X[:a.rows], y[:a.rows]

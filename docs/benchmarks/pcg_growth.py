@@ -64,7 +64,7 @@ def main(argv=None):
         print(json.dumps(child(a.child, a.centers, a.iterations)), flush=True)
         return 0
     import kopt
-    from kopt.bench.roofline import machine
+    from kopt.cli.bench.roofline import machine
     from kopt.data import load_data
 
     load_data({"source": "higgs-shaped", "options": {"rows": max(a.rows)}})  # generate the largest once

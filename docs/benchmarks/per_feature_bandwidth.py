@@ -64,7 +64,7 @@ class Scorer:
     def evaluate(self, scales, sigma, X_test=None, y_test=None):
         """(validation score, λ, test score or None) at column scales ``scales`` and bandwidth ``sigma``."""
         from kopt_plugins.kernels.shift_invariant import GaussianKernel
-        from kopt_plugins.krr_nystrom.system import NystromSystem
+        from kopt.nystrom.system import NystromSystem
 
         keep = scales > 0
         Xs = (self.X[:, keep] * scales[keep]).astype(np.float32)
@@ -124,7 +124,7 @@ def main():
     ap.add_argument("--centers", type=int, default=512)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    from kopt.bench.roofline import machine
+    from kopt.cli.bench.roofline import machine
 
     for name in a.sets:
         line = run(name, a.centers, lambda s: print(s, flush=True))

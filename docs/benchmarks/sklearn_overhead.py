@@ -60,7 +60,7 @@ def main():
 
     import kopt
     import kopt.sklearn as ks
-    from kopt.model import Model
+    from kopt.models.model import Model
     from kopt.sklearn import ConvergenceWarning
 
     inner = []  # seconds spent inside the kopt call of the current estimator call

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def grid_for(spec):
-    from kopt.tune import Axis, default_axes
+    from kopt.running.validation.tune import Axis, default_axes
 
     axes = default_axes(spec)
     out = []
@@ -40,7 +40,7 @@ def grid_for(spec):
 def check(name, max_rows, iterations, substitute=None):
     import kopt
     from kopt.errors import DataError, NonFiniteModelError
-    from kopt.specfiles import resolve_spec_arg
+    from kopt.spec.packaged import resolve_spec_arg
 
     spec = kopt.load_spec(resolve_spec_arg(name), [f"data.max_rows={max_rows}", "output.dir=runs/tune_all"])
     used = (substitute or {}).get(spec["data"].get("source"))
@@ -55,7 +55,7 @@ def check(name, max_rows, iterations, substitute=None):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = kopt.tune(spec, grid_for(spec), validation=0.25, refit=True)
+            out = kopt.selection.tune(spec, grid_for(spec), validation=0.25, refit=True)
     except DataError as exc:
         return {"spec": name, "status": "skipped (data)", "detail": str(exc)[:160]}
     except NonFiniteModelError as exc:
@@ -90,7 +90,7 @@ def table(path):
 
 
 def main(argv=None):
-    from kopt.specfiles import names as packaged_names
+    from kopt.spec.packaged import names as packaged_names
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--specs", help="comma-separated names (default: every packaged spec)")

@@ -6,7 +6,7 @@
     python docs/benchmarks/tune_vs_gridsearch.py --which exact        # kopt tune, Joker dual on the exact kernel
     python docs/benchmarks/tune_vs_gridsearch.py --which exact-cold
 
-Data: the higgs-12k training rows (7,500; the packaged preset), 3 seeded folds (kopt.selection.make_splits,
+Data: the higgs-12k training rows (7,500; the packaged preset), 3 seeded folds (kopt.running.validation.make_splits,
 handed to GridSearchCV as its ``cv``), features z-scored with each fold's training statistics (kopt's
 ``standardize: true``; a StandardScaler in the scikit-learn pipeline).  Grid: 4 values of λ x 3
 Gaussian bandwidths σ (median distance of the z-scored rows x {0.5, 1, 2}); SVC gets
@@ -43,7 +43,7 @@ def spec(route):
 
 
 def bandwidths(X):
-    from kopt.data.bandwidth import median_distance
+    from kopt.contract.bandwidth import median_distance
 
     Z = (X - X.mean(axis=0)) / X.std(axis=0)
     sigma = median_distance(Z, "l2", 2000, SEED)
@@ -56,7 +56,7 @@ def run_kopt(route, warm, X, y, sigmas):
     grid = ["model.regularizer.lambda=" + ",".join(map(str, LAMBDAS)),
             "model.kernel.bandwidth=" + ",".join(map(str, sigmas))]
     t0 = time.perf_counter()
-    out = kopt.tune(spec(route), grid, folds=FOLDS, warm_start=warm, data=(X, y))
+    out = kopt.selection.tune(spec(route), grid, folds=FOLDS, warm_start=warm, data=(X, y))
     wall = time.perf_counter() - t0
     return wall, out.best_params, out.best_score, sum(r["iterations"] for r in out.rows)
 
@@ -67,7 +67,7 @@ def run_svc(X, y, sigmas):
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
-    from kopt.selection import make_splits
+    from kopt.running.validation import make_splits
 
     cv = make_splits(X.shape[0], SEED, folds=FOLDS)
     n_fold = len(cv[0][0])

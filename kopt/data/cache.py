@@ -13,7 +13,7 @@ written to a temporary directory and renamed
 into place, so a crash never leaves a half-written entry; stale entries of
 the same file and options, and the temporary folders of killed writers, are
 removed when a new entry is stored.  ``meta.json``
-records each array file's SHA-256 and its own checksum (:mod:`kopt.fileset`):
+records each array file's SHA-256 and its own checksum (:mod:`kopt.files.sets`):
 an entry whose arrays or record were altered is dropped with a one-line warning
 and the file is parsed again.  Delete the ``cache`` folder at any time to
 reclaim the space.
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import fileset
-from ..fileio import abandoned, follow_umask, lock
+from ..files import sets as fileset
+from ..files.atomic import abandoned, follow_umask, lock
 
 CACHE_FORMAT = "kopt-data-cache"
 #: bump when a reader's output for the same options changes (2: checksums of every file; 3: keyed by the

@@ -8,7 +8,7 @@ truncated body, a checksum mismatch, Ctrl-C -- deletes the temporary file, so
 the cache never holds a partial or wrong file.  Without network the error
 says which URL to download, where to put the file and its checksum.  A process
 killed with -9 cannot delete its temporary file: each one is held under an
-exclusive ``flock`` while it is written (:func:`kopt.fileio.lock`), and the
+exclusive ``flock`` while it is written (:func:`kopt.files.atomic.lock`), and the
 next fetch or import into that folder removes every ``.NAME.*.part``/``.member``
 no live process holds (:func:`remove_stale_parts`).
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
-from ..fileio import abandoned, follow_umask, lock
+from ..files.atomic import abandoned, follow_umask, lock
 from .progress import ByteProgress, human_bytes
 
 CHUNK = 1 << 20

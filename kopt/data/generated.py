@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import fileset
+from ..files import sets as fileset
 from ..errors import DataError
-from ..fileio import write_json
+from ..files.atomic import write_json
 from .cache import default_data_dir
 from .progress import ByteProgress, human_bytes
 

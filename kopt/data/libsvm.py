@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataError
-from ..memory import check_allocation
+from ..numerics.memory import check_allocation
 from .progress import ByteProgress
 from .ranges import FLOAT32_MAX, first_out_of_range, out_of_range_message
 from .stream import file_size, iter_blocks

@@ -42,7 +42,7 @@ def load_data(data_spec: dict, registry=None) -> Dataset:
     """
     spec = dict(data_spec)
     if spec.get("source"):
-        from ..plugins import registry as get_registry
+        from ..contract.registry import registry as get_registry
 
         reg = registry or get_registry()
         preset = reg.get("dataset", spec["source"])(**spec.get("options", {}))

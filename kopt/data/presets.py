@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
-from ..components import DatasetPreset
+from ..contract.components import DatasetPreset
 from ..errors import DataError
 from .store import Located, check, names_of, obtain, preset_dir
 

@@ -21,7 +21,7 @@ import zipfile
 import numpy as np
 
 from ..errors import DataError
-from ..npzfile import NUMERIC_KINDS, BadArrayFile, read_npz
+from ..files.npz import NUMERIC_KINDS, BadArrayFile, read_npz
 from . import cache
 from .csvstream import label_index, read_csv
 from .idx import is_idx, labels_path, read_idx
@@ -141,7 +141,7 @@ def read_file(path, opts: dict):
 def read_numpy(path, opts, fmt):
     """A 2-D ``.npy`` (label column per ``opts['label']``) or an ``.npz`` with ``X`` (and ``y``),
     or a scipy ``save_npz`` sparse matrix (no labels).  Headers are checked before any array is
-    built (:mod:`kopt.npzfile`); values must be numeric and, when finite, fit float32."""
+    built (:mod:`kopt.files.npz`); values must be numeric and, when finite, fit float32."""
     max_rows = opts.get("max_rows")
     if fmt == "npy":
         try:

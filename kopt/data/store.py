@@ -72,7 +72,7 @@ def _read_record(path: Path):
 
 
 def _write_record(path: Path, remote: Remote, how: str):
-    from ..fileio import write_json
+    from ..files.atomic import write_json
 
     try:
         write_json(_record_path(path), {"file": path.name, "stat": _stat_key(path), "verified_by": how,

@@ -8,8 +8,8 @@ whose ``execution.engine`` is ``dask`` (``kopt solve SPEC --scheduler ADDRESS``)
 * :mod:`.partitions` -- the training and test rows as partitions held by the workers, read by them
   (spec files and presets) or taken from a ``dask.array``/``dask.dataframe``; tasks run against
   them with :meth:`Partitions.map`.
-* :mod:`.assemble` -- the distributed counterpart of :func:`kopt.assemble.assemble`: the preprocessing
-  statistics and the median bandwidth computed from per-partition pieces, the :class:`kopt.problem.Problem`
+* :mod:`.assemble` -- the distributed counterpart of :func:`kopt.running.assemble.assemble`: the preprocessing
+  statistics and the median bandwidth computed from per-partition pieces, the :class:`kopt.contract.problem.Problem`
   whose ``partitions`` the distributed solvers read, and the final holdout metrics.
 
 A solver runs distributed when its class sets ``distributed = True`` and its state reads

@@ -1,4 +1,4 @@
-"""The Dask row source of :func:`kopt.assemble.assemble`: statistics from partition pieces, the same Problem.
+"""The Dask row source of :func:`kopt.running.assemble.assemble`: statistics from partition pieces, the same Problem.
 
 What a single-machine run fits on the whole training set is fitted here from per-partition pieces
 merged on the client in partition order, so it equals the single-machine value up to the order of
@@ -10,8 +10,8 @@ floating-point summation:
 * ``standardize: auto``: each partition's column minima and maxima
   (:func:`kopt.data.preprocess.range_stats`) merged, and the single-machine rule applied to them;
 * the bandwidth rules (``median``, ``scale``): the same seeded subsample of row indices
-  (:func:`kopt.data.bandwidth.subsample_rows`), those rows (2,000 by default) fetched from their
-  partitions, and the same rule applied to them (:func:`kopt.bandwidth.resolve_bandwidth`).
+  (:func:`kopt.contract.bandwidth.subsample_rows`), those rows (2,000 by default) fetched from their
+  partitions, and the same rule applied to them (:func:`kopt.contract.bandwidth.resolve_bandwidth`).
 
 The training partitions are then standardized and label-encoded on the workers; the test
 partitions stay raw (the model applies its own preprocessing when it scores them).
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bandwidth import RULES
-from ..data.bandwidth import subsample_rows
+from ..contract.bandwidth import RULES
+from ..contract.bandwidth import subsample_rows
 from ..data.preprocess import (Preprocessor, column_moments, merge_moments, merge_range_stats, moments_std,
                                range_stats, scaling_rule)
 from ..errors import DataError
-from ..problem import Problem
+from ..contract.problem import Problem
 from . import partitions as _partitions
 
 
@@ -107,7 +107,7 @@ def _prepare(part, pre, dtype, encode):
 
 class PartitionRows:
     """The training and test rows as partitions on a Dask cluster: the row source of a distributed run
-    (:func:`kopt.assemble.assemble` over it; statistics from per-partition pieces, module docstring)."""
+    (:func:`kopt.running.assemble.assemble` over it; statistics from per-partition pieces, module docstring)."""
 
     def __init__(self, spec, data, parts):
         self.spec, self.data, self.parts = spec, data, parts
@@ -130,7 +130,7 @@ class PartitionRows:
 
     def bandwidth_rows(self, spec):
         """The seeded subsample a bandwidth rule (``median``, ``scale``) is resolved on, fetched from the
-        partitions: the rows :func:`kopt.bandwidth.resolve_bandwidth` takes on one machine (a numeric
+        partitions: the rows :func:`kopt.contract.bandwidth.resolve_bandwidth` takes on one machine (a numeric
         bandwidth: two rows, for the kernel's input check)."""
         params = spec["model"]["kernel"]
         if params.get("bandwidth") not in RULES:
@@ -145,7 +145,7 @@ class PartitionRows:
 
 def assemble(spec, data, backend, client, n_parts) -> Problem:
     """The :class:`Problem` of a distributed run (``X``/``y`` on the workers: ``problem.partitions``)."""
-    from ..assemble import assemble as assemble_rows
+    from ..running.assemble import assemble as assemble_rows
 
     if backend.name != "numpy":
         raise DataError("a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
@@ -170,7 +170,7 @@ def holdout_metrics(problem, model) -> dict:
     parts = problem.partitions
     if not parts.test:
         return {}
-    from ..metrics import evaluate
+    from ..numerics.metrics import evaluate
 
     pieces = parts.gather(parts.map(_score, model, test=True))
     if any(y is None for _, y in pieces):

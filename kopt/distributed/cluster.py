@@ -1,14 +1,13 @@
 """The Dask client a distributed run talks to: ``local:N``, a scheduler address, or a given Client."""
 from __future__ import annotations
 
-import re
 
 from ..errors import ClusterError, KoptError
+from ..spec.scheduler import LOCAL, check_address
 
 #: seconds to wait for a scheduler address to answer (kopt solve --connect-timeout)
 CONNECT_TIMEOUT = 10.0
 
-_LOCAL = re.compile(r"^local(?::(\d+))?$")
 
 
 def require_dask():
@@ -27,20 +26,6 @@ def describe(scheduler) -> str:
     if isinstance(scheduler, str):
         return scheduler
     return f"the given Client ({getattr(scheduler, 'scheduler', None) and scheduler.scheduler.address})"
-
-
-def check_address(value) -> str | None:
-    """Why ``value`` is not a scheduler address the spec accepts (None when it is; None means 'local')."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        return "a scheduler is 'local', 'local:N' (a LocalCluster of N worker processes) or an address 'tcp://HOST:PORT'"
-    if _LOCAL.match(value) or "://" in value:
-        if _LOCAL.match(value) and _LOCAL.match(value).group(1) == "0":
-            return "local:N needs N >= 1 worker processes"
-        return None
-    return (f"{value!r} is not a scheduler: use 'local', 'local:N' (N worker processes on this machine) or a "
-            "scheduler address such as 'tcp://HOST:8786'")
 
 
 class Cluster:
@@ -64,7 +49,7 @@ class Cluster:
         problem = check_address(scheduler)
         if problem:
             raise KoptError(f"execution.scheduler: {problem}")
-        m = _LOCAL.match(scheduler)
+        m = LOCAL.match(scheduler)
         try:
             if m:
                 n = int(m.group(1)) if m.group(1) else None

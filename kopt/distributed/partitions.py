@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from ..errors import DataError
-from ..problem import Problem
+from ..contract.problem import Problem
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """``kopt predict MODEL 'DATA*' --scheduler ... --out DIR``: one worker task per data file, one output file each.
 
 Each task reads its file, scores it with the model (standardisation included: the same
-:meth:`kopt.model.Model.decision_function` as on one machine) and writes ``DIR/<file stem>.csv`` with the
+:meth:`kopt.models.model.Model.decision_function` as on one machine) and writes ``DIR/<file stem>.csv`` with the
 columns of a single-machine ``kopt predict``; only the file names and row counts (and, for labelled
 files, the labels and scores the metrics need) come back to the client.
 """
@@ -42,9 +42,9 @@ def _target(out_dir, path):
 
 
 def _predict_one(model_path, path, target, opts):
-    """Runs on a worker: score one file block by block (:func:`kopt.predicting.score_file`) into ``target``."""
-    from ..model import load_model
-    from ..predicting import score_file
+    """Runs on a worker: score one file block by block (:func:`kopt.models.predict_file.score_file`) into ``target``."""
+    from ..models.model import load_model
+    from ..models.predict_file import score_file
 
     rows, y, scores = score_file(load_model(model_path), path, opts, target, model_name=f"the model {model_path}")
     return target, rows, y, scores

@@ -27,7 +27,7 @@ The package's modules: ``base`` (what the estimators share), ``classifier``, ``r
 """
 from __future__ import annotations
 
-from ..plugins import registry
+from ..contract.registry import registry
 from .base import PARAMETERS
 from .checks import expected_failed_checks
 from .classifier import KernelClassifier

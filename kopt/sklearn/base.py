@@ -21,8 +21,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 from .. import errors
 from ..api import solve
 from ..errors import SpecError
-from ..logs import verbose_progress
-from ..plugins import registry
+from ..running.logs import verbose_progress
+from ..contract.registry import registry
 from ..spec import load_spec
 
 #: estimator parameter -> the spec key it sets (``*`` : every key of the dict given).
@@ -200,7 +200,7 @@ class KoptEstimator(BaseEstimator):
         spec = self._validated_spec()
         X = self._densify(X)
         if sample_weight is not None:
-            from ..assemble import check_sample_weight, check_solver_weights
+            from ..running.assemble import check_sample_weight, check_solver_weights
 
             check_sample_weight(sample_weight, X.shape[0])  # the weights themselves first, then the solver
             try:
@@ -270,7 +270,7 @@ class KoptEstimator(BaseEstimator):
         if joblib.hash((X, y, sample_weight)) != data_hash:
             raise ValueError("warm_start=True continues the previous fit on the same data, and X, y or sample_weight "
                              "changed; set warm_start=False to fit the new data from scratch")
-        from ..checkpoint import check_continuation
+        from ..running.checkpoint import check_continuation
         from ..errors import CheckpointError
 
         try:
@@ -324,8 +324,8 @@ class PickledModel:
         self.meta, self.arrays, self.backend = meta, arrays, backend
 
     def load(self):
-        from ..backend import resolve
-        from ..model import model_from
+        from ..numerics.backend import resolve
+        from ..models.model import model_from
 
         try:
             backend = resolve(self.backend)

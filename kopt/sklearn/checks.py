@@ -1,7 +1,7 @@
 """The checks of scikit-learn's ``sklearn.utils.estimator_checks`` each estimator is expected to fail, and why."""
 from __future__ import annotations
 
-from ..plugins import registry
+from ..contract.registry import registry
 from .base import component
 
 WEIGHT_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_pandas_series",

@@ -7,7 +7,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..errors import SpecError
-from ..plugins import registry
+from ..contract.registry import registry
 from .base import KoptEstimator, component, loss_targets
 
 

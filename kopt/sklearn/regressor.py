@@ -6,7 +6,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from ..errors import SpecError
-from ..plugins import registry
+from ..contract.registry import registry
 from .base import KoptEstimator, loss_targets
 
 

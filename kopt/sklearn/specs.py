@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from ..components import BANDWIDTH_PARAMS
+from ..contract.components import BANDWIDTH_PARAMS
 from ..data.schema import DATA_SCHEMA
 from ..errors import SpecError
 from ..spec import load_spec

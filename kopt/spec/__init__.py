@@ -13,9 +13,9 @@ from pathlib import Path
 
 import jsonschema
 
-from .. import backend as backends
+from ..numerics import backend as backends
 from ..errors import SpecError
-from ..plugins import registry, unknown_component
+from ..contract.registry import registry, unknown_component
 from . import schema as schemas
 from .bounds import find_bad_number
 from .loader import Positions, apply_overrides, expand_vars, read_spec_file
@@ -117,7 +117,7 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
             return spec
         spec = spec.data
     if isinstance(spec, (str, os.PathLike)):
-        from ..specfiles import resolve_spec_arg
+        from .packaged import resolve_spec_arg
 
         source = resolve_spec_arg(str(spec))  # a file, else the name of a packaged spec (as on the CLI)
         doc, positions = read_spec_file(source)
@@ -367,7 +367,7 @@ def _check_execution(spec: Spec, reg, solver_cls):
         ok = [n for n in reg.names("solver") if reg.get("solver", n).distributed]
         raise spec.error(("execution", "engine"), f"solver {solver_cls.name!r} cannot run on a Dask cluster; solvers "
                          f"that can: {', '.join(ok) or '(none)'} (or drop execution / --scheduler)")
-    from ..distributed.cluster import check_address
+    from .scheduler import check_address
 
     problem = check_address(ex["scheduler"])
     if problem:

@@ -11,7 +11,7 @@ from __future__ import annotations
 LOSS_VALUES = (0.5, 1.7)
 #: values a kernel parameter that is 1 (the bandwidth, typically) is also checked at
 KERNEL_VALUES = (1.3,)
-#: parameters of a bandwidth *rule*, which a numeric bandwidth ignores (kopt.components.BANDWIDTH_PARAMS)
+#: parameters of a bandwidth *rule*, which a numeric bandwidth ignores (kopt.contract.components.BANDWIDTH_PARAMS)
 _RULE_PARAMS = ("bandwidth_factor", "bandwidth_subsample")
 
 

@@ -41,7 +41,7 @@ ANSWER_RTOL = 1.0e-4
 
 def answer_spec(contract_spec, cls, loss, *, budget, rtol, out_dir):
     """The contract's spec (overrides merged) set up for one reference problem (a new dict)."""
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     spec = copy.deepcopy(contract_spec)
     model = spec["model"]
@@ -83,7 +83,7 @@ def reference_spaces(result, spec, X):
     predictor) two candidates, the exact kernel and the M random features of ``model.features``: the
     answer is compared with the nearer optimum.
     """
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     ksec = spec["model"]["kernel"]
     kernel = registry().get("kernel", ksec["name"])(**{k: v for k, v in ksec.items() if k != "name"})
@@ -123,14 +123,14 @@ def model_offset(result):
 
 def _random_features(kernel, X, seed, block_size, count, dtype):
     """ψ(X) = φ(X)/√M of the map a solver builds from ``model.features`` (float64)."""
-    from ..features import FeatureMap
+    from ..numerics.features import FeatureMap
 
     fmap = FeatureMap(kernel, X.shape[1], seed=seed, block_size=block_size, count=count, dtype=dtype)
     return np.asarray(fmap.transform(X), dtype=np.float64) / math.sqrt(count)
 
 
 def _gram(kernel, A, B):
-    from ..backend import to_numpy
+    from ..numerics.backend import to_numpy
 
     return np.asarray(to_numpy(kernel.exact(A, B)), dtype=np.float64)
 
@@ -145,7 +145,7 @@ def _whiten(Z, R):
 def reference_objective(loss, Z, y, lam, *, max_iter=100, offset=0.0):
     """min_θ λ/2‖θ‖² + mean ℓ(y, Zθ + offset) by damped Newton (one step for the square loss); returns P*.
     ``offset``: a model's fixed, unpenalised intercept (``krr_nystrom``'s label mean), 0 for none."""
-    from ..objectives import primal
+    from ..numerics.objectives import primal
 
     n, m = Z.shape
     y = np.asarray(y, dtype=np.float64)
@@ -174,7 +174,7 @@ def reference_objective(loss, Z, y, lam, *, max_iter=100, offset=0.0):
 
 def answer_problems(result, spec, data, *, budget, rtol):
     """``(P*, messages)``: the optimum and what keeps one answer run from it (no messages: it got there)."""
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     P = result.objective
     if P is None:  # form gp: no objective (the certificate check requires one for the other forms)
@@ -205,7 +205,7 @@ def answer_problems(result, spec, data, *, budget, rtol):
     elif rel < -rtol:
         out.append(f"{where}, {ran} the objective {P:.10g} is {-rel:.3g} (relative) below the optimum {ref:.10g}, "
                    f"rtol {rtol:g}; {state}. No point of the space is below the optimum: the reported objective is "
-                   "not λ/2‖f‖² + mean ℓ of the model (kopt.objectives.primal computes it)")
+                   "not λ/2‖f‖² + mean ℓ of the model (kopt.numerics.objectives.primal computes it)")
     tol = spec["solver"].get("tol")
     if spec["model"]["form"] == "dual" and tol:
         gap = result.info.get("rel_gap")

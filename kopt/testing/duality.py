@@ -1,7 +1,7 @@
 """Weak and strong duality of a loss in kopt's convention, on small exact-kernel problems.
 
 Primal P(f) = λ/2 ‖f‖² + (1/n) Σ ℓ(y_i, f(x_i)); for f_α = Σ α_i k(x_i, ·) the dual is
-D(α) = −(1/n) Σ ℓ*(−λ n α_i) − λ/2 αᵀKα (:mod:`kopt.objectives`).  Weak duality
+D(α) = −(1/n) Σ ℓ*(−λ n α_i) − λ/2 αᵀKα (:mod:`kopt.numerics.objectives`).  Weak duality
 P(f_α) ≥ D(α) holds for every feasible α (−λ n α_i ∈ dom ℓ*); at the primal optimum
 α* = −ℓ'(f*)/(λ n) the gap closes.
 """
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import objectives
+from ..numerics import objectives
 from . import _samples as S
 
 
 def gaussian_gram(X, bandwidth=1.0):
     """Exact Gaussian kernel matrix, through the registered ``gaussian`` kernel plugin."""
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     return np.asarray(registry().get("kernel", "gaussian")(bandwidth=bandwidth).exact(X, X), dtype=np.float64)
 

@@ -1,4 +1,4 @@
-"""Property checks for :class:`kopt.components.Kernel` plugins (built-in or third-party).
+"""Property checks for :class:`kopt.contract.components.Kernel` plugins (built-in or third-party).
 
 Every ``check_*`` function takes a kernel *instance* (bandwidth already a number)
 and points in the kernel's domain, raises ``AssertionError`` naming the kernel,
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import to_numpy
+from ..numerics.backend import to_numpy
 from kopt.errors import DataError
-from kopt.features import FeatureMap
+from ..numerics.features import FeatureMap
 
 from ._variants import KERNEL_VALUES, run_at_other_values
 
@@ -139,7 +139,7 @@ def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, b
     compared with (1/B) Σ_i ℓ'(f(x_i), y_i) k(x_i, ·).  ``loss`` defaults to the
     registered square loss, ``f`` (predictions at ``X``) to 0.5·k(X, x₀).
     """
-    from kopt.plugins import registry
+    from ..contract.registry import registry
 
     X = np.asarray(X, dtype=F64)
     y = np.asarray(y, dtype=F64)
@@ -265,7 +265,7 @@ def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np,
 
     Parameters
     ----------
-    kernel : kopt.components.Kernel
+    kernel : kopt.contract.components.Kernel
         An instance with a numeric bandwidth.
     X : array (n, d), optional
         Points in the kernel's domain; drawn with :func:`sample_inputs` when omitted.

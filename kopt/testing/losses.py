@@ -1,4 +1,4 @@
-"""Property checks for :class:`kopt.components.Loss` plugins (built-in or third-party).
+"""Property checks for :class:`kopt.contract.components.Loss` plugins (built-in or third-party).
 
 Every ``check_*`` function takes a loss *instance* and test points, raises
 ``AssertionError`` with a message naming the loss, the property and the worst

@@ -1,4 +1,4 @@
-"""Property checks for :class:`kopt.components.Regularizer` plugins.
+"""Property checks for :class:`kopt.contract.components.Regularizer` plugins.
 
 ``check_regularizer(reg)`` runs them all on seeded points; each check raises
 AssertionError naming the regularizer, the property and the first failing point.

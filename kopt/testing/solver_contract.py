@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..components import Solver
+from ..contract.components import Solver
 from ..errors import ConvergenceWarning
-from ..hookspecs import hookimpl
+from ..contract.hookspecs import hookimpl
 from .data import solver_check_data
 from .answer import ANSWER_LOSSES, ANSWER_RTOL, answer_budget, answer_data, answer_problems, answer_spec
 from .solvers import resume_runs
@@ -53,7 +53,7 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
                  rtol=ANSWER_RTOL):
     """Run a solver through kopt's solver contract on small seeded data (docs/plugin-guide.md).
 
-    ``solver`` is a registered solver's name or a :class:`kopt.components.Solver` subclass (an
+    ``solver`` is a registered solver's name or a :class:`kopt.contract.components.Solver` subclass (an
     unregistered class is registered for the duration of the check).  The spec names the solver,
     the first form it declares and the first registered loss of a target it declares (``square``
     for real targets, ``logistic`` for binary, ...) that the spec engine and the solver's
@@ -95,7 +95,7 @@ def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_a
 
 
 _REPRODUCIBLE_HINT = ("; the same spec and seed must give the same model: draw randomness from problem.rng, and cut "
-                      "reductions into kopt.threads.PARTS parts summed in order")
+                      "reductions into kopt.numerics.threads.PARTS parts summed in order")
 _RESUME_HINT = (". A resumed run must end where the uninterrupted one ends: save() returns everything load() needs "
                 "to continue, and randomness comes from problem.rng(stream, t)")
 
@@ -199,15 +199,15 @@ def _runs(fail, part, fn, what):
 @contextlib.contextmanager
 def _solver_registered(solver):
     """The solver class; an unregistered class is registered (and unregistered afterwards)."""
-    from ..components import Solver
-    from ..plugins import registry
+    from ..contract.components import Solver
+    from ..contract.registry import registry
 
     reg = registry()
     if isinstance(solver, str):
         yield reg.get("solver", solver)
         return
     if not (isinstance(solver, type) and issubclass(solver, Solver)):
-        raise TypeError(f"check_solver takes a solver name or a kopt.components.Solver subclass, got {solver!r}")
+        raise TypeError(f"check_solver takes a solver name or a kopt.contract.components.Solver subclass, got {solver!r}")
     entry = reg.components["solver"].get(solver.name)
     if entry is not None:
         if entry.cls is not solver:
@@ -234,7 +234,7 @@ def _solver_registered(solver):
 
 @contextlib.contextmanager
 def _hook(obj):
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     pm = registry().pm
     name = pm.register(obj)
@@ -245,7 +245,7 @@ def _hook(obj):
 
 
 def _interface_problems(cls):
-    from ..iterative import IterativeSolver
+    from ..contract.iterative import IterativeSolver
 
     def bad(attr, value, allowed):
         return (f"{attr} = {value!r} is not a tuple of {', '.join(allowed)}"
@@ -269,7 +269,7 @@ def _interface_problems(cls):
             if getattr(cls, method) is getattr(IterativeSolver, method):
                 out.append(f"{method}() is not implemented (the skeleton calls it)")
     elif cls.run is Solver.run:
-        out.append("run(problem, run) is not implemented (or subclass kopt.iterative.IterativeSolver)")
+        out.append("run(problem, run) is not implemented (or subclass kopt.contract.iterative.IterativeSolver)")
     return [o for o in out if o]
 
 
@@ -281,7 +281,7 @@ def _deep_merge(base, extra):
 
 
 def _loss_candidates(cls):
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     reg = registry()
     names = sorted(reg.names("loss"), key=lambda n: (n not in _PREFERRED_LOSSES,
@@ -330,7 +330,7 @@ def _contract_spec(cls, overrides, out_dir, seed, fail):
 
 
 def _status_problems(cls, spec, r):
-    from ..iterative import IterativeSolver
+    from ..contract.iterative import IterativeSolver
 
     if r.status not in _STATUSES:
         yield f"status {r.status!r}; SolverOutput.status is one of {', '.join(_STATUSES)}"
@@ -356,14 +356,14 @@ def _status_problems(cls, spec, r):
 
 
 def _rounding(spec, n_rows, P, D):
-    """The skeleton's bound on the rounding of P − D (:func:`kopt.iterative.rounding_bound`) on the check problem.
+    """The skeleton's bound on the rounding of P − D (:func:`kopt.contract.iterative.rounding_bound`) on the check problem.
 
     The result does not carry the solver's ``Check.scale``/``Check.terms``: the bound takes their
     defaults, |P| + |D| and n plus the feature count.
     """
     from types import SimpleNamespace
 
-    from ..iterative import Check, rounding_bound
+    from ..contract.iterative import Check, rounding_bound
 
     feats = spec["model"]["features"]
     problem = SimpleNamespace(n=n_rows, features=SimpleNamespace(count=feats["count"]), dtype=np.dtype(feats["dtype"]))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..hookspecs import hookimpl
+from ..contract.hookspecs import hookimpl
 
 
 class StopAt:
@@ -41,7 +41,7 @@ class KeepStates:
 
 def solver_for(spec):
     """The registered solver of a loaded spec, built from its ``solver`` section."""
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     return registry().get("solver", spec["solver"]["name"])(**{k: v for k, v in spec["solver"].items() if k != "name"})
 
@@ -49,7 +49,7 @@ def solver_for(spec):
 @contextlib.contextmanager
 def interrupt_at(iteration: int):
     """Within the block, every solve stops at ``iteration`` (raising KeyboardInterrupt from ``kopt.solve``)."""
-    from ..plugins import registry
+    from ..contract.registry import registry
 
     reg = registry()
     name = reg.pm.register(StopAt(iteration))

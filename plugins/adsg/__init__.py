@@ -6,7 +6,7 @@ loop without momenta: variance-reduced random block steps), ``svrg``
 (proximal SVRG, full-vector steps) and ``katyusha`` (accelerated SVRG,
 papers/003's accelerated baseline).
 """
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .katyusha import Katyusha
 from .solver import ADSG, MRBCD, SVRG

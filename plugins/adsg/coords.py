@@ -1,4 +1,4 @@
-"""From a :class:`kopt.problem.Problem` to ADSG's coordinates: design, constants, model.
+"""From a :class:`kopt.contract.problem.Problem` to ADSG's coordinates: design, constants, model.
 
 A kernel that declares ``linear_input_features`` (``linear``) means the
 coordinates are the input features (a scipy CSR matrix for LIBSVM data, or a
@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt.backend import to_numpy
+from kopt.numerics import rows as _rows
+from kopt.numerics.backend import to_numpy
 from kopt.errors import DataError
-from kopt.predictors import FeatureExpansion, LinearPredictor
+from kopt.models.predictors import FeatureExpansion, LinearPredictor
 
 from .design import DenseDesign, FeatureDesign, SparseDesign, block_smoothness, materialize_features
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt.backend import to_numpy
+from kopt.numerics import rows as _rows
+from kopt.numerics.backend import to_numpy
 
 
 def block_edges(dim: int, blocks: int) -> np.ndarray:
@@ -187,7 +187,7 @@ class DenseDesign:
 class FeatureDesign:
     """Random features ψ(x)/√M regenerated per mini-batch from the feature seed.
 
-    ``fmap`` is the problem's :class:`kopt.features.FeatureMap`; its blocks are
+    ``fmap`` is the problem's :class:`kopt.numerics.features.FeatureMap`; its blocks are
     the coordinate blocks.  Never holds an n × M matrix: a full product works
     in row chunks, a mini-batch evaluates only its own b rows.
     """

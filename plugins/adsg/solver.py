@@ -2,7 +2,7 @@
 
 Problem (papers/003 eq. 1): min_x (1/n) Σ ℓ(y_i, a_iᵀx) + P(x) with a smooth
 loss and the spec's block-separable regularizer P (l2 with ``lambda`` = μ:
-kopt's λ/2‖f‖² + mean ℓ).  One iteration of the skeleton (:mod:`kopt.iterative`)
+kopt's λ/2‖f‖² + mean ℓ).  One iteration of the skeleton (:mod:`kopt.contract.iterative`)
 is one epoch: m inner steps from the snapshot x̃ (about one pass in evaluated
 partial gradients), then the full-gradient snapshot at the new x̃ (one pass),
 which gives the objective F(x̃) + P(x̃) and the stopping criterion
@@ -17,9 +17,9 @@ import warnings
 
 import numpy as np
 
-from kopt.backend import to_numpy
+from kopt.numerics.backend import to_numpy
 from kopt.errors import DataError, SpecWarning
-from kopt.iterative import Check, Diverged, IterativeSolver, Step, common_options
+from kopt.contract.iterative import Check, Diverged, IterativeSolver, Step, common_options
 
 from . import coords, epochs, schedule
 

@@ -1,5 +1,5 @@
 """solver: auto -- the route, Nystrom centres, bandwidth and lambda chosen on a validation split."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import AutoSolver
 

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 
 #: the search's model: a direct Nyström solve at this many centres, on at most :data:`FIT_ROWS` rows, scored on at
 #: most :data:`VALIDATION_ROWS` validation rows
@@ -52,7 +52,7 @@ STEP_GAIN = 0.5
 def choose(problem, *, fit, validation, metric, budget_s, log, seed):
     """``(scales, bandwidth factor)``, or None where the columns are not searched (sparse or wide rows, no
     bandwidth) or no change gained.  ``fit``/``validation``: row indices of ``problem`` (the search's split)."""
-    from kopt.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     from .planner import LAMBDAS, MIN_GAIN, _gain, _gain_error, _outcomes, _score
 
@@ -75,7 +75,7 @@ def choose(problem, *, fit, validation, metric, budget_s, log, seed):
 
     def evaluate(scales, factor):
         """The per-row validation outcomes of the best λ at these scales and bandwidth factor."""
-        from kopt_plugins.krr_nystrom.system import NystromSystem
+        from kopt.nystrom.system import NystromSystem
 
         keep = scales > 0
         s = scales[keep].astype(np.float32)

@@ -15,7 +15,7 @@ costs more than the budget allows whatever n is:
    path on every fit row fits the budget left, by a cost model measured on this machine at the start
    (:func:`measure_rates`: kernel values per second in one pass, and float64 flops of the M × M factors), within
    memory (three M × M float64 matrices in half the available memory, :data:`MEMORY_SHARE`).  At M₂,
-   ``krr_pcg``'s conjugate gradients (:mod:`kopt_plugins.krr_pcg.cg`) solve a λ path on every fit row, from
+   ``krr_pcg``'s conjugate gradients (:mod:`kopt.nystrom.cg`) solve a λ path on every fit row, from
    λ₁ down by half decades while the validation score improves (more rows resolve a smaller λ), each λ warm from
    the last.  The validation rows are in the passes with weight 0: their scores come with every pass.
 4. **the choice.**  M₂'s best λ is kept where it beats the sample's model, scored on the same validation rows,
@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 
 #: past this many training rows the direct search runs on a seeded sample of this many, and the centres grow on
 #: every row by conjugate gradients
@@ -78,7 +78,7 @@ def default_budget(n_train: int) -> float:
 
 def split(n, seed):
     """``(fit, validation)`` row indices: the seeded split's held-out rows, 20% and at most :data:`VALIDATION_ROWS`."""
-    from kopt.selection import make_splits
+    from kopt.running.validation import make_splits
 
     m = min(int(round(0.2 * n)), VALIDATION_ROWS)
     (tr, va), = make_splits(n, seed, validation=m / n)
@@ -104,13 +104,13 @@ def sample_rows(problem, fit):
 
 
 def memory_centers(problem, available_bytes):
-    """The most centres ``krr_pcg``'s memory plan (:meth:`kopt_plugins.krr_pcg.solver.NystromPCG.memory_plan`) fits
-    in :data:`MEMORY_SHARE` of ``available_bytes`` (the rest: the rows, the search's copies)."""
-    from kopt import memory
-    from kopt_plugins.krr_pcg.solver import NystromPCG
+    """The most centres the registered ``krr_pcg``'s memory plan fits in :data:`MEMORY_SHARE` of ``available_bytes``
+    (the rest: the rows, the search's copies)."""
+    from kopt.contract.registry import registry
+    from kopt.numerics import memory
 
     sizes = memory.Sizes.of(problem).replace(count=MAX_GROWN_CENTERS)
-    return memory.largest_fitting(NystromPCG(), sizes, int(MEMORY_SHARE * available_bytes))
+    return memory.largest_fitting(registry().get("solver", "krr_pcg")(), sizes, int(MEMORY_SHARE * available_bytes))
 
 
 #: the kernel values the pass rate is measured on: a short pass runs at a fraction of a long pass's rate (its blocks'
@@ -124,7 +124,7 @@ def measure_rates(kernel, X, C, dtype, threads):
     """``(kernel values per second of a pass, float64 flops per second of the M × M factors)`` on this machine:
     one pass over :data:`RATE_VALUES` kernel values against ``C`` (after a warm one), and a 1,024 × 1,024 float64
     product."""
-    from kopt_plugins.krr_pcg.passes import RowPass
+    from kopt.nystrom.passes import RowPass
 
     m = min(X.shape[0], max(4096, RATE_VALUES // max(1, C.shape[0])))
     rows = RowPass(kernel, _rows.take(X, np.arange(m)), C, dtype, threads=threads)
@@ -194,9 +194,9 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
     sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
     lost; a λ CG does not solve is not a choice."""
-    from kopt.backend import to_numpy
-    from kopt_plugins.krr_nystrom.system import target_offset
-    from kopt_plugins.krr_pcg.cg import NystromCG
+    from kopt.numerics.backend import to_numpy
+    from kopt.nystrom.system import target_offset
+    from kopt.nystrom.cg import NystromCG
 
     from .planner import MIN_GAIN, _gain, _outcomes, _score
 
@@ -254,11 +254,11 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     (``first["full_score"]``); ``kernel``: the chosen bandwidth's kernel.  Returns a dict of the grown trial
     (``centers``, ``lam``, ``score``, ``v``, ``path``, ``seconds``, ``steps``) or None where no larger size fits.
     """
-    from kopt.backend import to_numpy
-    from kopt.memory import available_bytes
-    from kopt.nystrom import center_order
-    from kopt_plugins.krr_nystrom.system import target_offset
-    from kopt_plugins.krr_pcg.cg import NystromCG
+    from kopt.numerics.backend import to_numpy
+    from kopt.numerics.memory import available_bytes
+    from kopt.nystrom.centres import center_order
+    from kopt.nystrom.system import target_offset
+    from kopt.nystrom.cg import NystromCG
 
     from .planner import LAMBDAS, MIN_GAIN, _budget_words, _gain, _outcomes, _score
 

@@ -1,7 +1,7 @@
 """What ``solver: auto`` measures for class ids when one-vs-one on every row is the cheaper route (``krr_pairs``).
 
 For C ≥ 3 classes each pair of classes (a, b) is the exact kernel ridge regression of its own rows
-(:func:`kopt_plugins.krr_pairs.solver.exact_pair`), and the pairs vote, as SVC's one-vs-one does.  All pairs cost
+(``krr_pairs``' exact pair solve), and the pairs vote, as SVC's one-vs-one does.  All pairs cost
 Σ n_ab³/3 flops per solve (about (4/3) n³/C), against n M² for one one-vs-rest Nyström system of M centres: with
 many classes and moderate n the pairs are the cheaper of the two, and every row is a centre.  :func:`affordable` is
 that comparison, at the ladder's top size (``max_centers``).
@@ -11,7 +11,7 @@ scale rule's bandwidth), against one-vs-rest on 4,096 centres 97.50% (auto's cho
 the pairs' accuracy is flat in λ (98.1-98.45% from 1e-4 to 1e-8) and in the bandwidth (98.15-98.45% from 0.71x to
 1.41x the rule), so the search below is coarse.
 
-The search, on the same seeded validation split as the Nyström ladder (:func:`kopt.selection.make_splits`): each
+The search, on the same seeded validation split as the Nyström ladder (:func:`kopt.running.validation.make_splits`): each
 pair is solved on its fit rows, and the pairs' votes on the validation rows score a (bandwidth, λ); with more
 than :data:`SCORED_PAIRS` pairs, a seeded sample of that many pairs is solved, each scored on its own two classes'
 validation rows (their accuracy pooled), so the search costs what 10 classes' does.  Bandwidth: the
@@ -28,8 +28,8 @@ import time
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt import threads as _threads
+from kopt.numerics import rows as _rows
+from kopt.numerics import threads as _threads
 
 from .planner import _digits
 
@@ -71,10 +71,10 @@ def affordable(problem, ids, max_centers):
 def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
     """Measure exact one-vs-one on the validation split; returns ``(best trial, trials, split words, seconds)``.
     ``lambdas``: the λ path (the planner's), or the spec's one λ."""
-    from kopt.backend import to_numpy
-    from kopt.predictors import vote_scores
-    from kopt.selection import make_splits
-    from kopt_plugins.krr_pairs.solver import class_pairs
+    from kopt.numerics.backend import to_numpy
+    from kopt.models.predictors import vote_scores
+    from kopt.running.validation import make_splits
+    from kopt.models.predictors import class_pairs
 
     t0 = time.perf_counter()
     xp = problem.xp
@@ -199,9 +199,9 @@ class _Blocks:
         """Pair (a, b) solved exactly on its fit rows at each λ of ``lams`` (targets ±1 less their mean), scored on the
         validation rows (``rows`` of them: their kernel values made here): ``(rows, len(lams))``, NaN where the
         system did not factor."""
-        from kopt.backend import to_numpy
-        from kopt.linalg import ridge_solve
-        from kopt_plugins.krr_nystrom.system import target_offset
+        from kopt.numerics.backend import to_numpy
+        from kopt.numerics.linalg import ridge_solve
+        from kopt.nystrom.system import target_offset
 
         xp = self.xp
         na, nb = self.X_of[a].shape[0], self.X_of[b].shape[0]

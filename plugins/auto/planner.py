@@ -1,9 +1,9 @@
 """What ``solver: auto`` measures: Nyström centres, bandwidth and λ on a validation split.
 
-The search runs on the square loss's normal equations (:class:`kopt_plugins.krr_nystrom.system.NystromSystem`),
+The search runs on the square loss's normal equations (:class:`kopt.nystrom.system.NystromSystem`),
 where a λ path costs one M × M Cholesky per λ on top of the system itself:
 
-1. the training rows are split once, seeded by the spec's seed (:func:`kopt.selection.make_splits`, 20%
+1. the training rows are split once, seeded by the spec's seed (:func:`kopt.running.validation.make_splits`, 20%
    held out);
 2. centres: the first M rows of one seeded order of the training rows (:func:`kopt.nystrom.center_order`,
    unsupervised: no label is read), so each size holds the smaller ones and is the sample ``krr_nystrom``
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 
 #: the λ path (kopt's convention λ/2‖f‖² + mean ℓ): half decades from 1e-1 down to 1e-9
 LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
@@ -56,7 +56,7 @@ GAIN_ERRORS = 1.0
 #: than :data:`GAIN_ERRORS` standard errors
 SHORTEN_WHILE_RESOLVED = True
 #: the squared hinge's λ path solves each λ until a Newton step lowers its objective by less than this share
-#: (:class:`kopt_plugins.svm_nystrom.newton.HingeNewton`'s ``rtol``): the last steps move single rows across the
+#: (:class:`kopt.nystrom.newton.HingeNewton`'s ``rtol``): the last steps move single rows across the
 #: margin, which validation accuracy does not see (ijcnn1 at 1,024 centres: steps 5-9 of a warm λ each lowered J by
 #: 1e-7..1e-8)
 HINGE_RTOL = 1e-6
@@ -138,11 +138,11 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     ``max_centers``); ``hinge``: score the squared hinge (``svm_nystrom``) on each system, for a binary target
     (:func:`_hinge_path`): its λ and validation score are the trial's.
     """
-    from kopt.backend import to_numpy
-    from kopt.nystrom import center_order
-    from kopt.selection import make_splits
-    from kopt import nystrom_cache
-    from kopt_plugins.krr_nystrom.system import target_offset
+    from kopt.numerics.backend import to_numpy
+    from kopt.nystrom.centres import center_order
+    from kopt.running.validation import make_splits
+    from kopt.nystrom import cache as nystrom_cache
+    from kopt.nystrom.system import target_offset
 
     t0 = time.perf_counter()
     xp = problem.xp
@@ -323,14 +323,14 @@ def _path_words(lambdas, scores):
 
 def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None):
     """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``): each λ solved by
-    :class:`kopt_plugins.svm_nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
+    :class:`kopt.nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
     validation rows; :data:`LAMBDA_REACH` half decades either side of ``center``, widened while the best lies at an
     end (as the square loss's path).  ``start_inside``: the fit rows inside the last size's chosen margin, where the
     first Newton step starts.  The system's T is the margin rows' from then on.  Returns ``(best index, scores,
     per-row outcomes, start)`` with ``start`` the best λ's ``v``, ``b``, its margin rows (``inside``), the rows T
     sums (``in_T``) and the Newton steps taken (``steps``)."""
-    from kopt.backend import to_numpy
-    from kopt_plugins.svm_nystrom.newton import MAX_STEPS, HingeNewton
+    from kopt.numerics.backend import to_numpy
+    from kopt.nystrom.newton import MAX_STEPS, HingeNewton
 
     newton = HingeNewton(system, X, y, lambdas[0], weights, rtol=HINGE_RTOL, start_inside=start_inside)
     scores, outcomes, points, steps = {}, {}, {}, 0

@@ -29,7 +29,7 @@ An explicit number is always taken as given: ``model.regularizer.lambda``, a num
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
 
 Memory: the search's plan (:meth:`AutoSolver.memory_plan`: the Nyström system being built, the best one so far and the
-split's rows) caps the ladder at the most centres that fit the memory available (:func:`kopt.memory.largest_fitting`,
+split's rows) caps the ladder at the most centres that fit the memory available (:func:`kopt.numerics.memory.largest_fitting`,
 the rule every solver's plan is checked by); an explicit ``features.count`` that does not fit is refused with it.
 """
 from __future__ import annotations
@@ -37,10 +37,10 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from kopt import memory
-from kopt import rows as _rows
-from kopt import threads as _threads
-from kopt.components import Plan, Solver
+from kopt.numerics import memory
+from kopt.numerics import rows as _rows
+from kopt.numerics import threads as _threads
+from kopt.contract.components import Plan, Solver
 
 from . import columns, large, pairs, planner
 
@@ -71,7 +71,7 @@ class AutoSolver(Solver):
     def memory_plan(self, sizes):
         """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
         held aside as its T alone (at most M x M float64), and the split's fit and validation rows, copied."""
-        from kopt_plugins.krr_nystrom.system import system_plan
+        from kopt.nystrom.system import system_plan
 
         return [*system_plan(sizes),
                 memory.matrices(1, min(sizes.count, sizes.n), min(sizes.count, sizes.n), "float64",
@@ -147,7 +147,7 @@ class AutoSolver(Solver):
         return Plan(overrides, record, None)
 
     def plan(self, problem, given, log=None):
-        """Measure, choose, and return the :class:`kopt.components.Plan`: the spec overrides, the report
+        """Measure, choose, and return the :class:`kopt.contract.components.Plan`: the spec overrides, the report
         record and, for the square loss, the search's system on every training row as krr_nystrom's start.
 
         ``given``: what the spec's author wrote, before defaults (an explicit ``features.count`` is kept);
@@ -160,7 +160,7 @@ class AutoSolver(Solver):
         count = ((given.get("model") or {}).get("features") or {}).get("count")
         log = log or (lambda line: None)
         if problem.loss.name == "square" and not count and problem.preprocessor.target == "multiclass":
-            from kopt.backend import to_numpy
+            from kopt.numerics.backend import to_numpy
 
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
                 return self._plan_pairs(problem, kernel, lam, log)
@@ -174,7 +174,7 @@ class AutoSolver(Solver):
         # columns, 1.1 points more on the validation rows and 1.3 points less on the test rows, in 40 s against
         # 0.3 s for the whole fit (docs/defaults.md, "Past 50,000 rows")
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
-        # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.threads.scipy_blas)
+        # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
         most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
         with _threads.scipy_blas():
             found = planner.search(
@@ -230,7 +230,7 @@ class AutoSolver(Solver):
         """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the direct search on a seeded
         sample, then, for the square loss, the centres grown on every row by conjugate gradients (krr_pcg)."""
 
-        from kopt.backend import to_numpy
+        from kopt.numerics.backend import to_numpy
 
         t0 = time.perf_counter()
         o, seed, n = self.options, problem.spec["seed"], problem.n

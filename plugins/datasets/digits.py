@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.components import DatasetPreset
+from kopt.contract.components import DatasetPreset
 
 SIDE = 28
 N_FEATURES = SIDE * SIDE
@@ -181,7 +181,7 @@ class DeformedDigits(DatasetPreset):
     def status(self) -> list:
         """The ``mnist`` preset's files the digits are made from, as ``[(remote, where, path)]``: ``missing`` where
         they are not here (the generator then stops with the offline error naming them)."""
-        from kopt.plugins import registry
+        from kopt.contract.registry import registry
 
         return registry().get("dataset", "mnist")().status()
 

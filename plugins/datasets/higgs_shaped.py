@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.components import DatasetPreset
+from kopt.contract.components import DatasetPreset
 
 N_FEATURES = 28
 #: rows per generated chunk (part of the content's key: chunk k's rows depend on k alone)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.components import DatasetPreset
+from kopt.contract.components import DatasetPreset
 
 
 def dai_target(X):

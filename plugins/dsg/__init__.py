@@ -1,9 +1,9 @@
 """The doubly stochastic solver family: DSG (papers/001), UDSG and CDSG (papers/000).
 
-Solvers ``dsg``, ``udsg`` and ``cdsg`` train a :class:`kopt.predictors.FeatureExpansion`
+Solvers ``dsg``, ``udsg`` and ``cdsg`` train a :class:`kopt.models.predictors.FeatureExpansion`
 (coefficients of seeded random-feature blocks) on any primal loss; see docs/dsg.md.
 """
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import CDSG, DSG, UDSG, DoublyStochastic
 

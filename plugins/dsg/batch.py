@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 
 from .tracking import ScoreTracker
 
@@ -87,9 +87,9 @@ class LocalRows:
 
     Parameters
     ----------
-    problem : kopt.problem.Problem
+    problem : kopt.contract.problem.Problem
         Its ``X`` are the rows (the whole training set, or one partition's rows on a worker).
-    fmap : kopt.features.FeatureMap
+    fmap : kopt.numerics.features.FeatureMap
         The run's feature map (no fixed count: the blocks are named).
     expansion : BlockExpansion
         The model (a worker's copy on a cluster).

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 
 
 def checking_steps(norms, cross, zeta_sq, gamma, var_term):

@@ -143,7 +143,7 @@ class PartitionedRows:
 
     Parameters
     ----------
-    problem : kopt.problem.Problem
+    problem : kopt.contract.problem.Problem
         A distributed problem (``problem.partitions``).
     solver : DoublyStochastic
         The solver (its options).

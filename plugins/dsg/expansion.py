@@ -1,12 +1,12 @@
 """The doubly stochastic model: coefficients of seeded feature blocks under one global scale.
 
 f(x) = s · Σ_j φ_{ω_j}(x)ᵀ c_j, with ω_j regenerated from block index ``blocks[j]``
-(:func:`kopt.features.block_rng`).  The shrink f ← (1 − γλ) f of every step touches
+(:func:`kopt.numerics.features.block_rng`).  The shrink f ← (1 − γλ) f of every step touches
 only the scalar s (papers/001 Alg. 1 line 6 without the O(t) loop); a new block or an
 update of block j writes c_j = α_j / s.  When s leaves [1e-6, 1e6] it is folded into the
 coefficients (a deterministic event, so a resumed run repeats it bit for bit): the stored c_j
 stay within a few decades of the true α_j, so the float32 feature products of
-:meth:`kopt.features.FeatureMap.predict` neither underflow nor overflow.
+:meth:`kopt.numerics.features.FeatureMap.predict` neither underflow nor overflow.
 
 CDSG's per-block scalars ‖f_j‖²_H (the functional form of papers/000's β_j², see
 :mod:`kopt_plugins.dsg.checking`) live here too, stored divided by s² so the shrink reaches them.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import to_numpy
+from kopt.numerics.backend import to_numpy
 
 _LOW, _HIGH = 1e-6, 1e6
 

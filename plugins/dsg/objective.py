@@ -10,7 +10,7 @@
   gradient is multiplied by its weight ``loss.balance_weights(y)``, so the mean over rows is the
   paper's objective for any sample sizes.
 
-Both are capabilities declared on :class:`kopt.components.Loss` (``has_offset`` /
+Both are capabilities declared on :class:`kopt.contract.components.Loss` (``has_offset`` /
 ``offset_grad``, ``has_balance_weights`` / ``balance_weights``).
 
 Sample weights (``problem.sample_weight``, mean 1; the solvers declare ``sample_weight``) go through

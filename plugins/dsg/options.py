@@ -5,11 +5,11 @@ import math
 import warnings
 
 from kopt.errors import SpecWarning
-from kopt.iterative import common_options
+from kopt.contract.iterative import common_options
 
 POS_INT = {"type": "integer", "minimum": 1}
 
-#: Options of all three solvers.  The shared ones (kopt.iterative.common_options) keep the
+#: Options of all three solvers.  The shared ones (kopt.contract.iterative.common_options) keep the
 #: family's defaults: checks (the exact training objective on ``check_rows`` seeded rows) only at
 #: the end, ``holdout_every`` null = the same iterations as ``check_every``.
 COMMON = {

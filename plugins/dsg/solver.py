@@ -11,7 +11,7 @@ Alg. 1), or an *existing* block k — every G+U iterations U are re-use steps wi
 :mod:`kopt_plugins.dsg.checking`).  The (1/F) makes every block an unbiased estimate of the kernel,
 so the functional step does not depend on F.
 
-The family runs on the solver skeleton (:mod:`kopt.iterative`): one iteration is one such step,
+The family runs on the solver skeleton (:mod:`kopt.contract.iterative`): one iteration is one such step,
 there is no duality gap (``stopping = "none"``: the run ends at the iteration cap), and a check
 is the exact training objective λ/2 N_t + mean ℓ on the skeleton's seeded check rows (N_t the
 running estimate of ‖f_t‖²_H).  The policies -- which block, which step -- are :meth:`choose`
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import to_numpy
-from kopt.iterative import Check, IterativeSolver, Step
-from kopt.predictors import FeatureExpansion
+from kopt.numerics.backend import to_numpy
+from kopt.contract.iterative import Check, IterativeSolver, Step
+from kopt.models.predictors import FeatureExpansion
 
 from .batch import BatchRequest
 from .checking import checking_steps, feature_variance

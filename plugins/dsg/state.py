@@ -59,7 +59,7 @@ class RunState:
     ----------
     solver : DoublyStochastic
         The solver (its options, thread count and ``prepare`` policy hook).
-    problem : kopt.problem.Problem
+    problem : kopt.contract.problem.Problem
         The assembled problem.
     """
 

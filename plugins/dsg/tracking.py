@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 
 
 class ScoreTracker:

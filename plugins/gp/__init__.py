@@ -5,7 +5,7 @@ mean everywhere, and the posterior variance either through the variance operator
 point, memory O(T²)) or through one KRR-type fit per test point (the data's test split).
 ``kopt predict`` writes the mean, the variance and a predictive interval.  See docs/gp.md.
 """
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .exact import exact_posterior, gp_lambda
 from .predictor import GPPosterior

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
-from kopt.linalg import cho_solve, cholesky, solve_triangular
-from kopt.threads import blas_threads
+from kopt.numerics.backend import get_namespace
+from kopt.numerics.linalg import cho_solve, cholesky, solve_triangular
+from kopt.numerics.threads import blas_threads
 
 
 def gp_lambda(noise_variance: float, n: int) -> float:

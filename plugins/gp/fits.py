@@ -27,7 +27,7 @@ class DSGFits:
 
     Parameters
     ----------
-    fmap : kopt.features.FeatureMap
+    fmap : kopt.numerics.features.FeatureMap
         The ω' map: block t−1 is the block of iteration t.
     X, y : training rows (dense, on the backend) and standardized targets.
     lam : float

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.threads import blas_threads
+from kopt.numerics.threads import blas_threads
 
 from .averaging import ScaleHistory
 
@@ -40,7 +40,7 @@ class VarianceOperator:
 
     Parameters
     ----------
-    fmap_prime, fmap_omega : kopt.features.FeatureMap
+    fmap_prime, fmap_omega : kopt.numerics.features.FeatureMap
         The ω' map (shared with the mean) and the independent ω map.
     iterations, batch_size : T and B (storage is allocated for T).
     lam : λ = σ²/n.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 
 from kopt.errors import SpecWarning
-from kopt.iterative import common_options
+from kopt.contract.iterative import common_options
 
 POS_INT = {"type": "integer", "minimum": 1}
 

@@ -20,9 +20,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-from kopt.components import Predictor
+from kopt.contract.components import Predictor
 from kopt.errors import DataError
-from kopt.features import FeatureMap
+from kopt.numerics.features import FeatureMap
 
 from .operator import _col_offset, evaluate_diag
 
@@ -121,6 +121,6 @@ class GPPosterior(Predictor):
 
 
 def _host(a):
-    from kopt.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     return to_numpy(a)

@@ -6,7 +6,7 @@ fits and the second argument of Â; ω (a seed derived from it) for the first ar
 The mean and the test-point fits take one multi-output DSG step (:mod:`kopt_plugins.gp.fits`); the
 operator Â gets its new column (:mod:`kopt_plugins.gp.operator`).  λ = σ²/n throughout.
 
-The solver runs on the skeleton (:mod:`kopt.iterative`) with no stopping rule (``stopping =
+The solver runs on the skeleton (:mod:`kopt.contract.iterative`) with no stopping rule (``stopping =
 "none"``): it runs its ``iterations``.  A check is the test evaluation -- interval coverage
 and, with ``compare_exact``, the relative errors against the closed-form posterior -- next to
 the holdout metrics of the mean; by default both come once, at the end (``holdout_every: k``
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.iterative import Check, Diverged, IterativeSolver, Step
+from kopt.contract.iterative import Check, Diverged, IterativeSolver, Step
 
 from .options import PARAMS, advise, check, gamma
 from .state import GPState

@@ -1,7 +1,7 @@
 """Everything one ``gp`` run holds: the fits, the operator, their sizing, the test evaluation, the model.
 
 The solver (:mod:`kopt_plugins.gp.solver`) builds one :class:`GPState` per run and the skeleton
-(:mod:`kopt.iterative`) passes it back to every call; no run state lives on the solver.
+(:mod:`kopt.contract.iterative`) passes it back to every call; no run state lives on the solver.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt.backend import to_numpy
+from kopt.numerics import rows as _rows
+from kopt.numerics.backend import to_numpy
 from kopt.errors import DataError, KoptError
 
 from .averaging import averaging_start
@@ -34,7 +34,7 @@ class GPState:
     Parameters
     ----------
     options : the ``gp`` solver's typed options.
-    problem : kopt.problem.Problem
+    problem : kopt.contract.problem.Problem
     threads : int
         Worker threads of the two feature maps.
 

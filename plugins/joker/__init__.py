@@ -2,7 +2,7 @@
 
 Registers the solver ``joker`` (see docs/joker.md).
 """
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import JokerSolver
 

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt.backend import to_numpy
-from kopt.iterative import Check, Step
+from kopt.numerics import rows as _rows
+from kopt.numerics.backend import to_numpy
+from kopt.contract.iterative import Check, Step
 
 from .dualterms import DualTerms
 from .engines import ExactEngine, FeatureEngine
@@ -214,8 +214,8 @@ BLAS_BUFFERS = 12 << 20
 
 
 def features_plan(options, sizes, threads):
-    """The features route's :mod:`kopt.memory` plan (:meth:`kopt_plugins.joker.solver.JokerSolver.memory_plan`)."""
-    from kopt.memory import matrices
+    """The features route's :mod:`kopt.numerics.memory` plan (:meth:`kopt_plugins.joker.solver.JokerSolver.memory_plan`)."""
+    from kopt.numerics.memory import matrices
 
     n, C, M, itemsize = sizes.n, sizes.outputs, sizes.count, sizes.itemsize
     m = min(options.batch_size, n)

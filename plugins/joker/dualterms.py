@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import to_numpy
+from kopt.numerics.backend import to_numpy
 
 _PROBE = 1e-9  # relative offset used to read one-sided conjugate slopes at v = 0
 
@@ -36,7 +36,7 @@ class DualTerms:
 
     Parameters
     ----------
-    loss : kopt.components.Loss
+    loss : kopt.contract.components.Loss
         A loss with ``has_conjugate``.
     y : array (n,)
         Labels as the solver sees them (±1 or reals), float64, on the backend.
@@ -50,7 +50,7 @@ class DualTerms:
     """
 
     def __init__(self, loss, y, lam_j, dtype=np.float32, weights=None):
-        from kopt.backend import get_namespace
+        from kopt.numerics.backend import get_namespace
 
         self.loss = loss
         self.y = y

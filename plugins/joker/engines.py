@@ -24,7 +24,7 @@ the update; memory O(|B|² + |B|·M + M·d), never an n × M matrix.
 
 Parallelism: the solver runs with BLAS held to one thread (the skeleton's ``blas =
 "single"``) and the engines split their work (row chunks, feature blocks) over
-``threads`` pool threads (:mod:`kopt.threads`); NumPy's BLAS calls and ufuncs release the
+``threads`` pool threads (:mod:`kopt.numerics.threads`); NumPy's BLAS calls and ufuncs release the
 GIL.  On a shared machine this avoids the multi-threaded BLAS spin-waits that made a
 512 × 512 Cholesky 20× slower.
 """
@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt import threads as _threads
-from kopt.backend import to_numpy
-from kopt.linalg import cblas_syrk, syrk_lower
-from kopt.predictors import FeatureExpansion, KernelExpansion
+from kopt.numerics import rows as _rows
+from kopt.numerics import threads as _threads
+from kopt.numerics.backend import to_numpy
+from kopt.numerics.linalg import cblas_syrk, syrk_lower
+from kopt.models.predictors import FeatureExpansion, KernelExpansion
 
 _CHUNK_ELEMS = 1 << 21  # kernel entries per row chunk (8 MB in float32)
 
@@ -52,7 +52,7 @@ def _part(n, p, parts):
 
 
 def _on_parts(work, n, xp, threads):
-    """``[work(range) for each part of range(n)]``: :data:`kopt.threads.PARTS` parts on NumPy (the same bits on any
+    """``[work(range) for each part of range(n)]``: :data:`kopt.numerics.threads.PARTS` parts on NumPy (the same bits on any
     thread count), one on a GPU (one thread there, and each part's buffers and launches are paid once, not 8 times)."""
     parts = _threads.PARTS if xp is np else 1
     return _threads.map_parts(lambda p: work(_part(n, p, parts)), parts, threads)
@@ -60,7 +60,7 @@ def _on_parts(work, n, xp, threads):
 
 def gram_method(gram, xp, dtype):
     """How the feature engine forms K_BB = φ(X_B)φ(X_B)ᵀ: ``syrk`` (one triangle, half the flops, through
-    NumPy's OpenBLAS: :func:`kopt.linalg.syrk_lower`) or ``gemm`` (the full product).  ``auto``: syrk
+    NumPy's OpenBLAS: :func:`kopt.numerics.linalg.syrk_lower`) or ``gemm`` (the full product).  ``auto``: syrk
     where that BLAS entry point exists (NumPy on a CPU), else gemm; an explicit ``syrk`` without it
     falls back to gemm too (the answer is the same matrix, up to rounding)."""
     if gram == "gemm" or xp is not np:
@@ -215,7 +215,7 @@ class FeatureEngine:
                 parts, scale = self.kernel.raw_features(P, self._params(j, j2), out=buf)
                 parts = parts if isinstance(parts, tuple) else (parts,)
                 K_scale[0] = scale * scale
-                if syrk:  # the iteration's |B|²M, half of it: one triangle per piece (kopt.linalg.syrk_lower)
+                if syrk:  # the iteration's |B|²M, half of it: one triangle per piece (kopt.numerics.linalg.syrk_lower)
                     for piece, th in zip(parts, self._theta_pieces(j, j2, parts)):
                         g += (piece @ th.astype(self.dtype)) * scale
                     for q, piece in enumerate(parts):

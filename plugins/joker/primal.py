@@ -14,7 +14,7 @@ D differs from W on few rows -- piecewise-quadratic losses (Huber, squared hinge
 cross a kink -- the Gram is updated by those rows (a rank-k change, k M² flops) and refactored,
 so P = H and CG converges in one or two products; otherwise (the logistic loss) P is kept and
 CG does more products.  Each product is one fused pass over the rows, on features kept in
-memory when they fit ``feature_memory_mb`` and regenerated otherwise (:mod:`kopt.feature_rows`).
+memory when they fit ``feature_memory_mb`` and regenerated otherwise (:mod:`kopt.numerics.bound_features`).
 A backtracking (Armijo) line search needs no pass: Ψ(θ + t s) = u + t Ψs, and Ψs comes out of
 the CG products.  For the square loss the first step is the exact solution.
 
@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt import threads as _threads
-from kopt.backend import get_namespace, to_numpy
-from kopt.feature_rows import bind, syrk_update
-from kopt.iterative import Check, Step
-from kopt.nystrom import NystromRows, add_center_kernel, center_basis, choose_centers
-from kopt.predictors import FeatureExpansion, KernelExpansion
+from kopt.numerics import rows as _rows
+from kopt.numerics import threads as _threads
+from kopt.numerics.backend import get_namespace, to_numpy
+from kopt.numerics.bound_features import bind, syrk_update
+from kopt.contract.iterative import Check, Step
+from kopt.nystrom.centres import NystromRows, add_center_kernel, center_basis, choose_centers
+from kopt.models.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4
@@ -412,7 +412,7 @@ class NystromBasis:
         return self.U.T @ (self.U @ v)
 
     def metric_solve(self, v):
-        from kopt.linalg import solve_triangular
+        from kopt.numerics.linalg import solve_triangular
 
         return solve_triangular(self.U, solve_triangular(self.U, v, lower=False, trans="T"), lower=False)
 

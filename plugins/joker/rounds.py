@@ -34,8 +34,8 @@ import time
 import numpy as np
 
 from kopt.distributed.partitions import local_problem, nbytes
-from kopt.iterative import Check, Step
-from kopt.predictors import FeatureExpansion
+from kopt.contract.iterative import Check, Step
+from kopt.models.predictors import FeatureExpansion
 
 from .blocks import DualBlocks
 from .engines import FeatureEngine

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.iterative import IterativeSolver, common_options
+from kopt.contract.iterative import IterativeSolver, common_options
 
 from . import primal, rounds
 from .blocks import DualBlocks, features_plan

@@ -120,7 +120,7 @@ def choose_step(Q, g, lo, hi, radius, L, cg_iter, cg_rtol, xp):
     """
     best = None
     if L is not None:
-        from kopt.linalg import cho_solve
+        from kopt.numerics.linalg import cho_solve
 
         sN = -cho_solve(L, g)
         nN = float(xp.sqrt(sN @ sN))

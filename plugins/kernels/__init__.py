@@ -7,7 +7,7 @@ Hellinger, Jensen–Shannon) and :mod:`.semigroup` (skewed χ² / intersection,
 exponential and reciprocal semigroup kernels).  :mod:`._base` holds the fast-path
 protocol the feature engine uses.
 """
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .additive import Chi2Kernel, HellingerKernel, IntersectionKernel, JensenShannonKernel
 from .dot_product import ArcCosineKernel, LinearKernel, PolynomialKernel

@@ -1,8 +1,8 @@
 """Base classes of the built-in kernels: the fast-path protocol and random Fourier features.
 
 Every built-in kernel with features implements two methods that
-:class:`kopt.features.FeatureMap` uses on its hot path (declared with defaults on
-:class:`kopt.components.Kernel`, so third-party kernels may implement ``features`` alone):
+:class:`kopt.numerics.features.FeatureMap` uses on its hot path (declared with defaults on
+:class:`kopt.contract.components.Kernel`, so third-party kernels may implement ``features`` alone):
 
 ``prepare_rows(X)``
     per-row input transform, computed once per row chunk and shared by all
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
-from kopt.components import BANDWIDTH_PARAMS, Kernel
+from kopt.numerics.backend import get_namespace
+from kopt.contract.components import BANDWIDTH_PARAMS, Kernel
 
 from ._util import dense, resolved_bandwidth
 
@@ -122,7 +122,7 @@ class RandomFourierKernel(FeatureKernel):
     def bandwidth(self) -> float:
         """The numeric bandwidth σ (``options.bandwidth``); a clear error while it is still 'median'.
 
-        ``kopt.bandwidth.resolve_bandwidth`` turns 'median' into a number before the kernel is built.
+        ``kopt.contract.bandwidth.resolve_bandwidth`` turns 'median' into a number before the kernel is built.
         """
         return resolved_bandwidth(self)
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
+from kopt.numerics.backend import get_namespace
 from kopt.errors import DataError
 
 
-from kopt.rows import is_sparse  # noqa: E402  (the one test for scipy sparse input)
+from kopt.numerics.rows import is_sparse  # noqa: E402  (the one test for scipy sparse input)
 
 
 def dense(X):
@@ -86,6 +86,6 @@ def resolved_bandwidth(kernel):
     if isinstance(bw, str):
         raise ValueError(
             f"kernel {kernel.name!r}: bandwidth {bw!r} is not resolved; build kernels through "
-            "kopt.assemble.build_kernel, resolve it with kopt.bandwidth.resolve_bandwidth, or pass a number"
+            "kopt.running.assemble.build_kernel, resolve it with kopt.contract.bandwidth.resolve_bandwidth, or pass a number"
         )
     return float(bw)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
+from kopt.numerics.backend import get_namespace
 
 from ._base import SINCOS, TWO_PI, FeatureKernel, matmul_into, out_buffer, pieces
 from ._util import check_min, float_pair, per_coordinate

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
-from kopt.rows import is_sparse
+from kopt.numerics.backend import get_namespace
+from kopt.numerics.rows import is_sparse
 
 from ._base import RandomFourierKernel
 from ._util import dense, float_pair, l1_dists, sq_dists

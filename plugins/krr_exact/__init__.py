@@ -1,5 +1,5 @@
 """Exact kernel ridge regression by a Cholesky solve: kopt's correctness oracle."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import ExactKRR
 

@@ -1,5 +1,5 @@
 """Kernel ridge regression on Nystrom centres by a direct solve (the fast route of solver: auto)."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import NystromKRR
 

@@ -1,5 +1,5 @@
 """One-vs-one kernel ridge regression on Nystrom centres: a system per pair of classes, as SVC's one-vs-one."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import PairsKRR
 

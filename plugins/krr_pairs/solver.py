@@ -3,9 +3,9 @@
 For class ids with C ≥ 3 classes, pair (a, b) is the square loss on the training rows of classes a and b (±1
 targets, +1 for a, less their mean), on the centres among ``features.count`` seeded training rows
 (:func:`kopt.nystrom.choose_centers`, krr_nystrom's sample) that belong to a or b: krr_nystrom's system and
-refined Cholesky solve (:class:`kopt_plugins.krr_nystrom.system.NystromSystem`) on the pair's rows alone.  With
+refined Cholesky solve (:class:`kopt.nystrom.system.NystromSystem`) on the pair's rows alone.  With
 ``features.count`` ≥ n every training row is a centre and each pair is its rows' exact KRR, one Cholesky of
-n_ab³/3 flops (:func:`exact_pair`).  The C(C − 1)/2 pairs vote (:class:`kopt.predictors.PairwiseVotes`).
+n_ab³/3 flops (:func:`exact_pair`).  The C(C − 1)/2 pairs vote (:class:`kopt.models.predictors.PairwiseVotes`).
 
 Why: a pair's rows are about 2n/C of the n, so all pairs' exact solves cost Σ n_ab³/3 ≈ (4/3) n³/C flops with every
 row a centre, where one-vs-rest on M centres costs n M² per system.  On mnist-10k (docs/defaults.md, "Multiclass:
@@ -21,23 +21,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt import threads as _threads
-from kopt.backend import get_namespace, to_numpy
+from kopt.numerics import rows as _rows
+from kopt.numerics import threads as _threads
+from kopt.numerics.backend import get_namespace, to_numpy
 from kopt.errors import KoptError
-from kopt.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
-from kopt.linalg import ridge_solve
-from kopt.nystrom import choose_centers
-from kopt.objectives import dual, primal
-from kopt.predictors import PairwiseVotes, pairwise_scores
+from kopt.contract.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
+from kopt.numerics.linalg import ridge_solve
+from kopt.nystrom.centres import choose_centers
+from kopt.numerics.objectives import dual, primal
+from kopt.models.predictors import PairwiseVotes, class_pairs, pairwise_scores
 
-from kopt_plugins.krr_nystrom.solver import certificate
-from kopt_plugins.krr_nystrom.system import NystromSystem, symmetric_from_lower, target_offset
-
-
-def class_pairs(n_classes):
-    """The pairs (a, b), a < b, in SVC's order."""
-    return [(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)]
+from kopt.nystrom import certificate
+from kopt.nystrom.system import NystromSystem, symmetric_from_lower, target_offset
 
 
 def pair_problem(problem, ids, centers, a, b, rows=None):

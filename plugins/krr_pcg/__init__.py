@@ -1,6 +1,6 @@
 """Kernel ridge regression on Nystrom centres by preconditioned conjugate gradients (the large-n route of
 solver: auto)."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import NystromPCG
 

@@ -7,7 +7,7 @@ vectors v, T v, r, p.  Partition k's worker holds its rows, its labels and its s
 * **Centres**: the same rows as on one machine (:func:`kopt.nystrom.choose_centers`: the seeded order, repeated
   rows skipped), read from their partitions a block at a time (``Partitions.take``), gathered once.
 * **The start** (one round): every partition returns Kᵀ[Y, 1] and Σ Y, from which the client forms the labels' mean
-  μ (the fixed intercept, :func:`kopt_plugins.krr_nystrom.system.target_offset`) and B = Kᵀ(Y − μ) = KᵀY − (Kᵀ1)μᵀ.
+  μ (the fixed intercept, :func:`kopt.nystrom.system.target_offset`) and B = Kᵀ(Y − μ) = KᵀY − (Kᵀ1)μᵀ.
 * **A CG iteration** (one round): the client sends the direction's coefficients P = U⁻¹p and the last step's
   sizes a; worker k first adds a ⊙ u to its scores (u = K P of the last round, kept there), then makes u = K P and
   returns Kᵀu (M × C, float64) and five sums per output over its rows: Σ r², Σ r u, Σ u², Σ r y and Σ u y with
@@ -30,16 +30,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from kopt import rows as _rows
+from kopt.numerics import rows as _rows
 from kopt.distributed.partitions import local_problem, nbytes
 from kopt.errors import KoptError
-from kopt.linalg import solve_triangular
-from kopt.nystrom import center_basis, choose_centers
-from kopt.threads import blas_threads
-from kopt_plugins.krr_nystrom.system import kept_centers
+from kopt.numerics.linalg import solve_triangular
+from kopt.nystrom.centres import center_basis, choose_centers
+from kopt.numerics.threads import blas_threads
+from kopt.nystrom.system import kept_centers
 
-from .cg import NystromCG
-from .passes import RowPass
+from kopt.nystrom.cg import NystromCG
+from kopt.nystrom.passes import RowPass
 
 class Rows:
     """What partition ``k``'s worker keeps for the whole run: its rows' pass against the centres and its labels
@@ -213,7 +213,7 @@ class PartitionCG(NystromCG):
 
     def certificate(self, s, loss, Y=None):
         """``(P, D, scale)`` summed over the outputs at state ``s``, from its sums (the square loss's P and D of
-        :func:`kopt_plugins.krr_nystrom.solver.certificate`: ½ mean r², −mean(½ r² + r y) with r = f − y)."""
+        :func:`kopt.nystrom.certificate`: ½ mean r², −mean(½ r² + r y) with r = f − y)."""
         if loss.name != "square":  # pragma: no cover - check_spec refuses the others
             raise KoptError(f"solver 'krr_pcg' solves the square loss only, not {loss.name!r}")
         m, a, lam, n = s["sums"], s["a"], self.lam, self.n

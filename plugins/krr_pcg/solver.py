@@ -1,6 +1,6 @@
 """Nyström kernel ridge regression by preconditioned conjugate gradients: the square loss on M centres at any n.
 
-The same problem as ``krr_nystrom`` (:mod:`kopt_plugins.krr_nystrom.system`): with R = K_CC = UᵀU and v = U w,
+The same problem as ``krr_nystrom`` (:mod:`kopt.nystrom.system`): with R = K_CC = UᵀU and v = U w,
 
     (T + λ I) v = b,   T = U⁻ᵀ (A/n) U⁻¹,   b = U⁻ᵀ B/n,   A = Σ_i w_i k_i k_iᵀ,   B = Σ_i w_i k_i y_iᵀ.
 
@@ -15,7 +15,7 @@ makes CG's iteration count nearly independent of λ and n (the preconditioner of
 papers/004's anchor "Falkon", in kopt's whitened coordinates).  Every output column (one-hot classes) runs its
 own CG on the same passes.
 
-The certificate is ``krr_nystrom``'s (:func:`kopt_plugins.krr_nystrom.solver.certificate`): P and D of the
+The certificate is ``krr_nystrom``'s (:func:`kopt.nystrom.certificate`): P and D of the
 Nyström problem from the scores f = K w and Kᵀr, r_i = w_i (f_i − y_i).  Both are carried by the iterations
 (f += α K p, Kᵀ r = n Uᵀ (T v − b)): the duality gap is checked at every iteration at the cost of O(n C), and
 it is the stopping rule (``tol``).  A λ path warm-starts each λ from the last (``lambda_warm_start``).
@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import to_numpy
-from kopt.iterative import Check, Step, common_options
-from kopt_plugins.krr_nystrom.solver import NystromKRR, _dense_centers
-
-from .cg import NystromCG
+from kopt.numerics.backend import to_numpy
+from kopt.contract.iterative import Check, Step, common_options
+from kopt.nystrom import NystromCG, NystromSolver, dense_centers
 
 #: a carried gap within ``tol`` is confirmed by a refreshed pass (float64 products) at most once in this many steps:
 #: near the float32 products' floor (a relative gap of about 1e-7) the carried gap meets a tight tol step after step
@@ -40,7 +38,7 @@ from .cg import NystromCG
 REFRESH_EVERY = 5
 
 
-class NystromPCG(NystromKRR):
+class NystromPCG(NystromSolver):
     name = "krr_pcg"
     summary = ("kernel ridge regression on M Nystrom centres by preconditioned conjugate gradients: O(M^2) memory, "
                "one pass over the rows per iteration (every class at once)")
@@ -51,22 +49,22 @@ class NystromPCG(NystromKRR):
     iteration_unit = "one conjugate-gradient step: one pass of kernel blocks over the rows"
     divergence_hint = "raise lambda"
     params = common_options(iterations=100, tol=1e-4)
+    losses = ("square",)
     distributed = True  # one round over the partitions per iteration on a Dask cluster (.distributed, docs/scale.md)
 
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz", "t", "refreshed_at")
 
-    memory_key = "model.features.count"
     memory_hint = "or use solver krr_nystrom (two M x M matrices instead of three)"
 
     def memory_plan(self, sizes):
         """U, UUᵀ and the preconditioner's factor (M x M float64 each); a block of kernel values per worker thread
         (its float32 values and the certificate pass's float64 copy); the dense centres; CG's carried n x outputs
         float64 arrays (the targets, the scores, a pass's products, the certificate's refreshed copy)."""
-        from kopt.memory import matrices
-        from kopt.threads import resolve_threads
+        from kopt.numerics.memory import matrices
+        from kopt.numerics.threads import resolve_threads
 
-        from .passes import CHUNK_ENTRIES
+        from kopt.nystrom.passes import CHUNK_ENTRIES
 
         M = min(sizes.count, sizes.n)
         threads = resolve_threads(getattr(self.options, "threads", None))
@@ -94,7 +92,7 @@ class NystromPCG(NystromKRR):
         if state["reused_factors"]:
             cg = factors.reweighted(problem.X, state["Y"], state["weights"], threads=self.n_threads)
         else:
-            cg = NystromCG(problem.kernel, problem.X, state["Y"], _dense_centers(problem, state["centers"]),
+            cg = NystromCG(problem.kernel, problem.X, state["Y"], dense_centers(problem, state["centers"]),
                            dtype=problem.dtype, weights=state["weights"], threads=self.n_threads)
         state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start))
         state["w"] = cg.coef(state["v"])

@@ -4,7 +4,7 @@ Modules by family: :mod:`.regression` (ρ(u − y) losses), :mod:`.classificatio
 (binary, y ∈ {−1, +1}), :mod:`.multiclass` (softmax, C outputs), :mod:`.density`
 (primal-only novelty detection and KL density ratio).  Every loss follows the conventions of :mod:`._common`.
 """
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .classification import HingeLoss, LogisticLoss, SquaredHingeLoss
 from .density import KLDensityRatioLoss, NoveltyLoss

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
-from kopt.components import Loss
-from kopt.prox import newton_prox
+from kopt.numerics.backend import get_namespace
+from kopt.contract.components import Loss
+from kopt.numerics.prox import newton_prox
 
 REAL_OR_BINARY = {
     "description": "labels the loss is trained on: 'real' (regression) or 'binary' ({-1,+1}, classification "
@@ -68,7 +68,7 @@ class BuiltinLoss(Loss):
     """
 
     def prox(self, u, y, step):
-        """argmin_z ℓ(y, z) + (z − u)²/(2 step) by safeguarded Newton (:func:`kopt.prox.newton_prox`)."""
+        """argmin_z ℓ(y, z) + (z − u)²/(2 step) by safeguarded Newton (:func:`kopt.numerics.prox.newton_prox`)."""
         return newton_prox(self, u, y, step)
 
 

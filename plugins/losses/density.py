@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
+from kopt.numerics.backend import get_namespace
 
 from ._common import BuiltinLoss, as_float
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.backend import get_namespace
+from kopt.numerics.backend import get_namespace
 
 from ._common import BuiltinLoss, float_dtype, xlogx
 

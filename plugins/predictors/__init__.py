@@ -1,12 +1,12 @@
-"""Built-in predictors: the model kinds of :mod:`kopt.predictors`, registered like a third party's.
+"""Built-in predictors: the model kinds of :mod:`kopt.models.predictors`, registered like a third party's.
 
 ``kernel_expansion`` (Σ_i coef_i k(s_i, x)), ``feature_expansion`` (random-feature
 coefficients, ω regenerated from the seed), ``linear`` (xᵀw + b) and ``pairwise_votes`` (one-vs-one kernel
 expansions that vote).  Model files name
 their predictor; :func:`kopt.load_model` finds it among the registered ones.
 """
-from kopt.hookspecs import hookimpl
-from kopt.predictors import FeatureExpansion, KernelExpansion, LinearPredictor, PairwiseVotes
+from kopt.contract.hookspecs import hookimpl
+from kopt.models.predictors import FeatureExpansion, KernelExpansion, LinearPredictor, PairwiseVotes
 
 PREDICTORS = [KernelExpansion, FeatureExpansion, LinearPredictor, PairwiseVotes]
 

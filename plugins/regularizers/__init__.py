@@ -1,5 +1,5 @@
 """Built-in regularizers: l2, l1, elastic_net (see :mod:`.penalties`)."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .penalties import L1, L2, ElasticNet
 

@@ -1,5 +1,5 @@
 """The squared hinge (L2-SVM) on Nystrom centres by active-set Newton (solver: auto's route for it)."""
-from kopt.hookspecs import hookimpl
+from kopt.contract.hookspecs import hookimpl
 
 from .solver import NystromSVM
 

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt import rows as _rows
-from kopt.backend import to_numpy
-from kopt.iterative import Check, IterativeSolver, Step, common_options
-from kopt.linalg import solve_triangular
-from kopt.nystrom import choose_centers
-from kopt.objectives import dual, primal
-from kopt.predictors import KernelExpansion
+from kopt.numerics import rows as _rows
+from kopt.numerics.backend import to_numpy
+from kopt.contract.iterative import Check, IterativeSolver, Step, common_options
+from kopt.numerics.linalg import solve_triangular
+from kopt.nystrom.centres import choose_centers
+from kopt.numerics.objectives import dual, primal
+from kopt.models.predictors import KernelExpansion
 
-from kopt_plugins.krr_nystrom.system import NystromSystem, row_chunks
+from kopt.nystrom.system import NystromSystem, row_chunks
 
-from .newton import MAX_STEPS, HingeNewton
+from kopt.nystrom.newton import MAX_STEPS, HingeNewton
 
 
 class NystromSVM(IterativeSolver):

@@ -43,7 +43,7 @@ def versions(dry_run):
         pass
     if not dry_run:
         try:
-            from kopt.backend import cupy_device_info, cupy_status
+            from kopt.numerics.backend import cupy_device_info, cupy_status
 
             ok, reason = cupy_status()
             out["cupy_status"] = reason

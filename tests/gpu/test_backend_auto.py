@@ -12,7 +12,7 @@ import types
 import numpy as np
 import pytest
 
-from kopt import backend as backends
+from kopt.numerics import backend as backends
 from kopt.errors import BackendError
 
 

@@ -1,6 +1,6 @@
 """The GPU check without a GPU: its dry run (NumPy in place of CuPy, tiny sizes) must keep working.
 
-Not gpu-marked: these run everywhere, so a typo in tests/gpu/device_check.sh or kopt.bench.device
+Not gpu-marked: these run everywhere, so a typo in tests/gpu/device_check.sh or kopt.cli.bench.device
 is found here and not in the first minute of a scarce GPU machine.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kopt.bench import device as dev
-from kopt.bench import device_rates
+from kopt.cli.bench import device as dev
+from kopt.cli.bench import device_rates
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,7 @@ def test_compare_results_missing_metric_and_missing_dual_fail():
 
 
 def test_cases_cover_every_solver_family():
-    from kopt.plugins import registry
+    from kopt.contract.registry import registry
 
     solvers = {dev.case_spec(c, "numpy")["solver"]["name"] for c in dev.CASES}
     assert solvers == set(registry().names("solver"))  # dsg, udsg, cdsg, adsg and its baselines, joker, gp, krr_exact

@@ -27,7 +27,7 @@ def _run(args, **kw):
 
 
 def test_fake_device_is_what_the_probe_sees():
-    proc = _run(["-c", "import json; from kopt.backend import cupy_status, resolve, cupy_device_info; "
+    proc = _run(["-c", "import json; from kopt.numerics.backend import cupy_status, resolve, cupy_device_info; "
                        "print(json.dumps([cupy_status(), resolve('auto').name, cupy_device_info()]))"])
     assert proc.returncode == 0, proc.stderr[-3000:]
     status, name, info = json.loads(proc.stdout)
@@ -48,20 +48,20 @@ def test_every_gpu_test_passes_on_the_fake_device(tmp_path):
 
 def test_compare_and_rates_on_the_fake_device(tmp_path):
     """``compare`` with backend cupy (every case, tiny) and the device figures at small sizes, not dry."""
-    proc = _run(["-m", "kopt.bench.device", "compare", "--tiny", "--rows", "300", "--out", str(tmp_path)])
+    proc = _run(["-m", "kopt.cli.bench.device", "compare", "--tiny", "--rows", "300", "--out", str(tmp_path)])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     recs = [json.loads(line) for line in (tmp_path / "compare.jsonl").read_text().splitlines()]
-    from kopt.bench.device import CASES
+    from kopt.cli.bench.device import CASES
 
     assert len(recs) == len(CASES) and all(r["ok"] for r in recs), [r.get("failures") for r in recs]
     assert {r["device"]["backend"] for r in recs} == {"cupy"} and not any(r["dry_run"] for r in recs)
     for cmd, name in (("features", "bench_features.json"), ("joker", "bench_joker_device.json")):
-        proc = _run(["-m", "kopt.bench.device", cmd, "--small", "--out", str(tmp_path)])
+        proc = _run(["-m", "kopt.cli.bench.device", cmd, "--small", "--out", str(tmp_path)])
         assert proc.returncode == 0, proc.stderr[-3000:]
         res = json.loads((tmp_path / name).read_text())
         assert res["machine"]["device"] == "Fake CUDA device (NumPy)" and not res["machine"]["dry_run"]
         assert res["roofline"]["cos_G_per_s"] > 0
-    proc = _run(["-m", "kopt.bench.device", "pcg", "--small", "--out", str(tmp_path)])
+    proc = _run(["-m", "kopt.cli.bench.device", "pcg", "--small", "--out", str(tmp_path)])
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads((tmp_path / "bench_pcg_device.json").read_text())
     first = res["runs"][0]
@@ -73,7 +73,7 @@ def test_fake_device_refuses_host_device_mixes():
     """The fake is strict where CuPy is: a host array mixed into device work is a TypeError."""
     code = """
 import numpy as np, cupy, cupyx.scipy.linalg as cl
-from kopt.backend import get_namespace, to_numpy
+from kopt.numerics.backend import get_namespace, to_numpy
 d, h = cupy.asarray([1.0, 2.0]), np.ones(2)
 assert get_namespace(d) is cupy and type(to_numpy(d)) is np.ndarray
 assert type(d * 2.0 + cupy.cos(d)) is cupy.ndarray and type(np.maximum(d, d)) is cupy.ndarray

@@ -2,7 +2,7 @@
 
 Only for the CPU tests of the GPU check (tests/gpu/test_fake_device.py), with this folder first on
 PYTHONPATH.  "Device" arrays are NumPy arrays of the subclass :class:`ndarray` (its ``__module__`` is
-``cupy``, so ``kopt.backend.get_namespace`` and ``to_numpy`` treat them as CuPy's), and like CuPy it
+``cupy``, so ``kopt.numerics.backend.get_namespace`` and ``to_numpy`` treat them as CuPy's), and like CuPy it
 refuses what a GPU cannot do implicitly:
 
 * a ufunc or NumPy function mixing a device array with a host array of one or more dimensions

@@ -1,0 +1,483 @@
+"""The base classes every component plugin subclasses.
+
+A component is a class with a ``name``, a JSON-schema fragment for its
+parameters (``params``) and capability flags.  The spec engine composes the
+fragments into the spec schema, so a third-party component is validated
+exactly like a built-in one.  Instances are built from the validated spec
+section: ``Cls(**params)`` where ``params`` excludes ``name``.
+
+Numeric methods take and return arrays of one namespace (NumPy or CuPy); get
+it with :func:`kopt.numerics.backend.get_namespace`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .options import build_options
+
+# JSON-schema fragments shared by components.
+POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+NONNEGATIVE = {"type": "number", "minimum": 0}
+BANDWIDTH_PARAMS = {
+    "bandwidth": {
+        "description": "kernel length scale, or a rule computed on the training rows: 'median' (the median "
+                       "pairwise distance), 'scale' (scikit-learn's gamma='scale', 1/(d Var X); docs/kernels.md) or "
+                       "'auto' (solver auto searches factors of the scale rule on a validation split; every other "
+                       "solver takes the scale rule)",
+        "oneOf": [POSITIVE, {"enum": ["median", "scale", "auto"]}],
+        "default": "auto",  # chosen by measurement: docs/defaults.md
+    },
+    "bandwidth_factor": {
+        "description": "multiplier applied to the bandwidth of a rule ('median' or 'scale')",
+        **POSITIVE,
+        "default": 1.0,
+    },
+    "bandwidth_subsample": {
+        "description": "rows sampled (seeded) for the bandwidth rule",
+        "type": "integer",
+        "minimum": 2,
+        "default": 2000,
+    },
+}
+
+
+class Component:
+    """Common base: a name, a parameter schema and a one-line summary."""
+
+    kind: ClassVar[str] = "component"
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    #: JSON-schema ``properties`` of the parameters (``name`` excluded).
+    params: ClassVar[dict] = {}
+    #: parameters that must be given.
+    required: ClassVar[tuple] = ()
+
+    def __init__(self, **params):
+        #: the parameters as a typed, frozen object (:mod:`kopt.contract.options`), schema defaults filled in
+        self.options = build_options(type(self), params)
+
+    @classmethod
+    def schema(cls) -> dict:
+        """The full JSON schema of this component's spec section."""
+        return {
+            "type": "object",
+            "properties": {"name": {"const": cls.name}, **cls.params},
+            "required": ["name", *cls.required],
+            "additionalProperties": False,
+        }
+
+    @classmethod
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
+        return ""
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.options.as_dict().items())
+        return f"{type(self).__name__}({args})"
+
+
+class Loss(Component):
+    """A loss ℓ(y, u) of the prediction u, with its Fenchel conjugate in u.
+
+    Conventions (ALGORITHMS.md §0): ``xi_y(u) = ℓ(y, u)``; the conjugate is
+    ``conj(v, y) = sup_u v*u - ℓ(y, u)``, finite exactly on the box
+    ``conj_box(y)``.  All methods are elementwise over ``u``/``v`` and ``y``
+    (for multiclass losses ``u`` is ``(n, C)`` and ``y`` holds class ids).
+    """
+
+    kind = "loss"
+    #: label type: "real", "binary" ({-1,+1}), "multiclass" (0..C-1),
+    #: "unlabeled" (novelty detection), "two_sample" (density ratio: y in {0,1}
+    #: marks which sample a row comes from).
+    target: ClassVar[str] = "real"
+    smooth: ClassVar[bool] = True
+    has_conjugate: ClassVar[bool] = False
+    #: the conjugate's domain is the box intersected with Σ_c v_c = 0 (e.g. softmax)
+    conj_sum_zero: ClassVar[bool] = False
+    #: the loss has an offset τ that travels in the label slot and that the solver optimises
+    #: next to f (``unlabeled`` novelty detection); it then implements :meth:`offset_grad`
+    has_offset: ClassVar[bool] = False
+    #: the loss weights its rows (``two_sample`` density ratios); it then implements :meth:`balance_weights`
+    has_balance_weights: ClassVar[bool] = False
+
+    def n_outputs(self, n_classes: int) -> int:
+        return 1
+
+    def check_labels(self, y, *, source="labels"):
+        """Raise :class:`kopt.errors.DataError` unless ``y`` is encoded for this loss's target.
+
+        Called by the core after label encoding.  binary: -1/+1; multiclass: integer
+        class ids >= 0; two_sample: 0/1; real: finite values; unlabeled: anything (the
+        slot may carry the loss's offset).  Override to add loss-specific checks.
+        """
+        import numpy as np
+
+        from ..numerics.backend import to_numpy
+        from ..errors import DataError
+
+        if self.target == "unlabeled" or y is None:
+            return
+        y = to_numpy(y)
+        if self.target == "real":
+            bad, what = ~np.isfinite(y.astype(np.float64)), "finite real values"
+        elif self.target == "binary":
+            bad, what = (y != 1) & (y != -1), "labels encoded as -1/+1"
+        elif self.target == "two_sample":
+            bad, what = (y != 0) & (y != 1), "sample indicators 0/1"
+        else:  # multiclass
+            bad, what = (y < 0) | (y != np.round(y)), "integer class ids 0..C-1"
+        if np.any(bad):
+            first = y[bad].ravel()[0]
+            raise DataError(f"{source}: loss {self.name!r} needs {what}; got {first!r} ({int(bad.sum())} bad values)")
+
+    # primal
+    def value(self, u, y):
+        raise NotImplementedError
+
+    def grad(self, u, y):
+        raise NotImplementedError
+
+    def curvature(self, u, y):
+        raise NotImplementedError
+
+    def grad_bound(self):
+        """A bound M on |ℓ'(u)| where one exists (CDSG needs it), else None."""
+        return None
+
+    def smoothness(self):
+        """The Lipschitz constant of ℓ' in u (ADSG needs it), None if nonsmooth."""
+        return None
+
+    # conjugate
+    def conj(self, v, y):
+        raise NotImplementedError
+
+    def conj_grad(self, v, y):
+        raise NotImplementedError
+
+    def conj_curvature(self, v, y):
+        raise NotImplementedError
+
+    def conj_box(self, y):
+        """``(lo, hi)`` arrays (may hold ±inf) bounding the domain of ``conj(·, y)``."""
+        raise NotImplementedError
+
+    def prox(self, u, y, step):
+        """argmin_z ℓ(y, z) + (z - u)²/(2 step).
+
+        Raise NotImplementedError when there is none; :func:`kopt.numerics.prox.newton_prox` gives one
+        for any loss with ``grad`` and ``curvature``.
+        """
+        raise NotImplementedError
+
+    # optional extras, declared by a flag
+    def offset_grad(self, u, tau):
+        """∂ℓ/∂τ at scores ``u`` for the offset ``tau`` (only when :attr:`has_offset`).
+
+        The offset travels in the label slot: ``value(u, tau)`` and ``grad(u, tau)``; a solver
+        steps τ ← τ − γ · mean(offset_grad(u, τ)) and adds −τ to the decision function.
+        """
+        raise NotImplementedError(f"loss {self.name!r} has no offset (has_offset is False)")
+
+    def balance_weights(self, y):
+        """Per-row weights of the training rows with labels ``y`` (only when :attr:`has_balance_weights`).
+
+        A solver multiplies every row's loss and gradient by its weight.  Raise ``ValueError``
+        for labels the weights cannot be formed from.
+        """
+        raise NotImplementedError(f"loss {self.name!r} has no row weights (has_balance_weights is False)")
+
+    @classmethod
+    def supports(cls):
+        parts = [cls.target, "smooth" if cls.smooth else "nonsmooth"]
+        if cls.has_conjugate:
+            parts.append("conjugate")
+        return ", ".join(parts)
+
+
+class Kernel(Component):
+    """A positive-definite kernel with its exact form and a random-feature sampler.
+
+    ``sample(rng, n_in, count)`` draws the parameters of ``count`` features on
+    the host (NumPy); ``features(X, params)`` evaluates them, unscaled:
+    E_ω[φ_ω(x) φ_ω(x')] = k(x, x') for every single feature.
+    The :class:`kopt.numerics.features.FeatureMap` engine does the blocking, seeding,
+    scaling and threading.
+    """
+
+    kind = "kernel"
+    has_features: ClassVar[bool] = True
+    #: distance the median heuristic measures: "l2", "l1" or None (no bandwidth)
+    bandwidth_metric: ClassVar[str | None] = "l2"
+    #: inputs the kernel accepts: "real", or a restriction such as "nonnegative"
+    input_domain: ClassVar[str] = "real"
+    #: k(x, x') = xᵀx' on the raw inputs: solvers working in coordinates use the input features themselves
+    linear_input_features: ClassVar[bool] = False
+    #: :meth:`exact` takes scipy CSR rows X (Y dense) as they are: text's wide sparse rows cost their nonzeros, not
+    #: their width (callers densify X otherwise: :func:`kopt.numerics.rows.kernel_rows`)
+    sparse_rows: ClassVar[bool] = False
+
+    def check_input(self, X):
+        """Raise :class:`kopt.errors.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
+
+    def exact(self, X, Y):
+        raise NotImplementedError
+
+    def bind(self, Y):
+        """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
+        against the same centres.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
+        augmented centres: recomputed per chunk they were 3.4 s of mnist-10k's 15 s fit).  Default: ``exact``."""
+        return lambda X: self.exact(X, Y)
+
+    def diag(self, X):
+        raise NotImplementedError
+
+    def sample(self, rng, n_in: int, count: int) -> dict:
+        raise NotImplementedError
+
+    def features(self, X, params: dict, out=None):
+        raise NotImplementedError
+
+    # the feature engine's fast path (optional: the defaults fall back on ``features``)
+    def prepare_rows(self, X):
+        """Per-row transform computed once per row chunk and shared by every feature block (default: ``X``)."""
+        return X
+
+    def raw_features(self, P, params: dict, out=None):
+        """``(Z, scale)``: the block's features are ``scale * Z`` for rows ``P = prepare_rows(X)``.
+
+        ``Z`` is an ``(n, F)`` array or a tuple of C-contiguous pieces laid side by side; the
+        engine folds ``scale`` into its reductions.  Default: ``(features(P, params, out), 1.0)``.
+        """
+        return self.features(P, params, out=out), 1.0
+
+    @classmethod
+    def supports(cls):
+        return "exact, random features" if cls.has_features else "exact only"
+
+
+class Regularizer(Component):
+    """A block-separable penalty P(w) with its prox; ``lam`` is its weight λ."""
+
+    kind = "regularizer"
+    params = {"lambda": {
+        "anyOf": [NONNEGATIVE, {"const": "auto"}], "default": "auto",  # chosen by measurement: docs/defaults.md
+        "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss), or auto: chosen before the "
+                       "solve on a seeded 20% validation split of the training rows along a warm-started λ path "
+                       "(1e-2 ... 1e-7; docs/defaults.md); unlabeled and two-sample losses, the gp form and Dask "
+                       "runs, which cannot use auto, get 1e-4 when lambda is left out"}}
+
+    @property
+    def lam(self) -> float:
+        """The weight λ (``options.lambda_``) as a float."""
+        if self.options.lambda_ == "auto":
+            from ..errors import SpecError
+
+            raise SpecError("model.regularizer.lambda is auto: it is chosen on a validation split before the solve, "
+                            "and this step needs a number", source="model.regularizer.lambda")
+        return float(self.options.lambda_)
+
+    def value(self, w):
+        raise NotImplementedError
+
+    def prox(self, w, step):
+        """argmin_z P(z) + ‖z - w‖²/(2 step), blockwise."""
+        raise NotImplementedError
+
+    def strong_convexity(self) -> float:
+        raise NotImplementedError
+
+    @classmethod
+    def supports(cls):
+        return "value, block prox, strong-convexity constant"
+
+
+class Solver(Component):
+    """A solver: options are its ``params``; ``run(problem, run)`` returns a SolverOutput."""
+
+    kind = "solver"
+    forms: ClassVar[tuple] = ("primal",)
+    targets: ClassVar[tuple] = ("real", "binary", "multiclass")
+    needs_smooth_loss: ClassVar[bool] = False
+    needs_conjugate: ClassVar[bool] = False
+    #: "features" (random features), "exact" (kernel matrix), "either", or "none"
+    kernel_mode: ClassVar[str] = "features"
+    #: the ``model.features.kind`` values the solver handles ("random": the kernel's sampler; "nystrom")
+    feature_kinds: ClassVar[tuple] = ("random",)
+    #: True when the solver trains a binary loss one-vs-rest on labels with more than two classes
+    #: (the problem then carries class ids 0..C-1 and the model scores C outputs).
+    one_vs_rest: ClassVar[bool] = False
+    backends: ClassVar[tuple] = ("numpy", "cupy")
+    #: True when the solver weighs training rows by ``problem.sample_weight`` (``kopt.solve(...,
+    #: sample_weight=w)``): it minimises λ/2‖f‖² + (1/n) Σ w_i ℓ(y_i, f(x_i)) with w normalised to mean 1.
+    #: The core refuses weights for a solver without it.
+    sample_weight: ClassVar[bool] = False
+    #: True when a run may continue from a previous run's state with a larger ``iterations`` cap (or
+    #: another ``tol``) and end exactly where a fresh run with that cap ends -- the trajectory does not
+    #: depend on the cap (``kopt.solve(..., resume=snapshot)``, the estimators' ``warm_start``).
+    warm_start: ClassVar[bool] = False
+    #: True when the solver runs on a Dask cluster (``execution.engine: dask``): it reads the rows from
+    #: ``problem.partitions`` (``problem.X`` is None) and says in ``check_spec`` which of its settings
+    #: cannot run there.  The core refuses ``execution.engine: dask`` for a solver without it.
+    distributed: ClassVar[bool] = False
+
+    #: True when :meth:`warm_state` starts a run at one λ from a finished run at another (a warm
+    #: start along a regularisation path: ``kopt.solve(..., start_from=snapshot)``, ``kopt tune``).
+    lambda_warm_start: ClassVar[bool] = False
+
+    def warm_state(self, saved: dict, lam_from: float, lam_to: float) -> dict:
+        """The final state ``saved`` (what ``save`` gave) of a run at λ = ``lam_from``, made the
+        starting state (what ``load`` takes) of the same problem at λ = ``lam_to``.  Solvers with
+        ``lambda_warm_start`` implement it; the result must be a valid start (e.g. dual variables
+        inside the new box), the run then converges as from any start."""
+        raise NotImplementedError
+
+    #: True when :meth:`refit_state` may start a run on all training rows from a finished run on a
+    #: subset of them at the same λ (``lambda: auto``'s refit after its validation path).
+    refit_warm_start: ClassVar[bool] = False
+
+    def refit_state(self, saved: dict, rows, n: int):
+        """The final state ``saved`` of a run on the training rows ``rows`` (sorted indices into the
+        ``n`` training rows), made the starting state of the same spec on all ``n`` rows; or None
+        (start as usual).  Solvers with ``refit_warm_start`` implement it; the result must be a
+        valid start, the run then converges as from any start."""
+        return None
+
+    #: True for a solver that chooses the spec that solves rather than solving (``solver: auto``):
+    #: ``kopt.solve`` assembles the problem, calls :meth:`plan`, and solves the spec it returns.
+    plans: ClassVar[bool] = False
+
+    def plan(self, problem, given: dict, log=None) -> "Plan":
+        """A :class:`Plan`: the spec to solve on all training rows, the record of how it was chosen, and
+        optionally the start of that solve.  ``given`` is the spec as its author wrote it (before
+        defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it."""
+        raise NotImplementedError
+
+    #: the spec key the memory plan grows with (``"model.features.count"`` or ``"data.max_rows"``): a plan that does
+    #: not fit is refused with the most of it that fits (:func:`kopt.numerics.memory.largest_fitting`); None: no such key
+    memory_key: ClassVar[str | None] = None
+    #: words added to the refusal of a plan that does not fit: another route (``"or use solver krr_nystrom"``)
+    memory_hint: ClassVar[str] = ""
+
+    def memory_plan(self, sizes) -> list:
+        """What the solver will hold at its peak beside the training data, as ``(words, bytes)`` items, e.g.
+        ``kopt.numerics.memory.matrices(2, M, M, "float64", "the system and its factor")``, in terms of ``sizes``
+        (:class:`kopt.numerics.memory.Sizes`: ``n``, ``d``, ``count`` M, ``outputs``, ``dtype``, ``n_test``; ``problem``
+        for anything else).  Before the solve allocates anything kopt compares the plan's total with the memory
+        available and refuses one that does not fit (exit status 2) with the bytes, what holds them, the bytes
+        available and the most of :attr:`memory_key` that fits; ``kopt validate --data`` prints it.  The default,
+        ``[]``, declares nothing: nothing is checked."""
+        return []
+
+    def memory_sizes(self, problem):
+        """The :class:`kopt.numerics.memory.Sizes` the plan is taken at: the problem's own (a planning solver's the largest
+        it may try)."""
+        from ..numerics.memory import Sizes
+
+        return Sizes.of(problem)
+
+    def check_spec(self, spec):
+        """Extra compatibility checks on the resolved spec, before data is read.
+
+        ``spec`` is the :class:`kopt.spec.Spec`: ``spec["model"]`` etc. are the resolved
+        sections (defaults filled), and ``spec.loss``, ``spec.regularizer`` (instances) and
+        ``spec.kernel_class`` are the components it names.  Yield ``(key_path, message)``
+        pairs; key paths are tuples such as ``("solver", "batch_size")``.
+        """
+        return ()
+
+    def run(self, problem, run):
+        raise NotImplementedError
+
+    @classmethod
+    def supports(cls):
+        s = f"forms={'/'.join(cls.forms)}, kernel={cls.kernel_mode}"
+        if cls.needs_smooth_loss:
+            s += ", smooth losses"
+        if cls.needs_conjugate:
+            s += ", losses with a conjugate"
+        if cls.distributed:
+            s += ", Dask cluster"
+        return s
+
+
+class DatasetPreset(Component):
+    """A named data source (``data.source: higgs``).
+
+    Either a file layout -- ``resolve`` fills in the file paths and parse
+    options (and may fetch the file) -- or a generator -- ``generate`` returns a
+    :class:`kopt.data.Dataset` directly.  The preset is built from
+    ``data.options`` (validated against ``params``).
+    """
+
+    kind = "dataset"
+
+    def resolve(self, data_spec: dict) -> dict:
+        """Return the data spec with this preset's file paths and parse options filled in."""
+        raise NotImplementedError
+
+    def generate(self, data_spec: dict):
+        """Return a Dataset for generator presets; ``None`` for file presets."""
+        return None
+
+
+class Predictor:
+    """What a trained model evaluates: arrays + JSON metadata, no pickle.
+
+    Subclasses set ``name`` (stored in the model file to find the class again in
+    the registry) and implement ``decision_function``; they are registered through
+    the ``kopt_register_predictors`` hook.  ``arrays`` must hold only numeric
+    NumPy arrays; ``meta`` only JSON values.
+    """
+
+    kind = "predictor"
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+
+    def __init__(self, arrays: dict, meta: dict):
+        self.arrays = arrays
+        self.meta = meta
+
+    def decision_function(self, X, context):
+        """Raw scores for standardized ``X``: ``(n,)`` or ``(n, C)``.
+
+        ``context`` is the :class:`kopt.models.model.PredictContext` (kernel, backend, ...).
+        """
+        raise NotImplementedError
+
+    def predict_extra(self, X, context) -> dict:
+        """Additional named outputs (e.g. GP variance); empty by default."""
+        return {}
+
+    @classmethod
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
+        return ""
+
+
+KINDS = {
+    "loss": Loss,
+    "kernel": Kernel,
+    "regularizer": Regularizer,
+    "solver": Solver,
+    "dataset": DatasetPreset,
+    "predictor": Predictor,
+}
+
+
+@dataclass
+class Plan:
+    """What a planning solver (:attr:`Solver.plans`) chose.
+
+    ``overrides`` maps dotted spec keys to the values the solve on all training rows uses
+    (``"solver"`` to a whole solver section); ``record`` is JSON for ``report["auto"]``;
+    ``start_state``, when not None, is handed to the chosen solver's ``load`` as the state that solve
+    starts from -- work the planning already did on the same problem (``solver: auto`` hands
+    ``krr_nystrom`` the system it built on every training row).  It lives in this process only: the
+    chosen spec alone reproduces the model.
+    """
+
+    overrides: dict
+    record: dict
+    start_state: dict | None = None

@@ -1,0 +1,256 @@
+"""Trained models and their files: ``NAME.json`` (metadata) + ``NAME.npz`` (arrays).
+
+No pickle anywhere: arrays are loaded with ``allow_pickle=False``.  The two files are committed
+as one set (:mod:`kopt.files.sets`): the JSON records the npz's SHA-256 and a checksum of its own
+fields, so a corrupt, edited, swapped or foreign file is refused, and a crash while saving leaves
+the previous model or the new one.  ``model_sha256`` (:func:`content_hash`) identifies what the
+model computes, whatever the run's timestamps: ``kopt model-hash`` prints it.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..numerics.backend import Backend, resolve, to_numpy
+from ..data.preprocess import Preprocessor
+from ..files import sets as fileset
+from ..errors import KoptError, ModelFileError
+from . import checks as model_checks
+from ..files.npz import BadArrayFile, read_npz
+
+FORMAT = "kopt-model"
+FORMAT_VERSION = 2  # 2: the JSON carries its own checksum and model_sha256
+
+
+@dataclass
+class PredictContext:
+    """What a predictor needs besides its arrays."""
+
+    kernel: object
+    loss: object
+    backend: Backend
+    #: the model's :class:`kopt.data.Preprocessor` (target units for ``predict_extra``); None if unknown
+    preprocessor: object = None
+
+    @property
+    def xp(self):
+        return self.backend.xp
+
+
+class Model:
+    """A trained kernel machine: preprocessing + predictor + the spec that made it."""
+
+    def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None):
+        self.predictor = predictor
+        self.preprocessor = preprocessor
+        self.spec = spec  # resolved spec (dict)
+        self.kernel = kernel
+        self.loss = loss
+        self.backend = backend or resolve("numpy")
+        self.info = dict(info or {})
+
+    @property
+    def n_features_in(self):
+        return self.preprocessor.n_features
+
+    def _context(self):
+        return PredictContext(self.kernel, self.loss, self.backend, self.preprocessor)
+
+    def _prepare(self, X):
+        from ..errors import DataError
+
+        if not hasattr(X, "shape") or len(X.shape) != 2:
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise DataError(f"X must be 2-D (rows x features), got shape {X.shape}")
+        if X.shape[1] != self.n_features_in:
+            raise DataError(f"X has {X.shape[1]} features; this model was trained on {self.n_features_in}")
+        Z = self.preprocessor.transform(X, dtype=np.dtype(self.spec["model"]["features"]["dtype"]))
+        if not hasattr(Z, "tocsr"):
+            Z = self.backend.xp.asarray(Z)
+        return Z
+
+    def decision_function(self, X):
+        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array (out of memory:
+        :class:`kopt.errors.OutOfMemoryError`)."""
+        from ..numerics.memory import out_of_memory
+
+        rows = f"{X.shape[0]:,} row{'' if X.shape[0] == 1 else 's'}" if hasattr(X, "shape") else "rows"
+        with out_of_memory(f"scoring {rows} with the model"):
+            return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
+
+    def predict(self, X):
+        """Labels in the user's coding (classification: the training labels' values, class names included) or
+        values in the target's units."""
+        return self.preprocessor.decode(self.decision_function(X))
+
+    def predict_extra(self, X) -> dict:
+        """Named extra outputs of the predictor (e.g. GP ``variance``, ``lower``, ``upper``)."""
+        extra = self.predictor.predict_extra(self._prepare(X), self._context())
+        return {k: to_numpy(v) for k, v in extra.items()}
+
+    # -- files ---------------------------------------------------------------
+    def to_arrays(self) -> dict:
+        """The model's arrays, as the ``.npz`` holds them (numeric host arrays only)."""
+        arrays = {f"p_{k}": to_numpy(v) for k, v in self.predictor.arrays.items()}
+        arrays.update(self.preprocessor.to_arrays())
+        for k, v in arrays.items():
+            if v.dtype == object:
+                raise TypeError(f"model array {k!r} has dtype object; model files hold numeric arrays only")
+        return arrays
+
+    def to_meta(self) -> dict:
+        """The model's JSON metadata (without the file fields: ``arrays``, ``arrays_sha256``, ``created``)."""
+        from ..contract.version import __version__
+
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "kopt_version": __version__,
+            "predictor": self.predictor.name,
+            "predictor_meta": self.predictor.meta,
+            "preprocessor": self.preprocessor.to_meta(),
+            "kernel": {"name": self.kernel.name, **self.kernel.options.as_dict()},
+            "loss": {"name": self.loss.name, **self.loss.options.as_dict()},
+            "spec": self.spec,
+            "seeds": {"seed": self.spec.get("seed"), "features": self.spec["model"]["features"].get("seed")},
+            "info": self.info,
+        }
+
+    def content_hash(self) -> str:
+        """The model's :func:`content_hash` (what ``model.json`` records as ``model_sha256``)."""
+        return content_hash(json.loads(fileset.canonical(self.to_meta())), self.to_arrays())
+
+    def save(self, path):
+        """Write ``<stem>.npz`` and ``<stem>.json`` as one set (:func:`kopt.files.sets.commit`); returns the JSON path."""
+        json_path, npz_path = model_paths(path)
+        arrays = self.to_arrays()
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        meta = self.to_meta()
+        meta.update({"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "arrays": os.path.basename(npz_path),
+                     "model_sha256": content_hash(json.loads(fileset.canonical(meta)), arrays)})
+        fileset.commit(npz_path, buf.getvalue(), json_path, meta)
+        return json_path
+
+    def __repr__(self):
+        return f"Model(predictor={self.predictor.name!r}, kernel={self.kernel!r}, loss={self.loss.name!r})"
+
+
+def model_paths(path):
+    p = Path(path)
+    if p.suffix in (".json", ".npz"):
+        p = p.with_suffix("")
+    return str(p) + ".json", str(p) + ".npz"
+
+
+#: the metadata that shapes what a model computes (the rest: versions, timestamps, run info, file fields)
+HASHED_META = ("format", "predictor", "predictor_meta", "preprocessor", "kernel", "loss", "spec")
+
+
+def content_hash(meta: dict, arrays: dict) -> str:
+    """SHA-256 of a model's content: every array (name, dtype, shape, bytes) and the metadata in
+    :data:`HASHED_META`, the spec without ``name`` and ``output``.  Two runs of one spec and seed
+    give the same hash; the timestamp, kopt version, timings and output folder do not enter it."""
+    h = hashlib.sha256()
+    spec = {k: v for k, v in (meta.get("spec") or {}).items() if k not in ("name", "output")}
+    h.update(fileset.canonical({**{k: meta.get(k) for k in HASHED_META}, "spec": spec}))
+    for name in sorted(arrays):
+        a = np.asarray(arrays[name])
+        h.update(fileset.canonical([name, a.dtype.str, list(a.shape)]))
+        _hash_c_order(h, a)
+    return h.hexdigest()
+
+
+#: bytes of an array hashed per block: the C-order bytes of a Fortran-order array are made a block of rows at a time
+HASH_BLOCK_BYTES = 1 << 24
+
+
+def _hash_c_order(h, a):
+    """Feed ``a``'s bytes in C order to the hash ``h`` without a whole copy (a copy, and ``tobytes()``'s second one, of
+    a model's 136 MB of Fortran-order centres were reuters' peak)."""
+    if a.size == 0:
+        return
+    if a.ndim == 0 or a.flags.c_contiguous:
+        h.update(memoryview(np.ascontiguousarray(a).reshape(-1)).cast("B"))
+        return
+    step = max(1, HASH_BLOCK_BYTES // max(1, a[:1].nbytes))
+    for lo in range(0, a.shape[0], step):
+        h.update(memoryview(np.ascontiguousarray(a[lo:lo + step]).reshape(-1)).cast("B"))
+
+
+def load_model(path, backend="numpy") -> Model:
+    """Load a model written by :meth:`Model.save` (``path``: the .json, the .npz or their stem)."""
+    meta, arrays, json_path = read_model_files(path)
+    model = model_from(meta, arrays, backend, source=json_path)
+    model_checks.check_predicts(model, json_path)
+    return model
+
+
+def read_model_files(path):
+    """``(meta, arrays, json_path)`` of a model file set, verified (format, checksums, no pickle)."""
+    json_path, npz_path = model_paths(path)
+    try:
+        with open(json_path, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except FileNotFoundError:
+        raise ModelFileError(f"{json_path}: model file not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelFileError(f"{json_path}: not a kopt model (invalid JSON: {exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ModelFileError(f"{json_path}: not a kopt model file (no 'format: {FORMAT}' marker)")
+    if meta.get("format_version", 0) > FORMAT_VERSION:
+        raise ModelFileError(f"{json_path}: written by a newer kopt (format {meta['format_version']}); upgrade kopt")
+    try:
+        with open(npz_path, "rb") as fh:
+            payload = fh.read()
+    except FileNotFoundError:
+        raise ModelFileError(f"{npz_path}: the model's array file is missing") from None
+    meta = fileset.matching(json_path, meta, payload)
+    if meta is None:
+        raise ModelFileError(f"{npz_path}: checksum mismatch: the array file is corrupt or belongs to another model")
+    if ("checksum" in meta or meta.get("format_version", 0) >= 2) and not fileset.sealed(meta):  # 1: none yet
+        raise ModelFileError(f"{json_path}: checksum mismatch: the metadata was edited or is damaged")
+    try:
+        arrays = read_npz(io.BytesIO(payload))
+    except (BadArrayFile, ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
+    model_checks.check_meta(meta, json_path)
+    model_checks.check_arrays(arrays, meta, npz_path)
+    return meta, arrays, json_path
+
+
+def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -> Model:
+    """A :class:`Model` from its metadata (:meth:`Model.to_meta`) and arrays (:meth:`Model.to_arrays`).
+
+    What :func:`load_model` does after reading the files; also how the scikit-learn estimators
+    pickle a fitted model (plain dicts and arrays, no pickled kopt objects).
+    """
+    from ..contract.registry import registry
+
+    reg = registry()
+    name = meta.get("predictor")
+    entry = reg.components["predictor"].get(name)
+    if entry is None:
+        raise ModelFileError(f"{source}: predictor {name!r} is not registered (is its plugin installed?); "
+                             f"registered predictors: {', '.join(reg.names('predictor')) or '(none)'}")
+    cls = entry.cls
+    try:
+        kernel_meta = dict(meta["kernel"])
+        kernel = reg.get("kernel", kernel_meta.pop("name"))(**kernel_meta)
+        loss_meta = dict(meta["loss"])
+        loss = reg.get("loss", loss_meta.pop("name"))(**loss_meta)
+    except KoptError as exc:
+        raise ModelFileError(f"{source}: {exc}") from None
+    p_arrays = {k[2:]: v for k, v in arrays.items() if k.startswith("p_")}
+    pre = Preprocessor.from_file(meta["preprocessor"], arrays)
+    return Model(cls(p_arrays, meta["predictor_meta"]), pre, spec=meta["spec"], kernel=kernel, loss=loss,
+                 backend=resolve(backend) if isinstance(backend, str) else backend, info=meta.get("info"))

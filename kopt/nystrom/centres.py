@@ -1,0 +1,239 @@
+"""Nyström features: the exact kernel on M centres drawn from the training rows.
+
+A model f = Σ_j w_j k(c_j, ·) over M centres c_j (a seeded uniform sample of the training rows,
+as in Williams & Seeger 2001 and Falkon) has ‖f‖² = wᵀK_CC w and scores f(X) = K_XC w.  For an
+M-dimensional solver that is a feature map ψ(x) = k(x, C) with the metric R = K_CC: its problem
+is the kernel problem restricted to span{k(c_j, ·)}, whose kernel k(x, C) K_CC⁻¹ k(C, x') is
+positive definite -- so the duality gap certifies it exactly as it certifies a random-feature
+problem.  Data-dependent centres need far fewer features than random ones for the same
+accuracy; the price is M kernel evaluations per row (n M d flops per pass) instead of M cosines.
+
+:class:`NystromRows` has the pass API of :mod:`kopt.numerics.bound_features` (``predict``,
+``predict_adjoint``, ``gram``, ``features``), on k(X, C) kept in memory within a budget or
+recomputed a row chunk at a time, spread over kopt's worker threads; kernel values and their products
+are in the problem's dtype, the Gram in float64 (see :mod:`kopt.numerics.bound_features`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numerics import rows as _rows
+from ..numerics import threads as _threads
+from ..numerics.bound_features import ChunkedRows
+
+
+#: rows read at a time while drawing centres
+CENTER_BLOCK = 4096
+#: sparse training rows are densified once when they take at most this many bytes dense
+DENSE_COPY_BYTES = 1 << 26
+
+
+def center_order(problem, count: int):
+    """Indices of up to ``count`` training rows with distinct values, in a seeded uniform order: the first
+    ``m`` of them are the centres of any size ``m`` ≤ ``count``.
+
+    Rows are taken in the order of one seeded permutation and kept while their values are new
+    (data with repeated rows -- a9a's binary features -- would make K_CC singular), until ``count``
+    are kept or the rows run out.  The order does not depend on ``count``, so the centres of
+    ``solver: auto``'s ladder (256, 512, ...) are nested and the size it chooses is the sample
+    ``krr_nystrom`` and ``joker`` draw for that ``features.count``.
+
+    The permutation is the validation split's (:func:`kopt.numerics.splits.split_permutation`, the spec's seed)
+    read from its tail, so a split's held-out rows are the last to become centres: up to (1 − v) n
+    centres, none is a row held out from the fit it scores.  A held-out centre corrupts the validation
+    score: its coefficient is fitted without its own label, and at small λ its own kernel column decides
+    the score at that row (mnist-10k, 4,096 centres, λ = 1e-6: 90.1% on the 789 held-out rows that were
+    centres, 97.2% on the others, 97.6% on the test rows), so the search chose λ and sizes too large.
+    """
+    from ..numerics.splits import split_permutation
+
+    n = problem.n
+    order = split_permutation(n, problem.seed)[::-1]
+    kept, seen = [], set()
+    for lo in range(0, n, CENTER_BLOCK):
+        idx = order[lo:lo + CENTER_BLOCK]
+        by_row = np.argsort(idx)  # read the block in row order (CSR / memmap friendly), keep the seeded order
+        block = np.empty((idx.shape[0],), dtype=object)
+        block[by_row] = _row_keys(problem, idx[by_row])
+        for i, key in zip(idx, block):
+            if key not in seen:
+                seen.add(key)
+                kept.append(int(i))
+                if len(kept) == count:
+                    return np.asarray(kept)
+    return np.asarray(kept, dtype=np.int64)
+
+
+def _row_keys(problem, idx):
+    """One bytes key per row of ``idx`` (sorted; in that order), equal exactly for rows of equal values: the dense
+    row's bytes, or a sparse row's nonzero columns and values (no densified block: 4,096 of reuters' 8,315-wide
+    rows are 136 MB dense).  On a Dask cluster (``problem.X`` None) the rows are fetched from their partitions."""
+    from ..numerics.backend import to_numpy
+
+    X, at = (problem.X, idx) if problem.X is not None else (problem.partitions.take(idx), np.arange(len(idx)))
+    if _rows.is_sparse(X):
+        part = _rows.take(X, at).astype(problem.dtype)
+        part.eliminate_zeros()  # explicit zeros and column order do not change a row's values
+        part.sort_indices()
+        ind, val, ptr = part.indices, part.data, part.indptr
+        return [ind[a:b].tobytes() + b"|" + val[a:b].tobytes() for a, b in zip(ptr[:-1], ptr[1:])]
+    rows = to_numpy(_rows.dense(X, problem.xp.asarray(at), problem.xp, problem.dtype))
+    return [row.tobytes() for row in rows]
+
+
+def choose_centers(problem, count: int):
+    """Sorted indices of ``count`` training rows with distinct values: the first ``count`` of
+    :func:`center_order` (a seeded uniform sample of the distinct rows)."""
+    return np.sort(center_order(problem, count))
+
+
+#: a centre is kept while its kernel column's residual variance, after the span of the centres kept before it,
+#: is above this share of the mean k(c, c) (:func:`center_basis`)
+CENTER_TOLERANCE = 1e-6
+
+
+#: centres whose values are at most this share nonzero (text's tf-idf rows: about 1%) give R = K_CC by the
+#: kernel's sparse-rows product where it has one (:attr:`kopt.contract.components.Kernel.sparse_rows`)
+SPARSE_CENTERS = 0.1
+
+
+def center_basis(kernel, C, tol=CENTER_TOLERANCE):
+    """``(kept, U)``: a well-conditioned basis of the centres C by R's pivoted Cholesky factorisation.
+
+    LAPACK's ``?pstrf`` orders the centres greedily, each next the one farthest (in the kernel's
+    feature space) from the span of those before it, and stops where that distance² falls to ``tol``
+    times the mean k(c, c): ``kept`` are the positions of the kept centres in C (that order), U is the
+    upper Cholesky factor of their R = K_CC (float64, R = UᵀU exactly up to rounding).  Repeated or
+    nearly repeated centres -- rows closer than the bandwidth resolves -- are what it drops, and
+    without them λ_min(R) stays near ``tol`` instead of at float64's rounding.
+    """
+    from scipy.linalg import lapack
+
+    from ..numerics.backend import to_numpy
+
+    host = to_numpy(C)  # R and its factor are made on the host (LAPACK); U goes back to C's backend
+    if getattr(kernel, "sparse_rows", False) and np.count_nonzero(host) <= SPARSE_CENTERS * host.size:
+        R = _sparse_center_kernel(kernel, host)
+    else:
+        C64 = np.asarray(host, dtype=np.float64, order="F")  # Fortran order: kernels read columns
+        R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
+    scale = float(np.mean(np.diagonal(R))) or 1.0
+    # R is symmetric, so R.T (Fortran order, the same memory) is R: LAPACK factors it in place, no copy, and
+    # reads one triangle only (no symmetrising pass: it made an M × M temporary, 134 MB at 4,096 centres)
+    c, piv, rank, info = lapack.dpstrf(R.T, tol=tol * scale, lower=0, overwrite_a=1)
+    if info < 0 or rank < 1:
+        raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
+    kept = np.asarray(piv[:rank], dtype=np.int64) - 1
+    # Fortran order, as LAPACK gave it: BLAS reads it without a copy; where centres were dropped, the leading
+    # rank x rank block is compacted in R's own buffer (a copy held R and U at once: 268 MB at 4,096 centres)
+    U = leading_rows(c, rank)[:, :rank]
+    for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
+        hi = min(rank, lo + 1024)
+        U[hi:, lo:hi] = 0.0
+        D = U[lo:hi, lo:hi]
+        D[np.tril_indices(hi - lo, -1)] = 0.0
+    return kept, _xp(C).asarray(U)
+
+
+def leading_rows(A, rows):
+    """A[:rows] of a Fortran-order NumPy array A, compacted in place: a contiguous Fortran-order view of A's own
+    buffer (A's content is overwritten).  Each column's leading ``rows`` entries move to where a (rows, ·) array
+    keeps them, left to right, so no entry is overwritten before it moves."""
+    if rows == A.shape[0]:
+        return A
+    if not A.flags.f_contiguous:
+        raise ValueError("leading_rows compacts a Fortran-order array")
+    M, d = A.shape
+    flat = A.reshape(-1, order="F")  # a view: A is Fortran-contiguous
+    for j in range(1, d):
+        flat[j * rows:(j + 1) * rows] = flat[j * M:j * M + rows]  # overlapping moves: NumPy copies them safely
+    return flat[:rows * d].reshape((rows, d), order="F")
+
+
+def _sparse_center_kernel(kernel, C, band=512):
+    """R = K_CC in float64 for centres densified from sparse rows (text), a band of R's rows at a time: the
+    centres as CSR (their nonzeros) against a float64 band of them, so xᵀc is a sparse product and no dense
+    float64 copy of every centre is made.  R is symmetric: its rows lo..hi are the transpose of the columns
+    k(C, C[lo:hi]).  (reuters at 4,096 centres: C in float64 is 272 MB; at 2,048 the dense route took 2.3 s.)"""
+    import scipy.sparse as sp
+
+    M = C.shape[0]
+    rows = sp.csr_matrix(C).astype(np.float64)
+    R = np.empty((M, M), dtype=np.float64)
+    for lo in range(0, M, band):
+        hi = min(M, lo + band)
+        R[lo:hi] = np.asarray(kernel.exact(rows, np.asarray(C[lo:hi], dtype=np.float64, order="F")), dtype=np.float64).T
+    return R
+
+
+def add_center_kernel(kernel, C, G, rows=256):
+    """``G += K_CC`` a band of rows at a time (no second M × M array)."""
+    xp = _xp(C)
+    M = C.shape[0]
+    C64 = xp.asarray(C, dtype=np.float64)
+    for lo in range(0, M, rows):
+        hi = min(M, lo + rows)
+        G[lo:hi] += xp.asarray(kernel.exact(C64[lo:hi], C64), dtype=G.dtype)
+
+
+def _xp(a):
+    from ..numerics.backend import get_namespace
+
+    return get_namespace(a)
+
+
+class NystromRows(ChunkedRows):
+    """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
+
+    #: kernel entries per chunk of a pass (2 MB in float32: small temporaries, per-call costs amortised)
+    CHUNK_ENTRIES = 1 << 19
+
+    def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
+        self.kernel = kernel
+        self.C = C
+        self.dtype = np.dtype(dtype)
+        self.xp = _xp(C)
+        if _rows.is_sparse(X) and X.shape[0] * X.shape[1] * self.dtype.itemsize <= DENSE_COPY_BYTES:
+            X = _rows.dense(X, None, self.xp, self.dtype)  # a9a: 16 MB once, instead of a CSR slice per chunk and pass
+        self.X = X
+        self.n, self.M = X.shape[0], C.shape[0]
+        self.threads = _threads.resolve_threads(threads)
+        step = max(16, self.CHUNK_ENTRIES // max(1, self.M))
+        self.chunks = _rows.chunks(self.n, step)
+        self.K = None
+        self.materialized = self.n * self.M * self.dtype.itemsize <= memory_bytes
+        if self.materialized:
+            self.K = self.xp.empty((self.n, self.M), dtype=self.dtype)
+
+            def fill(p):
+                for lo, hi in self._ranges(p):
+                    self.K[lo:hi] = self._compute(lo, hi)
+
+            with _threads.blas_threads(1):
+                _threads.map_parts(fill, _threads.PARTS, self.threads)
+
+    def _compute(self, lo, hi):
+        Xc = _rows.kernel_rows(self.kernel, self.X, slice(lo, hi), self.xp, self.dtype)
+        return self.xp.asarray(self.kernel.exact(Xc, self.C), dtype=self.dtype)
+
+    def _block(self, lo, hi):
+        return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
+
+    def features(self, rows):
+        """k(x_i, C) for ``rows``; recomputed over the worker threads when not kept."""
+        if self.K is not None:
+            return self.K[rows]
+        Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)
+
+        pieces = _threads.split(Z.shape[0], _threads.PARTS)  # a fixed cut: the same bits on any thread count
+
+        def work(p):
+            if p >= len(pieces):
+                return
+            lo, hi = pieces[p]
+            Xr = _rows.kernel_rows(self.kernel, self.X, rows[lo:hi], self.xp, self.dtype)
+            Z[lo:hi] = self.kernel.exact(Xr, self.C)
+
+        with _threads.blas_threads(1):
+            _threads.map_parts(work, _threads.PARTS, self.threads)
+        return Z

@@ -1,0 +1,178 @@
+"""The whitened Nyström normal equations solved by preconditioned conjugate gradients, one pass a step.
+
+With R = K_CC = UᵀU and v = U w, kernel ridge regression on centres C solves (T + λ I) v = b with
+T = U⁻ᵀ (A/n) U⁻¹, b = U⁻ᵀ B/n, A = Σ_i w_i k_i k_iᵀ, B = Σ_i w_i k_i y_iᵀ (:mod:`kopt.nystrom.system`).
+T is never formed: T p is one pass of kernel blocks (:class:`.passes.RowPass`).
+
+The preconditioner is the centres' own estimate of T: the centres are a uniform sample of the rows, so
+A/n ≈ w̄ K_CC K_CC / M and T ≈ (w̄/M) U Uᵀ; P = (w̄/M) U Uᵀ + λ I = L Lᵀ.  Its eigenvalues match T + λI's
+where T is well estimated by M rows, so CG's step count hardly depends on λ or n (the preconditioner of
+Rudi, Carratino & Rosasco 2017, "FALKON", in kopt's whitened coordinates).  Each output column runs its own CG
+(its own step sizes) on the same passes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numerics.backend import get_namespace
+from kopt.errors import KoptError
+from ..numerics.linalg import cholesky, solve_triangular
+from .centres import center_basis
+from ..numerics.threads import blas_threads
+from .system import kept_centers
+
+from .passes import RowPass
+
+
+class NystromCG:
+    """The problem on rows ``X`` (n × d), targets ``Y`` (n × C, float64, centred as the caller wants them) and
+    dense centres ``C``: U, b and the preconditioner's UUᵀ are made once; :meth:`start` and :meth:`step` run CG at
+    any λ (a λ path re-factors only the M × M preconditioner)."""
+
+    def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
+        xp = get_namespace(C)
+        self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
+        with blas_threads(1):  # as krr_nystrom factors R: the same kept centres and bits of U
+            kept, self.U = center_basis(kernel, C)
+        self.C = kept_centers(C, kept)
+        self.M = self.C.shape[0]
+        self.UUt = self.U @ self.U.T
+        self._bind(X, Y, weights, threads)
+
+    def _bind(self, X, Y, weights, threads):
+        """The rows' side: the passes, b, and the preconditioner's scale (w̄/M)."""
+        self.weights = weights
+        self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
+        Yw = Y if weights is None else Y * weights[:, None]
+        self.b = solve_triangular(self.U, self.rows.adjoint(Yw) / self.n, lower=False, trans="T")
+        self.scale = (1.0 if weights is None else float(self.xp.mean(weights))) / self.M
+        self.lam = self.L = None
+
+    def reweighted(self, X, Y, weights, threads=None):
+        """The same centres and factors (U, UUᵀ) for other targets or row weights on the same rows: one pass for
+        b, no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way)."""
+        import copy
+
+        out = copy.copy(self)
+        out._bind(X, Y, weights, threads)
+        return out
+
+    @property
+    def passes(self):
+        return self.rows.passes
+
+    def set_lambda(self, lam):
+        """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``."""
+        if lam == self.lam:
+            return
+        self.lam = self.L = None  # the old factor goes first: U, UUᵀ and one factor, never two (a λ path's peak)
+        H = self.scale * self.UUt
+        H[self.xp.diag_indices(self.M)] += lam
+        try:
+            self.L = cholesky(H, overwrite=True)
+        except np.linalg.LinAlgError:
+            raise KoptError(f"the Nystrom preconditioner is not positive definite at lambda {lam:g}; raise lambda") \
+                from None
+        self.lam = float(lam)
+
+    def release_preconditioner(self):
+        """Drop the preconditioner's factor (M × M): :meth:`set_lambda` makes it again."""
+        self.lam = self.L = None
+
+    def coef(self, v):
+        """w = U⁻¹ v: the coefficients on the centres."""
+        return solve_triangular(self.U, v, lower=False)
+
+    def apply_T(self, v):
+        """``(K w, T v)`` for w = U⁻¹ v: one pass."""
+        S, G = self.rows.products(self.coef(v))
+        return S, solve_triangular(self.U, G / self.n, lower=False, trans="T")
+
+    def precondition(self, r):
+        L = self.L
+        return solve_triangular(L, solve_triangular(L, r, lower=True), lower=True, trans="T")
+
+    def start(self, lam, v=None):
+        """CG's state at λ from v (zero: no pass; else one pass for T v and the scores)."""
+        xp = self.xp
+        self.set_lambda(lam)
+        C = self.b.shape[1]
+        if v is None:
+            v = xp.zeros((self.M, C), dtype=np.float64)
+            Tv, scores = xp.zeros_like(v), xp.zeros((self.n, C), dtype=np.float64)
+        else:
+            v = xp.array(v, dtype=np.float64)
+            if v.shape != (self.M, C):
+                raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
+            scores, Tv = self.apply_T(v)
+        r = self.b - Tv - lam * v
+        z = self.precondition(r)
+        return {"v": v, "Tv": Tv, "scores": scores, "r": r, "p": z, "rz": xp.sum(r * z, axis=0)}
+
+    def step(self, s):
+        """One CG step on state ``s`` (in place): one pass over the rows."""
+        xp, lam = self.xp, self.lam
+        p = s["p"]
+        Kp, Tp = self.apply_T(p)
+        q = Tp + lam * p
+        curvature = xp.sum(p * q, axis=0)
+        active = curvature > 0  # a column whose residual is exactly zero has converged: it stays where it is
+        alpha = xp.where(active, s["rz"] / xp.where(active, curvature, 1.0), 0.0)
+        s["v"] += alpha * p
+        s["Tv"] += alpha * Tp
+        self.advance_scores(s, alpha, Kp)
+        s["r"] -= alpha * q
+        z = self.precondition(s["r"])
+        rz = xp.sum(s["r"] * z, axis=0)
+        beta = xp.where(active, rz / xp.where(s["rz"] > 0, s["rz"], 1.0), 0.0)
+        s["p"] = z + beta * p
+        s["rz"] = rz
+        return s
+
+    def advance_scores(self, s, alpha, Kp):
+        """f += α K p: the scores follow v (on a Dask cluster they live on the workers: :mod:`.distributed`)."""
+        s["scores"] += alpha * Kp
+
+    def refresh(self, s):
+        """The scores, T v and residual at ``s["v"]`` from one pass with float64 products (in place): the iterations'
+        float32 products drift from the carried ones by float32 rounding, which would bound the certificate; the
+        refreshed ones round as the direct solve's do."""
+        S, G = self.rows.products(self.coef(s["v"]), precise=True)
+        s["scores"] = S
+        s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
+        s["r"] = self.b - s["Tv"] - self.lam * s["v"]
+        return s
+
+    def Ktr(self, s):
+        """Kᵀr, r_i = w_i (f_i − y_i), at state ``s``: n Uᵀ (T v − b) (the certificate's product, no pass)."""
+        return self.n * (self.U.T @ (s["Tv"] - self.b))
+
+    def preconditioned_residual(self, s):
+        """‖r‖_{P⁻¹} / ‖b‖_{P⁻¹}, the largest over the output columns: CG's own measure of how far v is from the
+        solution (with P ≈ T + λI, its square is about the error's share of the solution's energy)."""
+        xp = self.xp
+        if s.get("bz") is None:  # ‖b‖²_{P⁻¹} at this λ: once per solve, not once per step
+            s["bz"] = xp.sum(self.b * self.precondition(self.b), axis=0)
+        return float(xp.max(xp.sqrt(xp.maximum(s["rz"], 0.0) / xp.maximum(s["bz"], 1e-300))))
+
+    def relative_residual(self, s):
+        """‖b − (T + λI) v‖ / ‖b‖ per column (the carried residual)."""
+        xp = self.xp
+        return xp.sqrt(xp.sum(s["r"] ** 2, axis=0)) / xp.maximum(xp.sqrt(xp.sum(self.b ** 2, axis=0)), 1e-300)
+
+    def scores_of(self, X, v, kernel, chunk=1 << 21):
+        """k(X, C) w for other rows X (validation rows), a block at a time."""
+        rows = RowPass(kernel, X, self.C, self.dtype, threads=self.rows.threads, chunk_entries=chunk)
+        return rows.scores_pass(self.coef(v))
+
+    def certificate(self, s, loss, Y):
+        """``(P, D, scale)`` summed over the output columns at state ``s`` for targets ``Y``: the Nyström problem's
+        primal and dual from the carried scores and Kᵀr (:func:`kopt.nystrom.certificate`)."""
+        from .solver import certificate
+
+        Ktr, w = self.Ktr(s), self.coef(s["v"])
+        P = D = scale = 0.0
+        for c in range(Y.shape[1]):
+            p, d, sc = certificate(loss, self.lam, Y[:, c], s["scores"][:, c], Ktr[:, c], w[:, c], self.U, self.weights)
+            P, D, scale = P + p, D + d, scale + sc
+        return P, D, scale

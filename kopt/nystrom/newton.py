@@ -1,0 +1,345 @@
+"""The squared hinge on Nyström centres by active-set Newton: each step one M × M solve on the rows inside the margin.
+
+The model is f(x) = k(x, C) w + b with ‖f‖² = wᵀRw (R = K_CC = UᵀU, v = Uw), and the objective kopt's
+
+    J(v, b) = λ/2 ‖v‖² + (1/n) Σ_i w_i ½ max(0, 1 − y_i f_i)²         (y_i = ±1, w_i the row weights)
+
+is a least-squares problem on the rows S = {y_i f_i < 1}: there ½ max(0, 1 − y f)² = ½ (f − y)².  Its
+Hessian is therefore the Nyström system of the rows in S, T_S + λI in the whitened coordinates (T_S =
+(1/n) Σ_S w_i z_i z_iᵀ, z_i = U⁻ᵀ k_i), bordered by the bias: e_S = (1/n) Σ_S w_i z_i and s_S = (1/n) Σ_S w_i.
+Newton's method on J is the finite Newton method of the L2-SVM (Keerthi & DeCoste, JMLR 2005; Chapelle,
+Neural Computation 2007): a step solves the square loss on the rows of S, and the method ends when a step
+leaves S as it found it (then the step was exact).
+
+What one step costs (:meth:`HingeNewton.step`):
+
+* one pass over every row: the scores f = k(X, C) w + b, and Kᵀ r with r_i = w_i (f_i − y_i) on S (the
+  gradient), in row chunks on kopt's worker threads (:func:`margin_pass`) -- no n × M array is held;
+* T_S is kept up to date, not rebuilt: the rows that crossed the margin since the last step go in or out by a
+  rank-k update of their whitened features (:meth:`NystromSystem.update_rows`, rows · M² flops); after the first
+  steps few rows cross.  Where more rows changed than S holds, T_S is made again from S's rows alone;
+* one Cholesky factor of T_S + λI (M³/3 flops), made in T_S's own buffer, and two solves for the bias's border.
+
+The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
+of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
+kernel value's, eps/2 relative: the same row's value differs in another chunk of rows) stays below λ; ``solver:
+auto`` tries no smaller λ for the hinge (``kopt_plugins.auto.planner``).  Where the full step
+raises J (early, when many rows cross), the exact minimiser of J on the segment is found from the two passes'
+scores (J is convex and piecewise quadratic in the step length: bisection on its derivative, no pass per
+trial), and one more pass scores that point.  A solve ends with :meth:`HingeNewton.polish`: one direct solve of the
+square loss on the final margin rows, their system made from nothing, whose bits depend on those rows alone.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numerics import rows as _rows
+from ..numerics import threads as _threads_mod
+from ..numerics.backend import get_namespace
+from ..numerics.linalg import cho_solve, solve_triangular
+from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks
+
+#: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
+MAX_STEPS = 50
+#: a full step whose objective rose by more than this share of it is cut back by the line search (smaller rises are the
+#: passes' rounding near the minimiser)
+RISE = 1e-12
+#: a Newton solve holds its rows' kernel values (in the problem's dtype) from its first pass on where they take at most
+#: this many bytes: its later passes and its T_S updates then read them instead of computing k(X, C) again (the
+#: search's smaller sizes: reuters' 6,200 fit rows at 512 centres are 13 MB).  Above it every pass computes them.
+CACHE_BYTES = 64 << 20
+#: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
+LINE_SEARCH_STEPS = 40
+
+
+def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None, bound=None, cached=None):
+    """One float64 pass over the rows X at (w, b): the scores f = k(X, C) w + b and the M × 2 sums
+    [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), else 0.
+
+    The rows are cut into :data:`kopt.numerics.threads.PARTS` contiguous parts, whatever ``threads``, run on up to ``threads``
+    of kopt's worker threads (BLAS held to one inside: a pass is kernel values, whose exps NumPy runs on one core)
+    and summed in part order: the same bits on any thread count.  ``inside``: a boolean mask of the rows taken as
+    inside the margin instead of y f < 1 (a start from a given set of rows).  ``bound``: ``kernel.bind(C)`` where the
+    caller holds it: the centres' side of the kernel is made once for all parts (and passes), not per part (a
+    transpose of reuters' 512 x 8,315 dense centres per part was half of its search's time).  ``cached``: the parts'
+    kernel values (:func:`kernel_parts`), read instead of computed: the same bits."""
+    xp = get_namespace(C)
+    n = X.shape[0]
+    bound = kernel.bind(C) if bound is None else bound
+    parts = _threads_mod.split(n, _threads_mod.PARTS)
+
+    def part(p):
+        lo, hi = parts[p]
+        Xp = _rows.take(X, slice(lo, hi))
+        chunks = (kernel_chunks(kernel, C, dtype, Xp, SCORE_ENTRIES, bound) if cached is None
+                  else _cached_chunks(cached[p], Xp, kernel))
+        return _margin_part(C, w, b, chunks, Xp.shape[0], y[lo:hi], None if weights is None else weights[lo:hi],
+                            None if inside is None else inside[lo:hi])
+
+    done = _on_parts(part, len(parts), threads, xp)
+    f = xp.concatenate([d[0] for d in done]) if done else xp.empty(0, dtype=np.float64)
+    sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
+    for d in done:
+        sums += d[1]
+    return f, sums
+
+
+def _margin_part(C, w, b, chunks, rows, y, weights, forced):
+    xp = get_namespace(C)
+    f = xp.empty(rows, dtype=np.float64)
+    sums = xp.zeros((C.shape[0], 2), dtype=np.float64)
+    for lo, hi, K in chunks:
+        fc = K @ w + b
+        f[lo:hi] = fc
+        yc = y[lo:hi]
+        inside = (yc * fc < 1.0 if forced is None else forced[lo:hi]).astype(np.float64)
+        a = inside if weights is None else inside * weights[lo:hi]
+        sums += K.T @ xp.stack([a * (fc - yc), a], axis=1)
+    return f, sums
+
+
+def kernel_parts(kernel, C, dtype, X, bound=None, threads=1):
+    """The kernel values k(X, C) of :func:`margin_pass`'s parts, each an array in ``dtype`` (computed in the chunks
+    a pass computes them in: :func:`margin_pass` with ``cached`` gives the same bits as without)."""
+    xp = get_namespace(C)
+    bound = kernel.bind(C) if bound is None else bound
+    parts = _threads_mod.split(X.shape[0], _threads_mod.PARTS)
+
+    def part(p):
+        lo, hi = parts[p]
+        out = xp.empty((hi - lo, C.shape[0]), dtype=dtype)
+        for a, z, K in kernel_chunks(kernel, C, dtype, _rows.take(X, slice(lo, hi)), SCORE_ENTRIES, bound):
+            out[a:z] = K
+        return out
+
+    return _on_parts(part, len(parts), threads, xp)
+
+
+def _on_parts(fn, parts, threads, xp):
+    """``[fn(p) for p in range(parts)]`` on up to ``threads`` of kopt's worker threads, BLAS held to one inside (NumPy
+    only; in part order, so sums over the results have the same bits on any thread count)."""
+    if threads > 1 and xp is np and parts > 1:
+        with _threads_mod.blas_threads(1):
+            return _threads_mod.map_parts(fn, parts, threads)
+    return [fn(p) for p in range(parts)]
+
+
+def _cached_chunks(K, X, kernel):
+    """:func:`kernel_chunks`' chunks of a part's held kernel values K (the same rows per chunk, float64)."""
+    buf = None
+    for lo, hi in row_chunks(X, K.shape[1], kernel, SCORE_ENTRIES):
+        if buf is None:
+            buf = np.empty((hi - lo, K.shape[1]), dtype=np.float64)
+        out = buf[:hi - lo]
+        out[...] = K[lo:hi]
+        yield lo, hi, out
+
+
+def hinge_objective(lam, v, f, y, weights=None):
+    """J = λ/2 ‖v‖² + mean w_i ½ max(0, 1 − y_i f_i)²."""
+    xp = get_namespace(f)
+    m = xp.maximum(1.0 - y * f, 0.0)
+    terms = 0.5 * m * m
+    if weights is not None:
+        terms = terms * weights
+    return float(0.5 * lam * xp.sum(v * v) + xp.mean(terms))
+
+
+def line_search(lam, v, d, f0, f1, y, weights=None):
+    """The step length t in [0, 1] minimising J(v + t d) with scores f0 + t (f1 − f0): J is convex and piecewise
+    quadratic in t, so its derivative is increasing -- bisection on it."""
+    xp = get_namespace(f0)
+    df = f1 - f0
+    vd, dd = float(xp.sum(v * d)), float(xp.sum(d * d))
+    wy = y if weights is None else y * weights
+    n = f0.shape[0]
+
+    def slope(t):
+        slack = xp.maximum(1.0 - y * (f0 + t * df), 0.0)
+        return lam * (vd + t * dd) - float(xp.sum(wy * df * slack)) / n
+
+    if slope(1.0) <= 0.0:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(LINE_SEARCH_STEPS):
+        mid = 0.5 * (lo + hi)
+        if slope(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return 0.5 * (lo + hi)
+
+
+class HingeNewton:
+    """Active-set Newton for one ±1 target column on a :class:`NystromSystem` (see the module docstring).
+
+    ``system``: its T made, writeable, counted over n = X's rows (:meth:`NystromSystem.rescale`); T is the sum
+    over the rows ``in_T`` (a boolean mask over X's rows; None: every row, as the system was built).  ``v``, ``b``:
+    the starting point (whitened coefficients and bias; None: 0, where every row is inside the margin).
+    ``threads``: BLAS threads for the factor (None: BLAS's own count); ``workers``: kopt's worker threads for the
+    passes (None: :func:`kopt.numerics.threads.resolve_threads`).  ``start_inside``: a boolean mask of rows the first step
+    takes as the margin rows whatever the start's scores (its step is then the square loss's minimiser on those rows:
+    the search starts each size from the last size's margin rows, a few steps from the end instead of ten).
+    ``rtol``: a step that lowers J by at most this share also ends the solve (0: only a step that moves no row across
+    the margin: J's minimiser to rounding; the search's λ path scores validation accuracy, which a tail of single-row
+    moves does not change).
+    Attributes after each :meth:`step`: ``v``, ``b``, ``f`` (the scores of X), ``sums`` (:func:`margin_pass`'s),
+    ``objective``, ``moved`` (rows that crossed the margin in the step), ``converged``.
+    """
+
+    def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0,
+                 workers=None, start_inside=None, cache_bytes=CACHE_BYTES):
+        xp = system.xp
+        if system.n != X.shape[0]:
+            raise ValueError(f"the system counts {system.n} rows and X has {X.shape[0]}: rescale it first")
+        self.system, self.X, self.y, self.lam, self.weights, self.threads = system, X, y, float(lam), weights, threads
+        self.v = xp.zeros(system.M, dtype=np.float64) if v is None else xp.asarray(v, dtype=np.float64)
+        self.b = float(b)
+        self.in_T = xp.ones(X.shape[0], dtype=bool) if in_T is None else in_T
+        self.rtol = float(rtol)
+        self._forced = start_inside
+        self._bound = None  # the kernel bound to the system's centres, made at the first pass
+        itemsize = np.dtype(system.dtype).itemsize
+        self._cacheable = system.xp is np and X.shape[0] * system.M * itemsize <= cache_bytes
+        self._cache = None  # the parts' kernel values (:func:`kernel_parts`), held where they fit cache_bytes
+        self.workers = _threads_mod.resolve_threads(workers)
+        self.f = self.sums = None
+        self.objective = None
+        self.moved, self.converged, self.steps, self.line_searches = None, False, 0, 0
+
+    @property
+    def w(self):
+        """The coefficients on the centres, U⁻¹ v."""
+        return self.system.coef(self.v)
+
+    def _margin_pass(self, w, b, inside):
+        """:func:`margin_pass` over X at (w, b), with the kernel bound to the centres and, where they fit, the rows'
+        kernel values held (both made at the first pass)."""
+        s = self.system
+        if self._bound is None:
+            self._bound = s.kernel.bind(s.C)
+        if self._cacheable and self._cache is None:
+            self._cache = kernel_parts(s.kernel, s.C, s.dtype, self.X, self._bound, self.workers)
+        return margin_pass(s.kernel, s.C, s.dtype, w, b, self.X, self.y, self.weights, self.workers, inside,
+                           self._bound, self._cache)
+
+    def score(self):
+        """Score the rows at (v, b): ``f``, ``sums`` and ``objective``."""
+        self.f, self.sums = self._margin_pass(self.w, self.b, self._forced)
+        self.objective = hinge_objective(self.lam, self.v, self.f, self.y, self.weights)
+
+    def inside(self):
+        """The rows inside the margin at the current scores (the given rows before the first step)."""
+        return self.y * self.f < 1.0 if self._forced is None else self._forced
+
+    def sync(self):
+        """Make T the system of the rows inside the margin now; returns how many rows went in or out."""
+        xp, s = self.system.xp, self.system
+        S = self.inside()
+        enter, leave = S & ~self.in_T, self.in_T & ~S
+        moved = int(xp.sum(enter)) + int(xp.sum(leave))
+        if moved == 0:
+            return 0
+        if moved > int(xp.sum(S)):  # cheaper from nothing: S's rows alone
+            s.clear_rows()
+            self._update(S, 1.0)
+        else:
+            self._update(enter, 1.0)
+            self._update(leave, -1.0)
+        self.in_T = S
+        return moved
+
+    def _update(self, mask, sign):
+        xp = self.system.xp
+        idx = xp.nonzero(mask)[0]
+        if not idx.shape[0]:
+            return
+        w = None if self.weights is None else self.weights[idx]
+        if self._cache is None:
+            self.system.update_rows(_rows.take(self.X, idx), sign, w)
+        else:  # the held kernel values of those rows, a chunk at a time
+            self.system.update_rows(None, sign, chunks=self._held_rows(idx, w))
+
+    def _held_rows(self, idx, w):
+        """``(K, weights)`` float64 chunks of the held kernel values of the rows ``idx`` (sorted)."""
+        starts = np.array([lo for lo, _ in _threads_mod.split(self.X.shape[0], _threads_mod.PARTS)])
+        part = np.searchsorted(starts, idx, side="right") - 1
+        step = max(1, CHUNK_ENTRIES // self.system.M)
+        for lo in range(0, idx.shape[0], step):
+            sel = slice(lo, lo + step)
+            K = np.concatenate([self._cache[p][idx[sel][part[sel] == p] - starts[p]]
+                                for p in np.unique(part[sel])]).astype(np.float64)
+            yield K, None if w is None else w[sel]
+
+    def polish(self):
+        """The minimiser of the square loss on the rows inside the margin now, by one direct solve on their system made
+        from nothing (T_S of those rows, the right-hand sides from one pass with f = 0): at the end of a solve this is
+        J's minimiser (the rows no longer move), and its bits depend on those rows alone -- not on the path of
+        updates that kept T_S, so a run resumed from a checkpoint ends on the same bits as the run it continues."""
+        s, xp = self.system, self.system.xp
+        S = self.inside()
+        s.clear_rows()
+        self._update(S, 1.0)
+        self.in_T = S
+        _, sums = self._margin_pass(xp.zeros(s.M, dtype=np.float64), 0.0, S)
+        z, s_b, wS = self._margin_sums(sums, S)  # z: [−U⁻ᵀ Σ_S w y k, U⁻ᵀ Σ_S w k] / n
+        y_b = float(xp.sum(wS * self.y)) / float(s.n)
+        self.v, self.b = self._bordered_solve(-z[:, 0], y_b, z[:, 1], s_b, self.b)
+        self.score()
+        return self
+
+    def _margin_sums(self, sums, S):
+        """(U⁻ᵀ sums / n, s_S = Σ_S w_i / n, the weights of the rows S) for a pass's sums over the rows S."""
+        s, xp = self.system, self.system.xp
+        z = solve_triangular(s.U, sums / float(s.n), lower=False, trans="T")
+        wS = S.astype(np.float64) if self.weights is None else S * self.weights
+        return z, float(xp.sum(wS)) / float(s.n), wS
+
+    def _bordered_solve(self, r_v, r_b, e, s_b, b_fixed):
+        """(x, β) solving [[T_S + λI, e], [eᵀ, s_b]] [x; β] = [r_v; r_b] (T_S + λI factored in T's own buffer); where
+        no row is inside the margin the bias has no curvature: β = ``b_fixed`` and x solves the first block row."""
+        xp = self.system.xp
+        with self.system._factored(self.lam, self.threads, required=True) as L:
+            with blas_held(self.threads):
+                ac = cho_solve(L, xp.stack([r_v, e], axis=1))
+        a, c = ac[:, 0], ac[:, 1]
+        schur = s_b - float(xp.sum(e * c))
+        beta = (r_b - float(xp.sum(e * a))) / schur if schur > 1e-12 * max(s_b, 1e-300) else b_fixed
+        return a - c * beta, beta
+
+    def gradient(self):
+        """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""
+        S = self.inside()
+        z, s_b, wS = self._margin_sums(self.sums, S)  # U⁻ᵀ [Kᵀr, Kᵀa] / n
+        g_b = float(self.system.xp.sum(wS * (self.f - self.y))) / float(self.system.n)
+        return self.lam * self.v + z[:, 0], g_b, z[:, 1], s_b
+
+    def direction(self):
+        """The Newton step (dv, db) = H⁻¹ g of the bordered Hessian [[T_S + λI, e_S], [e_Sᵀ, s_S]]."""
+        g_v, g_b, e, s_b = self.gradient()
+        return self._bordered_solve(g_v, g_b, e, s_b, 0.0)
+
+    def step(self):
+        """One Newton step (the first call scores the start and makes T the system of its margin rows)."""
+        if self.f is None:
+            self.score()
+            self.sync()
+        v0, b0, f0, J0 = self.v, self.b, self.f, self.objective
+        dv, db = self.direction()
+        forced = self._forced is not None
+        self._forced = None  # the start's given rows served the first step; from here the scores decide
+        self.v, self.b = v0 - dv, b0 - db
+        self.score()
+        full = True
+        # a long step: the best point on the segment, from the two passes' scores (not after a given start's rows)
+        if not forced and self.objective > J0 * (1.0 + RISE):
+            t = line_search(self.lam, v0, -dv, f0, self.f, self.y, self.weights)
+            self.v, self.b = v0 - t * dv, b0 - t * db
+            self.score()
+            self.line_searches += 1
+            full = t == 1.0
+        self.moved = self.sync()
+        self.steps += 1
+        # the full step of a quadratic on the rows S that left S as it was: its minimiser, J's (to rounding)
+        self.converged = not forced and full and (self.moved == 0 or J0 - self.objective <= self.rtol * abs(J0))
+        return self

@@ -1,0 +1,110 @@
+"""One pass over the training rows: the kernel block k(X_chunk, C) made on the fly, used twice, dropped.
+
+A pass of :class:`kopt_plugins.krr_pcg.solver.NystromPCG` gives, for coefficients P (M × C, on the centres),
+
+    S = K P           (n × C: every row's scores, kept: O(n C), never O(n M))
+    G = Kᵀ (w ⊙ S)    (M × C: the normal equations' product A P, A = Σ_i w_i k_i k_iᵀ)
+
+with K = k(X, C) in the problem's dtype (float32 by default: the kernel's GEMM and exp, and both products), each
+chunk's Kᵀ(w ⊙ S) summed into float64.  The chunks are dealt to :data:`kopt.numerics.threads.PARTS` parts and the parts'
+sums added in part order, so the bits do not depend on the thread count; BLAS is held to one thread inside
+(the parts are the parallelism: NumPy's exp is single-threaded, so a threaded GEMM alone would leave cores idle).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numerics import rows as _rows
+from ..numerics import threads as _threads
+from ..numerics.backend import get_namespace
+
+#: kernel entries per chunk of rows (8 MiB in float32): large enough for the GEMM to run at its rate, small enough
+#: that a chunk and its products stay in the last-level cache's reach on one core
+CHUNK_ENTRIES = 1 << 21
+
+
+class RowPass:
+    """The passes over rows ``X`` against centres ``C`` (dense, the problem's dtype) for kernel ``kernel``."""
+
+    def __init__(self, kernel, X, C, dtype, weights=None, threads=None, chunk_entries=None):
+        self.X, self.C = X, C
+        self.kernel = kernel
+        self.dtype = np.dtype(dtype)
+        self.xp = get_namespace(C)
+        self.weights = weights
+        self.n, self.M = X.shape[0], C.shape[0]
+        self.threads = _threads.resolve_threads(threads)
+        entries = CHUNK_ENTRIES if chunk_entries is None else int(chunk_entries)
+        width = max(self.M, 0 if (_rows.is_sparse(X) and getattr(kernel, "sparse_rows", False)) else X.shape[1])
+        self.chunks = _rows.chunks(self.n, max(16, entries // max(1, width)))
+        self.bound = kernel.bind(C)  # the centres' side of the kernel, made once for every pass
+        self.passes = 0
+
+    def block(self, lo, hi):
+        """k(X[lo:hi], C) in the problem's dtype."""
+        rows = _rows.kernel_rows(self.kernel, self.X, slice(lo, hi), self.xp, self.dtype)
+        return self.bound(rows).astype(self.dtype, copy=False)
+
+    def products(self, P, scores_out=None, weighted=True, precise=False):
+        """``(S, G)``: S = K P (float64, written into ``scores_out`` when given) and G = Kᵀ(w ⊙ S) (float64),
+        in one evaluation of every kernel block.  ``precise``: the products in float64 too (the kernel values are
+        still the dtype's): the certificate's pass, whose rounding is the direct solve's."""
+        xp = self.xp
+        P = xp.asarray(P)
+        dtype = np.dtype(np.float64) if precise else self.dtype
+        Pd = P.astype(dtype)
+        C = P.shape[1]
+        S = xp.empty((self.n, C), dtype=np.float64) if scores_out is None else scores_out
+        w = self.weights if weighted else None
+
+        def work(p):
+            acc = xp.zeros((self.M, C), dtype=np.float64)
+            for lo, hi in self.chunks[p::_threads.PARTS]:
+                K = self.block(lo, hi).astype(dtype, copy=False)
+                s = K @ Pd
+                S[lo:hi] = s
+                if w is not None:
+                    s = s * w[lo:hi, None].astype(dtype)
+                acc += K.T @ s
+            return acc
+
+        with _threads.blas_threads(1):
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
+        G = parts[0]
+        for g in parts[1:]:  # part order: the same bits on any thread count
+            G += g
+        self.passes += 1
+        return S, G
+
+    def adjoint(self, R):
+        """Kᵀ R for an (n × C) float64 R, products in float64 (the right-hand side's pass, once: Kᵀ(w ⊙ Y))."""
+        xp = self.xp
+        C = R.shape[1]
+
+        def work(p):
+            acc = xp.zeros((self.M, C), dtype=np.float64)
+            for lo, hi in self.chunks[p::_threads.PARTS]:
+                acc += self.block(lo, hi).astype(np.float64).T @ R[lo:hi]
+            return acc
+
+        with _threads.blas_threads(1):
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
+        G = parts[0]
+        for g in parts[1:]:
+            G += g
+        self.passes += 1
+        return G
+
+    def scores_pass(self, P):
+        """K P (float64) alone."""
+        xp = self.xp
+        Pd = xp.asarray(P).astype(self.dtype)
+        S = xp.empty((self.n, Pd.shape[1]), dtype=np.float64)
+
+        def work(p):
+            for lo, hi in self.chunks[p::_threads.PARTS]:
+                S[lo:hi] = self.block(lo, hi) @ Pd
+
+        with _threads.blas_threads(1):
+            _threads.map_parts(work, _threads.PARTS, self.threads)
+        return S

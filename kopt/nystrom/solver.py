@@ -1,0 +1,144 @@
+"""The base of solvers on Nyström centres, and the certificate of the Nyström problem.
+
+A solver on M centres subclasses :class:`NystromSolver` and supplies ``step`` and ``check`` (and, for a memory
+plan, ``memory_plan``).  The base holds what every such solver shares:
+
+* ``init`` -- the seeded centres (:func:`kopt.nystrom.choose_centers`), their dense rows, the label matrix less
+  its fixed offset (:func:`kopt.nystrom.target_offset`) and the sample weights;
+* ``decision_function``, ``save``, ``load`` and ``finish`` on the coefficients ``state["w"]`` (M x outputs) over the
+  kept centres ``state["C"]``: the model is a :class:`kopt.models.predictors.KernelExpansion`;
+* the declarations a Nyström solver makes: ``kernel_mode = "features"``, ``feature_kinds = ("nystrom",)``,
+  ``one_vs_rest``, ``sample_weight`` and ``memory_key``.
+
+:func:`certificate` gives P, D and the rounding scale of one output column from a float64 pass's scores: the dual
+point is α_i = −w_i ℓ'(f_i)/(λn), its norm αᵀK R⁻¹Kᵀα = ‖U⁻ᵀ Kᵀα‖² with R = K_CC = UᵀU, so P − D is a valid gap
+for any convex loss with a conjugate (docs/plugin-guide.md, "Solvers on Nyström centres").
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..contract.iterative import IterativeSolver
+from ..models.predictors import KernelExpansion
+from ..numerics import rows as _rows
+from ..numerics.backend import get_namespace, to_numpy
+from ..numerics.linalg import solve_triangular
+from ..numerics.objectives import dual, primal
+from ..numerics.threads import blas_threads
+from .centres import center_basis, choose_centers
+from .system import kept_centers, row_chunks, target_offset
+
+
+def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
+    """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centres with R = UᵀU, from the float64
+    pass's scores ``f`` and ``Ktr`` = Kᵀr (r_i = w_i (f_i − y_i), K the n x M kernel values): the dual point
+    α = −w_i ℓ'(f_i)/(λn) and its norm αᵀK R⁻¹ Kᵀα.  ``scale`` is the size of the terms P − D cancels (the gap's
+    rounding floor is about eps · scale: docs/reliability.md)."""
+    xp = get_namespace(scores)
+    n = y.shape[0]
+    norm_p = float(xp.sum((U @ w) ** 2))  # wᵀRw
+    z = solve_triangular(U, -Ktr / (lam * n), lower=False, trans="T")
+    norm_d = float(xp.sum(z * z))  # αᵀK R⁻¹ Kᵀα
+    g = loss.grad(scores, y)
+    alpha = -(g if weights is None else g * weights) / (lam * n)
+    P = primal(loss, y, scores, lam, norm_p, weights)
+    D = dual(loss, y, alpha, lam, norm_d, weights)
+    return P, D, lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y))))
+
+
+def dense_centers(problem, centers):
+    """The centres' rows (positions ``centers`` of the training rows), dense in the problem's dtype, on its
+    backend."""
+    return _rows.dense(problem.X, problem.xp.asarray(centers), problem.xp, problem.dtype)
+
+
+class NystromSolver(IterativeSolver):
+    """An iterative solver on the problem's M Nyström centres (``model.features.kind: nystrom``)."""
+
+    forms = ("primal", "dual")
+    targets = ("real", "binary")
+    kernel_mode = "features"
+    feature_kinds = ("nystrom",)
+    one_vs_rest = True
+    needs_conjugate = True
+    sample_weight = True
+    memory_key = "model.features.count"
+    #: the losses this solver solves (None: any loss the certificate takes, a convex loss with a conjugate)
+    losses = None
+
+    def check_spec(self, spec):
+        if self.losses is not None and spec.loss.name not in self.losses:
+            yield ("model", "loss", "name"), (
+                f"solver {self.name!r} solves the {' or '.join(self.losses)} loss only, not {spec.loss.name!r}; use "
+                "solver joker (mode: primal on Nystrom centres) for other losses, or solver: auto")
+
+    def init(self, problem, dense_centers=True):
+        """The state every Nyström solver starts from: ``centers`` (positions of the seeded centres), ``C`` (their
+        dense rows; None with ``dense_centers=False``, where the solver makes them itself), ``Y`` (the label matrix
+        less ``intercept``, its fixed weighted mean), ``weights`` and ``w`` (None until a step sets it)."""
+        centers = choose_centers(problem, problem.features.count)
+        C = _dense(problem, centers) if dense_centers else None
+        Y = problem.label_matrix()
+        intercept = target_offset(Y, problem.sample_weight)  # fixed: the solve fits the centred targets
+        return {"problem": problem, "centers": centers, "C": C, "Y": Y - intercept, "intercept": intercept,
+                "w": None, "weights": problem.sample_weight, "system": None}
+
+    def decision_function(self, state, X):
+        problem = state["problem"]
+        out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
+        coef = state["w"].astype(problem.dtype)
+        k = problem.kernel.bind(state["C"])
+        for lo, hi in row_chunks(X, state["C"].shape[0], problem.kernel):
+            rows = _rows.kernel_rows(problem.kernel, X, slice(lo, hi), problem.xp, problem.dtype)
+            out[lo:hi] = k(rows) @ coef
+        return out + state["intercept"]
+
+    def save(self, state):
+        return {} if state["w"] is None else {"w": to_numpy(state["w"])}
+
+    def load(self, problem, saved):
+        """The state of a checkpoint's ``w``; a ``saved["system"]`` (``solver: auto``'s plan: the system its search
+        built on every training row) is reused where it is this problem's."""
+        planned = "system" in saved
+        state = self.init(problem, dense_centers=not planned)
+        if planned:
+            state["system"] = _planned_system(problem, state, saved)
+            state["reused_system"] = state["system"] is not None
+            if state["system"] is None:
+                state["C"] = _dense(problem, state["centers"])
+            else:  # the system keeps its own dense centres (a second copy was reuters' peak: 136 MB at 4,096)
+                state["C"] = state["system"].C
+        if "w" in saved:
+            state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
+            C = _dense(problem, state["centers"]) if state.get("reused_system") else state["C"]
+            with blas_threads(1):  # as NystromSystem factors it: the same centres and bits of U, so the same certificate
+                kept, state["U"] = center_basis(problem.kernel, C)
+            state["C"] = kept_centers(C, kept)
+        return state
+
+    def finish(self, state):
+        coef = to_numpy(state["w"])
+        intercept = to_numpy(state["intercept"]).astype(float).tolist()
+        if coef.shape[1] == 1:
+            coef, intercept = coef[:, 0], intercept[0]
+        predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {"intercept": intercept})
+        info = {"n_centers": int(state["C"].shape[0]),
+                "centers_dropped": int(state["centers"].shape[0] - state["C"].shape[0])}
+        if "reused_system" in state:
+            info["reused_search_system"] = state["reused_system"]
+        return predictor, info
+
+
+_dense = dense_centers
+
+
+def _planned_system(problem, state, saved):
+    """The planner's :class:`kopt.nystrom.NystromSystem`, if it is this problem's: the same centres, kernel, dtype
+    and rows (else None: the solve builds its own, as it would without a plan)."""
+    system = saved["system"]
+    same = (np.array_equal(np.asarray(saved["centers"]), state["centers"]) and system.n == problem.n
+            and np.array_equal(to_numpy(saved["intercept"]), to_numpy(state["intercept"]))
+            and system.dtype == np.dtype(problem.dtype) and type(system.kernel) is type(problem.kernel)
+            and system.kernel.options.as_dict() == problem.kernel.options.as_dict()
+            and system.Bn.shape[1] == state["Y"].shape[1])
+    return system if same else None

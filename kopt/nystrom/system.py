@@ -1,0 +1,603 @@
+"""The normal equations of kernel ridge regression on Nyström centres, whitened, and their λ path.
+
+For centres C (training rows) the model is f(x) = k(x, C) w with ‖f‖² = wᵀRw, R = K_CC.  kopt's
+objective with the square loss, λ/2 wᵀRw + (1/n) Σ_i w_i ½ (k(x_i, C) w − y_i)², is minimised by
+
+    (A/n + λ R) w = B/n,   A = Σ_i w_i k_i k_iᵀ,  B = Σ_i w_i k_i y_iᵀ   (k_i = k(x_i, C)).
+
+That system is solved whitened.  With R = UᵀU (U upper triangular) and v = U w, the objective is
+λ/2 ‖v‖² + (1/n) Σ w_i ½ (z_iᵀv − y_i)² with z_i = U⁻ᵀ k_i, and
+
+    (T + λ I) v = b,   T = U⁻ᵀ (A/n) U⁻¹,   b = U⁻ᵀ B/n.
+
+T's eigenvalues lie in [0, max k(x, x)] (‖z_i‖² = k_iᵀ R⁻¹ k_i ≤ k(x_i, x_i)), so T + λI is conditioned
+at most 1/λ: every λ of the search (down to 1e-9) is resolved in float64.  The unwhitened A/n + λR is
+conditioned up to 1/(λ · λ_min(R)), and R of a wide bandwidth on low-dimensional rows has eigenvalues
+at float64's rounding: on cal_housing at 1,024 centres it did not factor below λ = 1e-6, and the
+validation RMSE kept falling to λ = 1e-7 (1.5% lower, docs/defaults.md).
+
+The centres are first reduced to a well-conditioned basis: R's pivoted Cholesky factorisation
+(:func:`kopt.nystrom.center_basis`) keeps a centre while its kernel column is more than
+:data:`kopt.nystrom.CENTER_TOLERANCE` (relative residual variance) away from the span of those kept
+before it.  A dropped centre adds at most that much to any function's reach, and keeping it would
+amplify A's rounding by up to 1/λ_min(R) in T.
+
+One M × M system serves every output column (one-vs-rest's classes share A: one-hot targets cost one
+factorisation for all classes).  A and B are accumulated a chunk of rows at a time -- k(X_chunk, C) in
+the problem's dtype, its products in float64 -- so memory is O(M² + chunk · M), never n × M (validation
+rows' scores too are computed a chunk at a time).  T costs two M × M triangular solves (2 M³ flops) once,
+in A's buffer; a λ path reuses it, each λ one Cholesky (M³/3) made in T's own buffer (its lower triangle, while
+the upper one keeps T), so a system holds two M × M float64 arrays, T and U, whatever it is asked.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+
+import numpy as np
+from scipy.linalg import blas  # the NumPy route's BLAS (imported with the plugin, not in a fit's first call: 0.18 s)
+
+from ..numerics import rows as _rows
+from ..numerics.backend import get_namespace
+from ..numerics.linalg import cho_solve, cholesky, solve_triangular
+from .centres import center_basis, leading_rows
+from ..numerics.threads import blas_threads
+
+#: the largest relative change one refinement step may make to a λ path point's scores: beyond it the solve's
+#: rounding, not λ, decides the scores (:meth:`NystromSystem.path`)
+RESOLVED = 1e-4
+#: from this many centres on, the search's λ path factors with every BLAS thread (:meth:`NystromSystem.path`)
+PATH_THREADED = 1024
+#: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (16 MiB in
+#: float32, their float64 copy 32 MiB), so wide sparse rows (text: tens of thousands of columns) are densified
+#: a few hundred at a time.  At 1 << 24 the residual pass alone held ~200 MB (ijcnn1's solve at 256 centres
+#: peaked at 303 MB, 230 MB above its loaded data); the kernel's GEMM, and a rank-k update of 1,024 rows at
+#: M = 4,096, run at the BLAS's full rate on chunks of this size
+CHUNK_ENTRIES = 1 << 22
+
+
+#: entries per chunk of a pass that only multiplies the kernel values by a few columns (scores, residuals): no
+#: rank-k update to feed, so a quarter of :data:`CHUNK_ENTRIES` (the validation scores at 4,096 centres were w8a's and
+#: ijcnn1's peak, 10-30 MB above the Gram's)
+SCORE_ENTRIES = CHUNK_ENTRIES // 4
+
+
+#: the BLAS's own work buffers touched by the system's rank-k updates and factorisations (the two OpenBLAS pools of
+#: NumPy and SciPy, per thread): 26 and 40 MiB of the peaks above the system's arrays at 2,048 and 4,096 centres
+#: (docs/benchmarks/memory_plan.json)
+BLAS_BUFFERS = 32 << 20
+
+
+def system_plan(sizes):
+    """What a :class:`NystromSystem` of ``sizes.count`` centres (at most the rows) holds at its peak, as
+    :mod:`kopt.numerics.memory` plan items: T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows'
+    kernel values in the features' dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centres; the BLAS's
+    work buffers."""
+    from ..numerics.memory import matrices
+
+    M, d = min(sizes.count, sizes.n), sizes.d  # the centres are distinct training rows
+    problem = sizes.problem
+    sparse = problem is not None and _rows.is_sparse(problem.X) and getattr(problem.kernel, "sparse_rows", False)
+    rows = max(1, min(sizes.n, CHUNK_ENTRIES // max(1, M, 0 if sparse else d)))
+    return [matrices(2, M, M, "float64", "the system T and the centres' factor U"),
+            matrices(1, rows, M, "float64", "a chunk of rows' kernel values"),
+            matrices(1, rows, M, sizes.dtype, "the same chunk as computed"),
+            matrices(2, M, d + 2, sizes.dtype, "the dense centres, and as the kernel reads them"),
+            ("the BLAS's work buffers", BLAS_BUFFERS)]
+
+
+def row_chunks(X, M, kernel=None, entries=None):
+    """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows (unless the
+    kernel takes X's sparse rows as they are), stay within ``entries`` (:data:`CHUNK_ENTRIES`)."""
+    entries = CHUNK_ENTRIES if entries is None else entries
+    return _rows.chunks(X.shape[0], max(1, entries // max(1, M, _width(X, kernel))))
+
+
+def _width(X, kernel):
+    """Values per row a kernel evaluation densifies: X's width, or none for sparse rows the kernel takes."""
+    return 0 if _rows.is_sparse(X) and getattr(kernel, "sparse_rows", False) else X.shape[1]
+
+
+def _gram_update(A, K, alpha=1.0):
+    """A += α Kᵀ K (K float64), the lower triangle only: in place by a rank-k update on NumPy (no M × M
+    temporary; A's upper triangle is not touched)."""
+    xp = get_namespace(K)
+    if xp is np:
+        # in Fortran order A.T's upper triangle is A's lower one; Kᵀ is a Fortran-order view of the C-order K,
+        # which BLAS reads without a copy (1.4x faster than trans=1 on K, measured at 6000 x 1024)
+        out = blas.dsyrk(alpha, K.T, beta=1.0, c=A.T, trans=0, lower=0, overwrite_c=1)
+        if not np.shares_memory(out, A):  # pragma: no cover - a SciPy that copied c after all
+            A[...] = out.T
+    else:  # pragma: no cover - GPU only
+        A += alpha * xp.tril(K.T @ K)
+
+
+def blas_held(threads):
+    """BLAS held to ``threads`` inside, or left as it is (None)."""
+    return contextlib.nullcontext() if threads is None else blas_threads(threads)
+
+
+def _writeable(A):
+    """Whether A may be overwritten (a NumPy array a shared system froze may not)."""
+    return getattr(getattr(A, "flags", None), "writeable", True)
+
+
+def symmetric_from_lower(A):
+    """A with its lower triangle copied onto its upper one (in place on NumPy)."""
+    if get_namespace(A) is np:
+        _mirror_upper(A.T)  # A's lower triangle is its transpose's upper one (a view: in place)
+        return A
+    return get_namespace(A).tril(A) + get_namespace(A).tril(A, -1).T  # pragma: no cover - GPU only
+
+
+def kept_centers(C, kept, own=False):
+    """The rows ``kept`` of the centres C, in that order and in Fortran order (a kernel reads the centres' columns:
+    the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which made a contiguous Cᵀ per chunk of rows from C order, 1.1 s of
+    reuters' 5.2 s fit).  ``own``: C is handed over (a Fortran-order NumPy array): its rows are put in that order in
+    place, the others last and cut off -- no second M × d copy (136 MB at 4,096 of reuters' 8,315-wide rows)."""
+    xp = get_namespace(C)
+    if not (own and xp is np and C.flags.f_contiguous):
+        return xp.asfortranarray(C[xp.asarray(kept)])
+    kept = np.asarray(kept)
+    _permute_rows(C, np.concatenate([kept, np.setdiff1d(np.arange(C.shape[0]), kept)]))
+    return leading_rows(C, len(kept))
+
+
+def _permute_rows(C, order, block=256):
+    """C[:] = C[order] in place for a Fortran-order C, a block of columns at a time (an M × block temporary)."""
+    for lo in range(0, C.shape[1], block):
+        C[:, lo:lo + block] = C[order, lo:lo + block]
+
+
+#: the side of the square tiles :func:`_mirror_upper` copies: a tile and its transpose (2 x 8 KB in float64) stay in
+#: the L1 cache whatever A's layout
+MIRROR_TILE = 32
+
+
+def _mirror_upper(A, tile=MIRROR_TILE):
+    """Copy A's strict upper triangle onto its lower one, in place, one square tile at a time.  A strip of columns at a
+    time read one matrix's worth of strided rows per strip: at 4,096, 30 ms for a C-order A and 72 ms for the
+    transposed view :func:`symmetric_from_lower` hands it; tiles of 32 take 20 and 27 ms (measured, one run each)."""
+    n = A.shape[0]
+    for lo in range(0, n, tile):
+        hi = min(n, lo + tile)
+        for top in range(hi, n, tile):
+            A[top:top + tile, lo:hi] = A[lo:hi, top:top + tile].T
+        D = A[lo:hi, lo:hi]
+        lower = np.tril_indices(hi - lo, -1)
+        D[lower] = D.T[lower]
+
+
+class NystromSystem:
+    """The whitened normal equations of the rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
+
+    ``weights``: per-row weights (mean 1) or None; ``kernel``: a kernel instance (its bandwidth a
+    number); ``own_centers``: C is handed over (a Fortran-order NumPy array the system may reorder and
+    keep).  Kernel values are computed in ``dtype``, A's products in float64: the search must score
+    the system the final solve factors, and a float32 A is not positive semidefinite to the precision
+    small λ needs.  Attributes: ``C`` (the kept centres, in the pivoted order of
+    :func:`kopt.nystrom.center_basis`), ``kept`` (their positions in the given C), ``M`` (their count),
+    ``U`` (R = K_CC = UᵀU), ``n``, ``An`` = A/n (float64, lower triangle; None once :meth:`whitened` made T,
+    which carries it from then on), ``Bn`` = B/n (M × k).
+    """
+
+    def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None, basis=None, own_centers=False):
+        xp = get_namespace(C)
+        self.kernel, self.dtype, self.xp = kernel, np.dtype(dtype), xp
+        if basis is None:
+            with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
+                basis = center_basis(kernel, C)
+        self.kept, self.U = basis  # ``basis``: another system's ``(kept, U)`` on the same centres and kernel
+        self.C = kept_centers(C, self.kept, own=own_centers)
+        self.M = self.C.shape[0]
+        self.n = 0
+        self.An = xp.zeros((self.M, self.M), dtype=np.float64)
+        self.Bn = xp.zeros((self.M, Y.shape[1]), dtype=np.float64)
+        self._whitened = None
+        self._diag = None  # T's diagonal while T's buffer holds a factor (:meth:`_factored`)
+        self._consumed = False  # True once plus(consume=True) took this system's buffers
+        self.add_rows(X, Y, weights)
+
+    def add_rows(self, X, Y, weights=None):
+        """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows.  Kernel values are
+        computed in row chunks of :data:`CHUNK_ENTRIES` (their float64 copy included), so memory stays O(M²)
+        whatever n."""
+        if self.An is None:
+            raise RuntimeError("rows are added to a solved Nystrom system through plus()" if not self._consumed else
+                               "this Nystrom system was consumed by plus(consume=True): use the one it returned")
+        xp = self.xp
+        rows = X.shape[0]
+        A, B = self.An, self.Bn
+        if self.n:
+            A *= self.n
+            B *= self.n
+        for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X):
+            Yc = Y[lo:hi]
+            if weights is not None:
+                w = weights[lo:hi]
+                Yc = Yc * w[:, None]
+                _gram_update(A, Kc * xp.sqrt(w)[:, None])
+            else:
+                _gram_update(A, Kc)
+            B += Kc.T @ Yc
+        self.n += rows
+        A *= 1.0 / self.n
+        B *= 1.0 / self.n
+        self._whitened = None
+
+    def plus(self, X, Y, weights=None, consume=False):
+        """A new system: this one's rows and the rows given (:meth:`add_rows`' arguments).  With this system's T
+        made, the new T is updated by the rows' whitened features z = U⁻ᵀk, a chunk of rows at a time (a rank-k
+        update: rows · M² flops, instead of M³ to make T again -- ``solver: auto`` adds its validation rows this
+        way, so the solve on every row reuses the search's system).
+
+        This system is unchanged (it may be shared: :mod:`kopt.nystrom.cache`), unless ``consume``: then the new
+        system takes over its M × M buffer where it may be written (not a shared one's), one M × M float64
+        less at the peak (134 MB at 4,096 centres), and this one is no longer usable."""
+        out = copy.copy(self)
+        if self._whitened is None:
+            if consume and _writeable(self.An):
+                out.An, out.Bn = self.An, self.Bn.copy()
+                self.An = None
+                self._consumed = True
+            else:
+                out.An, out.Bn = self.An.copy(), self.Bn.copy()
+            out.add_rows(X, Y, weights)
+            return out
+        xp = self.xp
+        T0, b0 = self._whitened[0], self._rhs()
+        if consume and _writeable(T0):
+            T = T0
+            T *= float(self.n)
+            self._whitened, self.An, self._consumed = None, None, True
+        else:
+            T = T0 * float(self.n)
+        b, B = b0 * float(self.n), self.Bn * float(self.n)
+        for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X):
+            Yc = Y[lo:hi] if weights is None else Y[lo:hi] * weights[lo:hi, None]
+            B += Kc.T @ Yc
+            Z = self._whiten_rows(Kc)
+            b += Z.T @ Yc
+            _gram_update(T, Z if weights is None else Z * xp.sqrt(weights[lo:hi])[:, None])
+        out.n = self.n + X.shape[0]
+        T = symmetric_from_lower(T)
+        for a in (T, b, B):
+            a *= 1.0 / out.n
+        out.An, out.Bn, out._whitened = None, B, (T, b)
+        return out
+
+    @property
+    def shed_state(self):
+        """Whether :meth:`shed` dropped U and the dense centres (:meth:`restore` brings them back)."""
+        return self.U is None
+
+    def shed(self):
+        """Drop U and the dense centres, keeping T, b and B/n: a solved system held aside while a larger one is
+        built (``solver: auto``'s best so far: its U and centres were M² float64 and M x d more at the next size's
+        peak).  Not for a shared system (kopt.nystrom.cache: its T is read-only), nor before T is made."""
+        if self._whitened is None or not _writeable(self._whitened[0]) or self.xp is not np:
+            return  # shared, unsolved or on a device: nothing is dropped
+        self.U = self.C = None
+
+    def restore(self, C):
+        """U and the dense centres again, from the centres as given to the constructor (``C``, in their order, handed
+        over as in the constructor's ``own_centers``): the centres' basis is computed as it was (one BLAS thread:
+        the same bits), so the system is the one it was."""
+        if self.U is not None:
+            return
+        with blas_threads(1):
+            kept, U = center_basis(self.kernel, C)
+        if not np.array_equal(np.asarray(kept), np.asarray(self.kept)):
+            raise ValueError("restore() was given other centres than the system's")
+        self.U, self.C = U, kept_centers(C, kept, own=True)
+
+    def update_rows(self, X, sign=1.0, weights=None, chunks=None):
+        """T ± (1/n) Σ w_i z_i z_iᵀ over the rows X (``sign`` +1 adds them, -1 takes them out; n is unchanged): the
+        system of another set of rows on the same centres, at rows · M² flops (their kernel values, whitened, and a
+        rank-k update of T's lower triangle).  The squared hinge's Newton steps (``solver: svm_nystrom``) keep T
+        the system of the rows inside the margin this way, as rows cross it.  ``chunks``: instead of X, the rows'
+        kernel values where the caller holds them, as ``(K, weights)`` pairs (K float64, overwritten).  T must be
+        made and writeable (not a shared system's); the right-hand sides b and B/n are not kept (a row's target does
+        not enter T), so the system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse
+        it from then on."""
+        T, _ = self.whitened()
+        if not _writeable(T):
+            raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
+        if chunks is None:
+            chunks = ((Kc, None if weights is None else weights[lo:hi])
+                      for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X))
+        xp, touched = self.xp, False
+        for Kc, w in chunks:
+            Z = self._whiten_rows(Kc)
+            if w is not None:
+                Z *= xp.sqrt(w)[:, None]
+            _gram_update(T, Z, alpha=float(sign) / self.n)
+            touched = True
+        if touched:
+            T = symmetric_from_lower(T)  # in place on NumPy
+        self._whitened, self.Bn = (T, None), None
+
+    def clear_rows(self):
+        """T = 0: the system of no rows (n unchanged), to which :meth:`update_rows` adds rows."""
+        T, _ = self.whitened()
+        if not _writeable(T):
+            raise ValueError("a shared Nystrom system's T is read-only: clear_rows needs a system of its own")
+        T[...] = 0.0
+        self._whitened, self.Bn = (T, None), None
+
+    def rescale(self, n):
+        """The same rows' system counted as n rows (T's sums divided by n instead of by this system's n): the
+        squared hinge's search solves on the fit rows, its final solve on every training row."""
+        T, b = self.whitened()
+        T *= self.n / float(n)
+        if b is not None:
+            b *= self.n / float(n)
+        if self.Bn is not None:
+            self.Bn *= self.n / float(n)
+        self.n = int(n)
+
+    def _rhs(self):
+        """b of :meth:`whitened`, or an error where :meth:`update_rows` did not keep it."""
+        b = self.whitened()[1]
+        if b is None:
+            raise RuntimeError("this Nystrom system's rows were changed by update_rows: it keeps T only")
+        return b
+
+    def _whiten_rows(self, K):
+        """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
+        if self.xp is np:
+            # Zᵀ = U⁻ᵀ Kᵀ in place: Kᵀ of the C-order K is Fortran order
+            return blas.dtrsm(1.0, np.asfortranarray(self.U), K.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+        return solve_triangular(self.U, K.T, lower=False, trans="T").T  # pragma: no cover - GPU only
+
+    @classmethod
+    def total(cls, systems):
+        """The system of the union of the systems' rows (disjoint row sets on the same centres and kernel:
+        ``kopt tune``'s folds are sums of their parts)."""
+        first = systems[0]
+        if any(s.An is None for s in systems):
+            raise ValueError("solved systems (their T made) do not add: sum the parts before solving")
+        if any(s.M != first.M or s.kernel is not first.kernel and s.kernel.options.as_dict() != first.kernel.options.as_dict()
+               for s in systems):
+            raise ValueError("systems on different centres or kernels do not add")
+        out = copy.copy(first)
+        out.n = sum(s.n for s in systems)
+        out.An = sum(s.An * (s.n / out.n) for s in systems)
+        out.Bn = sum(s.Bn * (s.n / out.n) for s in systems)
+        out._whitened = None
+        return out
+
+    def whitened(self):
+        """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows.
+
+        On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
+        from the left and from the right: bit-identical on 1 and 2 threads, measured), which A/n then no longer
+        holds: T carries it (M² bytes less at the peak: 134 MB at 4,096 centres).  LAPACK's congruence
+        ``dsygst`` does it in M³ flops instead of 2 M³ (0.83 s against 1.16 s at 4,096 centres, 2 threads), but
+        its bits follow the thread count (measured at 300 and 1,500 centres), and the solve's should not."""
+        if self._whitened is None:
+            if self._consumed:
+                raise RuntimeError("this Nystrom system was consumed by plus(consume=True): use the one it returned")
+            # a shared system's A/n is read-only (kopt.nystrom.cache): T then takes a copy, read-only too once made
+            # (threads may share the system, so no factor is made in its buffer: :meth:`_factored`)
+            shared = not _writeable(self.An)
+            T = symmetric_from_lower(self.An.copy() if shared else self.An)
+            if self.xp is np:
+                # symmetric: the C-order T is also its own transpose, the Fortran-order T.T
+                U = np.asfortranarray(self.U)  # center_basis gives Fortran order: no copy
+                W = blas.dtrsm(1.0, U, T.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ A
+                W = blas.dtrsm(1.0, U, W, side=1, lower=0, trans_a=0, overwrite_b=1)  # (U⁻ᵀ A) U⁻¹
+                if not np.shares_memory(W, T):  # pragma: no cover - a SciPy that copied b after all
+                    T[...] = W.T
+            else:  # pragma: no cover - GPU only
+                T = solve_triangular(self.U, solve_triangular(self.U, T, lower=False, trans="T").T, lower=False,
+                                     trans="T")
+            T = symmetric_from_lower(T)  # exactly symmetric (the two triangles differ by rounding)
+            b = solve_triangular(self.U, self.Bn, lower=False, trans="T")
+            if shared and self.xp is np:
+                T.flags.writeable = False
+            self._whitened = (T, b)
+            self.An = None  # T carries A from here on (on NumPy in A's own buffer)
+        return self._whitened
+
+    def scores(self, X, w):
+        """k(X, C) @ w in float64 for the rows X, a chunk of rows at a time (their kernel values never held whole)."""
+        out = self.xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
+        for lo, hi, K in kernel_chunks(self.kernel, self.C, self.dtype, X, SCORE_ENTRIES):
+            out[lo:hi] = K @ w
+        return out
+
+    def _cholesky(self, H, threads=1):
+        """The lower Cholesky factor of H (overwritten: its lower triangle and diagonal), or None where H is not
+        positive definite; H's strict upper triangle is not touched.  One BLAS thread by default: the solve's
+        bits then do not depend on the machine's cores (a threaded LAPACK Cholesky's do); ``threads=None``:
+        BLAS's own count (the search's scoring, from M = 1,024 on, where two threads take 0.5-0.55x the time,
+        measured at 2,048 and 4,096)."""
+        try:
+            with blas_held(threads):
+                return cholesky(H, overwrite=True, zero_upper=False)
+        except np.linalg.LinAlgError:
+            return None
+
+    @contextlib.contextmanager
+    def _factored(self, lam, threads=1, required=False):
+        """The lower Cholesky factor L of T + λI (None where it does not factor), for the block; T is itself again
+        after it.
+
+        On NumPy, with T writeable, L is made in T's own buffer: the factor takes the lower triangle and the
+        diagonal, T keeps its strict upper triangle and its diagonal is held aside (:meth:`_times_T` multiplies
+        by T meanwhile), and leaving the block mirrors T back.  A copy of T per factor was one M × M float64 more
+        at the peak (134 MB at 4,096 centres).  A shared system's T is read-only (kopt.nystrom.cache): its factor
+        is made in a copy.
+
+        ``required``: where T + λI does not factor, retry with δI added, δ from the features' rounding upwards
+        (x10 a try) -- that λ is then effectively δ-regularised, which :meth:`refine` corrects for -- and raise
+        ``LinAlgError`` if none does; without it a λ below T's rounding gives None (the search's :meth:`path`
+        refuses such a λ)."""
+        T, _ = self.whitened()
+        in_place = self.xp is np and _writeable(T) and T.flags.c_contiguous
+        diag = self.xp.diagonal(T).copy()
+        delta = float(np.finfo(self.dtype).eps) * float(self.xp.sum(diag)) / self.M
+        H, L = None, None
+        self._diag = diag if in_place else None
+        try:
+            for attempt in range(8 if required else 1):
+                shift = lam + (delta * 10.0 ** (attempt - 1) if attempt else 0.0)
+                if in_place:
+                    if attempt:
+                        _mirror_upper(T)  # a failed try overwrote part of the lower triangle
+                    H = T
+                else:
+                    H = T.copy() if H is None else H
+                    if attempt:
+                        H[...] = T
+                H[np.diag_indices(self.M)] = diag + shift
+                L = self._cholesky(H, threads)
+                if L is not None:
+                    break
+            if L is None and required:
+                raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
+            yield L
+        finally:
+            if in_place:
+                _mirror_upper(T)
+                T[np.diag_indices(self.M)] = diag
+            self._diag = None
+
+    def _times_T(self, v):
+        """T v from T's strict upper triangle and its diagonal (the same bits whether or not T's buffer holds a
+        factor in its lower triangle meanwhile: :meth:`_factored`)."""
+        T, _ = self.whitened()
+        if self.xp is not np:  # pragma: no cover - GPU only (its factor is made in a copy)
+            return T @ v
+        # the C-order T's upper triangle is its Fortran transpose's lower one, which dsymm reads (with the
+        # diagonal: T's own is put back for the call where the buffer holds a factor's)
+        held = self._diag
+        if held is None:
+            return blas.dsymm(1.0, T.T, v, side=0, lower=1)
+        factor_diag = np.diagonal(T).copy()
+        T[np.diag_indices(self.M)] = held
+        try:
+            return blas.dsymm(1.0, T.T, v, side=0, lower=1)
+        finally:
+            T[np.diag_indices(self.M)] = factor_diag
+
+    def factor(self, lam):
+        """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: :meth:`_factored`), in a new
+        array (T is unchanged)."""
+        with self._factored(lam, required=True) as L:
+            return self.xp.tril(L)
+
+    def coef(self, v):
+        """w = U⁻¹ v: the model's coefficients on the centres, from the whitened ones."""
+        return solve_triangular(self.U, v, lower=False)
+
+    def solve(self, lam, L=None):
+        """v (M × k) minimising λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖² (w = :meth:`coef` of it); ``L``:
+        :meth:`factor`'s, if at hand."""
+        if L is None:
+            with self._factored(lam, required=True) as L:
+                return self.solve(lam, L)
+        with blas_threads(1):
+            return cho_solve(L, self._rhs())
+
+    def refine(self, lam, X, Y, weights=None, steps=4, tol=1e-9):
+        """The solve, refined against float64 residuals over the rows X (mixed-precision iterative
+        refinement: each step one pass over the rows, corrected through the same factor); returns
+        ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w.
+        The factor is made in T's own buffer (:meth:`_factored`)."""
+        with self._factored(lam, required=True) as L:
+            v = self.solve(lam, L)
+            rhs = float(self.xp.sqrt(self.xp.sum(self._rhs() ** 2))) or 1.0
+            for k in range(steps + 1):
+                w = self.coef(v)
+                scores, Ktr = residual_pass(self.kernel, self.C, self.dtype, w, X, Y, weights)
+                # the gradient in v: λv + U⁻ᵀ Kᵀr / n
+                g = lam * v + solve_triangular(self.U, Ktr / self.n, lower=False, trans="T")
+                if k == steps or float(self.xp.sqrt(self.xp.sum(g * g))) <= tol * rhs:
+                    return w, scores, Ktr, k
+                with blas_threads(1):
+                    v = v - cho_solve(L, g)
+
+    def path(self, lams, X):
+        """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
+        None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
+        for all the λ together, never held whole (n_val × M float32 was 164 MB of ijcnn1's peak at 4,096 centres).
+
+        Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
+        (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
+        scored: where it passes :data:`RESOLVED` of the scores (or T + λI does not factor), rounding, not
+        λ, decides the scores, and the λ is not a choice."""
+        T, b = self.whitened()[0], self._rhs()
+        threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
+        solved = {}
+        for i, lam in enumerate(lams):
+            with self._factored(lam, threads) as L:  # in T's own buffer (no M × M copy per λ)
+                if L is None:
+                    continue
+                with blas_held(threads):
+                    v = cho_solve(L, b)
+                    dv = cho_solve(L, self._times_T(v) + lam * v - b)
+            solved[i] = (self.coef(v), self.coef(dv))
+        if not solved:
+            return [None] * len(lams)
+        # every λ's scores and corrections in one pass over the validation rows' kernel values
+        k = b.shape[1]
+        SS = self.scores(X, self.xp.concatenate([w for pair in solved.values() for w in pair], axis=1))
+        out = []
+        for i in range(len(lams)):
+            if i not in solved:
+                out.append(None)
+                continue
+            at = 2 * k * list(solved).index(i)
+            S, dS = SS[:, at:at + k], SS[:, at + k:at + 2 * k]
+            size = float(self.xp.sqrt(self.xp.sum(S * S))) or 1.0
+            if not float(self.xp.sqrt(self.xp.sum(dS * dS))) <= RESOLVED * size:  # NaN is not resolved either
+                out.append(None)
+                continue
+            out.append(S - dS)
+        return out
+
+
+def target_offset(Y, weights=None):
+    """The targets' (weighted) column means: krr_nystrom's fixed, unpenalised intercept.  The model is
+    f(x) = k(x, C) w + μ with μ the training labels' mean -- on ijcnn1 (90% of one class) a test accuracy
+    0.2-0.5 points higher than without (measured at 2,048 and 4,096 centres, λ 1e-6 .. 1e-8): far from every centre
+    the scores fall to the labels' mean, not to 0, the boundary."""
+    xp = get_namespace(Y)
+    if weights is None:
+        return xp.mean(Y, axis=0)
+    return (weights[:, None] * Y).sum(axis=0) / weights.sum()
+
+
+def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
+    """``(lo, hi, K)`` for row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64, in one
+    float64 buffer reused from chunk to chunk (overwritten by the next: use it before asking for the next one).
+    Chunks are :func:`row_chunks` of ``entries``.  A fresh float64 array per
+    chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once).
+    ``bound``: ``kernel.bind(C)`` where the caller holds it (several passes, or parts of one, on the same centres)."""
+    xp = get_namespace(C)
+    buf = None
+    k = kernel.bind(C) if bound is None else bound  # C's side of the kernel made once for the pass
+    for lo, hi in row_chunks(X, C.shape[0], kernel, entries):
+        K = k(_rows.kernel_rows(kernel, X, slice(lo, hi), xp, dtype)).astype(dtype, copy=False)
+        if buf is None:
+            buf = xp.empty((hi - lo, C.shape[0]), dtype=np.float64)  # the first chunk is the largest
+        out = buf[:hi - lo]
+        out[...] = K
+        yield lo, hi, out
+
+
+def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
+    """One float64 pass over the rows X at w: the scores f = k(X, C) w and Kᵀr with r_i = w_i (f_i − y_i)."""
+    xp = get_namespace(C)
+    scores = xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
+    Ktr = xp.zeros(w.shape, dtype=np.float64)
+    for lo, hi, K in kernel_chunks(kernel, C, dtype, X, SCORE_ENTRIES):
+        f = K @ w
+        scores[lo:hi] = f
+        r = f - Y[lo:hi]
+        if weights is not None:
+            r = r * weights[lo:hi, None]
+        Ktr += K.T @ r
+    return scores, Ktr

@@ -1,0 +1,263 @@
+"""``kopt tune``: a seeded grid search over λ, the bandwidth and any numeric spec key.
+
+Every grid point is a spec (the given one with ``--grid`` values set) solved on the training rows
+of each fold and scored on the fold's held-out rows; the spec's test split is never looked at
+until ``refit``.  Along the λ axis the solves of one fold and one setting of the other keys run
+from the largest λ down, each started from the previous solve's final state
+(:meth:`kopt.contract.components.Solver.warm_state`; solvers without ``lambda_warm_start`` run cold).
+
+The square loss on Nyström centres (``solver: krr_nystrom``, or ``auto``, which routes it there) solves
+nothing per grid point: every λ of a fold and setting comes from one M × M system, and the folds share
+the centres and the Gram's work (:mod:`kopt.selection.nystrom_folds`).  The refit is a normal :func:`kopt.solve`.
+
+Grid syntax (``--grid`` on the command line, ``grid=[...]`` from Python)::
+
+    model.regularizer.lambda=1e-6:1e-2:log:9     # 9 values, log-spaced from 1e-6 to 1e-2
+    model.kernel.bandwidth_factor=0.25:2:lin:8   # 8 values, evenly spaced
+    model.kernel.bandwidth=0.5,1,2               # a list
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..numerics import threads as _threads
+from . import nystrom_folds as tune_nystrom
+from ..api import solve
+from ..errors import SpecError
+from ..running.validation import AUTO_PATH, LAMBDA, METRICS, best_row, fold_of, make_splits, overrides_of, solve_point
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One searched key: its dotted path and its values (numbers)."""
+
+    key: str
+    values: tuple
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` found.
+
+    Attributes: ``metric`` and ``higher_is_better``; ``rows`` (one dict per grid point: ``params``,
+    ``score`` -- the mean over folds --, ``scores``, ``fit_s``, ``iterations``, ``converged``);
+    ``best_params``, ``best_score``; ``best_spec`` (a :class:`kopt.Spec`); ``refit`` (the
+    :class:`kopt.contract.result.Result` of the best spec on all training rows, or None); ``splits`` (a
+    description), ``warm_start`` (whether the λ path was warm-started) and ``wall_s``; ``info``: the
+    solver, and ``shared`` where the grid ran on one Nyström system per fold and setting
+    (:mod:`kopt.selection.nystrom_folds`: centres, systems built, their seconds and the λ paths').
+    """
+
+    metric: str
+    higher_is_better: bool
+    axes: list
+    rows: list
+    best_params: dict
+    best_score: float
+    best_spec: object
+    splits: str
+    warm_start: bool
+    wall_s: float
+    refit: object = None
+    info: dict = field(default_factory=dict)
+
+
+def parse_axis(item: str) -> Axis:
+    """``KEY=lo:hi:log|lin:n`` or ``KEY=v1,v2,...`` -> :class:`Axis`; a :class:`SpecError` (exit 2) naming the key."""
+    src = f"--grid {item}"
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not p for p in key.split(".")):
+        raise SpecError(f"expected KEY.PATH=lo:hi:log:n or KEY.PATH=v1,v2,..., got {item!r}", source=src)
+    raw = raw.strip()
+    if ":" in raw:
+        parts = raw.split(":")
+        if len(parts) != 4 or parts[2] not in ("log", "lin"):
+            raise SpecError(f"{key}: a range is lo:hi:log:n or lo:hi:lin:n, got {raw!r}", source=src)
+        lo, hi = _number(key, parts[0], src), _number(key, parts[1], src)
+        try:
+            n = int(parts[3])
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise SpecError(f"{key}: the number of values must be an integer >= 1, got {parts[3]!r}", source=src)
+        if not lo <= hi:
+            raise SpecError(f"{key}: the range {raw!r} ends below its start", source=src)
+        if parts[2] == "log":
+            if not lo > 0:
+                raise SpecError(f"{key}: a log range needs lo > 0, got {parts[0]!r}", source=src)
+            values = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
+        else:
+            values = np.linspace(lo, hi, n) if n > 1 else np.array([lo])
+        values = [float(f"{v:.6g}") for v in values]
+    else:
+        values = [_number(key, v, src) for v in raw.split(",")]
+    if len(set(values)) != len(values):
+        raise SpecError(f"{key}: the grid repeats a value ({raw!r})", source=src)
+    return Axis(key, tuple(values))
+
+
+def _number(key, text, src):
+    try:
+        v = float(text)
+    except ValueError:
+        raise SpecError(f"{key}: grid values must be numbers, got {text.strip()!r}", source=src) from None
+    if not np.isfinite(v):
+        raise SpecError(f"{key}: grid values must be finite, got {text.strip()!r}", source=src)
+    return int(v) if v == int(v) and "." not in text and "e" not in text.lower() else v
+
+
+def default_axes(spec) -> list:
+    """λ from 1/100 to 100 times the spec's (5 values; the GP form: ``solver.noise_variance``, which
+    plays λ's part, from 1/4 to 4 times), and the bandwidth: ``bandwidth_factor`` at {0.25, 0.5, 1, 2}
+    times the spec's factor (1 when it gives none) for a rule ('median', 'scale'), else the bandwidth
+    times {0.5, 1, 2}: every default grid holds the spec's own setting."""
+    axes = []
+    lam = spec["model"]["regularizer"].get("lambda")
+    noise = spec["solver"].get("noise_variance")
+    if spec["model"]["form"] == "gp" and isinstance(noise, (int, float)):
+        axes.append(Axis("solver.noise_variance", tuple(float(f"{noise * f:.6g}") for f in (0.25, 0.5, 1, 2, 4))))
+    elif isinstance(lam, (int, float)) and lam > 0:
+        axes.append(Axis(LAMBDA, tuple(float(f"{lam * 10.0 ** k:.6g}") for k in (-2, -1, 0, 1, 2))))
+    elif lam == "auto":  # the decades lambda: auto walks
+        axes.append(Axis(LAMBDA, AUTO_PATH))
+    kernel = spec["model"]["kernel"]
+    bw = kernel.get("bandwidth")
+    if isinstance(bw, str):
+        factor = float(kernel.get("bandwidth_factor", 1.0))
+        axes.append(Axis("model.kernel.bandwidth_factor", tuple(float(f"{factor * f:.6g}") for f in (0.25, 0.5, 1, 2))))
+    elif isinstance(bw, (int, float)):
+        axes.append(Axis("model.kernel.bandwidth", tuple(float(f"{bw * f:.6g}") for f in (0.5, 1.0, 2.0))))
+    return axes
+
+
+def check_axes(spec, axes):
+    """Each key names a number the spec holds (or a key its schema accepts a number for) and every
+    grid point is a valid spec; raises a :class:`SpecError` naming the key."""
+    from ..spec import load_spec
+
+    seen = set()
+    for ax in axes:
+        if ax.key in seen:
+            raise SpecError(f"{ax.key} is given twice", source=f"--grid {ax.key}")
+        seen.add(ax.key)
+        node = spec.data
+        for part in ax.key.split(".")[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            raise SpecError(f"{ax.key}: the spec has no section {ax.key.rsplit('.', 1)[0]!r}", source=f"--grid {ax.key}")
+        current = node.get(ax.key.rsplit(".", 1)[1])
+        if isinstance(current, (bool, list, dict)) or (current is not None and not isinstance(current, (int, float, str))):
+            raise SpecError(f"{ax.key} is not a numeric key (the spec has {current!r} there)", source=f"--grid {ax.key}")
+        for v in ax.values:
+            try:
+                load_spec(spec, overrides_of({ax.key: v}), check_files=False)
+            except SpecError as exc:
+                raise SpecError(f"{ax.key}={v!r} makes the spec invalid: {exc}", source=f"--grid {ax.key}") from None
+
+
+def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_start=True, refit=False,
+         overrides=(), progress=False, data=None):
+    """Grid search of a spec on validation folds; returns a :class:`TuneResult`.
+
+    Parameters
+    ----------
+    spec : path, packaged spec name, dict or Spec
+    grid : list of str or Axis, optional
+        ``KEY=lo:hi:log:n`` / ``KEY=v1,v2,...`` items; default :func:`default_axes`.
+    folds, validation : int, float
+        k seeded folds of the training rows, or the held-out fraction of one seeded split (default 0.2).
+    metric : str, optional
+        One of the holdout metrics (``accuracy``, ``auc``, ``rmse``, ``mae``, ``r2``); default
+        accuracy for classification, rmse for regression.
+    warm_start : bool
+        Start each solve along λ from the previous one (solvers with ``lambda_warm_start``).
+    refit : bool
+        Solve the best spec on all training rows and score it on the test split (``result.refit``).
+    progress : bool
+        A line on stderr per solve.
+    data : tuple, optional
+        ``(X, y)`` or ``(X, y, X_test, y_test)`` arrays instead of the spec's data.
+    """
+    from ..data import as_dataset, load_data
+    from ..contract.registry import registry
+    from ..spec import load_spec
+
+    t0 = time.perf_counter()
+    base = load_spec(spec, overrides, check_files=data is None)
+    axes = [a if isinstance(a, Axis) else parse_axis(a) for a in grid] if grid else default_axes(base)
+    if not axes:
+        raise SpecError("nothing to search: the spec has no lambda or bandwidth; give --grid KEY=...",
+                        source=base.source)
+    check_axes(base, axes)
+    target = base.loss.target
+    metric = metric or ("rmse" if target == "real" else "accuracy")
+    if metric not in METRICS:
+        raise SpecError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}", source="--metric")
+    solver_cls = registry().get("solver", base["solver"]["name"])
+    warm = bool(warm_start and solver_cls.lambda_warm_start)
+    ds = as_dataset(data) if data is not None else load_data(base["data"])
+    if ds.y is None:
+        raise SpecError("kopt tune needs labelled training data", source=base.source)
+    splits = make_splits(ds.X.shape[0], base["seed"], folds, validation)
+    info = {"solver": solver_cls.name, "lambda_warm_start": solver_cls.lambda_warm_start}
+    if tune_nystrom.applies(base, axes):  # every λ of a fold from one Nyström system
+        log = (lambda line: print(f"kopt tune: {line}", file=sys.stderr, flush=True)) if progress else None
+        base, note = tune_nystrom.concrete(base, ds, log)
+        # the systems' heavy BLAS is SciPy's, between the kernel's NumPy products: NumPy's own OpenBLAS held to one
+        # thread (kopt.numerics.threads.scipy_blas), as in solver auto's search
+        with _threads.scipy_blas():
+            rows, shared = tune_nystrom.run(base, ds, splits, axes, metric, progress)
+        warm = False
+        info.update(solver=base["solver"]["name"], shared={**shared, **({"note": note} if note else {})})
+    else:
+        path = next((a for a in axes if a.key == LAMBDA), None)
+        others = [a for a in axes if a is not path]
+        rows = []
+        for setting in itertools.product(*(a.values for a in others)):
+            fixed = dict(zip((a.key for a in others), setting))
+            rows.extend(_lambda_path(base, ds, splits, fixed, path, metric, warm, progress))
+    best = best_row(rows, METRICS[metric])
+    best_spec = load_spec(base, overrides_of(best["params"])
+                          + [f"name={base['name']}_tuned"], check_files=data is None)
+    out = TuneResult(metric=metric, higher_is_better=METRICS[metric], axes=axes, rows=rows,
+                     best_params=best["params"], best_score=best["score"], best_spec=best_spec,
+                     splits=(f"{len(splits)} folds" if folds else f"validation {len(splits[0][1])} of "
+                             f"{ds.X.shape[0]} rows") + f", seed {base['seed']}",
+                     warm_start=warm, wall_s=0.0, info=info)
+    if refit:
+        out.refit = solve(best_spec, data=data)
+    out.wall_s = time.perf_counter() - t0
+    return out
+
+
+def _lambda_path(base, ds, splits, fixed, path, metric, warm, progress):
+    """The rows of one setting of the non-λ keys: every λ (largest first) on every fold."""
+    lams = sorted(path.values, reverse=True) if path is not None else [None]
+    per = {lam: {"scores": [], "fit_s": 0.0, "iterations": 0, "converged": True, "warm": 0} for lam in lams}
+    for f, (tr, va) in enumerate(splits):
+        fold = fold_of(ds, tr, va)
+        previous = None
+        for lam in lams:
+            params = {**fixed, **({LAMBDA: lam} if lam is not None else {})}
+            r = solve_point(solve, base, fold, params, metric, previous if warm else None, keep_state=warm)
+            p = per[lam]
+            p["scores"].append(r.metrics[metric])
+            p["fit_s"] += r.timings["fit_s"]
+            p["iterations"] += int(r.n_iter or 0)
+            p["converged"] &= bool(r.success)
+            p["warm"] += previous is not None and warm
+            previous = r.snapshot if warm else None
+            if progress:
+                print(f"kopt tune: fold {f + 1}/{len(splits)}  " + "  ".join(f"{k.rsplit('.', 1)[1]}={v:g}"
+                      for k, v in params.items()) + f"  {metric} {r.metrics[metric]:.5g}  "
+                      f"{r.timings['fit_s']:.2f}s  {r.n_iter} it", file=sys.stderr, flush=True)
+    return [{"params": {**fixed, **({LAMBDA: lam} if lam is not None else {})},
+             "score": float(np.mean(p["scores"])), "std": float(np.std(p["scores"])), **p} for lam, p in per.items()]
+
+
