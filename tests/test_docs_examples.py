@@ -1,4 +1,4 @@
-"""The ```python examples of the docs run as tests, so an example cannot drift from the code (issue 25).
+"""The ```python examples of the docs run as tests, so an example cannot drift from the code.
 
 Each document's blocks run in order, in one namespace, from a scratch folder (the repository's
 ``specs/`` and ``docs/`` linked into it, the folder on ``sys.path``); a block that defines ``test_*``
@@ -36,8 +36,6 @@ MARKER = re.compile(r"^<!--\s*example:\s*(file|skip)\s*(.*?)\s*-->$")
 
 #: blocks that do not run, in documents whose markers belong to others: (document, a piece of the block, why)
 SKIPPED = [
-    ("README.md", "specs/krr_exact_higgs12k.yaml",
-     "exact KRR on the 12k HIGGS rows, then kopt.selection.tune over 27 fits: minutes"),
     ("docs/sklearn.md", "ijcnn1_trval.libsvm.bz2",
      "GridSearchCV on 10,000 ijcnn1 rows (a minute); tests/test_sklearn_docs.py keeps it equal to "
      "docs/benchmarks/sklearn_gridsearch.py"),

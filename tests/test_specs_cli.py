@@ -70,12 +70,12 @@ def test_quickstart_is_the_readme_first_command_and_prints_metrics(tmp_path, mon
     assert report["success"] and report["metrics"]["accuracy"] > 0.66 and report["metrics"]["auc"] > 0.72
 
 
-def test_readme_spec_example_is_the_quickstart_file():
-    readme = (REPO / "README.md").read_text()
-    block = re.search(r"```yaml\n(# Quick start.*?)```", readme, re.S)
-    assert block, "README shows specs/quickstart.yaml in a ```yaml block"
+def test_guide_spec_example_is_the_quickstart_file():
+    guide = (REPO / "docs" / "guide.md").read_text()
+    block = re.search(r"```yaml\n(# Quick start.*?)```", guide, re.S)
+    assert block, "docs/guide.md shows specs/quickstart.yaml in a ```yaml block"
     assert block.group(1) == (REPO / "specs" / "quickstart.yaml").read_text(), \
-        "README's spec example drifted from specs/quickstart.yaml: paste the file into README.md again"
+        "docs/guide.md's spec example drifted from specs/quickstart.yaml: paste the file into docs/guide.md again"
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Parsing a numeric CSV before and after class-name labels (issue 40), and a file of class names.
+"""Parsing a numeric CSV before and after class-name labels, and a file of class names.
 
     python docs/benchmarks/csv_labels.py --before d247c61 --rows 300000 --repeat 3
 

@@ -1,4 +1,4 @@
-"""Default rules by measurement (issue 19): kopt's test metric under candidate default rules, per set.
+"""Default rules by measurement: kopt's test metric under candidate default rules, per set.
 
     python docs/benchmarks/defaults.py rules [--sets a9a,w8a]   # candidate rules -> defaults_rules.json
     python docs/benchmarks/defaults.py rules-1/n [--sets ...]   # the same at λ = 1/n (standardize: auto)

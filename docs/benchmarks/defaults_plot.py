@@ -1,4 +1,4 @@
-"""Plot `kopt bench defaults`' JSON lines against issue 24's targets: ``python docs/benchmarks/defaults_plot.py
+"""Plot `kopt bench defaults`' JSON lines against the defaults' targets: ``python docs/benchmarks/defaults_plot.py
 [docs/benchmarks/defaults_bench.jsonl [docs/benchmarks/defaults_bench.png]]``.
 
 Three panels, one group of bars per set (the spec and the estimator): the metric against the better SVC in units

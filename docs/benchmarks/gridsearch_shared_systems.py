@@ -1,6 +1,6 @@
 """GridSearchCV over KernelClassifier: what sharing the Nyström system between fits that differ only in λ saves.
 
-Issue 24 item 5's case: 3 λ x 3 bandwidths, cv=3, on the first 3,000 higgs-12k training rows, n_jobs=1.
+The reference case: 3 λ x 3 bandwidths, cv=3, on the first 3,000 higgs-12k training rows, n_jobs=1.
 Two estimators: ``KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 512})`` and
 ``KernelClassifier()`` (solver auto: with λ and the bandwidth given it still searches the centre count).
 Each is searched twice in this process: as is, and inside ``kopt.nystrom.cache.sharing()``, where the

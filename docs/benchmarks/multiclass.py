@@ -1,4 +1,4 @@
-"""Multiclass quality on mnist-10k (issue 19, item 3): kopt's multiclass routes against SVC(C=10, gamma="scale").
+"""Multiclass quality on mnist-10k: kopt's multiclass routes against SVC(C=10, gamma="scale").
 
     python docs/benchmarks/multiclass.py --which svc
     python docs/benchmarks/multiclass.py --which ovr_squared_hinge [--lam 1.25e-5]

@@ -1,4 +1,4 @@
-"""krr_pcg's fit time against rows at a fixed number of centres (issue 38's "n^1.1 at fixed M").
+"""krr_pcg's fit time against rows at a fixed number of centres (the target: no faster than n^1.1 at a fixed M).
 
 The `higgs-shaped` preset at each size (its first rows), the square loss on ±1 labels, a Gaussian kernel of fixed
 bandwidth, M Nyström centres, a fixed λ and ``iterations`` CG steps (``tol: 0``: every step runs, so every size does

@@ -1,4 +1,4 @@
-"""Peak memory of ``kopt predict`` on HIGGS-shaped rows (issue 17, defect 8).
+"""Peak memory of ``kopt predict`` on HIGGS-shaped rows.
 
 Writes a seeded CSV of ``--rows`` rows (a 0/1 label and 28 standard-normal
 features, HIGGS's shape), trains a small model on its first 2,000 rows

@@ -1,4 +1,4 @@
-"""``kopt tune`` on every packaged spec (issue 19: it must run on each spec with a test split).
+"""``kopt tune`` on every packaged spec (it must run on each spec with a test split).
 
     python docs/benchmarks/tune_all_specs.py [--specs a,b] [--max-rows 2000]
     python docs/benchmarks/tune_all_specs.py --specs huber_higgs --substitute higgs=higgs-12k
