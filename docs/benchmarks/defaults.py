@@ -162,7 +162,7 @@ def run_tuned(names, rules):
         lams = SETS[name].get("tuned_lambdas", "1e-6:1e-3:log:4")
         grid = [f"model.regularizer.lambda={lams}", "model.kernel.bandwidth_factor=0.5,1"]
         t0 = time.perf_counter()
-        out = kopt.selection.tune(spec, grid=grid, validation=0.2, refit=True)
+        out = kopt.tune(spec, grid=grid, validation=0.2, refit=True)
         key, value = metric_of(out.refit.metrics)
         row = {"set": name, "standardize": pre, "best": out.best_params, key: value,
                "validation": out.best_score, "tune_s": time.perf_counter() - t0}

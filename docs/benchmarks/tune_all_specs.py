@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def grid_for(spec):
-    from kopt.running.validation.tune import Axis, default_axes
+    from kopt.selection.tune import Axis, default_axes
 
     axes = default_axes(spec)
     out = []
@@ -55,7 +55,7 @@ def check(name, max_rows, iterations, substitute=None):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = kopt.selection.tune(spec, grid_for(spec), validation=0.25, refit=True)
+            out = kopt.tune(spec, grid_for(spec), validation=0.25, refit=True)
     except DataError as exc:
         return {"spec": name, "status": "skipped (data)", "detail": str(exc)[:160]}
     except NonFiniteModelError as exc:

@@ -56,7 +56,7 @@ def run_kopt(route, warm, X, y, sigmas):
     grid = ["model.regularizer.lambda=" + ",".join(map(str, LAMBDAS)),
             "model.kernel.bandwidth=" + ",".join(map(str, sigmas))]
     t0 = time.perf_counter()
-    out = kopt.selection.tune(spec(route), grid, folds=FOLDS, warm_start=warm, data=(X, y))
+    out = kopt.tune(spec(route), grid, folds=FOLDS, warm_start=warm, data=(X, y))
     wall = time.perf_counter() - t0
     return wall, out.best_params, out.best_score, sum(r["iterations"] for r in out.rows)
 

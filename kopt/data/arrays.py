@@ -1,12 +1,12 @@
-"""Dataset presets from Python: ``kopt.data.arrays.load("ijcnn1")``, the arrays ``kopt solve`` trains on.
+"""Dataset presets from Python: ``kopt.datasets.load("ijcnn1")``, the arrays ``kopt solve`` trains on.
 
 >>> import kopt
->>> ds = kopt.data.arrays.load("higgs-12k")                          # doctest: +SKIP
+>>> ds = kopt.datasets.load("higgs-12k")                          # doctest: +SKIP
 >>> ds.X.shape, ds.X_test.shape                                    # doctest: +SKIP
 ((7500, 28), (5000, 28))
 >>> ds.data is ds.X, ds.target_names                               # doctest: +SKIP
 (True, array([0., 1.]))
->>> X, y = kopt.data.arrays.load("cal_housing", test_set=False, return_X_y=True)   # doctest: +SKIP
+>>> X, y = kopt.datasets.load("cal_housing", test_set=False, return_X_y=True)   # doctest: +SKIP
 
 The files are found, verified and fetched exactly as for ``data: {source: NAME}`` in a spec
 (docs/data.md): the data folder ``KOPT_DATA``, the SHA-256 checksums, ``KOPT_DATA_MIRROR``,
@@ -136,7 +136,7 @@ def _pandas():
     try:
         import pandas
     except ImportError:
-        raise KoptError("kopt.data.arrays.load(as_frame=True) needs pandas: pip install pandas (or the "
+        raise KoptError("kopt.datasets.load(as_frame=True) needs pandas: pip install pandas (or the "
                         "'kopt[pandas]' extra)") from None
     return pandas
 
