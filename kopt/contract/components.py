@@ -305,6 +305,10 @@ class Solver(Component):
     kernel_mode: ClassVar[str] = "features"
     #: the ``model.features.kind`` values the solver handles ("random": the kernel's sampler; "nystrom")
     feature_kinds: ClassVar[tuple] = ("random",)
+    #: the ``model.features.kind`` a spec naming this solver gets when it gives none (one of ``feature_kinds``);
+    #: None: ``random``.  The solvers on Nyström centres (:class:`kopt.nystrom.NystromSolver`) declare "nystrom".
+    #: A spec that gives a kind explicitly keeps it, and one the solver does not handle is still refused.
+    default_feature_kind: ClassVar[str | None] = None
     #: True when the solver trains a binary loss one-vs-rest on labels with more than two classes
     #: (the problem then carries class ids 0..C-1 and the model scores C outputs).
     one_vs_rest: ClassVar[bool] = False

@@ -116,6 +116,7 @@ class SystemCache:
         return built
 
     def clear(self):
+        """Drop every entry and reset the hit and miss counts."""
         with self.lock:
             self.entries.clear()
             self.hits = self.misses = 0

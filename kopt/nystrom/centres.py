@@ -183,7 +183,21 @@ def _xp(a):
 
 
 class NystromRows(ChunkedRows):
-    """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver."""
+    """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver.
+
+    ``kernel``: the problem's kernel (its bandwidth a number); ``X``: the rows (dense or CSR; CSR rows that take at
+    most :data:`DENSE_COPY_BYTES` dense are densified once); ``C``: the dense centres (n_centres × d, the problem's
+    dtype, on its backend: NumPy or CuPy); ``dtype``: the kernel values' dtype (``problem.dtype``, float32 by
+    default); ``memory_bytes``: K = k(X, C) (n × M in ``dtype``) is computed once and kept when it fits (then
+    :attr:`materialized` is True), else every pass recomputes it a chunk of rows at a time; ``threads``: kopt's
+    worker threads (the solver's ``self.n_threads``).
+
+    The ψ of this map is k(x, C) itself, unscaled, and the metric of a coefficient vector w is wᵀRw with R = K_CC
+    (not ‖w‖²): whiten with :func:`center_basis`'s U (v = U w, ‖f‖² = ‖v‖²) where a solver wants the identity
+    metric.  Attributes: ``n``, ``M``, ``xp``, ``dtype``, ``materialized``, ``K`` (None unless materialized).
+    Every pass cuts its chunks into :data:`kopt.numerics.threads.PARTS` parts summed in part order, so its bits
+    do not depend on the thread count.
+    """
 
     #: kernel entries per chunk of a pass (2 MB in float32: small temporaries, per-call costs amortised)
     CHUNK_ENTRIES = 1 << 19
@@ -219,8 +233,36 @@ class NystromRows(ChunkedRows):
     def _block(self, lo, hi):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
 
+    def predict(self, v):
+        """K v: every row's scores k(x_i, C) v for coefficients ``v`` on the centres, ``(M,)`` or ``(M, C)``.
+
+        Returns a float64 ``(n, C)`` array (a 1-D ``v`` gives C = 1).  ``v`` is cast to the kernel values' dtype and
+        each chunk's product is taken in that dtype (float32 by default: unit round-off 6e-8 per operation, summed over M terms),
+        then stored in float64; for a certificate's scores take a float64 pass instead (:class:`RowPass`'s
+        ``products(P, precise=True)``, or :func:`residual_pass`)."""
+        return super().predict(v)
+
+    def predict_adjoint(self, v, fn):
+        """``(K v, Kᵀ fn(K v))`` with one evaluation of the kernel values: the scores and a gradient's sum.
+
+        ``v``: coefficients ``(M,)`` or ``(M, C)``; ``fn(pred_rows, lo, hi)``: row-wise, given the float64 scores of
+        rows lo:hi (``(hi - lo, C)``), returns what multiplies them, ``(hi - lo, C)`` or ``(hi - lo,)`` -- e.g.
+        ``lambda f, lo, hi: w[lo:hi, None] * loss.grad(f[:, 0], y[lo:hi])[:, None]`` for Kᵀ(w ⊙ ℓ'(f)).  It runs
+        on kopt's worker threads, on disjoint rows, and must not call the engine.  Returns float64 ``(n, C)`` and
+        ``(M, C)``; the products are in the kernel values' dtype (``fn``'s output is cast to it), each chunk's
+        Kᵀ(·) summed in float64."""
+        return super().predict_adjoint(v, fn)
+
+    def gram(self, weights=None):
+        """A = Σ_i w_i k(x_i, C)ᵀ k(x_i, C) over the rows (every row with weight 1 without ``weights``; rows of weight
+        0 cost nothing): the upper triangle of a float64 ``(M, M)`` array (the strict lower triangle is not
+        meaningful: mirror it, or read the upper one), summed in float64 on ``threads`` BLAS threads.  With R = K_CC
+        = UᵀU, U⁻ᵀ (A/n) U⁻¹ is :class:`NystromSystem`'s T."""
+        return super().gram(weights)
+
     def features(self, rows):
-        """k(x_i, C) for ``rows``; recomputed over the worker threads when not kept."""
+        """k(x_i, C) for ``rows`` (an index array on the backend): ``(len(rows), M)`` in the kernel values' dtype;
+        recomputed over the worker threads when not kept."""
         if self.K is not None:
             return self.K[rows]
         Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)

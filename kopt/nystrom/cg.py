@@ -59,6 +59,7 @@ class NystromCG:
 
     @property
     def passes(self):
+        """The passes over the rows made so far (:class:`.passes.RowPass`'s count: b's, every step's, every refresh's)."""
         return self.rows.passes
 
     def set_lambda(self, lam):
@@ -89,6 +90,7 @@ class NystromCG:
         return S, solve_triangular(self.U, G / self.n, lower=False, trans="T")
 
     def precondition(self, r):
+        """P⁻¹ r with P = (w̄/M) U Uᵀ + λI = L Lᵀ at :meth:`set_lambda`'s λ: two M × M triangular solves, no pass."""
         L = self.L
         return solve_triangular(L, solve_triangular(L, r, lower=True), lower=True, trans="T")
 

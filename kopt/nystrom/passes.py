@@ -1,6 +1,6 @@
 """One pass over the training rows: the kernel block k(X_chunk, C) made on the fly, used twice, dropped.
 
-A pass of :class:`kopt_plugins.krr_pcg.solver.NystromPCG` gives, for coefficients P (M × C, on the centres),
+A pass of :class:`kopt.nystrom.NystromCG` (``solver: krr_pcg``) gives, for coefficients P (M × C, on the centres),
 
     S = K P           (n × C: every row's scores, kept: O(n C), never O(n M))
     G = Kᵀ (w ⊙ S)    (M × C: the normal equations' product A P, A = Σ_i w_i k_i k_iᵀ)
@@ -24,7 +24,13 @@ CHUNK_ENTRIES = 1 << 21
 
 
 class RowPass:
-    """The passes over rows ``X`` against centres ``C`` (dense, the problem's dtype) for kernel ``kernel``."""
+    """The passes over rows ``X`` against centres ``C`` (dense, the problem's dtype) for kernel ``kernel``.
+
+    ``weights``: the row weights :meth:`products` multiplies by (None: 1); ``threads``: kopt's worker threads;
+    ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`).  Attributes: ``n``, ``M``, ``xp``,
+    ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to :data:`kopt.numerics.threads.PARTS` parts),
+    ``passes`` (passes made so far).  Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once
+    (:meth:`block`) and drops it."""
 
     def __init__(self, kernel, X, C, dtype, weights=None, threads=None, chunk_entries=None):
         self.X, self.C = X, C
@@ -66,6 +72,37 @@ class RowPass:
                 if w is not None:
                     s = s * w[lo:hi, None].astype(dtype)
                 acc += K.T @ s
+            return acc
+
+        with _threads.blas_threads(1):
+            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
+        G = parts[0]
+        for g in parts[1:]:  # part order: the same bits on any thread count
+            G += g
+        self.passes += 1
+        return S, G
+
+    def predict_adjoint(self, P, fn):
+        """``(S, G)``: S = K P and G = Kᵀ fn(S), float64 products, in one evaluation of every kernel block -- the pass a
+        certificate of any loss takes: with ``fn = lambda f, lo, hi: w[lo:hi, None] * loss.grad(f, y[lo:hi, None])``,
+        G is the Kᵀr of :func:`kopt.nystrom.certificate` at the coefficients P.
+
+        ``P``: coefficients on the centres, ``(M,)`` or ``(M, C)``; ``fn(S_rows, lo, hi)``: row-wise, given the float64
+        scores of rows lo:hi (``(hi - lo, C)``), returns ``(hi - lo, C)`` (or ``(hi - lo,)`` for C = 1).  It runs on
+        kopt's worker threads, on disjoint rows, and must not call the engine.  Returns float64 ``(n, C)`` and
+        ``(M, C)``; the kernel values are the problem's dtype's, as in every pass, so the scores and G are those of
+        the same K (the parts summed in part order: the same bits on any thread count)."""
+        xp = self.xp
+        P = xp.asarray(P, dtype=np.float64).reshape(self.M, -1)
+        C = P.shape[1]
+        S = xp.empty((self.n, C), dtype=np.float64)
+
+        def work(p):
+            acc = xp.zeros((self.M, C), dtype=np.float64)
+            for lo, hi in self.chunks[p::_threads.PARTS]:
+                K = self.block(lo, hi).astype(np.float64)
+                S[lo:hi] = K @ P
+                acc += K.T @ xp.asarray(fn(S[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, C)
             return acc
 
         with _threads.blas_threads(1):

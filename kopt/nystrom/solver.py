@@ -30,10 +30,18 @@ from .system import kept_centers, row_chunks, target_offset
 
 
 def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
-    """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centres with R = UᵀU, from the float64
-    pass's scores ``f`` and ``Ktr`` = Kᵀr (r_i = w_i (f_i − y_i), K the n x M kernel values): the dual point
-    α = −w_i ℓ'(f_i)/(λn) and its norm αᵀK R⁻¹ Kᵀα.  ``scale`` is the size of the terms P − D cancels (the gap's
-    rounding floor is about eps · scale: docs/reliability.md)."""
+    """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centres with R = UᵀU.
+
+    ``y`` (n,): the column's targets as the solve fits them; ``scores`` (n,): f = K w from a float64 pass (K the n x M
+    kernel values k(X, C), in the problem's dtype, their products in float64); ``Ktr`` (M,): Kᵀr from the same pass,
+    r_i = w_i ℓ'(f_i) -- the loss's gradient at the scores, times the row weights (for the square loss ℓ'(f) = f − y,
+    so r_i = w_i (f_i − y_i)); ``w`` (M,): the coefficients on the kept centres; ``U``: :func:`center_basis`'s factor
+    of their R = K_CC; ``weights``: the row weights (mean 1) or None.
+
+    P = λ/2 wᵀRw + (1/n) Σ w_i ℓ(y_i, f_i) (``wᵀRw = ‖Uw‖²``); D is the dual at α_i = −w_i ℓ'(f_i)/(λn), whose
+    norm in the Nyström kernel K R⁻¹ Kᵀ is αᵀK R⁻¹ Kᵀα = ‖U⁻ᵀ Kᵀα‖² = ‖U⁻ᵀ Ktr‖²/(λn)².  ``scale`` is the size of
+    the terms P − D cancels, λ(wᵀRw + αᵀK R⁻¹Kᵀα) + 2 mean|ℓ|: the skeleton's rounding bound of the gap
+    (:func:`kopt.contract.iterative.rounding_bound`) reads it as :attr:`Check.scale` (docs/reliability.md)."""
     xp = get_namespace(scores)
     n = y.shape[0]
     norm_p = float(xp.sum((U @ w) ** 2))  # wᵀRw
@@ -59,6 +67,7 @@ class NystromSolver(IterativeSolver):
     targets = ("real", "binary")
     kernel_mode = "features"
     feature_kinds = ("nystrom",)
+    default_feature_kind = "nystrom"  # a spec naming the solver and no model.features.kind gets nystrom
     one_vs_rest = True
     needs_conjugate = True
     sample_weight = True
@@ -67,6 +76,7 @@ class NystromSolver(IterativeSolver):
     losses = None
 
     def check_spec(self, spec):
+        """Refuse a loss outside :attr:`losses` (where it is not None), naming the solvers that take it."""
         if self.losses is not None and spec.loss.name not in self.losses:
             yield ("model", "loss", "name"), (
                 f"solver {self.name!r} solves the {' or '.join(self.losses)} loss only, not {spec.loss.name!r}; use "
@@ -84,6 +94,9 @@ class NystromSolver(IterativeSolver):
                 "w": None, "weights": problem.sample_weight, "system": None}
 
     def decision_function(self, state, X):
+        """k(X, C) w + intercept for rows X (standardized, on the backend), a chunk of rows at a time: float64
+        ``(n, outputs)``, from ``state["w"]`` (M x outputs), ``state["C"]`` (the kept centres) and
+        ``state["intercept"]``; the kernel values and their product in the problem's dtype."""
         problem = state["problem"]
         out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
         coef = state["w"].astype(problem.dtype)
@@ -94,6 +107,7 @@ class NystromSolver(IterativeSolver):
         return out + state["intercept"]
 
     def save(self, state):
+        """``{"w": ...}``: the coefficients alone (nothing before a step set them); :meth:`load` rebuilds the rest."""
         return {} if state["w"] is None else {"w": to_numpy(state["w"])}
 
     def load(self, problem, saved):
@@ -117,6 +131,9 @@ class NystromSolver(IterativeSolver):
         return state
 
     def finish(self, state):
+        """A :class:`kopt.models.predictors.KernelExpansion` over the kept centres ``state["C"]`` with coefficients
+        ``state["w"]`` and the fixed ``state["intercept"]``; info ``n_centers`` and ``centers_dropped`` (the centres
+        :func:`center_basis` did not keep)."""
         coef = to_numpy(state["w"])
         intercept = to_numpy(state["intercept"]).astype(float).tolist()
         if coef.shape[1] == 1:

@@ -250,7 +250,11 @@ def _fill_defaults(doc, reg, default_name):
             node = node[p]
         _defaults_into(node, reg.get(kind, node["name"]).schema())
     doc.setdefault("name", default_name)
-    doc["model"].setdefault("form", reg.get("solver", doc["solver"]["name"]).forms[0])  # the form follows the solver
+    solver_cls = reg.get("solver", doc["solver"]["name"])
+    doc["model"].setdefault("form", solver_cls.forms[0])  # the form follows the solver
+    # so does the feature kind: a solver on Nystrom centres makes them its default (a kind given is kept, and
+    # checked against the solver's feature_kinds in _check_compatibility)
+    doc["model"]["features"].setdefault("kind", solver_cls.default_feature_kind or "random")
     doc["model"]["features"].setdefault("seed", doc["seed"])
     doc.setdefault("data", {})
     _defaults_into(doc["data"], schemas.CORE_SCHEMA["properties"]["data"])

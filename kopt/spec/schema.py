@@ -46,9 +46,12 @@ CORE_SCHEMA = {
                     "default": {},
                     "description": "the random-feature map (solvers that use one)",
                     "properties": {
-                        "kind": {"enum": ["random", "nystrom"], "default": "random",
+                        "kind": {"enum": ["random", "nystrom"],
                                  "description": "random: the kernel's seeded random-feature sampler; nystrom: the exact "
-                                                "kernel on count seeded training rows (solvers that declare it)"},
+                                                "kernel on count seeded training rows (solvers that declare it). "
+                                                "Default: the solver's default_feature_kind (nystrom for the solvers "
+                                                "on Nystrom centres: krr_nystrom, krr_pcg, krr_pairs, svm_nystrom), "
+                                                "else random"},
                         "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers) or Nystrom centres"},
                         "block_size": {"type": "integer", "minimum": 1, "default": 512, "description": "features per seeded block"},
                         "dtype": {"enum": ["float32", "float64"], "default": "float32"},

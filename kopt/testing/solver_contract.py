@@ -257,6 +257,9 @@ def _interface_problems(cls):
            bad("feature_kinds", cls.feature_kinds, _FEATURE_KINDS), bad("backends", cls.backends, ("numpy", "cupy"))]
     if cls.kernel_mode not in _KERNEL_MODES:
         out.append(f"kernel_mode = {cls.kernel_mode!r}; one of {', '.join(_KERNEL_MODES)}")
+    if cls.default_feature_kind is not None and cls.default_feature_kind not in tuple(cls.feature_kinds or ()):
+        out.append(f"default_feature_kind = {cls.default_feature_kind!r} is not one of its feature_kinds "
+                   f"{cls.feature_kinds!r} (None: random)")
     for flag in ("needs_smooth_loss", "needs_conjugate", "one_vs_rest"):
         if not isinstance(getattr(cls, flag), bool):
             out.append(f"{flag} = {getattr(cls, flag)!r} is not a bool")

@@ -58,6 +58,7 @@ class PairsKRR(IterativeSolver):
     targets = ("binary",)
     kernel_mode = "features"
     feature_kinds = ("nystrom",)
+    default_feature_kind = "nystrom"  # a spec naming the solver and no model.features.kind gets nystrom
     one_vs_rest = True  # takes class ids (as pairs, not one against the rest)
     needs_conjugate = True
     stopping = "none"

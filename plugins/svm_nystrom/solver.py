@@ -36,6 +36,7 @@ class NystromSVM(IterativeSolver):
     targets = ("binary",)
     kernel_mode = "features"
     feature_kinds = ("nystrom",)
+    default_feature_kind = "nystrom"  # a spec naming the solver and no model.features.kind gets nystrom
     one_vs_rest = True
     needs_conjugate = True
     stopping = "gap"
