@@ -33,7 +33,8 @@ from kopt.numerics import threads as _threads
 from .planner import _digits
 
 #: the λ values (indices into the planner's λ path of half decades) scored first: 1e-4, 1e-6 and 1e-8 (exact pairs are
-#: flat in λ: mnist-10k 98.1-98.45% over 1e-4 .. 1e-8); the bandwidths are compared at the middle one
+#: flat in λ: docs/benchmarks.md, "Measurements behind the code's choices"); the bandwidths are compared at the middle
+#: one
 FIRST_LAMBDAS = (6, 10, 14)
 #: the step past the better end while that scores higher: a decade
 LAMBDA_STEP = 2
