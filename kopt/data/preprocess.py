@@ -211,7 +211,8 @@ def merge_range_stats(a, b):
 def scaling_rule(stats) -> tuple:
     """``(z-score?, why)`` for the :func:`range_stats` of the training rows (docs/defaults.md):
 
-    * sparse: no (z-scoring would make it dense; scaling alone measured worse on a9a, reuters);
+    * sparse: no (z-scoring would make it dense; scaling alone scored worse on the sparse sets: docs/benchmarks.md,
+      "Measurements behind the code's choices");
     * every value in [0, 1]: no (indicators, proportions, pixels / 255);
     * every value >= 0 and the columns share one range -- at least 90% of the non-constant columns
       reach half of the largest value, as 8-bit pixel intensities 0..255 do: no (z-scoring an image's

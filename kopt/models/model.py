@@ -176,7 +176,8 @@ HASH_BLOCK_BYTES = 1 << 24
 
 def _hash_c_order(h, a):
     """Feed ``a``'s bytes in C order to the hash ``h`` without a whole copy (a copy, and ``tobytes()``'s second one, of
-    a model's 136 MB of Fortran-order centres were reuters' peak)."""
+    a model's Fortran-order centres set a wide sparse set's peak: docs/benchmarks.md, "Measurements behind the code's
+    choices")."""
     if a.size == 0:
         return
     if a.ndim == 0 or a.flags.c_contiguous:

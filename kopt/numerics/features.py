@@ -144,8 +144,8 @@ class FeatureMap:
         """Refuse, before any allocation, a map whose parameters and weights cannot fit in memory."""
         blocks = 1 + min(self.cache_blocks, self.n_blocks or 0)
         params = blocks * self.block_size * (self.n_in + 1) * self.dtype.itemsize
-        # per feature: float64 weights, their update and the saved model's copy (Joker's features mode,
-        # measured: about 37 bytes a feature)
+        # per feature: float64 weights, their update and the saved model's copy (BYTES_PER_FEATURE is the
+        # measured count with a margin: docs/benchmarks.md, "Measurements behind the code's choices")
         weights = BYTES_PER_FEATURE * (self.count or 0)
         lower = "lower model.features.count" + (", model.features.cache_blocks" if self.cache_blocks else "")
         check_allocation(params + weights, f"model.features: {self.count or self.block_size:,} random features "
@@ -283,8 +283,8 @@ class FeatureMap:
         if xp is not np or len(chunks) < self._parts(n, nb * F, nb):
             # too few rows to share out (a mini-batch): two passes split by blocks keep every core busy.  On a GPU
             # always: holding every block's features of a chunk caps the chunk at FUSED_BYTES / M rows, and each
-            # (chunk, block) pair is a dozen kernel launches -- the fused pass ran at 5-6 G features/s on an H200,
-            # against 55-75 for each of the two passes, whose chunks are 64 MB per block
+            # (chunk, block) pair is a dozen kernel launches: the fused pass ran an order of magnitude slower than
+            # the two passes on an H200 (docs/benchmarks.md, "Measurements behind the code's choices")
             pred = self.predict(X, coef, blocks)
             return pred, self.adjoint(X, xp.asarray(fn(pred, 0, n)), blocks)
         parts = self._parts(n, nb * F, len(chunks))
@@ -388,7 +388,8 @@ class FeatureMap:
         """``[work(p) for p in range(parts)]`` on ``threads`` pool threads; BLAS held to one thread for ``big`` work.
 
         The limit matters on one thread too: OpenBLAS spreads a (256 × 29) @ (29 × 256) GEMM over
-        its own threads, which measured 30x slower than one thread on a loaded 2-core machine.
+        its own threads, far slower than one thread on a loaded 2-core machine
+        (docs/benchmarks.md, "Measurements behind the code's choices").
         """
         with _threads.blas_threads(1) if big and self.xp is np else contextlib.nullcontext():
             return _threads.map_parts(work, parts, self.threads)

@@ -29,8 +29,8 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
 
     Only A's lower triangle is read.  ``zero_upper=False`` leaves whatever the upper triangle held
     (LAPACK's output) for callers that only hand L to :func:`cho_solve` / ``solve_triangular(lower=True)``,
-    which read the lower triangle alone: zeroing it costs a pass and a copy of each block (0.15 s at
-    M = 4,096 on this machine, a sixth of the factorisation).
+    which read the lower triangle alone: zeroing it costs a pass and a copy of each block
+    (docs/benchmarks.md, "Measurements behind the code's choices").
     Raises ``numpy.linalg.LinAlgError`` when A is not positive definite.
     """
     xp = get_namespace(A)
@@ -40,7 +40,7 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     if n <= direct_max:
         if xp is np:
             if L.flags.c_contiguous and not L.flags.f_contiguous:
-                # LAPACK factors Fortran order in place, and given C order it factors a copy (134 MB at 4,096):
+                # LAPACK factors Fortran order in place, and given C order it factors a copy (one M × M more):
                 # A's lower triangle in C order is the upper one of its Fortran-order transpose, whose
                 # upper factor U (A = UᵀU) is, read back in C order, the lower factor L = Uᵀ
                 U, _ = sl.cho_factor(L.T, lower=False, overwrite_a=True, check_finite=False)
@@ -99,8 +99,8 @@ def cho_solve(L, b):
     """Solve (L Lᵀ) x = b."""
     sl = _scipy_linalg(get_namespace(L))
     # only L's lower triangle is read (its upper one may hold other data: NystromSystem factors in T's buffer),
-    # and no finiteness scan of L (an M × M pass per call; SciPy's finiteness checks were 0.23 s of w8a's
-    # profiled fit, these among them): a factor is finite
+    # and no finiteness scan of L (an M × M pass per call, a visible share of a profiled fit: docs/benchmarks.md,
+    # "Measurements behind the code's choices"): a factor is finite
     z = sl.solve_triangular(L, b, lower=True, check_finite=False)
     return sl.solve_triangular(L, z, lower=True, trans="T", check_finite=False)
 
@@ -115,7 +115,7 @@ def solve_triangular(L, b, *, lower=True, trans="N"):
 #
 # K_BB = Z Zᵀ is symmetric: BLAS's ?syrk computes one triangle, half the flops of the GEMM.  SciPy's
 # wrapper (scipy.linalg.blas.ssyrk) holds the GIL for the whole call, so kopt's worker threads could
-# not overlap two of them (measured: 2 threads ran at the speed of 1).  NumPy's bundled OpenBLAS
+# not overlap two of them (docs/benchmarks.md, "Measurements behind the code's choices").  NumPy's bundled OpenBLAS
 # exports the CBLAS entry point; a ctypes call releases the GIL, and the library is the one
 # :mod:`kopt.numerics.threads` already holds to one thread inside the worker pool, so every call is a
 # single-threaded, deterministic BLAS call -- the sums are bit-identical on any thread count.

@@ -15,8 +15,8 @@ keeps the last few systems so those fits build it once:
   keeps at most :data:`MAX_ENTRIES` systems and :data:`MAX_BYTES` of their arrays (least recently used
   out first; a system larger than the budget is built and returned, never kept) and drops them all
   when the block ends, so a plain fit never holds memory after it returns.  The key costs one hash of
-  the inputs (BLAKE2b, ~1 GB/s: ~20 ms for mnist-10k's 5,333 x 784 float32 fold) against n M² flops
-  for the system.
+  the inputs (BLAKE2b: one pass over their bytes) against n M² flops for the system
+  (docs/benchmarks.md, "Measurements behind the code's choices").
 
 Why 16 entries: ``GridSearchCV`` fits every fold of one point before the next point (scikit-learn's
 order), so a hit needs the systems of every fold kept -- and a ``solver: auto`` fit builds one per

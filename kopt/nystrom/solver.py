@@ -120,7 +120,8 @@ class NystromSolver(IterativeSolver):
             state["reused_system"] = state["system"] is not None
             if state["system"] is None:
                 state["C"] = _dense(problem, state["centers"])
-            else:  # the system keeps its own dense centres (a second copy was reuters' peak: 136 MB at 4,096)
+            else:  # the system keeps its own dense centres (a second copy set a peak: docs/benchmarks.md,
+                # "Measurements behind the code's choices")
                 state["C"] = state["system"].C
         if "w" in saved:
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)

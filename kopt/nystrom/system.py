@@ -35,7 +35,9 @@ import contextlib
 import copy
 
 import numpy as np
-from scipy.linalg import blas  # the NumPy route's BLAS (imported with the plugin, not in a fit's first call: 0.18 s)
+# the NumPy route's BLAS, imported with the plugin, not in a fit's first call
+# (docs/benchmarks.md, "Measurements behind the code's choices")
+from scipy.linalg import blas
 
 from ..numerics import rows as _rows
 from ..numerics.backend import get_namespace
@@ -50,21 +52,21 @@ RESOLVED = 1e-4
 PATH_THREADED = 1024
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (16 MiB in
 #: float32, their float64 copy 32 MiB), so wide sparse rows (text: tens of thousands of columns) are densified
-#: a few hundred at a time.  At 1 << 24 the residual pass alone held ~200 MB (ijcnn1's solve at 256 centres
-#: peaked at 303 MB, 230 MB above its loaded data); the kernel's GEMM, and a rank-k update of 1,024 rows at
-#: M = 4,096, run at the BLAS's full rate on chunks of this size
+#: a few hundred at a time.  Four times larger, the residual pass alone set a solve's peak; the kernel's GEMM, and a
+#: rank-k update of 1,024 rows at M = 4,096, run at the BLAS's full rate on chunks of this size
+#: (docs/benchmarks.md, "Measurements behind the code's choices")
 CHUNK_ENTRIES = 1 << 22
 
 
 #: entries per chunk of a pass that only multiplies the kernel values by a few columns (scores, residuals): no
-#: rank-k update to feed, so a quarter of :data:`CHUNK_ENTRIES` (the validation scores at 4,096 centres were w8a's and
-#: ijcnn1's peak, 10-30 MB above the Gram's)
+#: rank-k update to feed, so a quarter of :data:`CHUNK_ENTRIES` (at its full size the validation scores at 4,096
+#: centres set the peak, above the Gram's: docs/benchmarks.md, "Measurements behind the code's choices")
 SCORE_ENTRIES = CHUNK_ENTRIES // 4
 
 
 #: the BLAS's own work buffers touched by the system's rank-k updates and factorisations (the two OpenBLAS pools of
-#: NumPy and SciPy, per thread): 26 and 40 MiB of the peaks above the system's arrays at 2,048 and 4,096 centres
-#: (docs/benchmarks/memory_plan.json)
+#: NumPy and SciPy, per thread), as measured above the system's arrays (docs/benchmarks/memory_plan.json;
+#: docs/benchmarks.md, "Measurements behind the code's choices")
 BLAS_BUFFERS = 32 << 20
 
 
@@ -104,7 +106,8 @@ def _gram_update(A, K, alpha=1.0):
     xp = get_namespace(K)
     if xp is np:
         # in Fortran order A.T's upper triangle is A's lower one; Kᵀ is a Fortran-order view of the C-order K,
-        # which BLAS reads without a copy (1.4x faster than trans=1 on K, measured at 6000 x 1024)
+        # which BLAS reads without a copy (faster than trans=1 on K: docs/benchmarks.md, "Measurements behind the
+        # code's choices")
         out = blas.dsyrk(alpha, K.T, beta=1.0, c=A.T, trans=0, lower=0, overwrite_c=1)
         if not np.shares_memory(out, A):  # pragma: no cover - a SciPy that copied c after all
             A[...] = out.T
@@ -132,9 +135,9 @@ def symmetric_from_lower(A):
 
 def kept_centers(C, kept, own=False):
     """The rows ``kept`` of the centres C, in that order and in Fortran order (a kernel reads the centres' columns:
-    the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which made a contiguous Cᵀ per chunk of rows from C order, 1.1 s of
-    reuters' 5.2 s fit).  ``own``: C is handed over (a Fortran-order NumPy array): its rows are put in that order in
-    place, the others last and cut off -- no second M × d copy (136 MB at 4,096 of reuters' 8,315-wide rows)."""
+    the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which made a contiguous Cᵀ per chunk of rows from C order, a large share of
+    a wide sparse set's fit).  ``own``: C is handed over (a Fortran-order NumPy array): its rows are put in that order in
+    place, the others last and cut off -- no second M × d copy (docs/benchmarks.md, "Measurements behind the code's choices")."""
     xp = get_namespace(C)
     if not (own and xp is np and C.flags.f_contiguous):
         return xp.asfortranarray(C[xp.asarray(kept)])
@@ -156,8 +159,8 @@ MIRROR_TILE = 32
 
 def _mirror_upper(A, tile=MIRROR_TILE):
     """Copy A's strict upper triangle onto its lower one, in place, one square tile at a time.  A strip of columns at a
-    time read one matrix's worth of strided rows per strip: at 4,096, 30 ms for a C-order A and 72 ms for the
-    transposed view :func:`symmetric_from_lower` hands it; tiles of 32 take 20 and 27 ms (measured, one run each)."""
+    time read one matrix's worth of strided rows per strip, slower than tiles for a C-order A and more so for the
+    transposed view :func:`symmetric_from_lower` hands it (docs/benchmarks.md, "Measurements behind the code's choices")."""
     n = A.shape[0]
     for lo in range(0, n, tile):
         hi = min(n, lo + tile)
@@ -233,7 +236,7 @@ class NystromSystem:
 
         This system is unchanged (it may be shared: :mod:`kopt.nystrom.cache`), unless ``consume``: then the new
         system takes over its M × M buffer where it may be written (not a shared one's), one M × M float64
-        less at the peak (134 MB at 4,096 centres), and this one is no longer usable."""
+        less at the peak, and this one is no longer usable."""
         out = copy.copy(self)
         if self._whitened is None:
             if consume and _writeable(self.An):
@@ -371,10 +374,10 @@ class NystromSystem:
         """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows.
 
         On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
-        from the left and from the right: bit-identical on 1 and 2 threads, measured), which A/n then no longer
-        holds: T carries it (M² bytes less at the peak: 134 MB at 4,096 centres).  LAPACK's congruence
-        ``dsygst`` does it in M³ flops instead of 2 M³ (0.83 s against 1.16 s at 4,096 centres, 2 threads), but
-        its bits follow the thread count (measured at 300 and 1,500 centres), and the solve's should not."""
+        from the left and from the right: bit-identical on 1 and 2 threads), which A/n then no longer
+        holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` does it in M³
+        flops instead of 2 M³, and faster, but its bits follow the thread count, and the solve's should not
+        (docs/benchmarks.md, "Measurements behind the code's choices")."""
         if self._whitened is None:
             if self._consumed:
                 raise RuntimeError("this Nystrom system was consumed by plus(consume=True): use the one it returned")
@@ -411,8 +414,8 @@ class NystromSystem:
         """The lower Cholesky factor of H (overwritten: its lower triangle and diagonal), or None where H is not
         positive definite; H's strict upper triangle is not touched.  One BLAS thread by default: the solve's
         bits then do not depend on the machine's cores (a threaded LAPACK Cholesky's do); ``threads=None``:
-        BLAS's own count (the search's scoring, from M = 1,024 on, where two threads take 0.5-0.55x the time,
-        measured at 2,048 and 4,096)."""
+        BLAS's own count (the search's scoring, from M = 1,024 on, where two threads take about half the time:
+        docs/benchmarks.md, "Measurements behind the code's choices")."""
         try:
             with blas_held(threads):
                 return cholesky(H, overwrite=True, zero_upper=False)
@@ -427,7 +430,7 @@ class NystromSystem:
         On NumPy, with T writeable, L is made in T's own buffer: the factor takes the lower triangle and the
         diagonal, T keeps its strict upper triangle and its diagonal is held aside (:meth:`_times_T` multiplies
         by T meanwhile), and leaving the block mirrors T back.  A copy of T per factor was one M × M float64 more
-        at the peak (134 MB at 4,096 centres).  A shared system's T is read-only (kopt.nystrom.cache): its factor
+        at the peak.  A shared system's T is read-only (kopt.nystrom.cache): its factor
         is made in a copy.
 
         ``required``: where T + λI does not factor, retry with δI added, δ from the features' rounding upwards
@@ -522,7 +525,8 @@ class NystromSystem:
     def path(self, lams, X):
         """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
         None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
-        for all the λ together, never held whole (n_val × M float32 was 164 MB of ijcnn1's peak at 4,096 centres).
+        for all the λ together, never held whole (n_val × M float32 set a search's peak: docs/benchmarks.md,
+        "Measurements behind the code's choices").
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
@@ -561,8 +565,8 @@ class NystromSystem:
 
 def target_offset(Y, weights=None):
     """The targets' (weighted) column means: krr_nystrom's fixed, unpenalised intercept.  The model is
-    f(x) = k(x, C) w + μ with μ the training labels' mean -- on ijcnn1 (90% of one class) a test accuracy
-    0.2-0.5 points higher than without (measured at 2,048 and 4,096 centres, λ 1e-6 .. 1e-8): far from every centre
+    f(x) = k(x, C) w + μ with μ the training labels' mean -- on an unbalanced set a higher test accuracy than
+    without (docs/benchmarks.md, "Measurements behind the code's choices"): far from every centre
     the scores fall to the labels' mean, not to 0, the boundary."""
     xp = get_namespace(Y)
     if weights is None:
@@ -574,7 +578,8 @@ def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
     """``(lo, hi, K)`` for row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64, in one
     float64 buffer reused from chunk to chunk (overwritten by the next: use it before asking for the next one).
     Chunks are :func:`row_chunks` of ``entries``.  A fresh float64 array per
-    chunk cost 6.7 ms against 1.2 ms into the reused one at 2,048 x 2,048 (its pages are faulted in once).
+    chunk cost several times the reused one, whose pages are faulted in once
+    (docs/benchmarks.md, "Measurements behind the code's choices").
     ``bound``: ``kernel.bind(C)`` where the caller holds it (several passes, or parts of one, on the same centres)."""
     xp = get_namespace(C)
     buf = None

@@ -38,5 +38,6 @@ from .specs import from_spec
 __all__ = ["KernelClassifier", "KernelRegressor", "GPRegressor", "from_spec", "expected_failed_checks", "PARAMETERS"]
 
 # the plugins the estimators dispatch to are loaded with this module, as scikit-learn loads its own estimators'
-# code at import: otherwise the first fit in a process paid it (0.16 s, a quarter of a higgs-12k fit)
+# code at import: otherwise the first fit in a process paid it, a large share of a small fit
+# (docs/benchmarks.md, "Measurements behind the code's choices")
 registry()

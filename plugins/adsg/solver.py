@@ -221,8 +221,9 @@ class _Blocked(_VarianceReduced):
 #: docs/adsg.md, "Against tuned baselines" (docs/benchmarks/adsg_tuned.py)
 RIDGE_ADVICE = (
     "solver adsg on ridge regression is measured slower than katyusha, its full-vector accelerated peer: with "
-    "its step tuned katyusha needed 6-12% fewer passes to 1e-6 and 2-4x fewer seconds on the ill-conditioned "
-    "ridge benchmarks of docs/adsg.md ('Against tuned baselines and Katyusha'); consider solver: katyusha"
+    "its step tuned katyusha needed fewer passes and fewer seconds on the ill-conditioned ridge benchmarks of "
+    "docs/adsg.md ('Against tuned baselines and Katyusha'; docs/benchmarks.md, 'Measurements behind the code's "
+    "choices'); consider solver: katyusha"
 )
 
 

@@ -46,13 +46,12 @@ BUDGET_ROWS = 500_000
 BUDGET_MIN = 120.0
 #: the share of the budget the sample's direct search may take (the rest grows the centres).  The column scales
 #: (:mod:`.columns`) come first and are not cut by a share: their trials are bounded by the columns, not by n, and a
-#: share cut on a loaded machine chose other scales (higgs-shaped, 10^5 rows, 2026-11-29: 79.7% test accuracy at load
-#: 6.8 against 86.6% on a quiet machine, the same spec)
+#: share cut on a loaded machine chose other scales, and scored far lower than the same spec on a quiet machine
+#: (docs/benchmarks.md, "Measurements behind the code's choices")
 SAMPLE_SHARE = 0.25
 #: each λ of the grown path is solved to this relative duality gap (or :data:`SEARCH_RESIDUAL`), at most
-#: :data:`MAX_STEPS` CG steps.  The dual weighs the residual by 1/λ, so the gap closes last: on 10⁵ rows at 2,048
-#: centres and λ = 1e-6 the test accuracy was the same (73.08-73.12%) after 5, 10, 15 and 29 steps, at gaps 1.8,
-#: 0.12, 6e-3 and 9e-6
+#: :data:`MAX_STEPS` CG steps.  The dual weighs the residual by 1/λ, so the gap closes last: the test accuracy no
+#: longer moves long before the gap is small (docs/benchmarks.md, "Measurements behind the code's choices")
 SEARCH_TOL = 1e-2
 MAX_STEPS = 40
 #: the relative duality gap the solve on every row is held to (its certificate; validation accuracy had settled long
@@ -114,9 +113,8 @@ def memory_centers(problem, available_bytes):
 
 
 #: the kernel values the pass rate is measured on: a short pass runs at a fraction of a long pass's rate (its blocks'
-#: set-up and the threads' hand-offs).  At 2²⁵ values (16,384 rows at 2,048 centres) auto's run on 10⁶ higgs-shaped
-#: rows measured 0.82 G values/s while its CG steps then ran at about 2 (2026-11-29, quiet machine), and the cost
-#: model ruled 8,192 centres out; at 2²⁸ values it measured 1.34-1.56
+#: set-up and the threads' hand-offs); at 2²⁵ values the rate measured was well below the CG steps' and the cost
+#: model ruled out sizes that fit (docs/benchmarks.md, "Measurements behind the code's choices")
 RATE_VALUES = 1 << 28
 
 
@@ -149,10 +147,9 @@ def path_seconds(M, n, pass_rate, flop_rate):
 
 
 #: bandwidth factors (of the sample's choice) the grown size is probed at: more centres resolve a shorter length
-#: scale (on higgs-shaped at 10⁵ rows the sample's ladder kept 256 centres at 2x the scale rule, while 10,000
-#: centres at 1x scored 6 points more).  Not probed where the sample's ladder itself reached half the grown size: it
-#: chose the bandwidth among these at that size (higgs-shaped, 10⁵ rows: a probe at 4,096 centres repeated the
-#: ladder's 4,096 on the same sample rows, 50 s of a 120 s budget)
+#: scale than the sample's few hundred chose.  Not probed where the sample's ladder itself reached half the grown
+#: size: it chose the bandwidth among these at that size, and a probe there repeats the ladder's work on the same
+#: sample rows (docs/benchmarks.md, "Measurements behind the code's choices")
 PROBE_FACTORS = (1.0, 0.5 ** 0.5, 0.5)
 #: the probe's λ steps (a decade: the sample's λ was chosen with a few hundred centres; thousands resolve far
 #: smaller ones), down to :data:`PROBE_MIN_LAMBDA`
@@ -164,10 +161,8 @@ PROBE_MIN_LAMBDA = 1e-10
 #: dual value is a lower bound on the optimum, so P_k − max_{j ≤ k} D_j bounds the iterate's distance from it
 #: and falls with k), or when CG's preconditioned residual ‖r‖_{P⁻¹}/‖b‖_{P⁻¹} is :data:`SEARCH_RESIDUAL`.  The
 #: iterate's own dual gap is about ‖r‖²/λ and r is not monotone; at small λ the float32 products' floor holds that
-#: gap above 1e-2.  Measured on higgs-shaped's 6 relevant columns (3·10⁵ rows, 4,096 centres, λ = 3.2e-7, from zero,
-#: 20,000 validation rows; 2026-11-29): through steps 20-40 the own gap swung between 0.017 and 13 and the best
-#: dual's fell from 0.47 to 0.017, while the preconditioned residual fell steadily, to 1e-2 at step 22; the validation
-#: accuracy was 86.97% there and 86.96-87.05% through step 40 (86.84% at step 14, a residual of 0.026)
+#: gap above 1e-2.  The own gap swings while the preconditioned residual falls steadily, and at a residual of 1e-2
+#: the validation accuracy no longer moves (docs/benchmarks.md, "Measurements behind the code's choices")
 SEARCH_RESIDUAL = 1e-2
 
 

@@ -6,10 +6,9 @@ For C ≥ 3 classes each pair of classes (a, b) is the exact kernel ridge regres
 many classes and moderate n the pairs are the cheaper of the two, and every row is a centre.  :func:`affordable` is
 that comparison, at the ladder's top size (``max_centers``).
 
-Measured on mnist-10k (docs/defaults.md, "Multiclass: pairs of classes"): the pairs on every row 98.45% (λ 1e-6, the
-scale rule's bandwidth), against one-vs-rest on 4,096 centres 97.50% (auto's choice) and SVC(C=10)'s 98.15%; and
-the pairs' accuracy is flat in λ (98.1-98.45% from 1e-4 to 1e-8) and in the bandwidth (98.15-98.45% from 0.71x to
-1.41x the rule), so the search below is coarse.
+On mnist-10k the pairs on every row scored above one-vs-rest on the ladder's top size and above SVC, and their
+accuracy is flat in λ and in the bandwidth, so the search below is coarse (docs/defaults.md, "Multiclass: pairs of
+classes"; docs/benchmarks.md, "Measurements behind the code's choices").
 
 The search, on the same seeded validation split as the Nyström ladder (:func:`kopt.running.validation.make_splits`): each
 pair is solved on its fit rows, and the pairs' votes on the validation rows score a (bandwidth, λ); with more
@@ -34,7 +33,8 @@ from kopt.numerics import threads as _threads
 from .planner import _digits
 
 #: the λ values (indices into the planner's λ path of half decades) scored first: 1e-4, 1e-6 and 1e-8 (exact pairs are
-#: flat in λ: mnist-10k 98.1-98.45% over 1e-4 .. 1e-8); the bandwidths are compared at the middle one
+#: flat in λ: docs/benchmarks.md, "Measurements behind the code's choices"); the bandwidths are compared at the middle
+#: one
 FIRST_LAMBDAS = (6, 10, 14)
 #: the step past the better end while that scores higher: a decade
 LAMBDA_STEP = 2

@@ -186,13 +186,13 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             if kept is not None:
                 # the best so far waits as its T alone while another system is built, at this size too: with
                 # features.count given, the three bandwidths' systems at one size held two systems' U, T and centres
-                # at once (reuters at 4,096: 944 MB)
+                # at once (docs/benchmarks.md, "Measurements behind the code's choices")
                 kept[0].shed()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
             kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
             # the dense centres made for this system only, in the Fortran order it keeps them in, and handed over:
             # it reorders them in place (a copy of its own, while this one lived, was M x d float32 more at the
-            # peak: 136 MB at 4,096 of reuters' 8,315-wide rows)
+            # peak: docs/benchmarks.md, "Measurements behind the code's choices")
             C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F")
             system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit,
                                           own_centers=True)

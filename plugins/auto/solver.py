@@ -170,9 +170,9 @@ class AutoSolver(Solver):
             if o.budget is None else "solver.budget") + "; the solve on every row comes after)")
         if problem.n > large.SEARCH_ROWS:
             return self._plan_large(problem, kernel, lam, count, budget, log)
-        # one length scale per column is not searched here: on higgs-12k (1,500 validation rows) it chose 25 of 28
-        # columns, 1.1 points more on the validation rows and 1.3 points less on the test rows, in 40 s against
-        # 0.3 s for the whole fit (docs/defaults.md, "Past 50,000 rows")
+        # one length scale per column is not searched here: on a small set it fits the validation rows, not the test
+        # rows, in many times the whole fit's time (docs/defaults.md, "Past 50,000 rows"; docs/benchmarks.md,
+        # "Measurements behind the code's choices")
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
         # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
         most = self.most_centers(problem)  # before any system is built: the memory caps the ladder

@@ -127,9 +127,9 @@ def _has_test_split(data):
 #: docs/gp.md, "Which variance" (docs/benchmarks/gp_operator.py, gp_convergence.py)
 OPERATOR_ADVICE = (
     "variance: operator is measured far less accurate than variance: test_points, which this spec's test split "
-    "allows: on papers/001's Fig. 5 set-up the operator's variance is 1,370% off the closed form at T = 100 and "
-    "356% at best in the same memory (O(T²B²) caps T), the test-point fits' 2.8% (docs/gp.md, 'Which variance'); "
-    "use the operator for points not known in advance"
+    "allows: on papers/001's Fig. 5 set-up its variance stays far from the closed form in the memory that caps T "
+    "(O(T²B²)), where the test-point fits come close (docs/gp.md, 'Which variance'; docs/benchmarks.md, "
+    "'Measurements behind the code's choices'); use the operator for points not known in advance"
 )
 
 

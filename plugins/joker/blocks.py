@@ -204,12 +204,12 @@ def _kernel_diag(problem, dtype):
 
 
 #: bytes per training row and output the features route holds (α, the labels, the dual box's two bounds, the check's
-#: scores and loss values), and per row whatever the outputs (the partition's row indices, the rows' index range):
-#: 80 bytes a row after the route's set-up and 14 more in the check, with one output at 200,000 rows (measured)
+#: scores and loss values), and per row whatever the outputs (the partition's row indices, the rows' index range);
+#: together they cover the measured peak (docs/benchmarks.md, "Measurements behind the code's choices")
 ROW_BYTES_PER_OUTPUT = 48
 ROW_BYTES = 48
-#: the BLAS's work buffers the block products touch, per worker thread: with the workers' block buffers, 38 MiB above
-#: the cached factors after 20 blocks on two workers (200,000 rows, 1,024 features; measured)
+#: the BLAS's work buffers the block products touch, per worker thread: with the workers' block buffers, what was
+#: measured above the cached factors (docs/benchmarks.md, "Measurements behind the code's choices")
 BLAS_BUFFERS = 12 << 20
 
 

@@ -223,7 +223,7 @@ class FeatureEngine:
                     K += T
                     continue
                 # the pieces (cos | sin) side by side in one (|B|, G·F) matrix: one GEMM for the Gram
-                # instead of one per piece (measured 1.3 ms against 2.0 ms per block of 512)
+                # instead of one per piece, which is faster (docs/benchmarks.md, "Measurements behind the code's choices")
                 at = 0
                 for piece in parts:
                     Z[:, at:at + piece.shape[1]] = piece
@@ -235,7 +235,7 @@ class FeatureEngine:
                     phis[j] = Zj * self.dtype.type(scale)
                     continue
                 if xp is np:
-                    np.matmul(Zj, Zj.T, out=T)  # the iteration's |B|²M: 1.4 ms a block of 512 on one core
+                    np.matmul(Zj, Zj.T, out=T)  # the iteration's |B|²M (its time: docs/benchmarks.md)
                     K += T
                 else:  # pragma: no cover - GPU
                     K += Zj @ Zj.T
@@ -267,9 +267,9 @@ class FeatureEngine:
         """Feature blocks generated together for a block of ``m`` rows, so that no feature block pays the
         per-call overhead alone.  On a CPU about 1 MB of float32 features (1 block at |B| = 512, 8 at 64:
         the group stays in cache).  On a GPU about 64 MB (64 blocks at |B| = 512): there every array call
-        is a kernel launch and a Python round trip, and one block of 512 features is only ~1.4 µs of cosines at
-        |B| = 512 -- per-block calls cost 1.1 µs per feature and made papers/004's HIGGS iteration 86x its floor on an
-        H200.
+        is a kernel launch and a Python round trip, and one block's cosines take far less than a call -- per-block
+        calls kept papers/004's HIGGS iteration far above its floor on an H200
+        (docs/benchmarks.md, "Measurements behind the code's choices").
         Groups lie inside the fixed parts, so results do not depend on the thread count.  1 where the
         kernel's features are not column-separable (see :meth:`_groupable`)."""
         if not self._groupable():

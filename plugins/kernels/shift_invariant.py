@@ -39,8 +39,8 @@ class GaussianKernel(RandomFourierKernel):
 
         With a = [x/σ, −‖x/σ‖²/2, 1] and b = [y/σ, 1, −‖y/σ‖²/2], aᵀb = −‖x − y‖²/(2σ²): the
         distance, the scaling and the constants all ride in the GEMM, so the n × m array sees
-        only a clip at 0 (rounding) and the exp -- twice the rate of forming ‖x − y‖² first
-        (0.47 → ~1 G entries/s per thread, measured on 175 × 1500 blocks).
+        only a clip at 0 (rounding) and the exp -- faster than forming ‖x − y‖² first
+        (docs/benchmarks.md, "Measurements behind the code's choices").
         """
         if is_sparse(X):
             return _gaussian_sparse_rows(X, Y, self.bandwidth)
@@ -86,14 +86,16 @@ def _sparse_side(Y):
 
 def _gaussian_sparse_rows(X, Y, sigma, side=None):
     """exp(−‖x − y‖²/(2σ²)) for CSR rows X and dense Y: xᵀy by a sparse product (the rows' nonzeros times
-    Y's rows: 11x faster than densifying reuters' 8,315-wide rows, measured), then the norms and the exp."""
+    Y's rows: far faster than densifying wide rows, docs/benchmarks.md, "Measurements behind the code's choices"),
+    then the norms and the exp."""
     Y = np.asarray(dense(Y))
     dt = np.result_type(X.dtype, Y.dtype)
     if not np.issubdtype(dt, np.floating):
         dt = np.dtype(np.float64)
     X = X.tocsr().astype(dt, copy=False)
     if side is None or side[0].dtype != dt:
-        # ‖y‖² without a Y-sized temporary (Y * Y of 4,096 x 8,315 float32 centres was 136 MB on every call)
+        # ‖y‖² without a Y-sized temporary (Y * Y made one on every call: docs/benchmarks.md, "Measurements behind
+        # the code's choices")
         side = _sparse_side(Y.astype(dt, copy=False))
     Yt, yy = side
     K = np.asarray(X @ Yt, dtype=dt)

@@ -8,10 +8,10 @@ refined Cholesky solve (:class:`kopt.nystrom.system.NystromSystem`) on the pair'
 n_ab³/3 flops (:func:`exact_pair`).  The C(C − 1)/2 pairs vote (:class:`kopt.models.predictors.PairwiseVotes`).
 
 Why: a pair's rows are about 2n/C of the n, so all pairs' exact solves cost Σ n_ab³/3 ≈ (4/3) n³/C flops with every
-row a centre, where one-vs-rest on M centres costs n M² per system.  On mnist-10k (docs/defaults.md, "Multiclass:
-pairs of classes"): one-vs-one on the same 4,096 centres as one-vs-rest 97.60% against 97.70% (at 0.39x the
-memory), and on every row (exact pairs) 98.45%.  ``solver: auto`` takes exact pairs for class ids where that costs
-less than its one-vs-rest ladder (:mod:`kopt_plugins.auto.pairs`).
+row a centre, where one-vs-rest on M centres costs n M² per system.  On mnist-10k one-vs-one on the same centres as
+one-vs-rest scored about as well in less memory, and on every row (exact pairs) higher (docs/defaults.md, "Multiclass:
+pairs of classes"; docs/benchmarks.md, "Measurements behind the code's choices").  ``solver: auto`` takes exact
+pairs for class ids where that costs less than its one-vs-rest ladder (:mod:`kopt_plugins.auto.pairs`).
 
 Each pair's problem is kopt's λ/2 ‖f_ab‖² + mean over the pair's rows of ½(f_ab(x_i) + μ_ab − y_i)²; the solver
 reports the sum of the pairs' primals, of their duals (krr_nystrom's dual point per pair) and so their summed gap.

@@ -55,7 +55,7 @@ FALKON_CENTERS = 10_000
 FALKON_PENALTY = 1e-6
 FALKON_ITERATIONS = 20
 #: Falkon's kernel blocks are held to this share of the memory available (its ``max_cpu_mem``; unbounded, its CPU path
-#: asked for 40 GB at 10^6 rows and 10^4 centres on a 24 GB machine)
+#: asked for more than the machine had: docs/benchmarks.md, "Measurements behind the code's choices")
 FALKON_MEMORY_SHARE = 0.5
 
 
