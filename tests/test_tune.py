@@ -12,7 +12,7 @@ from kopt.cli import main
 from kopt.data.preprocess import Preprocessor
 from kopt.errors import CheckpointError, SpecError
 from kopt.running.validation import LAMBDA, make_splits
-from kopt.running.validation.tune import parse_axis
+from kopt.selection.tune import parse_axis
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
@@ -94,8 +94,8 @@ def test_a_warm_start_refuses_another_problem():
 def test_tune_finds_the_best_row_and_warm_starts_match_cold():
     X, y = _data()
     grid = ["model.regularizer.lambda=1e-2,1e-1", "model.kernel.bandwidth_factor=0.5,2"]
-    cold = kopt.selection.tune(_spec(), grid, folds=2, warm_start=False, data=(X, y))
-    warm = kopt.selection.tune(_spec(), grid, folds=2, data=(X, y))
+    cold = kopt.tune(_spec(), grid, folds=2, warm_start=False, data=(X, y))
+    warm = kopt.tune(_spec(), grid, folds=2, data=(X, y))
     assert warm.warm_start and not cold.warm_start and len(warm.rows) == 4
     for a, b in zip(warm.rows, cold.rows):
         assert a["params"] == b["params"]
@@ -175,7 +175,7 @@ def test_standardize_auto_leaves_bounded_and_sparse_data_alone():
 
 
 def test_default_grid_holds_the_specs_own_bandwidth_factor():
-    from kopt.running.validation.tune import default_axes
+    from kopt.selection.tune import default_axes
 
     spec = kopt.load_spec("krr_synthetic")  # bandwidth: median, bandwidth_factor: 0.1
     axes = {a.key: a.values for a in default_axes(spec)}

@@ -12,8 +12,8 @@ import pytest
 import kopt
 from kopt.errors import NonFiniteModelError
 from kopt.running.validation import LAMBDA, make_splits
-from kopt.running.validation.tune import tune
-from kopt.running.validation.nystrom_folds import parts_of
+from kopt.selection.tune import tune
+from kopt.selection.nystrom_folds import parts_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
