@@ -1,11 +1,16 @@
-"""The Python API: ``load_spec``, ``solve``, ``load_model``."""
+"""The Python API: :func:`solve`, the one solve path from a spec to a :class:`~kopt.contract.result.Result`.
+
+``lambda: auto`` (:func:`_choose_lambda`) and a planning solver (``solver: auto``, :func:`_plan`) first choose
+the spec to solve on the training rows they read; every run then goes through :func:`_solve` and :func:`_run`
+(the problem, the solver's run, the model, the report: :mod:`kopt.running.report`).
+"""
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import time
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -18,7 +23,8 @@ from .errors import ConvergenceWarning, DataError, NonFiniteModelError
 from .running.checkpoint import StateKeeper
 from .running.listeners import Checkpointer, TraceRecorder
 from .running.logs import LOGGER, progress_listeners
-from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, total
+from .running.report import build_report, jsonable, timings
+from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, peak_rss_mb
 from .models.model import Model
 from .contract.registry import registry
 from .contract.result import Result
@@ -26,10 +32,23 @@ from .running.context import RunContext, interrupt_guard, raise_for
 from .spec import Spec, load_spec
 
 
-def _peak_rss_mb():
-    from .numerics.memory import peak_rss_mb
+@dataclass
+class _Call:
+    """What a :func:`solve` call asked for (its arguments; ``t0``: when it began), and what the stages before the
+    solve handed on: ``start_state`` (the state the solver starts from), ``lambda_auto`` (``lambda: auto``'s
+    choice) and ``plan`` (``solver: auto``'s record)."""
 
-    return peak_rss_mb()
+    data: object
+    resume: object
+    progress: object
+    write: bool
+    sample_weight: object
+    keep_state: bool
+    start_from: object
+    t0: float
+    start_state: dict = None
+    lambda_auto: dict = None
+    plan: dict = None
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
@@ -58,103 +77,101 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
         overrides = (*overrides, "execution.engine=dask", *given)
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
-    run = dict(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
-               keep_state=keep_state, start_from=start_from, t0=t0)
+    call = _Call(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
+                 keep_state=keep_state, start_from=start_from, t0=t0)
     # a MemoryError anywhere below is the user's to act on, not a bug (the stages name themselves where they can)
     with out_of_memory(f"solving {spec.get('name') or 'the spec'}", SOLVE_ADVICE):
-        return _solve_spec(spec, scheduler, connect_timeout, run)
+        return _solve_spec(spec, call, scheduler, connect_timeout)
 
 
-def _solve_spec(spec, scheduler, connect_timeout, run):
-    """:func:`solve` after the spec is loaded: λ auto, a planning solver, a Dask cluster or a plain solve."""
-    data, resume = run["data"], run["resume"]
+def _solve_spec(spec, call, scheduler, connect_timeout):
+    """:func:`solve` after the spec is loaded: a planning solver or λ auto choose the spec first (local runs),
+    then the one solve, here or on a Dask cluster."""
     if spec.solver_class.plans:  # solver: auto -- measure, choose the spec, then solve it (local runs)
-        return _solve_planned(spec, **run)
-    if spec["model"]["regularizer"].get("lambda") == "auto":  # a local run (load_spec refuses it on Dask)
-        if isinstance(resume, checkpoint.Snapshot) and isinstance(snapshot_lam := resume.lam, (int, float)):
-            # continuing a run continues it at its λ (the estimators' warm_start)
-            from .running.validation import LAMBDA, overrides_of
+        return _solve(*_plan(spec, call), cluster=None)
+    if spec.lambda_auto:  # a local run (load_spec refuses it on Dask)
+        resume = call.resume
+        if not (isinstance(resume, checkpoint.Snapshot) and isinstance(resume.lam, (int, float))):
+            return _solve(*_choose_lambda(spec, call), cluster=None)
+        # continuing a run continues it at its λ (the estimators' warm_start)
+        from .running.validation import LAMBDA, overrides_of
 
-            spec = load_spec(spec.data, overrides_of({LAMBDA: snapshot_lam}), check_files=data is None)
-            run["resume"] = resume
-        else:
-            return _solve_auto(spec, **run)
+        spec = load_spec(spec.data, overrides_of({LAMBDA: resume.lam}), check_files=call.data is None)
     if spec["execution"]["engine"] != "dask":
-        return _solve(spec, cluster=None, **run)
+        return _solve(spec, call, cluster=None)
     from .distributed.cluster import Cluster
 
     with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
                  else scheduler, connect_timeout=connect_timeout) as cluster:
-        return _solve(spec, cluster=cluster, **run)
+        return _solve(spec, call, cluster=cluster)
 
 
-def _solve_auto(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
+def _before_choosing(spec, call, continued: bool, path, why):
+    """What ``lambda: auto`` and ``solver: auto`` check before they read the training rows and choose: no
+    continued run (``continued``: a SpecError at ``path`` saying ``why``), weights only with the data they
+    weigh, an output folder kopt can write."""
+    if continued:
+        raise spec.error(path, why)
+    check_weights_given(spec, call.data, call.sample_weight)
+    if call.write or spec["output"]["checkpoint_every"]:
+        check_output_dir(spec)  # before the data and the search
+
+
+def _dataset(spec, call):
+    """The call's training rows: its ``data``, else the spec's data section read."""
+    with drawing(call.progress), out_of_memory(_reading(spec, call.data)):
+        return as_dataset(call.data) if call.data is not None else load_data(spec["data"])
+
+
+def _choose_lambda(spec, call):
     """``model.regularizer.lambda: auto``: choose λ on a validation split of the training rows
-    (:func:`kopt.running.validation.select_lambda`), then solve on all of them at that λ, started from the
-    validation solve where the solver allows (``Solver.refit_warm_start``)."""
+    (:func:`kopt.running.validation.select_lambda`); ``(spec at that λ, call)`` to solve on all of them, started
+    from the validation solve where the solver allows (``Solver.refit_warm_start``)."""
     from .running.validation import LAMBDA, overrides_of, select_lambda
 
-    if isinstance(resume, checkpoint.Snapshot) or start_from is not None:
-        raise spec.error(("model", "regularizer", "lambda"),
-                         "lambda: auto chooses λ before a fresh solve; continuing or warm-starting a run (resume="
-                         "snapshot, start_from) needs that run's λ: set model.regularizer.lambda to a number")
-    check_weights_given(spec, data, sample_weight)
-    if write or spec["output"]["checkpoint_every"]:
-        check_output_dir(spec)  # before the data and the search
-    if write:
+    _before_choosing(spec, call, isinstance(call.resume, checkpoint.Snapshot) or call.start_from is not None,
+                     ("model", "regularizer", "lambda"),
+                     "lambda: auto chooses λ before a fresh solve; continuing or warm-starting a run (resume="
+                     "snapshot, start_from) needs that run's λ: set model.regularizer.lambda to a number")
+    if call.write:
         outdir.check_overwrite(spec, ignore=("model.regularizer.lambda",))  # its λ is not chosen yet
-    with drawing(progress), out_of_memory(_reading(spec, data)):
-        ds = as_dataset(data) if data is not None else load_data(spec["data"])
-    weights = None if sample_weight is None else check_sample_weight(sample_weight, ds.X.shape[0])
-    t_load = time.perf_counter() - t0
+    ds = _dataset(spec, call)
+    weights = None if call.sample_weight is None else check_sample_weight(call.sample_weight, ds.X.shape[0])
     LOGGER.info("%s: lambda: auto: choosing λ on a validation split of %s training rows", spec.get("name"),
                 f"{ds.X.shape[0]:,}")
-    choice = select_lambda(spec, ds, solve=solve, sample_weight=weights, progress=bool(progress))
+    choice = select_lambda(spec, ds, solve=solve, sample_weight=weights, progress=bool(call.progress))
     LOGGER.info("%s: lambda: auto chose λ = %g (%d values tried, %.1f s)", spec.get("name"), choice.lam,
                 len(choice.path), choice.select_s)
     fixed = load_spec(spec.data, overrides_of({LAMBDA: choice.lam}), check_files=False)
     fixed.source, fixed.positions, fixed.base_dir = spec.source, spec.positions, spec.base_dir
-    solver_cls = registry().get("solver", spec["solver"]["name"])
     start_state = None
-    if choice.snapshot is not None and weights is None and solver_cls.refit_warm_start and resume is False:
-        solver = solver_cls(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    if choice.snapshot is not None and weights is None and spec.solver_class.refit_warm_start and call.resume is False:
         saved = {k: v for k, v in choice.snapshot.resume_state().items() if k != "_elapsed"}
-        state = solver.refit_state(saved, choice.rows, ds.X.shape[0])
+        state = spec.component(("solver",)).refit_state(saved, choice.rows, ds.X.shape[0])
         if state is not None:
             start_state = {**state, "_elapsed": 0.0}
     choice.refit_warm = start_state is not None
-    auto = {**choice.as_dict(), "load_s": t_load}
-    return _solve(fixed, cluster=None, data=ds, resume=resume, progress=progress, write=write,
-                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0,
-                  start_state=start_state, auto=auto)
+    return fixed, replace(call, data=ds, start_from=None, start_state=start_state, lambda_auto=choice.as_dict())
 
 
-def _solve_planned(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0):
+def _plan(spec, call):
     """A solver with ``plans`` (``solver: auto``): assemble the problem, let the solver measure and choose
-    the concrete spec (:meth:`kopt.contract.components.Solver.plan`), then solve that spec on every training row."""
-    if resume is not False or start_from is not None:
-        raise spec.error(("solver", "name"),
-                         f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
-                         "warm-start a run, solve the spec it chose (report.json's spec) and resume that")
-    check_weights_given(spec, data, sample_weight)
-    if write or spec["output"]["checkpoint_every"]:
-        check_output_dir(spec)  # before the data and the search
-    with drawing(progress), out_of_memory(_reading(spec, data)):
-        ds = as_dataset(data) if data is not None else load_data(spec["data"])
+    the concrete spec (:meth:`kopt.contract.components.Solver.plan`); ``(that spec, call)`` to solve it on every
+    training row (the problem is assembled again: its kernel differs; only the start state carries over)."""
+    _before_choosing(spec, call, call.resume is not False or call.start_from is not None, ("solver", "name"),
+                     f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
+                     "warm-start a run, solve the spec it chose (report.json's spec) and resume that")
+    ds = _dataset(spec, call)
     t1 = time.perf_counter()
-    with out_of_memory(_reading(spec, data)):
-        problem = assemble(spec, ds, sample_weight=sample_weight)
-    planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
-    log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if progress else None
+    with out_of_memory(_reading(spec, call.data)):
+        problem = assemble(spec, ds, sample_weight=call.sample_weight)
+    log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if call.progress else None
     with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
-        chosen = planner.plan(problem, spec.given, log)
+        chosen = spec.component(("solver",)).plan(problem, spec.given, log)
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
-    concrete = spec_with(spec, chosen.overrides)
-    del problem  # the chosen spec is assembled again (its kernel differs); only the start state carries over
-    return _solve(concrete, cluster=None, data=ds, resume=False, progress=progress, write=write,
-                  sample_weight=sample_weight, keep_state=keep_state, start_from=None, t0=t0, plan=record,
-                  start_state=chosen.start_state)
+    return spec_with(spec, chosen.overrides), replace(call, data=ds, resume=False, start_from=None, plan=record,
+                                                      start_state=chosen.start_state)
 
 
 def spec_with(spec: Spec, overrides: dict) -> Spec:
@@ -195,59 +212,60 @@ def _problem(spec, data, backend, sample_weight, cluster):
     return problem
 
 
-def _solve(spec, **run):
-    """:func:`_run_solve`, holding the output folder (:mod:`kopt.running.outdir`) when the run writes there."""
-    if not (run["write"] or spec["output"]["checkpoint_every"]):
-        return _run_solve(spec, **run)
+def _solve(spec, call, cluster):
+    """:func:`_run`, holding the output folder (:mod:`kopt.running.outdir`) when the run writes there."""
+    if not (call.write or spec["output"]["checkpoint_every"]):
+        return _run(spec, call, cluster)
     check_output_dir(spec)  # before the data and the solve: a long run never ends in "cannot write"
     with outdir.claimed(spec):
-        if run["write"]:
+        if call.write:
             outdir.check_overwrite(spec)
-        return _run_solve(spec, **run)
+        return _run(spec, call, cluster)
 
 
-def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state, start_from, t0, cluster,
-               start_state=None, auto=None, plan=None):
+def _start(spec, call, snapshot, solver, backend):
+    """``(resume_state, start iteration, trace so far)``: an in-memory snapshot's, the checkpoint's (``resume=True``),
+    a warm start's (``start_from``), the state a stage before handed on (``lambda: auto``'s refit from its
+    validation solve; ``solver: auto``'s plan), or a fresh run's."""
+    if snapshot is not None:
+        return snapshot.resume_state(), snapshot.iteration, list(snapshot.trace)
+    if call.resume:
+        state, meta = checkpoint.read(spec["output"]["dir"], spec.data, spec["solver"]["name"], backend.name)
+        return state, meta["iteration"], meta.get("trace", [])
+    if call.start_from is not None:
+        return checkpoint.warm_start_state(call.start_from, spec, solver), 0, []
+    return call.start_state, 0, []
+
+
+def _run(spec, call, cluster):
+    """The solve: the problem, the solver's run with kopt's listeners, the model, its holdout metrics, the report."""
     backend = resolve(spec["backend"])
     reg = registry()
     sname = spec["solver"]["name"]
-    snapshot = resume if isinstance(resume, checkpoint.Snapshot) else None
+    snapshot = call.resume if isinstance(call.resume, checkpoint.Snapshot) else None
     if snapshot is not None:
-        checkpoint.check_continuation(snapshot, spec, reg.get("solver", sname))
-    with drawing(progress):
-        problem = _problem(spec, data, backend, sample_weight, cluster)
-    t_load = time.perf_counter() - t0 - (auto["select_s"] if auto else 0.0) - (plan["search_s"] if plan else 0.0)
-    rss_load = _peak_rss_mb()
+        checkpoint.check_continuation(snapshot, spec, spec.solver_class)
+    with drawing(call.progress):
+        problem = _problem(spec, call.data, backend, call.sample_weight, cluster)
+    t_load = time.perf_counter() - call.t0 - (call.lambda_auto["select_s"] if call.lambda_auto else 0.0) \
+        - (call.plan["search_s"] if call.plan else 0.0)
+    rss_load = peak_rss_mb()
 
-    solver = reg.get("solver", sname)(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    solver = spec.component(("solver",))
     # the solver's memory plan against the memory available, before it allocates anything (a plan solver: auto
     # chose and whose system it hands over was checked by auto's own search)
-    memory_plan = [] if cluster is not None or (plan is not None and start_state is not None) else \
+    memory_plan = [] if cluster is not None or (call.plan is not None and call.start_state is not None) else \
         check_plan(solver, solver.memory_sizes(problem))
     out_dir = spec["output"]["dir"]
-    resume_state, start, trace = None, 0, []
-    if snapshot is not None:
-        resume_state, start, trace = snapshot.resume_state(), snapshot.iteration, list(snapshot.trace)
-    elif resume:
-        resume_state, meta = checkpoint.read(out_dir, spec.data, sname, backend.name)
-        start, trace = meta["iteration"], meta.get("trace", [])
-    elif start_from is not None:
-        resume_state = checkpoint.warm_start_state(start_from, spec, solver)
-    elif start_state is not None:  # lambda: auto's refit from its validation solve; solver: auto's plan
-        resume_state = start_state
+    resume_state, start, trace = _start(spec, call, snapshot, solver, backend)
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,
                      total_iterations=spec["solver"].get("iterations"))
     tracer = TraceRecorder(trace)
-    listeners = [tracer]
-    checkpointer = None
-    if run.checkpoint_every:
-        checkpointer = Checkpointer(out_dir, spec.data, sname, tracer)
-        listeners.append(checkpointer)
-    listeners.extend(progress_listeners(progress))  # True: a ProgressBar; or the caller's listeners (CLI)
-    keeper = StateKeeper() if keep_state else None
-    if keeper is not None:
-        listeners.append(keeper)
+    keeper = StateKeeper() if call.keep_state else None
+    listeners = [tracer, *([Checkpointer(out_dir, spec.data, sname, tracer)] if run.checkpoint_every else []),
+                 *progress_listeners(call.progress),  # True: a ProgressBar; or the caller's listeners (CLI)
+                 *([keeper] if keeper is not None else [])]
     names = [reg.pm.register(obj) for obj in listeners]
     try:
         reg.pm.hook.kopt_run_start(run=run)
@@ -259,47 +277,34 @@ def _run_solve(spec, *, data, resume, progress, write, sample_weight, keep_state
         if run.interrupted:
             reg.pm.hook.kopt_run_end(run=run, result=None)
             raise_for(run.stop_signal)  # KeyboardInterrupt, or Terminated (SIGTERM)
-        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **_jsonable(out.info),
+        info = {"solver": sname, "n_iter": out.n_iter, "status": out.status, **jsonable(out.info),
                 "columns": problem.info.get("columns")}
+        model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
+                      backend=backend, info=info)
         t2 = time.perf_counter()
         with out_of_memory("scoring the test rows"):
-            metrics, by_class = holdout_metrics(problem, Model(out.predictor, problem.preprocessor, spec=spec.data,
-                                                               kernel=problem.kernel, loss=problem.loss,
-                                                               backend=backend))
+            metrics, by_class = holdout_metrics(problem, model)
         t_pred = time.perf_counter() - t2
-        model = Model(out.predictor, problem.preprocessor, spec=spec.data, kernel=problem.kernel, loss=problem.loss,
-                      backend=backend, info={**info, "metrics": metrics})
+        model.info["metrics"] = metrics
         if not out.success:
             warnings.warn(f"{sname}: {out.message}", ConvergenceWarning, stacklevel=2)
         kept = None
         if keeper is not None:
             kept = keeper.snapshot(sname, spec.data, tracer.trace, fit_s, out.status) if keeper.save else snapshot
-        timings = {"load_s": t_load, "fit_s": fit_s, "predict_test_s": t_pred, "wall_s": time.perf_counter() - t0,
-                   "this_session_fit_s": t_fit}
-        if plan is not None:
-            timings["auto_s"] = plan["search_s"]
-        if auto is not None:
-            timings["lambda_auto_s"] = auto["select_s"]
-            auto = {k: v for k, v in auto.items() if k != "load_s"}
         fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
-                      status=out.status, message=out.message, metrics=metrics, trace=tracer.trace, timings=timings,
+                      status=out.status, message=out.message, metrics=metrics, trace=tracer.trace,
+                      timings=timings(t0=call.t0, load_s=t_load, fit_s=fit_s, predict_test_s=t_pred,
+                                      this_session_fit_s=t_fit, plan=call.plan, lambda_auto=call.lambda_auto),
                       info=dict(out.info))
-        report = build_report(spec, problem, fields, backend, rss_load)
-        if memory_plan:
-            report["memory"]["plan"] = {"bytes": total(memory_plan), "items": [list(item) for item in memory_plan]}
-        if by_class is not None:
-            report["metrics_by_class"] = by_class
-        if auto is not None:
-            report["lambda_auto"] = auto
-        if plan is not None:
-            report["auto"] = plan
-        report["model_sha256"] = model.content_hash()  # compares models whatever their timestamps (kopt model-hash)
-        result = Result(model=model, report=report, snapshot=kept, lambda_auto=auto, auto=plan, **fields)
+        report = build_report(spec, problem, model, fields, backend, rss_load, memory_plan=memory_plan,
+                              by_class=by_class, lambda_auto=call.lambda_auto, auto=call.plan)
+        result = Result(model=model, report=report, snapshot=kept, lambda_auto=call.lambda_auto, auto=call.plan,
+                        **fields)
         reg.pm.hook.kopt_run_end(run=run, result=result)
     finally:
         for name in names:
             reg.pm.unregister(name=name)
-    if write:
+    if call.write:
         check_finite_model(result)
         write_outputs(spec, result)
     return result
@@ -349,73 +354,6 @@ def holdout_metrics(problem, model):
     if pre.target not in ("binary", "multiclass"):
         return metrics, None
     return metrics, by_class(problem.y_test_raw, pre.decode(scores), pre.classes)
-
-
-def _jsonable(d):
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, (np.generic,)):
-            v = v.item()
-        if isinstance(v, (int, float, str, bool, type(None), list, dict)):
-            out[k] = v
-    return out
-
-
-def build_report(spec, problem, result: dict, backend, rss_load):
-    import scipy
-
-    from .contract.version import __version__
-
-    return {
-        "name": spec["name"],
-        "spec": spec.data,
-        "versions": {"kopt": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
-                     "scipy": scipy.__version__, "platform": platform.platform()},
-        "backend": backend.name,
-        "backend_note": backend.note,
-        "seed": spec["seed"],
-        "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
-                 "n_features": problem.d, "n_test": _n_test(problem),
-                 "sample_weight": problem.sample_weight is not None,
-                 "standardized": problem.preprocessor.scale is not None,
-                 "standardize_auto": problem.preprocessor.auto_rule,
-                 **label_fields(problem)},
-        "execution": problem.info.get("execution", {"engine": "local"}),
-        "kernel": {"name": problem.kernel.name, **problem.kernel.options.as_dict()},
-        "objective": result["objective"],
-        "dual": result["dual"],
-        "gap": result["gap"],
-        "n_iter": result["n_iter"],
-        "success": result["success"],
-        "message": result["message"],
-        "metrics": result["metrics"],
-        "timings": result["timings"],
-        "memory": {"peak_rss_after_load_mb": rss_load, "peak_rss_mb": _peak_rss_mb()},
-        "status": result["status"],
-        "solver_info": _jsonable(result["info"]),
-        "trace": result["trace"],
-    }
-
-
-def label_fields(problem) -> dict:
-    """The report's words on the labels: the label column's name (a file with a header), the classes in the
-    user's own names (a classifier; sorted, as the model keeps them) and the one AUC scores as positive."""
-    out = {}
-    label = (problem.info.get("columns") or {}).get("label")
-    if label is not None:
-        out["label"] = label
-    pre = problem.preprocessor
-    if pre.target in ("binary", "multiclass") and pre.classes is not None:
-        out["classes"] = [c.item() if hasattr(c, "item") else c for c in pre.classes]
-        if pre.target == "binary":
-            out["positive_class"] = out["classes"][1]
-    return out
-
-
-def _n_test(problem):
-    if problem.partitions is not None:
-        return int(sum(problem.partitions.test_rows)) or None
-    return None if problem.X_test is None else problem.X_test.shape[0]
 
 
 def write_outputs(spec, result):

@@ -62,8 +62,7 @@ class _Capture:
 def _problem_and_solver(spec, data):
     s = load_spec(spec)
     problem = assemble(s, data)
-    solver = kopt.contract.registry.registry().get("solver", s["solver"]["name"])(
-        **{k: v for k, v in s["solver"].items() if k != "name"})
+    solver = s.component(("solver",))
     return problem, solver
 
 

@@ -31,6 +31,7 @@ import scipy.sparse.linalg as sla
 import kopt
 from kopt.data.readers import read_file
 from kopt.contract.registry import registry
+from kopt.spec import component_params
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA_DIR = os.path.join(HERE, "..", "..", "..", "shared", "data")
@@ -58,8 +59,7 @@ def load(name):
 def objective(problem, X, y, w):
     reg = registry()
     loss = reg.get("loss", problem["loss"])()
-    pen = reg.get("regularizer", problem["regularizer"]["name"])(
-        **{k: v for k, v in problem["regularizer"].items() if k != "name"})
+    pen = reg.get("regularizer", problem["regularizer"]["name"])(**component_params(problem["regularizer"]))
     return float(loss.value(X @ w, y).mean()) + pen.value(w), loss, pen
 
 

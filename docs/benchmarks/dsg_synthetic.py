@@ -46,7 +46,6 @@ class _Keep:
 
 
 def run(n_train, iterations, out):
-    import kopt
     from kopt.api import assemble
     from kopt.spec import load_spec
     from kopt_plugins.datasets.synthetic import dai_target
@@ -56,7 +55,7 @@ def run(n_train, iterations, out):
     spec = load_spec(SPEC, ov)
     load0 = os.getloadavg()
     problem = assemble(spec)
-    solver = kopt.contract.registry.registry().get("solver", "dsg")(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    solver = spec.component(("solver",))
     keep = [2**k for k in range(0, 21) if 2**k <= iterations]
     cap = _Keep(keep)
     solver.run(problem, cap)

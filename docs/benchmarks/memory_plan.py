@@ -54,7 +54,7 @@ def measure(name, solver_section, features, n, d, loss) -> dict:
     from kopt.running.assemble import assemble
     from kopt.contract.registry import registry
     from kopt.running.context import RunContext
-    from kopt.spec import load_spec
+    from kopt.spec import component_params, load_spec
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n, d)).astype(np.float32)
@@ -66,7 +66,7 @@ def measure(name, solver_section, features, n, d, loss) -> dict:
     problem = assemble(spec, (X, y))
     del X, y
     reg = registry()
-    solver = reg.get("solver", solver_section["name"])(**{k: v for k, v in solver_section.items() if k != "name"})
+    solver = reg.get("solver", solver_section["name"])(**component_params(solver_section))
     sizes = memory.Sizes.of(problem)
     plan = memory.plan_of(solver, sizes)
     run = RunContext(spec, problem, reg.pm)

@@ -47,6 +47,39 @@ def local_problem(template: Problem, part: dict, k: int) -> PartitionProblem:
     return PartitionProblem(**base, part=k, n_total=template.n)
 
 
+class PartitionsShape:
+    """Stands in for :class:`Partitions` in the problem sent to the workers: the whole training set's shape
+    only (``n``, ``d``: what ``Problem.n`` and ``Problem.d`` read), no futures and no client."""
+
+    def __init__(self, n, d):
+        self.n, self.d = n, d
+
+
+class Held:
+    """The base of what a worker keeps next to partition ``k`` from task to task (a solver's per-partition state).
+
+    A subclass calls :meth:`hold` with its constructor's arguments, the partition first: pickled, it travels as
+    those arguments and is rebuilt from them wherever it lands (a lost worker's state is made again from its
+    partition), and the scheduler weighs moving it like moving its partition's rows.
+    """
+
+    def hold(self, part, *args):
+        self.args = (part, *args)
+        self.nbytes = nbytes(part["X"])
+
+    def __reduce__(self):
+        return type(self), self.args
+
+    def __sizeof__(self):
+        return self.nbytes
+
+
+def worker_template(problem: Problem) -> Problem:
+    """``problem`` without its partitions, spec and info: what every worker's :class:`PartitionProblem` starts
+    from (:func:`local_problem`), light to send."""
+    return replace(problem, spec=None, partitions=PartitionsShape(problem.n, problem.d), info={})
+
+
 @dataclass
 class Partitions:
     """The run's partitions: ``train`` and ``test`` futures with their row counts (in row order)."""
@@ -239,5 +272,5 @@ def is_dask_collection(data) -> bool:
     return any(type(v).__module__.split(".")[0] == "dask" for v in items if v is not None)
 
 
-__all__ = ["Partitions", "PartitionProblem", "from_arrays", "from_spec", "local_problem", "is_dask_collection",
-           "nbytes"]
+__all__ = ["Partitions", "PartitionProblem", "PartitionsShape", "Held", "from_arrays", "from_spec", "local_problem",
+           "is_dask_collection", "nbytes", "worker_template"]

@@ -16,12 +16,12 @@ from ..data import Dataset, Preprocessor, as_dataset, load_data
 from ..errors import DataError
 from ..contract.registry import registry
 from ..contract.problem import FeatureSpec, Problem
-from ..spec import Spec
+from ..spec import Spec, component_params
 
 
 def build_kernel(spec: Spec, X):
     """Instantiate the spec's kernel with a numeric bandwidth (a rule such as ``median`` resolved)."""
-    params = {k: v for k, v in spec["model"]["kernel"].items() if k != "name"}
+    params = component_params(spec["model"]["kernel"])
     cls = registry().get("kernel", spec["model"]["kernel"]["name"])
     kernel = cls(**resolve_bandwidth(cls, params, X, spec["seed"]))
     kernel.check_input(X)  # e.g. χ²-type kernels need nonnegative inputs: fail before the solve

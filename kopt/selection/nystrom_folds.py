@@ -68,7 +68,7 @@ def concrete(spec, ds, log=None):
 
     if spec["solver"]["name"] == "krr_nystrom":
         return spec, None
-    planner = spec.solver_class(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    planner = spec.component(("solver",))
     count = ((spec.given.get("model") or {}).get("features") or {}).get("count")
     if count:
         overrides, _ = planner.route(spec.loss, int(count))

@@ -50,10 +50,9 @@ class Spec:
 
     def component(self, kind_path):
         """Instantiate the component of a section path, e.g. ``("model", "loss")``."""
-        section = dict(self.get(*kind_path))
-        name = section.pop("name")
+        section = self.get(*kind_path)
         kind = schemas.COMPONENT_SECTIONS[tuple(kind_path)]
-        return registry().get(kind, name)(**section)
+        return registry().get(kind, section["name"])(**component_params(section))
 
     # -- what a solver's check_spec looks at (no plugin needs the registry) ----------------------
     @property
@@ -74,8 +73,7 @@ class Spec:
         reg = self.component(("model", "regularizer"))
         if not self.lambda_auto:
             return reg
-        section = {k: v for k, v in self["model"]["regularizer"].items() if k != "name"}
-        return type(reg)(**{**section, "lambda": LAMBDA_FALLBACK})
+        return type(reg)(**{**component_params(self["model"]["regularizer"]), "lambda": LAMBDA_FALLBACK})
 
     @property
     def kernel_class(self):
@@ -355,7 +353,7 @@ def _check_compatibility(spec: Spec, reg, *, check_backend=True):
             raise spec.error(("backend",), f"solver {sname!r} runs on {', '.join(solver_cls.backends)}, not {b.name}")
     _check_execution(spec, reg, solver_cls)
     try:
-        problems = list(solver_cls(**_params(spec["solver"])).check_spec(spec))
+        problems = list(spec.component(("solver",)).check_spec(spec))
     except SpecError:
         raise
     for path, text in problems[:1]:
@@ -380,7 +378,8 @@ def _check_execution(spec: Spec, reg, solver_cls):
         raise spec.error(("backend",), "a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
 
 
-def _params(section):
+def component_params(section: dict) -> dict:
+    """A component section's parameters: every key but its ``name`` (what the component is built with)."""
     return {k: v for k, v in section.items() if k != "name"}
 
 
@@ -390,4 +389,4 @@ def resolved_yaml(spec: Spec) -> str:
     return yaml.safe_dump(spec.data, sort_keys=False, default_flow_style=False)
 
 
-__all__ = ["Spec", "load_spec", "resolved_yaml"]
+__all__ = ["Spec", "component_params", "load_spec", "resolved_yaml"]

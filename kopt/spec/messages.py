@@ -15,22 +15,13 @@ _TYPE_NAMES = {
 }
 
 
+#: the words for a YAML value's type, first match wins (a bool is an int to Python: it comes first)
+TYPE_WORDS = ((type(None), "null"), (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+              (dict, "mapping"), (list, "list"))
+
+
 def type_of(value):
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "mapping"
-    if isinstance(value, list):
-        return "list"
-    return type(value).__name__
+    return next((word for cls, word in TYPE_WORDS if isinstance(value, cls)), type(value).__name__)
 
 
 def describe(schema: dict) -> str:

@@ -83,10 +83,7 @@ def reference_spaces(result, spec, X):
     predictor) two candidates, the exact kernel and the M random features of ``model.features``: the
     answer is compared with the nearer optimum.
     """
-    from ..contract.registry import registry
-
-    ksec = spec["model"]["kernel"]
-    kernel = registry().get("kernel", ksec["name"])(**{k: v for k, v in ksec.items() if k != "name"})
+    kernel = spec.component(("model", "kernel"))
     pred = result.model.predictor
     X = np.asarray(X, dtype=np.float64)
     feats = spec["model"]["features"]
@@ -174,14 +171,11 @@ def reference_objective(loss, Z, y, lam, *, max_iter=100, offset=0.0):
 
 def answer_problems(result, spec, data, *, budget, rtol):
     """``(P*, messages)``: the optimum and what keeps one answer run from it (no messages: it got there)."""
-    from ..contract.registry import registry
-
     P = result.objective
     if P is None:  # form gp: no objective (the certificate check requires one for the other forms)
         return None, []
     lam = float(spec["model"]["regularizer"]["lambda"])
-    loss_sec = spec["model"]["loss"]
-    loss = registry().get("loss", loss_sec["name"])(**{k: v for k, v in loss_sec.items() if k != "name"})
+    loss = spec.component(("model", "loss"))
     X, y = data[0], data[1]
     offset = model_offset(result)
     refs = [(reference_objective(loss, Z, y, lam, offset=offset), words + (f" and the model's fixed intercept {offset:g}"

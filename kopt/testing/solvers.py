@@ -41,9 +41,7 @@ class KeepStates:
 
 def solver_for(spec):
     """The registered solver of a loaded spec, built from its ``solver`` section."""
-    from ..contract.registry import registry
-
-    return registry().get("solver", spec["solver"]["name"])(**{k: v for k, v in spec["solver"].items() if k != "name"})
+    return spec.component(("solver",))
 
 
 @contextlib.contextmanager

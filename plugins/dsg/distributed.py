@@ -39,7 +39,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from kopt.distributed.partitions import local_problem, nbytes
+from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.errors import KoptError
 
 from .batch import LocalRows, total
@@ -51,14 +51,14 @@ from .sampling import BatchSampler
 STALE = "stale"
 
 
-class Replica:
+class Replica(Held):
     """What partition ``k``'s worker keeps: its rows (a :class:`LocalRows`), its copy of the expansion, and the
     batch sampler of the whole training set (it draws iteration t's rows as the client does: global row
-    indices from ``problem.rng("batch", t)`` of the spec's seed, then keeps those in its range ``lo:hi``)."""
+    indices from ``problem.rng("batch", t)`` of the spec's seed, then keeps those in its range ``lo:hi``).
+    Rebuilt from its partition wherever it lands, it is empty: its first task answers STALE and is re-sent."""
 
     def __init__(self, part, k, template, block_size, n_outputs, averaging, lo, batch_size, sampling):
-        self.args = (part, k, template, block_size, n_outputs, averaging, lo, batch_size, sampling)
-        self.nbytes = nbytes(part["X"])
+        self.hold(part, k, template, block_size, n_outputs, averaging, lo, batch_size, sampling)
         self.lo, self.hi = int(lo), int(lo) + int(part["X"].shape[0])
         self.sampler = BatchSampler(template, batch_size, sampling)  # the template's n and rng are the whole set's
         problem = local_problem(template, part, k)
@@ -77,14 +77,6 @@ class Replica:
         self.rows.expansion.replay(records)
         self.version += len(records)
         return True
-
-    def __reduce__(self):
-        # rebuilt from the partition wherever it lands, empty: its first task answers STALE and is re-sent
-        return Replica, self.args
-
-    def __sizeof__(self):
-        # the scheduler weighs moving it like moving its partition's rows
-        return self.nbytes
 
 
 def _start(part, k, template, *args):
@@ -159,7 +151,7 @@ class PartitionedRows:
         self.terms = terms
         self.K = len(self.parts.rows)
         self.offsets = self.parts.offsets
-        template = _template(problem)
+        template = worker_template(problem)
         o = solver.options
         self.replicas = [self.parts.submit(k, _start, p, k, template, expansion.F,
                                            expansion.out[0] if expansion.out else None, expansion.averaging,
@@ -306,15 +298,3 @@ def _nbytes(obj) -> int:
     if hasattr(obj, "__dataclass_fields__"):
         return sum(_nbytes(getattr(obj, f)) for f in obj.__dataclass_fields__)
     return 8 if isinstance(obj, (int, float)) else 0
-
-
-def _template(problem):
-    """The problem without its partitions and spec (what every worker's PartitionProblem starts from)."""
-    return replace(problem, spec=None, partitions=_Shape(problem.n, problem.d), info={})
-
-
-class _Shape:
-    """Stands in for the partitions on the workers: the whole training set's shape only."""
-
-    def __init__(self, n, d):
-        self.n, self.d = n, d

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from kopt.distributed.partitions import local_problem, nbytes
+from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.contract.iterative import Check, Step
 from kopt.models.predictors import FeatureExpansion
 
@@ -67,25 +67,17 @@ class LocalEngine(FeatureEngine):
         return self.sigma * super().true_kernel(s)
 
 
-class _Worker:
-    """What a partition's worker keeps between rounds: its problem, labels and DBCD-TR state."""
+class _Worker(Held):
+    """What a partition's worker keeps between rounds: its problem, labels and DBCD-TR state (rebuilt from the
+    partition wherever it lands: its α and θ̃ come with every task)."""
 
     def __init__(self, part, k, template, options, sigma, labels):
-        self.args = (part, k, template, options, sigma, labels)
-        self.nbytes = nbytes(part["X"])
+        self.hold(part, k, template, options, sigma, labels)
         problem = local_problem(template, part, k)
         Y = labels(problem)
         engine = LocalEngine(problem, Y.shape[1], sigma, options.block_memory_mb, options.model_kernel)
         self.blocks = DualBlocks(problem, Y, template.lam * template.n, options, "features", 1, engine=engine)
         self.per_round = max(1, math.ceil(options.local_epochs * self.blocks.nblocks))
-
-    def __reduce__(self):
-        # rebuilt from the partition wherever it lands (its α and θ̃ come with every task)
-        return _Worker, self.args
-
-    def __sizeof__(self):
-        # the scheduler weighs moving it like moving its partition's rows
-        return self.nbytes
 
 
 def _start(part, k, template, options, sigma, labels):
@@ -146,7 +138,7 @@ class DistributedBlocks:
         self.fmap = problem.feature_map()
         self.M = self.fmap.n_blocks * self.fmap.block_size
         self.K = len(self.parts.rows)
-        template = _template(problem)
+        template = worker_template(problem)
         self.workers = self.parts.map_indexed(_start, template, options, self.K, labels)
         self.alpha = [self.parts.submit(k, _zeros, w) for k, w in enumerate(self.workers)]
         self.C = self.parts.gather([self.parts.submit(0, _n_out, self.workers[0])])[0]
@@ -226,17 +218,3 @@ class DistributedBlocks:
 
 def _n_out(worker):
     return worker.blocks.C
-
-
-def _template(problem):
-    """The problem without its partitions and spec (what every worker's PartitionProblem starts from)."""
-    from dataclasses import replace
-
-    return replace(problem, spec=None, partitions=_Rows(problem.n, problem.d), info={})
-
-
-class _Rows:
-    """Stands in for the partitions on the workers: the whole training set's shape only."""
-
-    def __init__(self, n, d):
-        self.n, self.d = n, d

@@ -26,12 +26,10 @@ goes on with the same bits (Joker's rounds do the same, docs/scale.md).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from kopt.numerics import rows as _rows
-from kopt.distributed.partitions import local_problem, nbytes
+from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.errors import KoptError
 from kopt.numerics.linalg import solve_triangular
 from kopt.nystrom.centres import center_basis, choose_centers
@@ -41,21 +39,14 @@ from kopt.nystrom.system import kept_centers
 from kopt.nystrom.cg import NystromCG
 from kopt.nystrom.passes import RowPass
 
-class Rows:
+class Rows(Held):
     """What partition ``k``'s worker keeps for the whole run: its rows' pass against the centres and its labels
     (n_k × C).  Nothing in it changes: the scores travel from round to round as the rounds' own results."""
 
     def __init__(self, part, k, template, C):
-        self.args = (part, k, template, C)
-        self.nbytes = nbytes(part["X"])
+        self.hold(part, k, template, C)
         self.Y = local_problem(template, part, k).label_matrix()
         self.rows = RowPass(template.kernel, part["X"], C, template.dtype, threads=1)
-
-    def __reduce__(self):
-        return Rows, self.args  # rebuilt from the partition wherever it lands
-
-    def __sizeof__(self):
-        return self.nbytes  # the scheduler weighs moving it like moving its partition's rows
 
 
 def _new(part, k, template, C):
@@ -134,7 +125,7 @@ class PartitionCG(NystromCG):
         self.K = len(self.parts.rows)
         self.rounds = self.kernel_passes = 0
         self.pending = None  # the step sizes a of the last round's u, once CG has taken that step
-        template = replace(problem, spec=None, partitions=_Shape(problem.n, problem.d), info={})
+        template = worker_template(problem)
         self.on_workers = self.parts.client.scatter(self.C, broadcast=True)  # the centres, sent once
         self.held = [self.parts.submit(k, _new, p, k, template, self.on_workers) for k, p in enumerate(self.parts.train)]
         pieces = self._step(_start, [()] * self.K)
@@ -282,13 +273,6 @@ def _total(pieces):
     for p in pieces[1:]:
         out += p
     return out
-
-
-class _Shape:
-    """Stands in for the partitions on the workers: the whole training set's shape only."""
-
-    def __init__(self, n, d):
-        self.n, self.d = n, d
 
 
 def init(problem, start=None):
