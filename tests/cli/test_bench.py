@@ -35,6 +35,7 @@ def test_a_peer_child_failure_is_reported_not_raised(monkeypatch):
     assert line["kopt"] == {"error": "exit 1: boom"} and line["ratios"] == {}
 
 
+@pytest.mark.slow
 def test_the_kopt_child_runs_a_packaged_spec():
     proc = subprocess.run([sys.executable, "-m", "kopt.bench.peers", "--child", "kopt", "--set", "higgs-12k",
                            "--set-option", "model.features.count=200"], capture_output=True, text=True, timeout=300)
@@ -52,6 +53,7 @@ def test_unknown_set_is_a_clear_error():
         peers.peers(Namespace(sets=["mnist"], repeat=1, json=None, set_option=None))
 
 
+@pytest.mark.slow
 def test_bench_joker_reports_cost_floor_and_projection():
     res = run_joker(rows=3000, features=(512,), iterations=5, score_rows=500, project_iterations=100,
                     gap_rows=1000, test_rows=1000, log=lambda *a: None)
@@ -148,6 +150,7 @@ def test_bench_defaults_squared_hinge_side_on_binary_sets_only(monkeypatch):
 
 
 # -- kopt bench scale -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_bench_scale_writes_valid_lines_at_a_tiny_size(tmp_path, monkeypatch):
     """Two configurations on 2,000 generated rows: a data line, then a fit line each, as JSON lines."""
     from kopt.bench import scale

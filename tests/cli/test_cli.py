@@ -13,7 +13,7 @@ import kopt
 from kopt.cli import main
 from helpers import regression_csv
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SPEC = """\
 name: cli
@@ -110,6 +110,7 @@ def test_plugins_command(capsys):
     assert out.startswith("KIND") and "square" in out and "krr_exact" in out
 
 
+@pytest.mark.slow
 def test_python_dash_m_and_usage_errors(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "kopt", "--version"], capture_output=True, text=True)
     assert ok.returncode == 0 and kopt.__version__ in ok.stdout

@@ -81,6 +81,7 @@ def _peak_bytes(argv):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_memory_is_flat_in_the_number_of_rows(trained, capsys):
     write_rows(trained / "small.csv", 4000, seed=2)
     write_rows(trained / "large.csv", 16000, seed=3)

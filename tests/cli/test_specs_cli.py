@@ -17,7 +17,7 @@ from kopt.cli import main
 from kopt.listeners import JsonLog, ProgressBar
 from kopt.run import IterationRecord
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SPECS = sorted((REPO / "specs").glob("*.yaml"))
 
 
@@ -48,12 +48,14 @@ def test_specs_list_show_copy(tmp_path, capsys):
     assert "did you mean quickstart" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_validate_every_spec_by_name(capsys):
     assert main(["validate", *[p.stem for p in SPECS]]) == 0
     out = capsys.readouterr().out
     assert out.count(": valid (") == len(SPECS)
 
 
+@pytest.mark.slow
 def test_quickstart_is_the_readme_first_command_and_prints_metrics(tmp_path, monkeypatch, capsys):
     """README's first command, run offline in an empty folder with an empty data folder."""
     readme = (REPO / "README.md").read_text()
@@ -105,6 +107,7 @@ def test_plot_without_matplotlib_is_caught_before_any_work(tmp_path, monkeypatch
     assert main(["solve", "quickstart", "--plot", "--set", "solver.iterations=2", "-q"]) == 2
 
 
+@pytest.mark.slow
 def test_a_failing_plot_never_loses_the_model_or_report(tmp_path, monkeypatch, capsys):
     import kopt.plotting
 
@@ -120,6 +123,7 @@ def test_a_failing_plot_never_loses_the_model_or_report(tmp_path, monkeypatch, c
     assert {"model.json", "model.npz", "report.json"} <= {p.name for p in (tmp_path / "out").iterdir()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
 def test_output_files_follow_the_umask(tmp_path, monkeypatch, mask):
     spec = {**PLOT_SPEC, "output": {"dir": str(tmp_path / "out")}}
@@ -132,6 +136,7 @@ def test_output_files_follow_the_umask(tmp_path, monkeypatch, mask):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask, p.name
 
 
+@pytest.mark.slow
 def test_convergence_warning_is_one_clean_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["solve", "quickstart", "--set", "solver.iterations=3"]) == 0
@@ -174,6 +179,7 @@ def test_log_mode_by_time_and_default_mode_off_a_terminal():
     assert stream.getvalue().count("\n") == 1
 
 
+@pytest.mark.slow
 def test_json_lines_log(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["solve", "quickstart", "--set", "solver.iterations=40", "--log-json", "log.jsonl",
@@ -251,6 +257,7 @@ def test_validate_warns_in_one_line_where_another_option_is_measured_better(caps
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_every_packaged_spec_validates_silently(capsys):
     """A packaged example uses the measured-better setting, or keeps the paper's with ``advice: false`` and
     says why in its comment (issue 28 item 7): kopt validate prints nothing on stderr for any of them."""

@@ -39,6 +39,7 @@ REAL = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, opts, rows, cols, labels, nnz", REAL, ids=[r[0] for r in REAL])
 def test_real_files_match_sources_md(shared_data, name, opts, rows, cols, labels, nnz):
     X, y, meta = read_table(shared_data / name, opts)

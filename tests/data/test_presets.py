@@ -49,6 +49,7 @@ EXPLICIT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPLICIT))
 def test_preset_reads_what_the_explicit_files_read(name, seeded_data, shared_data):
     extra, explicit = EXPLICIT[name]
@@ -138,6 +139,7 @@ def test_a_wrong_file_in_the_data_folder_is_an_error_not_data(tmp_path, monkeypa
         load_data({"source": "w8a"})
 
 
+@pytest.mark.slow
 def test_mirror_folder_fills_the_data_folder_on_demand(tmp_path, monkeypatch, shared_data):
     monkeypatch.setenv("KOPT_DATA", str(tmp_path / "d"))
     monkeypatch.setenv("KOPT_DATA_MIRROR", str(shared_data))

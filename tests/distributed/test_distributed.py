@@ -37,6 +37,7 @@ def _dist(spec, overrides, client, **kw):
     return kopt.solve(spec, overrides=[*overrides, "solver.iterations=300"], scheduler=client, **kw)
 
 
+@pytest.mark.slow
 def test_import_kopt_does_not_import_dask():
     code = ("import sys, kopt, kopt.cli; kopt.load_spec('quickstart'); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))")
@@ -61,6 +62,7 @@ def test_validate_refuses_what_cannot_run_distributed(overrides, path, words):
     assert err.value.path == path and words in str(err.value)
 
 
+@pytest.mark.slow
 def test_preprocessing_and_bandwidth_match_one_machine(client):
     from kopt.assemble import assemble
     from kopt.backend import resolve
@@ -85,6 +87,7 @@ def _same_answer(one, many):
         assert abs(many.metrics[key] - one.metrics[key]) <= 1e-3, (key, many.metrics, one.metrics)
 
 
+@pytest.mark.slow
 def test_joker_higgs_same_certified_answer_and_identical_prediction(client):
     one = kopt.solve("quickstart", overrides=HIGGS)
     many = _dist("quickstart", HIGGS, client)
@@ -100,6 +103,7 @@ def test_joker_higgs_same_certified_answer_and_identical_prediction(client):
     assert here == many.metrics
 
 
+@pytest.mark.slow
 def test_joker_ijcnn1_same_certified_answer(client, seeded_data):
     spec = {"name": "ijcnn1_features", "seed": 0, "data": {"source": "ijcnn1", "max_rows": 3000},
             "model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian", "bandwidth_factor": 0.5},
@@ -112,6 +116,7 @@ def test_joker_ijcnn1_same_certified_answer(client, seeded_data):
     _same_answer(one, many)
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_solve_recomputes_the_round(client):
     overrides = [*HIGGS, "solver.tol=1.0e-4"]
     full = _dist("quickstart", overrides, client)
@@ -123,6 +128,7 @@ def test_worker_killed_mid_solve_recomputes_the_round(client):
     assert hit.objective == full.objective
 
 
+@pytest.mark.slow
 def test_predict_on_partitioned_files_writes_one_output_each(client, tmp_path):
     from kopt.cli import main
     from kopt.data import load_data

@@ -13,6 +13,9 @@ import kopt  # noqa: E402
 TOL = 1.0e-5
 
 
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
+
+
 def a9a_spec(standardize):
     return {"name": "a9a_features", "seed": 0,
             "data": {"source": "a9a", "max_rows": 3000, "standardize": standardize},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "docs" / "benchmarks"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SCRIPTS = sorted(BENCH.glob("*.py")) + sorted((ROOT / "kopt").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.sh"))

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("docs/plugin-guide.md", "README.md", "docs/sklearn.md")
 MARKER = re.compile(r"^<!--\s*example:\s*(file|skip)\s*(.*?)\s*-->$")
 
@@ -199,6 +199,7 @@ def outcomes(tmp_path_factory):
 BLOCKS = [b for doc in DOCS for b in python_blocks(doc)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_the_example_runs(block, outcomes):
     outcome, text = outcomes(block.doc)[block.line]

@@ -64,6 +64,7 @@ def _cold_scores(spec, data, lams):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make, small", [(_clean, True), (_noisy, False)])
 def test_auto_picks_the_validation_best_lambda(make, small):
     X, y = make()
@@ -101,6 +102,7 @@ def test_path_walks_down_stops_early_and_refines_once():
     assert auto["warm_path"] and auto["select_s"] > 0
 
 
+@pytest.mark.slow
 def test_auto_is_deterministic_from_the_seed():
     X, y = _clean(300)
     a, b = _solve(_joker(), (X, y)), _solve(_joker(), (X, y))
@@ -111,6 +113,7 @@ def test_auto_is_deterministic_from_the_seed():
     assert other.lambda_auto["split"] != a.lambda_auto["split"] or strip(other.lambda_auto) != strip(a.lambda_auto)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["exact", "features"])
 def test_refit_starts_warm_and_ends_where_a_cold_solve_ends(mode):
     X, y = _clean(400)
@@ -158,6 +161,7 @@ def test_a_fixed_lambda_runs_no_selection(monkeypatch):
     assert r.report["spec"]["model"]["regularizer"]["lambda"] == 1e-3
 
 
+@pytest.mark.slow
 def test_report_cli_summary_and_timings(tmp_path):
     X, y = _clean(300)
     data = tmp_path / "train.csv"
@@ -233,6 +237,7 @@ def test_tune_searches_auto_s_path_by_default():
     assert tuning.default_axes(spec)[0] == tuning.Axis(tuning.LAMBDA, tuning.AUTO_PATH)
 
 
+@pytest.mark.slow
 def test_sample_weights_go_into_the_path_and_the_refit():
     X, y = _noisy(300)
     w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
@@ -306,6 +311,7 @@ def test_solver_checks_see_a_positive_lambda_under_auto():
     assert exc.value.path == "$.model.regularizer.lambda" and "lambda: auto picks λ > 0" in str(exc.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver, loss", [
     ({"name": "dsg", "iterations": 30, "batch_size": 64}, "logistic"),
     ({"name": "udsg", "iterations": 30, "batch_size": 64}, "logistic"),
@@ -330,6 +336,7 @@ def test_every_solver_with_a_lambda_runs_auto(solver, loss):
     assert not auto["warm_path"] and not auto["refit_warm"]  # only Joker warm-starts along λ
 
 
+@pytest.mark.slow
 def test_a_diverged_path_point_never_wins(monkeypatch):
     """A NaN validation score (a diverged solve) is never an improvement; all NaN is a clear error."""
     X, y = _clean(160)

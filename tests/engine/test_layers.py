@@ -1,11 +1,13 @@
 """The engine's import graph: no circle, no private name imported, no import up the layers of
-docs/architecture.md ("Layers").  Run it alone: ``python -m pytest tests/test_layers.py``."""
+docs/architecture.md ("Layers").  Run it alone: ``python -m pytest tests/engine/test_layers.py``."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-KOPT = Path(__file__).resolve().parent.parent / "kopt"
+import pytest
+
+KOPT = Path(__file__).resolve().parent.parent.parent / "kopt"
 
 #: module prefix -> layer (docs/architecture.md, "Layers"); a module imports only its own layer or lower
 LAYERS = {
@@ -14,6 +16,9 @@ LAYERS = {
     "kopt.api": 2,
     "kopt.assemble": 1, "kopt.selection": 1, "kopt.distributed.assemble": 1,
 }
+
+
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 
 
 def layer(module: str) -> int:

@@ -42,6 +42,7 @@ def test_not_positive_definite():
         cholesky(A)
 
 
+@pytest.mark.slow
 def test_the_size_that_crashed_openblas():
     """n = 16,512 (cal_housing's training split): blocked path, must not crash (DESIGN.md)."""
     n = 16512

@@ -53,6 +53,7 @@ def records():
     logger.setLevel(previous)
 
 
+@pytest.mark.slow
 def test_solve_progress_reaches_a_logging_handler(records, monkeypatch):
     handler, logger = records
     logger.setLevel(logging.INFO)
@@ -65,6 +66,7 @@ def test_solve_progress_reaches_a_logging_handler(records, monkeypatch):
     assert lines[-1].startswith("it 40/40") and lines[-1].endswith("(end)")
 
 
+@pytest.mark.slow
 def test_default_cadence_is_ten_seconds_plus_the_end(records):
     handler, logger = records
     logger.setLevel(logging.INFO)
@@ -73,6 +75,7 @@ def test_default_cadence_is_ten_seconds_plus_the_end(records):
     assert len(lines) == 2 and lines[1].endswith("(end)")
 
 
+@pytest.mark.slow
 def test_gap_checks_are_debug_records(records):
     handler, logger = records
     logger.setLevel(logging.DEBUG)
@@ -81,11 +84,13 @@ def test_gap_checks_are_debug_records(records):
     assert checks and all(r.levelno == logging.DEBUG and " gap " in r.getMessage() for r in checks)
 
 
+@pytest.mark.slow
 def test_nothing_is_printed_without_configuration(capsys):
     kopt.solve(_spec(), data=_data())
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verbose,expect", [(0, "none"), (False, "none"), (1, "bar"), (True, "bar"), (2, "debug")])
 def test_sklearn_verbose_maps_to_levels(verbose, expect, capsys, monkeypatch):
     pytest.importorskip("sklearn")
@@ -107,6 +112,7 @@ def test_sklearn_verbose_maps_to_levels(verbose, expect, capsys, monkeypatch):
     assert logging.getLogger("kopt").level == logging.NOTSET  # restored after the fit
 
 
+@pytest.mark.slow
 def test_notebook_gets_a_tqdm_bar(monkeypatch, capsys):
     pytest.importorskip("tqdm")
     monkeypatch.setattr(logs, "in_notebook", lambda: True)

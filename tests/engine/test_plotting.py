@@ -69,6 +69,7 @@ def test_primal_only_run_draws_its_objective():
         plt.close(fig)
 
 
+@pytest.mark.slow
 def test_plot_trace_writes_a_png(tmp_path):
     path = plot_trace(_dual_trace(), str(tmp_path / "c.png"), "demo", tol=1e-2)
     assert open(path, "rb").read(4) == b"\x89PNG"

@@ -149,6 +149,7 @@ def test_dsg_weights_multiply_the_two_sample_balance_weights():
     np.testing.assert_allclose(terms.weights, balance * w * 40 / w.sum(), rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["dsg", "udsg", "cdsg"])
 def test_dsg_check_objective_is_weighted(solver):
     X, y = _data()
@@ -212,6 +213,7 @@ def _joker(lam=1e-2, loss="square", **solver):
     return spec
 
 
+@pytest.mark.slow
 def test_weighted_joker_exact_is_the_weighted_krr_closed_form():
     X, y = _data()
     n, lam = len(X), 1e-2
@@ -228,6 +230,7 @@ def test_weighted_joker_exact_is_the_weighted_krr_closed_form():
     np.testing.assert_allclose(r.model.predict(Xt), _gram(Xt, X) @ alpha, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["huber", "squared_hinge", "logistic"])
 def test_weighted_joker_routes_agree(loss):
     """The dual blocks (per-row λ_i in the conjugate terms) and the primal Newton route (w_i on ℓ, ℓ', ℓ'')

@@ -29,6 +29,7 @@ def _spec(solver, iterations, **options):
             "solver": {"name": solver, "iterations": iterations, "batch_size": 16, **options}, "backend": "numpy"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver,options", [("dsg", {}), ("udsg", {}), ("cdsg", {}),
                                             ("joker", {"tol": 0.0}), ("joker", {"tol": 0.0, "mode": "features"})])
 def test_continuing_a_snapshot_ends_where_a_fresh_run_ends(solver, options):

@@ -96,6 +96,7 @@ def _spec(solver, loss, form="dual", features=None):
             "solver": solver, "backend": "numpy", "output": {"model": False, "report": False}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, spec", [
     ("joker exact", _spec({"name": "joker", "mode": "exact", "batch_size": 100, "iterations": 12, "tol": 0.0},
                           {"name": "squared_hinge"})),

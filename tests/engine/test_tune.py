@@ -69,6 +69,7 @@ def test_splits_are_seeded_and_cover_the_rows():
 
 
 # -- warm starts along λ ----------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["exact", "features"])
 def test_a_warm_start_at_another_lambda_reaches_the_cold_answer(mode):
     X, y = _data()
@@ -91,6 +92,7 @@ def test_a_warm_start_refuses_another_problem():
         kopt.solve(other, data=(X, y), start_from=first.snapshot)
 
 
+@pytest.mark.slow
 def test_tune_finds_the_best_row_and_warm_starts_match_cold():
     X, y = _data()
     grid = ["model.regularizer.lambda=1e-2,1e-1", "model.kernel.bandwidth_factor=0.5,2"]
@@ -119,6 +121,7 @@ def test_best_never_picks_a_non_finite_score():
 
 
 # -- the command line -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_tune_writes_table_spec_plot_and_refit(seeded_data, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "t"

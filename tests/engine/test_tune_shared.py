@@ -82,6 +82,7 @@ def _fold_scores(result, params):
     return row["scores"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task,standardize_target", [("real", False), ("real", True)])
 def test_scores_equal_the_full_solve_of_each_fold_and_a_wrong_system_would_not(task, standardize_target):
     X, y = _data(task=task)
@@ -108,6 +109,7 @@ def test_scores_equal_the_full_solve_of_each_fold_and_a_wrong_system_would_not(t
                 assert abs(leaked - want) > 10 * TOL * want and abs(other - want) > 10 * TOL * want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
 def test_classification_scores_equal_the_full_solve(task):
     X, y = _data(task=task)
@@ -194,6 +196,7 @@ def test_parts_of_refuses_overlapping_held_out_rows():
         parts_of([(idx[5:], idx[:5]), (idx[3:], idx[:3])], 10)
 
 
+@pytest.mark.slow
 def test_cli_tune_on_the_shared_path_says_so_and_refits(seeded_data, tmp_path, capsys):
     import json
 

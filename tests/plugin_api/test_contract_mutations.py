@@ -243,6 +243,7 @@ def _check(kind, component, tmp_path):
     return check_solver(component, out_dir=tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,plugin", [("loss", LogCosh), ("kernel", ProductLaplace), ("solver", Nesterov)])
 def test_the_plugins_pass_as_written(kind, plugin, tmp_path):
     ran = _check(kind, plugin, tmp_path)
@@ -253,6 +254,7 @@ def test_the_plugins_pass_as_written(kind, plugin, tmp_path):
         assert ran
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what,kind,plugin,methods,message", MUTATIONS, ids=[m[0] for m in MUTATIONS])
 def test_the_planted_bug_is_caught(what, kind, plugin, methods, message, tmp_path):
     mutant = _mutant(plugin, "mutant", **methods)

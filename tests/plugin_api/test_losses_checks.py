@@ -115,7 +115,7 @@ def test_plugin_guide_example_passes_the_suite():
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "plugin-guide.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "plugin-guide.md").read_text()
     block = re.search(r"```python\n(import numpy as np\nfrom kopt.backend.*?)```", text, re.S).group(1)
     ns = {}
     exec(block, ns)  # noqa: S102 - our own documentation

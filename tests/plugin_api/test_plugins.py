@@ -44,6 +44,7 @@ def test_builtins_come_through_the_entry_point_group():
     assert reg.components["solver"]["krr_exact"].plugin == "krr_exact"
 
 
+@pytest.mark.slow
 def test_third_party_plugin_listed_with_origin_and_broken_one_reported(installed, tmp_path):
     out = _kopt(["plugins"], installed, tmp_path)
     assert out.returncode == 0, out.stderr
@@ -56,6 +57,7 @@ def test_third_party_plugin_listed_with_origin_and_broken_one_reported(installed
     assert "broken = kopt_missing_module_xyz" in out.stdout and "ModuleNotFoundError" in out.stdout
 
 
+@pytest.mark.slow
 def test_third_party_plugin_solves_end_to_end(installed, tmp_path):
     regression_csv(tmp_path / "data.csv", n=600, seed=1)
     regression_csv(tmp_path / "test.csv", n=200, seed=2)
@@ -73,6 +75,7 @@ def test_third_party_plugin_solves_end_to_end(installed, tmp_path):
     assert P.shape == (200, 2)
 
 
+@pytest.mark.slow
 def test_unknown_component_without_the_plugin(tmp_path):
     regression_csv(tmp_path / "data.csv", n=50)
     regression_csv(tmp_path / "test.csv", n=20)
@@ -112,6 +115,7 @@ def test_third_party_loss_passes_the_public_check_suite():
     assert {"gradients", "dtypes", "convexity"} <= set(ran)
 
 
+@pytest.mark.slow
 def test_kopt_plugins_lists_predictors_with_their_plugin(installed, tmp_path):
     out = _kopt(["plugins"], installed, tmp_path)
     assert out.returncode == 0, out.stderr
@@ -123,6 +127,7 @@ def test_kopt_plugins_lists_predictors_with_their_plugin(installed, tmp_path):
     assert predictors["demo_expansion"][2:5] == ["kopt-demo-plugin", "0.3.1", "demo"]
 
 
+@pytest.mark.slow
 def test_unknown_component_mentions_the_plugin_that_failed_to_load(installed, tmp_path):
     regression_csv(tmp_path / "data.csv", n=50)
     regression_csv(tmp_path / "test.csv", n=20)
@@ -151,6 +156,7 @@ def gd_site(tmp_path_factory):
     return install_gd_solver(tmp_path_factory.mktemp("gd-site"))
 
 
+@pytest.mark.slow
 def test_example_solver_is_listed_and_passes_check_solver_when_installed(gd_site, tmp_path):
     out = _kopt(["plugins"], gd_site, tmp_path)
     assert out.returncode == 0, out.stderr

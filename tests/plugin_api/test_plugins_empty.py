@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import types
+import pytest
 
 from kopt.hookspecs import hookimpl
 from kopt.plugins import empty_plugins, registry
@@ -39,6 +40,7 @@ def _kopt(args, site, cwd):
                           env=dict(os.environ, PYTHONPATH=str(site)), timeout=120)
 
 
+@pytest.mark.slow
 def test_kopt_plugins_reports_an_entry_point_that_registered_nothing(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

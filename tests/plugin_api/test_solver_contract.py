@@ -59,6 +59,7 @@ BUILTIN_CASES = [
 NO_ANSWER = {"dsg", "udsg", "cdsg"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,overrides,target", BUILTIN_CASES,
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(BUILTIN_CASES)])
 def test_builtin_solvers_pass_the_contract(name, overrides, target, tmp_path):
@@ -75,6 +76,7 @@ def test_builtin_solvers_pass_the_contract(name, overrides, target, tmp_path):
         assert all(abs(a["objective"] - a["reference"]) <= 1e-4 * a["reference"] for a in out.answers)
 
 
+@pytest.mark.slow
 def test_a_run_stopped_on_its_converging_iteration_resumes_converged(tmp_path):
     """Joker converges in its first iteration here; check_solver stops it there (stop_at = n_iter // 2 or 1)."""
     out = check_solver("joker", out_dir=tmp_path)
@@ -83,6 +85,7 @@ def test_a_run_stopped_on_its_converging_iteration_resumes_converged(tmp_path):
     assert [r["iteration"] for r in out.resumed.trace] == [1]
 
 
+@pytest.mark.slow
 def test_the_example_solver_passes_and_converges(tmp_path):
     with gd_solver():
         out = check_solver("gd", out_dir=tmp_path,
@@ -93,6 +96,7 @@ def test_the_example_solver_passes_and_converges(tmp_path):
     assert 1 < out.resumed.n_iter == r.n_iter < 400
 
 
+@pytest.mark.slow
 def test_a_plain_solver_without_the_skeleton_passes(tmp_path):
     with demo_plugin():
         # demo_gd shows the mechanics of a solver without the skeleton (a plain SGD loop, 0.41 above the
@@ -122,6 +126,7 @@ def _fails(cls, match, **kw):
     return str(info.value)
 
 
+@pytest.mark.slow
 def test_state_with_a_list_is_refused(tmp_path):
     def save(self, st):
         return {"theta": list(np.asarray(st["theta"]))}
@@ -129,6 +134,7 @@ def test_state_with_a_list_is_refused(tmp_path):
     _fails(_broken(save=save), r"\(state\): iteration 1: 'theta' is a list", out_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_load_that_forgets_is_caught_by_resume(tmp_path):
     def load(self, problem, saved):
         return self.init(problem)
@@ -138,6 +144,7 @@ def test_load_that_forgets_is_caught_by_resume(tmp_path):
     assert "save() returns everything load() needs" in msg
 
 
+@pytest.mark.slow
 def test_global_randomness_is_caught_as_irreproducible(tmp_path):
     GradientDescent = _example()
 
@@ -160,6 +167,7 @@ def test_non_finite_scores_are_caught(tmp_path):
            out_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_unregistered_predictor_is_caught_by_the_model_file_check(tmp_path):
     class Unregistered(Predictor):
         name = "nowhere_registered"
@@ -210,6 +218,7 @@ def test_a_spec_no_candidate_satisfies_names_what_was_tried(tmp_path):
     assert "spec_overrides" in msg
 
 
+@pytest.mark.slow
 def test_step_may_return_none(tmp_path):
     GradientDescent = _example()
 
@@ -260,6 +269,7 @@ def _joker_reference(loss, tmp_path):
     return data, kopt.solve(spec, data=data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["square", "logistic"])
 def test_the_answer_references_agree_with_a_builtin_solver_at_1e_10(loss, tmp_path):
     """Newton's optimum (kopt.testing.answer) is joker's exact-route optimum at a relative gap of 1e-10."""
@@ -273,6 +283,7 @@ def test_the_answer_references_agree_with_a_builtin_solver_at_1e_10(loss, tmp_pa
     assert abs(ref - r.objective) <= 1e-9 * ref
 
 
+@pytest.mark.slow
 def test_an_objective_below_the_optimum_is_caught(tmp_path):
     GradientDescent = _example()
 
@@ -287,6 +298,7 @@ def test_an_objective_below_the_optimum_is_caught(tmp_path):
     assert "the reported objective is not λ/2‖f‖² + mean ℓ of the model" in msg
 
 
+@pytest.mark.slow
 def test_the_budget_and_rtol_are_the_callers(tmp_path):
     """Too few iterations fail, saying how far the run is; the budget and rtol arguments set what is asked."""
     msg = _fails(_broken(), r"\(answer\): .*after 20 iterations \(budget 20\) the objective .* above the optimum",

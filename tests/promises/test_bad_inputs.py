@@ -142,6 +142,7 @@ def solve_on(tmp_path, train, capsys, phrases=(), extra=""):
     return err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id,name,content,phrases", DATA_CASES, ids=[c[0] for c in DATA_CASES])
 def test_bad_data_file(case_id, name, content, phrases, tmp_path, capsys):
     path = tmp_path / name

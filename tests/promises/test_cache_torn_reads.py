@@ -70,6 +70,7 @@ def _changing_at(point, path, rng, how, original):
     return blocks
 
 
+@pytest.mark.slow
 def test_a_change_during_the_read_is_refused_and_no_later_run_sees_rows_the_file_lacks(home, tmp_path,
                                                                                      monkeypatch):
     rng = np.random.default_rng(2026)

@@ -87,6 +87,7 @@ def workdir(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id,text,extra,phrases", SPEC_CASES, ids=[c[0] for c in SPEC_CASES])
 def test_hostile_spec(case_id, text, extra, phrases, workdir, capsys):
     (workdir / "spec.yaml").write_text(text)

@@ -20,7 +20,7 @@ import yaml
 import kopt
 from helpers import regression_csv
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"), pytest.mark.slow]
 
 DRIVER = r"""
 import os, signal, sys

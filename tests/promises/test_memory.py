@@ -21,7 +21,7 @@ from kopt.errors import KoptError, MemoryLimitError, OutOfMemoryError
 
 GIB = 2 ** 30
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def _csv(path, n=10000, d=5, seed=0):
@@ -86,6 +86,7 @@ def _one_error_line(status, err, *phrases, said=()):
 
 # -- under an address-space limit, in a child process ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_plan_that_does_not_fit_is_refused_with_its_numbers(tmp_path):
     _csv(tmp_path / "train.csv", n=12000)  # 9,600 training rows: 8,192 of them may be centres
     status, err = run_limited(["solve", str(_spec(tmp_path, count=8192)), "--quiet"], tmp_path)
@@ -97,6 +98,7 @@ def test_a_plan_that_does_not_fit_is_refused_with_its_numbers(tmp_path):
     assert not (tmp_path / "out" / "model.json").exists()
 
 
+@pytest.mark.slow
 def test_a_spec_that_fits_runs_as_before_under_the_limit(tmp_path):
     _csv(tmp_path / "train.csv")
     status, err = run_limited(["solve", str(_spec(tmp_path, count=256)), "--quiet"], tmp_path)
@@ -106,6 +108,7 @@ def test_a_spec_that_fits_runs_as_before_under_the_limit(tmp_path):
     assert plan["bytes"] == sum(b for _, b in plan["items"]) > 2 * 256 * 256 * 8
 
 
+@pytest.mark.slow
 def test_a_memory_error_inside_a_solver_is_exit_2_with_the_size(tmp_path):
     _csv(tmp_path / "train.csv", n=2000)
     inject = """\
@@ -118,6 +121,7 @@ def test_a_memory_error_inside_a_solver_is_exit_2_with_the_size(tmp_path):
     _one_error_line(status, err, "out of memory", "solver 'krr_nystrom'", "6.71 GiB", "(30000, 30000)", "available")
 
 
+@pytest.mark.slow
 def test_a_memory_error_while_parsing_is_exit_2(tmp_path):
     _csv(tmp_path / "train.csv", n=200)
     inject = """\
@@ -130,6 +134,7 @@ def test_a_memory_error_while_parsing_is_exit_2(tmp_path):
     _one_error_line(status, err, "out of memory while reading and preparing the data of m", "5.96 GiB")
 
 
+@pytest.mark.slow
 def test_a_memory_error_while_predicting_is_exit_2(tmp_path):
     _csv(tmp_path / "train.csv", n=300)
     spec = _spec(tmp_path, count=32)
@@ -282,6 +287,7 @@ def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
         kopt.solve(spec, data=(X, y))
 
 
+@pytest.mark.slow
 def test_the_plan_is_near_the_measured_peak_at_a_small_size(tmp_path):
     """krr_nystrom at 1,024 centres: the plan within a factor 2 of the peak the solve adds (measured by the
     benchmark's own method in a fresh process); docs/benchmarks/memory_plan.json has the larger sizes."""

@@ -169,6 +169,7 @@ def test_sigterm_stops_an_estimator_fit_like_ctrl_c():
     assert not hasattr(est, "model_")
 
 
+@pytest.mark.slow
 @POSIX_SIGNALS
 def test_sigterm_on_the_command_line_checkpoints_says_how_to_resume_and_exits_143(tmp_path):
     spec = _spec(tmp_path, iterations=60, checkpoint_every=4, sleep=0.03, out="sig")
@@ -189,6 +190,7 @@ def test_sigterm_on_the_command_line_checkpoints_says_how_to_resume_and_exits_14
 
 # -- item 4: full disks, file-size limits, read-only file systems ------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE")
 def test_a_file_size_limit_is_exit_2_and_the_previous_model_stays(tmp_path):
     """``ulimit -f``: the model write fails with EFBIG (Python ignores SIGXFSZ)."""
@@ -251,6 +253,7 @@ def test_a_full_disk_while_checkpointing_from_python_is_an_output_error(tmp_path
 
 # -- item 5: an unreachable scheduler ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_exit_2_after_the_connect_timeout(tmp_path, capsys):
     pytest.importorskip("distributed")
     spec = _spec(tmp_path)
@@ -285,6 +288,7 @@ def test_resume_after_a_spec_change_names_the_keys_that_differ(tmp_path):
 
 # -- item 8: the output folder ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @POSIX_SIGNALS
 def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_first_ones_pid(tmp_path, capsys):
     spec = _spec(tmp_path, iterations=400, sleep=0.05, out="busy")
@@ -305,6 +309,7 @@ def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_first_ones_pid(
     assert main(["solve", path, "-q", "--set", "solver.iterations=3", "--set", "solver.sleep=0"]) == 0  # lock gone
 
 
+@pytest.mark.slow
 def test_another_specs_model_is_not_overwritten_without_force(tmp_path, capsys):
     first = _write(tmp_path, _spec(tmp_path, out="shared"), "a.yaml")
     other = _write(tmp_path, _spec(tmp_path, out="shared", lam=0.01), "b.yaml")
@@ -343,6 +348,7 @@ def test_a_tilde_and_variables_expand_in_the_three_path_keys_and_nothing_is_exec
 
 # -- issue 28 item 5: no POSIX-only imports ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_import_kopt_works_without_fcntl():
     code = """
 import sys, warnings

@@ -39,6 +39,7 @@ def _demo():
         yield
 
 
+@pytest.mark.slow
 def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path):
     full, resumed = check_resume(_spec(tmp_path), stop_at=13, out_dir=tmp_path)
     assert resumed.n_iter == full.n_iter == 30
@@ -52,6 +53,7 @@ def test_interrupt_writes_a_checkpoint_of_that_iteration(tmp_path):
     assert meta["iteration"] == 13  # written on interrupt, not only every 5
 
 
+@pytest.mark.slow
 def test_check_resume_catches_a_solver_that_does_not_resume(tmp_path, monkeypatch):
     from kopt_demo_plugin import DemoGD
 
@@ -79,6 +81,7 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
         kopt.solve(_spec(tmp_path, out="none"), resume=True)
 
 
+@pytest.mark.slow
 def test_report_and_plot_written(tmp_path):
     spec = _spec(tmp_path, iterations=8, checkpoint_every=0, out="rep")
     spec["output"]["plot"] = True
@@ -94,6 +97,7 @@ def test_report_and_plot_written(tmp_path):
     assert result.metrics["rmse"] == report["metrics"]["rmse"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_keeps_checkpoint_and_resume_finishes(tmp_path):
     site = tmp_path / "site"

@@ -93,6 +93,7 @@ def _components():
         yield
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id,text,extra,phrases", CASES, ids=[c[0] for c in CASES])
 def test_malformed_spec(case_id, text, extra, phrases, tmp_path, capsys, monkeypatch):
     if case_id == "cupy-unavailable":

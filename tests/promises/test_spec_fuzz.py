@@ -88,6 +88,7 @@ def _with(doc, path, value):
 FUZZ = settings(max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(path=st.sampled_from(PATHS), value=VALUES)
 def test_random_values_load_or_fail_cleanly(tmp_path, path, value):
@@ -96,12 +97,14 @@ def test_random_values_load_or_fail_cleanly(tmp_path, path, value):
         assert find_bad_number(spec.data) is None
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=YAML_TEXT)
 def test_random_yaml_text_parses_or_fails_cleanly(tmp_path, text):
     load_text(tmp_path, text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=YAML_TEXT, key=st.sampled_from(["seed", "name", "solver", "model"]))
 def test_random_yaml_under_a_key(tmp_path, text, key):
@@ -124,6 +127,7 @@ def _expanded(levels, width):
     return 1 + sum(per)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(levels=st.integers(1, 12), width=st.integers(1, 12), key=st.sampled_from(["seed", "name", "data"]))
 def test_alias_expansion_is_refused_before_it_is_built(tmp_path, monkeypatch, levels, width, key):

@@ -23,6 +23,7 @@ def test_auto_iterations_follow_the_rows(n, batch, expect):
     assert est._iterations(n) == expect
 
 
+@pytest.mark.slow
 def test_fit_records_and_uses_the_resolved_count():
     X, y = _xy(40)
     est = GPRegressor(backend="numpy").fit(X, y)

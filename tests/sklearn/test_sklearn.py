@@ -94,6 +94,7 @@ def test_classes_are_the_users_labels(labels):
     np.testing.assert_array_equal(pred, est.classes_[(d > 0).astype(int)])
 
 
+@pytest.mark.slow
 def test_multiclass_one_vs_rest_and_softmax():
     X, y = _data(n=150, task="multiclass")
     names = np.array(["ant", "bee", "cat"])[y]
@@ -143,6 +144,7 @@ def test_one_class_is_refused():
         KernelClassifier().fit(X, np.ones(len(X)))
 
 
+@pytest.mark.slow
 def test_sparse_input_matches_dense_for_a_shift_invariant_kernel():
     X, y = _data(n=100, d=6)
     X[np.abs(X) < 0.8] = 0.0
@@ -184,6 +186,7 @@ def test_joker_krr_equals_kernel_ridge():
     np.testing.assert_allclose(est.predict(X), kr.predict(X), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_hinge_equals_svc_c_one_over_lambda_n():
     """SVC has an intercept; on data closed under (x, y) -> (-x, -y) its optimum is 0 and the problems coincide."""
     from sklearn.svm import SVC
@@ -200,6 +203,7 @@ def test_hinge_equals_svc_c_one_over_lambda_n():
     np.testing.assert_allclose(est.decision_function(Xt), svc.decision_function(Xt), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_gp_regressor_mean_and_std():
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import RBF
@@ -239,6 +243,7 @@ def test_sample_weight_taken_by_joker():
     assert est.status_ == "converged"
 
 
+@pytest.mark.slow
 def test_sample_weight_zero_drops_rows_and_is_checked():
     X, y = _data(task="real")
     kw = dict(solver="dsg", lam=1e-3, features={"block_size": 32}, solver_options={"iterations": 30, "batch_size": 8},
@@ -258,6 +263,7 @@ def test_sample_weight_zero_drops_rows_and_is_checked():
 
 # -- warm start, convergence warnings ------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver,options", [("dsg", {"batch_size": 16}), ("joker", {"tol": 1e-12, "batch_size": 32}),
                                             ("joker", {"mode": "features", "tol": 1e-12, "batch_size": 32})])
 def test_warm_start_continues_to_where_a_fresh_fit_ends(solver, options):
@@ -296,6 +302,7 @@ def test_convergence_warning_is_scikit_learns():
 
 # -- composition: Pipeline, GridSearchCV, cross_val_score, pickle -----------------------------------
 
+@pytest.mark.slow
 def test_pipeline_gridsearch_n_jobs_2_and_cross_val_score():
     X, y = _data(n=150)
     pipe = make_pipeline(StandardScaler(), KernelClassifier(lam=1e-3, backend="numpy"))
@@ -307,6 +314,7 @@ def test_pipeline_gridsearch_n_jobs_2_and_cross_val_score():
     assert grid.predict(X).shape == (150,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [
     lambda: KernelClassifier(loss="logistic", lam=1e-3, backend="numpy"),
     lambda: KernelRegressor(solver="dsg", features={"block_size": 32}, solver_options={"iterations": 20, "batch_size": 16},
@@ -363,14 +371,16 @@ def test_from_spec_inverts_to_spec(est):
     assert from_spec(yaml.safe_load(again.to_spec())).get_params() == again.get_params()
 
 
+@pytest.mark.slow
 def test_from_spec_reads_the_repository_specs():
     from pathlib import Path
 
-    specs = sorted(Path(__file__).resolve().parents[1].glob("specs/*.yaml"))
+    specs = sorted(Path(__file__).resolve().parents[2].glob("specs/*.yaml"))
     built = {type(from_spec(p)).__name__ for p in specs if "novelty" not in p.name and "density" not in p.name}
     assert {"KernelClassifier", "KernelRegressor", "GPRegressor"} <= built
 
 
+@pytest.mark.slow
 def test_import_kopt_does_not_import_scikit_learn():
     import subprocess
     import sys

@@ -55,6 +55,7 @@ INSTANCES = [
 FLOAT32_ROUNDING = {"check_methods_subset_invariance", "check_methods_sample_order_invariance"}
 
 
+@pytest.mark.slow
 @parametrize_with_checks(INSTANCES)
 def test_estimator_checks(estimator, check, request):
     name = check.func.__name__  # parametrize_with_checks hands functools.partial(check_function, estimator name)

@@ -149,6 +149,7 @@ def _run_both(design, loss, y, pen, setting, s0, epochs_, B, b, mu, seed, x0, z0
     return history
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(st.sampled_from(sorted(LOSSES)), st.sampled_from(sorted(PENALTIES)), st.sampled_from(["sparse", "dense"]),
        st.integers(2, 30), st.integers(1, 25), st.data())

@@ -11,6 +11,7 @@ import math
 import warnings
 
 import numpy as np
+import pytest
 
 import kopt
 
@@ -18,6 +19,9 @@ TARGET = 1e-6
 #: ADSG must need at most this fraction of the best tuned baseline's passes (measured: < 0.55 here)
 MARGIN = 1 / 1.5
 GRID = (1.0, 2**0.5, 2.0, 2**1.5, 4.0, 8.0)
+
+
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 
 
 def _illconditioned(n=100, d=20, seed=0):

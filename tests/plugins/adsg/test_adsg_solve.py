@@ -13,7 +13,7 @@ from kopt.errors import DataError, SpecError
 from kopt.testing import check_resume
 from kopt.spec import load_spec
 
-SPECS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "specs", "adsg_*.yaml")))
+SPECS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "specs", "adsg_*.yaml")))
 
 
 def _spec(tmp_path, solver, *, loss="square", reg=None, kernel=None, features=None, **top):
@@ -53,6 +53,7 @@ def test_adsg_specs_validate(path):
     assert spec["solver"]["name"] in ("adsg", "mrbcd", "svrg")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [
     {"name": "adsg", "blocks": 3, "batch_size": 2},
     {"name": "adsg", "blocks": 3, "batch_size": 2, "variant": "reference", "snapshot": "last"},
@@ -95,6 +96,7 @@ def _kkt_violation(A, y, w, lam, zero=1e-6):
     return max(np.abs(g[nz] + lam * np.sign(w[nz])).max(initial=0), (np.abs(g[~nz]) - lam).max(initial=0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [{"name": "adsg", "blocks": 4}, {"name": "katyusha"}])
 def test_sparse_l1_logistic_satisfies_kkt(tmp_path, solver):
     rng = np.random.default_rng(2)
@@ -200,7 +202,7 @@ def test_divergence_is_reported_honestly(tmp_path):
 
 def test_reuters_l1_logistic_spec_runs(shared_data, tmp_path):
     over = ["solver.iterations=2", "solver.batch_size=64", f"output.dir={tmp_path}"]
-    res = kopt.solve(os.path.join(os.path.dirname(__file__), "..", "specs", "adsg_reuters_l1_logistic.yaml"),
+    res = kopt.solve(os.path.join(os.path.dirname(__file__), "..", "..", "..", "specs", "adsg_reuters_l1_logistic.yaml"),
                      overrides=over)
     objs = [r["objective"] for r in res.trace]
     assert objs[-1] < objs[0] < res.info["initial_objective"]
@@ -212,7 +214,7 @@ def test_validate_warns_in_one_line_that_katyusha_is_measured_better_on_ridge(ca
     the spec stays valid, and an adsg spec outside the measured case gets no warning."""
     from kopt.cli import main
 
-    specs = os.path.join(os.path.dirname(__file__), "..", "specs")
+    specs = os.path.join(os.path.dirname(__file__), "..", "..", "..", "specs")
     ridge = os.path.join(specs, "adsg_reuters_ridge.yaml")
     assert main(["validate", ridge]) == 0  # the packaged spec keeps adsg on purpose (advice: false, its comment)
     assert capsys.readouterr().err == ""

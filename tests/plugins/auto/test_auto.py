@@ -152,6 +152,7 @@ def test_the_search_stops_at_its_budget():
     assert {t["centers"] for t in r.auto["trials"]} == {256}  # the first size only: the next would pass the budget
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss, route", [("logistic", "joker (primal)"), ("hinge", "joker (auto)")])
 def test_other_losses_are_solved_by_joker_at_the_chosen_settings(loss, route):
     X, y = _data(n=800)
@@ -214,6 +215,7 @@ def test_gain_error_is_the_paired_standard_error():
     assert _gain_error("rmse", e_old, e_new) == pytest.approx(np.std(boots), rel=0.15)
 
 
+@pytest.mark.slow
 def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gained(monkeypatch):
     """On few, noisy validation rows a doubling's gain is within its standard error: the ladder stops there,
     though the gain passes MIN_GAIN; with the noise rule off it goes on."""
@@ -232,6 +234,7 @@ def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gaine
     assert max(sizes) < max(t["centers"] for t in off.auto["trials"]) == 1024
 
 
+@pytest.mark.slow
 def test_a_shorter_bandwidth_is_tried_again_while_it_wins_resolvably(monkeypatch):
     """A checkerboard of short period: 1/√2 of the bandwidth wins at 512 centres by far more than its standard
     error, so the next size tries 1/√2 of that again (and it wins there); without the rule the bandwidth is fixed

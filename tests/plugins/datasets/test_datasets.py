@@ -34,6 +34,7 @@ def test_every_preset_is_listed():
     assert {"higgs-12k", "ijcnn1", "a9a", "cal_housing", "higgs", "dai_synthetic"} <= set(NAMES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_load_round_trips_every_preset_offline(name):
     """The arrays kopt solve trains on for ``data: {source: NAME}``; a preset whose files are not here is an

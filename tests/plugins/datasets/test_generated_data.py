@@ -99,6 +99,7 @@ def test_a_broken_entry_is_generated_again(data_home):
     np.testing.assert_array_equal(X[:, 1], 2 * np.arange(10))
 
 
+@pytest.mark.slow
 def test_a_killed_generation_resumes_to_the_same_bytes(data_home, tmp_path_factory):
     """kill -9 in the middle of a run: no entry; the next load resumes and gives the uninterrupted rows."""
     script = textwrap.dedent("""
@@ -167,6 +168,7 @@ def digits(name="deformed-digits", **options):
     return load_data({"source": name, "options": {"rows": 300, **options}})
 
 
+@pytest.mark.slow
 def test_deformed_digits_test_rows_are_real_held_out_digits(digits_home):
     mnist, labels = dg.mnist_digits()
     plain = digits(elastic_alpha=0, max_rotation=0, max_shift=0, rows=8100)

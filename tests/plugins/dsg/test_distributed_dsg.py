@@ -67,6 +67,7 @@ def _same_model(one, many):
             assert r[k] == pytest.approx(v, abs=1e-4), k
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver, options", [("dsg", {}), ("udsg", {"sampling": "shuffle"}),
                                              ("cdsg", {"candidates": 8}), ("cdsg", {"candidates": 0})])
 def test_same_model_as_one_machine(client, solver, options):
@@ -83,6 +84,7 @@ def test_same_model_as_one_machine(client, solver, options):
     assert many.info["bytes_per_step"] <= 2 * (64 * 8 + (8 + 1) * 8 + 100)
 
 
+@pytest.mark.slow
 def test_partition_count_does_not_change_the_model(client):
     """Five partitions on two workers, batches of 4 rows: most partitions hold none of a batch's rows."""
     spec = _spec("udsg", batch_size=4, iterations=30, check_every=15)
@@ -95,6 +97,7 @@ def test_partition_count_does_not_change_the_model(client):
     assert many.objective == pytest.approx(one.objective, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_multiclass_averaging_and_dask_arrays(client):
     """Softmax (C = 3 outputs), the averaged iterate, and rows given as dask arrays (three partitions)."""
     import dask.array as da
@@ -118,6 +121,7 @@ def test_multiclass_averaging_and_dask_arrays(client):
     assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_novelty_offset_travels_with_the_batch(client):
     """A loss with an offset τ (novelty detection, no labels): τ is the client's, sent with every request."""
     import dask.array as da
@@ -134,6 +138,7 @@ def test_novelty_offset_travels_with_the_batch(client):
                                atol=RTOL * np.abs(one.model.predictor.arrays["coef"]).max())
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_solve_gives_the_identical_model(client):
     spec = _spec("udsg", iterations=20, check_every=5)
     full = _on(client, spec)
@@ -148,6 +153,7 @@ def test_worker_killed_mid_solve_gives_the_identical_model(client):
     client.wait_for_workers(2, timeout=60)  # the nanny's new worker, for the tests after this one
 
 
+@pytest.mark.slow
 def test_checkpoint_resume_on_the_cluster(client, tmp_path):
     from kopt.testing import check_resume
 

@@ -264,7 +264,7 @@ def test_batch_larger_than_n_is_a_data_error():
 def test_specs_in_the_repository_validate(shared_data):
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "specs"
+    root = Path(__file__).resolve().parents[3] / "specs"
     files = sorted(root.glob("dsg_*.yaml")) + sorted(root.glob("udsg_*.yaml")) + sorted(root.glob("cdsg_*.yaml"))
     files.append(root / "krr_synthetic.yaml")
     names = {load_spec(str(f))["solver"]["name"] for f in files}

@@ -35,6 +35,7 @@ def test_every_registered_loss_has_a_target_the_family_handles():
     assert {reg.get("loss", n).target for n in reg.names("loss")} <= set(DSG.targets)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", _losses("real"))
 def test_regression_losses(loss):
     rng = np.random.default_rng(0)
@@ -44,6 +45,7 @@ def test_regression_losses(loss):
     assert out.metrics["r2"] > 0.5, out.metrics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", _losses("binary"))
 def test_binary_losses(loss):
     rng = np.random.default_rng(1)
@@ -68,6 +70,7 @@ def test_multiclass_losses_have_C_outputs(loss):
         assert [r["iteration"] for r in out.trace if "test_accuracy" in r] == [20, 40, 60]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", _losses("unlabeled"))
 def test_novelty_detection_learns_its_offset(loss):
     rng = np.random.default_rng(3)
@@ -85,6 +88,7 @@ def test_novelty_detection_learns_its_offset(loss):
     assert far.max() < 0 < near.min()                        # outliers far out, the centre is normal
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", _losses("two_sample"))
 def test_kl_density_ratio_estimates_the_log_ratio(loss):
     # label 0 ~ N(0, 1), label 1 ~ N(0.6, 1): log p0/p1 = −0.6 x + 0.18; unequal sample sizes

@@ -14,13 +14,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import kopt
 from kopt.assemble import assemble
 from kopt.spec import load_spec
 from kopt.testing import KeepStates, solver_for
 
-SPEC = Path(__file__).resolve().parents[1] / "specs" / "krr_synthetic.yaml"
+SPEC = Path(__file__).resolve().parents[3] / "specs" / "krr_synthetic.yaml"
+
+
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 
 
 def test_dsg_error_decays_like_one_over_t():

@@ -204,7 +204,7 @@ def test_resume_is_bit_identical(tmp_path, variance):
 def test_shipped_specs_validate():
     from pathlib import Path
 
-    specs = sorted((Path(__file__).resolve().parents[1] / "specs").glob("gp_*.yaml"))
+    specs = sorted((Path(__file__).resolve().parents[3] / "specs").glob("gp_*.yaml"))
     assert len(specs) >= 3
     for path in specs:
         s = kopt.load_spec(str(path))

@@ -192,6 +192,7 @@ def test_block_solve_meets_the_kkt_conditions_of_a_box_qp(seed):
 # -- closed forms and peers ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_features_mode_solves_krr_on_the_random_feature_kernel():
     """Inexact Joker: θ = Σ α_i ψ(x_i) with ψ = φ/√M; the answer is KRR with K = ψψᵀ."""
     X, y = _data(n=200)
@@ -221,6 +222,7 @@ def test_kernel_ridge_peer():
     np.testing.assert_allclose(r.model.decision_function(Xt), kr.predict(Xt), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_hinge_matches_svc_when_the_intercept_vanishes():
     """L1-SVC: C = 1/(λn).  SVC adds an intercept b (and Σ y_i α_i = 0); on data closed under
     (x, y) → (−x, −y) with an even kernel the optimal b is 0, so both problems coincide."""
@@ -236,6 +238,7 @@ def test_hinge_matches_svc_when_the_intercept_vanishes():
     assert r.success and r.info["rel_gap"] <= 1e-7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,params,task,tol", [
     ("huber", {"delta": 0.3}, "real", 1e-8), ("squared_hinge", {}, "binary", 1e-8), ("logistic", {}, "binary", 1e-8),
     ("epsilon_insensitive", {"epsilon": 0.2}, "real", 1e-5), ("lp", {"p": 3.0}, "real", 1e-8),
@@ -252,6 +255,7 @@ def test_gap_is_certified_by_the_core_objectives(name, params, task, tol):
     assert gap == pytest.approx(r.gap, rel=1e-3, abs=1e-12 * abs(P))
 
 
+@pytest.mark.slow
 def test_one_vs_rest_equals_separate_binary_problems():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((150, 3))
@@ -271,6 +275,7 @@ def test_one_vs_rest_equals_separate_binary_problems():
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["exact", "features"])
 def test_resume_is_bit_identical(tmp_path, mode):
     X, y = _data(n=200, task="binary")
@@ -330,6 +335,7 @@ def test_spec_errors(solver, model, match):
         kopt.load_spec(spec, check_files=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["exact", "features"])
 def test_backends_agree(xp, mode):
     """The same spec on NumPy and (with a GPU) CuPy: the same dual, gap and predictions."""
@@ -350,6 +356,7 @@ def test_backends_agree(xp, mode):
                                    atol=1e-5)
 
 
+@pytest.mark.slow
 def test_exact_model_kernel_reaches_the_random_feature_solution():
     """model_kernel: exact changes the trust-region model only: the answer is the features problem's."""
     X, y = _data(n=150, task="binary")

@@ -13,6 +13,9 @@ import pytest
 import kopt
 
 
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
+
+
 def _higgs(shared_data, n, **data):
     return {"train": str(shared_data / "higgs_lightgbm_train.tsv.xz"), "label": 0, "max_rows": n, **data}
 

@@ -53,6 +53,7 @@ def test_primal_route_solves_krr_on_the_random_features_in_one_step():
     np.testing.assert_allclose(r.model.decision_function(X), Psi @ theta, rtol=1e-7, atol=1e-8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", [{"name": "huber", "target": "binary"}, {"name": "squared_hinge"},
                                   {"name": "logistic"}])
 def test_primal_and_dual_routes_reach_the_same_certified_answer(loss):
@@ -81,6 +82,7 @@ def test_primal_resume_is_bit_identical(tmp_path):
     assert resumed.objective == full.objective and resumed.gap == full.gap
 
 
+@pytest.mark.slow
 def test_mode_auto_picks_the_route_and_says_so():
     X, y = _data(n=600)
     exact = _solve(_spec({"name": "squared_hinge"}, mode="auto", count=128, tol=1e-3), (X, y))

@@ -68,6 +68,7 @@ def _engine(spec, data, gram, grouped):
     return e
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("B", [40, 300])
 def test_syrk_and_grouped_blocks_give_the_gram_and_update_of_the_dense_features(B):
     """K_BB = φ(X_B)φ(X_B)ᵀ/M, (Kα)_B and θ̃ += φ(X_B)ᵀδ against the dense feature matrix, for every way
@@ -133,6 +134,7 @@ def test_gram_auto_takes_syrk_on_numpy_where_the_blas_has_it():
     assert r.info["gram"] == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("B, gram", [(50, "syrk"), (50, "gemm"), (300, "syrk")])
 def test_models_are_bit_identical_on_one_or_two_threads(monkeypatch, B, gram):
     """Groups of feature blocks lie inside the fixed parts, and every syrk is a single-threaded BLAS call."""
@@ -145,6 +147,7 @@ def test_models_are_bit_identical_on_one_or_two_threads(monkeypatch, B, gram):
     assert np.array_equal(out[0][0], out[1][0]) and out[0][1] == out[1][1]
 
 
+@pytest.mark.slow
 def test_every_variant_reaches_the_random_feature_krr_solution():
     """Square loss: the answer is KRR on ψψᵀ in closed form, whatever |B| and however K_BB is formed."""
     X, y = _data(240, 3)
@@ -199,6 +202,7 @@ def test_projection_combines_cost_and_certificate_lines():
     assert out["syrk-128"]["paper_run"]["iterations_s"] == pytest.approx(1.5 * 50_000 * 512 * 1e-4)
 
 
+@pytest.mark.slow
 def test_bench_parts_run_small_and_name_the_blas_kernel():
     lines = []
     cost = bench.run_joker(rows=2000, features=(512,), iterations=5, score_rows=300, variants=("today", "syrk-128"),

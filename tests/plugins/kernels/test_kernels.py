@@ -70,6 +70,7 @@ def kernels_and_points(name, n, d_max=4):
 
 
 # -- the public suite on every registered kernel --------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_check_kernel_suite(name):
     ran = check_kernel(kernel_instance(REG.get("kernel", name)), n=5)
@@ -79,6 +80,7 @@ def test_check_kernel_suite(name):
 
 
 # -- property tests (hypothesis, derandomized) ---------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FEATURE_NAMES)
 def test_unbiased_features(name):
     @PROPS
@@ -90,6 +92,7 @@ def test_unbiased_features(name):
     run()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FEATURE_NAMES)
 def test_doubly_stochastic_gradient(name):
     @settings(derandomize=True, deadline=None, max_examples=3)
@@ -101,6 +104,7 @@ def test_doubly_stochastic_gradient(name):
     run()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_gram_psd(name):
     @settings(derandomize=True, deadline=None, max_examples=4)

@@ -203,6 +203,7 @@ def test_auto_keeps_one_vs_rest_where_the_pairs_cost_more_and_for_two_classes():
     assert kopt.solve(_auto_spec(), data=(X2, y2)).auto["route"] == "krr_nystrom"
 
 
+@pytest.mark.slow
 def test_with_many_classes_the_search_solves_a_seeded_sample_of_the_pairs():
     """12 classes: 66 pairs; the search solves 45 of them (the same 45 for the same seed), each scored on its own
     classes' validation rows; the final model has every pair."""

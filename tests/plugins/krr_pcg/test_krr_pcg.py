@@ -35,6 +35,7 @@ def _scores(result, X):
     return np.asarray(result.model.decision_function(X))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weighted", [False, True])
 def test_it_reaches_the_direct_solve_and_certifies_it(weighted):
     X, y, Xt, yt = _data()
@@ -77,6 +78,7 @@ def test_a_lambda_path_by_warm_starts_needs_fewer_steps():
     np.testing.assert_allclose(_scores(warm, Xt), _scores(cold, Xt), atol=2e-3)
 
 
+@pytest.mark.slow
 def test_the_passes_hold_one_block_per_part_never_n_by_m(monkeypatch):
     """Memory O(M² + chunk · M + n C): the traced peak of a solve stays far below the n × M kernel matrix."""
     from kopt_plugins.krr_pcg import passes
@@ -166,6 +168,7 @@ def _wiggly(n=4000, n_test=1000, seed=4):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+@pytest.mark.slow
 def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(small_sample):
     X, y, Xt, yt = _wiggly()
     spec = {"name": "auto-large", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
@@ -246,6 +249,7 @@ def test_the_pass_rate_is_measured_on_a_long_pass(monkeypatch):
     assert seen == [(5000, 64)] and pass_rate > 0 and flop_rate > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("screen", [True, False])
 def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_column(monkeypatch, screen):
     """One length scale per column: the trials are bounded by the columns (the screen's d + 2, then at most 3 a kept
@@ -294,6 +298,7 @@ def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_co
     assert not any("stopped at their budget" in line for line in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tried, probed", [(0, True), (512, False)])
 def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_sample, monkeypatch, tried, probed):
     """The grown size's bandwidth probe runs at half the grown size on the sample: where the sample's ladder reached

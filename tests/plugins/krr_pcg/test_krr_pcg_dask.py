@@ -48,6 +48,7 @@ def _test_rows():
     return load_data(spec["data"]).X_test[:1000]
 
 
+@pytest.mark.slow
 def test_the_same_model_as_one_machine(client):
     one = kopt.solve(_spec())
     many = _on(client, _spec())
@@ -66,6 +67,7 @@ def test_the_same_model_as_one_machine(client):
     assert many.info["partitions"] == 2
 
 
+@pytest.mark.slow
 def test_one_round_per_iteration(client, monkeypatch):
     """Every CG step is one round: one gather, after the same tasks on each partition (the step's and the one that
     sends its answer back); the certificate needs no other round between the confirming passes."""
@@ -98,6 +100,7 @@ def test_one_round_per_iteration(client, monkeypatch):
     assert r.info["rounds"] == 12 + 2 and r.info["passes"] == 12 + 2
 
 
+@pytest.mark.slow
 def test_three_partitions_every_class_at_once(client):
     """Multiclass one-hot targets (every class one CG column) from dask arrays in three partitions."""
     import dask.array as da
@@ -126,6 +129,7 @@ def test_three_partitions_every_class_at_once(client):
     assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=0.01)
 
 
+@pytest.mark.slow
 def test_repeated_rows_are_skipped_as_on_one_machine(client):
     """Rows of few distinct values (64 of 1,000): the centres are the first distinct rows of the same seeded order,
     read from the partitions a block at a time."""
@@ -147,6 +151,7 @@ def test_repeated_rows_are_skipped_as_on_one_machine(client):
     np.testing.assert_array_equal(many.model.predictor.arrays["support"], support)
 
 
+@pytest.mark.slow
 def test_holdout_metrics_on_the_workers(client):
     """The trace's holdout metrics (holdout_every) score the test partitions on the workers, as one machine scores
     its test rows."""
@@ -160,6 +165,7 @@ def test_holdout_metrics_on_the_workers(client):
         assert b == pytest.approx(a, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_checkpoint_resume_on_the_cluster(client, tmp_path):
     from kopt.testing import check_resume
 
@@ -180,6 +186,7 @@ def test_validation_accepts_it_on_a_cluster():
         kopt.load_spec({**direct, "execution": {"engine": "dask", "scheduler": "local:2"}})
 
 
+@pytest.mark.slow
 def test_a_lost_worker_changes_nothing(client):
     """The worker holding partition 0 killed after step 3: Dask reads the partition again and recomputes its rounds
     from their inputs (tasks never change them); the run ends with the same bits."""

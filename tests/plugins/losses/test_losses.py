@@ -59,6 +59,7 @@ def test_builtin_losses_registered():
     assert not registry().errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ALL)
 def test_public_check_suite(key):
     """kopt.testing.check_loss, the suite a plugin author runs, passes on every loss."""
@@ -68,6 +69,7 @@ def test_public_check_suite(key):
         assert {"fenchel_young", "biconjugate", "conj_domain", "conj_gradients"} <= set(ran)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", PROP)
 @FAST
 @given(data=st.data())
@@ -77,6 +79,7 @@ def test_gradients_and_curvature_match_finite_differences(key, data):
     check_gradients(loss, u, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", CONJ)
 @FAST
 @given(data=st.data())
@@ -86,6 +89,7 @@ def test_fenchel_young(key, data):
     check_fenchel_young(loss, u, y, data.draw(S.duals(loss, y)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", CONJ)
 @settings(derandomize=True, deadline=None, max_examples=6)
 @given(data=st.data())
@@ -95,6 +99,7 @@ def test_biconjugate_equals_loss(key, data):
     check_biconjugate(loss, u, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", CONJ)
 @FAST
 @given(data=st.data())
@@ -104,6 +109,7 @@ def test_conjugate_finite_exactly_on_box(key, data):
     check_conj_domain(loss, y, np.random.default_rng(data.draw(st.integers(0, 2**16))), S.N_CLASSES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", CONJ)
 @FAST
 @given(data=st.data())
@@ -113,6 +119,7 @@ def test_conjugate_derivatives_match_finite_differences(key, data):
     check_conj_gradients(loss, data.draw(S.duals(loss, y, interior=0.02)), y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", PROP)
 @FAST
 @given(data=st.data(), step=S.steps)
@@ -123,6 +130,7 @@ def test_prox_is_the_argmin(key, data, step):
     assert ran or loss.target == "multiclass"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", PROP)
 @FAST
 @given(data=st.data())
@@ -207,7 +215,7 @@ def test_softmax_with_two_classes_is_logistic():
 def test_docs_table_lists_every_builtin_loss_and_regularizer():
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "losses.md").read_text()
+    text = (Path(__file__).resolve().parents[3] / "docs" / "losses.md").read_text()
     for kind in ("loss", "regularizer"):
         for name, entry in registry().components[kind].items():
             if entry.plugin in ("losses", "regularizers"):  # the built-in packages' entry points

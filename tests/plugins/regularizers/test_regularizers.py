@@ -48,12 +48,14 @@ def test_builtins_registered():
     assert {"l1", "l2", "elastic_net"} <= set(NAMES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("lam", [0.0, 0.7])
 def test_public_suite(name, lam):
     assert "moreau_envelope" in check_regularizer(make(name, lam))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @FAST
 @given(w=blocks, lam=lams, step=steps, r=st.floats(0.0, 1.0))

@@ -128,6 +128,7 @@ def test_update_rows_adds_and_takes_out_rows_and_rescale_recounts():
         s.solve(1e-3)  # b is not kept once rows moved
 
 
+@pytest.mark.slow
 def test_line_search_finds_the_segment_minimum():
     rng = np.random.default_rng(4)
     n, M = 400, 10
@@ -172,6 +173,7 @@ def test_wrong_loss_or_features_are_refused_with_the_key():
         _solve(spec, (X, y))
 
 
+@pytest.mark.slow
 def test_auto_routes_the_squared_hinge_to_svm_nystrom_on_its_own_search():
     X, y = _data(n=1500)
     spec = {"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
@@ -188,6 +190,7 @@ def test_auto_routes_the_squared_hinge_to_svm_nystrom_on_its_own_search():
     assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=2 / 300)
 
 
+@pytest.mark.slow
 def test_the_estimator_with_the_squared_hinge_takes_this_route():
     from kopt.sklearn import KernelClassifier
 
@@ -200,6 +203,7 @@ def test_the_estimator_with_the_squared_hinge_takes_this_route():
     assert set(est.predict(X[700:])) <= {-1, 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_search_tries_no_hinge_lambda_below_the_kernel_rounding(dtype):
     """The hinge's λ path skips λ < eps/2 · trace(T): float32 kernel values resolve no λ of 1e-9, float64 ones do."""
@@ -246,6 +250,7 @@ def test_held_kernel_values_give_the_same_bits_as_computing_them():
     np.testing.assert_allclose(out[0].v, out[1].v, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_auto_with_the_squared_hinge_on_multiclass_ids_starts_from_the_square_loss_system():
     X, y = _data(n=900, classes=3)
     spec = {"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
@@ -273,6 +278,7 @@ def test_the_weighted_solve_is_the_weighted_l2_svm_on_its_centres():
     assert r.objective == pytest.approx(J, rel=1e-7)
 
 
+@pytest.mark.slow
 def test_a_lambda_the_spec_gives_is_taken_as_given_below_the_floor():
     X, y = _data(n=700)
     spec = {"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"},
