@@ -92,6 +92,7 @@ def test_bench_tune_line_ratio_machine_and_blas(monkeypatch):
         bt.compare("ijcnn1", lambdas=(1e-3, 1e-4), cs=(1.0,))
 
 
+@pytest.mark.slow
 def test_bench_tune_sides_search_the_same_folds(monkeypatch):
     """Both children on small synthetic rows: SVC's CV score is its mean over kopt tune's own folds."""
     import numpy as np
@@ -172,6 +173,7 @@ def test_bench_scale_writes_valid_lines_at_a_tiny_size(tmp_path, monkeypatch):
     assert (tmp_path / "scale.png").stat().st_size > 0 and png.endswith("scale.png")
 
 
+@pytest.mark.slow
 def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_path, monkeypatch):
     from kopt.bench import scale
 

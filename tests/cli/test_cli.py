@@ -120,6 +120,7 @@ def test_python_dash_m_and_usage_errors(tmp_path):
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_every_shipped_spec_validates():
     specs = sorted((REPO / "specs").glob("*.yaml"))
     assert specs

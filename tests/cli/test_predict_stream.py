@@ -27,6 +27,9 @@ output: {{dir: out}}
 """
 
 
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
+
+
 def write_rows(path, n, seed, label=True):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, D)).astype(np.float32)
@@ -81,7 +84,6 @@ def _peak_bytes(argv):
         tracemalloc.stop()
 
 
-@pytest.mark.slow
 def test_memory_is_flat_in_the_number_of_rows(trained, capsys):
     write_rows(trained / "small.csv", 4000, seed=2)
     write_rows(trained / "large.csv", 16000, seed=3)

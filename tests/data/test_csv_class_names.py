@@ -226,6 +226,7 @@ def test_training_files_must_label_alike(tmp_path):
         load_data({"train": [a, b], "cache": False})
 
 
+@pytest.mark.slow
 def test_class_names_survive_the_parse_cache(tmp_path):
     df = frame(n=14000)  # 70,000 values: cached
     path = write(df, tmp_path / "big.csv", True)
@@ -252,6 +253,7 @@ def test_data_info_counts_class_names(tmp_path, capsys):
 
 # -- solve, model file, predict -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [True, False])
 def test_binary_class_names_end_to_end(tmp_path, monkeypatch, capsys, index):
     df = frame()
@@ -282,6 +284,7 @@ def test_binary_class_names_end_to_end(tmp_path, monkeypatch, capsys, index):
     assert abs(acc - np.mean(pred == df["label"])) < 1e-9
 
 
+@pytest.mark.slow
 def test_multiclass_class_names_end_to_end(tmp_path, monkeypatch, capsys):
     df = frame(n=600, classes=("setosa", "versicolor", "virginica"), label="species")
     write(df, tmp_path / "train.csv", True)

@@ -63,6 +63,7 @@ def test_options_are_part_of_the_key(home, big_csv):
     assert X.shape == (10, 300) and not m["cached"]
 
 
+@pytest.mark.slow
 def test_changed_file_misses_and_replaces_the_stale_entry(home, big_csv):
     path, A = big_csv
     read_table(path, {})

@@ -17,6 +17,7 @@ def info(capsys, *args):
     return rc, dict(line.split(None, 1) for line in out.out.splitlines() if line.strip()), out.err
 
 
+@pytest.mark.slow
 def test_info_sparse_libsvm(shared_data, capsys):
     rc, rows, _ = info(capsys, shared_data / "a9a.xz")
     assert rc == 0

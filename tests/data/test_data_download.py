@@ -209,6 +209,7 @@ def local_higgs(server, shared_data):
         reg.unregister_plugin(name)
 
 
+@pytest.mark.slow
 def test_fetch_on_first_use_then_uci_split(local_higgs, home):
     reg, table = local_higgs
     ds = load_data({"source": "higgs_local", "options": {}}, registry=reg)
@@ -230,6 +231,7 @@ def test_preset_fetch_disabled(local_higgs, home):
     assert not (home / "higgs_local" / "HIGGS.csv.gz").exists()
 
 
+@pytest.mark.slow
 def test_cli_fetch_then_verify_existing(local_higgs, home, capsys):
     assert main(["data", "fetch", "higgs_local", "--quiet"]) == 0
     path = home / "higgs_local" / "HIGGS.csv.gz"
@@ -249,6 +251,7 @@ def test_real_higgs_preset_offline_message(home):
     assert str(home / "higgs" / "HIGGS.csv.gz") in msg and "2.8 GB" in msg
 
 
+@pytest.mark.slow
 def test_real_higgs_preset_reads_a_local_copy(shared_data, tmp_path):
     body, table = _higgs_like(shared_data)
     path = tmp_path / "higgs_rows.csv.gz"  # another name: the user's own file in the preset's layout

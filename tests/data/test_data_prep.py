@@ -29,6 +29,7 @@ def test_cal_housing_split_rule_of_benchmarks_md(shared_data):
     assert ds.info["split"] == "test_fraction=0.2, split_seed=0"
 
 
+@pytest.mark.slow
 @settings(derandomize=True, deadline=None, max_examples=40)
 @given(n=st.integers(2, 500), frac=st.floats(0.01, 0.99), seed=st.integers(0, 10**6))
 def test_split_fraction_partitions_the_rows(n, frac, seed):

@@ -72,6 +72,7 @@ def test_libsvm_equals_sklearn(shared_data):
     np.testing.assert_array_equal(y, ys)
 
 
+@pytest.mark.slow
 def test_sparse_auto_dense_and_on_request(shared_data):
     X, _, meta = read_table(shared_data / "ijcnn1_trval.libsvm.bz2", {})
     assert isinstance(X, np.ndarray) and meta["sparse"] is False  # about 59% non-zero: dense

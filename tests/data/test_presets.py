@@ -117,6 +117,7 @@ def _umask():
     return m
 
 
+@pytest.mark.slow
 def test_import_checks_content_not_name_or_compression(tmp_path, monkeypatch, shared_data, capsys):
     """A gzip copy of a9a.t verifies by its decompressed content; a file with a9a's name and other bytes
     is rejected (exit 2) and nothing is copied."""
@@ -194,6 +195,7 @@ def server(tmp_path, monkeypatch):
 TEXT = b"".join(b"%d 1:%d.5 2:%d\n" % (i % 2 * 2 - 1, i, i * 7) for i in range(5000))
 
 
+@pytest.mark.slow
 def test_download_verified_by_content_checksum(server, tmp_path):
     _Handler.files["/data.bz2"] = __import__("bz2").compress(TEXT)
     _Handler.files["/other.bz2"] = __import__("bz2").compress(TEXT + b"1 1:1\n")
@@ -206,6 +208,7 @@ def test_download_verified_by_content_checksum(server, tmp_path):
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["data.bz2"]
 
 
+@pytest.mark.slow
 def test_archive_member_download_and_mirror_of_another_kind(server, tmp_path):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:

@@ -25,6 +25,7 @@ def _labels(ax):
     return [line.get_label() for line in ax.get_lines()]
 
 
+@pytest.mark.slow
 def test_gap_panels_objectives_and_metrics():
     import matplotlib.pyplot as plt
 

@@ -161,6 +161,7 @@ def test_dsg_check_objective_is_weighted(solver):
     assert r.objective == pytest.approx(P, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_dsg_unit_weights_change_nothing():
     X, y = _data()
     a = kopt.solve(_dsg_spec(), data=(X, y))

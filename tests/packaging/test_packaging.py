@@ -18,6 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGINS = sorted(p.parent.name for p in (REPO / "plugins").glob("*/__init__.py"))
 
 
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
+
+
 def _setuptools_ok():
     try:
         import setuptools
@@ -44,7 +47,6 @@ def wheel(tmp_path_factory):
     return zipfile.ZipFile(path)
 
 
-@pytest.mark.slow
 def test_wheel_holds_code_specs_sample_and_license(wheel):
     names = set(wheel.namelist())
     dist = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))

@@ -23,6 +23,9 @@ from kopt.testing import check_kernel, check_loss, check_solver
 from helpers import example_solver
 
 
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
+
+
 # -- the plugins, correct ---------------------------------------------------------------------------------------
 class LogCosh(Loss):
     """ℓ(y, u) = log cosh((u − y)/s); ℓ*(v) = vy + h(vs) on |v| ≤ 1/s, h(w) = ((1+w)log(1+w) + (1−w)log(1−w))/2."""
@@ -243,7 +246,6 @@ def _check(kind, component, tmp_path):
     return check_solver(component, out_dir=tmp_path)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kind,plugin", [("loss", LogCosh), ("kernel", ProductLaplace), ("solver", Nesterov)])
 def test_the_plugins_pass_as_written(kind, plugin, tmp_path):
     ran = _check(kind, plugin, tmp_path)
@@ -254,7 +256,6 @@ def test_the_plugins_pass_as_written(kind, plugin, tmp_path):
         assert ran
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("what,kind,plugin,methods,message", MUTATIONS, ids=[m[0] for m in MUTATIONS])
 def test_the_planted_bug_is_caught(what, kind, plugin, methods, message, tmp_path):
     mutant = _mutant(plugin, "mutant", **methods)

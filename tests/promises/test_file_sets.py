@@ -92,6 +92,7 @@ def _crash_during(monkeypatch, crash_at, write):
     return spy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash_at", CRASH_POINTS)
 def test_a_crash_while_saving_a_model_leaves_the_old_or_the_new_model(tmp_path, monkeypatch, two_models, crash_at):
     old, new = two_models
@@ -110,6 +111,7 @@ def _ckpt(out, iteration, value):
                      solver="s", trace=[{"iteration": iteration}], elapsed=float(iteration))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash_at", CRASH_POINTS)
 def test_a_crash_while_checkpointing_leaves_the_old_or_the_new_checkpoint(tmp_path, monkeypatch, crash_at):
     _ckpt(tmp_path, 5, 1.0)
@@ -121,6 +123,7 @@ def test_a_crash_while_checkpointing_leaves_the_old_or_the_new_checkpoint(tmp_pa
     assert meta["trace"] == [{"iteration": meta["iteration"]}]
 
 
+@pytest.mark.slow
 def test_two_crashes_in_a_row_still_leave_a_complete_set(tmp_path, monkeypatch):
     a, m = str(tmp_path / "x.npz"), str(tmp_path / "x.json")
     monkeypatch.setattr(os, "fsync", lambda fd: None)  # 867 commits: the order of operations is what is tested

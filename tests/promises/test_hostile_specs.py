@@ -181,6 +181,7 @@ def _rewrite(model_dir, meta, payload):
     (model_dir / "model.json").write_text(json.dumps(fileset.seal(meta)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id,edit,phrases", MODEL_CASES, ids=[c[0] for c in MODEL_CASES])
 def test_crafted_model_file(case_id, edit, phrases, model_dir, capsys):
     meta = json.loads((model_dir / "model.json").read_text())
@@ -203,6 +204,7 @@ def test_crafted_model_array_header(header, model_dir, capsys):
     check_error(["predict", "out/model.json", "data.csv"], capsys, ["cannot read arrays", "'p_coef'"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("field,value,phrase", [("iteration", None, "field 'iteration'"),
                                                 ("iteration", -3, "field 'iteration'"),
                                                 ("scalars", None, "field 'scalars'"),

@@ -266,6 +266,7 @@ def test_validate_data_prints_the_plan_without_solving(tmp_path, capsys, monkeyp
     assert "does NOT fit" in captured.out and "kopt: error: model.features.count 1,024" in captured.err
 
 
+@pytest.mark.slow
 def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
     from kopt.plugins import registry
 

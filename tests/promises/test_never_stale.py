@@ -209,6 +209,7 @@ def test_a_file_size_limit_is_exit_2_and_the_previous_model_stays(tmp_path):
     assert kopt.load_model(tmp_path / "lim" / "model.json").content_hash() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code, words", [(errno.ENOSPC, "is full"), (errno.EROFS, "read-only file system"),
                                           (errno.EFBIG, "file-size limit"), (errno.EDQUOT, "quota")])
 def test_disk_errors_while_writing_the_model_are_exit_2_saying_what_to_do(tmp_path, monkeypatch, capsys, code, words):

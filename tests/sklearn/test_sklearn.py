@@ -81,6 +81,7 @@ def test_random_state_is_the_spec_seed():
 
 # -- classification ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("labels", [["no", "yes"], [0, 1], [-1, 1], [2.0, 5.0], [True, False]])
 def test_classes_are_the_users_labels(labels):
     X, y01 = _data()

@@ -109,6 +109,7 @@ def test_strongly_convex_setting_needs_positive_mu():
         sc.epoch_params("strongly_convex", 0, B=2, L=1, L_B=1, mu=0.0, n=10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theta,m", [(1.0, 7), (1.3, 7), (1.0 + 1e-9, 5), (50.0, 4)])
 def test_sample_sigma_has_geometric_weights(theta, m):
     rng = np.random.default_rng(0)

@@ -114,6 +114,7 @@ def test_sparse_l1_logistic_satisfies_kkt(tmp_path, solver):
     np.testing.assert_allclose(res.model.decision_function(A), A @ w, rtol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sparse_input", [False, True])
 def test_random_features_regenerated_equal_materialised(tmp_path, sparse_input):
     X, y = _ridge_data(n=150, d=4, seed=1)
@@ -140,6 +141,7 @@ def test_random_features_regenerated_equal_materialised(tmp_path, sparse_input):
     assert out[0].objective == pytest.approx(0.5 * np.mean((A @ w - y) ** 2) + 0.5e-3 * w @ w, rel=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["adsg", "mrbcd", "katyusha"])
 def test_resume_ends_where_an_uninterrupted_run_ends(tmp_path, name):
     X, y = _ridge_data(n=100, d=8, seed=2)
@@ -200,6 +202,7 @@ def test_divergence_is_reported_honestly(tmp_path):
     assert not res.success and "diverged" in res.message
 
 
+@pytest.mark.slow
 def test_reuters_l1_logistic_spec_runs(shared_data, tmp_path):
     over = ["solver.iterations=2", "solver.batch_size=64", f"output.dir={tmp_path}"]
     res = kopt.solve(os.path.join(os.path.dirname(__file__), "..", "..", "..", "specs", "adsg_reuters_l1_logistic.yaml"),

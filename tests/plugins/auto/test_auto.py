@@ -98,6 +98,7 @@ def test_krr_nystrom_weights_are_repeated_rows():
     assert abs(a.info["rel_gap"]) < 1e-8
 
 
+@pytest.mark.slow
 def test_a_spec_naming_only_loss_and_kernel_chooses_and_says_why(tmp_path):
     X, y = _data(n=1500)
     spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},

@@ -82,6 +82,7 @@ def test_a_larger_entry_serves_fewer_rows(data_home):
     np.testing.assert_array_equal(y, (np.arange(10) + np.arange(10) // 3)[:7])
 
 
+@pytest.mark.slow
 def test_a_broken_entry_is_generated_again(data_home):
     materialize(_layout(), _chunk, _test, progress=False)
     entry = find_entry(_layout())
@@ -185,6 +186,7 @@ def test_deformed_digits_test_rows_are_real_held_out_digits(digits_home):
     assert src.max() < 7000 <= test.min() and np.isin(labels[test], [6, 8]).all()
 
 
+@pytest.mark.slow
 def test_deformed_digits_are_seeded_deformations_in_the_pixel_scale(digits_home, tmp_path_factory):
     mnist, _ = dg.mnist_digits()
     a = digits()

@@ -155,6 +155,7 @@ def test_udsg_period_and_block_count():
     assert steps[:6] == [1, 2, 2, 3, 4, 4]
 
 
+@pytest.mark.slow
 def test_udsg_and_cdsg_end_with_fewer_blocks_than_dsg():
     X, y = _data(n=600)
     counts, losses = {}, {}
@@ -184,6 +185,7 @@ _NUM = st.one_of(st.just(0.0), st.floats(-3, -1e-3), st.floats(1e-3, 3))
 _VEC = st.lists(_NUM, min_size=3, max_size=3)
 
 
+@pytest.mark.slow
 @settings(derandomize=True, max_examples=100, deadline=None)
 @given(_VEC, _VEC, st.floats(1e-3, 5), st.one_of(st.just(0.0), st.floats(1e-3, 2)))
 def test_checking_step_is_the_largest_root_of_eq9(f, z, gamma, v):
@@ -220,6 +222,7 @@ def test_checking_rule_is_eq9_for_one_point():
     np.testing.assert_allclose(s[1], 0.2 + np.sqrt((0.2**2 + gamma**2) / 2), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_cdsg_step_cap_and_reuse_steps():
     X, y = _data(n=600)
     base = dict(solver="cdsg", iterations=60, step_size=20.0, step_schedule="inverse", step_offset=10)
@@ -275,6 +278,7 @@ def test_specs_in_the_repository_validate(shared_data):
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_resume_is_bit_identical(tmp_path, solver):
     X, y = _data()
@@ -298,6 +302,7 @@ def test_resume_is_bit_identical(tmp_path, solver):
     assert resumed.objective == full.objective
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_check_resume_with_checks_and_holdout(tmp_path, solver):
     """kopt.testing.check_resume, with checks and holdout metrics (their trackers rebuilt on resume)."""

@@ -55,6 +55,7 @@ def test_binary_losses(loss):
     assert out.metrics["accuracy"] > 0.85, out.metrics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", _losses("multiclass"))
 def test_multiclass_losses_have_C_outputs(loss):
     rng = np.random.default_rng(2)
@@ -109,6 +110,7 @@ def _feature_kernels():
     return [n for n in reg.names("kernel") if reg.get("kernel", n).has_features]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", _feature_kernels())
 def test_every_kernel_with_features(kernel):
     # nonnegative inputs (histogram kernels), no z-scoring: every sampler the kernel plugins register

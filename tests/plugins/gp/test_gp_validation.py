@@ -16,6 +16,9 @@ import kopt
 N_TRAIN, N_TEST = 2**9, 2**8
 
 
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
+
+
 def _spec(tmp_path, variance, T, every, **solver):
     return {
         "data": {"source": "dai_synthetic", "options": {"n_train": N_TRAIN, "n_test": N_TEST}, "split_seed": 0},
@@ -35,7 +38,6 @@ def _errors(result):
             np.array([r["test_var_rel_err"] for r in rows]))
 
 
-@pytest.mark.slow
 def test_test_point_fits_reach_the_closed_form(tmp_path):
     """Mean and variance (formulation 2) fall below 5% relative L2 error, and keep falling."""
     res = kopt.solve(_spec(tmp_path, "test_points", T=600, every=100))
@@ -62,7 +64,6 @@ def test_operator_errors_fall(tmp_path):
                                                   + 8 * (N_TRAIN + N_TEST + 18 * 512) / 2**20, rel=1e-3)
 
 
-@pytest.mark.slow
 def test_operator_on_the_paper_setup_reaches_what_its_steps_allow(tmp_path):
     """papers/001 Fig. 5 set-up (2^11 / 2^10 points, median bandwidth, σ² = 0.1, B = 64, F = 512), T = 100.
 

@@ -211,6 +211,7 @@ def test_features_mode_solves_krr_on_the_random_feature_kernel():
     np.testing.assert_allclose(r.model.decision_function(X), f, rtol=1e-6, atol=1e-6 * np.abs(f).max())
 
 
+@pytest.mark.slow
 def test_kernel_ridge_peer():
     """scikit-learn KernelRidge(alpha = λn) solves the same problem (no intercept on either side)."""
     KernelRidge = pytest.importorskip("sklearn.kernel_ridge").KernelRidge

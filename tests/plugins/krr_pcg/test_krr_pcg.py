@@ -59,6 +59,7 @@ def test_every_class_at_once_matches_the_direct_solve():
     assert cg.metrics["accuracy"] == pytest.approx(direct.metrics["accuracy"], abs=0.01)
 
 
+@pytest.mark.slow
 def test_the_preconditioner_keeps_the_step_count_small():
     """Unpreconditioned CG on T + λI needs about √κ steps (κ of T + λI: 235 here at λ = 1e-3);
     with the centres' preconditioner, a few dozen."""
@@ -196,6 +197,7 @@ def test_the_default_budget_is_a_rule_of_the_rows():
     assert default_budget(10_000_000) == 2400.0
 
 
+@pytest.mark.slow
 def test_the_search_gap_is_to_the_best_dual_so_far_and_bounds_the_true_distance():
     """large.solve_lambda's gap is P_k - max_j D_j: monotone in k, at most the iterate's own dual gap, and still an
     upper bound on P_k - P* (P* from the direct solve of the same system)."""

@@ -29,6 +29,7 @@ def problem(loss, n, d, bandwidth, seed):
     return gaussian_gram(X, bandwidth), sample_labels(loss, n, rng), rng
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CONJ)
 @settings(derandomize=True, deadline=None, max_examples=10)
 @given(n=st.integers(2, 20), d=st.integers(1, 4), bandwidth=st.floats(0.2, 5.0),

@@ -17,6 +17,7 @@ def novelty(nu):
     return REG.get("loss", "novelty")(nu=nu)
 
 
+@pytest.mark.slow
 @settings(derandomize=True, deadline=None, max_examples=20)
 @given(u=hnp.arrays(np.float64, st.integers(1, 40), elements=st.floats(-5, 5, width=32)), nu=st.floats(0.05, 1.0))
 def test_best_offset_is_the_nu_quantile_and_minimises_the_mean_loss(u, nu):
@@ -39,6 +40,7 @@ def test_offset_grad_is_the_tau_derivative():
     assert np.allclose(loss.offset_grad(u, tau), np.where(u < tau, 0.7, -0.3))
 
 
+@pytest.mark.slow
 def test_papers_offset_update_converges_to_the_quantile():
     """papers/001's τ step (τ + γν if f ≥ τ, τ − γ(1 − ν) else) is SGD on offset_grad; it finds the ν-quantile."""
     loss = novelty(0.2)
