@@ -38,7 +38,7 @@ SPEC = os.path.join(HERE, "..", "..", "specs", "krr_synthetic.yaml")
 #: name -> (λ, θν (None: the spec's θ = 2000, t0 = 40), T, B = F)
 CASES = [
     ("paper_step", 1e-6, None, 512, 256),
-    ("theory", 1e-2, 1.5, 512, 32),  # tests/test_dsg_synthetic.py
+    ("theory", 1e-2, 1.5, 512, 32),  # tests/plugins/dsg/test_dsg_synthetic.py
     ("theory", 1e-2, 1.5, 512, 128),
     ("theory", 1e-3, 1.5, 1024, 64),
     ("theory", 1e-3, 1.5, 512, 256),

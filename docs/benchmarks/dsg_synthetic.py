@@ -10,7 +10,7 @@ the coefficients at t = 1, 2, 4, ...  For each it evaluates, on the 4,096 held-o
 * the last iterate f_t and the averaged iterate f̂_t = (1/t) Σ_i f_i (what the paper plots),
 * against f* = the noise-free regression function cos(0.5π‖x‖) exp(−0.1π‖x‖): with 2^20 points
   and λ = 1e−6 the regularised population minimiser is that function up to a bias far below
-  the errors plotted (exact KRR on 2^20 points is out of reach; tests/test_dsg_synthetic.py
+  the errors plotted (exact KRR on 2^20 points is out of reach; tests/plugins/dsg/test_dsg_synthetic.py
   checks the rate against exact KRR on a CI-sized run).
 
 Writes ``dsg_synthetic.json`` and ``dsg_synthetic.png`` next to this file, with the fitted

@@ -4,7 +4,7 @@ Data: the papers/001 Sec. 7.1 generator (``data.source: dai_synthetic``), σ² =
 feature block 512, Gaussian kernel.  Two set-ups:
 
 * ``paper``: 2^11 training / 2^10 test points, median bandwidth (papers/001 Sec. 7.2);
-* ``ci``: 2^9 / 2^8 points, bandwidth 0.25 × median (the set-up of tests/test_gp_validation.py).
+* ``ci``: 2^9 / 2^8 points, bandwidth 0.25 × median (the set-up of tests/plugins/gp/test_gp_validation.py).
 
 Each runs the mean with the variance by one fit per test point (formulation 2) and by the
 variance operator Â (formulation 1, memory O(T²), so fewer iterations).  Relative L2 errors

@@ -1,5 +1,5 @@
 # GridSearchCV over a kopt classifier on ijcnn1, next to the scikit-learn estimator it replaces (SVC).
-# docs/sklearn.md shows this file verbatim (tests/test_sklearn_docs.py checks that they agree).
+# docs/sklearn.md shows this file verbatim (tests/docs/test_sklearn_docs.py checks that they agree).
 # Run from the repository root:  python docs/benchmarks/sklearn_gridsearch.py
 import os
 import time

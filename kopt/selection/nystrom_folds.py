@@ -17,7 +17,7 @@ of the keys other than λ (bandwidth, centre count, ...):
    (rounding, not λ, decides its scores) scores NaN and is never the best.
 
 A fold's scores are those of the full solve at that grid point on the fold's training rows with
-those centres, standardisation and bandwidth (``tests/test_tune_shared.py`` checks them against a
+those centres, standardisation and bandwidth (``tests/engine/test_tune_shared.py`` checks them against a
 dense float64 solve), taken on the fold's held-out rows that are not centres: a held-out centre's
 coefficient is fitted without its label, and at small λ its own kernel column decides its score (on
 mnist-10k at 4,096 centres and λ = 1e-6, 90.1% against 97.2% on the other held-out rows, docs/defaults.md),

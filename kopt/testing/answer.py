@@ -6,7 +6,7 @@ This part solves small seeded problems whose optimum is known and compares:
 
 * the square loss (a ``real`` target), whose optimum is the closed form of ridge regression, and
   the logistic loss (a smooth ``binary`` loss), whose optimum is found here by Newton's method to a
-  gradient norm of 1e-13 (tests/test_solver_contract.py checks it against ``joker`` solved to a
+  gradient norm of 1e-13 (tests/plugin_api/test_solver_contract.py checks it against ``joker`` solved to a
   relative gap of 1e-10);
 * on :data:`ANSWER_ROWS` rows in 3 dimensions, λ = :data:`ANSWER_LAMBDA` and the gaussian kernel at
   bandwidth :data:`ANSWER_BANDWIDTH` (not 1, where a missing factor of either cancels);

@@ -23,7 +23,7 @@ def gp_lambda(noise_variance: float, n: int) -> float:
     ``f = k(·)ᵀ (K + nλ I)⁻¹ y`` (exact KRR); it equals the posterior mean
     ``k(·)ᵀ (K + σ² I)⁻¹ y`` iff ``nλ = σ²``.  papers/001 Sec. 4 (and ALGORITHMS.md §5)
     say "ν = 2σ²": that holds for ``Σ (y_i − f(x_i))² + ν/2 ‖f‖²`` (a sum, no ½), not for
-    kopt's mean of halved squares; tests/test_gp.py checks λ = σ²/n against the closed
+    kopt's mean of halved squares; tests/plugins/gp/test_gp.py checks λ = σ²/n against the closed
     form and that λ = 2σ² gives a different fit.
     """
     return float(noise_variance) / float(n)

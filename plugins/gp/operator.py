@@ -17,7 +17,7 @@ B × B blocks β_ij in batch coordinates:
     β_it = −(γ_t/B) Σ_{j=i}^{t−1} β_ij k̂'_j(X_j, X_t)     (i < t),      β_tt = (γ_t/B) I_B,
 
 then every older β is multiplied by 1 − γ_tλ, λ = σ²/n (one global scale factor).  The
-θ-update above is the B = F = 1 case; ``tests/test_gp_operator.py`` checks the two forms
+θ-update above is the B = F = 1 case; ``tests/plugins/gp/test_gp_operator.py`` checks the two forms
 against each other.  Memory: T(T+1)/2 blocks of B² float64 -- O(T²); a step costs
 O(t²B³), a variance evaluation O(t²B²) per point.
 """

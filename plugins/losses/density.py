@@ -23,7 +23,7 @@ with z ~ Bernoulli(½) as 2 E_z[δ₁(z) e^{f} − δ₀(z) f]; here
 
 Re-derived (pointwise stationarity q e^f = p): the minimiser is f = log(p/q), the log
 ratio of the *label-0* density to the *label-1* density (papers/001 writes log q/p with the
-roles of its two samples swapped; tests/test_losses_density.py checks our reading).  The
+roles of its two samples swapped; tests/plugins/losses/test_losses_density.py checks our reading).  The
 mean of ℓ over the rows equals the paper's objective only when both samples have the same
 size.  Otherwise a solver either samples rows with probability ∝ ``balance_weights(y)``
 (z ~ Bernoulli(½), then a row of that sample, as papers/001 does) or multiplies each

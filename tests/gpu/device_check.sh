@@ -167,7 +167,7 @@ FLAGS=()
 TEST_ARGS=()
 if [ "$DRY" = 1 ]; then
   FLAGS=(--dry-run)
-  TEST_ARGS=(tests/gpu tests/test_regularizers.py)  # the dry run: a few files, every gpu test in them skips
+  TEST_ARGS=(tests/gpu tests/plugins/regularizers/test_regularizers.py)  # the dry run: a few files, every gpu test in them skips
 else
   TEST_ARGS=(tests)
 fi

@@ -64,6 +64,7 @@ def test_cases_cover_every_solver_family():
         assert dev.case_spec(c, "cupy")["data"]["source"] in ("higgs-12k", "dai_synthetic"), c.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", dev.CASES, ids=[c.name for c in dev.CASES])
 def test_dry_run_case_is_bit_identical(case):
     """Each case in-process at tiny size, NumPy on both sides: the same spec and seed, the same model."""
@@ -81,6 +82,7 @@ def test_a_failing_case_is_recorded_not_raised():
     assert rec["ok"] is False and rec["failures"] and "traceback" in rec
 
 
+@pytest.mark.slow
 def test_device_rates_dry_run():
     lines = []
     feat = device_rates.run_features(dry_run=True, log=lines.append)
@@ -110,6 +112,7 @@ def test_pcg_dry_run():
     assert len(lines) == 3 and json.dumps(res)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash and timeout")
 def test_device_check_script_dry_run(tmp_path):
     """``bash tests/gpu/device_check.sh --dry-run`` end to end: every stage ok, every figure file written."""

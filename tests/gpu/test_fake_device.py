@@ -15,8 +15,13 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).resolve().parent / "fake_cupy"
+
+
+pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 
 
 def _run(args, **kw):

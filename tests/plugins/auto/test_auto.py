@@ -1,0 +1,257 @@
+"""solver: auto and krr_nystrom: the defaults that choose by measurement (issue 24)."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import kopt
+from helpers import curved_classes
+from kopt.cli import main
+from kopt.errors import SpecError
+
+
+def _data(n=600, d=3, seed=0, classes=2):
+    return curved_classes(n, d, seed, classes, noise=0.3)
+
+
+def _nystrom(count, lam=1e-3, bandwidth=1.5, dtype="float64", loss=None):
+    return {"seed": 1, "backend": "numpy", "output": {"model": False, "report": False},
+            "data": {"standardize": False},
+            "model": {"loss": loss or {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": bandwidth},
+                      "regularizer": {"name": "l2", "lambda": lam},
+                      "features": {"kind": "nystrom", "count": count, "dtype": dtype}},
+            "solver": {"name": "krr_nystrom"}}
+
+
+def _solve(spec, data, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kopt.solve(spec, data=data, **kw)
+
+
+@pytest.mark.parametrize("bandwidth, dropped, tol", [(0.5, False, 1e-6), (1.5, True, 1e-3)])
+def test_krr_nystrom_on_every_row_is_exact_kernel_ridge(bandwidth, dropped, tol):
+    """Every row a centre: exact kernel ridge regression.  At bandwidth 1.5 a quarter of 200 Gaussian rows in 3-d
+    lie within 1e-6 (residual variance) of the others' span and are dropped (kopt.nystrom.center_basis): the
+    predictions then stay within 1e-3 of the exact ones (measured 5e-5); at 0.5 none is dropped and they agree."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    X, y = _data(n=200)
+    y = y.astype(float) + 0.1 * X[:, 2]
+    lam = 1e-3
+    r = _solve(_nystrom(200, lam, bandwidth=bandwidth), (X, y))
+    assert (r.info["centers_dropped"] > 0) == dropped and r.info["n_centers"] + r.info["centers_dropped"] == 200
+    # krr_nystrom's model is k(x, C) w + μ, μ the targets' mean (fixed, unpenalised): KernelRidge on y − μ, plus μ
+    mu = y.mean()
+    kr = KernelRidge(alpha=lam * len(X), kernel="rbf", gamma=1 / (2 * bandwidth**2)).fit(X, y - mu)
+    Xt = np.random.default_rng(5).standard_normal((50, 3))
+    assert r.model.predictor.meta["intercept"] == pytest.approx(mu, rel=1e-12)
+    np.testing.assert_allclose(r.model.decision_function(Xt), kr.predict(Xt) + mu, rtol=tol, atol=tol)
+    assert abs(r.info["rel_gap"]) < 1e-10  # its certificate: the solve's rounding only
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_krr_nystrom_minimises_the_restricted_objective(dtype):
+    """The normal equations of the M-centre problem, solved densely, give the same coefficients; the gap closes
+    at a small λ too (float32 kernel values, float64 products and refinement)."""
+    X, y = _data(n=500)
+    for lam in (1e-2, 1e-7):
+        r = _solve(_nystrom(60, lam, dtype=dtype), (X, y.astype(float)))
+        assert r.gap is not None and abs(r.info["rel_gap"]) < 1e-7, (lam, r.info)
+        S, w = r.model.predictor.arrays["support"].astype(np.float64), r.model.predictor.arrays["coef"]
+        K = np.exp(-((X[:, None, :] - S[None]) ** 2).sum(-1) / (2 * 1.5**2))
+        R = np.exp(-((S[:, None, :] - S[None]) ** 2).sum(-1) / (2 * 1.5**2))
+        mu = y.mean()  # the model's fixed intercept
+        ref = np.linalg.solve(K.T @ K / len(X) + lam * R, K.T @ (y - mu) / len(X))
+        tol = 1e-6 if dtype == "float64" else 2e-3
+        np.testing.assert_allclose(K @ w, K @ ref, rtol=tol, atol=tol)
+
+
+def test_multiclass_shares_one_factorisation_and_equals_one_solve_per_class():
+    X, y = _data(n=400, classes=3)
+    spec = _nystrom(50, loss={"name": "square", "target": "binary"})
+    r = _solve(spec, (X, y))
+    scores = r.model.decision_function(X)
+    assert scores.shape == (400, 3)
+    for c in range(3):
+        one = _solve(spec, (X, np.where(y == c, 1, -1)))
+        np.testing.assert_allclose(scores[:, c], one.model.decision_function(X), rtol=1e-8, atol=1e-8)
+
+
+def test_krr_nystrom_weights_are_repeated_rows():
+    X, y = _data(n=150)
+    spec = _nystrom(150)
+    w = np.random.default_rng(3).integers(1, 4, len(X)).astype(float)
+    a = _solve(spec, (X, y.astype(float)), sample_weight=w)
+    S = a.model.predictor.arrays["support"]
+    # the same centres and the rows repeated: the same model
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    spec_b = _nystrom(150)
+    b = _solve(spec_b, (X[rep], y[rep].astype(float)))
+    # every distinct row is a centre (repeated rows are skipped as centres): both hold the same centres, in the
+    # same order; then the models agree
+    np.testing.assert_array_equal(np.sort(S, axis=0), np.sort(b.model.predictor.arrays["support"], axis=0))
+    np.testing.assert_allclose(a.model.decision_function(X), b.model.decision_function(X), rtol=1e-8, atol=1e-8)
+    assert abs(a.info["rel_gap"]) < 1e-8
+
+
+@pytest.mark.slow
+def test_a_spec_naming_only_loss_and_kernel_chooses_and_says_why(tmp_path):
+    X, y = _data(n=1500)
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "output": {"model": False, "report": False}}
+    r = _solve(spec, (X[:1200], y[:1200], X[1200:], y[1200:]))
+    auto = r.auto
+    assert auto["route"] == "krr_nystrom" and auto["metric"] == "accuracy"
+    assert auto["centers"] in {t["centers"] for t in auto["trials"]}
+    from kopt_plugins.auto.planner import MIN_GAIN
+
+    # the best score, except that more centres must gain MIN_GAIN to win
+    chosen = [t for t in auto["trials"] if t["centers"] == auto["centers"] and t["lam"] == auto["lambda"]
+              and t["bandwidth"] == auto["bandwidth"]]
+    assert len(chosen) == 1 and auto["validation_score"] == pytest.approx(chosen[0]["score"])
+    for t in auto["trials"]:
+        assert t["score"] <= chosen[0]["score"] + (MIN_GAIN["accuracy"] if t["centers"] > auto["centers"] else 0)
+    assert r.report["spec"]["solver"] == {"name": "krr_nystrom"}  # the concrete spec: kopt solve reproduces it
+    assert r.report["spec"]["model"]["regularizer"]["lambda"] == auto["lambda"]
+    assert r.metrics["accuracy"] > 0.85 and "auto_s" in r.timings and r.report["auto"]["why"].startswith(f"{auto['centers']}")
+    again = _solve({**r.report["spec"], "output": {"model": False, "report": False}}, (X[:1200], y[:1200], X[1200:], y[1200:]))
+    # the same model to the solves' certified tolerance: the chosen run reused the search's system (its sums
+    # added in another order), the reproduction builds it from scratch.  The objective is λ-strongly convex, so
+    # a solve with duality gap g is within √(2g/λ) of the optimum in the RKHS norm, and pointwise too
+    # (k(x, x) = 1); the same auto spec again gives the same bits
+    assert r.info["reused_search_system"] and "reused_search_system" not in again.info
+    lam = auto["lambda"]
+    certified = sum(np.sqrt(2 * max(res.report["gap"], 0.0) / lam) for res in (r, again))
+    assert certified < 0.5  # a certificate that says something at this λ (scores of ±1 labels)
+    f_again, f = again.model.decision_function(X), r.model.decision_function(X)
+    np.testing.assert_allclose(f_again, f, rtol=0, atol=certified + 1e-9)
+    assert np.mean(np.sign(f_again) == np.sign(f)) > 0.995
+    twice = _solve(spec, (X[:1200], y[:1200], X[1200:], y[1200:]))
+    np.testing.assert_array_equal(twice.model.decision_function(X), r.model.decision_function(X))
+
+
+def test_numbers_given_are_taken_as_given():
+    X, y = _data(n=800)
+    spec = {"seed": 2, "model": {"loss": {"name": "square", "target": "binary"},
+                                 "kernel": {"name": "gaussian", "bandwidth": 0.7},
+                                 "regularizer": {"name": "l2", "lambda": 3e-3}, "features": {"kind": "nystrom", "count": 64}},
+            "output": {"model": False, "report": False}}
+    r = _solve(spec, (X, y))
+    assert r.auto["lambda"] == 3e-3 and r.auto["centers"] == 64 and r.auto["bandwidth"] == 0.7
+    assert {t["centers"] for t in r.auto["trials"]} == {64} and len(r.auto["trials"]) == 1
+
+
+def test_the_search_stops_at_its_budget():
+    X, y = _data(n=3000)
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "budget": 1e-3}, "output": {"model": False, "report": False}}
+    r = _solve(spec, (X, y))
+    assert {t["centers"] for t in r.auto["trials"]} == {256}  # the first size only: the next would pass the budget
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loss, route", [("logistic", "joker (primal)"), ("hinge", "joker (auto)")])
+def test_other_losses_are_solved_by_joker_at_the_chosen_settings(loss, route):
+    X, y = _data(n=800)
+    spec = {"model": {"loss": {"name": loss}, "kernel": {"name": "gaussian"}}, "output": {"model": False, "report": False}}
+    r = _solve(spec, (X[:600], y[:600], X[600:], y[600:]))
+    assert r.auto["route"] == route and r.report["spec"]["solver"]["name"] == "joker"
+    assert r.metrics["accuracy"] > 0.8
+
+
+def test_the_form_follows_the_solver_and_auto_is_the_default_solver():
+    spec = kopt.load_spec({"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
+                           "solver": {"name": "joker"}}, check_files=False)
+    assert spec["model"]["form"] == "dual"  # joker solves the dual: no model.form needed
+    spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}}}, check_files=False)
+    assert spec["solver"]["name"] == "auto" and spec["model"]["kernel"]["bandwidth"] == "auto"
+    with pytest.raises(SpecError, match="solver joker solves form dual, not 'primal'|solves form dual"):
+        kopt.load_spec({"model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}, "form": "primal"},
+                        "solver": {"name": "joker"}}, check_files=False)
+
+
+def test_auto_refuses_what_it_cannot_choose_for():
+    with pytest.raises(SpecError, match="solver 'auto' handles real, binary targets"):
+        kopt.load_spec({"model": {"loss": {"name": "kl_density_ratio"}, "kernel": {"name": "gaussian"}}},
+                       check_files=False)
+    with pytest.raises(SpecError, match="chooses the spec before a fresh solve"):
+        X, y = _data(n=100)
+        kopt.solve({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}}}, data=(X, y), resume=True)
+
+
+def test_cli_summary_and_report(tmp_path):
+    X, y = _data(n=600)
+    np.savez(tmp_path / "train.npz", X=X.astype(np.float32), y=y)
+    (tmp_path / "s.yaml").write_text(f"data: {{train: {tmp_path / 'train.npz'}}}\n"
+                                     "model: {loss: {name: square, target: binary}, kernel: {name: gaussian}}\n")
+    assert main(["solve", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["auto"]["route"] == "krr_nystrom" and report["spec"]["solver"]["name"] == "krr_nystrom"
+    assert report["timings"]["auto_s"] > 0
+
+
+def test_gain_error_is_the_paired_standard_error():
+    from kopt_plugins.auto.planner import _gain, _gain_error, _score
+
+    rng = np.random.default_rng(0)
+    old = (rng.random(4000) < 0.8).astype(float)
+    new = old.copy()
+    flip = rng.choice(4000, 200, replace=False)  # 200 rows change outcome: 100 each way would be no gain
+    new[flip[:130]] = 1.0
+    new[flip[130:]] = 0.0
+    d = new - old
+    assert _gain_error("accuracy", old, new) == pytest.approx(d.std(ddof=1) / np.sqrt(4000))
+    assert _gain_error("accuracy", old, old) == 0.0  # the same model: nothing to tell apart
+    # RMSE: the relative cut's error by the delta method, against the spread of many resampled validation sets
+    e_old = rng.gamma(2.0, 1.0, 3000)
+    e_new = e_old * rng.uniform(0.8, 1.15, 3000)
+    boots = []
+    for _ in range(400):
+        i = rng.integers(0, 3000, 3000)
+        boots.append(_gain("rmse", _score("rmse", e_old[i]), _score("rmse", e_new[i])))
+    assert _gain_error("rmse", e_old, e_new) == pytest.approx(np.std(boots), rel=0.15)
+
+
+@pytest.mark.slow
+def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gained(monkeypatch):
+    """On few, noisy validation rows a doubling's gain is within its standard error: the ladder stops there,
+    though the gain passes MIN_GAIN; with the noise rule off it goes on."""
+    from kopt_plugins.auto import planner
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((1500, 4))
+    y = np.where(X[:, 0] + 1.5 * rng.standard_normal(1500) > 0, 1, -1)  # mostly label noise
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "max_centers": 1024}, "output": {"model": False, "report": False}}
+    monkeypatch.setattr(planner, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # only the noise rule can stop it
+    r = _solve(spec, (X, y))
+    sizes = {t["centers"] for t in r.auto["trials"]}
+    monkeypatch.setattr(planner, "GAIN_ERRORS", 0.0)
+    off = _solve(spec, (X, y))
+    assert max(sizes) < max(t["centers"] for t in off.auto["trials"]) == 1024
+
+
+@pytest.mark.slow
+def test_a_shorter_bandwidth_is_tried_again_while_it_wins_resolvably(monkeypatch):
+    """A checkerboard of short period: 1/√2 of the bandwidth wins at 512 centres by far more than its standard
+    error, so the next size tries 1/√2 of that again (and it wins there); without the rule the bandwidth is fixed
+    from the third size on."""
+    from kopt_plugins.auto import planner
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (9000, 2))
+    y = np.where(np.sin(9 * X[:, 0]) * np.sin(9 * X[:, 1]) > 0, 1, -1)
+    spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "max_centers": 1024}, "output": {"model": False, "report": False}}
+    data = (X[:8000], y[:8000], X[8000:], y[8000:])
+    r = _solve(spec, data)
+    at_1024 = {t["bandwidth_factor"]: t["score"] for t in r.auto["trials"] if t["centers"] == 1024}
+    assert len(at_1024) == 2 and r.auto["bandwidth_factor"] == min(at_1024)
+    monkeypatch.setattr(planner, "SHORTEN_WHILE_RESOLVED", False)
+    fixed = _solve(spec, data)
+    assert len([t for t in fixed.auto["trials"] if t["centers"] == 1024]) == 1
+    assert r.metrics["accuracy"] > fixed.metrics["accuracy"]

@@ -1,0 +1,324 @@
+"""krr_pcg: Nystrom KRR by preconditioned conjugate gradients (plugins/krr_pcg) against the direct solve, and
+solver: auto's route past its sample size (plugins/auto/large.py)."""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import kopt
+from kopt_plugins.kernels.shift_invariant import GaussianKernel
+from kopt.nystrom.cg import NystromCG
+from kopt.nystrom.passes import RowPass
+
+
+def _data(n=1500, d=5, seed=0, classes=None, n_test=300):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n + n_test, d)).astype(np.float32)
+    f = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
+    if classes:
+        y = np.digitize(f, np.quantile(f, np.linspace(0, 1, classes + 1)[1:-1]))
+    else:
+        y = np.where(f + 0.3 * rng.standard_normal(len(f)) > 0, 1, -1)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _spec(solver, count=200, lam=1e-4, target="binary", **options):
+    return {"name": "pcg", "seed": 3,
+            "model": {"loss": {"name": "square", "target": target}, "kernel": {"name": "gaussian", "bandwidth": 1.5},
+                      "regularizer": {"name": "l2", "lambda": lam}, "features": {"kind": "nystrom", "count": count}},
+            "solver": {"name": solver, **options}}
+
+
+def _scores(result, X):
+    return np.asarray(result.model.decision_function(X))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weighted", [False, True])
+def test_it_reaches_the_direct_solve_and_certifies_it(weighted):
+    X, y, Xt, yt = _data()
+    w = np.random.default_rng(1).random(len(y)) + 0.5 if weighted else None
+    direct = kopt.solve(_spec("krr_nystrom"), data=(X, y, Xt, yt), sample_weight=w)
+    cg = kopt.solve(_spec("krr_pcg", tol=1e-6), data=(X, y, Xt, yt), sample_weight=w)
+    assert cg.status == "converged" and cg.success
+    assert 0 <= cg.info["rel_gap"] <= 1e-6  # the refreshed gap: float64 products, as the direct solve's
+    assert abs(cg.objective - direct.objective) <= 1e-6 * abs(direct.objective)
+    np.testing.assert_allclose(_scores(cg, Xt), _scores(direct, Xt), atol=2e-3)  # the gap bounds P, not each score
+    assert cg.n_iter + 2 <= cg.info["passes"] <= cg.n_iter + 4  # b's pass, one a step, the refreshes
+
+
+def test_every_class_at_once_matches_the_direct_solve():
+    X, y, Xt, yt = _data(classes=4)
+    spec = dict(target="binary", count=150)
+    direct = kopt.solve(_spec("krr_nystrom", **spec), data=(X, y, Xt, yt))
+    cg = kopt.solve(_spec("krr_pcg", tol=1e-6, **spec), data=(X, y, Xt, yt))
+    assert _scores(cg, Xt).shape == (len(yt), 4)
+    np.testing.assert_allclose(_scores(cg, Xt), _scores(direct, Xt), atol=2e-3)
+    assert cg.metrics["accuracy"] == pytest.approx(direct.metrics["accuracy"], abs=0.01)
+
+
+@pytest.mark.slow
+def test_the_preconditioner_keeps_the_step_count_small():
+    """Unpreconditioned CG on T + λI needs about √κ steps (κ of T + λI: 235 here at λ = 1e-3);
+    with the centres' preconditioner, a few dozen."""
+    X, y, Xt, yt = _data(n=3000)
+    for lam in (1e-3, 1e-4):
+        r = kopt.solve(_spec("krr_pcg", count=300, lam=lam, tol=1e-4), data=(X, y, Xt, yt))
+        assert r.status == "converged" and r.n_iter <= 40, (lam, r.n_iter)
+
+
+def test_a_lambda_path_by_warm_starts_needs_fewer_steps():
+    X, y, Xt, yt = _data()
+    first = kopt.solve(_spec("krr_pcg", lam=1e-3, tol=1e-6), data=(X, y, Xt, yt), keep_state=True)
+    cold = kopt.solve(_spec("krr_pcg", lam=5e-4, tol=1e-6), data=(X, y, Xt, yt))
+    warm = kopt.solve(_spec("krr_pcg", lam=5e-4, tol=1e-6), data=(X, y, Xt, yt), start_from=first.snapshot)
+    assert warm.status == cold.status == "converged"
+    assert warm.n_iter < cold.n_iter
+    np.testing.assert_allclose(_scores(warm, Xt), _scores(cold, Xt), atol=2e-3)
+
+
+@pytest.mark.slow
+def test_the_passes_hold_one_block_per_part_never_n_by_m(monkeypatch):
+    """Memory O(M² + chunk · M + n C): the traced peak of a solve stays far below the n × M kernel matrix."""
+    from kopt.nystrom import passes
+
+    monkeypatch.setattr(passes, "CHUNK_ENTRIES", 1 << 16)
+    X, y, Xt, yt = _data(n=30000, d=3, n_test=100)
+    M = 256
+    kopt.solve(_spec("krr_pcg", count=M, iterations=2, tol=0), data=(X, y, Xt, yt))  # imports, pools: not traced
+    tracemalloc.start()
+    try:
+        kopt.solve(_spec("krr_pcg", count=M, iterations=3, tol=0), data=(X, y, Xt, yt))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    n_by_m = X.shape[0] * M * 4
+    assert peak < 0.5 * n_by_m, (peak, n_by_m)
+
+
+def test_the_bits_do_not_depend_on_the_thread_count():
+    X, y, _, _ = _data(n=2000)
+    kernel = GaussianKernel(bandwidth=1.3)
+    C = X[:100]
+    Y = y[:, None].astype(np.float64)
+    out = []
+    for threads in (1, 2):
+        cg = NystromCG(kernel, X, Y, C, dtype=np.float32, threads=threads)
+        s = cg.start(1e-4)
+        for _ in range(3):
+            cg.step(s)
+        out.append(s["v"])
+    assert np.array_equal(out[0], out[1])
+
+
+def test_a_pass_is_the_products_it_names():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((700, 4)).astype(np.float32)
+    C = X[:50]
+    kernel = GaussianKernel(bandwidth=1.1)
+    w = rng.random(700)
+    rows = RowPass(kernel, X, C, np.float32, weights=w, threads=2, chunk_entries=1000)
+    assert len(rows.chunks) > 8  # many chunks over the parts
+    P = rng.standard_normal((50, 2))
+    S, G = rows.products(P)
+    K = kernel.exact(X.astype(np.float64), C.astype(np.float64))
+    np.testing.assert_allclose(S, K @ P, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(G, K.T @ (w[:, None] * (K @ P)), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(rows.adjoint(S), K.T @ S, rtol=1e-3, atol=1e-3)
+
+
+def test_a_checkpointed_run_resumes_to_the_same_bits(tmp_path):
+    X, y, Xt, yt = _data()
+    spec = _spec("krr_pcg", tol=1e-12, iterations=12)
+    full = kopt.solve(spec, data=(X, y, Xt, yt), keep_state=True)
+    half = kopt.solve(_spec("krr_pcg", tol=1e-12, iterations=6), data=(X, y, Xt, yt), keep_state=True)
+    resumed = kopt.solve(spec, data=(X, y, Xt, yt), resume=half.snapshot)
+    assert resumed.n_iter == full.n_iter
+    assert np.array_equal(_scores(resumed, Xt), _scores(full, Xt))
+
+
+def test_the_square_loss_only_with_a_message_naming_the_key():
+    X, y, Xt, yt = _data(n=200)
+    spec = _spec("krr_pcg")
+    spec["model"]["loss"] = {"name": "logistic"}
+    with pytest.raises(kopt.KoptError, match=r"krr_pcg.*square loss only"):
+        kopt.solve(spec, data=(X, y, Xt, yt))
+
+
+# -- solver: auto past its sample size ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_sample(monkeypatch):
+    """auto's large-data route at test size: the direct search on 1,500 rows, 400 validation rows."""
+    from kopt_plugins.auto import large
+
+    monkeypatch.setattr(large, "SEARCH_ROWS", 1500)
+    monkeypatch.setattr(large, "VALIDATION_ROWS", 400)
+    monkeypatch.setattr(large, "MAX_GROWN_CENTERS", 512)
+    return large
+
+
+def _wiggly(n=4000, n_test=1000, seed=4):
+    """A boundary 32 centres cannot draw: the sign of sin(3 x0) sin(3 x1) on two columns."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n + n_test, 2)).astype(np.float32)
+    y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) > 0, 1, -1)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+@pytest.mark.slow
+def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(small_sample):
+    X, y, Xt, yt = _wiggly()
+    spec = {"name": "auto-large", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                       "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "budget": 60, "max_centers": 32}}  # the sample's ladder stops at 32 centres
+    r = kopt.solve(spec, data=(X, y, Xt, yt))
+    auto = r.auto
+    assert auto["route"] == "krr_pcg"
+    assert "direct search on 1500 seeded rows" in auto["split"] and "validation 400 of 4000" in auto["split"]
+    grown = [t for t in auto["trials"] if t.get("rows")]
+    assert grown and grown[0]["rows"] == 3600 and grown[0]["centers"] == 512
+    assert r.success and r.info["rel_gap"] <= 1e-2
+    assert r.info["reused_search_factors"]  # the search's U and UU^T on the same centres: no M^3 work again
+    # the chosen spec, solved from scratch, is the same model to the solve's tolerance
+    again = kopt.solve(r.report["spec"], data=(X, y, Xt, yt))
+    assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=0.01)
+
+
+def test_the_default_budget_is_a_rule_of_the_rows():
+    from kopt_plugins.auto.large import default_budget
+
+    assert default_budget(10_000) == 120.0
+    assert default_budget(500_000) == 120.0
+    assert default_budget(1_000_000) == 240.0
+    assert default_budget(10_000_000) == 2400.0
+
+
+@pytest.mark.slow
+def test_the_search_gap_is_to_the_best_dual_so_far_and_bounds_the_true_distance():
+    """large.solve_lambda's gap is P_k - max_j D_j: monotone in k, at most the iterate's own dual gap, and still an
+    upper bound on P_k - P* (P* from the direct solve of the same system)."""
+    from kopt_plugins.auto import large
+    from kopt.nystrom.system import NystromSystem
+
+    X, y, _, _ = _data(n=1200, d=4)
+    Y = (y - y.mean())[:, None].astype(np.float64)
+    kernel, lam = GaussianKernel(bandwidth=1.0), 1e-6
+    C = X[np.random.default_rng(1).choice(len(X), 300, replace=False)]
+    from kopt.sklearn.base import component
+
+    loss = component("loss", "square")()
+    cg = NystromCG(kernel, X, Y, C, dtype=np.float32)
+    gaps, own = [], []
+    best = -np.inf
+    s = cg.start(lam, None)
+    for _ in range(25):  # the rule the search uses, step by step
+        cg.step(s)
+        P, D, _ = cg.certificate(s, loss, Y)
+        best = max(best, D)
+        gaps.append(P - best)
+        own.append(P - D)
+    assert all(b <= a + 1e-12 for a, b in zip(gaps, gaps[1:]))  # falls with k
+    assert all(g <= o + 1e-15 for g, o in zip(gaps, own))
+    system = NystromSystem(kernel, X, Y, cg.C)
+    v_star = system.solve(lam)
+    P_star = cg.certificate(cg.refresh({"v": v_star, "p": v_star}), loss, Y)[0]
+    assert P - P_star <= gaps[-1] * (1 + 1e-6) + 1e-12
+    s2, gap, steps, solved = large.solve_lambda(cg, lam, None, loss, Y)
+    assert solved == (gap <= large.SEARCH_TOL) and steps <= large.MAX_STEPS
+
+
+def test_the_pass_rate_is_measured_on_a_long_pass(monkeypatch):
+    """measure_rates runs its pass over RATE_VALUES kernel values (a short pass under-measures the rate)."""
+    from kopt_plugins.auto import large
+    from kopt.nystrom import passes
+
+    seen = []
+    real = passes.RowPass
+
+    class Recording(real):
+        def __init__(self, kernel, X, C, *args, **kwargs):
+            seen.append((X.shape[0], C.shape[0]))
+            super().__init__(kernel, X, C, *args, **kwargs)
+
+    monkeypatch.setattr(passes, "RowPass", Recording)
+    monkeypatch.setattr(large, "RATE_VALUES", 64 * 5000)
+    X = np.random.default_rng(0).standard_normal((9000, 3)).astype(np.float32)
+    pass_rate, flop_rate = large.measure_rates(GaussianKernel(bandwidth=1.0), X, X[:64], np.float32, None)
+    assert seen == [(5000, 64)] and pass_rate > 0 and flop_rate > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("screen", [True, False])
+def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_column(monkeypatch, screen):
+    """One length scale per column: the trials are bounded by the columns (the screen's d + 2, then at most 3 a kept
+    column a sweep, the second sweep only where the first changed something), whatever the budget's size; the noise
+    columns go, with and without the screen."""
+    from kopt_plugins.auto import columns
+    from kopt.nystrom import system
+
+    rng = np.random.default_rng(2)
+    n, d = 3000, 6
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] > 0, 1, -1)
+    from kopt.running.assemble import assemble
+    from kopt.numerics.backend import resolve
+
+    spec = kopt.load_spec({"name": "cols", "seed": 0, "model": {"loss": {"name": "square", "target": "binary"},
+                                                              "kernel": {"name": "gaussian", "bandwidth": 2.0}},
+                           "backend": "numpy"})
+    problem = assemble(spec, (X, y, X[:10], y[:10]), resolve("numpy"))
+    built = []
+    real = system.NystromSystem
+
+    def counting(*args, **kwargs):
+        built.append(args[1].shape[1])  # the columns the trial kept
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(system, "NystromSystem", counting)
+    monkeypatch.setattr(columns, "CENTERS", 128)
+    monkeypatch.setattr(columns, "SCREEN", screen)
+    lines = []
+    found = columns.choose(problem, fit=np.arange(2400), validation=np.arange(2400, n), metric="accuracy",
+                           budget_s=1e9, log=lines.append, seed=0)
+    assert found is not None
+    scales, _ = found
+    assert scales[0] > 0 and scales[1] > 0 and (scales[2:] == 0).sum() >= 3  # the noise columns dropped
+    import re
+
+    kept = [int(m.group(1)) for m in (re.search(r"sweep \d: .*, (\d+) of 6 columns kept", x) for x in lines) if m]
+    assert 1 <= len(kept) <= columns.SWEEPS
+    screened = any("column scales, screen" in line for line in lines)
+    assert screened == columns.SCREEN
+    # 3 shared-bandwidth trials; the screen: each column alone and the block at 2 bandwidths; a sweep: at most 3 trials
+    # a column kept when it began, and 2 bandwidth factors
+    start = int(re.search(r"(\d+) kept", next(x for x in lines if "screen" in x)).group(1)) if screened else d
+    assert len(built) <= 3 + (d + 2 if screened else 0) + sum(3 * k + 2 for k in [start] + kept[:-1])
+    assert not any("stopped at their budget" in line for line in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tried, probed", [(0, True), (512, False)])
+def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_sample, monkeypatch, tried, probed):
+    """The grown size's bandwidth probe runs at half the grown size on the sample: where the sample's ladder reached
+    that size itself it chose the bandwidth there, and the probe is not run again."""
+    from kopt.running.assemble import assemble
+    from kopt.numerics.backend import resolve
+
+    large = small_sample
+    calls = []
+    monkeypatch.setattr(large, "probe_bandwidth", lambda *a, **k: calls.append(1) or (1.0, 1e-4))
+    X, y, Xt, yt = _wiggly()
+    spec = kopt.load_spec({"name": "probe", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                                 "kernel": {"name": "gaussian", "bandwidth": 0.5}},
+                           "backend": "numpy"})
+    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    fit, va = large.split(problem.n, 5)
+    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried}
+    grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
+                       metric="accuracy", log=lambda line: None, sample=large.sample_rows(problem, fit))
+    assert grown is not None and grown["centers"] == 512
+    assert bool(calls) == probed

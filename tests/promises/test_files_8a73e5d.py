@@ -1,0 +1,38 @@
+"""A model file and a checkpoint written by kopt at commit 8a73e5d (before the engine moved into layer folders)
+load and resume today: the model scores the same rows to the same values, and ``kopt solve --resume`` from the
+checkpoint (iteration 8 of 24, a dsg run on the packaged higgs-12k rows) ends at the uninterrupted run's model, bit
+for bit (its content hash).  The files are in tests/data/files_8a73e5d/; expected.json holds what they gave then."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import kopt
+
+FILES = Path(__file__).resolve().parents[1] / "data" / "files_8a73e5d"
+EXPECTED = json.loads((FILES / "expected.json").read_text())
+
+
+def test_the_old_model_file_loads_and_scores_as_it_did():
+    model = kopt.load_model(FILES / "model" / "model.json")
+    X = np.asarray(EXPECTED["rows"])
+    np.testing.assert_array_equal(np.asarray(model.predict(X)), np.asarray(EXPECTED["predictions"]))
+    np.testing.assert_allclose(np.asarray(model.decision_function(X)), np.asarray(EXPECTED["decision"]),
+                               rtol=1e-12, atol=0)
+
+
+def test_the_old_checkpoint_resumes_to_the_uninterrupted_model(tmp_path):
+    shutil.copy(FILES / "spec.yaml", tmp_path / "spec.yaml")
+    (tmp_path / "model").mkdir()
+    for name in ("checkpoint.json", "checkpoint.npz"):
+        shutil.copy(FILES / "checkpoint" / name, tmp_path / "model" / name)
+    run = subprocess.run([sys.executable, "-m", "kopt", "solve", "spec.yaml", "--resume", "--quiet"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    meta = json.loads((tmp_path / "model" / "model.json").read_text())
+    assert meta["model_sha256"] == EXPECTED["model_sha256"]
