@@ -90,6 +90,7 @@ class _MovedModule(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 sys.meta_path.append(_MovedModule())
 
 from .api import solve  # noqa: E402
+from .data import arrays as datasets  # noqa: E402  (kopt.datasets.load)
 from .errors import (  # noqa: E402
     ConvergenceWarning,
     DataError,
@@ -101,9 +102,8 @@ from .errors import (  # noqa: E402
     UnknownComponentError,
 )
 from .models.model import Model, load_model  # noqa: E402
-from .spec import Spec, load_spec  # noqa: E402
 from .selection.tune import tune  # noqa: E402
-from .data import arrays as datasets  # noqa: E402  (kopt.datasets.load)
+from .spec import Spec, load_spec  # noqa: E402
 
 sys.modules.setdefault(__name__ + ".datasets", datasets)  # import kopt.datasets
 

@@ -14,21 +14,21 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .running import checkpoint, outdir
-from .numerics.backend import resolve
-from .running.assemble import assemble, check_sample_weight, check_weights_given
+from .contract.registry import registry
+from .contract.result import Result
 from .data import as_dataset, load_data
 from .data.progress import drawing
 from .errors import ConvergenceWarning, DataError, NonFiniteModelError
+from .models.model import Model
+from .numerics.backend import resolve
+from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, peak_rss_mb
+from .running import checkpoint, outdir
+from .running.assemble import assemble, check_sample_weight, check_weights_given
 from .running.checkpoint import StateKeeper
+from .running.context import RunContext, interrupt_guard, raise_for
 from .running.listeners import Checkpointer, TraceRecorder
 from .running.logs import LOGGER, progress_listeners
 from .running.report import build_report, jsonable, timings
-from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, peak_rss_mb
-from .models.model import Model
-from .contract.registry import registry
-from .contract.result import Result
-from .running.context import RunContext, interrupt_guard, raise_for
 from .spec import Spec, load_spec
 
 

@@ -61,9 +61,8 @@ def _one_core_per_worker():
     thread per worker against 169 s with two (``pytest -n 2``, 2026-11-29, 79982c4, 2 cores)."""
     for name in ("KOPT_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
-    from threadpoolctl import threadpool_limits
-
     import scipy.linalg  # noqa: F401  (SciPy's own OpenBLAS too, loaded before the limit is set)
+    from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=int(os.environ["KOPT_THREADS"]), user_api="blas")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import Kernel, Loss
 from kopt.contract.hookspecs import hookimpl
 from kopt.contract.registry import registry
+from kopt.numerics.backend import get_namespace
 
 HERE = Path(__file__).resolve().parent
 

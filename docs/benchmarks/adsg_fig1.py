@@ -29,8 +29,8 @@ import scipy
 import scipy.sparse.linalg as sla
 
 import kopt
-from kopt.data.readers import read_file
 from kopt.contract.registry import registry
+from kopt.data.readers import read_file
 from kopt.spec import component_params
 
 HERE = os.path.dirname(os.path.abspath(__file__))

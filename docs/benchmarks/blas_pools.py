@@ -36,8 +36,8 @@ def main(argv=None):
     from scipy.linalg import blas
     from threadpoolctl import threadpool_info
 
-    from kopt.numerics import threads
     from kopt.cli.bench.roofline import machine
+    from kopt.numerics import threads
 
     rng = np.random.default_rng(0)
     K, A = rng.random((6000, 256)), np.zeros((256, 256))

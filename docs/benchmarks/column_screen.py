@@ -32,8 +32,8 @@ def main(argv=None):
     a = p.parse_args(argv)
     warnings.simplefilter("ignore")
     import kopt
-    from kopt.running.assemble import assemble
     from kopt.numerics.backend import resolve
+    from kopt.running.assemble import assemble
     from kopt_plugins.auto import columns, large
 
     spec = kopt.load_spec({"name": "column_screen", "seed": 0,

@@ -97,7 +97,7 @@ def child(mode: str, path: str) -> dict:
     elif mode == "loadtxt":
         with gzip.open(path, "rt") as fh:
             A = np.loadtxt(fh, delimiter=",", dtype=np.float32)
-        X, y = A[:, 1:], A[:, 0]
+        X = A[:, 1:]
         t_open = time.perf_counter() - t0
         checksum = float(np.add.reduce(X, axis=0, dtype=np.float64).sum())
         extra = {}

@@ -18,13 +18,10 @@ this script.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import sys
 import time
-
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

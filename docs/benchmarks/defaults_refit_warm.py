@@ -1,8 +1,15 @@
 """Refit warm vs cold on Joker's exact dual route (higgs-12k, squared hinge): lambda auto, then the chosen λ cold."""
-import json, os, sys, time, warnings
+import json
+import os
+import sys
+import time
+import warnings
+
 sys.path.insert(0, "docs/benchmarks")
 import defaults as D
+
 import kopt
+
 warnings.simplefilter("ignore")
 spec = D.spec_for("higgs-12k", "auto", {"bandwidth": "scale"}, "auto")
 spec["model"]["loss"] = {"name": "squared_hinge"}

@@ -72,11 +72,12 @@ def _solve(name, overrides=()):
 
 def _peer(data, M, passes):
     """scikit-learn random Fourier features + SGD on the same split, σ and λ; returns fit time and accuracy."""
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.linear_model import SGDClassifier
+
     import kopt
     from kopt.api import assemble
     from kopt.spec import load_spec
-    from sklearn.kernel_approximation import RBFSampler
-    from sklearn.linear_model import SGDClassifier
 
     spec = load_spec(os.path.join(SPECS, f"dsg_{data}.yaml"))
     p = assemble(spec)

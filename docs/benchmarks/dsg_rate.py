@@ -27,7 +27,6 @@ import time
 
 import numpy as np
 
-import kopt
 from kopt.api import assemble
 from kopt.spec import load_spec
 from kopt.testing import KeepStates, solver_for

@@ -23,11 +23,10 @@ import platform
 import time
 
 import numpy as np
+from gp_convergence import SETUPS, spec
 
 import kopt
 from kopt.api import assemble
-
-from gp_convergence import SETUPS, spec
 from kopt_plugins.gp.exact import exact_posterior, expected_iterates, rel_error
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -8,9 +8,15 @@ One side per process (its peak RSS is its own): ``kopt`` is the spec naming only
 on every row here); ``kopt_ovr`` the same with auto's one-vs-one rule turned off (the one-vs-rest ladder); ``svc_c10``
 and ``svc`` are SVC(C=10) and SVC() on z-scored features.  One JSON line per side.
 """
-import sys, time, json, resource, warnings
+import json
+import resource
+import sys
+import time
+import warnings
+
 import numpy as np
 from sklearn.datasets import make_classification
+
 X, y = make_classification(n_samples=20000, n_features=16, n_informative=12, n_redundant=2, n_classes=26,
                            n_clusters_per_class=2, class_sep=1.5, random_state=0)
 X = X.astype(np.float32)

@@ -50,9 +50,9 @@ def measure(name, solver_section, features, n, d, loss) -> dict:
 
     import numpy as np
 
+    from kopt.contract.registry import registry
     from kopt.numerics import memory
     from kopt.running.assemble import assemble
-    from kopt.contract.registry import registry
     from kopt.running.context import RunContext
     from kopt.spec import component_params, load_spec
 

@@ -15,13 +15,13 @@ Writes docs/benchmarks/outside_sets.jsonl.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
 import warnings
-import importlib.util
 
 import numpy as np
 

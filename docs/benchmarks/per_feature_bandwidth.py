@@ -63,8 +63,8 @@ class Scorer:
 
     def evaluate(self, scales, sigma, X_test=None, y_test=None):
         """(validation score, λ, test score or None) at column scales ``scales`` and bandwidth ``sigma``."""
-        from kopt_plugins.kernels.shift_invariant import GaussianKernel
         from kopt.nystrom.system import NystromSystem
+        from kopt_plugins.kernels.shift_invariant import GaussianKernel
 
         keep = scales > 0
         Xs = (self.X[:, keep] * scales[keep]).astype(np.float32)

@@ -3,7 +3,11 @@ the rows or from the search's choice there?  Prints two lines (docs/benchmarks.m
 
     KOPT_OFFLINE=1 python docs/benchmarks/scale_choice_check.py
 """
-import copy, json, time, kopt
+import copy
+import time
+
+import kopt
+
 spec = {"name": "diag", "data": {"source": "higgs-shaped", "options": {"rows": 1000000}},
         "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}}}
 t = time.perf_counter(); r = kopt.solve(spec)

@@ -6,9 +6,9 @@ import sys
 
 import numpy as np
 
-from ..errors import DataError
 from ..data.nonfinite import missing_labels
 from ..data.progress import human_bytes
+from ..errors import DataError
 
 _STEP = 1 << 16
 

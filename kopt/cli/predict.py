@@ -9,9 +9,9 @@ from ..files.atomic import writing
 
 
 def cmd_predict(args):
-    from ..numerics.memory import out_of_memory
     from ..models.model import load_model
     from ..models.predict_file import predict_file
+    from ..numerics.memory import out_of_memory
 
     model = load_model(args.model)
     opts = _predict_options(model, args.format)
@@ -73,8 +73,8 @@ def _preset_read_options(data):
     """The parse options of the preset a model was trained on (label column, format, n_features)."""
     if not data.get("source"):
         return {}
-    from ..data.presets import FilePreset
     from ..contract.registry import registry
+    from ..data.presets import FilePreset
 
     try:
         cls = registry().get("dataset", data["source"])

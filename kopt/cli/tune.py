@@ -10,9 +10,9 @@ from .common import cwd_paths, data_lines
 
 def cmd_tune(args):
     from ..selection import tune_report
+    from ..selection.tune import tune
     from ..spec import load_spec
     from ..spec.packaged import resolve_spec_arg
-    from ..selection.tune import tune
 
     if args.plot:
         tune_report.check_plot_available()  # before any work

@@ -64,9 +64,9 @@ def cmd_validate(args):
 def _print_memory_plan(spec) -> bool:
     """``kopt validate --data``: read and prepare the spec's data, print its solver's memory plan (:mod:`kopt.numerics.memory`)
     against the memory available; False where it does not fit (its refusal is printed as kopt solve would)."""
+    from ..contract.registry import registry
     from ..numerics import memory
     from ..running.assemble import assemble
-    from ..contract.registry import registry
 
     with memory.out_of_memory(f"reading and preparing the data of {spec.get('name') or 'the spec'}"):
         problem = assemble(spec)

@@ -113,8 +113,8 @@ class Loss(Component):
         """
         import numpy as np
 
-        from ..numerics.backend import to_numpy
         from ..errors import DataError
+        from ..numerics.backend import to_numpy
 
         if self.target == "unlabeled" or y is None:
             return

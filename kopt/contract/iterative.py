@@ -37,10 +37,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..errors import KoptError
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from .components import Solver
-from ..errors import KoptError
 from .result import SolverOutput
 
 #: The shared option vocabulary (JSON-schema fragments).  Documented once, here and in

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import jsonschema
 import pluggy
 
+from ..errors import PluginLoadError, UnknownComponentError
 from . import hookspecs
 from .components import KINDS, Component
-from ..errors import PluginLoadError, UnknownComponentError
 
 GROUP = "kopt"
 

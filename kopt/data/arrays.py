@@ -18,8 +18,8 @@ import inspect
 
 import numpy as np
 
-from .load import load_data
 from ..errors import KoptError, SpecError
+from .load import load_data
 
 __all__ = ["Bunch", "load", "names"]
 

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import sets as fileset
 from ..errors import DataError
+from ..files import sets as fileset
 from ..files.atomic import write_json
 from .cache import default_data_dir
 from .progress import ByteProgress, human_bytes

@@ -20,12 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..contract.bandwidth import RULES
-from ..contract.bandwidth import subsample_rows
-from ..data.preprocess import (Preprocessor, column_moments, merge_moments, merge_range_stats, moments_std,
-                               range_stats, scaling_rule)
-from ..errors import DataError
+from ..contract.bandwidth import RULES, subsample_rows
 from ..contract.problem import Problem
+from ..data.preprocess import (
+    Preprocessor,
+    column_moments,
+    merge_moments,
+    merge_range_stats,
+    moments_std,
+    range_stats,
+    scaling_rule,
+)
+from ..errors import DataError
 from . import partitions as _partitions
 
 

@@ -1,7 +1,6 @@
 """The Dask client a distributed run talks to: ``local:N``, a scheduler address, or a given Client."""
 from __future__ import annotations
 
-
 from ..errors import ClusterError, KoptError
 from ..spec.scheduler import LOCAL, check_address
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..errors import DataError
 from ..contract.problem import Problem
+from ..errors import DataError
 
 
 @dataclass

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..numerics.backend import Backend, resolve, to_numpy
 from ..data.preprocess import Preprocessor
-from ..files import sets as fileset
 from ..errors import KoptError, ModelFileError
-from . import checks as model_checks
+from ..files import sets as fileset
 from ..files.npz import BadArrayFile, read_npz
+from ..numerics.backend import Backend, resolve, to_numpy
+from . import checks as model_checks
 
 FORMAT = "kopt-model"
 FORMAT_VERSION = 2  # 2: the JSON carries its own checksum and model_sha256

@@ -21,7 +21,6 @@ from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.bound_features import ChunkedRows
 
-
 #: rows read at a time while drawing centres
 CENTER_BLOCK = 4096
 #: sparse training rows are densified once when they take at most this many bytes dense

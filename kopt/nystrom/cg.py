@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics.backend import get_namespace
 from kopt.errors import KoptError
-from ..numerics.linalg import cholesky, solve_triangular
-from .centres import center_basis
-from ..numerics.threads import blas_threads
-from .system import kept_centers
 
+from ..numerics.backend import get_namespace
+from ..numerics.linalg import cholesky, solve_triangular
+from ..numerics.threads import blas_threads
+from .centres import center_basis
 from .passes import RowPass
+from .system import kept_centers
 
 
 class NystromCG:

@@ -35,6 +35,7 @@ import contextlib
 import copy
 
 import numpy as np
+
 # the NumPy route's BLAS, imported with the plugin, not in a fit's first call
 # (docs/benchmarks.md, "Measurements behind the code's choices")
 from scipy.linalg import blas
@@ -42,8 +43,8 @@ from scipy.linalg import blas
 from ..numerics import rows as _rows
 from ..numerics.backend import get_namespace
 from ..numerics.linalg import cho_solve, cholesky, solve_triangular
-from .centres import center_basis, leading_rows
 from ..numerics.threads import blas_threads
+from .centres import center_basis, leading_rows
 
 #: the largest relative change one refinement step may make to a λ path point's scores: beyond it the solve's
 #: rounding, not λ, decides the scores (:meth:`NystromSystem.path`)
@@ -532,7 +533,8 @@ class NystromSystem:
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
         scored: where it passes :data:`RESOLVED` of the scores (or T + λI does not factor), rounding, not
         λ, decides the scores, and the λ is not a choice."""
-        T, b = self.whitened()[0], self._rhs()
+        self.whitened()  # T first: each λ's factor is made in its buffer
+        b = self._rhs()
         threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
         solved = {}
         for i, lam in enumerate(lams):

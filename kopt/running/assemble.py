@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics import rows as _rows
-from ..numerics.backend import resolve
 from ..contract.bandwidth import resolve_bandwidth
+from ..contract.problem import FeatureSpec, Problem
+from ..contract.registry import registry
 from ..data import Dataset, Preprocessor, as_dataset, load_data
 from ..errors import DataError
-from ..contract.registry import registry
-from ..contract.problem import FeatureSpec, Problem
+from ..numerics import rows as _rows
+from ..numerics.backend import resolve
 from ..spec import Spec, component_params
 
 

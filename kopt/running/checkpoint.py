@@ -15,11 +15,11 @@ import zipfile
 
 import numpy as np
 
-from ..files import sets as fileset
-from ..numerics.backend import to_numpy
-from ..errors import CheckpointError
 from ..contract.hookspecs import hookimpl
+from ..errors import CheckpointError
+from ..files import sets as fileset
 from ..files.npz import BadArrayFile, read_npz
+from ..numerics.backend import to_numpy
 
 FORMAT = "kopt-checkpoint"
 

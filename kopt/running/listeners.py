@@ -4,9 +4,9 @@ from __future__ import annotations
 import sys
 import time
 
-from . import checkpoint
-from ..files.atomic import writing
 from ..contract.hookspecs import hookimpl
+from ..files.atomic import writing
+from . import checkpoint
 
 
 class TraceRecorder:

@@ -16,8 +16,8 @@ import socket
 
 import filelock
 
-from .checkpoint import changed_keys, describe_changes
 from ..files.atomic import writing
+from .checkpoint import changed_keys, describe_changes
 
 LOCK = ".kopt.lock"
 

@@ -35,9 +35,9 @@ import time
 
 import numpy as np
 
+from ..errors import SpecError
 from ..numerics import rows as _rows
 from ..numerics.backend import to_numpy
-from ..errors import SpecError
 from ..running.validation import LAMBDA, overrides_of
 
 #: solvers whose grid points are the square loss's Nyström system
@@ -149,10 +149,10 @@ def fold_metric(problem, metric, S, y_val, means):
 
 def run(base, ds, splits, axes, metric, progress=False):
     """Every grid point's row (as :func:`kopt.selection.tune.tune`'s) and a description of the shared work."""
-    from ..running.assemble import assemble
     from ..nystrom.centres import choose_centers
-    from ..spec import load_spec
     from ..nystrom.system import NystromSystem
+    from ..running.assemble import assemble
+    from ..spec import load_spec
 
     path = next((a for a in axes if a.key == LAMBDA), None)
     others = [a for a in axes if a is not path]

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..numerics import threads as _threads
-from . import nystrom_folds as tune_nystrom
 from ..api import solve
 from ..errors import SpecError
+from ..numerics import threads as _threads
 from ..running.validation import AUTO_PATH, LAMBDA, METRICS, best_row, fold_of, make_splits, overrides_of, solve_point
+from . import nystrom_folds as tune_nystrom
 
 
 @dataclass(frozen=True)
@@ -184,8 +184,8 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
     data : tuple, optional
         ``(X, y)`` or ``(X, y, X_test, y_test)`` arrays instead of the spec's data.
     """
-    from ..data import as_dataset, load_data
     from ..contract.registry import registry
+    from ..data import as_dataset, load_data
     from ..spec import load_spec
 
     t0 = time.perf_counter()

@@ -20,9 +20,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 
 from .. import errors
 from ..api import solve
+from ..contract.registry import registry
 from ..errors import SpecError
 from ..running.logs import verbose_progress
-from ..contract.registry import registry
 from ..spec import load_spec
 
 #: estimator parameter -> the spec key it sets (``*`` : every key of the dict given).
@@ -270,8 +270,8 @@ class KoptEstimator(BaseEstimator):
         if joblib.hash((X, y, sample_weight)) != data_hash:
             raise ValueError("warm_start=True continues the previous fit on the same data, and X, y or sample_weight "
                              "changed; set warm_start=False to fit the new data from scratch")
-        from ..running.checkpoint import check_continuation
         from ..errors import CheckpointError
+        from ..running.checkpoint import check_continuation
 
         try:
             check_continuation(snapshot, spec, cls)
@@ -324,8 +324,8 @@ class PickledModel:
         self.meta, self.arrays, self.backend = meta, arrays, backend
 
     def load(self):
-        from ..numerics.backend import resolve
         from ..models.model import model_from
+        from ..numerics.backend import resolve
 
         try:
             backend = resolve(self.backend)

@@ -6,8 +6,8 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..errors import SpecError
 from ..contract.registry import registry
+from ..errors import SpecError
 from .base import KoptEstimator, component, loss_targets
 
 

@@ -5,8 +5,8 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from ..errors import SpecError
 from ..contract.registry import registry
+from ..errors import SpecError
 from .base import KoptEstimator, loss_targets
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import jsonschema
 
-from ..numerics import backend as backends
-from ..errors import SpecError
 from ..contract.registry import registry, unknown_component
+from ..errors import SpecError
+from ..numerics import backend as backends
 from . import schema as schemas
 from .bounds import find_bad_number
 from .loader import Positions, apply_overrides, expand_vars, read_spec_file

@@ -5,6 +5,20 @@ property and the first offending point.
 """
 from ._samples import default_instance, sample_duals, sample_labels, sample_scores
 from ._variants import KERNEL_VALUES, LOSS_VALUES, at_other_values
+from .data import solver_check_data  # noqa: E402
+from .duality import check_strong_duality, check_weak_duality, gaussian_gram
+from .kernels import (
+    KERNEL_CHECKS,
+    check_domain,
+    check_dsg_gradient,
+    check_engine,
+    check_exact,
+    check_kernel,
+    check_psd,
+    check_regeneration,
+    check_unbiased,
+    kernel_instance,
+)
 from .losses import (
     CHECKS,
     check_biconjugate,
@@ -21,7 +35,6 @@ from .losses import (
     check_loss,
     check_prox,
 )
-from .duality import check_strong_duality, check_weak_duality, gaussian_gram
 from .regularizers import (
     check_moreau_decomposition,
     check_moreau_envelope,
@@ -29,18 +42,5 @@ from .regularizers import (
     check_regularizer,
     check_strong_convexity,
 )
-from .kernels import (
-    KERNEL_CHECKS,
-    check_domain,
-    check_dsg_gradient,
-    check_engine,
-    check_exact,
-    check_kernel,
-    check_psd,
-    check_regeneration,
-    check_unbiased,
-    kernel_instance,
-)
-from .solvers import KeepStates, StopAt, check_resume, interrupt_at, solver_for  # noqa: E402
-from .data import solver_check_data  # noqa: E402
 from .solver_contract import SOLVER_CHECKS, SolverCheck, check_solver, state_problems  # noqa: E402
+from .solvers import KeepStates, StopAt, check_resume, interrupt_at, solver_for  # noqa: E402

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics.backend import to_numpy
 from kopt.errors import DataError
-from ..numerics.features import FeatureMap
 
+from ..numerics.backend import to_numpy
+from ..numerics.features import FeatureMap
 from ._variants import KERNEL_VALUES, run_at_other_values
 
 F64 = np.float64

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..contract.components import Solver
-from ..errors import ConvergenceWarning
 from ..contract.hookspecs import hookimpl
-from .data import solver_check_data
+from ..errors import ConvergenceWarning
 from .answer import ANSWER_LOSSES, ANSWER_RTOL, answer_budget, answer_data, answer_problems, answer_spec
+from .data import solver_check_data
 from .solvers import resume_runs
 
 #: the parts of the contract :func:`check_solver` checks, in order

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from kopt.numerics import rows as _rows
-from kopt.numerics.backend import to_numpy
 from kopt.errors import DataError
 from kopt.models.predictors import FeatureExpansion, LinearPredictor
+from kopt.numerics import rows as _rows
+from kopt.numerics.backend import to_numpy
 
 from .design import DenseDesign, FeatureDesign, SparseDesign, block_smoothness, materialize_features
 

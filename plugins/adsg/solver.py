@@ -17,9 +17,9 @@ import warnings
 
 import numpy as np
 
-from kopt.numerics.backend import to_numpy
-from kopt.errors import DataError, SpecWarning
 from kopt.contract.iterative import Check, Diverged, IterativeSolver, Step, common_options
+from kopt.errors import DataError, SpecWarning
+from kopt.numerics.backend import to_numpy
 
 from . import coords, epochs, schedule
 

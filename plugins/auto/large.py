@@ -190,8 +190,8 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
     lost; a λ CG does not solve is not a choice."""
     from kopt.numerics.backend import to_numpy
-    from kopt.nystrom.system import target_offset
     from kopt.nystrom.cg import NystromCG
+    from kopt.nystrom.system import target_offset
 
     from .planner import MIN_GAIN, _gain, _outcomes, _score
 
@@ -252,8 +252,8 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     from kopt.numerics.backend import to_numpy
     from kopt.numerics.memory import available_bytes
     from kopt.nystrom.centres import center_order
-    from kopt.nystrom.system import target_offset
     from kopt.nystrom.cg import NystromCG
+    from kopt.nystrom.system import target_offset
 
     from .planner import LAMBDAS, MIN_GAIN, _budget_words, _gain, _outcomes, _score
 

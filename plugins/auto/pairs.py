@@ -71,10 +71,9 @@ def affordable(problem, ids, max_centers):
 def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
     """Measure exact one-vs-one on the validation split; returns ``(best trial, trials, split words, seconds)``.
     ``lambdas``: the λ path (the planner's), or the spec's one λ."""
+    from kopt.models.predictors import class_pairs, vote_scores
     from kopt.numerics.backend import to_numpy
-    from kopt.models.predictors import vote_scores
     from kopt.running.validation import make_splits
-    from kopt.models.predictors import class_pairs
 
     t0 = time.perf_counter()
     xp = problem.xp

@@ -139,10 +139,10 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     (:func:`_hinge_path`): its λ and validation score are the trial's.
     """
     from kopt.numerics.backend import to_numpy
-    from kopt.nystrom.centres import center_order
-    from kopt.running.validation import make_splits
     from kopt.nystrom import cache as nystrom_cache
+    from kopt.nystrom.centres import center_order
     from kopt.nystrom.system import target_offset
+    from kopt.running.validation import make_splits
 
     t0 = time.perf_counter()
     xp = problem.xp

@@ -37,10 +37,10 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from kopt.contract.components import Plan, Solver
 from kopt.numerics import memory
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
-from kopt.contract.components import Plan, Solver
 
 from . import columns, large, pairs, planner
 

@@ -68,7 +68,9 @@ class BatchSums:
     A: dict = field(default_factory=dict)
 
     def __add__(self, other):
-        add = (lambda a, b: b if a is None else a if b is None else a + b)
+        def add(a, b):
+            return b if a is None else a if b is None else a + b
+
         return BatchSums(self.loss + other.loss, self.grad_sq + other.grad_sq, self.cross + other.cross,
                          self.offset + other.offset, add(self.G, other.G),
                          {b: add(self.A.get(b), other.A.get(b)) for b in {**self.A, **other.A}})

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import to_numpy
 from kopt.contract.iterative import Check, IterativeSolver, Step
 from kopt.models.predictors import FeatureExpansion
+from kopt.numerics.backend import to_numpy
 
 from .batch import BatchRequest
 from .checking import checking_steps, feature_variance

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import warnings
 
-from kopt.errors import SpecWarning
 from kopt.contract.iterative import common_options
+from kopt.errors import SpecWarning
 
 POS_INT = {"type": "integer", "minimum": 1}
 

@@ -9,9 +9,9 @@ from statistics import NormalDist
 
 import numpy as np
 
+from kopt.errors import DataError, KoptError
 from kopt.numerics import rows as _rows
 from kopt.numerics.backend import to_numpy
-from kopt.errors import DataError, KoptError
 
 from .averaging import averaging_start
 from .exact import exact_posterior, gp_lambda, rel_error

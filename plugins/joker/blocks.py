@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
+from kopt.contract.iterative import Check, Step
 from kopt.numerics import rows as _rows
 from kopt.numerics.backend import to_numpy
-from kopt.contract.iterative import Check, Step
 
 from .dualterms import DualTerms
 from .engines import ExactEngine, FeatureEngine

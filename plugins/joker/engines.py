@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.models.predictors import FeatureExpansion, KernelExpansion
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import to_numpy
 from kopt.numerics.linalg import cblas_syrk, syrk_lower
-from kopt.models.predictors import FeatureExpansion, KernelExpansion
 
 _CHUNK_ELEMS = 1 << 21  # kernel entries per row chunk (8 MB in float32)
 

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.contract.iterative import Check, Step
+from kopt.models.predictors import FeatureExpansion, KernelExpansion
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import get_namespace, to_numpy
 from kopt.numerics.bound_features import bind, syrk_update
-from kopt.contract.iterative import Check, Step
 from kopt.nystrom.centres import NystromRows, add_center_kernel, center_basis, choose_centers
-from kopt.models.predictors import FeatureExpansion, KernelExpansion
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4

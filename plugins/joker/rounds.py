@@ -33,8 +33,8 @@ import time
 
 import numpy as np
 
-from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.contract.iterative import Check, Step
+from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.models.predictors import FeatureExpansion
 
 from .blocks import DualBlocks

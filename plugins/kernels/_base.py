@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import BANDWIDTH_PARAMS, Kernel
+from kopt.numerics.backend import get_namespace
 
 from ._util import dense, resolved_bandwidth
 

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.errors import DataError
-
-
+from kopt.numerics.backend import get_namespace
 from kopt.numerics.rows import is_sparse  # noqa: E402  (the one test for scipy sparse input)
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import Kernel
+from kopt.numerics.backend import get_namespace
 
 from ._base import FeatureKernel, out_buffer
 from ._util import float_pair, is_sparse

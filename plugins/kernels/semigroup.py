@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import POSITIVE
+from kopt.numerics.backend import get_namespace
 
 from ._base import SINCOS, FeatureKernel, RandomFourierKernel, out_buffer
 from ._util import check_min, float_pair

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.contract.iterative import Check, IterativeSolver, Step
+from kopt.errors import DataError, KoptError
+from kopt.models.predictors import KernelExpansion
 from kopt.numerics import rows as _rows
 from kopt.numerics.backend import to_numpy
-from kopt.errors import DataError, KoptError
-from kopt.contract.iterative import Check, IterativeSolver, Step
 from kopt.numerics.linalg import ridge_solve
 from kopt.numerics.memory import matrices
 from kopt.numerics.objectives import dual, primal
-from kopt.models.predictors import KernelExpansion
 
 
 class ExactKRR(IterativeSolver):

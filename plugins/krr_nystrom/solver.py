@@ -14,19 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.nystrom import cache as nystrom_cache
-from kopt.numerics import rows as _rows
-from kopt.numerics.backend import get_namespace, to_numpy
-from kopt.errors import KoptError
 from kopt.contract.iterative import Check, Step
-from kopt.numerics.linalg import solve_triangular
+from kopt.errors import KoptError
 from kopt.numerics.memory import matrices
-from kopt.nystrom.centres import center_basis, choose_centers
-from kopt.numerics.objectives import dual, primal
-from kopt.models.predictors import KernelExpansion
-from kopt.numerics.threads import blas_threads
-
 from kopt.nystrom import NystromSolver, certificate, residual_pass, system_plan
+from kopt.nystrom import cache as nystrom_cache
 
 
 class NystromKRR(NystromSolver):

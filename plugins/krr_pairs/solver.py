@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.contract.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
+from kopt.errors import KoptError
+from kopt.models.predictors import PairwiseVotes, class_pairs, pairwise_scores
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import get_namespace, to_numpy
-from kopt.errors import KoptError
-from kopt.contract.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
 from kopt.numerics.linalg import ridge_solve
-from kopt.nystrom.centres import choose_centers
 from kopt.numerics.objectives import dual, primal
-from kopt.models.predictors import PairwiseVotes, class_pairs, pairwise_scores
-
 from kopt.nystrom import certificate
+from kopt.nystrom.centres import choose_centers
 from kopt.nystrom.system import NystromSystem, symmetric_from_lower, target_offset
 
 

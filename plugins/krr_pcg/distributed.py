@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics import rows as _rows
 from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.errors import KoptError
+from kopt.numerics import rows as _rows
 from kopt.numerics.linalg import solve_triangular
-from kopt.nystrom.centres import center_basis, choose_centers
 from kopt.numerics.threads import blas_threads
-from kopt.nystrom.system import kept_centers
-
+from kopt.nystrom.centres import center_basis, choose_centers
 from kopt.nystrom.cg import NystromCG
 from kopt.nystrom.passes import RowPass
+from kopt.nystrom.system import kept_centers
+
 
 class Rows(Held):
     """What partition ``k``'s worker keeps for the whole run: its rows' pass against the centres and its labels

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import to_numpy
 from kopt.contract.iterative import Check, Step, common_options
+from kopt.numerics.backend import to_numpy
 from kopt.nystrom import NystromCG, NystromSolver, dense_centers
 
 #: a carried gap within ``tol`` is confirmed by a refreshed pass (float64 products) at most once in this many steps:
@@ -63,7 +63,6 @@ class NystromPCG(NystromSolver):
         float64 arrays (the targets, the scores, a pass's products, the certificate's refreshed copy)."""
         from kopt.numerics.memory import matrices
         from kopt.numerics.threads import resolve_threads
-
         from kopt.nystrom.passes import CHUNK_ENTRIES
 
         M = min(sizes.count, sizes.n)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import Loss
 from kopt.numerics.prox import newton_prox
 

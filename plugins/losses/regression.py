@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import POSITIVE
+from kopt.numerics.backend import get_namespace
 
 from ._common import REAL_OR_BINARY, BuiltinLoss, RealOrBinaryTarget, as_float, float_dtype, inf_outside, outside
 

@@ -15,8 +15,8 @@ ElasticNet convention with alpha = λ).
 """
 from __future__ import annotations
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.components import Regularizer
+from kopt.numerics.backend import get_namespace
 
 
 def soft_threshold(w, t):

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.contract.iterative import Check, IterativeSolver, Step, common_options
+from kopt.models.predictors import KernelExpansion
 from kopt.numerics import rows as _rows
 from kopt.numerics.backend import to_numpy
-from kopt.contract.iterative import Check, IterativeSolver, Step, common_options
 from kopt.numerics.linalg import solve_triangular
-from kopt.nystrom.centres import choose_centers
 from kopt.numerics.objectives import dual, primal
-from kopt.models.predictors import KernelExpansion
-
-from kopt.nystrom.system import NystromSystem, row_chunks
-
+from kopt.nystrom.centres import choose_centers
 from kopt.nystrom.newton import MAX_STEPS, HingeNewton
+from kopt.nystrom.system import NystromSystem, row_chunks
 
 
 class NystromSVM(IterativeSolver):

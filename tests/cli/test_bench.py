@@ -193,8 +193,8 @@ def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_pat
 
 def test_bench_scale_test_digits_reach_the_digit_sets_and_their_children(monkeypatch):
     """``--test-digits N``: the digit sets' data spec names it, the children are told it, higgs-shaped ignores it."""
-    from kopt.cli.bench import scale
     from kopt.cli import build_parser
+    from kopt.cli.bench import scale
 
     seen = []
     monkeypatch.setattr(scale, "run_child", lambda args, limit: seen.append(args) or {"status": "timed_out"})
@@ -223,8 +223,8 @@ def test_bench_scale_is_a_command_with_clear_errors(tmp_path):
 
 
 def test_bench_scale_asks_for_8_million_rows_only_when_they_fit(monkeypatch):
-    from kopt.numerics import memory
     from kopt.cli.bench import scale
+    from kopt.numerics import memory
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 24e9)
     assert scale.default_rows(["higgs-shaped"])[-1] == 8_000_000  # 1.5 x 0.96 GB + 0.5 GB fits

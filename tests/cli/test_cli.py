@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import regression_csv
 
 import kopt
 from kopt.cli import main
-from helpers import regression_csv
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 import kopt
-from kopt.spec import packaged as specfiles
 from kopt.cli import main
-from kopt.running.listeners import JsonLog, ProgressBar
 from kopt.running.context import IterationRecord
+from kopt.running.listeners import JsonLog, ProgressBar
+from kopt.spec import packaged as specfiles
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = sorted((REPO / "specs").glob("*.yaml"))

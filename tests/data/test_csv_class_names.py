@@ -175,7 +175,7 @@ def test_default_first_column_with_text_elsewhere_names_the_column_and_key(tmp_p
         read_table(path, {"cache": False})
     text = str(err.value)
     assert "'outcome' holds text ('no')" in text or "'outcome' holds text ('yes')" in text
-    assert "data.label: outcome" in text and "'f0'" in text and f"t.csv:2" in text
+    assert "data.label: outcome" in text and "'f0'" in text and "t.csv:2" in text
 
 
 def test_default_first_column_of_features_names_the_label_like_column(tmp_path, monkeypatch, capsys):

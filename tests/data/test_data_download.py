@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from kopt.cli import main
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.registry import registry
 from kopt.data import load_data
 from kopt.data.download import Remote, ensure, fetch
 from kopt.data.progress import ByteProgress
 from kopt.errors import DataError
-from kopt.contract.hookspecs import hookimpl
-from kopt.contract.registry import registry
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import pdist
 
-from kopt.data import Preprocessor, load_data, read_table, split_fraction
 from kopt.contract.bandwidth import median_distance, subsample_rows
+from kopt.data import Preprocessor, load_data, read_table, split_fraction
 from kopt.data.preprocess import column_stats
 
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from kopt.cli import main
+from kopt.contract.registry import registry
 from kopt.data import load_data
 from kopt.data.download import Remote, Source, fetch, identify
 from kopt.data.store import import_folder, obtain
 from kopt.errors import DataError
-from kopt.contract.registry import registry
 
 
 def _same(a, b):

@@ -15,8 +15,9 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import kopt  # noqa: E402
 from helpers import KillWorker  # noqa: E402
+
+import kopt  # noqa: E402
 from kopt.errors import SpecError  # noqa: E402
 
 TOL = 1.0e-5
@@ -64,9 +65,9 @@ def test_validate_refuses_what_cannot_run_distributed(overrides, path, words):
 
 @pytest.mark.slow
 def test_preprocessing_and_bandwidth_match_one_machine(client):
-    from kopt.running.assemble import assemble
-    from kopt.numerics.backend import resolve
     from kopt.distributed import assemble as distributed
+    from kopt.numerics.backend import resolve
+    from kopt.running.assemble import assemble
 
     spec = kopt.load_spec("quickstart", ["model.kernel.bandwidth_subsample=500"])
     one = assemble(spec, None, resolve("numpy"))

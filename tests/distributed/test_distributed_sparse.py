@@ -36,9 +36,9 @@ def client():
 
 
 def test_sparse_partitions_scale_like_one_machine(client, seeded_data):
-    from kopt.running.assemble import assemble
-    from kopt.numerics.backend import resolve
     from kopt.distributed import assemble as distributed
+    from kopt.numerics.backend import resolve
+    from kopt.running.assemble import assemble
 
     spec = kopt.load_spec(a9a_spec(True))
     one = assemble(spec, None, resolve("numpy"))

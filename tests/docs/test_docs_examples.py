@@ -27,7 +27,6 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,10 +96,10 @@ class _Guide:
     """The guide's reader: ``MyDualLoss`` (a loss with a conjugate) and a registered solver ``"mysolver"``."""
 
     def __init__(self):
+        from test_contract_mutations import GD, LogCosh
+
         from kopt.contract.hookspecs import hookimpl
         from kopt.contract.registry import registry
-
-        from test_contract_mutations import GD, LogCosh
 
         MySolver = type("MySolver", (GD,), {"name": "mysolver"})
 

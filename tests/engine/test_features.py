@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import kopt.numerics.features as features
 from kopt.contract.components import Kernel
-from kopt.numerics.features import FeatureMap, block_rng
 from kopt.contract.registry import registry
+from kopt.numerics.features import FeatureMap, block_rng
 from kopt.testing.kernels import check_engine, check_regeneration, kernel_instance, sample_inputs
 
 REG = registry()

@@ -9,13 +9,11 @@ import pytest
 import scipy.sparse as sp
 
 import kopt
-import importlib
-
-tuning = importlib.import_module("kopt.selection.tune")  # the module (kopt.selection.tune is also the function)
-from kopt.running import validation as selection  # noqa: E402  (the λ path: a service of kopt.api and kopt.selection.tune)
 from kopt.cli import main
 from kopt.data.preprocess import Preprocessor, merge_range_stats, needs_scaling, range_stats, scaling_rule
 from kopt.errors import NonFiniteModelError, SpecError
+from kopt.running import validation as selection  # the λ path: a service of kopt.api and kopt tune
+from kopt.selection import tune as tuning
 from kopt.spec import LAMBDA_FALLBACK
 
 

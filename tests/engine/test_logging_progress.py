@@ -11,7 +11,6 @@ import kopt.running.logs as logs
 from kopt.running.listeners import ProgressBar
 from kopt.running.logs import progress_listeners
 
-
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.ConvergenceWarning")  # small fixed runs stop at the cap
 
 

@@ -6,11 +6,11 @@ import os
 
 import numpy as np
 import pytest
+from helpers import demo_plugin, extra_components
 
 import kopt
-from kopt.files import sets as fileset
 from kopt.errors import ModelFileError
-from helpers import demo_plugin, extra_components
+from kopt.files import sets as fileset
 
 
 def _resealed(path, edit):

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kopt.nystrom.cache import SystemCache
 from kopt.contract.registry import registry
+from kopt.nystrom.cache import SystemCache
 from kopt.nystrom.system import NystromSystem
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import io
 
-from kopt.running.listeners import ProgressBar
 from kopt.running.context import IterationRecord
+from kopt.running.listeners import ProgressBar
 
 
 class _Run:

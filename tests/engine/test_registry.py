@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import demo_plugin, registered, regression_csv
 
 import kopt
 from kopt.contract.components import Loss, Predictor, Solver
-from kopt.errors import ModelFileError, PluginLoadError, SpecError, UnknownComponentError
 from kopt.contract.hookspecs import hookimpl
 from kopt.contract.registry import registry, unknown_component
-from helpers import demo_plugin, registered, regression_csv
+from kopt.errors import ModelFileError, PluginLoadError, SpecError, UnknownComponentError
 
 
 class TypoLoss(Loss):

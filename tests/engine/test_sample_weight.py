@@ -6,11 +6,11 @@ import pytest
 import scipy.sparse as sp
 
 import kopt
-from kopt.running.assemble import assemble, check_sample_weight
+from kopt.contract.registry import registry
 from kopt.data.preprocess import Preprocessor, column_stats, weighted_column_stats
 from kopt.errors import DataError, SpecError
 from kopt.numerics.objectives import dual, primal
-from kopt.contract.registry import registry
+from kopt.running.assemble import assemble, check_sample_weight
 
 SIGMA = 1.3
 

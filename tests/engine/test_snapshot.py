@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import kopt
+from kopt.contract.registry import registry
 from kopt.errors import CheckpointError
 from kopt.models.model import model_from
-from kopt.contract.registry import registry
 from kopt.testing import default_instance
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")

@@ -4,8 +4,8 @@ import os
 import numpy as np
 import pytest
 
-from kopt.numerics import threads
 from kopt.errors import KoptError
+from kopt.numerics import threads
 
 
 def test_threads_follow_the_option_then_kopt_threads_then_the_affinity(monkeypatch):

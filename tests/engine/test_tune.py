@@ -110,7 +110,8 @@ def test_tune_finds_the_best_row_and_warm_starts_match_cold():
 
 def test_best_never_picks_a_non_finite_score():
     from kopt.errors import NonFiniteModelError
-    from kopt.running.validation import LAMBDA, best_row as _best
+    from kopt.running.validation import LAMBDA
+    from kopt.running.validation import best_row as _best
 
     rows = [{"params": {LAMBDA: 1e-2}, "score": 0.5}, {"params": {LAMBDA: 1e-3}, "score": float("nan")},
             {"params": {LAMBDA: 1e-4}, "score": 0.4}, {"params": {LAMBDA: 1e-5}, "score": float("inf")}]

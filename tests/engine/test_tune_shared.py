@@ -12,8 +12,8 @@ import pytest
 import kopt
 from kopt.errors import NonFiniteModelError
 from kopt.running.validation import LAMBDA, make_splits
-from kopt.selection.tune import tune
 from kopt.selection.nystrom_folds import parts_of
+from kopt.selection.tune import tune
 
 pytestmark = pytest.mark.filterwarnings("ignore::kopt.errors.ConvergenceWarning")
 
@@ -127,10 +127,10 @@ def test_classification_scores_equal_the_full_solve(task):
 
 
 def test_a_fold_system_is_the_sum_of_its_parts():
-    from kopt.running.assemble import assemble
     from kopt.nystrom.centres import choose_centers
-    from kopt.spec import load_spec
     from kopt.nystrom.system import NystromSystem
+    from kopt.running.assemble import assemble
+    from kopt.spec import load_spec
 
     X, y = _data(task="multiclass")
     problem = assemble(load_spec(_spec("multiclass"), check_files=False), (X, y))

@@ -12,8 +12,8 @@ import types
 import numpy as np
 import pytest
 
-from kopt.numerics import backend as backends
 from kopt.errors import BackendError
+from kopt.numerics import backend as backends
 
 
 class _FakeArray:

@@ -6,9 +6,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kopt.contract.bandwidth import resolve_bandwidth
+from kopt.contract.bandwidth import median_distance, resolve_bandwidth, scale_distance
 from kopt.contract.components import Kernel, Loss
-from kopt.contract.bandwidth import median_distance, scale_distance
 from kopt.contract.registry import registry
 from kopt.numerics.prox import newton_prox
 from kopt.testing import check_prox

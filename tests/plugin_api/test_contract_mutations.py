@@ -13,15 +13,13 @@ import math
 
 import numpy as np
 import pytest
-
-from kopt.numerics.backend import get_namespace
-from kopt.contract.components import Kernel, Loss
-from kopt.contract.iterative import Step
-from kopt.numerics.prox import newton_prox
-from kopt.testing import check_kernel, check_loss, check_solver
-
 from helpers import example_solver
 
+from kopt.contract.components import Kernel, Loss
+from kopt.contract.iterative import Step
+from kopt.numerics.backend import get_namespace
+from kopt.numerics.prox import newton_prox
+from kopt.testing import check_kernel, check_loss, check_solver
 
 pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 

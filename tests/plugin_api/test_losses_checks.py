@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kopt.numerics.backend import get_namespace
 from kopt.contract.registry import registry
+from kopt.numerics.backend import get_namespace
 from kopt.testing import check_conj_edges, check_loss
 
 

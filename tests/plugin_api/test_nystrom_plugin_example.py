@@ -12,8 +12,8 @@ import ast
 
 import numpy as np
 import pytest
-
 from helpers import HERE, _registered_module
+
 from kopt.errors import SpecError
 from kopt.spec import load_spec
 from kopt.testing import check_solver
@@ -114,9 +114,9 @@ def test_a_kind_given_is_kept_and_a_wrong_one_still_refused():
 
 
 def test_a_default_kind_the_solver_does_not_handle_fails_the_interface_check(tmp_path):
-    from kopt.contract.iterative import IterativeSolver
-
     from test_contract_mutations import GD
+
+    from kopt.contract.iterative import IterativeSolver
 
     Wrong = type("WrongDefault", (GD,), {"name": "wrong_default", "default_feature_kind": "nystrom"})
     assert issubclass(Wrong, IterativeSolver)

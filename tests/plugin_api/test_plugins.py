@@ -9,11 +9,10 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import HERE, install_demo_plugin, install_gd_solver, regression_csv
 
 import kopt
-
 from kopt.contract.registry import registry
-from helpers import HERE, install_demo_plugin, install_gd_solver, regression_csv
 
 DEMO_SPEC = """\
 name: demo
@@ -109,8 +108,9 @@ def test_register_rejects_wrong_kinds():
 
 
 def test_third_party_loss_passes_the_public_check_suite():
-    from kopt.testing import check_loss
     from helpers import demo_plugin
+
+    from kopt.testing import check_loss
 
     with demo_plugin() as reg:
         loss = reg.get("loss", "demo_logcosh")(scale=0.7)

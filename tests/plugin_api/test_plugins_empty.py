@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import types
+
 import pytest
 
 from kopt.contract.hookspecs import hookimpl

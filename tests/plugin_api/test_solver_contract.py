@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import demo_plugin, gd_solver
 
 from kopt.contract.components import Predictor
 from kopt.contract.iterative import Step
 from kopt.models.predictors import FeatureExpansion
 from kopt.testing import SOLVER_CHECKS, check_solver, solver_check_data, state_problems
-from helpers import demo_plugin, gd_solver
 
 # (solver, spec_overrides, data target or None): small, fast settings over the solvers' routes and targets
 BUILTIN_CASES = [

@@ -15,11 +15,10 @@ import zipfile
 
 import numpy as np
 import pytest
+from helpers import non_regular_path, regression_csv
 
 import kopt.numerics.memory
 from kopt.cli import main
-
-from helpers import non_regular_path, regression_csv
 
 GIB = 2**30
 SPEC = """\

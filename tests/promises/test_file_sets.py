@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.running import checkpoint
-from kopt.files import sets as fileset
 from kopt.errors import CheckpointError
+from kopt.files import sets as fileset
+from kopt.running import checkpoint
 
 OPS = ("open", "write", "fsync", "close", "replace", "unlink")
 

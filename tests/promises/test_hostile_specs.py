@@ -8,17 +8,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 
 import numpy as np
 import pytest
-
-import kopt.numerics.memory
-from kopt.files import sets as fileset
-from kopt.cli import main
-
 from helpers import non_regular_path, regression_csv
 from test_bad_inputs import GIB, check_error, npz_with_header
+
+import kopt.numerics.memory
+from kopt.cli import main
+from kopt.files import sets as fileset
 
 GOOD = """\
 name: t

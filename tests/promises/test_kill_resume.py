@@ -16,9 +16,9 @@ import sys
 
 import pytest
 import yaml
+from helpers import regression_csv
 
 import kopt
-from helpers import regression_csv
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"), pytest.mark.slow]
 

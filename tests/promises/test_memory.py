@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.numerics import memory
 from kopt.cli import main
 from kopt.errors import KoptError, MemoryLimitError, OutOfMemoryError
+from kopt.numerics import memory
 
 GIB = 2 ** 30
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,7 +52,7 @@ def run_limited(argv, tmp_path, headroom_mb=700, before=""):
     """``kopt ARGV`` in a child Python whose address space may grow ``headroom_mb`` beyond what it maps once kopt,
     NumPy, SciPy and the plugins are loaded; ``before``: Python run first (a fault to inject).  Returns
     ``(exit status, stderr)``."""
-    code = textwrap.dedent(f"""\
+    code = textwrap.dedent("""\
         import resource, sys
         import numpy as np, psutil
         import kopt.api, kopt.cli

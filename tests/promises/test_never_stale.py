@@ -15,12 +15,12 @@ import warnings
 import numpy as np
 import pytest
 import yaml
+from helpers import demo_plugin, install_demo_plugin, registered, regression_csv, signal_at_first_checkpoint
 
 import kopt
 from kopt.cli import main
-from kopt.errors import OutputError, Terminated
 from kopt.contract.hookspecs import hookimpl
-from helpers import demo_plugin, install_demo_plugin, registered, regression_csv, signal_at_first_checkpoint
+from kopt.errors import OutputError, Terminated
 
 POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

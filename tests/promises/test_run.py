@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import demo_plugin, install_demo_plugin, regression_csv, signal_at_first_checkpoint
 
 import kopt
 from kopt.testing import check_resume, interrupt_at
-from helpers import demo_plugin, install_demo_plugin, regression_csv, signal_at_first_checkpoint
 
 
 def _spec(tmp_path, iterations=30, checkpoint_every=5, sleep=0.0, out="out"):

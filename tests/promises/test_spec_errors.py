@@ -5,9 +5,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from helpers import demo_plugin, extra_components, regression_csv
 
 from kopt.cli import main
-from helpers import demo_plugin, extra_components, regression_csv
 
 GOOD = """\
 name: t

@@ -136,6 +136,7 @@ def case_data(spec: dict, rows=None, classes3=False):
     """The spec's data read once, as ``(X, y, X_test, y_test)`` for both solves; ``rows``: only the
     first ``rows`` training and ``rows // 2`` test rows; ``classes3``: the labels as :func:`three_classes`."""
     import kopt
+
     from ...data import load_data
 
     ds = load_data(kopt.load_spec(spec)["data"])

@@ -79,12 +79,12 @@ def roofline(xp, *, elements=1 << 26, gemm_n=8192, rows=1 << 16, dim=28, block=5
     b = xp.empty_like(a)
     t_cos = timed(xp, lambda: xp.cos(a, out=b), repeat)
     t_copy = timed(xp, lambda: xp.copyto(b, a), repeat)
-    del a, b
+    a = b = None  # released before the GEMM's operands
     A = xp.asarray(_host(rng, (gemm_n, gemm_n)))
     B = xp.asarray(_host(rng, (gemm_n, gemm_n)))
     C = xp.empty_like(A)
     t_gemm = timed(xp, lambda: xp.matmul(A, B, out=C), repeat)
-    del A, B, C
+    A = B = C = None
     h = block // 2
     P = xp.asarray(_host(rng, (rows, dim + 1)))
     W = xp.asarray(_host(rng, (dim + 1, h)))
@@ -123,8 +123,8 @@ def run_roofline(dry_run=False, small=False, log=print, save=None):
 def run_features(dry_run=False, small=False, rows=1_000_000, dim=28, features=(4096, 32768), repeat=3,
                  block_size=512, log=print, save=None):
     """``kopt bench features`` on the device, beside the device's roofline measured in the same run."""
-    from ...numerics.features import FeatureMap
     from ...contract.registry import registry
+    from ...numerics.features import FeatureMap
     from .features import measure_map
 
     xp, info = device(dry_run)

@@ -19,7 +19,6 @@ import os
 import numpy as np
 
 from ...files.atomic import dumps
-
 from ...numerics import threads as _threads
 from ...numerics.features import FeatureMap
 from .roofline import cos_roofline, machine, median_time, sgemm_rate

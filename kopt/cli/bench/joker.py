@@ -45,7 +45,6 @@ import time
 import numpy as np
 
 from ...files.atomic import dumps
-
 from ...numerics import threads as _threads
 from .roofline import blas_env, blas_kernels, cos_roofline, gemm_rate, machine
 

@@ -80,6 +80,7 @@ def _load(bench: BenchSet, spec: str):
     """The set's data as the kopt spec reads it, with scikit-learn's usual preprocessing."""
     import kopt
     from kopt.data import load_data
+
     from ...numerics.rows import is_sparse
 
     s = kopt.load_spec(spec_path(spec))

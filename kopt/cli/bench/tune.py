@@ -91,8 +91,8 @@ def run_svc(name, cs, factors, folds, jobs) -> dict:
     import kopt
 
     from ...contract.bandwidth import resolve_bandwidth
-    from ...data import Preprocessor
     from ...contract.registry import registry
+    from ...data import Preprocessor
     from ...running.validation import make_splits
 
     ds = _arrays(name)
@@ -122,8 +122,7 @@ def compare(name, *, lambdas=LAMBDAS, factors=FACTORS, cs=CS, folds=FOLDS, cente
             timeout=3600) -> dict:
     """The set's JSON line: both sides, the ratio of seconds, the machine and its BLAS kernels."""
     from ...numerics.threads import available_cpus
-    from .roofline import blas_kernels
-    from .roofline import machine
+    from .roofline import blas_kernels, machine
 
     if len(lambdas) != len(cs):
         from ...errors import KoptError

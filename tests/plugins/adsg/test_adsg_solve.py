@@ -10,8 +10,8 @@ import scipy.sparse as sp
 
 import kopt
 from kopt.errors import DataError, SpecError
-from kopt.testing import check_resume
 from kopt.spec import load_spec
+from kopt.testing import check_resume
 
 SPECS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "specs", "adsg_*.yaml")))
 

@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import curved_classes
 
 import kopt
-from helpers import curved_classes
 from kopt.cli import main
 from kopt.errors import SpecError
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.data import load_data
 from kopt.contract.registry import registry
+from kopt.data import load_data
 
 NAMES = kopt.datasets.names()
 

@@ -8,14 +8,14 @@ same, so the block lists are equal.  higgs-12k's first 3,000 training rows (all 
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
 
-import kopt  # noqa: E402
 from helpers import KillWorker  # noqa: E402
+
+import kopt  # noqa: E402
 from kopt.errors import SpecError  # noqa: E402
 
 RTOL = 1.0e-4  # float32 features; measured: 2e-7 of the largest coefficient

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kopt
-from kopt.testing import StopAt as _StopAt
-from kopt.running.assemble import assemble
 from kopt.errors import DataError, SpecError
+from kopt.running.assemble import assemble
 from kopt.spec import load_spec
+from kopt.testing import StopAt as _StopAt
 from kopt_plugins.dsg.checking import checking_steps
 from kopt_plugins.dsg.expansion import BlockExpansion
 from kopt_plugins.dsg.tracking import ScoreTracker

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import kopt
 from kopt.running.assemble import assemble
 from kopt.spec import load_spec
 from kopt.testing import KeepStates, solver_for

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.testing import StopAt as _StopAt
 from kopt.errors import DataError, KoptError, SpecError
+from kopt.testing import StopAt as _StopAt
 from kopt_plugins.gp.exact import exact_posterior, gp_lambda
 
 

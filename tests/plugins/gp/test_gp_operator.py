@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kopt.numerics.features import FeatureMap
 from kopt.contract.registry import registry
+from kopt.numerics.features import FeatureMap
 from kopt_plugins.gp.operator import VarianceOperator
 from kopt_plugins.gp.options import max_operator_iterations, operator_bytes
 

@@ -72,8 +72,8 @@ def test_operator_on_the_paper_setup_reaches_what_its_steps_allow(tmp_path):
     What it can reach: the expected iterate's error (full-batch GD, the same steps and average)
     plus little noise -- a wrong update would leave that floor -- and the measured 79% / 1,370%.
     """
-    from kopt.running.assemble import assemble
     from kopt.errors import SpecWarning
+    from kopt.running.assemble import assemble
     from kopt_plugins.gp.exact import exact_posterior, expected_iterates, rel_error
 
     spec = _spec(tmp_path, "operator", T=100, every=0, step_size=2.5)

@@ -11,18 +11,18 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import smooth_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kopt
-from kopt.testing import StopAt as _StopAt
-from kopt.numerics import objectives
-from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
-from kopt.errors import SpecError
 from kopt.contract.registry import registry
+from kopt.errors import SpecError
+from kopt.numerics import objectives
+from kopt.testing import StopAt as _StopAt
 from kopt_plugins.joker.dualterms import DualTerms
+from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
 from kopt_plugins.joker.trust_region import solve_block, steihaug
-from helpers import smooth_rows
 
 SIGMA = 1.5
 

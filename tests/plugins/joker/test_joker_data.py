@@ -12,7 +12,6 @@ import pytest
 
 import kopt
 
-
 pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 
 

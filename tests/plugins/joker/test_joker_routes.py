@@ -6,16 +6,16 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import smooth_rows
 
 import kopt
-from kopt.running.assemble import assemble
-from kopt.errors import KoptError, SpecError
 from kopt.contract.hookspecs import hookimpl
 from kopt.contract.registry import registry
+from kopt.errors import KoptError, SpecError
+from kopt.running.assemble import assemble
 from kopt.testing import check_resume
 from kopt_plugins.joker.trust_region import solve_block, update_radius
 from kopt_plugins.losses.regression import SquareLoss
-from helpers import smooth_rows
 
 SIGMA = 1.5
 

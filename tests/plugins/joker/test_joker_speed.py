@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.numerics import threads as _threads
 from kopt.api import assemble
 from kopt.cli.bench import joker as bench
+from kopt.numerics import threads as _threads
 from kopt.numerics.linalg import cblas_syrk, syrk_lower
 from kopt_plugins.joker.engines import FeatureEngine, gram_method
 

@@ -12,8 +12,8 @@ from scipy.spatial.distance import cdist
 from scipy.special import gamma as gamma_fn
 from scipy.special import kv
 
-from kopt.errors import DataError
 from kopt.contract.registry import registry
+from kopt.errors import DataError
 from kopt.testing.kernels import (
     check_dsg_gradient,
     check_kernel,
@@ -126,7 +126,9 @@ def test_shift_invariant_closed_forms():
     X, Y = _X(), _X(5, seed=1)
     s = 1.7
     D2, D1 = cdist(X, Y, "sqeuclidean"), cdist(X, Y, "cityblock")
-    k = lambda name, **p: REG.get("kernel", name)(bandwidth=s, **p).exact(X, Y)
+    def k(name, **p):
+        return REG.get("kernel", name)(bandwidth=s, **p).exact(X, Y)
+
     np.testing.assert_allclose(k("gaussian"), np.exp(-D2 / (2 * s * s)), rtol=1e-10)
     np.testing.assert_allclose(k("laplacian"), np.exp(-D1 / s), rtol=1e-10)
     diff = (X[:, None, :] - Y[None]) / s

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from kopt.nystrom.centres import center_basis
-from kopt_plugins.kernels.shift_invariant import GaussianKernel
 from kopt.nystrom.system import NystromSystem
+from kopt_plugins.kernels.shift_invariant import GaussianKernel
 
 
 def _rows(n=900, d=4, seed=0):

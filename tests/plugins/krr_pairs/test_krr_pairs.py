@@ -7,8 +7,8 @@ import pytest
 
 import kopt
 from kopt.errors import KoptError, SpecError
-from kopt.numerics.objectives import primal
 from kopt.models.predictors import vote_scores
+from kopt.numerics.objectives import primal
 
 BANDWIDTH, LAM = 1.5, 1e-3
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt_plugins.kernels.shift_invariant import GaussianKernel
 from kopt.nystrom.cg import NystromCG
 from kopt.nystrom.passes import RowPass
+from kopt_plugins.kernels.shift_invariant import GaussianKernel
 
 
 def _data(n=1500, d=5, seed=0, classes=None, n_test=300):
@@ -201,8 +201,8 @@ def test_the_default_budget_is_a_rule_of_the_rows():
 def test_the_search_gap_is_to_the_best_dual_so_far_and_bounds_the_true_distance():
     """large.solve_lambda's gap is P_k - max_j D_j: monotone in k, at most the iterate's own dual gap, and still an
     upper bound on P_k - P* (P* from the direct solve of the same system)."""
-    from kopt_plugins.auto import large
     from kopt.nystrom.system import NystromSystem
+    from kopt_plugins.auto import large
 
     X, y, _, _ = _data(n=1200, d=4)
     Y = (y - y.mean())[:, None].astype(np.float64)
@@ -233,8 +233,8 @@ def test_the_search_gap_is_to_the_best_dual_so_far_and_bounds_the_true_distance(
 
 def test_the_pass_rate_is_measured_on_a_long_pass(monkeypatch):
     """measure_rates runs its pass over RATE_VALUES kernel values (a short pass under-measures the rate)."""
-    from kopt_plugins.auto import large
     from kopt.nystrom import passes
+    from kopt_plugins.auto import large
 
     seen = []
     real = passes.RowPass
@@ -257,15 +257,15 @@ def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_co
     """One length scale per column: the trials are bounded by the columns (the screen's d + 2, then at most 3 a kept
     column a sweep, the second sweep only where the first changed something), whatever the budget's size; the noise
     columns go, with and without the screen."""
-    from kopt_plugins.auto import columns
     from kopt.nystrom import system
+    from kopt_plugins.auto import columns
 
     rng = np.random.default_rng(2)
     n, d = 3000, 6
     X = rng.standard_normal((n, d)).astype(np.float32)
     y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] > 0, 1, -1)
-    from kopt.running.assemble import assemble
     from kopt.numerics.backend import resolve
+    from kopt.running.assemble import assemble
 
     spec = kopt.load_spec({"name": "cols", "seed": 0, "model": {"loss": {"name": "square", "target": "binary"},
                                                               "kernel": {"name": "gaussian", "bandwidth": 2.0}},
@@ -305,8 +305,8 @@ def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_co
 def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_sample, monkeypatch, tried, probed):
     """The grown size's bandwidth probe runs at half the grown size on the sample: where the sample's ladder reached
     that size itself it chose the bandwidth there, and the probe is not run again."""
-    from kopt.running.assemble import assemble
     from kopt.numerics.backend import resolve
+    from kopt.running.assemble import assemble
 
     large = small_sample
     calls = []

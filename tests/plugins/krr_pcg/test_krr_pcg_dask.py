@@ -11,8 +11,9 @@ import pytest
 
 pytest.importorskip("distributed")
 
-import kopt  # noqa: E402
 from helpers import KillWorker  # noqa: E402
+
+import kopt  # noqa: E402
 from kopt.distributed.partitions import Partitions  # noqa: E402
 from kopt_plugins.krr_pcg.solver import NystromPCG  # noqa: E402
 

@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kopt.numerics import objectives
-from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
 from kopt.contract.registry import registry
+from kopt.numerics import objectives
 from kopt.testing import (
     check_strong_duality,
     check_weak_duality,
@@ -17,6 +16,7 @@ from kopt.testing import (
     sample_duals,
     sample_labels,
 )
+from kopt_plugins.joker.solver import joker_lambda, kopt_lambda
 
 REG = registry()
 CONJ = [n for n in REG.names("loss") if REG.get("loss", n).has_conjugate]

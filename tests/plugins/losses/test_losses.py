@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import strategies as S
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import strategies as S
-from kopt.errors import DataError
 from kopt.contract.registry import registry
+from kopt.errors import DataError
 from kopt.testing import (
     check_biconjugate,
     check_conj_domain,

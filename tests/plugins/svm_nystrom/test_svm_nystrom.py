@@ -5,14 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import curved_classes
 from scipy.optimize import minimize
 
 import kopt
-from helpers import curved_classes
 from kopt.errors import SpecError
-from kopt_plugins.kernels.shift_invariant import GaussianKernel
-from kopt.nystrom.system import NystromSystem
 from kopt.nystrom.newton import HingeNewton, hinge_objective, line_search
+from kopt.nystrom.system import NystromSystem
+from kopt_plugins.kernels.shift_invariant import GaussianKernel
 
 
 def _data(n=600, d=3, seed=0, classes=2):

@@ -1,7 +1,6 @@
 """A stand-in ``cupyx`` (see ``cupy/__init__.py`` beside it): ``scatter_add`` and ``cupyx.scipy.linalg``."""
-import numpy as _np
-
 import cupy as _cp
+import numpy as _np
 
 
 def scatter_add(a, slices, value):

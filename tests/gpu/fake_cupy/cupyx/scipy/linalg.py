@@ -1,7 +1,6 @@
 """A stand-in ``cupyx.scipy.linalg``: SciPy's functions as fake-CuPy device functions (host arrays refused)."""
-import scipy.linalg as _sl
-
 import cupy as _cp
+import scipy.linalg as _sl
 
 
 def __getattr__(name):
