@@ -256,8 +256,12 @@ def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5):
         t = np.linspace(0.0, 1.0, grid)
         V = a[:, None] + (b - a)[:, None] * t[None, :]
         fine = 2.0 ** -np.arange(1, 60)
+        # the sup of a differentiable loss is at v = ℓ'(u): points close to it on both sides, so a maximiser near an
+        # end of the domain (u = −8 for the logistic: v ≈ 3e-4) is not missed by the grid's spacing.  Every point is
+        # in the domain, so each only tightens the lower bound sup_grid ≤ ℓ**(u)
+        at_g = np.clip(g[:, None] + np.concatenate([-fine, [0.0], fine])[None, :] * w[:, None], a[:, None], b[:, None])
         near = [a[:, None] + (b - a)[:, None] * fine, b[:, None] - (b - a)[:, None] * fine,
-                np.where((a <= 0) & (b >= 0), 0.0, a)[:, None]]
+                np.where((a <= 0) & (b >= 0), 0.0, a)[:, None], at_g]
         V = np.hstack([V, *near])
         Y = np.broadcast_to(np.asarray(y, F64)[:, None], V.shape).copy()
         c = np.asarray(loss.conj(V, Y), F64)
