@@ -119,18 +119,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item):
-    """A parametrized property test draws the examples it drew before the test files moved into folders.
-
-    Hypothesis keys a parametrized test's derandomized examples by its pytest node id (``_hypothesis_pytestplugin``
-    sets ``_hypothesis_internal_add_digest``), folder included, so a move alone changed the cases CI sees. The key
-    is the node id the flat layout gave, ``tests/<file>::<test>[<params>]``, wherever the file lies below tests/
-    (tests/gpu/ was a folder already and keeps its own).  Without the attribute (another Hypothesis) nothing changes.
-    """
-    inner = getattr(getattr(getattr(item, "obj", None), "hypothesis", None), "inner_test", None)
-    if inner is not None and hasattr(inner, "_hypothesis_internal_add_digest"):
-        folder = "tests/gpu" if item.path.parent.name == "gpu" else "tests"
-        inner._hypothesis_internal_add_digest = f"{folder}/{item.path.name}::{item.name}".encode()
