@@ -227,7 +227,8 @@ class Kernel(Component):
     def bind(self, Y):
         """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
         against the same centres.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
-        augmented centres: recomputed per chunk they were 3.4 s of mnist-10k's 15 s fit).  Default: ``exact``."""
+        augmented centres, which cost a large share of a fit when recomputed per chunk:
+        docs/benchmarks.md, "Measurements behind the code's choices").  Default: ``exact``."""
         return lambda X: self.exact(X, Y)
 
     def diag(self, X):

@@ -41,8 +41,7 @@ def center_order(problem, count: int):
     read from its tail, so a split's held-out rows are the last to become centres: up to (1 − v) n
     centres, none is a row held out from the fit it scores.  A held-out centre corrupts the validation
     score: its coefficient is fitted without its own label, and at small λ its own kernel column decides
-    the score at that row (mnist-10k, 4,096 centres, λ = 1e-6: 90.1% on the 789 held-out rows that were
-    centres, 97.2% on the others, 97.6% on the test rows), so the search chose λ and sizes too large.
+    the score at that row, so the search chose λ and sizes too large (docs/benchmarks.md, "Measurements behind the code's choices").
     """
     from ..numerics.splits import split_permutation
 
@@ -65,8 +64,8 @@ def center_order(problem, count: int):
 
 def _row_keys(problem, idx):
     """One bytes key per row of ``idx`` (sorted; in that order), equal exactly for rows of equal values: the dense
-    row's bytes, or a sparse row's nonzero columns and values (no densified block: 4,096 of reuters' 8,315-wide
-    rows are 136 MB dense).  On a Dask cluster (``problem.X`` None) the rows are fetched from their partitions."""
+    row's bytes, or a sparse row's nonzero columns and values (no densified block: a block of wide sparse rows is
+    large dense).  On a Dask cluster (``problem.X`` None) the rows are fetched from their partitions."""
     from ..numerics.backend import to_numpy
 
     X, at = (problem.X, idx) if problem.X is not None else (problem.partitions.take(idx), np.arange(len(idx)))
@@ -118,13 +117,13 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
         R = np.asarray(kernel.exact(C64, C64), dtype=np.float64)
     scale = float(np.mean(np.diagonal(R))) or 1.0
     # R is symmetric, so R.T (Fortran order, the same memory) is R: LAPACK factors it in place, no copy, and
-    # reads one triangle only (no symmetrising pass: it made an M × M temporary, 134 MB at 4,096 centres)
+    # reads one triangle only (no symmetrising pass: it made an M × M temporary)
     c, piv, rank, info = lapack.dpstrf(R.T, tol=tol * scale, lower=0, overwrite_a=1)
     if info < 0 or rank < 1:
         raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
     kept = np.asarray(piv[:rank], dtype=np.int64) - 1
     # Fortran order, as LAPACK gave it: BLAS reads it without a copy; where centres were dropped, the leading
-    # rank x rank block is compacted in R's own buffer (a copy held R and U at once: 268 MB at 4,096 centres)
+    # rank x rank block is compacted in R's own buffer (a copy held R and U at once)
     U = leading_rows(c, rank)[:, :rank]
     for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
         hi = min(rank, lo + 1024)
@@ -153,7 +152,7 @@ def _sparse_center_kernel(kernel, C, band=512):
     """R = K_CC in float64 for centres densified from sparse rows (text), a band of R's rows at a time: the
     centres as CSR (their nonzeros) against a float64 band of them, so xᵀc is a sparse product and no dense
     float64 copy of every centre is made.  R is symmetric: its rows lo..hi are the transpose of the columns
-    k(C, C[lo:hi]).  (reuters at 4,096 centres: C in float64 is 272 MB; at 2,048 the dense route took 2.3 s.)"""
+    k(C, C[lo:hi]) (docs/benchmarks.md, "Measurements behind the code's choices")."""
     import scipy.sparse as sp
 
     M = C.shape[0]

@@ -174,7 +174,7 @@ class DistributedBlocks:
         θ̃' = Σ_k Φ_kᵀα' costs one more M-vector per partition.  CoCoA+'s σ' = K damps the steps of α
         along directions that do not move θ̃, so D(α) can lag far behind a converged primal; α'
         certifies that primal (P − D(α') → 0 as θ̃ → θ̃*), and when D(α') > D(α) the next round starts
-        from α' (measured on higgs-12k, 2 partitions: 10x fewer rounds to a relative gap of 1e-4).
+        from α', which reaches a small gap in far fewer rounds (docs/benchmarks.md, "Measurements behind the code's choices").
         """
         parts = self.parts
         t0 = time.perf_counter()
