@@ -74,13 +74,19 @@ class RowPass:
                 acc += K.T @ s
             return acc
 
+        G = self._summed(work)
+        return S, G
+
+    def _summed(self, work):
+        """One pass: ``work(p)`` on every part (BLAS held to one thread inside kopt's workers), the parts' M x C sums
+        added in part order, so the bits do not depend on the thread count."""
         with _threads.blas_threads(1):
             parts = _threads.map_parts(work, _threads.PARTS, self.threads)
         G = parts[0]
-        for g in parts[1:]:  # part order: the same bits on any thread count
+        for g in parts[1:]:
             G += g
         self.passes += 1
-        return S, G
+        return G
 
     def predict_adjoint(self, P, fn):
         """``(S, G)``: S = K P and G = Kᵀ fn(S), float64 products, in one evaluation of every kernel block -- the pass a
@@ -105,12 +111,7 @@ class RowPass:
                 acc += K.T @ xp.asarray(fn(S[lo:hi], lo, hi), dtype=np.float64).reshape(hi - lo, C)
             return acc
 
-        with _threads.blas_threads(1):
-            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
-        G = parts[0]
-        for g in parts[1:]:  # part order: the same bits on any thread count
-            G += g
-        self.passes += 1
+        G = self._summed(work)
         return S, G
 
     def adjoint(self, R):
@@ -124,12 +125,7 @@ class RowPass:
                 acc += self.block(lo, hi).astype(np.float64).T @ R[lo:hi]
             return acc
 
-        with _threads.blas_threads(1):
-            parts = _threads.map_parts(work, _threads.PARTS, self.threads)
-        G = parts[0]
-        for g in parts[1:]:
-            G += g
-        self.passes += 1
+        G = self._summed(work)
         return G
 
     def scores_pass(self, P):
