@@ -1,6 +1,6 @@
 """krr_pcg on a Dask LocalCluster against one machine: seconds per CG iteration, rounds, the same model.
 
-HIGGS-shaped rows (:func:`kopt.cli.bench.device_rates.higgs_shaped`: 28 standard-normal columns, labels from a fixed
+HIGGS-shaped rows (``higgs_shaped`` of tests/gpu/device_rates.py, the GPU check's generator: 28 standard-normal columns, labels from a fixed
 nonlinear rule), the square loss on ±1 labels, a Gaussian kernel, M Nyström centres, ``iterations`` CG steps
 (``tol: 0``: every step runs).  The same spec runs on one machine (NumPy arrays) and on a fresh
 ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` with the rows as a dask array in two partitions.
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 import warnings
 
@@ -52,7 +53,8 @@ def main(argv=None):
     from distributed import Client, LocalCluster
 
     import kopt
-    from kopt.cli.bench.device_rates import higgs_shaped
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "gpu"))
+    from device_rates import higgs_shaped
 
     X, y = higgs_shaped(a.rows + 20_000)
     Xt, yt, X, y = X[a.rows:], y[a.rows:], X[:a.rows], y[:a.rows]

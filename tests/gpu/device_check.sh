@@ -8,7 +8,7 @@
 # fails or times out is recorded and the next one runs:
 #   install     CuPy for the driver's CUDA major (kept if one already imports), kopt with pip install -e .[test]
 #   gpu_tests   pytest -m gpu (JUnit XML: gpu_tests.xml)
-#   compare     python -m kopt.cli.bench.device compare: every solver family on CuPy against NumPy (compare.jsonl)
+#   compare     python tests/gpu/device_bench.py compare: every solver family on CuPy against NumPy (compare.jsonl)
 #   features    the feature engine on the device against its measured cos/GEMM roofline (bench_features.json)
 #   joker       Joker's s/iteration at papers/004's HIGGS setting, M = 16,384 and 10^5 (bench_joker_device.json)
 #   pcg         krr_pcg's s/CG iteration on CuPy beside NumPy (10^5 rows, M = 4,096, and the same model), then
@@ -175,13 +175,13 @@ fi
 
 stage gpu_tests 150 "$PY" -m pytest -m gpu -q -p no:cacheprovider -rfEs --continue-on-collection-errors --junitxml="$OUT/gpu_tests.xml" "${TEST_ARGS[@]}"
 if [ "$DRY" = 1 ]; then
-  stage compare 200 "$PY" -m kopt.cli.bench.device compare --out "$OUT" --timeout 120 ${FLAGS[@]+"${FLAGS[@]}"} --tiny --rows 600
+  stage compare 200 "$PY" tests/gpu/device_bench.py compare --out "$OUT" --timeout 120 ${FLAGS[@]+"${FLAGS[@]}"} --tiny --rows 600
 else
-  stage compare 240 "$PY" -m kopt.cli.bench.device compare --out "$OUT" --timeout 90
+  stage compare 240 "$PY" tests/gpu/device_bench.py compare --out "$OUT" --timeout 90
 fi
-stage features 75 "$PY" -m kopt.cli.bench.device features --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
-stage joker 120 "$PY" -m kopt.cli.bench.device joker --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
-stage pcg 150 "$PY" -m kopt.cli.bench.device pcg --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
+stage features 75 "$PY" tests/gpu/device_bench.py features --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
+stage joker 120 "$PY" tests/gpu/device_bench.py joker --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
+stage pcg 150 "$PY" tests/gpu/device_bench.py pcg --out "$OUT" ${FLAGS[@]+"${FLAGS[@]}"}
 if "$PY" -m kopt bench joker --help 2>/dev/null | grep -q -- "--backend"; then
   # its JSON goes into the log, not an eighth file in $OUT
   if [ "$DRY" = 1 ]; then

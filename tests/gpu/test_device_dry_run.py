@@ -1,6 +1,6 @@
 """The GPU check without a GPU: its dry run (NumPy in place of CuPy, tiny sizes) must keep working.
 
-Not gpu-marked: these run everywhere, so a typo in tests/gpu/device_check.sh or kopt.cli.bench.device
+Not gpu-marked: these run everywhere, so a typo in tests/gpu/device_check.sh or tests/gpu/device_bench.py
 is found here and not in the first minute of a scarce GPU machine.
 """
 from __future__ import annotations
@@ -12,10 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import device_bench as dev  # tests/gpu/, beside this file (the device check's driver is not part of the package)
+import device_rates
 import pytest
-
-from kopt.cli.bench import device as dev
-from kopt.cli.bench import device_rates
 
 REPO = Path(__file__).resolve().parents[2]
 

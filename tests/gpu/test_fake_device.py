@@ -53,20 +53,20 @@ def test_every_gpu_test_passes_on_the_fake_device(tmp_path):
 
 def test_compare_and_rates_on_the_fake_device(tmp_path):
     """``compare`` with backend cupy (every case, tiny) and the device figures at small sizes, not dry."""
-    proc = _run(["-m", "kopt.cli.bench.device", "compare", "--tiny", "--rows", "300", "--out", str(tmp_path)])
+    proc = _run(["tests/gpu/device_bench.py", "compare", "--tiny", "--rows", "300", "--out", str(tmp_path)])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     recs = [json.loads(line) for line in (tmp_path / "compare.jsonl").read_text().splitlines()]
-    from kopt.cli.bench.device import CASES
+    from device_bench import CASES
 
     assert len(recs) == len(CASES) and all(r["ok"] for r in recs), [r.get("failures") for r in recs]
     assert {r["device"]["backend"] for r in recs} == {"cupy"} and not any(r["dry_run"] for r in recs)
     for cmd, name in (("features", "bench_features.json"), ("joker", "bench_joker_device.json")):
-        proc = _run(["-m", "kopt.cli.bench.device", cmd, "--small", "--out", str(tmp_path)])
+        proc = _run(["tests/gpu/device_bench.py", cmd, "--small", "--out", str(tmp_path)])
         assert proc.returncode == 0, proc.stderr[-3000:]
         res = json.loads((tmp_path / name).read_text())
         assert res["machine"]["device"] == "Fake CUDA device (NumPy)" and not res["machine"]["dry_run"]
         assert res["roofline"]["cos_G_per_s"] > 0
-    proc = _run(["-m", "kopt.cli.bench.device", "pcg", "--small", "--out", str(tmp_path)])
+    proc = _run(["tests/gpu/device_bench.py", "pcg", "--small", "--out", str(tmp_path)])
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads((tmp_path / "bench_pcg_device.json").read_text())
     first = res["runs"][0]

@@ -86,7 +86,7 @@ def measure_map(fm, X, rng, repeat, *, fused=True, timer=median_time):
     """G features/s of ``fm``'s predict, θ update and fused predict + adjoint on ``X`` (one dict).
 
     ``X`` lives on ``fm.xp``'s device; ``timer(fn, repeat)`` returns the median seconds of ``fn``
-    (on a GPU it synchronizes the device around each call: :mod:`kopt.cli.bench.device_rates`).
+    (on a GPU it synchronizes the device around each call: tests/gpu/device_rates.py).
     """
     xp = fm.xp
     rows, nb, F = X.shape[0], fm.n_blocks, fm.block_size

@@ -76,7 +76,7 @@ def _data(rows, dim, seed=0, flip=0.25):
 def joker_spec(M, batch_size, iterations, lam, gram="auto", check_every=0, check_rows=0, backend="numpy",
                name="bench_joker"):
     """papers/004's HIGGS setting as ``kopt bench joker`` runs it (Huber, Laplacian features, dual); the GPU
-    check's rates (:mod:`kopt.cli.bench.device_rates`) run the same spec on another backend."""
+    check's rates (tests/gpu/device_rates.py) run the same spec on another backend."""
     return {"name": name, "seed": 0, "data": {"standardize": False},
             "model": {"loss": {"name": "huber", "delta": 1.0, "target": "binary"},
                       "kernel": {"name": "laplacian", "bandwidth": "median"},

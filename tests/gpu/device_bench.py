@@ -1,6 +1,6 @@
 """The GPU check's comparison: every solver family solved with ``backend: cupy`` against NumPy.
 
-``python -m kopt.cli.bench.device compare`` solves the quick start and one spec of each solver family
+``python tests/gpu/device_bench.py compare`` solves the quick start and one spec of each solver family
 (:data:`CASES`) twice, with ``backend: numpy`` and with ``backend: cupy``, and checks
 
 * every holdout metric within 0.1 points (accuracy and AUC: 0.001 absolute; RMSE and the other
@@ -20,7 +20,7 @@ bit-identical (same spec, seed and backend).  Both solves get the same arrays, r
 the first N training and N/2 test rows and ``--tiny`` also caps iterations and sizes (the CPU test uses both).
 
 ``features`` and ``joker`` (device roofline, the feature engine and Joker's iteration on the
-device) live in :mod:`kopt.cli.bench.device_rates`; this module's command line dispatches to them.
+device) live in :mod:`device_rates`; this module's command line dispatches to them.
 """
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def case_spec(case: Case, backend: str, tiny=False) -> dict:
     """The case's spec as a dict: the packaged spec, its changes, no output files, ``backend``."""
     import yaml
 
-    from ...spec.packaged import path_of
+    from kopt.spec.packaged import path_of
 
     with open(path_of(case.spec), encoding="utf-8") as fh:
         spec = yaml.safe_load(fh)
@@ -136,8 +136,7 @@ def case_data(spec: dict, rows=None, classes3=False):
     """The spec's data read once, as ``(X, y, X_test, y_test)`` for both solves; ``rows``: only the
     first ``rows`` training and ``rows // 2`` test rows; ``classes3``: the labels as :func:`three_classes`."""
     import kopt
-
-    from ...data import load_data
+    from kopt.data import load_data
 
     ds = load_data(kopt.load_spec(spec)["data"])
     if ds.X_test is None:
@@ -218,7 +217,7 @@ def prediction_diffs(ref_model, dev_model, X) -> dict:
     ``decision_rel``: the decision values; ``variance_rel``: a GP's posterior variance.  Reported,
     not checked: the metrics and the objective are the checks.
     """
-    from ...numerics.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     def rel(a, b):
         a = np.asarray(to_numpy(a), dtype=np.float64)
@@ -262,7 +261,7 @@ def _compare_case(case, device, rows, tiny, rec):
 
 def run_isolated(case: Case, *, dry_run, rows, tiny, timeout) -> dict:
     """:func:`run_case` in a child process under ``timeout`` seconds (a hang or a crash is a failed case)."""
-    cmd = [sys.executable, "-m", "kopt.cli.bench.device", "compare-one", case.name]
+    cmd = [sys.executable, os.path.abspath(__file__), "compare-one", case.name]
     cmd += ["--dry-run"] if dry_run else []
     cmd += ["--rows", str(rows)] if rows else []
     cmd += ["--tiny"] if tiny else []
@@ -288,7 +287,7 @@ def compare(args) -> int:
     by_name = {c.name: c for c in CASES}
     unknown = [n for n in wanted if n not in by_name]
     if unknown:
-        print(f"kopt.cli.bench.device: unknown case(s) {', '.join(unknown)}; cases: {', '.join(by_name)}", file=sys.stderr)
+        print(f"device_bench: unknown case(s) {', '.join(unknown)}; cases: {', '.join(by_name)}", file=sys.stderr)
         return 2
     out = open(os.path.join(args.out, "compare.jsonl"), "a", encoding="utf-8") if args.out else None
     failed = 0
@@ -306,7 +305,7 @@ def compare(args) -> int:
     finally:
         if out:
             out.close()
-    print(f"kopt.cli.bench.device compare: {len(wanted) - failed} of {len(wanted)} cases agree"
+    print(f"device_bench compare: {len(wanted) - failed} of {len(wanted)} cases agree"
           f"{' (dry run: numpy on both sides)' if args.dry_run else ''}", file=sys.stderr)
     return 1 if failed else 0
 
@@ -331,7 +330,7 @@ def compare_one(args) -> int:
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="python -m kopt.cli.bench.device", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python tests/gpu/device_bench.py", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(q):
@@ -353,7 +352,7 @@ def build_parser():
     q.add_argument("--tiny", action="store_true")
     q.set_defaults(func=compare_one)
 
-    from . import device_rates
+    import device_rates  # beside this file (run as a script, its folder is on sys.path)
 
     device_rates.add_commands(sub, common)
     return p

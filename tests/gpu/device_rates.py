@@ -1,6 +1,6 @@
 """The GPU check's figures: the device's own roofline, the feature engine and Joker's iteration on it.
 
-``python -m kopt.cli.bench.device roofline|features|joker [--dry-run] [--out DIR]``:
+``python tests/gpu/device_bench.py roofline|features|joker [--dry-run] [--out DIR]``:
 
 * ``roofline`` -- float32 cos (G elements/s on a large buffer), a device copy (GB/s, bytes read
   plus written), a square float32 GEMM (GFLOP/s; CuPy's default, no TF32) and the feature
@@ -33,9 +33,9 @@ import warnings
 
 import numpy as np
 
-from ...numerics.backend import synchronize
-from . import joker
-from .joker import floors  # the iteration's floor, the same model on the CPU and the device
+from kopt.cli.bench import joker
+from kopt.cli.bench.joker import floors  # the iteration's floor, the same model on the CPU and the device
+from kopt.numerics.backend import synchronize
 
 #: feature counts of a dry run (small, two of them, as the real run has)
 DRY_FEATURES = (512, 1024)
@@ -46,10 +46,10 @@ SMALL_ROOFLINE = dict(elements=1 << 18, gemm_n=256, rows=1 << 11, repeat=3)
 def device(dry_run):
     """``(xp, info)``: CuPy and its device description, or NumPy in a dry run."""
     if dry_run:
-        from .roofline import machine
+        from kopt.cli.bench.roofline import machine
 
         return np, {"device": "numpy (dry run)", "dry_run": True, **machine()}
-    from ...numerics.backend import cupy_device_info, resolve
+    from kopt.numerics.backend import cupy_device_info, resolve
 
     return resolve("cupy").xp, {**cupy_device_info(), "dry_run": False,
                                 "CUPY_TF32": os.environ.get("CUPY_TF32", "0")}
@@ -123,9 +123,9 @@ def run_roofline(dry_run=False, small=False, log=print, save=None):
 def run_features(dry_run=False, small=False, rows=1_000_000, dim=28, features=(4096, 32768), repeat=3,
                  block_size=512, log=print, save=None):
     """``kopt bench features`` on the device, beside the device's roofline measured in the same run."""
-    from ...contract.registry import registry
-    from ...numerics.features import FeatureMap
-    from .features import measure_map
+    from kopt.cli.bench.features import measure_map
+    from kopt.contract.registry import registry
+    from kopt.numerics.features import FeatureMap
 
     xp, info = device(dry_run)
     if dry_run or small:
@@ -183,7 +183,7 @@ def _solve_seconds(spec, data):
 def run_joker(dry_run=False, small=False, rows=262_144, features=(16384, 100_000), batch_size=512, warm=3,
               timed_iters=20, score_rows=100_000, project_iterations=50_000, log=print, save=None):
     """Seconds per Joker block iteration on the device: (T(warm + timed) - T(warm)) / timed."""
-    from ...numerics.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     xp, info = device(dry_run)
     backend = "numpy" if dry_run else "cupy"
@@ -253,7 +253,7 @@ def _stage(fn, name):
 
 
 def add_commands(sub, common):
-    """The ``roofline``, ``features`` and ``joker`` subcommands of ``python -m kopt.cli.bench.device``."""
+    """The ``roofline``, ``features`` and ``joker`` subcommands of ``python tests/gpu/device_bench.py``."""
 
     def common_small(q):
         common(q)
@@ -297,7 +297,7 @@ def pcg_spec(M, iterations, backend, lam=1e-4, bandwidth=6.0):
 def run_pcg(dry_run=False, small=False, configs=None, iterations=8, test_rows=20_000, log=print, save=None):
     """Seconds per krr_pcg iteration (the median of the trace's steps after the first, each with its certificate)
     on NumPy and on the device; where both ran, the two models compared."""
-    from ...numerics.backend import to_numpy
+    from kopt.numerics.backend import to_numpy
 
     _, info = device(dry_run)
     device_backend = "numpy" if dry_run else "cupy"
