@@ -45,6 +45,7 @@ PARAMETERS = {
     "batch_size": "solver.batch_size (GPRegressor)",
     "standardize": "data.standardize",
     "standardize_target": "data.standardize_target",
+    "class_weight": "data.class_weight (KernelClassifier)",
     "backend": "backend",
     "random_state": "seed",
 }
@@ -58,7 +59,7 @@ _PATH_PARAMS = [
     ("$.solver.noise_variance", "noise_variance"), ("$.solver.variance", "variance"),
     ("$.solver.iterations", "iterations"), ("$.solver.batch_size", "batch_size"), ("$.solver", "solver_options"),
     ("$.seed", "random_state"), ("$.backend", "backend"), ("$.data.standardize_target", "standardize_target"),
-    ("$.data.standardize", "standardize"),
+    ("$.data.standardize", "standardize"), ("$.data.class_weight", "class_weight"),
 ]
 
 #: what the estimators' own spec says about files: none
