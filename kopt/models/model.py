@@ -122,7 +122,15 @@ class Model:
         reason = self.proba_refusal()
         if reason:
             raise KoptError(reason)
-        f = np.asarray(self.decision_function(X), dtype=np.float64)
+        return self.log_proba_of(self.decision_function(X))
+
+    def log_proba_of(self, scores):
+        """:meth:`predict_log_proba` of scores this model computed (:meth:`decision_function`'s)."""
+        from scipy.special import log_expit, log_softmax
+
+        from . import calibration as _calibration
+
+        f = np.asarray(scores, dtype=np.float64)
         if f.ndim == 1:
             f = f[:, None]
         if self.loss.name == "softmax":

@@ -47,7 +47,7 @@ LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 #: the first centre count of the ladder (doubled while it pays)
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
-MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "rmse": 0.0067}
+MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "weighted_accuracy": 0.001, "rmse": 0.0067}
 #: a doubling whose validation gain is within this many standard errors of its paired difference (:func:`_gain_error`)
 #: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
 #: could not be told apart either
@@ -69,14 +69,17 @@ LAMBDA_REACH = 1
 
 def metric_of(problem):
     """rmse for a real target; balanced accuracy where the spec asks for balanced classes (``data.class_weight:
-    balanced``); else accuracy."""
+    balanced``), the rows' weighted accuracy where it gives the classes' weights; else accuracy."""
     if problem.preprocessor.target == "real":
         return "rmse"
-    return "balanced_accuracy" if (problem.spec.get("data") or {}).get("class_weight") == "balanced" else "accuracy"
+    given = (problem.spec.get("data") or {}).get("class_weight")
+    return "accuracy" if given is None else "balanced_accuracy" if given == "balanced" else "weighted_accuracy"
 
 
-def _outcomes(metric, S, Y, y_scale):
-    """Per validation row: 1/0 for a right/wrong class, or the squared error (in the target's units)."""
+def _outcomes(metric, S, Y, y_scale, weights=None):
+    """Per validation row: 1/0 for a right/wrong class, or the squared error (in the target's units); balanced
+    accuracy weighs a row 1 / (classes x its class's rows), weighted accuracy by its weight (``weights``: the
+    validation rows'), each normalised to mean 1 over the rows, so their mean is the metric."""
     if metric == "rmse":
         return ((S[:, 0] - Y[:, 0]) * y_scale) ** 2
     if S.shape[1] == 1:
@@ -86,12 +89,24 @@ def _outcomes(metric, S, Y, y_scale):
     if metric == "balanced_accuracy":  # each row counts 1 / (classes x its class's rows): the mean is balanced accuracy
         _, index, counts = np.unique(truth, return_inverse=True, return_counts=True)
         right = right * (len(truth) / (len(counts) * counts[index.ravel()]))
+    elif metric == "weighted_accuracy" and weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        right = right * (weights / weights.mean())
     return right
 
 
 def _score(metric, rows):
     """The validation score of per-row outcomes (:func:`_outcomes`): higher is better (−RMSE)."""
     return -float(np.sqrt(np.mean(rows))) if metric == "rmse" else float(np.mean(rows))
+
+
+def _tied(metric, score):
+    """The score λ paths are ranked by: the score itself, or for the weighted metrics (balanced, weighted accuracy)
+    its whole multiples of :data:`MIN_GAIN` -- a few heavy rows make every other row's weight a sliver, and a
+    difference under MIN_GAIN is a tie, which the larger λ wins (plain accuracy and RMSE: unchanged)."""
+    if metric in ("balanced_accuracy", "weighted_accuracy") and np.isfinite(score):
+        return math.floor(score / MIN_GAIN[metric] + 1e-9)
+    return score
 
 
 def _gain(metric, old, new):
@@ -166,6 +181,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     X_fit, X_val = _rows.take(problem.X, xp.asarray(tr)), _rows.take(problem.X, xp.asarray(va))
     Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)]) + intercept
     w_fit = None if w is None else w[xp.asarray(tr)]
+    w_val = None if w is None else to_numpy(w[xp.asarray(va)])
     hinge = hinge and Y.shape[1] == 1 and metric != "rmse"
     y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge else None  # the ±1 labels the hinge reads
     hinge_index = None  # the last level's hinge λ (its window's centre at the next size)
@@ -216,10 +232,10 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                         scores[i] = -np.inf
                     else:
                         raw[i] = to_numpy(S) + intercept  # the held-out scores: kopt.api calibrates on them
-                        outcomes[i] = _outcomes(metric, raw[i], Y_val, y_scale)
+                        outcomes[i] = _outcomes(metric, raw[i], Y_val, y_scale, w_val)
                         scores[i] = _score(metric, outcomes[i])
                 # ties: the larger λ (lambdas run from large to small, so the first best)
-                k = max(scores, key=lambda i: (scores[i], -i))
+                k = max(scores, key=lambda i: (_tied(metric, scores[i]), -i))
                 wider = _lambda_window(len(lambdas), k)
                 if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
                     break
@@ -234,7 +250,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 square_best = square["score"]
                 k, scores, outcomes, hinge_start = _hinge_path(
                     system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
-                    hinge_inside, metric=metric)
+                    hinge_inside, metric=metric, val_weights=w_val)
                 raw = {k: hinge_start.pop("val_scores")}
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
@@ -339,7 +355,8 @@ def _path_words(lambdas, scores):
     return {f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None) for i in sorted(scores)}
 
 
-def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None, metric="accuracy"):
+def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None, metric="accuracy",
+                val_weights=None):
     """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``): each λ solved by
     :class:`kopt.nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
     validation rows; :data:`LAMBDA_REACH` half decades either side of ``center``, widened while the best lies at an
@@ -374,10 +391,10 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_insi
                 if newton.converged:
                     break
             S = system.scores(X_val, newton.w[:, None]) + newton.b
-            outcomes[i] = _outcomes(metric, to_numpy(S), Y_val, 1.0)
+            outcomes[i] = _outcomes(metric, to_numpy(S), Y_val, 1.0, val_weights)
             scores[i] = _score(metric, outcomes[i])
             points[i] = (newton.v.copy(), newton.b, newton.inside(), to_numpy(S))
-        k = max(scores, key=lambda i: (scores[i], -i))
+        k = max(scores, key=lambda i: (_tied(metric, scores[i]), -i))
         wider = [i for i in _lambda_window(len(lambdas), k) if i in usable]
         if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
             break
