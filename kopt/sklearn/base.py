@@ -232,6 +232,7 @@ class KoptEstimator(BaseEstimator):
         self.fit_time_ = float(result.timings["fit_s"] + result.timings.get("auto_s", 0.0)
                                + result.timings.get("lambda_auto_s", 0.0))
         self.spec_ = copy.deepcopy(result.report["spec"])
+        self.timings_ = dict(result.timings)  # seconds: fit_s, auto_s (the search), calibration_s, ...
         self._set_choices(result)
         self._warm = None
         if keep and result.snapshot is not None:
