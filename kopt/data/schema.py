@@ -54,10 +54,9 @@ DATA_SCHEMA = {
                                          "kernel; solver: auto chooses it past 50,000 training rows (docs/defaults.md)"},
         "class_weight": {"anyOf": [{"enum": ["balanced", None]},
                                    {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}],
-                         "default": None,
                          "description": "weights of the classes of a classification target, multiplying the rows' "
                                         "weights in the loss, solver auto's validation score and the probability "
-                                        "calibration: null (none), balanced (n / (classes x rows of the class); "
+                                        "calibration: absent or null (none; the default), balanced (n / (classes x rows of the class); "
                                         "auto then chooses by balanced accuracy) or {label: weight} (a class not "
                                         "named: 1)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",

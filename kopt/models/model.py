@@ -115,9 +115,7 @@ class Model:
         """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
         loss's σ(f) (one-vs-rest columns normalised), softmax's, or a margin loss's calibration
         (:mod:`kopt.models.calibration`)."""
-        from scipy.special import log_expit, log_softmax
 
-        from . import calibration as _calibration
 
         reason = self.proba_refusal()
         if reason:
