@@ -109,7 +109,8 @@ class Model:
         if self.preprocessor.target not in ("binary", "multiclass"):
             return f"this model has a {self.preprocessor.target} target, not classes: it has no class probabilities"
         return (f"this model (loss {self.loss.name!r}) has no probability calibration: it was written by a kopt before "
-                "calibrations were saved, or by a run that continued another (resume); solve its spec again")
+                "calibrations were saved, or solved on a Dask cluster (no calibration there yet); solve its spec again "
+                "here")
 
     def predict_log_proba(self, X):
         """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
