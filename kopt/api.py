@@ -49,10 +49,12 @@ class _Call:
     start_state: dict = None
     lambda_auto: dict = None
     plan: dict = None
+    calibrate: bool = True
+    held_out: dict = None
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False, scheduler=None, start_from=None, connect_timeout=None) -> Result:
+          keep_state=False, scheduler=None, start_from=None, connect_timeout=None, calibrate=True) -> Result:
     """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
 
     ``write=True`` writes the model, the JSON report and (``output.plot``) the
@@ -70,6 +72,8 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     a scheduler address ``"tcp://HOST:8786"``, or a ``distributed.Client``; the same as the spec's
     ``execution: {engine: dask, scheduler: ...}``.  ``data`` may then be dask collections.
     ``connect_timeout``: seconds to wait for a scheduler address to answer (default 10).
+    ``calibrate``: a classifier of a margin loss gets its probability calibration (:func:`calibrate_model`; False:
+    none, as the validation solves of ``lambda: auto`` and ``kopt tune`` do).
     """
     t0 = time.perf_counter()
     if scheduler is not None:
@@ -78,7 +82,7 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
     call = _Call(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
-                 keep_state=keep_state, start_from=start_from, t0=t0)
+                 keep_state=keep_state, start_from=start_from, t0=t0, calibrate=calibrate)
     # a MemoryError anywhere below is the user's to act on, not a bug (the stages name themselves where they can)
     with out_of_memory(f"solving {spec.get('name') or 'the spec'}", SOLVE_ADVICE):
         return _solve_spec(spec, call, scheduler, connect_timeout)
@@ -171,7 +175,8 @@ def _plan(spec, call):
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
     return spec_with(spec, chosen.overrides), replace(call, data=ds, resume=False, start_from=None, plan=record,
-                                                      start_state=chosen.start_state)
+                                                      start_state=chosen.start_state,
+                                                      held_out=getattr(chosen, "held_out", None))
 
 
 def spec_with(spec: Spec, overrides: dict) -> Spec:
@@ -205,6 +210,9 @@ def _problem(spec, data, backend, sample_weight, cluster):
 
     if sample_weight is not None:
         raise DataError("sample_weight is not supported on a Dask cluster yet; run without a scheduler")
+    if (spec["data"] or {}).get("class_weight") is not None:
+        raise spec.error(("data", "class_weight"), "data.class_weight is not supported on a Dask cluster yet; run "
+                                                   "without a scheduler")
     parts = spec["execution"]["partitions"] or cluster.n_workers
     problem = distributed.assemble(spec, data, backend, cluster.client, parts)
     problem.info["execution"] = {"engine": "dask", "workers": cluster.n_workers,
@@ -304,10 +312,76 @@ def _run(spec, call, cluster):
     finally:
         for name in names:
             reg.pm.unregister(name=name)
+    if call.calibrate and cluster is None:
+        calibration = calibrate_model(spec, problem, model, call.held_out, solver)
+        if calibration is not None:
+            report["calibration"] = {k: v for k, v in calibration.items()}
+            report["timings"]["calibration_s"] = calibration.pop("seconds")
+            model.calibration = calibration
     if call.write:
         check_finite_model(result)
         write_outputs(spec, result)
     return result
+
+
+#: the share of the training rows the seeded internal split of :func:`calibrate_model` holds out
+CALIBRATION_SHARE = 0.2
+
+
+def calibrate_model(spec, problem, model, held_out, solver):
+    """A margin classifier's probability calibration (:mod:`kopt.models.calibration`), or None (a regression, a
+    logistic or softmax loss: their own probabilities; a non-finite score).
+
+    The held-out scores are ``solver: auto``'s where it hands them on (``held_out``: its validation rows, scored by
+    the search's model of the chosen settings, fitted on the other rows: no extra fit).  Otherwise -- every choice
+    fixed, a solver named, or a route whose search scored another loss -- a seeded internal split:
+    :func:`kopt.running.validation.make_splits` with the spec's seed holds out round(0.2 n) of the n training rows
+    (the same rows ``solver: auto`` would hold out), the chosen spec is solved again on the other 80% and scores them:
+    one more solve, on 80% of the rows.  The calibration's dict says which rows (``source``) and how many (``rows``);
+    ``seconds`` is its cost."""
+    from .models import calibration as _calibration
+    from .models.model import OWN_PROBABILITIES
+    from .numerics import rows as _rows
+    from .numerics.backend import to_numpy
+
+    if problem.preprocessor.target not in ("binary", "multiclass") or problem.loss.name in OWN_PROBABILITIES:
+        return None
+    if problem.X is None or problem.y is None:
+        return None
+    t0 = time.perf_counter()
+    labels = to_numpy(problem.y).astype(np.float64)
+    weights = None if problem.sample_weight is None else to_numpy(problem.sample_weight)
+    binary = problem.preprocessor.target == "binary"
+    if held_out is not None and held_out.get("scores") is not None:
+        rows, scores, words = np.asarray(held_out["rows"]), np.asarray(held_out["scores"]), held_out["words"]
+    else:
+        from .running.validation import make_splits
+
+        (tr, rows), = make_splits(problem.n, spec["seed"], validation=CALIBRATION_SHARE)
+        sub = replace(problem, X=_rows.take(problem.X, problem.xp.asarray(tr)), y=problem.y[problem.xp.asarray(tr)],
+                      X_test=None, y_test_raw=None,
+                      sample_weight=None if weights is None else problem.xp.asarray(weights[tr] / weights[tr].mean()),
+                      info=dict(problem.info))
+        run = RunContext(spec, sub, registry().pm, out_dir=spec["output"]["dir"], checkpoint_every=0,
+                         resume_state=None, start_iteration=0, total_iterations=spec["solver"].get("iterations"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            out = solver.run(sub, run)
+        X_va = _rows.take(problem.X, problem.xp.asarray(rows))
+        scores = to_numpy(out.predictor.decision_function(X_va, model._context()))
+        words = (f"a seeded internal split: {len(rows)} of {problem.n} training rows (make_splits, validation 0.2, "
+                 f"seed {spec['seed']}), scored by the spec solved on the other {len(tr)}")
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim == 1:
+        scores = scores[:, None]
+    if not np.isfinite(scores).all():
+        return None
+    y_va = labels[rows]
+    ids = (y_va > 0).astype(np.int64) if binary else y_va.astype(np.int64)
+    out = _calibration.fit(scores, ids, problem.n_classes if not binary else 2,
+                           None if weights is None else weights[rows], source=words)
+    out["seconds"] = time.perf_counter() - t0
+    return out
 
 
 def check_finite_model(result):

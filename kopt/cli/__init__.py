@@ -122,6 +122,9 @@ def build_parser():
                    help="whether a CSV/TSV/.npy file has a label column: first, last, none, or auto (the default: by "
                         "header name for a model trained on named columns, else by the column count; a count that "
                         "is ambiguous is refused). The rule applied is printed on stderr")
+    p.add_argument("--proba", action="store_true",
+                   help="a classifier's class probabilities too: one column per class, headed by the class name "
+                        "(logistic and softmax: their own; a margin loss: the calibration saved in the model)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="score the files on a Dask cluster ('local:N' or "
                                                           "'tcp://HOST:8786'; pip install 'kopt[dask]')")
     _add_connect_timeout(p)

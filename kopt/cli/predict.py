@@ -16,6 +16,8 @@ def cmd_predict(args):
     model = load_model(args.model)
     opts = _predict_options(model, args.format)
     if args.scheduler:
+        if getattr(args, "proba", False):
+            raise KoptError("kopt predict --proba scores one file here; it is not supported with --scheduler yet")
         if args.labels != "auto":
             raise KoptError("kopt predict --scheduler reads each file's label column by --labels auto")
         return _predict_partitioned(args, model, opts)
@@ -25,7 +27,8 @@ def cmd_predict(args):
     with writing(os.path.dirname(os.path.abspath(args.out)) if args.out else "standard output", "the predictions"), \
             out_of_memory(f"scoring {args.data[0]} with the model {args.model}"):
         rows, metrics = predict_file(model, args.data[0], opts, args.out, model_name=f"the model {args.model}",
-                                     labels=args.labels, say=lambda line: print(f"kopt: {line}", file=sys.stderr))
+                                     labels=args.labels, say=lambda line: print(f"kopt: {line}", file=sys.stderr),
+                                     proba=args.proba)
     if metrics is not None:
         print(", ".join(f"{k} {v:.6g}" for k, v in metrics.items()) + f"  ({rows} rows)", file=sys.stderr)
     elif args.out:

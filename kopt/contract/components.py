@@ -480,9 +480,12 @@ class Plan:
     ``start_state``, when not None, is handed to the chosen solver's ``load`` as the state that solve
     starts from -- work the planning already did on the same problem (``solver: auto`` hands
     ``krr_nystrom`` the system it built on every training row).  It lives in this process only: the
-    chosen spec alone reproduces the model.
+    chosen spec alone reproduces the model.  ``held_out``, when not None, is ``{"rows": indices into the training
+    rows, "scores": (rows, C) scores of them by a model of the chosen settings not fitted on them, "words": which
+    rows}``: a margin classifier's probabilities are calibrated on them (:mod:`kopt.models.calibration`).
     """
 
     overrides: dict
     record: dict
     start_state: dict | None = None
+    held_out: dict | None = None

@@ -52,6 +52,13 @@ DATA_SCHEMA = {
                           "description": "one multiplier per feature column, applied after standardizing (0 drops "
                                          "the column): one length scale per column, bandwidth / scale, for every "
                                          "kernel; solver: auto chooses it past 50,000 training rows (docs/defaults.md)"},
+        "class_weight": {"anyOf": [{"enum": ["balanced", None]},
+                                   {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}],
+                         "description": "weights of the classes of a classification target, multiplying the rows' "
+                                        "weights in the loss, solver auto's validation score and the probability "
+                                        "calibration: absent or null (none; the default), balanced (n / (classes x rows of the class); "
+                                        "auto then chooses by balanced accuracy) or {label: weight} (a class not "
+                                        "named: 1)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
                       "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "
                                      "training column mean"},

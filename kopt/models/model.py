@@ -28,6 +28,8 @@ from . import checks as model_checks
 
 FORMAT = "kopt-model"
 FORMAT_VERSION = 2  # 2: the JSON carries its own checksum and model_sha256
+#: losses whose scores are log-odds: their probabilities need no calibration
+OWN_PROBABILITIES = ("logistic", "softmax")
 
 
 @dataclass
@@ -48,7 +50,7 @@ class PredictContext:
 class Model:
     """A trained kernel machine: preprocessing + predictor + the spec that made it."""
 
-    def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None):
+    def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None, calibration=None):
         self.predictor = predictor
         self.preprocessor = preprocessor
         self.spec = spec  # resolved spec (dict)
@@ -56,6 +58,8 @@ class Model:
         self.loss = loss
         self.backend = backend or resolve("numpy")
         self.info = dict(info or {})
+        #: a margin classifier's probability calibration (:mod:`kopt.models.calibration`), or None
+        self.calibration = calibration
 
     @property
     def n_features_in(self):
@@ -92,6 +96,55 @@ class Model:
         values in the target's units."""
         return self.preprocessor.decode(self.decision_function(X))
 
+    def has_proba(self) -> bool:
+        """Whether :meth:`predict_proba` can answer: a logistic or softmax loss, or a calibrated margin classifier."""
+        if self.preprocessor.target not in ("binary", "multiclass"):
+            return False
+        return self.loss.name in OWN_PROBABILITIES or self.calibration is not None
+
+    def proba_refusal(self):
+        """Why :meth:`predict_proba` cannot answer (None when it can)."""
+        if self.has_proba():
+            return None
+        if self.preprocessor.target not in ("binary", "multiclass"):
+            return f"this model has a {self.preprocessor.target} target, not classes: it has no class probabilities"
+        return (f"this model (loss {self.loss.name!r}) has no probability calibration: it was written by a kopt before "
+                "calibrations were saved, or solved on a Dask cluster (no calibration there yet); solve its spec again "
+                "here")
+
+    def predict_log_proba(self, X):
+        """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
+        loss's σ(f) (one-vs-rest columns normalised), softmax's, or a margin loss's calibration
+        (:mod:`kopt.models.calibration`)."""
+
+
+        reason = self.proba_refusal()
+        if reason:
+            raise KoptError(reason)
+        return self.log_proba_of(self.decision_function(X))
+
+    def log_proba_of(self, scores):
+        """:meth:`predict_log_proba` of scores this model computed (:meth:`decision_function`'s)."""
+        from scipy.special import log_expit, log_softmax
+
+        from . import calibration as _calibration
+
+        f = np.asarray(scores, dtype=np.float64)
+        if f.ndim == 1:
+            f = f[:, None]
+        if self.loss.name == "softmax":
+            return log_softmax(f, axis=1)
+        if self.loss.name == "logistic":
+            if f.shape[1] == 1:
+                return np.column_stack([log_expit(-f[:, 0]), log_expit(f[:, 0])])
+            logp = log_expit(f)  # one-vs-rest: each column's own σ(f_c), normalised over the classes
+            return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
+        return _calibration.log_proba(self.calibration, f)
+
+    def predict_proba(self, X):
+        """Class probabilities, ``(n, n_classes)`` (:meth:`predict_log_proba`)."""
+        return np.exp(self.predict_log_proba(X))
+
     def predict_extra(self, X) -> dict:
         """Named extra outputs of the predictor (e.g. GP ``variance``, ``lower``, ``upper``)."""
         extra = self.predictor.predict_extra(self._prepare(X), self._context())
@@ -123,6 +176,7 @@ class Model:
             "spec": self.spec,
             "seeds": {"seed": self.spec.get("seed"), "features": self.spec["model"]["features"].get("seed")},
             "info": self.info,
+            **({"calibration": self.calibration} if self.calibration is not None else {}),
         }
 
     def content_hash(self) -> str:
@@ -152,7 +206,9 @@ def model_paths(path):
     return str(p) + ".json", str(p) + ".npz"
 
 
-#: the metadata that shapes what a model computes (the rest: versions, timestamps, run info, file fields)
+#: the metadata that shapes what a model computes (the rest: versions, timestamps, run info, file fields); the
+#: ``calibration`` (how probabilities are read off the scores) is sealed by the JSON's checksum, not hashed: the hash
+#: names the scores, and a continued run (which writes none) ends at its uninterrupted run's hash
 HASHED_META = ("format", "predictor", "predictor_meta", "preprocessor", "kernel", "loss", "spec")
 
 
@@ -251,7 +307,11 @@ def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -
         loss = reg.get("loss", loss_meta.pop("name"))(**loss_meta)
     except KoptError as exc:
         raise ModelFileError(f"{source}: {exc}") from None
+    from . import calibration as _calibration
+
+    _calibration.check(meta.get("calibration"), source)  # absent in files written before calibrations: None
     p_arrays = {k[2:]: v for k, v in arrays.items() if k.startswith("p_")}
     pre = Preprocessor.from_file(meta["preprocessor"], arrays)
     return Model(cls(p_arrays, meta["predictor_meta"]), pre, spec=meta["spec"], kernel=kernel, loss=loss,
-                 backend=resolve(backend) if isinstance(backend, str) else backend, info=meta.get("info"))
+                 backend=resolve(backend) if isinstance(backend, str) else backend, info=meta.get("info"),
+                 calibration=meta.get("calibration"))

@@ -38,27 +38,30 @@ LABELS = ("auto", "first", "last", "none")  # kopt predict --labels
 ROWS = 2048  # rows scored at a time: bounds the predictor's work arrays (a 2048 x n_train kernel block)
 
 
-def predict_file(model, path, opts, out=None, model_name="the model", labels="auto", say=None):
+def predict_file(model, path, opts, out=None, model_name="the model", labels="auto", say=None, proba=False):
     """Score ``path`` with ``model``; write CSV predictions to ``out`` (None: stdout).
 
     ``labels``: one of :data:`LABELS` (see the module docstring); ``say`` receives the one line that
     says how the columns were read (default: the ``kopt`` logger at INFO).
     Returns ``(rows, metrics)``; ``metrics`` is None when the file has no label column.
     """
-    rows, y, scores = score_file(model, path, opts, out, model_name, labels=labels, say=say)
+    rows, y, scores = score_file(model, path, opts, out, model_name, labels=labels, say=say, proba=proba)
     if y is None:
         return rows, None
     return rows, evaluate(model.preprocessor.target, y, scores, model.preprocessor)
 
 
-def score_file(model, path, opts, out=None, model_name="the model", labels="auto", say=None):
-    """Score ``path`` block by block, writing predictions to ``out`` (None: stdout) as they come.
+def score_file(model, path, opts, out=None, model_name="the model", labels="auto", say=None, proba=False):
+    """Score ``path`` block by block, writing predictions to ``out`` (None: stdout) as they come; ``proba``: one
+    more column per class, headed by the class's name, its probability (:meth:`kopt.Model.predict_proba`).
 
     Returns ``(rows, labels, scores)``; labels and scores are None when the file has no label column.
     """
     if labels not in LABELS:
         raise DataError(f"labels={labels!r}: expected one of {', '.join(LABELS)}")
     say = say or logging.getLogger("kopt").info
+    if proba and model.proba_refusal():
+        raise DataError(f"{model_name}: --proba: {model.proba_refusal()}")
     fmt = parse_options(path, opts)["format"]
     if fmt in ("csv", "tsv"):
         blocks = _csv_blocks(path, fmt, opts, model, model_name, labels, say)
@@ -70,7 +73,7 @@ def score_file(model, path, opts, out=None, model_name="the model", labels="auto
     with _output(out) as fh:
         for X, y in blocks:
             s = model.decision_function(X)
-            _write(fh, _columns(model, X, s), header=rows == 0)
+            _write(fh, _columns(model, X, s, proba), header=rows == 0)
             rows += X.shape[0]
             if y is not None:
                 ys.append(y)
@@ -82,12 +85,22 @@ def score_file(model, path, opts, out=None, model_name="the model", labels="auto
     return rows, np.concatenate(ys), np.concatenate(scores)
 
 
-def _columns(model, X, scores):
+def _columns(model, X, scores, proba=False):
     columns = {"prediction": model.preprocessor.decode(scores)}
     if scores.ndim == 1:
         columns["decision"] = scores
     columns.update(model.predict_extra(X))
+    if proba:
+        P = np.exp(model.log_proba_of(scores))
+        for j, name in enumerate(proba_headers(model.preprocessor.classes, columns)):
+            columns[name] = P[:, j]
     return columns
+
+
+def proba_headers(classes, taken=()):
+    """The probability columns' headers: each class's name (``proba_NAME`` where another column has that name)."""
+    names = [str(c.item() if hasattr(c, "item") else c) for c in classes]
+    return [f"proba_{n}" if n in taken else n for n in names]
 
 
 @contextlib.contextmanager

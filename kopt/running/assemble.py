@@ -13,7 +13,7 @@ from ..contract.bandwidth import resolve_bandwidth
 from ..contract.problem import FeatureSpec, Problem
 from ..contract.registry import registry
 from ..data import Dataset, Preprocessor, as_dataset, load_data
-from ..errors import DataError
+from ..errors import DataError, SpecError
 from ..numerics import rows as _rows
 from ..numerics.backend import resolve
 from ..spec import Spec, component_params
@@ -60,6 +60,64 @@ def check_sample_weight(sample_weight, n):
     if not w.sum() > 0:
         raise DataError("sample_weight is zero for every row; at least one row needs a positive weight")
     return w
+
+
+def class_row_weights(spec: Spec, y):
+    """Each training row's weight under ``data.class_weight`` (None where it is null): ``balanced`` gives class c
+    n / (C · n_c), scikit-learn's rule; a ``{label: weight}`` mapping its weights (labels as written in the
+    spec's YAML or JSON, matched to the data's labels by their text), 1 for a class it does not name."""
+    given = (spec.data.get("data") or {}).get("class_weight")
+    if given is None:
+        return None
+    where = ("data", "class_weight")
+    if y is None:
+        raise spec.error(where, "data.class_weight weighs the classes of labelled rows, and the training data has no labels")
+    if spec.loss.target not in ("binary", "multiclass"):
+        raise spec.error(where, "data.class_weight needs a classification loss; this spec's loss "
+                                f"{spec['model']['loss']['name']!r} is not one")
+    try:
+        check_solver_weights(spec)
+    except SpecError as exc:
+        raise spec.error(where, f"data.class_weight weighs the rows, and {exc.detail}") from None
+    y = np.asarray(y)
+    values, index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if given == "balanced":
+        per_class = y.shape[0] / (len(values) * counts.astype(np.float64))
+    else:
+        per_class = np.ones(len(values))
+        texts = [_label_text(v) for v in values]
+        unknown = []
+        for key, weight in given.items():
+            hits = [i for i, t in enumerate(texts) if t == _label_text(key)]
+            if not hits:
+                unknown.append(str(key))
+            for i in hits:
+                per_class[i] = float(weight)
+        if unknown:
+            raise spec.error(where, f"data.class_weight names {', '.join(map(repr, unknown))}, not a label of the "
+                                    f"training rows (their labels: {', '.join(texts[:20])})")
+    w = per_class[index.ravel()]
+    if not w.sum() > 0:
+        raise spec.error(where, "data.class_weight gives every training row weight 0")
+    return w
+
+
+def _label_text(value):
+    """A label as the text a class_weight key is matched by: 1, 1.0 and "1" are one label."""
+    if isinstance(value, (bytes, np.bytes_)):
+        value = value.decode()
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return repr(int(f)) if f.is_integer() else repr(f)
 
 
 def check_solver_weights(spec: Spec):
@@ -179,6 +237,10 @@ class LocalRows:
         weights = None
         if sample_weight is not None:
             weights = check_sample_weight(sample_weight, ds.X.shape[0])
+        classes = class_row_weights(spec, ds.y)
+        if classes is not None:  # data.class_weight: each row's class weight times its own weight
+            weights = classes if weights is None else weights * classes
+        if weights is not None:
             if not (weights > 0).all():  # a row of weight 0 is a row left out, for everything fitted below
                 keep = np.flatnonzero(weights > 0)
                 ds = Dataset(ds.X[keep], None if ds.y is None else np.asarray(ds.y)[keep], ds.X_test, ds.y_test,

@@ -55,7 +55,8 @@ def solve_point(solve, base, fold, params, metric, start_from, *, keep_state, sa
     spec = load_spec(base, overrides_of(params), check_files=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        r = solve(spec, data=fold, keep_state=keep_state, start_from=start_from, sample_weight=sample_weight)
+        r = solve(spec, data=fold, keep_state=keep_state, start_from=start_from, sample_weight=sample_weight,
+                  calibrate=False)
     if metric not in r.metrics:
         raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
                         f"{', '.join(r.metrics) or 'none'}", source="--metric")

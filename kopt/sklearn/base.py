@@ -45,6 +45,7 @@ PARAMETERS = {
     "batch_size": "solver.batch_size (GPRegressor)",
     "standardize": "data.standardize",
     "standardize_target": "data.standardize_target",
+    "class_weight": "data.class_weight (KernelClassifier)",
     "backend": "backend",
     "random_state": "seed",
 }
@@ -58,7 +59,7 @@ _PATH_PARAMS = [
     ("$.solver.noise_variance", "noise_variance"), ("$.solver.variance", "variance"),
     ("$.solver.iterations", "iterations"), ("$.solver.batch_size", "batch_size"), ("$.solver", "solver_options"),
     ("$.seed", "random_state"), ("$.backend", "backend"), ("$.data.standardize_target", "standardize_target"),
-    ("$.data.standardize", "standardize"),
+    ("$.data.standardize", "standardize"), ("$.data.class_weight", "class_weight"),
 ]
 
 #: what the estimators' own spec says about files: none
@@ -231,6 +232,7 @@ class KoptEstimator(BaseEstimator):
         self.fit_time_ = float(result.timings["fit_s"] + result.timings.get("auto_s", 0.0)
                                + result.timings.get("lambda_auto_s", 0.0))
         self.spec_ = copy.deepcopy(result.report["spec"])
+        self.timings_ = dict(result.timings)  # seconds: fit_s, auto_s (the search), calibration_s, ...
         self._set_choices(result)
         self._warm = None
         if keep and result.snapshot is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..contract.registry import registry
+from ..models.model import OWN_PROBABILITIES
 from .base import component
 
 WEIGHT_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_pandas_series",
@@ -28,6 +29,9 @@ def expected_failed_checks(estimator) -> dict:
       drawn from the rows, so the iterates differ (the answers agree within the stopping rule);
     * the median-heuristic bandwidth: it is computed from the rows, not their weights, so repeating
       a row changes it (a numeric bandwidth makes ``krr_exact`` pass the equivalence checks);
+    * a margin loss's classifier (square, squared hinge, hinge): ``check_classifiers_train`` asks the argmax of
+      ``predict_proba`` to be ``predict``; the calibrated sigmoids' 0.5 is not the score's 0 (SVC's probabilities
+      disagree with its predict the same way), so a row near the boundary can differ;
     * float32 features (the default): predictions on a subset or a permutation of the rows agree with
       the full batch to float32 rounding (about 1e-7 relative), not to the checks' 1e-7 absolute+relative
       bound on every row.
@@ -38,6 +42,10 @@ def expected_failed_checks(estimator) -> dict:
         takes = ", ".join(n for n in registry().names("solver") if registry().get("solver", n).sample_weight)
         for name in WEIGHT_CHECKS:
             reasons[name] = f"solver {solver.name!r} does not accept sample weights (solvers that do: {takes})"
+        if getattr(estimator, "_estimator_type", None) == "classifier" or hasattr(estimator, "class_weight"):
+            reasons["check_class_weight_classifiers"] = (
+                f"solver {solver.name!r} does not accept sample weights, which class_weight multiplies (solvers "
+                f"that do: {takes})")
     elif solver is not None:
         if solver.name not in DIRECT_SOLVERS:
             for name in EQUIVALENCE_CHECKS:
@@ -48,6 +56,12 @@ def expected_failed_checks(estimator) -> dict:
             for name in EQUIVALENCE_CHECKS:
                 reasons[name] = ("bandwidth='median' is computed from the rows, not their weights: repeating a row "
                                  "changes it (a numeric bandwidth passes)")
+    loss = getattr(estimator, "loss", None)
+    if component("loss", loss) is not None and loss not in OWN_PROBABILITIES and _classifier(estimator):
+        reasons["check_classifiers_train"] = (
+            f"loss {loss!r}: predict is the score's sign (its largest column), and predict_proba Platt sigmoids of "
+            "the scores fitted on held-out rows, so on a row near the boundary the two can disagree, as "
+            "SVC(probability=True)'s do (the probabilities' own argmax is not the trained classifier's)")
     features = estimator.features if isinstance(getattr(estimator, "features", None), dict) else {}
     if features.get("dtype", "float32") == "float32":
         for name in ("check_methods_subset_invariance", "check_methods_sample_order_invariance"):
@@ -55,3 +69,9 @@ def expected_failed_checks(estimator) -> dict:
                              "float32 rounding (~1e-7 relative), not always within the check's 1e-7 bound")
     return reasons
 
+
+
+def _classifier(estimator):
+    from sklearn.base import is_classifier
+
+    return is_classifier(estimator)

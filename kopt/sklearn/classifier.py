@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..contract.registry import registry
 from ..errors import SpecError
@@ -26,10 +26,16 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     "auto"), ``kernel_options``, ``lam`` (kopt's λ of λ/2‖f‖² + mean loss: SVC's C = 1/(λn); "auto"),
     ``regularizer``/``regularizer_options``, ``form`` (None: the solver's own), ``features``
     (the random-feature map: a dict, or an int count), ``solver``/``solver_options``,
-    ``standardize`` (z-score the features with training statistics), ``backend``,
+    ``standardize`` (z-score the features with training statistics), ``class_weight`` (None, "balanced" or
+    ``{label: weight}``: ``data.class_weight``, multiplying ``sample_weight`` in the loss, in the validation score
+    ``solver="auto"`` chooses by -- balanced accuracy for "balanced" -- and in the calibration), ``backend``,
     ``random_state`` (the spec's seed; None is seed 0), ``warm_start`` (continue the previous fit
     with more iterations or another tol) and ``verbose`` (0: quiet; 1: the progress bar, a tqdm bar in a notebook;
     2: every progress record of the ``kopt`` logger, down to each gap check, on stderr).
+
+    ``predict_proba`` answers for every loss: σ(f) for logistic, softmax's for softmax, and for a margin loss
+    (square, squared hinge, hinge) Platt sigmoids of the scores fitted on held-out rows (``calibration_`` says
+    which: ``solver="auto"``'s validation rows, or a seeded internal split; docs/sklearn.md).
 
     Attributes after ``fit``: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (pandas
     input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
@@ -41,8 +47,8 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
 
     def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
                  kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="auto", solver_options=None, standardize="auto", backend="auto", random_state=None,
-                 warm_start=False, verbose=False):
+                 solver="auto", solver_options=None, standardize="auto", class_weight=None, backend="auto",
+                 random_state=None, warm_start=False, verbose=False):
         self.loss = loss
         self.loss_options = loss_options
         self.kernel = kernel
@@ -56,6 +62,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         self.solver = solver
         self.solver_options = solver_options
         self.standardize = standardize
+        self.class_weight = class_weight
         self.backend = backend
         self.random_state = random_state
         self.warm_start = warm_start
@@ -67,6 +74,12 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         if cls is not None and "target" in cls.params and "target" not in (self.loss_options or {}):
             model["loss"]["target"] = "binary"
         return model
+
+    def _data_section(self):
+        data = super()._data_section()
+        if self.class_weight is not None:
+            data["class_weight"] = self.class_weight
+        return data
 
     def _validated_spec(self):
         spec = super()._validated_spec()
@@ -123,24 +136,23 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
 
     # -- probabilities ----------------------------------------------------------------------------
     def _proba_refusal(self):
-        """Why ``predict_proba`` is unavailable (None when it is)."""
-        if self.loss in ("logistic", "softmax"):
-            return None
-        return (f"{type(self).__name__}.predict_proba needs a loss whose scores are log-odds: 'logistic' (σ(f); "
-                f"normalised one-vs-rest for more classes) or 'softmax'. Loss {self.loss!r} gives margins, not "
-                "probabilities; use loss='logistic', or calibrate the scores with "
-                "sklearn.calibration.CalibratedClassifierCV(estimator)")
+        """Why ``predict_proba`` is unavailable (None when it is): every classification loss has probabilities
+        (a margin loss's calibrated on held-out scores, docs/sklearn.md); a fitted model without them says why."""
+        model = getattr(self, "model_", None)
+        return None if model is None else model.proba_refusal()
 
     def _if_probabilities(self, method):
-        """``method``, or the AttributeError that says why this loss has no probabilities (so ``hasattr`` is False)."""
+        """``method``, or the AttributeError that says why this model has no probabilities (so ``hasattr`` is False)."""
         reason = self._proba_refusal()
         if reason:
-            raise AttributeError(reason)
+            raise AttributeError(f"{type(self).__name__}.predict_proba: {reason}")
         return method
 
     @property
     def predict_proba(self):
-        """Class probabilities, ``(n, n_classes)``, columns in ``classes_`` order (logistic and softmax losses)."""
+        """Class probabilities, ``(n, n_classes)``, columns in ``classes_`` order: σ(f) for the logistic loss
+        (one-vs-rest columns normalised), softmax's for softmax, and for a margin loss (square, squared hinge,
+        hinge...) Platt sigmoids of the scores fitted on held-out rows at ``fit`` (``calibration_``)."""
         return self._if_probabilities(self._predict_proba)
 
     @property
@@ -148,16 +160,17 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         """Logarithm of :meth:`predict_proba`."""
         return self._if_probabilities(self._predict_log_proba)
 
-    def _predict_log_proba(self, X):
-        from scipy.special import log_expit, log_softmax
+    @property
+    def calibration_(self):
+        """The fitted probability calibration (sigmoids ``a``, ``b``; ``rows`` and ``source``: the held-out rows
+        they were fitted on), or None for the logistic and softmax losses (their own probabilities)."""
+        check_is_fitted(self, "model_")
+        return self.model_.calibration
 
-        f = np.asarray(self.decision_function(X), dtype=np.float64)
-        if f.ndim == 1:
-            return np.column_stack([log_expit(-f), log_expit(f)])
-        if self.loss == "softmax":
-            return log_softmax(f, axis=1)
-        logp = log_expit(f)  # one-vs-rest: each column's own σ(f_c), normalised over the classes
-        return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
+    def _predict_log_proba(self, X):
+        check_is_fitted(self, "model_")
+        X = self._densify(self._check_X(X, reset=False))
+        return self.model_.predict_log_proba(X)
 
     def _predict_proba(self, X):
         return np.exp(self._predict_log_proba(X))

@@ -58,7 +58,8 @@ def from_spec(spec, overrides=()):
     if target in ("binary", "multiclass"):
         if (loss or {}).get("target") == "binary":
             params["loss_options"] = {k: v for k, v in loss.items() if k != "target"} or None
-        return KernelClassifier(**params)
+        cw = (raw.get("data") or {}).get("class_weight")
+        return KernelClassifier(**params, **({"class_weight": cw} if cw is not None else {}))
     if target == "real":
         return KernelRegressor(standardize_target=(raw.get("data") or {}).get("standardize_target", False), **params)
     raise SpecError(f"no scikit-learn estimator for a {target} loss ({loss_name!r}); kopt.sklearn has "

@@ -47,7 +47,7 @@ LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 #: the first centre count of the ladder (doubled while it pays)
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
-MIN_GAIN = {"accuracy": 0.001, "rmse": 0.0067}
+MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "weighted_accuracy": 0.001, "rmse": 0.0067}
 #: a doubling whose validation gain is within this many standard errors of its paired difference (:func:`_gain_error`)
 #: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
 #: could not be told apart either
@@ -68,21 +68,45 @@ LAMBDA_REACH = 1
 
 
 def metric_of(problem):
-    return "rmse" if problem.preprocessor.target == "real" else "accuracy"
+    """rmse for a real target; balanced accuracy where the spec asks for balanced classes (``data.class_weight:
+    balanced``), the rows' weighted accuracy where it gives the classes' weights; else accuracy."""
+    if problem.preprocessor.target == "real":
+        return "rmse"
+    given = (problem.spec.get("data") or {}).get("class_weight")
+    return "accuracy" if given is None else "balanced_accuracy" if given == "balanced" else "weighted_accuracy"
 
 
-def _outcomes(metric, S, Y, y_scale):
-    """Per validation row: 1/0 for a right/wrong class, or the squared error (in the target's units)."""
+def _outcomes(metric, S, Y, y_scale, weights=None):
+    """Per validation row: 1/0 for a right/wrong class, or the squared error (in the target's units); balanced
+    accuracy weighs a row 1 / (classes x its class's rows), weighted accuracy by its weight (``weights``: the
+    validation rows'), each normalised to mean 1 over the rows, so their mean is the metric."""
     if metric == "rmse":
         return ((S[:, 0] - Y[:, 0]) * y_scale) ** 2
     if S.shape[1] == 1:
-        return (np.sign(S[:, 0]) == np.sign(Y[:, 0])).astype(np.float64)
-    return (np.argmax(S, axis=1) == np.argmax(Y, axis=1)).astype(np.float64)
+        right, truth = (np.sign(S[:, 0]) == np.sign(Y[:, 0])).astype(np.float64), Y[:, 0] > 0
+    else:
+        right, truth = (np.argmax(S, axis=1) == np.argmax(Y, axis=1)).astype(np.float64), np.argmax(Y, axis=1)
+    if metric == "balanced_accuracy":  # each row counts 1 / (classes x its class's rows): the mean is balanced accuracy
+        _, index, counts = np.unique(truth, return_inverse=True, return_counts=True)
+        right = right * (len(truth) / (len(counts) * counts[index.ravel()]))
+    elif metric == "weighted_accuracy" and weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        right = right * (weights / weights.mean())
+    return right
 
 
 def _score(metric, rows):
     """The validation score of per-row outcomes (:func:`_outcomes`): higher is better (−RMSE)."""
     return -float(np.sqrt(np.mean(rows))) if metric == "rmse" else float(np.mean(rows))
+
+
+def _tied(metric, score):
+    """The score λ paths are ranked by: the score itself, or for the weighted metrics (balanced, weighted accuracy)
+    its whole multiples of :data:`MIN_GAIN` -- a few heavy rows make every other row's weight a sliver, and a
+    difference under MIN_GAIN is a tie, which the larger λ wins (plain accuracy and RMSE: unchanged)."""
+    if metric in ("balanced_accuracy", "weighted_accuracy") and np.isfinite(score):
+        return math.floor(score / MIN_GAIN[metric] + 1e-9)
+    return score
 
 
 def _gain(metric, old, new):
@@ -157,7 +181,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     X_fit, X_val = _rows.take(problem.X, xp.asarray(tr)), _rows.take(problem.X, xp.asarray(va))
     Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)]) + intercept
     w_fit = None if w is None else w[xp.asarray(tr)]
-    hinge = hinge and Y.shape[1] == 1 and metric == "accuracy"
+    w_val = None if w is None else to_numpy(w[xp.asarray(va)])
+    hinge = hinge and Y.shape[1] == 1 and metric != "rmse"
     y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge else None  # the ±1 labels the hinge reads
     hinge_index = None  # the last level's hinge λ (its window's centre at the next size)
     hinge_inside = level_inside = None  # the fit rows inside the last level's (this level's) best hinge margin
@@ -166,7 +191,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     has_bw = "bandwidth" in options
     base_bw = options.get("bandwidth")
     ladder = list(counts) if counts else _ladder(len(order), max_centers)
-    trials, best, previous_best, kept = [], None, None, None
+    trials, best, previous_best, kept, best_scores = [], None, None, None, None
     previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
     shorten = False  # from the third size on: whether a shorter bandwidth is tried too
     factor, lam_index = 1.0, None
@@ -198,7 +223,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                                           own_centers=True)
             del C
             tried = _lambda_window(len(lambdas), lam_index)
-            scores, outcomes = {}, {}
+            scores, outcomes, raw = {}, {}, {}
             while True:
                 todo = [i for i in tried if i not in scores]
                 for i, S in zip(todo, system.path([lambdas[i] for i in todo], X_val)):
@@ -206,10 +231,11 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                     if S is None:
                         scores[i] = -np.inf
                     else:
-                        outcomes[i] = _outcomes(metric, to_numpy(S) + intercept, Y_val, y_scale)
+                        raw[i] = to_numpy(S) + intercept  # the held-out scores: kopt.api calibrates on them
+                        outcomes[i] = _outcomes(metric, raw[i], Y_val, y_scale, w_val)
                         scores[i] = _score(metric, outcomes[i])
                 # ties: the larger λ (lambdas run from large to small, so the first best)
-                k = max(scores, key=lambda i: (scores[i], -i))
+                k = max(scores, key=lambda i: (_tied(metric, scores[i]), -i))
                 wider = _lambda_window(len(lambdas), k)
                 if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
                     break
@@ -219,12 +245,13 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             if hinge and scores[k] < square_best:
                 # the square loss's path is nearly free, the hinge's is Newton steps: a bandwidth the square loss scores
                 # below one already tried at this size is not tried for the hinge (not a choice)
-                skipped, scores, outcomes = True, {k: -np.inf}, {}
+                skipped, scores, outcomes, raw = True, {k: -np.inf}, {}, {}
             elif hinge:  # the trial is the squared hinge's on this system (its T becomes the margin rows')
                 square_best = square["score"]
                 k, scores, outcomes, hinge_start = _hinge_path(
                     system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
-                    hinge_inside)
+                    hinge_inside, metric=metric, val_weights=w_val)
+                raw = {k: hinge_start.pop("val_scores")}
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
                          seconds=time.perf_counter() - t1)
@@ -248,6 +275,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                 level_inside = hinge_start["inside"] if hinge else None
             if best is None or _better(metric, trial, best):
                 best, kept = trial, (system, centers, hinge_start)  # the solve on every row reuses this system
+                best_scores = raw.get(k)
             del system
         if level >= 1 and len(factors) == 2:
             # the shorter bandwidth is tried again at the next size while it won here by more than the validation
@@ -290,12 +318,14 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
         in_T[tr] = to_numpy(hinge_start["in_T"])
         hinge_start.pop("inside", None)
         hinge_start["in_T"] = xp.asarray(in_T)
-        return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start)
+        return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start,
+                      va, best_scores)
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
     # system krr_nystrom builds from scratch on the same centres and kernel
     # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)
     system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], consume=True)
-    return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept)
+    return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, None, va,
+                  best_scores)
 
 
 @dataclass
@@ -315,13 +345,18 @@ class Search:
     intercept: np.ndarray
     #: the squared hinge's start (a ``hinge`` search): ``in_T`` (the training rows the system's T sums), ``v``, ``b``
     hinge_start: dict | None = None
+    #: the validation rows (indices into the training rows) and the best trial's scores of them, ``(n_va, C)``: the
+    #: scores of a model not fitted on those rows, which the probability calibration is fitted on
+    validation_rows: np.ndarray | None = None
+    validation_scores: np.ndarray | None = None
 
 
 def _path_words(lambdas, scores):
     return {f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None) for i in sorted(scores)}
 
 
-def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None):
+def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None, metric="accuracy",
+                val_weights=None):
     """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``): each λ solved by
     :class:`kopt.nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
     validation rows; :data:`LAMBDA_REACH` half decades either side of ``center``, widened while the best lies at an
@@ -356,16 +391,17 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_insi
                 if newton.converged:
                     break
             S = system.scores(X_val, newton.w[:, None]) + newton.b
-            outcomes[i] = _outcomes("accuracy", to_numpy(S), Y_val, 1.0)
-            scores[i] = _score("accuracy", outcomes[i])
-            points[i] = (newton.v.copy(), newton.b, newton.inside())
-        k = max(scores, key=lambda i: (scores[i], -i))
+            outcomes[i] = _outcomes(metric, to_numpy(S), Y_val, 1.0, val_weights)
+            scores[i] = _score(metric, outcomes[i])
+            points[i] = (newton.v.copy(), newton.b, newton.inside(), to_numpy(S))
+        k = max(scores, key=lambda i: (_tied(metric, scores[i]), -i))
         wider = [i for i in _lambda_window(len(lambdas), k) if i in usable]
         if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
             break
         tried = sorted(set(tried) | set(wider))
-    v, b, inside = points[k]
-    return k, scores, outcomes, {"v": v, "b": b, "inside": inside, "in_T": newton.in_T, "steps": steps}
+    v, b, inside, val_scores = points[k]
+    return k, scores, outcomes, {"v": v, "b": b, "inside": inside, "in_T": newton.in_T, "steps": steps,
+                                 "val_scores": val_scores}
 
 
 def _digits(x):

@@ -206,7 +206,11 @@ class AutoSolver(Solver):
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
         elif solver["name"] == "svm_nystrom":  # the search's system (and, for a binary target, its solution)
             start = {"system": found.system, "centers": found.centers, **(found.hinge_start or {})}
-        return Plan(overrides, record, start)
+        held_out = None
+        if solver["name"] == "krr_nystrom" or found.hinge_start is not None:  # the chosen loss's own held-out scores
+            held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
+                        "words": f"solver auto's validation rows ({found.split})"}
+        return Plan(overrides, record, start, held_out)
 
     def _column_scales(self, problem, kernel, fit, validation, budget, log):
         """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`, ``bandwidth: auto``
@@ -252,7 +256,7 @@ class AutoSolver(Solver):
         chosen_kernel = problem.kernel
         if best["bandwidth"] is not None:
             chosen_kernel = type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": best["bandwidth"]})
-        start, grown = None, None
+        start, grown, held_out = None, None, None
         if square:
             # the sample's model scored on the held-out rows of every row: what the grown centres must beat
             system = found.system
@@ -262,6 +266,7 @@ class AutoSolver(Solver):
             Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
             y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
             best["full_score"] = planner._score(metric, planner._outcomes(metric, S1, Y_va, y_scale))
+            held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
             del system, found
             log(f"auto: the sample's model ({best['centers']} centres, lambda {best['lam']:g}) scores "
                 f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
@@ -285,6 +290,7 @@ class AutoSolver(Solver):
                                 bandwidth_factor=best["bandwidth_factor"] * grown["bandwidth_factor"],
                                 bandwidth=grown["kernel"].options.as_dict().get("bandwidth", best["bandwidth"]))
                     start = {"v": grown["v"], "factors": grown["cg"]}
+                    held_out = None  # the grown model's scores differ: kopt.api calibrates on a split of its own
                 else:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
                         f"(< {planner._gain_words(metric, planner.MIN_GAIN[metric])}): the sample's choice stands")
@@ -313,4 +319,4 @@ class AutoSolver(Solver):
                   f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": budget,
                   "trials": trials, "why": why,
                   "column_scales": None if column_scales is None else overrides["data.column_scales"]}
-        return Plan(overrides, record, start)
+        return Plan(overrides, record, start, held_out)

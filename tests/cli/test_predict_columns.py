@@ -167,3 +167,38 @@ def test_text_labels_are_never_mistaken_for_a_numeric_column(tmp_path, monkeypat
     lines = out.splitlines()
     assert lines[0] == "prediction,decision" and len(lines) == 61
     assert {ln.split(",")[0] for ln in lines[1:]} <= {"yes", "no"}
+
+
+def test_predict_proba_writes_one_column_per_class_named_by_the_class(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    X, y = _rows(200, 0, True)
+    labels = np.where(y > 0, "yes", "no")
+    df = pd.DataFrame(X, columns=NAMES)
+    df.insert(0, "y", labels)
+    df.to_csv("train.csv", index=False)
+    (tmp_path / "spec.yaml").write_text(
+        "name: p\ndata: {train: train.csv, label: 0}\nmodel: {loss: {name: square, target: binary}, kernel: {name: gaussian}}\n"
+        "backend: numpy\noutput: {dir: out}\n")
+    assert main(["solve", "spec.yaml", "--quiet"]) == 0
+    capsys.readouterr()
+    df.iloc[:40].to_csv("new.csv", index=False)
+    code, out, err = _predict(capsys, "new.csv", "--proba")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split(",") == ["prediction", "decision", "no", "yes"]
+    P = np.loadtxt(lines[1:], delimiter=",", usecols=(2, 3))
+    assert np.allclose(P.sum(axis=1), 1.0, atol=1e-9)
+    pred = np.array([line.split(",")[0] for line in lines[1:]])
+    assert np.mean(pred == labels[:40]) > 0.8
+    import kopt
+
+    model = kopt.load_model("out/model.json")
+    np.testing.assert_allclose(P[:, 1], model.predict_proba(X[:40])[:, 1], rtol=1e-8)
+
+
+def test_predict_proba_of_a_regression_model_is_a_user_error(tmp_path, monkeypatch, capsys):
+    _train(tmp_path, monkeypatch, capsys, header=True)
+    X, y = _rows(10, 1, False)
+    pd.DataFrame(np.column_stack([y, X]), columns=["y", *NAMES]).to_csv("new.csv", index=False)
+    code, _, err = _predict(capsys, "new.csv", "--proba")
+    assert code == 2 and "--proba" in err and "real target" in err

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import kopt
 
@@ -36,3 +37,16 @@ def test_the_old_checkpoint_resumes_to_the_uninterrupted_model(tmp_path):
     assert run.returncode == 0, run.stderr
     meta = json.loads((tmp_path / "model" / "model.json").read_text())
     assert meta["model_sha256"] == EXPECTED["model_sha256"]
+
+
+def test_the_old_model_file_has_no_calibration_and_says_so():
+    """A file from before calibrations loads (no ``calibration`` field); its probabilities are its loss's own or
+    refused with the reason, never a crash."""
+    model = kopt.load_model(FILES / "model" / "model.json")
+    assert model.calibration is None
+    X = np.asarray(EXPECTED["rows"])
+    if model.loss.name in ("logistic", "softmax"):
+        assert np.allclose(model.predict_proba(X).sum(axis=1), 1.0)
+    else:
+        with pytest.raises(kopt.errors.KoptError, match="no probability calibration"):
+            model.predict_proba(X)

@@ -53,6 +53,9 @@ INSTANCES = [
 
 #: expected failures that a float32 rounding difference under the checks' bound can pass on a given CPU
 FLOAT32_ROUNDING = {"check_methods_subset_invariance", "check_methods_sample_order_invariance"}
+#: expected failures a check's data passes where no row lies near the boundary (margin losses' calibrated
+#: probabilities against the score's sign): strictness would test the data, not the estimator
+NEAR_BOUNDARY = {"check_classifiers_train"}
 
 
 @pytest.mark.slow
@@ -61,7 +64,7 @@ def test_estimator_checks(estimator, check, request):
     name = check.func.__name__  # parametrize_with_checks hands functools.partial(check_function, estimator name)
     reason = expected_failed_checks(estimator).get(name)
     if reason is not None:
-        request.applymarker(pytest.mark.xfail(reason=reason, strict=name not in FLOAT32_ROUNDING))
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=name not in FLOAT32_ROUNDING | NEAR_BOUNDARY))
     with warnings.catch_warnings():
         # small iteration caps: some solvers stop before their tolerance (warned, not an error)
         warnings.simplefilter("ignore", category=Warning)

@@ -255,3 +255,30 @@ def test_a_shorter_bandwidth_is_tried_again_while_it_wins_resolvably(monkeypatch
     fixed = _solve(spec, data)
     assert len([t for t in fixed.auto["trials"] if t["centers"] == 1024]) == 1
     assert r.metrics["accuracy"] > fixed.metrics["accuracy"]
+
+
+@pytest.mark.parametrize("loss", ["square", "squared_hinge"])
+def test_the_plan_hands_on_its_validation_rows_and_scores_for_the_calibration(loss):
+    """The held-out scores a margin classifier is calibrated on are the search's, on its seeded 20%: the
+    validation rows of make_splits(n, seed), scored by the chosen trial's model (fitted on the other rows)."""
+    from kopt.running.assemble import assemble
+    from kopt.running.validation import make_splits
+    from kopt.spec import load_spec
+
+    X, y = _data(n=400)
+    target = {"target": "binary"} if loss == "square" else {}
+    spec = load_spec({"seed": 3, "backend": "numpy", "model": {"loss": {"name": loss, **target},
+                                                               "kernel": {"name": "gaussian"}},
+                      "output": {"model": False, "report": False}}, check_files=False)
+    problem = assemble(spec, (X, y))
+    plan = spec.component(("solver",)).plan(problem, spec.given, None)
+    (_, va), = make_splits(400, 3, validation=0.2)
+    np.testing.assert_array_equal(plan.held_out["rows"], va)
+    S = plan.held_out["scores"]
+    assert S.shape == (80, 1) and np.isfinite(S).all()
+    # the scores are the chosen trial's: their accuracy is the validation score auto recorded
+    right = np.mean(np.sign(S[:, 0]) == np.asarray(problem.y)[va])
+    assert right == pytest.approx(plan.record["validation_score"], abs=1e-12)
+    result = _solve(spec, (X, y))
+    assert result.model.calibration["rows"] == 80 and "validation rows" in result.model.calibration["source"]
+    assert result.report["calibration"]["a"] == result.model.calibration["a"]
