@@ -46,8 +46,8 @@ def gp_plan(o, sizes):
     if kind == "operator":
         beta = operator_bytes(T, B, F) - 4 * T * B * F
         plan += [(f"the variance operator's beta, {T:,}({T:,} + 1)/2 blocks of {B:,} x {B:,} float64", beta),
-                 matrices(T * B, 1, d + 2 * F, sizes.dtype, "every step's batch, its features and the test "
-                                                            "variance's (per row)")]
+                 (f"every step's batch and its features, and the test variance's: {T:,} x {B:,} rows of "
+                  f"{d:,} + 2 x {F:,} {sizes.dtype.name}", T * B * (d + 2 * F) * sizes.itemsize)]
         plan.append(matrices(1, min(m, 512), T * B, "float64", "a chunk of test rows' kernel against the batches"))
     if o.compare_exact:
         chunk = min(m, 4096)
@@ -83,7 +83,7 @@ class GPSolver(IterativeSolver):
         and in track mode their scores on every training row; with ``variance: operator`` the operator's β
         (T(T+1)/2 blocks of B x B float64), every step's batch and its features (T x B x (d + F)), and the test
         variance's per-block features; with ``compare_exact`` the closed-form posterior (the n x n kernel matrix
-        and its factor in float64, a chunk of test rows' kernel values and their solve).""" 
+        and its factor in float64, a chunk of test rows' kernel values and their solve)."""
         return gp_plan(self.options, sizes)
 
     def check_spec(self, spec):
