@@ -54,7 +54,8 @@ class DoublyStochastic(IterativeSolver):
         """The model (:class:`.expansion.BlockExpansion`): a block of F x outputs float64 coefficients for every
         step that adds one (:meth:`new_blocks`), in a buffer of the next power of two of them (at least 64) and, with
         ``averaging``, their running sum; the first check's copies of every block (its score tracker's pending
-        changes, and them stacked for one prediction); the check rows' and test rows' scores.  On a Dask cluster
+        changes, and them stacked for one prediction) and a prediction's copy of them in the features' dtype; the check
+        rows' and test rows' scores.  On a Dask cluster
         the model is on every worker and nothing is checked here."""
         return dsg_plan(self, sizes)
 
@@ -225,6 +226,8 @@ def dsg_plan(solver, sizes):
         plan.append((f"the averaged coefficients of {m:,} blocks", m * unit))
     else:
         plan.append((f"the first check's two copies of {m:,} blocks' coefficients", 2 * m * unit))
+    itemsize = sizes.itemsize
+    plan.append((f"a prediction's copy of {m:,} blocks' coefficients in {sizes.dtype.name}", m * F * C * itemsize))
     check = sizes.n if not o.check_rows or o.check_rows >= sizes.n else int(o.check_rows)
     plan.append(matrices(2, check + sizes.n_test, C, "float64", "the check and test rows' scores"))
     return plan
