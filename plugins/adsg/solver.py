@@ -222,9 +222,15 @@ def adsg_plan(solver, sizes):
         D = -(-sizes.count // F) * F
         if n * D * sizes.itemsize <= solver.options.feature_memory_mb * 2**20:
             plan.append(matrices(1, n, D, sizes.dtype, "the random features, materialised"))
+            # DenseDesign.row_norms_sq: 4,096 rows at a time in float64, and their square
+            plan.append(matrices(2, min(n, 4096), D, "float64", "a chunk of rows' features in float64, squared"))
         else:
-            plan.append(matrices(1, min(n, coords.SMOOTHNESS_ROWS), D, "float64",
-                                 "the smoothness estimate's rows as features"))
+            # FeatureDesign: the smoothness estimate's subsample as float64 features, or before it the row norms'
+            # chunk of 2,048 rows (the features, their float64 copy, scaled, squared), whichever is larger
+            sub = min(n, coords.SMOOTHNESS_ROWS) * D * 8
+            chunk = min(n, 2048) * D * (sizes.itemsize + 3 * 8)
+            plan.append(("the smoothness estimate's rows as float64 features, or the row norms' chunk of features",
+                         max(sub, chunk)))
         plan.append(matrices(1, D, d + 1, sizes.dtype, "the feature parameters"))
     return plan + [matrices(5, n, 1, "float64", "the labels, the snapshot's r, d, loss values and a product"),
                    matrices(1, n, 1, sizes.dtype, "a product's vector in the features' dtype"),

@@ -391,7 +391,7 @@ def test_variance_reduced_plan_holds_the_features_where_they_are_materialised(na
         assert _bytes(plan, "the random features, materialised") == n * 1024 * 4
     # beyond feature_memory_mb the features are regenerated: the smoothness estimate's rows instead
     plan = memory.plan_of(solver, memory.Sizes(n=10**6, d=8, count=1024))
-    assert _bytes(plan, "the smoothness estimate's rows") == 4096 * 1024 * 8
+    assert _bytes(plan, "the smoothness estimate's rows") == max(4096 * 1024 * 8, 2048 * 1024 * (4 + 24))
     assert not [w for w, _ in plan if "materialised" in w]
 
 
