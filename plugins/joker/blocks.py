@@ -250,6 +250,13 @@ def exact_plan(options, sizes, threads):
     workers = max(1, min(threads, 8))
     visited = min(-(-n // m), options.iterations)
     cache = min(options.factor_cache_mb * 2**20, visited * C * 8 * m * m)
+    problem = sizes.problem
+    if problem is not None:  # factors are kept only where the conjugate's curvature is constant (DualTerms)
+        y = np.asarray(to_numpy(problem.y[:64]), dtype=np.float64)
+        if problem.preprocessor.target == "multiclass" and problem.loss.target == "binary":
+            y = np.where(y == 0, 1.0, -1.0)
+        if not DualTerms(problem.loss, y, problem.lam * n, problem.dtype).constant_hessian:
+            cache = 0
     greedy = options.selection in ("auto", "greedy")
     return [("per training row: the dual variables, labels, dual box, scores and u = K alpha",
              n * (ROW_BYTES + (8 if greedy else 0) + (ROW_BYTES_PER_OUTPUT + 8) * C)),

@@ -58,7 +58,8 @@ def primal_plan(options, sizes, threads):
     the n x M features where they fit ``feature_memory_mb`` (:mod:`kopt.numerics.bound_features`; Nystrom:
     k(X, C), :class:`kopt.nystrom.centres.NystromRows`); the preconditioner's Gram (M x M float64: one for a
     constant curvature, factored in place; else the kept Gram and the copy its updates factor); Nystrom's R and its
-    factor U (M x M float64 each); Newton's arrays over the rows (n x outputs float64: u, D, z, a product's Ψp,
+    factor U (M x M float64 each); a rank update's chunk of features; the warm start's rows (squared-hinge-like
+    losses); Newton's arrays over the rows (n x outputs float64: u, D, z, a product's Ψp,
     the labels, the loss values) and over the features; each worker's chunk of features."""
     from kopt.numerics.memory import matrices
 
@@ -81,6 +82,17 @@ def primal_plan(options, sizes, threads):
         plan.append(matrices(2, M, d, sizes.dtype, "the centres"))
     else:
         plan.append(matrices(1, M, d + 1, sizes.dtype, "the feature parameters"))
+    if not constant:  # _update: the rows whose curvature changed, 1,024 at a time (features, float64, picked, scaled)
+        rows = min(n, 1024)
+        plan.append((f"a rank update's chunk of {rows:,} rows' {M:,} features: {sizes.dtype.name}, and float64 picked "
+                     "and scaled", rows * M * (itemsize + 3 * 8)))
+    piecewise = problem is not None and _piecewise_curvature(
+        problem.loss, np.asarray(to_numpy(problem.y[:64]), dtype=np.float64).reshape(-1, 1))
+    if options.primal_warm_start and piecewise and not constant and n >= WARM_START_FACTOR * M:
+        s = max(WARM_START_FACTOR // 2 * M, n // WARM_START_FRACTION)  # PrimalFeatures._warm_start's rows
+        plan.append(("the warm start's rows: their features where they fit, and Newton's arrays",
+                     (s * M * itemsize if s * M * itemsize <= options.feature_memory_mb * 2**20 else 0)
+                     + 8 * s * C * 8))
     workers = max(1, min(threads, 8))
     plan += [matrices(8, n, C, "float64", "Newton's arrays over the rows: u, D, z, Psi p, labels, loss values"),
              matrices(10, M, C, "float64", "Newton's arrays over the features"),
