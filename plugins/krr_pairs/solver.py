@@ -183,7 +183,7 @@ def pair_rows(sizes):
     """Each pair of classes' training rows, largest first: from the labels where the problem is at hand, else the
     classes taken as equal (``sizes.outputs`` of them, at least 3)."""
     problem = sizes.problem
-    if problem is not None and getattr(problem, "n_classes", None):
+    if problem is not None:
         counts = np.bincount(to_numpy(problem.y).astype(np.int64), minlength=int(problem.n_classes))
     else:
         k = max(3, int(sizes.outputs))
@@ -197,6 +197,9 @@ def pairs_plan(sizes, threads):
     from kopt.nystrom.system import system_plan
 
     n, d = sizes.n, sizes.d
+    problem = sizes.problem
+    if problem is not None and (problem.preprocessor.target != "multiclass" or problem.n_classes < 3):
+        return []  # init refuses these labels, saying why
     rows = pair_rows(sizes)
     if sizes.count >= n:  # exact pairs on worker threads
         at_once = rows[:max(1, int(threads))]
