@@ -19,6 +19,7 @@ import numpy as np
 
 from kopt.contract.iterative import Check, Diverged, IterativeSolver, Step, common_options
 from kopt.errors import DataError, SpecWarning
+from kopt.numerics import rows as _rows
 from kopt.numerics.backend import to_numpy
 
 from . import coords, epochs, schedule
@@ -118,6 +119,15 @@ class _VarianceReduced(IterativeSolver):
     divergence_hint = "lower solver.step_size"
     #: one block of all coordinates (plain SVRG)
     single_block = False
+    memory_hint = "or lower solver.feature_memory_mb (the random features are then regenerated per mini-batch)"
+
+    def memory_plan(self, sizes):
+        """Random features: the n x M features (:func:`.coords.build_design`) where they fit ``feature_memory_mb``,
+        else the rows of the smoothness estimate's subsample as features (float64); the feature parameters.  Every
+        design: the snapshot's vectors over the rows (the labels, r = A x, d = ℓ'(r), the loss values and a
+        product's float64 copy, float64 each, and its copy in the features' dtype) and the iterates and gradients
+        over the D coordinates."""
+        return adsg_plan(self, sizes)
 
     def check_spec(self, spec):
         loss, kernel = spec.loss, spec.kernel_class
@@ -192,6 +202,39 @@ class _VarianceReduced(IterativeSolver):
     def finish(self, st):
         predictor = coords.predictor(st.problem, st.design, st.fmap, st.it.x_tilde)
         return predictor, {**st.info, "passes": st.passes, "grad_map": st.rel}
+
+
+def adsg_plan(solver, sizes):
+    """:meth:`_VarianceReduced.memory_plan`."""
+    from kopt.numerics.memory import matrices
+
+    n, d, problem = sizes.n, sizes.d, sizes.problem
+    linear = problem is not None and coords.uses_input_features(problem.kernel)
+    plan = []
+    if linear:
+        D = d
+        if _rows.is_sparse(problem.X):  # SparseDesign: int64 indices and float64 values, the smoothness's COO
+            nnz = int(problem.X.nnz)
+            plan.append(("the sparse rows' int64 indices and float64 values, and their block index arrays",
+                         nnz * (8 + 8 + 3 * 8 + 2 * 8) + 8 * (n + 1)))
+    else:
+        F = int(problem.features.block_size) if problem is not None else 512
+        D = -(-sizes.count // F) * F
+        if n * D * sizes.itemsize <= solver.options.feature_memory_mb * 2**20:
+            plan.append(matrices(1, n, D, sizes.dtype, "the random features, materialised"))
+            # DenseDesign.row_norms_sq: 4,096 rows at a time in float64, and their square
+            plan.append(matrices(2, min(n, 4096), D, "float64", "a chunk of rows' features in float64, squared"))
+        else:
+            # FeatureDesign: the smoothness estimate's subsample as float64 features, or before it the row norms'
+            # chunk of 2,048 rows (the features, their float64 copy, scaled, squared), whichever is larger
+            sub = min(n, coords.SMOOTHNESS_ROWS) * D * 8
+            chunk = min(n, 2048) * D * (sizes.itemsize + 3 * 8)
+            plan.append(("the smoothness estimate's rows as float64 features, or the row norms' chunk of features",
+                         max(sub, chunk)))
+        plan.append(matrices(1, D, d + 1, sizes.dtype, "the feature parameters"))
+    return plan + [matrices(5, n, 1, "float64", "the labels, the snapshot's r, d, loss values and a product"),
+                   matrices(1, n, 1, sizes.dtype, "a product's vector in the features' dtype"),
+                   matrices(12, D, 1, "float64", "the iterates, snapshot and gradients")]
 
 
 class _Blocked(_VarianceReduced):

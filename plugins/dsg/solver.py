@@ -47,6 +47,21 @@ class DoublyStochastic(IterativeSolver):
     stopping = "none"
     iteration_unit = "one mini-batch of batch_size rows and one feature-block step"
     divergence_hint = "lower solver.step_size (or raise solver.step_offset)"
+    memory_hint = ("lower solver.iterations or model.features.block_size (the model keeps a block of coefficients "
+                   "for every step that adds one)")
+
+    def memory_plan(self, sizes):
+        """The model (:class:`.expansion.BlockExpansion`): a block of F x outputs float64 coefficients for every
+        step that adds one (:meth:`new_blocks`), in a buffer of the next power of two of them (at least 64) and, with
+        ``averaging``, their running sum; the first check's copies of every block (its score tracker's pending
+        changes, and them stacked for one prediction) and a prediction's copy of them in the features' dtype; the check
+        rows' and test rows' scores.  On a Dask cluster
+        the model is on every worker and nothing is checked here."""
+        return dsg_plan(self, sizes)
+
+    def new_blocks(self, iterations):
+        """The most blocks a run of ``iterations`` steps adds (DSG and CDSG: one a step at most)."""
+        return int(iterations)
 
     def check_spec(self, spec):
         loss = spec.loss
@@ -194,6 +209,30 @@ class DoublyStochastic(IterativeSolver):
         return predictor, info
 
 
+def dsg_plan(solver, sizes):
+    """:meth:`DoublyStochastic.memory_plan`."""
+    from kopt.numerics.memory import matrices
+
+    o = solver.options
+    problem = sizes.problem
+    F = int(problem.features.block_size) if problem is not None else 512
+    C = int(problem.n_outputs) if problem is not None and problem.loss.target == "multiclass" else 1
+    m = solver.new_blocks(o.iterations)
+    capacity = max(64, 1 << max(0, m - 1).bit_length())  # BlockExpansion doubles its buffer from 64 blocks
+    unit = F * C * 8
+    plan = [(f"the model's buffer of {capacity:,} blocks of {F:,} x {C} float64 coefficients"
+             + (", and their running sum (averaging)" if o.averaging else ""), (2 if o.averaging else 1) * capacity * unit)]
+    if o.averaging:
+        plan.append((f"the averaged coefficients of {m:,} blocks", m * unit))
+    else:
+        plan.append((f"the first check's two copies of {m:,} blocks' coefficients", 2 * m * unit))
+    itemsize = sizes.itemsize
+    plan.append((f"a prediction's copy of {m:,} blocks' coefficients in {sizes.dtype.name}", m * F * C * itemsize))
+    check = sizes.n if not o.check_rows or o.check_rows >= sizes.n else int(o.check_rows)
+    plan.append(matrices(2, check + sizes.n_test, C, "float64", "the check and test rows' scores"))
+    return plan
+
+
 class DSG(DoublyStochastic):
     """Doubly stochastic gradient descent: one new feature block per iteration (papers/001)."""
 
@@ -211,6 +250,12 @@ class UDSG(DoublyStochastic):
     def check_spec(self, spec):
         yield from super().check_spec(spec)
         yield from check_udsg(self.options)
+
+    def new_blocks(self, iterations):
+        """The steps of ``iterations`` that add a block: those with (t - 1) mod (G + U) < G, and the first."""
+        G, U = self.options.grow, self.options.reuse
+        full, rest = divmod(int(iterations), G + U)
+        return max(1 if iterations else 0, full * G + min(rest, G))
 
     def choose(self, t, rng, ctx):
         G, U = self.options.grow, self.options.reuse

@@ -22,6 +22,41 @@ from .options import PARAMS, advise, check, gamma
 from .state import GPState
 
 
+def gp_plan(o, sizes):
+    """:meth:`GPSolver.memory_plan` (the sizing :meth:`.state.GPState._check_memory` checks against
+    ``max_memory_mb``, and the rest)."""
+    from kopt.numerics.memory import matrices
+
+    from .options import operator_bytes
+
+    problem = sizes.problem
+    n, d, T, B = sizes.n, sizes.d, int(o.iterations), int(o.batch_size)
+    F = int(problem.features.block_size) if problem is not None else 512
+    m = int(sizes.n_test)
+    kind = o.variance
+    if o.evaluation == "auto":
+        mode = "track" if (kind == "test_points" or 2 * n <= T * B) else "regenerate"
+    else:
+        mode = o.evaluation
+    C = 1 + (m if kind == "test_points" else 0)
+    plan = [matrices(T, F, C if mode == "regenerate" else 1, "float64", "the fits' coefficients, a block per step")]
+    if mode == "track":
+        plan.append(matrices(1, n, C, "float64", "the fits' scores on every training row (track)"))
+        plan.append(matrices(4, m, 1, "float64", "the test rows' tracked mean and its average"))
+    if kind == "operator":
+        beta = operator_bytes(T, B, F) - 4 * T * B * F
+        plan += [(f"the variance operator's beta, {T:,}({T:,} + 1)/2 blocks of {B:,} x {B:,} float64", beta),
+                 (f"every step's batch and its features, and the test variance's: {T:,} x {B:,} rows of "
+                  f"{d:,} + 2 x {F:,} {sizes.dtype.name}", T * B * (d + 2 * F) * sizes.itemsize)]
+        plan.append(matrices(1, min(m, 512), T * B, "float64", "a chunk of test rows' kernel against the batches"))
+    if o.compare_exact:
+        chunk = min(m, 4096)
+        plan += [matrices(1, n, n, "float64", "the closed form's kernel matrix, factored in place"),
+                 matrices(2, chunk, n, "float64", "a chunk of test rows' kernel values and their solve"),
+                 matrices(1, n, d, "float64", "the training rows in float64")]
+    return plan
+
+
 class GPSolver(IterativeSolver):
     """Posterior mean (KRR with λ = σ²/n) and variance (operator Â or one fit per test point)."""
 
@@ -40,6 +75,16 @@ class GPSolver(IterativeSolver):
     warm_start = False
     divergence_hint = "lower solver.step_size (a stable step keeps step_size·λ_max(K_bb)/batch_size below 2)"
     params = PARAMS
+    memory_hint = ("lower solver.iterations or solver.batch_size or the test split, or set solver.evaluation "
+                   "(track: O(n m), regenerate: O(T F m))")
+
+    def memory_plan(self, sizes):
+        """What :class:`.state.GPState` allocates for T iterations: the fits' coefficients (T x F x columns float64)
+        and in track mode their scores on every training row; with ``variance: operator`` the operator's β
+        (T(T+1)/2 blocks of B x B float64), every step's batch and its features (T x B x (d + F)), and the test
+        variance's per-block features; with ``compare_exact`` the closed-form posterior (the n x n kernel matrix
+        and its factor in float64, a chunk of test rows' kernel values and their solve)."""
+        return gp_plan(self.options, sizes)
 
     def check_spec(self, spec):
         advise(self.options, spec)

@@ -233,3 +233,34 @@ def features_plan(options, sizes, threads):
             matrices(1, -(-M // F) * F, sizes.d + 1, sizes.dtype, "the feature parameters"),
             matrices(2, -(-M // F) * F, C, "float64", "the coefficients and the model's copy"),
             ("the BLAS's work buffers", workers * BLAS_BUFFERS)]
+
+
+def exact_plan(options, sizes, threads):
+    """The exact route's :mod:`kopt.numerics.memory` plan: per training row what the features route holds
+    (:data:`ROW_BYTES`), u = Kα (outputs float64) and, with greedy selection, the kernel's diagonal; the visited
+    blocks' factors within ``factor_cache_mb``; the block's K_BB and the trust region's m x m arrays; each worker's
+    chunk of kernel values against the block (``_CHUNK_ELEMS`` in the features' dtype and as the kernel computes
+    them); the BLAS's work buffers."""
+    from kopt.numerics.memory import matrices
+
+    from .engines import _CHUNK_ELEMS
+
+    n, C, itemsize = sizes.n, sizes.outputs, sizes.itemsize
+    m = min(options.batch_size, n)
+    workers = max(1, min(threads, 8))
+    visited = min(-(-n // m), options.iterations)
+    cache = min(options.factor_cache_mb * 2**20, visited * C * 8 * m * m)
+    problem = sizes.problem
+    if problem is not None:  # factors are kept only where the conjugate's curvature is constant (DualTerms)
+        y = np.asarray(to_numpy(problem.y[:64]), dtype=np.float64)
+        if problem.preprocessor.target == "multiclass" and problem.loss.target == "binary":
+            y = np.where(y == 0, 1.0, -1.0)
+        if not DualTerms(problem.loss, y, problem.lam * n, problem.dtype).constant_hessian:
+            cache = 0
+    greedy = options.selection in ("auto", "greedy")
+    return [("per training row: the dual variables, labels, dual box, scores and u = K alpha",
+             n * (ROW_BYTES + (8 if greedy else 0) + (ROW_BYTES_PER_OUTPUT + 8) * C)),
+            ("the visited blocks' Cholesky factors (at most solver.factor_cache_mb)", int(cache)),
+            matrices(4, m, m, "float64", "the block's K_BB and the trust region's model"),
+            (f"{workers} workers' chunks of kernel values against the block", workers * _CHUNK_ELEMS * 2 * itemsize),
+            ("the BLAS's work buffers", workers * BLAS_BUFFERS)]

@@ -53,6 +53,53 @@ WARM_START_FRACTION = 12
 FLOAT64_FACTOR = 2048
 
 
+def primal_plan(options, sizes, threads):
+    """The primal route's :mod:`kopt.numerics.memory` plan (:meth:`kopt_plugins.joker.solver.JokerSolver.memory_plan`):
+    the n x M features where they fit ``feature_memory_mb`` (:mod:`kopt.numerics.bound_features`; Nystrom:
+    k(X, C), :class:`kopt.nystrom.centres.NystromRows`); the preconditioner's Gram (M x M float64: one for a
+    constant curvature, factored in place; else the kept Gram and the copy its updates factor); Nystrom's R and its
+    factor U (M x M float64 each); a rank update's chunk of features; the warm start's rows (squared-hinge-like
+    losses); Newton's arrays over the rows (n x outputs float64: u, D, z, a product's Ψp,
+    the labels, the loss values) and over the features; each worker's chunk of features."""
+    from kopt.numerics.memory import matrices
+
+    n, C, d, itemsize = sizes.n, sizes.outputs, sizes.d, sizes.itemsize
+    problem = sizes.problem
+    nystrom = sizes.kind == "nystrom"
+    F = int(problem.features.block_size) if problem is not None else 512
+    M = min(sizes.count, n) if nystrom else -(-sizes.count // F) * F
+    held = n * M * itemsize <= options.feature_memory_mb * 2**20
+    constant = problem is not None and _constant_curvature(
+        problem.loss, np.asarray(to_numpy(problem.y[:64]), dtype=np.float64).reshape(-1, 1))
+    plan = []
+    if held:
+        plan.append(matrices(1, n, M, sizes.dtype, "the rows' features, kept"))
+    grams = 1 if constant else 3
+    plan.append(matrices(grams, M, M, "float64", "the preconditioner's Gram" + ("" if constant else
+                                                                              ", the kept Gram and its update's copy")))
+    if nystrom:
+        plan.append(matrices(2, M, M, "float64", "the centres' R = K_CC and its factor U"))
+        plan.append(matrices(2, M, d, sizes.dtype, "the centres"))
+    else:
+        plan.append(matrices(1, M, d + 1, sizes.dtype, "the feature parameters"))
+    if not constant:  # _update: the rows whose curvature changed, 1,024 at a time (features, float64, picked, scaled)
+        rows = min(n, 1024)
+        plan.append((f"a rank update's chunk of {rows:,} rows' {M:,} features: {sizes.dtype.name}, and float64 picked "
+                     "and scaled", rows * M * (itemsize + 3 * 8)))
+    piecewise = problem is not None and _piecewise_curvature(
+        problem.loss, np.asarray(to_numpy(problem.y[:64]), dtype=np.float64).reshape(-1, 1))
+    if options.primal_warm_start and piecewise and not constant and n >= WARM_START_FACTOR * M:
+        s = max(WARM_START_FACTOR // 2 * M, n // WARM_START_FRACTION)  # PrimalFeatures._warm_start's rows
+        plan.append(("the warm start's rows: their features where they fit, and Newton's arrays",
+                     (s * M * itemsize if s * M * itemsize <= options.feature_memory_mb * 2**20 else 0)
+                     + 8 * s * C * 8))
+    workers = max(1, min(threads, 8))
+    plan += [matrices(8, n, C, "float64", "Newton's arrays over the rows: u, D, z, Psi p, labels, loss values"),
+             matrices(10, M, C, "float64", "Newton's arrays over the features"),
+             (f"{workers} workers' chunks of features", workers * 2 * (1 << 20))]
+    return plan
+
+
 def eligible(loss) -> bool:
     """Whether the primal route applies: a loss with a Lipschitz gradient (finite curvature bound)."""
     return loss.smoothness() is not None

@@ -17,7 +17,7 @@ import numpy as np
 from kopt.contract.iterative import IterativeSolver, common_options
 
 from . import primal, rounds
-from .blocks import DualBlocks, features_plan
+from .blocks import DualBlocks, exact_plan, features_plan
 
 
 def joker_lambda(lam: float, n: int) -> float:
@@ -110,13 +110,21 @@ class JokerSolver(IterativeSolver):
         """The features route (dual blocks on random features): per training row the dual variables, the labels, the
         dual box, the block partition and the check's scores (:data:`ROW_BYTES`); the Cholesky factors of visited blocks
         kept within ``factor_cache_mb``; each worker's block buffers; the feature parameters; the BLAS's work
-        buffers.  The other routes declare nothing yet (not checked)."""
+        buffers.  The exact route (:func:`.blocks.exact_plan`): the same per row, and u = Kα; K_BB; each worker's
+        chunk of kernel values.  The primal route (:func:`.primal.primal_plan`): the features where they are kept,
+        the M x M Gram (and Nystrom's R), Newton's arrays."""
         problem = sizes.problem
         if problem is None:
             route = self.options.mode
         else:
             route = self.route_for(sizes.n, sizes.count, sizes.kind, problem.loss, problem.kernel)
-        return features_plan(self.options, sizes, self.n_threads) if route == "features" else []
+        if route == "features":
+            return features_plan(self.options, sizes, self.n_threads)
+        if route == "exact":
+            return exact_plan(self.options, sizes, self.n_threads)
+        if route == "primal":
+            return primal.primal_plan(self.options, sizes, self.n_threads)
+        return []
 
     def check_spec(self, spec):
         reg = spec.regularizer

@@ -67,6 +67,16 @@ class PairsKRR(IterativeSolver):
     iteration_unit = "every pair's system and Cholesky solve (one iteration)"
     params = {"threads": {**COMMON_OPTIONS["threads"], "default": None}}  # the exact pairs run on worker threads
 
+    memory_key = "model.features.count"
+    memory_hint = "or use solver krr_nystrom (one system for every class)"
+
+    def memory_plan(self, sizes):
+        """Every row a centre (``features.count`` >= n): the pairs the worker threads solve at once, largest first,
+        each its kernel matrix in the features' dtype and its float64 copy the Cholesky overwrites (n_ab x n_ab).
+        Otherwise the largest pair's Nystrom system (:func:`kopt.nystrom.system.system_plan` at its rows n_ab and its
+        centres, count x n_ab / n), its rows' copy and its targets, scores and residuals; the dense centres."""
+        return pairs_plan(sizes, _threads.resolve_threads(getattr(self.options, "threads", None)))
+
     def check_spec(self, spec):
         if spec.loss.name != "square":
             yield ("model", "loss", "name"), (
@@ -167,6 +177,41 @@ class PairsKRR(IterativeSolver):
         predictor = self._predictor(state)
         return predictor, {"n_centers": int(state["centers"].shape[0]), "pairs": len(state["pairs"]),
                            "pair_terms": int(state["model"]["coef"].shape[0])}
+
+
+def pair_rows(sizes):
+    """Each pair of classes' training rows, largest first: from the labels where the problem is at hand, else the
+    classes taken as equal (``sizes.outputs`` of them, at least 3)."""
+    problem = sizes.problem
+    if problem is not None:
+        counts = np.bincount(to_numpy(problem.y).astype(np.int64), minlength=int(problem.n_classes))
+    else:
+        k = max(3, int(sizes.outputs))
+        counts = np.full(k, sizes.n // k)
+    return sorted((int(counts[a] + counts[b]) for a, b in class_pairs(len(counts))), reverse=True)
+
+
+def pairs_plan(sizes, threads):
+    """:meth:`PairsKRR.memory_plan`."""
+    from kopt.numerics.memory import matrices
+    from kopt.nystrom.system import system_plan
+
+    n, d = sizes.n, sizes.d
+    problem = sizes.problem
+    if problem is not None and (problem.preprocessor.target != "multiclass" or problem.n_classes < 3):
+        return []  # init refuses these labels, saying why
+    rows = pair_rows(sizes)
+    if sizes.count >= n:  # exact pairs on worker threads
+        at_once = rows[:max(1, int(threads))]
+        return [(f"{len(at_once)} pairs' kernel matrices at once ({rows[0]:,} rows the largest), in "
+                 f"{sizes.dtype.name} and float64", sum(r * r for r in at_once) * (sizes.itemsize + 8)),
+                matrices(2, at_once[0], 1, "float64", "the largest pair's targets and scores")]
+    n_ab = rows[0]
+    M_ab = max(1, min(n_ab, -(-sizes.count * n_ab // max(1, n))))
+    return [*system_plan(sizes.replace(n=n_ab, count=M_ab)),
+            matrices(1, n_ab, d, sizes.dtype, "the largest pair's rows"),
+            matrices(4, n_ab, 1, "float64", "its targets, scores and residuals"),
+            matrices(1, min(sizes.count, n), d, sizes.dtype, "every pair's centres")]
 
 
 def exact_pair(kernel, X, y, lam, weights, loss):

@@ -22,9 +22,33 @@ from kopt.numerics import rows as _rows
 from kopt.numerics.backend import to_numpy
 from kopt.numerics.linalg import solve_triangular
 from kopt.numerics.objectives import dual, primal
+from kopt.numerics.threads import resolve_threads
 from kopt.nystrom.centres import choose_centers
-from kopt.nystrom.newton import MAX_STEPS, HingeNewton
-from kopt.nystrom.system import NystromSystem, row_chunks
+from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, HingeNewton
+from kopt.nystrom.system import NystromSystem, row_chunks, system_plan
+
+
+def svm_plan(sizes, threads):
+    """:meth:`NystromSVM.memory_plan`."""
+    from kopt.numerics.memory import matrices
+    from kopt.nystrom.system import SCORE_ENTRIES
+
+    n, M = sizes.n, min(sizes.count, sizes.n)
+    held = n * M * sizes.itemsize
+    plan = list(system_plan(sizes))
+    workers = max(1, min(int(threads), 8))
+    if held <= CACHE_BYTES:
+        # the passes and the margin rows' updates read the held values as float64 chunks: the system's chunk as the
+        # kernel computes it is gone by then (measured: docs/benchmarks.md, "Memory plans against measured peaks")
+        plan = [item for item in plan if "the same chunk as computed" not in item[0]]
+        plan.append(matrices(1, n, M, sizes.dtype, "the rows' kernel values, held between passes"))
+        plan.append((f"{workers} workers' chunks of held kernel values in a margin pass (float64)",
+                     workers * SCORE_ENTRIES * 8))
+    else:
+        plan.append((f"{workers} workers' chunks of kernel values in a margin pass (as computed, and float64)",
+                     workers * SCORE_ENTRIES * (2 * sizes.itemsize + 8)))
+    return plan + [matrices(sizes.outputs, n, 1, "float64", "every class's scores"),
+                   matrices(4, n, 1, "float64", "one class's Newton: scores, the last step's, residuals, margin rows")]
 
 
 class NystromSVM(IterativeSolver):
@@ -43,6 +67,17 @@ class NystromSVM(IterativeSolver):
     iteration_unit = ("one Newton step of one class: a pass over every row, the rows that crossed the margin in or "
                       "out of the M x M system, and its Cholesky factor")
     params = common_options(iterations=200, tol=1e-6)
+
+    memory_key = "model.features.count"
+    memory_hint = "or use solver joker (dual blocks: memory O(n) whatever the features)"
+
+    def memory_plan(self, sizes):
+        """The system (:func:`kopt.nystrom.system.system_plan`: the margin rows' T and R's factor U, M x M float64
+        each, a chunk of kernel values); the rows' kernel values held between passes where they fit
+        :data:`kopt.nystrom.newton.CACHE_BYTES`; every class's scores (n x outputs float64) and one class's Newton
+        arrays per row (its scores, the last step's, the margin mask and a pass's residuals); each worker's chunk of a
+        margin pass's kernel values."""
+        return svm_plan(sizes, resolve_threads(getattr(self.options, "threads", None)))
 
     def check_spec(self, spec):
         if spec.loss.name != "squared_hinge":

@@ -331,3 +331,148 @@ def test_krr_exact_is_refused_with_the_rows_that_fit(monkeypatch):
     most = int(text.split("at most ~")[1].split()[0].replace(",", ""))
     assert 16 * most ** 2 <= 50 * 2**20 and "training rows fit: lower data.max_rows" in text
     assert text.endswith("or use solver krr_nystrom (memory O(M^2) on M centres, whatever n)")
+
+
+# -- every solver's plan -----------------------------------------------------------------------------------------
+
+def _solver(name, **options):
+    from kopt.contract.registry import registry
+
+    return registry().get("solver", name)(**options)
+
+
+def _bytes(plan, words):
+    """The bytes of the plan item whose words contain ``words``."""
+    found = [b for w, b in plan if words in w]
+    assert len(found) == 1, (words, plan)
+    return found[0]
+
+
+def test_svm_nystrom_plan_holds_two_m_by_m_float64_systems():
+    svm = _solver("svm_nystrom")
+    assert svm.memory_key == "model.features.count"
+    for M in (512, 1024):
+        plan = memory.plan_of(svm, memory.Sizes(n=20000, d=8, count=M, kind="nystrom"))
+        assert _bytes(plan, "the system T and the centres' factor U") == 2 * M * M * 8
+        assert _bytes(plan, "every class's scores") == 20000 * 8
+    three = memory.plan_of(svm, memory.Sizes(n=20000, d=8, count=512, outputs=3, kind="nystrom"))
+    assert _bytes(three, "every class's scores") == 3 * 20000 * 8
+
+
+def test_krr_pairs_plan_is_the_largest_pair_or_the_pairs_at_once():
+    pairs = _solver("krr_pairs", threads=2)
+    # every row a centre: two pairs of 2n/k rows at once, each a float32 kernel matrix and its float64 copy
+    for n in (4000, 8000):
+        plan = memory.plan_of(pairs, memory.Sizes(n=n, d=8, count=n, outputs=4, kind="nystrom"))
+        r = 2 * (n // 4)
+        assert _bytes(plan, "pairs' kernel matrices at once") == 2 * r * r * (4 + 8)
+    # on M centres: the largest pair's system on its share of the centres
+    plan = memory.plan_of(pairs, memory.Sizes(n=9000, d=8, count=900, outputs=3, kind="nystrom"))
+    assert _bytes(plan, "the system T and the centres' factor U") == 2 * 600 * 600 * 8
+
+
+@pytest.mark.parametrize("name", ["dsg", "udsg", "cdsg"])
+def test_dsg_plan_grows_with_the_blocks_its_steps_add(name):
+    sizes = memory.Sizes(n=5000, d=8, count=512)
+    model = {}
+    for T in (1000, 2000):
+        plan = memory.plan_of(_solver(name, iterations=T), sizes)
+        model[T] = _bytes(plan, "the model's buffer")
+    blocks = {"dsg": 1024, "cdsg": 1024, "udsg": 512}[name]  # UDSG adds a block in G of every G + U steps
+    assert model[1000] == blocks * 512 * 8 and model[2000] == 2 * model[1000]
+    assert memory.plan_of(_solver(name), sizes)[0][0].startswith("the model's buffer")
+
+
+@pytest.mark.parametrize("name", ["adsg", "mrbcd", "svrg", "katyusha"])
+def test_variance_reduced_plan_holds_the_features_where_they_are_materialised(name):
+    solver = _solver(name)
+    for n in (50000, 100000):
+        plan = memory.plan_of(solver, memory.Sizes(n=n, d=8, count=1024))
+        assert _bytes(plan, "the random features, materialised") == n * 1024 * 4
+    # beyond feature_memory_mb the features are regenerated: the smoothness estimate's rows instead
+    plan = memory.plan_of(solver, memory.Sizes(n=10**6, d=8, count=1024))
+    assert _bytes(plan, "the smoothness estimate's rows") == max(4096 * 1024 * 8, 2048 * 1024 * (4 + 24))
+    assert not [w for w, _ in plan if "materialised" in w]
+
+
+def test_gp_plan_holds_the_operator_quadratic_in_the_iterations():
+    gp = _solver("gp", variance="operator", iterations=200, batch_size=16, noise_variance=0.1)
+    beta = {}
+    for T in (200, 400):
+        gp = _solver("gp", variance="operator", iterations=T, batch_size=16, noise_variance=0.1)
+        beta[T] = _bytes(memory.plan_of(gp, memory.Sizes(n=5000, d=8, count=512, n_test=500)), "beta")
+        assert beta[T] == 8 * 16 * 16 * T * (T + 1) // 2
+    exact = _solver("gp", variance="none", compare_exact=True, noise_variance=0.1)
+    plan = memory.plan_of(exact, memory.Sizes(n=3000, d=8, count=512, n_test=500))
+    assert _bytes(plan, "the closed form's kernel matrix") == 3000 * 3000 * 8
+
+
+def test_joker_exact_and_primal_routes_declare_their_plans():
+    exact = _solver("joker", mode="exact")
+    rows = [_bytes(memory.plan_of(exact, memory.Sizes(n=n, d=8, count=256)), "per training row") for n in (10**4, 10**5)]
+    assert rows[1] == 10 * rows[0] > 0
+    primal = _solver("joker", mode="primal")
+    for M in (1024, 2048):
+        plan = memory.plan_of(primal, memory.Sizes(n=50000, d=8, count=M))
+        assert _bytes(plan, "the preconditioner's Gram") == 3 * M * M * 8
+        assert _bytes(plan, "the rows' features, kept") == 50000 * M * 4
+    # beyond feature_memory_mb (512 MiB) the features are regenerated on every pass
+    plan = memory.plan_of(primal, memory.Sizes(n=10**5, d=8, count=2048))
+    assert not [w for w, _ in plan if "features, kept" in w]
+    nystrom = memory.plan_of(primal, memory.Sizes(n=10**5, d=8, count=1024, kind="nystrom"))
+    assert _bytes(nystrom, "the centres' R = K_CC and its factor U") == 2 * 1024 * 1024 * 8
+
+
+#: (solver section, model section, labels) of a spec each solver takes
+SPECS = {
+    "svm_nystrom": ({"name": "svm_nystrom"}, {"loss": {"name": "squared_hinge"},
+                                              "features": {"kind": "nystrom", "count": 64}}, "binary"),
+    "krr_pairs": ({"name": "krr_pairs"}, {"loss": {"name": "square", "target": "binary"},
+                                          "features": {"kind": "nystrom", "count": 64}}, "classes"),
+    "dsg": ({"name": "dsg", "iterations": 20}, {"loss": {"name": "square"}, "features": {"block_size": 64}}, "real"),
+    "udsg": ({"name": "udsg", "iterations": 20}, {"loss": {"name": "square"}, "features": {"block_size": 64}}, "real"),
+    "cdsg": ({"name": "cdsg", "iterations": 20}, {"loss": {"name": "square"}, "features": {"block_size": 64}}, "real"),
+    "adsg": ({"name": "adsg", "iterations": 2}, {"loss": {"name": "square"}, "features": {"count": 128}}, "real"),
+    "mrbcd": ({"name": "mrbcd", "iterations": 2}, {"loss": {"name": "square"}, "features": {"count": 128}}, "real"),
+    "svrg": ({"name": "svrg", "iterations": 2}, {"loss": {"name": "square"}, "features": {"count": 128}}, "real"),
+    "katyusha": ({"name": "katyusha", "iterations": 2}, {"loss": {"name": "square"}, "features": {"count": 128}},
+                 "real"),
+    "gp": ({"name": "gp", "iterations": 20, "noise_variance": 0.1, "batch_size": 16},
+           {"loss": {"name": "square"}, "form": "gp", "features": {"block_size": 64}}, "real"),
+    "joker exact": ({"name": "joker", "mode": "exact", "iterations": 20}, {"loss": {"name": "square"}}, "real"),
+    "joker primal": ({"name": "joker", "mode": "primal", "iterations": 3},
+                     {"loss": {"name": "square"}, "features": {"count": 128}}, "real"),
+}
+
+
+def _solver_spec(tmp_path, key, n=600):
+    solver, model, labels = SPECS[key]
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 4))
+    y = np.sin(X[:, 0])
+    if labels == "binary":
+        y = np.where(y > 0, 1.0, -1.0)
+    elif labels == "classes":
+        y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(float)
+    np.savetxt(tmp_path / "train.csv", np.column_stack([y, X]), delimiter=",", fmt="%.6g")
+    spec = {"name": "m", "data": {"train": str(tmp_path / "train.csv"), "test_fraction": 0.2},
+            "model": {"kernel": {"name": "gaussian", "bandwidth": 2.0}, "regularizer": {"name": "l2", "lambda": 1e-3},
+                      **model},
+            "solver": solver, "output": {"dir": str(tmp_path / "out"), "plot": False}}
+    path = tmp_path / "spec.yaml"
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    return path
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_every_solver_refuses_a_spec_too_big_with_exit_2_and_the_bytes(tmp_path, capsys, monkeypatch, key):
+    spec = _solver_spec(tmp_path, key)
+    assert main(["validate", str(spec), "--data"]) == 0
+    out = capsys.readouterr().out
+    assert "declares no memory plan" not in out and "  total" in out and "fits" in out
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1024)
+    assert main(["solve", str(spec), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("kopt: error:")]
+    assert len(lines) == 1 and "needs" in lines[0] and "1 KiB of memory are available" in lines[0], err
+    assert "Traceback" not in err and not (tmp_path / "out" / "model.json").exists()
