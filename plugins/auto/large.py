@@ -93,9 +93,10 @@ def sample_problem(problem, rows):
 
 
 def sample_rows(problem, fit):
-    """:data:`SEARCH_ROWS` seeded rows of ``fit`` (sorted)."""
+    """:data:`SEARCH_ROWS` seeded rows of ``fit`` (sorted), or every fit row where there are fewer (between
+    :data:`SEARCH_ROWS` and 1.25 times as many training rows the fit rows are fewer: 60,000 rows, 48,000 fit rows)."""
     rng = problem.rng("auto_sample")
-    return np.sort(rng.choice(fit, size=SEARCH_ROWS, replace=False))
+    return np.sort(rng.choice(fit, size=min(SEARCH_ROWS, len(fit)), replace=False))
 
 
 def memory_centers(problem, available_bytes):
