@@ -63,6 +63,16 @@ def cmd_solve(args):
     return 0
 
 
+def _budget_words(plan):
+    """``work budget 1.2e+13 flops``, with the time limit where one was set (and whether it bound)."""
+    budget = plan.get("budget") or {}
+    words = f"work budget {budget['work_flops']:.2g} flops" if budget.get("work_flops") else "budget"
+    if budget.get("time_limit_s") is not None:
+        words += f", time limit {budget['time_limit_s']:g}s" + (
+            " (bound: the choice depends on the machine)" if budget.get("machine_dependent") else "")
+    return words
+
+
 def summary(result, spec, verbose=False):
     lines = [f"{spec['name']}: {spec['solver']['name']} finished in {result.timings['fit_s']:.2f}s "
              f"({result.n_iter} iterations{'' if result.success else ', NOT converged: ' + result.message})"]
@@ -74,7 +84,7 @@ def summary(result, spec, verbose=False):
     plan = result.auto
     if plan:
         lines[0] = (f"{spec['name']}: solver auto chose {plan['route']} in {plan['search_s']:.2f}s "
-                    f"(budget {plan['budget_s']:g}s); the solve on every row took {result.timings['fit_s']:.2f}s")
+                    f"({_budget_words(plan)}); the solve on every row took {result.timings['fit_s']:.2f}s")
         lines.append(f"  auto: {plan['why']} ({plan['split']})")
     auto = result.lambda_auto
     if auto:

@@ -70,7 +70,8 @@ class NystromCG:
         H = self.scale * self.UUt
         H[self.xp.diag_indices(self.M)] += lam
         try:
-            self.L = cholesky(H, overwrite=True)
+            with blas_threads(1):  # a threaded LAPACK Cholesky's bits follow the cores (as krr_nystrom's solve)
+                self.L = cholesky(H, overwrite=True)
         except np.linalg.LinAlgError:
             raise KoptError(f"the Nystrom preconditioner is not positive definite at lambda {lam:g}; raise lambda") \
                 from None

@@ -351,7 +351,8 @@ class NystromSystem:
         """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
         if self.xp is np:
             # Zᵀ = U⁻ᵀ Kᵀ in place: Kᵀ of the C-order K is Fortran order
-            return blas.dtrsm(1.0, np.asfortranarray(self.U), K.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+            with blas_threads(1):  # the same bits on any thread count (threaded dtrsm's are not: :meth:`whitened`)
+                return blas.dtrsm(1.0, np.asfortranarray(self.U), K.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
         return solve_triangular(self.U, K.T, lower=False, trans="T").T  # pragma: no cover - GPU only
 
     @classmethod
@@ -389,8 +390,11 @@ class NystromSystem:
             if self.xp is np:
                 # symmetric: the C-order T is also its own transpose, the Fortran-order T.T
                 U = np.asfortranarray(self.U)  # center_basis gives Fortran order: no copy
-                W = blas.dtrsm(1.0, U, T.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ A
-                W = blas.dtrsm(1.0, U, W, side=1, lower=0, trans_a=0, overwrite_b=1)  # (U⁻ᵀ A) U⁻¹
+                # one BLAS thread: OpenBLAS's threaded dtrsm gives other bits for many M (74, 81, 102, 300 ...: the
+                # centres a pivoted basis keeps), so T, and the model, followed the thread count
+                with blas_threads(1):
+                    W = blas.dtrsm(1.0, U, T.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ A
+                    W = blas.dtrsm(1.0, U, W, side=1, lower=0, trans_a=0, overwrite_b=1)  # (U⁻ᵀ A) U⁻¹
                 if not np.shares_memory(W, T):  # pragma: no cover - a SciPy that copied b after all
                     T[...] = W.T
             else:  # pragma: no cover - GPU only

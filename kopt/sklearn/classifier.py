@@ -17,7 +17,8 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     With no arguments it is kopt's default (docs/defaults.md): ``solver="auto"`` chooses the Nyström
     centre count, the bandwidth and λ on a seeded validation split of the training rows and solves
     the square loss on ±1 targets (one output per class, one factorisation for all), within
-    ``solver_options={"budget": seconds}``; ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
+    a work budget counted by formula (``solver_options={"work": flops}``; ``{"budget": seconds}`` adds a
+    wall-clock limit, which makes the choice depend on the machine where it binds); ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
     ``auto_`` say what it chose and why.  Any number given is taken as given (GridSearchCV).
 
     Parameters map onto spec keys (:data:`PARAMETERS`): ``loss`` (a classification loss; a loss with

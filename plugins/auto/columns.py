@@ -12,7 +12,9 @@ s_j x {0, ½, 2} and keeps a change that gains half the ladder's :data:`.planner
 only where the first changed something), the shared bandwidth factor re-tried after each; the scales are taken only
 where they beat one shared bandwidth by MIN_GAIN and one standard error of the paired difference.  A dropped column
 stays dropped.  The number of trials (d + 2 for the screen, at most 3 a kept column a sweep) does not depend on the
-machine's speed or load: the search stops early only past the whole search's budget, and says so.  Every model
+machine's speed or load: the search stops early only where the next trial's work, counted by formula
+(:mod:`.work`), would pass the whole search's work budget, or at the user's wall-clock limit (``solver.budget``),
+and says so.  Every model
 scored is a direct Nyström solve at :data:`CENTERS` centres with its λ path, so one column's trial costs a fraction
 of a second.
 
@@ -49,11 +51,14 @@ SCREEN = True
 STEP_GAIN = 0.5
 
 
-def choose(problem, *, fit, validation, metric, budget_s, log, seed):
+def choose(problem, *, fit, validation, metric, log, seed, budget=None, budget_s=None):
     """``(scales, bandwidth factor)``, or None where the columns are not searched (sparse or wide rows, no
-    bandwidth) or no change gained.  ``fit``/``validation``: row indices of ``problem`` (the search's split)."""
+    bandwidth) or no change gained.  ``fit``/``validation``: row indices of ``problem`` (the search's split);
+    ``budget``: the :class:`.work.Budget` its trials are counted in (None: the rows' default, with ``budget_s``
+    seconds as its wall-clock limit)."""
     from kopt.numerics.backend import to_numpy
 
+    from . import work
     from .planner import LAMBDAS, MIN_GAIN, _gain, _gain_error, _outcomes, _score
 
     X = problem.X
@@ -61,6 +66,8 @@ def choose(problem, *, fit, validation, metric, budget_s, log, seed):
     if _rows.is_sparse(X) or problem.d > MAX_COLUMNS or "bandwidth" not in options or problem.xp is not np:
         return None
     t0 = time.perf_counter()
+    if budget is None:
+        budget = work.Budget(work.default_work(problem.n), budget_s, rule=work.rule_words())
     rng = np.random.default_rng([seed, 0x636F6C73])
     fit = np.sort(rng.choice(fit, size=min(FIT_ROWS, len(fit)), replace=False))
     val = np.sort(rng.choice(validation, size=min(VALIDATION_ROWS, len(validation)), replace=False))
@@ -78,6 +85,7 @@ def choose(problem, *, fit, validation, metric, budget_s, log, seed):
         from kopt.nystrom.system import NystromSystem
 
         keep = scales > 0
+        budget.count(trial_work(int(keep.sum())))
         s = scales[keep].astype(np.float32)
         kernel = cls(**{**options, "bandwidth": base * factor})
         system = NystromSystem(kernel, Xf[:, keep] * s, Yf, Xc[:, keep] * s)
@@ -97,8 +105,13 @@ def choose(problem, *, fit, validation, metric, budget_s, log, seed):
     def step_gains(old, new):  # one column's step: half the ladder's gain (a noise column's is small, the sum is not)
         return _gain(metric, _score(metric, old), _score(metric, new)) >= STEP_GAIN * MIN_GAIN[metric]
 
-    def over_budget():
-        return time.perf_counter() - t0 > budget_s
+    def trial_work(kept):  # one trial by formula: its system, the validation rows' kernel values, its λ path
+        return (work.system(len(fit), len(centers), kept) + work.kernel_values(len(val), len(centers), kept)
+                + len(LAMBDAS) * work.direct_lambda(len(centers), len(val), Y.shape[1]))
+
+    def over_budget():  # the next trial would pass the work budget (counted), or the user's wall-clock limit
+        return (not budget.affords(trial_work(problem.d))
+                or budget.out_of_time("the column sweeps", trial_work(problem.d)))
 
     d = problem.d
     scales, factor = np.ones(d), 1.0
@@ -156,7 +169,7 @@ def choose(problem, *, fit, validation, metric, budget_s, log, seed):
             f"bandwidth: {abs(_score(metric, shared)):.5g}), {int((scales > 0).sum())} of {d} columns kept "
             f"({time.perf_counter() - t0:.0f} s)")
         if over_budget():
-            log(f"auto: column scales stopped at their budget ({budget_s:.0f} s) before every column was tried")
+            log(f"auto: column scales stopped at their budget ({budget.words()}) before every column was tried")
             break
         if not changed:
             break

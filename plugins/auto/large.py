@@ -12,9 +12,10 @@ costs more than the budget allows whatever n is:
 2. **the direct search on a sample.**  :func:`.planner.search` runs on :data:`SEARCH_ROWS` seeded rows of the
    others: the bandwidth, λ and a first centre count M₁, at a cost that does not grow with n.
 3. **the centres grown on every row** (:func:`grow`).  The centre count M₂ is the largest doubling of M₁ whose λ
-   path on every fit row fits the budget left, by a cost model measured on this machine at the start
-   (:func:`measure_rates`: kernel values per second in one pass, and float64 flops of the M × M factors), within
-   memory (three M × M float64 matrices in half the available memory, :data:`MEMORY_SHARE`).  At M₂,
+   path on every fit row fits the work budget left, its work counted by formula (:func:`path_work`:
+   :data:`PLANNED_STEPS` CG passes of n M kernel values and the M × M factors' 2 M³ flops; :mod:`.work`), never
+   by a rate measured on the machine, within memory (three M × M float64 matrices in half the available memory,
+   :data:`MEMORY_SHARE`).  At M₂,
    ``krr_pcg``'s conjugate gradients (:mod:`kopt.nystrom.cg`) solve a λ path on every fit row, from
    λ₁ down by half decades while the validation score improves (more rows resolve a smaller λ), each λ warm from
    the last.  The validation rows are in the passes with weight 0: their scores come with every pass.
@@ -22,8 +23,11 @@ costs more than the budget allows whatever n is:
    by the ladder's :data:`.planner.MIN_GAIN`; else M₁ at λ₁.  ``krr_pcg`` then solves the chosen spec on every
    training row, warm from the search's solution (the same centres: the validation rows come last in the order).
 
-The budget (:func:`default_budget`) is 120 s per 500,000 training rows, at least 120 s: a user with 10⁶ rows
-waits about twice what one with 10⁵ waits for the search, and the solve on every row comes after it.
+The budget (:func:`.work.default_work`) is 1.2·10¹³ flops per 500,000 training rows, at least 1.2·10¹³ (the old
+120 s per 500,000 rows at the reference 10¹¹ flop/s): a user with 10⁶ rows waits about twice what one with 10⁵
+waits for the search, and the solve on every row comes after it.  Each λ's CG steps are cut where the work left
+runs out (counted, so the cut is the same on every machine); a wall-clock limit the user sets (``solver.budget``)
+cuts them where it passes, and the report then says the model depends on the machine.
 """
 from __future__ import annotations
 
@@ -35,15 +39,13 @@ import numpy as np
 
 from kopt.numerics import rows as _rows
 
+from . import work
+
 #: past this many training rows the direct search runs on a seeded sample of this many, and the centres grow on
 #: every row by conjugate gradients
 SEARCH_ROWS = 50_000
 #: the held-out rows of the search, at most (20% of the training rows below 100,000)
 VALIDATION_ROWS = 20_000
-#: the default budget: this many seconds per :data:`BUDGET_ROWS` training rows, at least :data:`BUDGET_MIN`
-BUDGET_PER = 120.0
-BUDGET_ROWS = 500_000
-BUDGET_MIN = 120.0
 #: the share of the budget the sample's direct search may take (the rest grows the centres).  The column scales
 #: (:mod:`.columns`) come first and are not cut by a share: their trials are bounded by the columns, not by n, and a
 #: share cut on a loaded machine chose other scales, and scored far lower than the same spec on a quiet machine
@@ -69,12 +71,6 @@ MEMORY_SHARE = 0.5
 MAX_GROWN_CENTERS = 32_768
 
 
-def default_budget(n_train: int) -> float:
-    """Seconds the search may spend: :data:`BUDGET_PER` per :data:`BUDGET_ROWS` training rows, at least
-    :data:`BUDGET_MIN`."""
-    return max(BUDGET_MIN, BUDGET_PER * n_train / BUDGET_ROWS)
-
-
 def split(n, seed):
     """``(fit, validation)`` row indices: the seeded split's held-out rows, 20% and at most :data:`VALIDATION_ROWS`."""
     from kopt.running.validation import make_splits
@@ -97,9 +93,10 @@ def sample_problem(problem, rows):
 
 
 def sample_rows(problem, fit):
-    """:data:`SEARCH_ROWS` seeded rows of ``fit`` (sorted)."""
+    """:data:`SEARCH_ROWS` seeded rows of ``fit`` (sorted), or every fit row where there are fewer (between
+    :data:`SEARCH_ROWS` and 1.25 times as many training rows the fit rows are fewer: 60,000 rows, 48,000 fit rows)."""
     rng = problem.rng("auto_sample")
-    return np.sort(rng.choice(fit, size=SEARCH_ROWS, replace=False))
+    return np.sort(rng.choice(fit, size=min(SEARCH_ROWS, len(fit)), replace=False))
 
 
 def memory_centers(problem, available_bytes):
@@ -112,38 +109,11 @@ def memory_centers(problem, available_bytes):
     return memory.largest_fitting(registry().get("solver", "krr_pcg")(), sizes, int(MEMORY_SHARE * available_bytes))
 
 
-#: the kernel values the pass rate is measured on: a short pass runs at a fraction of a long pass's rate (its blocks'
-#: set-up and the threads' hand-offs); at 2²⁵ values the rate measured was well below the CG steps' and the cost
-#: model ruled out sizes that fit (docs/benchmarks.md, "Measurements behind the code's choices")
-RATE_VALUES = 1 << 28
-
-
-def measure_rates(kernel, X, C, dtype, threads):
-    """``(kernel values per second of a pass, float64 flops per second of the M × M factors)`` on this machine:
-    one pass over :data:`RATE_VALUES` kernel values against ``C`` (after a warm one), and a 1,024 × 1,024 float64
-    product."""
-    from kopt.nystrom.passes import RowPass
-
-    m = min(X.shape[0], max(4096, RATE_VALUES // max(1, C.shape[0])))
-    rows = RowPass(kernel, _rows.take(X, np.arange(m)), C, dtype, threads=threads)
-    xp = rows.xp
-    P = xp.ones((C.shape[0], 1))
-    rows.products(P)  # warm: the centres' side, the pool's threads
-    t = time.perf_counter()
-    rows.products(P)
-    pass_rate = m * C.shape[0] / max(time.perf_counter() - t, 1e-9)
-    A = xp.ones((1024, 1024))
-    A @ A
-    t = time.perf_counter()
-    A @ A
-    flop_rate = 2.0 * 1024.0 ** 3 / max(time.perf_counter() - t, 1e-9)
-    return pass_rate, flop_rate
-
-
-def path_seconds(M, n, pass_rate, flop_rate):
-    """The cost model of a λ path at M centres on n rows: :data:`PLANNED_STEPS` passes plus the factors (the
-    centres' pivoted Cholesky, UUᵀ, and one preconditioner a λ: about 2 M³ flops)."""
-    return PLANNED_STEPS * n * M / pass_rate + 2.0 * M ** 3 / flop_rate
+def path_work(M, n, d, outputs=1):
+    """The work of a λ path at M centres on n rows, by formula: :data:`PLANNED_STEPS` CG steps (each a pass of n M
+    kernel values, :func:`.work.cg_step`) plus the factors (the centres' pivoted Cholesky, UUᵀ, and one
+    preconditioner a λ: about 2 M³ flops)."""
+    return PLANNED_STEPS * work.cg_step(n, M, d, outputs) + work.cg_factors(M)
 
 
 #: bandwidth factors (of the sample's choice) the grown size is probed at: more centres resolve a shorter length
@@ -166,29 +136,30 @@ PROBE_MIN_LAMBDA = 1e-10
 SEARCH_RESIDUAL = 1e-2
 
 
-def solve_lambda(cg, lam, v, loss, Y, deadline=math.inf):
+def solve_lambda(cg, lam, v, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
     """``(state, relative gap, steps, solved)``: CG at λ from ``v`` (warm; None: zero) until the λ is solved (the
     relative gap to the best dual value so far is :data:`SEARCH_TOL`, or the preconditioned residual is
-    :data:`SEARCH_RESIDUAL`), :data:`MAX_STEPS` steps, or ``deadline`` (``time.perf_counter()``) has passed."""
+    :data:`SEARCH_RESIDUAL`), ``max_steps`` steps (:data:`MAX_STEPS`, fewer where the work budget left affords
+    fewer), or ``out_of_time()`` (the user's wall-clock limit; None: none) says so."""
     s = cg.start(lam, v)
     gap, steps, best_dual, solved = math.inf, 0, -math.inf, False
-    while steps < MAX_STEPS:
+    while steps < max_steps:
         cg.step(s)
         steps += 1
         P, D, _ = cg.certificate(s, loss, Y)
         best_dual = max(best_dual, D)
         gap = (P - best_dual) / max(abs(P), abs(best_dual), 1e-300)
         solved = gap <= SEARCH_TOL or cg.preconditioned_residual(s) <= SEARCH_RESIDUAL
-        if solved or time.perf_counter() > deadline:
+        if solved or (out_of_time is not None and out_of_time()):
             break
     return s, gap, steps, solved
 
 
-def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None):
+def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None, budget=None):
     """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ whose CG solve on the sample's rows
     and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
     sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
-    lost; a λ CG does not solve is not a choice."""
+    lost; a λ CG does not solve is not a choice.  Its work is counted in ``budget`` (the grown stage planned it)."""
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom.cg import NystromCG
     from kopt.nystrom.system import target_offset
@@ -209,13 +180,18 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
     options = kernel.options.as_dict()
     best, said = None, []
+    d, outputs, Mh = int(problem.d), int(Y.shape[1]), len(centers)
+    count = budget.count if budget is not None else (lambda flops: None)
     for f in PROBE_FACTORS:
         kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
         cg = None  # the last factor's system (3 M x M) goes before the next is made
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
+        count(work.cg_factors(Mh))
         scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
         while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:
-            s, gap, _, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
+            s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
+            count(work.cg_lambda(Mh) + taken * work.cg_step(len(sample), Mh, d, outputs)
+                  + work.kernel_values(len(validation), Mh, d))
             if not solved:
                 break  # smaller λ are harder still: not a choice
             v = s["v"]
@@ -242,8 +218,12 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     return best[1], best[2]
 
 
-def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metric, log, sample=None, threads=None):
+def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, sample=None, threads=None, budget=None,
+         budget_s=None):
     """Step 3 of the module docstring: the λ path at the grown centre count on every fit row.
+
+    ``budget``: the :class:`.work.Budget` the stage's work is counted in, its size chosen by what is left of it
+    (None: the rows' default budget, with ``budget_s`` seconds as its wall-clock limit).
 
     ``first``: the sample's best trial (its ``centers`` and ``lam`` are M₁ and λ₁) and its score on ``validation``
     (``first["full_score"]``); ``kernel``: the chosen bandwidth's kernel.  Returns a dict of the grown trial
@@ -259,6 +239,9 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
 
     t0 = time.perf_counter()
     xp, n = problem.xp, problem.n
+    if budget is None:
+        budget = work.Budget(work.default_work(n), budget_s, rule=work.rule_words())
+    d, outputs = int(problem.d), int(problem.label_matrix().shape[1])
     top = min(max_centers, MAX_GROWN_CENTERS, memory_centers(problem, available_bytes()), len(fit))
     M1 = int(first["centers"])
     sizes = []
@@ -270,24 +253,24 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         log(f"auto: no centre count above {M1} fits memory and max_centers ({top}): the sample's choice stands")
         return None
     order = center_order(problem, sizes[-1])
-    probe = _rows.dense(problem.X, xp.asarray(np.sort(order[:min(2048, len(order))])), xp, problem.dtype)
-    pass_rate, flop_rate = measure_rates(kernel, problem.X, probe, problem.dtype, threads)
-    del probe
-    left = budget_s - (time.perf_counter() - t0)
+    left = budget.left()
     has_bw = "bandwidth" in kernel.options.as_dict() and sample is not None and first.get("bandwidth_rule", True)
     ns = 0 if not has_bw else len(sample)
 
     def probes(M):  # the sample's ladder chose the bandwidth at M/2 centres already where it reached that size
         return has_bw and M // 2 > int(first.get("tried_centers", 0))
 
-    def cost(M):  # the λ path on every row, and the bandwidth probe at M/2 centres on the sample
-        probe = 2 * len(PROBE_FACTORS) * path_seconds(M // 2, ns, pass_rate, flop_rate) if probes(M) else 0.0
-        return path_seconds(M, n, pass_rate, flop_rate) + probe
+    def cost(M):  # by formula: the λ path on every row, and the bandwidth probe at M/2 centres on the sample
+        probe = 2 * len(PROBE_FACTORS) * path_work(M // 2, ns, d, outputs) if probes(M) else 0.0
+        return path_work(M, n, d, outputs) + probe
 
     affordable = [M for M in sizes if cost(M) <= left]
-    log(f"auto: this machine: {pass_rate / 1e9:.2f} G kernel values/s a pass, {flop_rate / 1e9:.1f} GFLOP/s "
-        f"factoring; the grown size's cost on {n} rows at " + ", ".join(f"{M}: ~{cost(M):.0f} s" for M in sizes)
-        + f" ({left:.0f} s left)")
+    log(f"auto: the grown size's work on {n:,} rows at " + ", ".join(f"{M}: {cost(M):.2g} flops" for M in sizes)
+        + f" ({left:.2g} of the work budget left)")
+    while affordable and budget.out_of_time("the grown centre count", cost(affordable[-1])):
+        log(f"auto: {affordable[-1]} centres would pass the time limit ({budget.seconds:g} s, {budget.elapsed():.0f} s "
+            f"spent) -- this choice depends on the machine's speed")
+        affordable.pop()
     if not affordable:
         log(f"auto: no centre count above {M1} fits the budget left: the sample's choice stands")
         return None
@@ -295,7 +278,7 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     factor, lam_start = 1.0, first["lam"]
     if probes(M2):
         factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
-                                            threads)
+                                            threads, budget=budget)
         bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
         kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
     C = _rows.dense(problem.X, xp.asarray(np.sort(order[:M2])), xp, problem.dtype)
@@ -309,6 +292,8 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     weights[fit_x] = (1.0 if w is None else w[fit_x]) * (n / len(fit))
     Yc = Y - mu  # the centred targets, once (the gap reads them every step)
     cg = NystromCG(kernel, problem.X, Yc, C, dtype=problem.dtype, weights=weights, threads=threads)
+    budget.count(work.cg_factors(M2))
+    step_work = work.cg_step(n, M2, d, outputs)
     cg.centers = np.sort(order[:M2])  # krr_pcg's centres for features.count = M2: it reuses the factors
     del C
     Y_val = to_numpy(Y[xp.asarray(validation)])
@@ -319,19 +304,30 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
     va_x = xp.asarray(validation)
     mu_host = to_numpy(mu)
     i, unresolved = start_index, set()
+    def out_of_time():
+        return budget.out_of_time("the grown lambda path")
+
     while 0 <= i < len(LAMBDAS):
         lam = LAMBDAS[i]
-        s, gap, taken, solved = solve_lambda(cg, lam, v, problem.loss, Yc, deadline=t0 + budget_s)
+        # the steps the work left affords (counted: the cut is the same on every machine)
+        allowed = min(MAX_STEPS, int(max(0.0, budget.left() - work.cg_lambda(M2)) // step_work))
+        if allowed < 1:
+            log(f"auto: {M2} centres on {n} rows: no work left for lambda {lam:g} [{_budget_words(budget)}]")
+            break
+        s, gap, taken, solved = solve_lambda(cg, lam, v, problem.loss, Yc, max_steps=allowed,
+                                             out_of_time=out_of_time if budget.seconds is not None else None)
+        budget.count(work.cg_lambda(M2) + taken * step_work)
         steps += taken
         v = s["v"]
         elapsed = time.perf_counter() - t0
+        cut = taken < MAX_STEPS and not solved  # the work budget (or the time limit) cut this λ's steps
         if not solved:
             # a λ CG does not solve within the steps is not a choice: its iterate is another (early-stopped) model
             unresolved.add(i)
             path[f"{lam:g}"] = None
-            log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: not solved in {MAX_STEPS} CG steps (gap {gap:.2g}): "
-                f"not a choice ({elapsed:.0f} s)")
-            if scores or elapsed > budget_s:
+            log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: not solved in {taken} CG steps (gap {gap:.2g}"
+                + (", the budget's last" if cut else "") + f"): not a choice ({elapsed:.0f} s)")
+            if scores or cut:
                 break  # walking down from a solved λ: the smaller ones are harder still
             i -= 1  # half a decade up, warm
             continue
@@ -340,11 +336,11 @@ def grow(problem, first, *, kernel, fit, validation, budget_s, max_centers, metr
         points[i] = v.copy()
         path[f"{lam:g}"] = round(scores[i], 6)
         log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: validation {metric} {abs(scores[i]):.5g} "
-            f"({steps} CG steps so far, gap {gap:.2g}) [{_budget_words(elapsed, budget_s)}]")
+            f"({steps} CG steps so far, gap {gap:.2g}) [{_budget_words(budget)}]")
         previous = scores.get(i - 1)
         if unresolved or (previous is not None and _gain(metric, previous, scores[i]) < MIN_GAIN[metric]):
             break  # the smaller λ did not gain (validation error is unimodal in λ), or cannot be solved
-        if elapsed > budget_s:
+        if budget.over() or (budget.seconds is not None and out_of_time()):
             break
         i += 1  # more rows resolve a smaller λ: half a decade down, warm
     if not scores:

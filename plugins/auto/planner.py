@@ -25,7 +25,11 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    :data:`GAIN_ERRORS` standard errors of the paired difference on the validation rows (:func:`_gain_error`:
    the rows cannot tell that it gained, nor would they a smaller later gain), when the next size
    would pass ``max_centers`` (capped by the memory available: :meth:`.solver.AutoSolver.most_centers`) or the rows,
-   or when its projected time (4x this size's: the system costs n M²) would pass the budget.
+   or when the next size's work, counted by formula (:mod:`.work`: its systems' n M² + M³/3 flops and kernel
+   values, its λ path's Choleskys), would pass the work budget -- never where a clock says so, so the same spec
+   and seed stop at the same size on any machine.  A wall-clock limit the user sets (``solver.budget``) stops it
+   too, where the time spent plus the next size's work at the rate measured so far would pass it (the choice then
+   depends on the machine, and the report says so).
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
 larger λ and the fewer centres, and more centres win only by :data:`MIN_GAIN`.  Its system then takes the validation rows' sums too (their kernel values
@@ -41,6 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kopt.numerics import rows as _rows
+
+from . import work
 
 #: the λ path (kopt's convention λ/2‖f‖² + mean ℓ): half decades from 1e-1 down to 1e-9
 LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
@@ -141,10 +147,10 @@ def _gain_words(metric, gain):
     return f"{100 * gain:.2f}% of RMSE" if metric == "rmse" else f"{100 * gain:.2f} points"
 
 
-def _budget_words(spent, budget_s):
-    """``12 s of the 120 s budget, at most 108 s left``: the search's progress against its budget (its ETA: the
-    search stops adding centres once a size would pass the budget; the solve on every row comes after)."""
-    return f"{spent:.0f} s of the {budget_s:.0f} s budget, at most {max(0.0, budget_s - spent):.0f} s left"
+def _budget_words(budget):
+    """The search's progress against its work budget and its ETA at the rate measured so far
+    (:meth:`.work.Budget.words`; the solve on every row comes after)."""
+    return budget.words()
 
 
 def _lambda_window(count, center):
@@ -154,8 +160,12 @@ def _lambda_window(count, center):
     return list(range(max(0, center - LAMBDA_REACH), min(count, center + LAMBDA_REACH + 1)))
 
 
-def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, seed, validation, log, hinge=False):
+def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, validation, log, hinge=False, budget=None,
+           budget_s=None):
     """Measure the ladder; returns a :class:`Search`.
+
+    ``budget``: the :class:`.work.Budget` the ladder's work is counted in (None: :func:`.work.default_work` of the
+    rows, with ``budget_s`` seconds as its wall-clock limit, None: none).
 
     ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
     ``lambdas``: the λ values; ``counts``: the centre counts to try (None: the doubling ladder up to
@@ -171,6 +181,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     t0 = time.perf_counter()
     xp = problem.xp
     n = problem.n
+    if budget is None:
+        budget = work.Budget(work.default_work(n), budget_s, rule=work.rule_words())
     (tr, va), = make_splits(n, seed, validation=validation)
     metric = metric_of(problem)
     Y = problem.label_matrix()
@@ -184,6 +196,12 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     w_val = None if w is None else to_numpy(w[xp.asarray(va)])
     hinge = hinge and Y.shape[1] == 1 and metric != "rmse"
     y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge else None  # the ±1 labels the hinge reads
+    d, outputs, n_fit, n_val = int(problem.d), int(Y.shape[1]), len(tr), len(va)
+
+    def system_work(M, lams):  # a trial's work by formula: its system, the validation rows' kernel values, its path
+        return (work.system(n_fit, M, d) + work.kernel_values(n_val, M, d)
+                + lams * work.direct_lambda(M, n_val, outputs))
+
     hinge_index = None  # the last level's hinge λ (its window's centre at the next size)
     hinge_inside = level_inside = None  # the fit rows inside the last level's (this level's) best hinge margin
     order = center_order(problem, max(counts) if counts else max_centers)
@@ -196,7 +214,6 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
     shorten = False  # from the third size on: whether a shorter bandwidth is tried too
     factor, lam_index = 1.0, None
     for level, M in enumerate(ladder):
-        t_level = time.perf_counter()
         if not has_bw or not bandwidth_rule or (level >= 2 and not shorten):
             factors = (factor,)
         elif level == 0:
@@ -222,10 +239,12 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
             system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit,
                                           own_centers=True)
             del C
+            budget.count(system_work(M, 0))
             tried = _lambda_window(len(lambdas), lam_index)
             scores, outcomes, raw = {}, {}, {}
             while True:
                 todo = [i for i in tried if i not in scores]
+                budget.count(len(todo) * work.direct_lambda(M, n_val, outputs))
                 for i, S in zip(todo, system.path([lambdas[i] for i in todo], X_val)):
                     # a λ the system does not resolve is not a choice
                     if S is None:
@@ -252,6 +271,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                     system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
                     hinge_inside, metric=metric, val_weights=w_val)
                 raw = {k: hinge_start.pop("val_scores")}
+                budget.count(hinge_start["steps"] * work.newton_step(n_fit, M, d)
+                             + len(scores) * work.direct_lambda(M, n_val))
             trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
                          lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
                          seconds=time.perf_counter() - t1)
@@ -265,7 +286,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                     else f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} "
                          f"({trial['seconds']:.2f} s)")
             log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said} "
-                f"[{_budget_words(time.perf_counter() - t0, budget_s)}]")
+                f"[{_budget_words(budget)}]")
             factor_rows[f] = outcomes.get(k)
             if skipped:
                 del system
@@ -288,8 +309,6 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
         factor, lam_index = level_best["bandwidth_factor"], level_best.get("square_lam_index", level_best["lam_index"])
         hinge_index = level_best["lam_index"] if hinge else None
         hinge_inside = level_inside if hinge else None
-        level_s = time.perf_counter() - t_level
-        spent = time.perf_counter() - t0
         if level + 1 < len(ladder):
             if previous_best is not None and counts is None:
                 gain = _gain(metric, previous_best["score"], level_best["score"])
@@ -300,10 +319,15 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, budget_s, s
                         f"{_gain_words(metric, noise)} standard error): stop growing")
                     break
             next_factors = 2 if has_bw and bandwidth_rule and (level == 0 or shorten) else 1
-            projected = level_s / len(factors) * next_factors * 4.0
-            if spent + projected > budget_s:
-                log(f"auto: {ladder[level + 1]} centres would take ~{projected:.1f} s, past the budget "
-                    f"({budget_s:g} s, {spent:.1f} s spent): stop growing")
+            # the next size's work by formula (its systems and a λ window of 2 LAMBDA_REACH + 1), never its time
+            projected = next_factors * system_work(ladder[level + 1], 2 * LAMBDA_REACH + 1)
+            if not budget.affords(projected):
+                log(f"auto: {ladder[level + 1]} centres would count {projected:.2g} flops, past the work budget "
+                    f"({budget.spent:.2g} of {budget.work:.2g} spent): stop growing")
+                break
+            if budget.out_of_time(f"the ladder after {M} centres", projected):
+                log(f"auto: {ladder[level + 1]} centres would pass the time limit ({budget.seconds:g} s, "
+                    f"{budget.elapsed():.1f} s spent): stop growing -- this choice depends on the machine's speed")
                 break
         previous_best, previous_rows = level_best, level_rows
     split = f"validation {len(va)} of {n} rows, seed {seed}"

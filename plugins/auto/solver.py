@@ -22,8 +22,14 @@ Routes (docs/defaults.md):
 * a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
   own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
 
-The search's budget (``solver.budget``) is by default 120 s per 500,000 training rows, at least 120 s
-(:func:`.large.default_budget`), printed at the start; each progress line says what is spent and left.
+The search's budget is a count of work, not of seconds (:mod:`.work`): by default 1.2·10¹³ flops per 500,000
+training rows, at least 1.2·10¹³ (:func:`.work.default_work`; ``solver.work`` sets another), every stage's cost
+counted by formula, so every choice -- route, centre count, bandwidth, column scales, λ, where each search stops --
+depends on the data, the spec and its seed alone, not on the machine's speed, its load or its threads.  The start
+line prints the rule and the budget, each progress line the work spent and an estimated time left (at the rate
+measured so far: an estimate, never a choice), the report keeps it (``auto.budget``).  ``solver.budget`` (seconds)
+is a hard wall-clock limit the user may add; where it binds, the log and the report (``budget.machine_dependent``)
+say that the model depends on the machine.
 
 An explicit number is always taken as given: ``model.regularizer.lambda``, a numeric
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
@@ -42,7 +48,7 @@ from kopt.numerics import memory
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 
-from . import columns, large, pairs, planner
+from . import columns, large, pairs, planner, work
 
 
 class AutoSolver(Solver):
@@ -57,8 +63,13 @@ class AutoSolver(Solver):
     plans = True
     params = {
         "budget": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
-                   "description": "seconds the search may spend before it stops adding centres (the solve on all "
-                                  "rows comes after); null: 120 s per 500,000 training rows, at least 120 s"},
+                   "description": "a hard wall-clock limit in seconds on the search (the solve on all rows comes "
+                                  "after); where it binds, the choice depends on the machine's speed and the report "
+                                  "says so (budget.machine_dependent); null: no limit, only the work budget"},
+        "work": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
+                 "description": "the search's work budget in flops, every stage's cost counted by formula, so the "
+                                "choice is the same on any machine; null: 1.2e13 per 500,000 training rows, at "
+                                "least 1.2e13 (120 s per 500,000 rows at 1e11 flop/s; docs/defaults.md)"},
         "max_centers": {"type": "integer", "minimum": 16, "default": 4096,
                         "description": "the most Nystrom centres the search tries (fewer where the memory available "
                                        "holds fewer: about 24 M^2 bytes, kopt validate --data prints the plan)"},
@@ -124,7 +135,7 @@ class AutoSolver(Solver):
         return ({"solver": {"name": "joker", "mode": "auto"}, "model.form": "dual", "model.features.kind": "random"},
                 f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centres)")
 
-    def _plan_pairs(self, problem, kernel, lam, log):
+    def _plan_pairs(self, problem, kernel, lam, log, budget):
         """The plan of exact one-vs-one (:mod:`.pairs`): every row a centre, each pair of classes its rows' KRR."""
         o = self.options
         best, trials, split, seconds = pairs.search(
@@ -143,7 +154,7 @@ class AutoSolver(Solver):
         record = {"route": "krr_pairs", "centers": int(problem.n), "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": "accuracy",
                   "validation_score": best["score"], "split": split, "search_s": seconds, "budget_s": o.budget,
-                  "trials": trials, "why": why}
+                  "budget": budget.record(), "trials": trials, "why": why}
         return Plan(overrides, record, None)
 
     def plan(self, problem, given, log=None):
@@ -159,17 +170,18 @@ class AutoSolver(Solver):
         lam = spec["model"]["regularizer"].get("lambda")
         count = ((given.get("model") or {}).get("features") or {}).get("count")
         log = log or (lambda line: None)
+        budget = self.work_budget(problem)
         if problem.loss.name == "square" and not count and problem.preprocessor.target == "multiclass":
             from kopt.numerics.backend import to_numpy
 
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
-                return self._plan_pairs(problem, kernel, lam, log)
-        budget = large.default_budget(problem.n) if o.budget is None else float(o.budget)
-        log(f"auto: budget {budget:.0f} s for the search on {problem.n:,} training rows (" + (
-            f"{large.BUDGET_PER:g} s per {large.BUDGET_ROWS:,} training rows, at least {large.BUDGET_MIN:g} s"
-            if o.budget is None else "solver.budget") + "; the solve on every row comes after)")
+                return self._plan_pairs(problem, kernel, lam, log, budget)
+        log(f"auto: work budget {budget.work:.3g} flops for the search on {problem.n:,} training rows of {problem.d} "
+            f"columns ({budget.rule}; the solve on every row comes after)" + (
+                f"; time limit {budget.seconds:g} s (solver.budget): where it binds, the choice depends on the "
+                "machine" if budget.seconds is not None else ""))
         if problem.n > large.SEARCH_ROWS:
-            return self._plan_large(problem, kernel, lam, count, budget, log)
+            return self._finish(self._plan_large(problem, kernel, lam, count, budget, log), budget, log)
         # one length scale per column is not searched here: on a small set it fits the validation rows, not the test
         # rows, in many times the whole fit's time (docs/defaults.md, "Past 50,000 rows"; docs/benchmarks.md,
         # "Measurements behind the code's choices")
@@ -180,7 +192,7 @@ class AutoSolver(Solver):
             found = planner.search(
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=most, budget_s=budget,
+                counts=[int(count)] if count else None, max_centers=most, budget=budget,
                 seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = found.best, found.trials, found.metric
         overrides, words = self.route(problem.loss, best["centers"])
@@ -198,7 +210,7 @@ class AutoSolver(Solver):
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
-                  "budget_s": budget, "trials": trials, "why": why}
+                  "budget_s": o.budget, "trials": trials, "why": why}
         if not count and most < min(o.max_centers, problem.n):
             record["memory_cap"] = most  # the ladder stopped there: more centres would not fit the memory available
         start = None
@@ -210,7 +222,27 @@ class AutoSolver(Solver):
         if solver["name"] == "krr_nystrom" or found.hinge_start is not None:  # the chosen loss's own held-out scores
             held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
                         "words": f"solver auto's validation rows ({found.split})"}
-        return Plan(overrides, record, start, held_out)
+        return self._finish(Plan(overrides, record, start, held_out), budget, log)
+
+    def work_budget(self, problem):
+        """The search's :class:`.work.Budget`: ``solver.work`` flops, else :func:`.work.default_work` of the rows;
+        ``solver.budget`` seconds as its wall-clock limit."""
+        o = self.options
+        if o.work is None:
+            return work.Budget(work.default_work(problem.n), o.budget, rule=work.rule_words())
+        return work.Budget(float(o.work), o.budget, rule="solver.work")
+
+    @staticmethod
+    def _finish(plan, budget, log):
+        """The report's ``budget`` (the rule, the work counted, where a time limit bound); a bound limit said."""
+        plan.record["budget"] = budget.record()
+        if budget.bound:
+            log(f"auto: the time limit (solver.budget = {budget.seconds:g} s) bound at {', '.join(budget.bound)}: this "
+                "model depends on the machine's speed and load (without solver.budget the same spec and seed choose "
+                "the same model on any machine)")
+        else:
+            log(f"auto: the search counted {budget.spent:.3g} of {budget.work:.3g} flops in {budget.elapsed():.1f} s")
+        return plan
 
     def _column_scales(self, problem, kernel, fit, validation, budget, log):
         """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`, ``bandwidth: auto``
@@ -220,7 +252,7 @@ class AutoSolver(Solver):
         if kernel.get("bandwidth") != "auto":
             return problem, None
         found = columns.choose(problem, fit=fit, validation=validation, metric=planner.metric_of(problem),
-                               budget_s=budget, log=log, seed=problem.spec["seed"])
+                               budget=budget, log=log, seed=problem.spec["seed"])
         if found is None:
             return problem, None
         scales, factor = found
@@ -250,7 +282,7 @@ class AutoSolver(Solver):
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
                 counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
-                budget_s=large.SAMPLE_SHARE * budget if square and not count else budget,
+                budget=budget.share(large.SAMPLE_SHARE * budget.work) if square and not count else budget,
                 seed=seed, validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         best, trials, metric = dict(found.best), list(found.trials), found.metric
         chosen_kernel = problem.kernel
@@ -263,6 +295,7 @@ class AutoSolver(Solver):
             w1 = system.coef(system.solve(best["lam"]))
             X_va = _rows.take(problem.X, problem.xp.asarray(va))
             S1 = to_numpy(system.scores(X_va, w1)) + found.intercept
+            budget.count(work.kernel_values(len(va), int(best["centers"]), int(problem.d)))
             Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
             y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
             best["full_score"] = planner._score(metric, planner._outcomes(metric, S1, Y_va, y_scale))
@@ -274,8 +307,7 @@ class AutoSolver(Solver):
                 with _threads.scipy_blas():
                     best["bandwidth_rule"] = kernel.get("bandwidth") == "auto"
                     best["tried_centers"] = max(int(t["centers"]) for t in trials)
-                    grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va,
-                                       budget_s=budget - (time.perf_counter() - t0),
+                    grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va, budget=budget,
                                        max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log, sample=rows)
             if grown is not None:
                 trials.append({"centers": grown["centers"],
@@ -316,7 +348,7 @@ class AutoSolver(Solver):
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": f"validation {len(va)} of {n} rows, seed {seed}; "
-                  f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": budget,
+                  f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": o.budget,
                   "trials": trials, "why": why,
                   "column_scales": None if column_scales is None else overrides["data.column_scales"]}
         return Plan(overrides, record, start, held_out)

@@ -189,66 +189,12 @@ def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(smal
 
 
 def test_the_default_budget_is_a_rule_of_the_rows():
-    from kopt_plugins.auto.large import default_budget
+    from kopt_plugins.auto.work import default_work
 
-    assert default_budget(10_000) == 120.0
-    assert default_budget(500_000) == 120.0
-    assert default_budget(1_000_000) == 240.0
-    assert default_budget(10_000_000) == 2400.0
-
-
-@pytest.mark.slow
-def test_the_search_gap_is_to_the_best_dual_so_far_and_bounds_the_true_distance():
-    """large.solve_lambda's gap is P_k - max_j D_j: monotone in k, at most the iterate's own dual gap, and still an
-    upper bound on P_k - P* (P* from the direct solve of the same system)."""
-    from kopt.nystrom.system import NystromSystem
-    from kopt_plugins.auto import large
-
-    X, y, _, _ = _data(n=1200, d=4)
-    Y = (y - y.mean())[:, None].astype(np.float64)
-    kernel, lam = GaussianKernel(bandwidth=1.0), 1e-6
-    C = X[np.random.default_rng(1).choice(len(X), 300, replace=False)]
-    from kopt.sklearn.base import component
-
-    loss = component("loss", "square")()
-    cg = NystromCG(kernel, X, Y, C, dtype=np.float32)
-    gaps, own = [], []
-    best = -np.inf
-    s = cg.start(lam, None)
-    for _ in range(25):  # the rule the search uses, step by step
-        cg.step(s)
-        P, D, _ = cg.certificate(s, loss, Y)
-        best = max(best, D)
-        gaps.append(P - best)
-        own.append(P - D)
-    assert all(b <= a + 1e-12 for a, b in zip(gaps, gaps[1:]))  # falls with k
-    assert all(g <= o + 1e-15 for g, o in zip(gaps, own))
-    system = NystromSystem(kernel, X, Y, cg.C)
-    v_star = system.solve(lam)
-    P_star = cg.certificate(cg.refresh({"v": v_star, "p": v_star}), loss, Y)[0]
-    assert P - P_star <= gaps[-1] * (1 + 1e-6) + 1e-12
-    s2, gap, steps, solved = large.solve_lambda(cg, lam, None, loss, Y)
-    assert solved == (gap <= large.SEARCH_TOL) and steps <= large.MAX_STEPS
-
-
-def test_the_pass_rate_is_measured_on_a_long_pass(monkeypatch):
-    """measure_rates runs its pass over RATE_VALUES kernel values (a short pass under-measures the rate)."""
-    from kopt.nystrom import passes
-    from kopt_plugins.auto import large
-
-    seen = []
-    real = passes.RowPass
-
-    class Recording(real):
-        def __init__(self, kernel, X, C, *args, **kwargs):
-            seen.append((X.shape[0], C.shape[0]))
-            super().__init__(kernel, X, C, *args, **kwargs)
-
-    monkeypatch.setattr(passes, "RowPass", Recording)
-    monkeypatch.setattr(large, "RATE_VALUES", 64 * 5000)
-    X = np.random.default_rng(0).standard_normal((9000, 3)).astype(np.float32)
-    pass_rate, flop_rate = large.measure_rates(GaussianKernel(bandwidth=1.0), X, X[:64], np.float32, None)
-    assert seen == [(5000, 64)] and pass_rate > 0 and flop_rate > 0
+    assert default_work(10_000) == 1.2e13
+    assert default_work(500_000) == 1.2e13
+    assert default_work(1_000_000) == 2.4e13
+    assert default_work(10_000_000) == 2.4e14
 
 
 @pytest.mark.slow
