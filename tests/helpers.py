@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
+import math
 import shutil
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +16,7 @@ from kopt.contract.components import Kernel, Loss
 from kopt.contract.hookspecs import hookimpl
 from kopt.contract.registry import registry
 from kopt.numerics.backend import get_namespace
+from kopt.numerics.prox import newton_prox
 
 HERE = Path(__file__).resolve().parent
 
@@ -213,3 +217,105 @@ def curved_classes(n=600, d=3, seed=0, classes=2, noise=0.3):
     if classes == 2:
         return X, np.where(score > 0, 1, -1)
     return X, np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+
+
+# -- shared by several test files ------------------------------------------------------------------------------
+#: a gibibyte
+GIB = 2**30
+
+
+class LogCosh(Loss):
+    """ℓ(y, u) = log cosh((u − y)/s); ℓ*(v) = vy + h(vs) on |v| ≤ 1/s, h(w) = ((1+w)log(1+w) + (1−w)log(1−w))/2."""
+
+    name = "m_logcosh"
+    summary = "log-cosh robust regression (mutation tests)"
+    target = "real"
+    smooth = True
+    has_conjugate = True
+    params = {"scale": {"type": "number", "exclusiveMinimum": 0, "default": 1.0}}
+
+    def value(self, u, y):
+        xp = get_namespace(u)
+        r = (u - xp.asarray(y, dtype=u.dtype)) / self.options.scale
+        a = xp.abs(r)
+        return a + xp.log1p(xp.exp(-2 * a)) - u.dtype.type(math.log(2.0))
+
+    def grad(self, u, y):
+        xp = get_namespace(u)
+        s = self.options.scale
+        return xp.tanh((u - xp.asarray(y, dtype=u.dtype)) / s) / s
+
+    def curvature(self, u, y):
+        s = self.options.scale
+        t = self.grad(u, y) * s
+        return (1 - t * t) / s**2
+
+    def grad_bound(self):
+        return 1.0 / self.options.scale
+
+    def smoothness(self):
+        return 1.0 / self.options.scale**2
+
+    def prox(self, u, y, step):
+        return newton_prox(self, u, y, step)
+
+    def conj_box(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        b = 1.0 / self.options.scale
+        return np.full(y.shape, -b), np.full(y.shape, b)
+
+    def conj(self, v, y):
+        xp = get_namespace(v)
+        inside = xp.abs(v) <= v.dtype.type(1.0 / self.options.scale)  # the box in v's dtype
+        wc = xp.clip(v * v.dtype.type(self.options.scale), -1, 1)
+        h = 0.5 * (_xlog1p(xp, wc) + _xlog1p(xp, -wc))
+        return xp.where(inside, v * xp.asarray(y, dtype=v.dtype) + h, v.dtype.type(np.inf))
+
+    def conj_grad(self, v, y):
+        xp = get_namespace(v)
+        s = v.dtype.type(self.options.scale)
+        return xp.asarray(y, dtype=v.dtype) + s * xp.arctanh(v * s)
+
+    def conj_curvature(self, v, y):
+        s = v.dtype.type(self.options.scale)
+        w = v * s
+        return s * s / (1 - w * w)
+
+
+def _xlog1p(xp, w):
+    """(1 + w) log(1 + w), 0 at w = −1."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # the w = −1 entries, replaced by 0
+        return xp.where(w > -1, (1 + w) * xp.log1p(w), w.dtype.type(0.0))
+
+
+def npy_bytes(a) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, a)
+    return buf.getvalue()
+
+
+def npz_with_header(name, header: dict, payload=b"") -> bytes:
+    """An .npz whose member ``name`` has a hand-written .npy header (crafted dtype or shape)."""
+    text = repr(header).encode("latin1")
+    pad = 64 - (10 + len(text) + 1) % 64
+    npy = b"\x93NUMPY\x01\x00" + (len(text) + pad + 1).to_bytes(2, "little") + text + b" " * pad + b"\n" + payload
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(f"{name}.npy", npy)
+        zf.writestr("y.npy", npy_bytes(np.zeros(2)))
+    return buf.getvalue()
+
+
+def check_error(argv, capsys, phrases=()):
+    """``kopt ARGV`` exits 2 with one ``kopt: error:`` line (warnings aside) and no traceback."""
+    from kopt.cli import main
+
+    status = main(argv)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if not ln.startswith("kopt: warning:")]
+    assert status == 2, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert len(lines) == 1 and lines[0].startswith("kopt: error: "), err
+    for phrase in phrases:
+        assert phrase in err, f"{phrase!r} not in {err!r}"
+    return err

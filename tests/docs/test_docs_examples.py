@@ -96,7 +96,9 @@ class _Guide:
     """The guide's reader: ``MyDualLoss`` (a loss with a conjugate) and a registered solver ``"mysolver"``."""
 
     def __init__(self):
-        from test_contract_mutations import GD, LogCosh
+        from helpers import LogCosh, example_solver
+
+        GD = example_solver()
 
         from kopt.contract.hookspecs import hookimpl
         from kopt.contract.registry import registry

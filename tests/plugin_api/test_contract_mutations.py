@@ -13,82 +13,17 @@ import math
 
 import numpy as np
 import pytest
-from helpers import example_solver
+from helpers import LogCosh, example_solver
 
-from kopt.contract.components import Kernel, Loss
+from kopt.contract.components import Kernel
 from kopt.contract.iterative import Step
 from kopt.numerics.backend import get_namespace
-from kopt.numerics.prox import newton_prox
 from kopt.testing import check_kernel, check_loss, check_solver
 
 pytestmark = pytest.mark.slow  # every test here: out of the fast loop, pytest -m "not slow"
 
 
 # -- the plugins, correct ---------------------------------------------------------------------------------------
-class LogCosh(Loss):
-    """ℓ(y, u) = log cosh((u − y)/s); ℓ*(v) = vy + h(vs) on |v| ≤ 1/s, h(w) = ((1+w)log(1+w) + (1−w)log(1−w))/2."""
-
-    name = "m_logcosh"
-    summary = "log-cosh robust regression (mutation tests)"
-    target = "real"
-    smooth = True
-    has_conjugate = True
-    params = {"scale": {"type": "number", "exclusiveMinimum": 0, "default": 1.0}}
-
-    def value(self, u, y):
-        xp = get_namespace(u)
-        r = (u - xp.asarray(y, dtype=u.dtype)) / self.options.scale
-        a = xp.abs(r)
-        return a + xp.log1p(xp.exp(-2 * a)) - u.dtype.type(math.log(2.0))
-
-    def grad(self, u, y):
-        xp = get_namespace(u)
-        s = self.options.scale
-        return xp.tanh((u - xp.asarray(y, dtype=u.dtype)) / s) / s
-
-    def curvature(self, u, y):
-        s = self.options.scale
-        t = self.grad(u, y) * s
-        return (1 - t * t) / s**2
-
-    def grad_bound(self):
-        return 1.0 / self.options.scale
-
-    def smoothness(self):
-        return 1.0 / self.options.scale**2
-
-    def prox(self, u, y, step):
-        return newton_prox(self, u, y, step)
-
-    def conj_box(self, y):
-        y = np.asarray(y, dtype=np.float64)
-        b = 1.0 / self.options.scale
-        return np.full(y.shape, -b), np.full(y.shape, b)
-
-    def conj(self, v, y):
-        xp = get_namespace(v)
-        inside = xp.abs(v) <= v.dtype.type(1.0 / self.options.scale)  # the box in v's dtype
-        wc = xp.clip(v * v.dtype.type(self.options.scale), -1, 1)
-        h = 0.5 * (_xlog1p(xp, wc) + _xlog1p(xp, -wc))
-        return xp.where(inside, v * xp.asarray(y, dtype=v.dtype) + h, v.dtype.type(np.inf))
-
-    def conj_grad(self, v, y):
-        xp = get_namespace(v)
-        s = v.dtype.type(self.options.scale)
-        return xp.asarray(y, dtype=v.dtype) + s * xp.arctanh(v * s)
-
-    def conj_curvature(self, v, y):
-        s = v.dtype.type(self.options.scale)
-        w = v * s
-        return s * s / (1 - w * w)
-
-
-def _xlog1p(xp, w):
-    """(1 + w) log(1 + w), 0 at w = −1."""
-    with np.errstate(divide="ignore", invalid="ignore"):  # the w = −1 entries, replaced by 0
-        return xp.where(w > -1, (1 + w) * xp.log1p(w), w.dtype.type(0.0))
-
-
 class ProductLaplace(Kernel):
     """k(x, x') = Π_j exp(−|x_j − x'_j|/σ); ω_j ~ Cauchy(0, 1/σ), φ = √2 cos(ωᵀx + b)."""
 

@@ -114,7 +114,9 @@ def test_a_kind_given_is_kept_and_a_wrong_one_still_refused():
 
 
 def test_a_default_kind_the_solver_does_not_handle_fails_the_interface_check(tmp_path):
-    from test_contract_mutations import GD
+    from helpers import example_solver
+
+    GD = example_solver()
 
     from kopt.contract.iterative import IterativeSolver
 

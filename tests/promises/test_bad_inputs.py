@@ -11,16 +11,14 @@ import gzip
 import io
 import lzma
 import os
-import zipfile
 
 import numpy as np
 import pytest
-from helpers import non_regular_path, regression_csv
+from helpers import GIB, check_error, non_regular_path, npy_bytes, npz_with_header, regression_csv
 
 import kopt.numerics.memory
 from kopt.cli import main
 
-GIB = 2**30
 SPEC = """\
 name: bad
 data: {{train: {train}, label: 0{extra}}}
@@ -49,24 +47,6 @@ def _corrupt_middle(raw: bytes, fill=None) -> bytes:
 def npz_bytes(**arrays) -> bytes:
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    return buf.getvalue()
-
-
-def npz_with_header(name, header: dict, payload=b"") -> bytes:
-    """An .npz whose member ``name`` has a hand-written .npy header (crafted dtype or shape)."""
-    text = repr(header).encode("latin1")
-    pad = 64 - (10 + len(text) + 1) % 64
-    npy = b"\x93NUMPY\x01\x00" + (len(text) + pad + 1).to_bytes(2, "little") + text + b" " * pad + b"\n" + payload
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr(f"{name}.npy", npy)
-        zf.writestr("y.npy", _npy(np.zeros(2)))
-    return buf.getvalue()
-
-
-def _npy(a) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, a)
     return buf.getvalue()
 
 
@@ -109,28 +89,15 @@ DATA_CASES = [
                                           shape=np.array([3, 3])), ["a.npz", "sparse", "indptr"]),
     ("npz-not-zip", "a.npz", b"PK\x03\x04 this is not a zip file", ["a.npz", "cannot read"]),
     ("npz-overflow", "a.npz", npz_bytes(X=np.array([[1.0, 1e39]]), y=np.zeros(1)), ["a.npz", "float32 range"]),
-    ("npy-overflow", "a.npy", _npy(np.array([[0.0, 1.0, 1e39]])), ["a.npy", "float32 range"]),
-    ("npy-3d", "a.npy", _npy(np.zeros((2, 2, 2))), ["a.npy", "2-D"]),
-    ("npy-strings", "a.npy", _npy(np.array([["1", "2"]])), ["a.npy", "dtype <U1"]),
+    ("npy-overflow", "a.npy", npy_bytes(np.array([[0.0, 1.0, 1e39]])), ["a.npy", "float32 range"]),
+    ("npy-3d", "a.npy", npy_bytes(np.zeros((2, 2, 2))), ["a.npy", "2-D"]),
+    ("npy-strings", "a.npy", npy_bytes(np.array([["1", "2"]])), ["a.npy", "dtype <U1"]),
 ]
 
 
 @pytest.fixture(autouse=True)
 def _two_gib(monkeypatch):
     monkeypatch.setattr(kopt.numerics.memory, "available_bytes", lambda: 2 * GIB)
-
-
-def check_error(argv, capsys, phrases=()):
-    """``kopt ARGV`` exits 2 with one ``kopt: error:`` line (warnings aside) and no traceback."""
-    status = main(argv)
-    err = capsys.readouterr().err
-    lines = [ln for ln in err.splitlines() if not ln.startswith("kopt: warning:")]
-    assert status == 2, err
-    assert "Traceback" not in err and "internal error" not in err, err
-    assert len(lines) == 1 and lines[0].startswith("kopt: error: "), err
-    for phrase in phrases:
-        assert phrase in err, f"{phrase!r} not in {err!r}"
-    return err
 
 
 def solve_on(tmp_path, train, capsys, phrases=(), extra=""):

@@ -11,8 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import non_regular_path, regression_csv
-from test_bad_inputs import GIB, check_error, npz_with_header
+from helpers import GIB, check_error, non_regular_path, npz_with_header, regression_csv
 
 import kopt.numerics.memory
 from kopt.cli import main
