@@ -151,3 +151,10 @@ class SpecWarning(UserWarning):
     A component's ``check_spec`` issues it (``warnings.warn(text, SpecWarning)``) to say so, naming the
     option and the measurement; ``kopt validate`` and ``kopt solve`` print it as one line on stderr.
     """
+
+
+class FeatureCountWarning(SpecWarning):
+    """``model.features.count`` asks for more Nyström centres than the model can use: more than the training
+    data's distinct rows, or centres the kernel cannot tell apart (dropped by
+    :func:`kopt.nystrom.center_basis`).  The solve runs on the centres it has; the warning names the key and the
+    count used, and the report's ``solver_info.centers_note`` says the same (:func:`kopt.nystrom.centres.centres_used`)."""

@@ -139,18 +139,49 @@ def worth_caching(X) -> bool:
     return (X.nnz if hasattr(X, "tocsr") else X.size) >= MIN_VALUES
 
 
+def entry_bytes(X, y) -> int:
+    """The bytes a cache entry of ``X`` and ``y`` takes: every array (a CSR matrix's three) and the record."""
+    from .space import META_BYTES
+
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        arrays = sum(getattr(X, k).nbytes for k in ("data", "indices", "indptr"))
+    else:
+        arrays = np.asarray(X).nbytes
+    return arrays + (0 if y is None else np.asarray(y).nbytes) + META_BYTES
+
+
 def store(paths, options: dict, state: list, X, y, meta: dict):
     """Save arrays parsed from ``paths`` in ``state`` (:func:`source_state` before the read, checked
-    unchanged after it); returns the entry directory, or None when it could not be written."""
+    unchanged after it); returns the entry directory, or None when it could not be written.
+
+    The entry's bytes (:func:`entry_bytes`) are counted against the free space first; a disk without room for
+    them, before or during the write (ENOSPC, EDQUOT), is a :class:`~kopt.errors.DataError` (exit status 2)
+    naming the space and the folder, with nothing of the entry left behind.  Other write errors (a read-only
+    or unwritable folder) warn and continue without the cache."""
+    from . import space
+
     final = entry_dir(paths, options, state)
     root = final.parent
+    need = entry_bytes(X, y)
+    what = f"the parsed-array cache entry of {os.path.basename(paths[0])}"
+    hint = "or set data.cache: false"
     try:
         root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if space.no_room(exc):
+            raise space.full_disk_error(root, need, what, exc, hint=hint) from None
+        warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
+        return None
+    space.require(root, need, what, hint=hint)
+    try:
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{final.name}-", dir=root))
         follow_umask(tmp, directory=True)  # mkdtemp makes it 0700
         held = os.open(tmp, os.O_RDONLY)
         lock(held)  # while it is written: _remove_stale removes only the folders of killed writers
     except OSError as exc:
+        if space.no_room(exc):
+            raise space.full_disk_error(root, need, what, exc, hint=hint) from None
         warnings.warn(f"cannot create the data cache in {root} ({exc}); continuing without it", stacklevel=3)
         return None
     try:
@@ -171,6 +202,8 @@ def store(paths, options: dict, state: list, X, y, meta: dict):
         os.replace(tmp, final) if not final.exists() else shutil.rmtree(tmp, ignore_errors=True)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if space.no_room(exc):
+            raise space.full_disk_error(root, need, what, exc, hint=hint) from None
         warnings.warn(f"cannot write the data cache entry {final} ({exc}); continuing without it", stacklevel=3)
         return None
     finally:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from ..files.atomic import abandoned, follow_umask, lock
+from . import space
 from .progress import ByteProgress, human_bytes
 
 CHUNK = 1 << 20
@@ -139,11 +140,9 @@ def fetch(remote: Remote, dest=None, *, progress=None, timeout=60.0) -> Path:
     except OSError as exc:
         raise DataError(f"cannot create the data directory {dest.parent}: {exc}") from None
     remove_stale_parts(dest)
-    if remote.size:
-        free = shutil.disk_usage(dest.parent).free
-        if free < remote.size:
-            raise DataError(f"{dest.parent}: {human_bytes(free)} free, {remote.filename} needs {human_bytes(remote.size)}; "
-                            "set KOPT_DATA to a roomier folder")
+    if remote.size:  # the file, a member extracted beside its archive, and the .verified record
+        space.require(dest.parent, remote.size * (2 if remote.member else 1) + space.META_BYTES,
+                      f"downloading {remote.filename}")
     reasons = []
     for source in remote.sources:
         try:
@@ -188,19 +187,30 @@ def remove_stale_parts(dest: Path) -> list:
 
 def _download(source: Source, dest: Path, remote: Remote, progress, timeout):
     resp = _open(source.url, timeout)
-    fd, tmp = temp_beside(dest)
-    extracted = None
+    length = resp.headers.get("Content-Length")
+    length = int(length) if length and length.isdigit() else None
+    size = length or source.size or remote.size
+    need = (size or 0) * (2 if source.member else 1) + space.META_BYTES
+    what = f"downloading {remote.filename}" + ("" if size else " (the server gave no size; counted: what came before the disk filled)")
     try:
-        with resp, os.fdopen(fd, "wb") as out:
-            length = resp.headers.get("Content-Length")
-            length = int(length) if length and length.isdigit() else None
+        space.require(dest.parent, need, what)
+        fd, tmp = temp_beside(dest)
+    except BaseException:
+        resp.close()
+        raise
+    extracted = None
+    if not size:  # the bytes received before the disk filled, at least, when the server gave no length
+        need = _at_least(need, tmp)
+    try:
+        with space.full_disk(dest.parent, need, what), resp, os.fdopen(fd, "wb") as out:
             label = os.path.basename(source.url.rstrip("/")) or dest.name
             digest, got = _copy(resp, out, length or source.size, label, progress, source.url)
             out.flush()
             os.fsync(out.fileno())
         _verify_transfer(source, remote, length, got, digest)
         if source.member:
-            extracted = _extract_member(tmp, source, dest)
+            with space.full_disk(dest.parent, need, what):
+                extracted = _extract_member(tmp, source, dest)
             os.unlink(tmp)
             tmp = extracted
         if not source.sha256 and identify(tmp, remote) is None:
@@ -216,6 +226,15 @@ def _download(source: Source, dest: Path, remote: Remote, progress, timeout):
                 except OSError:
                     pass
         raise
+
+
+def _at_least(need, path):
+    def bytes_needed():
+        try:
+            return need + os.path.getsize(path)
+        except OSError:
+            return need
+    return bytes_needed
 
 
 def _copy(resp, out, total, label, progress, url):
@@ -266,6 +285,8 @@ def _extract_member(archive, source: Source, dest: Path) -> str:
             shutil.copyfileobj(tar.extractfile(info), out, CHUNK)
     except (tarfile.TarError, OSError, EOFError) as exc:
         os.unlink(tmp)
+        if space.no_room(exc):
+            raise  # the caller says the disk is full
         raise DataError(f"{source.url}: cannot read the archive ({exc}); nothing was saved") from None
     except BaseException:
         os.unlink(tmp)

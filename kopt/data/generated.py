@@ -16,6 +16,9 @@ from ``$KOPT_DATA/generated/<name>-<key digest>-<rows>/``:
   result is byte-for-byte the uninterrupted one (chunks are pure functions of the key);
 - an entry with more rows of the same key serves a request for fewer (its first rows: chunks do
   not depend on the row count), so generating the largest size first serves the smaller ones;
+- every byte it will write -- training rows, test rows, labels, metadata -- is counted against the disk's
+  free space before the first is written (:func:`kopt.data.space.require`); a disk that fills anyway
+  (ENOSPC, EDQUOT) removes the ``.part-`` folder and is a DataError naming the space needed and the folder;
 - one writer per entry (a lock file); a second process waits for it, then reads its entry;
 - a complete entry is checked cheaply when loaded (the sealed record, the array shapes and dtypes);
   one found broken is removed with a warning and generated again.  Delete ``generated/`` at any
@@ -38,8 +41,10 @@ import numpy as np
 from ..errors import DataError
 from ..files import sets as fileset
 from ..files.atomic import write_json
+from . import space
 from .cache import default_data_dir
-from .progress import ByteProgress, human_bytes
+from .progress import ByteProgress
+from .space import META_BYTES
 
 FORMAT = "kopt-generated"
 #: bump when the layout of an entry changes
@@ -184,17 +189,27 @@ def _npy_file(path: Path, shape, dtype):
     return offset
 
 
-def _check_space(layout: Layout, folder: Path, already: int):
-    need = layout.train_bytes() - already
-    free = shutil.disk_usage(folder).free
-    if need > free:
-        raise DataError(f"{layout.name} with {layout.rows:,} rows needs {human_bytes(need)} more in {folder}; "
-                        f"{human_bytes(free)} are free there: free space, set KOPT_DATA to a bigger disk, or "
-                        "ask for fewer rows" + (" (or options: {dtype: uint8}, 4x smaller)"
-                                                if layout.dtype == "float32" and layout.n_features > 100 else ""))
+def _space_hint(layout: Layout) -> str:
+    return "or ask for fewer rows" + (" (or options: {dtype: uint8}, 4x smaller)"
+                                      if layout.dtype == "float32" and layout.n_features > 100 else "")
+
+
+def _what(layout: Layout) -> str:
+    return f"{layout.name} with {layout.rows:,} rows"
 
 
 def _generate(layout: Layout, make_chunk, make_test, progress):
+    """:func:`_write`, counting every byte it will write before the first one (:func:`kopt.data.space.require`);
+    a disk that fills anyway (ENOSPC, EDQUOT) removes the ``.part-`` folder and is a
+    :class:`~kopt.errors.DataError` naming the space needed and the folder (exit status 2)."""
+    part = _partial_path(layout)
+    need = [layout.train_bytes() + META_BYTES]  # set exactly by _write once it knows what is left to write
+    with space.full_disk(part.parent, lambda: need[0], _what(layout), hint=_space_hint(layout),
+                         cleanup=lambda: shutil.rmtree(part)):
+        return _write(layout, make_chunk, make_test, progress, need)
+
+
+def _write(layout: Layout, make_chunk, make_test, progress, need):
     """Write every missing chunk of ``layout`` into its ``.part-`` folder, then rename it into place."""
     part = _partial_path(layout)
     record = part / "progress.json"
@@ -211,18 +226,24 @@ def _generate(layout: Layout, make_chunk, make_test, progress):
         shutil.rmtree(part, ignore_errors=True)
         state = None
     if state is None:
-        part.mkdir(parents=True)
-        _check_space(layout, part, 0)
+        # the test rows are made first (in memory: they are few) so the check counts them with the training rows
         Xt, yt = make_test()
-        np.save(part / "X_test.npy", np.ascontiguousarray(Xt, dtype=layout.dtype))
-        np.save(part / "y_test.npy", np.ascontiguousarray(yt, dtype=layout.label_dtype))
+        Xt = np.ascontiguousarray(Xt, dtype=layout.dtype)
+        yt = np.ascontiguousarray(yt, dtype=layout.label_dtype)
+        need[0] = layout.train_bytes() + Xt.nbytes + yt.nbytes + META_BYTES
+        space.require(part.parent, need[0], _what(layout), hint=_space_hint(layout))
+        part.mkdir(parents=True)
+        np.save(part / "X_test.npy", Xt)
+        np.save(part / "y_test.npy", yt)
         offsets = {"X": _npy_file(part / "X.npy", (layout.rows, layout.n_features), layout.dtype),
                    "y": _npy_file(part / "y.npy", (layout.rows,), layout.label_dtype)}
         state = {"digest": layout.digest, "rows": layout.rows, "offsets": offsets, "done": 0, "seconds": 0.0}
         write_json(record, state)
     else:
         done = int(state["done"])
-        _check_space(layout, part, min(done * layout.chunk_rows, layout.rows) * layout.train_bytes() // layout.rows)
+        written = min(done * layout.chunk_rows, layout.rows) * layout.train_bytes() // layout.rows
+        need[0] = layout.train_bytes() - written + META_BYTES  # the test rows are on disk already
+        space.require(part.parent, need[0], _what(layout), hint=_space_hint(layout))
     row_bytes = {"X": layout.n_features * np.dtype(layout.dtype).itemsize, "y": np.dtype(layout.label_dtype).itemsize}
     total = layout.train_bytes()
     first = min(done * layout.chunk_rows, layout.rows)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DataError
+from . import space
 from .cache import default_data_dir
 from .download import Remote, fetch, how_to_get, identify, remove_stale_parts, temp_beside
 from .stream import strip_compression_suffix
@@ -144,14 +145,19 @@ def store_copy(src: Path, remote: Remote, folder: Path, how: str) -> Path:
 
     base = strip_compression_suffix(remote.filename)
     dest = folder / (base + _SUFFIX[compression_of(src)])
+    need = os.path.getsize(src) + space.META_BYTES  # the copy and its .verified record
+    what = f"{remote.filename} (from {src})"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         remove_stale_parts(dest)
+        space.require(folder, need, what)
         fd, tmp = temp_beside(dest)
     except OSError as exc:
+        if space.no_room(exc):
+            raise space.full_disk_error(folder, need, what, exc) from None
         raise DataError(f"cannot write to the data folder {folder}: {exc}") from None
     try:
-        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+        with space.full_disk(folder, need, what), os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
             shutil.copyfileobj(inp, out, 1 << 22)
             out.flush()
             os.fsync(out.fileno())

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from ..contract.problem import Problem
-from ..errors import DataError
+from ..errors import ClusterError, DataError
 
 
 @dataclass
@@ -45,6 +45,22 @@ def local_problem(template: Problem, part: dict, k: int) -> PartitionProblem:
     base = {f.name: getattr(template, f.name) for f in fields(Problem)}
     base.update(X=part["X"], y=part["y"], partitions=None, X_test=None, y_test_raw=None, info={})
     return PartitionProblem(**base, part=k, n_total=template.n)
+
+
+def _value(value):
+    """A task that returns its argument (:meth:`Partitions.put`)."""
+    return value
+
+
+def _lost_work(exc) -> bool:
+    """Whether ``exc`` is Dask giving up on work it lost with a worker (cancelled, killed, its data gone)."""
+    try:
+        from distributed import CancelledError
+        from distributed.client import FutureCancelledError
+        from distributed.scheduler import KilledWorker
+    except ImportError:  # pragma: no cover - older distributed
+        return False
+    return isinstance(exc, (CancelledError, FutureCancelledError, KilledWorker))
 
 
 class PartitionsShape:
@@ -126,8 +142,43 @@ class Partitions:
         """Futures of ``fn(part, k, *args)`` over the training partitions (``k``: the partition index)."""
         return [self.submit(k, fn, p, k, *args) for k, p in enumerate(self.train)]
 
+    def put(self, k, value):
+        """A future of ``value`` (the centres, a resumed run's per-partition state) that Dask can make again: the
+        value travels inside a task, so the scheduler holds it and reruns the task when the worker keeping its
+        result is lost.  (A ``client.scatter``'ed value has no task to rerun: losing its last copy cancelled every
+        task that read it, ``FutureCancelledError``.)  ``k``: run next to training partition ``k`` (None: anywhere)."""
+        import warnings
+
+        with warnings.catch_warnings():  # the value is in the graph on purpose: that is what makes it recomputable
+            warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
+            if k is None:
+                return self.client.submit(_value, value, pure=False)
+            return self.submit(k, _value, value)
+
     def gather(self, futures):
-        return self.client.gather(futures)
+        """The results of ``futures``.  Where Dask cannot make one again after losing workers (a task that kept
+        killing its workers, a value it could not recompute), a :class:`~kopt.errors.ClusterError` (exit status 2)
+        names the lost workers, never a Dask traceback."""
+        try:
+            return self.client.gather(futures)
+        except Exception as exc:
+            if not _lost_work(exc):
+                raise
+            raise ClusterError(self._lost_message(exc)) from None
+
+    def _lost_message(self, exc) -> str:
+        try:
+            now = set(self.client.nthreads())
+        except Exception:  # the scheduler itself is gone
+            now = set()
+        lost = sorted({h for h in (self._homes or []) if h and h not in now})
+        last = getattr(exc, "last_worker", None)
+        if last is not None:
+            lost = sorted({*lost, getattr(last, "address", str(last))})
+        who = ", ".join(lost) if lost else "a worker of the cluster"
+        return (f"lost {who} during the solve, and Dask could not make its work again "
+                f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}); run again (or resume from the "
+                "checkpoint, output.checkpoint_every) once the cluster is stable")
 
     def split(self, array):
         """A host array of per-row values cut into the partitions' pieces."""

@@ -79,6 +79,38 @@ def _row_keys(problem, idx):
     return [row.tobytes() for row in rows]
 
 
+def centres_used(asked: int, drawn: int, kept: int, *, key: str = "model.features.count",
+                 rows: str = "distinct rows") -> dict:
+    """The report's word on how many of the ``asked`` centres the model uses, and a warning when it is fewer.
+
+    ``asked``: ``model.features.count``; ``drawn``: the distinct training rows :func:`choose_centers` found
+    (fewer than ``asked`` when the data hold fewer distinct rows); ``kept``: those :func:`center_basis` kept
+    (it drops centres the kernel cannot tell from the span of the others).  Returns the solver's info entries
+    ``centers_asked``, ``n_centers``, ``centers_dropped`` and, when ``kept < asked``, ``centers_note`` -- the
+    one line also issued as a :class:`~kopt.errors.FeatureCountWarning` (``kopt solve`` prints it on stderr).
+    ``rows``: what the drawn count counts, for the message."""
+    import warnings
+
+    from ..errors import FeatureCountWarning
+
+    asked, drawn, kept = int(asked), int(drawn), int(kept)
+    info = {"centers_asked": asked, "n_centers": kept, "centers_dropped": drawn - kept}
+    if kept >= asked:
+        return info
+    why = []
+    if drawn < asked:
+        why.append(f"the training data hold {drawn:,} {rows}, so only {drawn:,} centres can be drawn "
+                   "(more centres than rows)")
+    if kept < drawn:
+        why.append(f"{drawn - kept:,} of the {drawn:,} drawn centres are ones the kernel cannot tell apart (each "
+                   "within the others' span at this bandwidth) and were dropped")
+    note = (f"{key} = {asked:,} asks for more Nystrom centres than this model can use: {'; '.join(why)}; the "
+            f"model uses {kept:,} centres (set {key} to {kept:,} or fewer to ask for what is used)")
+    info["centers_note"] = note
+    warnings.warn(note, FeatureCountWarning, stacklevel=2)
+    return info
+
+
 def choose_centers(problem, count: int):
     """Sorted indices of ``count`` training rows with distinct values: the first ``count`` of
     :func:`center_order` (a seeded uniform sample of the distinct rows)."""

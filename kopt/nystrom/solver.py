@@ -25,7 +25,7 @@ from ..numerics.backend import get_namespace, to_numpy
 from ..numerics.linalg import solve_triangular
 from ..numerics.objectives import dual, primal
 from ..numerics.threads import blas_threads
-from .centres import center_basis, choose_centers
+from .centres import center_basis, centres_used, choose_centers
 from .system import kept_centers, row_chunks, target_offset
 
 
@@ -133,15 +133,15 @@ class NystromSolver(IterativeSolver):
 
     def finish(self, state):
         """A :class:`kopt.models.predictors.KernelExpansion` over the kept centres ``state["C"]`` with coefficients
-        ``state["w"]`` and the fixed ``state["intercept"]``; info ``n_centers`` and ``centers_dropped`` (the centres
-        :func:`center_basis` did not keep)."""
+        ``state["w"]`` and the fixed ``state["intercept"]``; info ``centers_asked``, ``n_centers`` and ``centers_dropped``
+        (the centres :func:`center_basis` did not keep), and ``centers_note`` with a warning when the model uses
+        fewer centres than ``model.features.count`` asks (:func:`kopt.nystrom.centres.centres_used`)."""
         coef = to_numpy(state["w"])
         intercept = to_numpy(state["intercept"]).astype(float).tolist()
         if coef.shape[1] == 1:
             coef, intercept = coef[:, 0], intercept[0]
         predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {"intercept": intercept})
-        info = {"n_centers": int(state["C"].shape[0]),
-                "centers_dropped": int(state["centers"].shape[0] - state["C"].shape[0])}
+        info = centres_used(state["problem"].features.count, state["centers"].shape[0], state["C"].shape[0])
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
         return predictor, info

@@ -36,7 +36,7 @@ from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import get_namespace, to_numpy
 from kopt.numerics.bound_features import bind, syrk_update
-from kopt.nystrom.centres import NystromRows, add_center_kernel, center_basis, choose_centers
+from kopt.nystrom.centres import NystromRows, add_center_kernel, center_basis, centres_used, choose_centers
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4
@@ -388,6 +388,8 @@ class PrimalFeatures:
     def predictor(self):
         info = {"n_features": self.M, "features": self.basis.kind, "features_in_memory": self.rows.materialized,
                 **self.stats}
+        if self.basis.kind == "nystrom":  # the centres asked for, drawn and used; a warning when fewer are used
+            info.update(centres_used(self.basis.problem.features.count, self.basis.drawn, self.basis.M))
         return self.basis.predictor(self.theta), info
 
 
@@ -447,6 +449,7 @@ class NystromBasis:
         # a well-conditioned basis: centres within kopt.nystrom.CENTER_TOLERANCE of the others' span are dropped
         # (a nearly singular K_CC left Newton-CG at its iteration cap on 150 rows at a long bandwidth)
         kept, self.U = center_basis(problem.kernel, C)
+        self.drawn = int(centers.shape[0])  # fewer than features.count where the rows run out (centres_used)
         self.centers, self.C = centers[kept], C[xp.asarray(kept)]
         self.M = self.C.shape[0]
         self._R, self._metric_adds = None, 0

@@ -206,7 +206,8 @@ class DistributedBlocks:
     def restore(self, saved):
         self.theta = np.asarray(saved["theta"], dtype=np.float64)
         pieces = self.parts.split(np.asarray(saved["alpha"], dtype=np.float64))
-        self.alpha = [self.parts.client.scatter(p, workers=self.parts.homes([w])) for p, w in zip(pieces, self.workers)]
+        # inside tasks next to each partition (not scattered): a lost worker's α is made again from them
+        self.alpha = [self.parts.put(k, p) for k, p in enumerate(pieces)]
 
     def predictor(self):
         coef = self.theta[:, :, 0] if self.C == 1 else self.theta

@@ -30,7 +30,7 @@ from kopt.numerics.backend import get_namespace, to_numpy
 from kopt.numerics.linalg import ridge_solve
 from kopt.numerics.objectives import dual, primal
 from kopt.nystrom import certificate
-from kopt.nystrom.centres import choose_centers
+from kopt.nystrom.centres import centres_used, choose_centers
 from kopt.nystrom.system import NystromSystem, symmetric_from_lower, target_offset
 
 
@@ -175,7 +175,11 @@ class PairsKRR(IterativeSolver):
 
     def finish(self, state):
         predictor = self._predictor(state)
-        return predictor, {"n_centers": int(state["centers"].shape[0]), "pairs": len(state["pairs"]),
+        # every drawn centre serves the pairs whose rows it is (no basis drops any): short only of the rows
+        drawn = state["centers"].shape[0]
+        used = centres_used(state["problem"].features.count, drawn, drawn,
+                            rows="rows (every row is a centre: each pair's exact KRR)" if state["exact"] else "distinct rows")
+        return predictor, {**used, "n_centers": int(drawn), "pairs": len(state["pairs"]),
                            "pair_terms": int(state["model"]["coef"].shape[0])}
 
 

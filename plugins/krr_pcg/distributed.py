@@ -18,11 +18,15 @@ vectors v, T v, r, p.  Partition k's worker holds its rows, its labels and its s
 * **The confirming pass** (:meth:`PartitionCG.refresh`, at most every few steps and at the end): one round with
   float64 products, the workers' scores untouched.
 
-A checkpoint gathers the scores (8 bytes per row and output, like Joker's α); a resumed run scatters them back
+A checkpoint gathers the scores (8 bytes per row and output, like Joker's α); a resumed run sends them back
 (one round): the run continues with the same bits.  A round's tasks never change their inputs: each returns the
 partition's new state (its scores and u), which stays on the worker as an input of the next round.  When a worker
 dies, Dask reads its partition again elsewhere and recomputes that partition's rounds from their inputs: the run
-goes on with the same bits (Joker's rounds do the same, docs/scale.md).
+goes on with the same bits (Joker's rounds do the same, docs/scale.md).  Nothing is ``scatter``'ed: the centres
+and a resumed run's scores travel inside tasks (:meth:`kopt.distributed.partitions.Partitions.put`), which the
+scheduler can run again; a scattered copy lost with its worker could not be made again, and every task reading
+it was cancelled (``FutureCancelledError``, an internal error).  Work Dask gives up on is a ClusterError naming
+the lost worker (exit status 2).
 """
 from __future__ import annotations
 
@@ -126,7 +130,8 @@ class PartitionCG(NystromCG):
         self.rounds = self.kernel_passes = 0
         self.pending = None  # the step sizes a of the last round's u, once CG has taken that step
         template = worker_template(problem)
-        self.on_workers = self.parts.client.scatter(self.C, broadcast=True)  # the centres, sent once
+        # the centres, sent once inside a task (not scattered): a lost worker's copy is made again from it
+        self.on_workers = self.parts.put(None, self.C)
         self.held = [self.parts.submit(k, _new, p, k, template, self.on_workers) for k, p in enumerate(self.parts.train)]
         pieces = self._step(_start, [()] * self.K)
         G, sum_y, sum_yy = (_total([p[i] for p in pieces]) for i in range(3))
@@ -227,9 +232,8 @@ class PartitionCG(NystromCG):
 
     def restore(self, s, scores):
         """A resumed run: the checkpoint's scores back to the workers (one round); the sums at them."""
-        client = self.parts.client
-        pieces = [client.scatter(p, workers=self.parts.homes([w])) for p, w in
-                  zip(self.parts.split(np.asarray(scores, dtype=np.float64)), self.parts.train)]
+        # each partition's scores inside a task next to it (not scattered): recomputable when its worker is lost
+        pieces = [self.parts.put(k, p) for k, p in enumerate(self.parts.split(np.asarray(scores, dtype=np.float64)))]
         pieces = self._step(_restored, [(p, self.mu) for p in pieces])
         self.pending = None
         s["sums"], s["a"] = _total(pieces), np.zeros(self.b.shape[1])

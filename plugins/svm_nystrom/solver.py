@@ -23,7 +23,7 @@ from kopt.numerics.backend import to_numpy
 from kopt.numerics.linalg import solve_triangular
 from kopt.numerics.objectives import dual, primal
 from kopt.numerics.threads import resolve_threads
-from kopt.nystrom.centres import choose_centers
+from kopt.nystrom.centres import centres_used, choose_centers
 from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, HingeNewton
 from kopt.nystrom.system import NystromSystem, row_chunks, system_plan
 
@@ -219,7 +219,7 @@ class NystromSVM(IterativeSolver):
         if coef.shape[1] == 1:
             coef, intercept = coef[:, 0], intercept[0]
         predictor = KernelExpansion({"support": to_numpy(system.C), "coef": coef}, {"intercept": intercept})
-        info = {"n_centers": int(system.M), "centers_dropped": int(state["centers"].shape[0] - system.M),
+        info = {**centres_used(state["problem"].features.count, state["centers"].shape[0], system.M),
                 "newton_steps": list(state["steps"]), "line_searches": int(state["line_searches"])}
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
