@@ -18,7 +18,7 @@ from .contract.registry import registry
 from .contract.result import Result
 from .data import as_dataset, load_data
 from .data.progress import drawing
-from .errors import ConvergenceWarning, DataError, NonFiniteModelError
+from .errors import ConvergenceWarning, DataError, FeatureCountWarning, NonFiniteModelError
 from .models.model import Model
 from .numerics.backend import resolve
 from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, peak_rss_mb
@@ -364,8 +364,9 @@ def calibrate_model(spec, problem, model, held_out, solver):
                       info=dict(problem.info))
         run = RunContext(spec, sub, registry().pm, out_dir=spec["output"]["dir"], checkpoint_every=0,
                          resume_state=None, start_iteration=0, total_iterations=spec["solver"].get("iterations"))
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # the spec's own solve said what it had to say: this one is internal
             warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", FeatureCountWarning)
             out = solver.run(sub, run)
         X_va = _rows.take(problem.X, problem.xp.asarray(rows))
         scores = to_numpy(out.predictor.decision_function(X_va, model._context()))

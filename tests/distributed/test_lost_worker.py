@@ -7,7 +7,7 @@ scores, Joker's α) were ``scatter``'ed, and a scattered copy lost with its work
 worker holding partition 0 is killed after an iteration drawn from each seed.  Work Dask gives up on anyway is a
 ClusterError (exit status 2) that names the lost worker.
 
-One LocalCluster (two worker processes) for the module; higgs-12k's first 3,000 rows; about a minute in all.
+A LocalCluster (two worker processes) for each test; higgs-12k's first 3,000 rows; about a minute in all.
 """
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ pytestmark = pytest.mark.slow
 STEPS = 8
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def client():
+    """A new LocalCluster for each test: a nanny that has replaced a killed worker several times was seen not to bring
+    the next one back within two minutes on a loaded machine, which failed the later tests of a shared cluster."""
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \
