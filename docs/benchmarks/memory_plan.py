@@ -25,6 +25,8 @@ import time
 CASES = [
     ("krr_nystrom M=2048", {"name": "krr_nystrom"}, {"kind": "nystrom", "count": 2048}, 20000, 28, "square"),
     ("krr_nystrom M=4096", {"name": "krr_nystrom"}, {"kind": "nystrom", "count": 4096}, 40000, 28, "square"),
+    ("krr_pcg M=4096", {"name": "krr_pcg", "iterations": 5}, {"kind": "nystrom", "count": 4096}, 100000, 28, "square"),
+    ("krr_pcg M=8192", {"name": "krr_pcg", "iterations": 5}, {"kind": "nystrom", "count": 8192}, 100000, 28, "square"),
     ("joker features n=200k M=1024", {"name": "joker", "mode": "features", "iterations": 300},
      {"kind": "random", "count": 1024}, 200000, 28, "square"),
     ("joker features n=800k M=2048", {"name": "joker", "mode": "features", "iterations": 300},

@@ -105,9 +105,10 @@ def cho_solve(L, b):
     return sl.solve_triangular(L, z, lower=True, trans="T", check_finite=False)
 
 
-def solve_triangular(L, b, *, lower=True, trans="N"):
-    """Solve L x = b (``trans="T"``: Lᵀ x = b) for a triangular ``L`` on NumPy or CuPy."""
-    return _scipy_linalg(get_namespace(L)).solve_triangular(L, b, lower=lower, trans=trans)
+def solve_triangular(L, b, *, lower=True, trans="N", unit_diagonal=False):
+    """Solve L x = b (``trans="T"``: Lᵀ x = b) for a triangular ``L`` on NumPy or CuPy: only L's triangle named by
+    ``lower`` is read, and with ``unit_diagonal`` not its diagonal either (taken as ones)."""
+    return _scipy_linalg(get_namespace(L)).solve_triangular(L, b, lower=lower, trans=trans, unit_diagonal=unit_diagonal)
 
 
 

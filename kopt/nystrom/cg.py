@@ -5,7 +5,9 @@ T = U⁻ᵀ (A/n) U⁻¹, b = U⁻ᵀ B/n, A = Σ_i w_i k_i k_iᵀ, B = Σ_i w_i
 T is never formed: T p is one pass of kernel blocks (:class:`.passes.RowPass`).
 
 The preconditioner is the centres' own estimate of T: the centres are a uniform sample of the rows, so
-A/n ≈ w̄ K_CC K_CC / M and T ≈ (w̄/M) U Uᵀ; P = (w̄/M) U Uᵀ + λ I = L Lᵀ.  Its eigenvalues match T + λI's
+A/n ≈ w̄ K_CC K_CC / M and T ≈ (w̄/M) U Uᵀ; P = (w̄/M) U Uᵀ + λ I = L Lᵀ.  U and L share one M × M float64 buffer
+(:mod:`.factors`): U its upper triangle, L its strict lower one and a vector, so ``U`` is read through its upper
+triangle only (the triangular solves, :func:`.factors.upper_times`).  Its eigenvalues match T + λI's
 where T is well estimated by M rows, so CG's step count hardly depends on λ or n (the preconditioner of
 Rudi, Carratino & Rosasco 2017, "FALKON", in kopt's whitened coordinates).  Each output column runs its own CG
 (its own step sizes) on the same passes.
@@ -17,40 +19,54 @@ import numpy as np
 from kopt.errors import KoptError
 
 from ..numerics.backend import get_namespace
-from ..numerics.linalg import cholesky, solve_triangular
 from ..numerics.threads import blas_threads
 from .centres import center_basis
+from .factors import CentreFactors, upper_times
 from .passes import RowPass
 from .system import kept_centers
 
 
 class NystromCG:
     """The problem on rows ``X`` (n × d), targets ``Y`` (n × C, float64, centred as the caller wants them) and
-    dense centres ``C``: U, b and the preconditioner's UUᵀ are made once; :meth:`start` and :meth:`step` run CG at
-    any λ (a λ path re-factors only the M × M preconditioner)."""
+    dense centres ``C``: U and b are made once; :meth:`start` and :meth:`step` run CG at any λ (a λ path re-factors
+    only the M × M preconditioner, in U's buffer: :mod:`.factors`).  ``U``: R = K_CC = UᵀU in the upper triangle
+    and the diagonal of a Fortran-order M × M float64 array whose strict lower triangle holds the preconditioner's
+    factor -- read it through triangular routines (``solve_triangular(U, ..., lower=False)``,
+    :func:`.factors.upper_times`), never as a dense matrix."""
 
     def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
         xp = get_namespace(C)
         self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
         with blas_threads(1):  # as krr_nystrom factors R: the same kept centres and bits of U
-            kept, self.U = center_basis(kernel, C)
+            kept, U = center_basis(kernel, C)
         self.C = kept_centers(C, kept)
         self.M = self.C.shape[0]
-        self.UUt = self.U @ self.U.T
+        self.factors = CentreFactors(U)
         self._bind(X, Y, weights, threads)
+
+    @property
+    def factor_threads(self):
+        """kopt's worker threads the preconditioner's product runs on: the passes' own."""
+        return self.rows.threads
+
+    @property
+    def U(self):
+        """The buffer holding U in its upper triangle (class docstring)."""
+        return self.factors.U
 
     def _bind(self, X, Y, weights, threads):
         """The rows' side: the passes, b, and the preconditioner's scale (w̄/M)."""
         self.weights = weights
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
         Yw = Y if weights is None else Y * weights[:, None]
-        self.b = solve_triangular(self.U, self.rows.adjoint(Yw) / self.n, lower=False, trans="T")
+        self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
         self.scale = (1.0 if weights is None else float(self.xp.mean(weights))) / self.M
-        self.lam = self.L = None
+        self.lam = None
 
     def reweighted(self, X, Y, weights, threads=None):
-        """The same centres and factors (U, UUᵀ) for other targets or row weights on the same rows: one pass for
-        b, no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way)."""
+        """The same centres and U for other targets or row weights on the same rows: one pass for b, no M³ work
+        (``solver: auto`` hands its search's factors to the solve on every row this way).  The two share U's buffer,
+        so its preconditioner too: the one that sets a λ last owns it (:meth:`set_lambda` checks)."""
         import copy
 
         out = copy.copy(self)
@@ -63,37 +79,40 @@ class NystromCG:
         return self.rows.passes
 
     def set_lambda(self, lam):
-        """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``."""
-        if lam == self.lam:
+        """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``, in U's buffer (:meth:`.factors.CentreFactors.factor`:
+        M³/3 flops for the product, M³/3 for the Cholesky)."""
+        f = self.factors
+        if lam == self.lam and f.owner is self and f.factored:
             return
-        self.lam = self.L = None  # the old factor goes first: U, UUᵀ and one factor, never two (a λ path's peak)
-        H = self.scale * self.UUt
-        H[self.xp.diag_indices(self.M)] += lam
+        self.lam = None
         try:
-            with blas_threads(1):  # a threaded LAPACK Cholesky's bits follow the cores (as krr_nystrom's solve)
-                self.L = cholesky(H, overwrite=True)
+            f.factor(self.scale, lam, threads=self.factor_threads)
         except np.linalg.LinAlgError:
             raise KoptError(f"the Nystrom preconditioner is not positive definite at lambda {lam:g}; raise lambda") \
                 from None
+        f.owner = self
         self.lam = float(lam)
 
     def release_preconditioner(self):
-        """Drop the preconditioner's factor (M × M): :meth:`set_lambda` makes it again."""
-        self.lam = self.L = None
+        """Forget the preconditioner's λ: :meth:`set_lambda` factors it again (it lives in U's buffer: no memory
+        to free)."""
+        self.lam = None
 
     def coef(self, v):
         """w = U⁻¹ v: the coefficients on the centres."""
-        return solve_triangular(self.U, v, lower=False)
+        return self.factors.coef(v)
 
     def apply_T(self, v):
         """``(K w, T v)`` for w = U⁻¹ v: one pass."""
         S, G = self.rows.products(self.coef(v))
-        return S, solve_triangular(self.U, G / self.n, lower=False, trans="T")
+        return S, self.factors.whiten(G / self.n)
 
     def precondition(self, r):
         """P⁻¹ r with P = (w̄/M) U Uᵀ + λI = L Lᵀ at :meth:`set_lambda`'s λ: two M × M triangular solves, no pass."""
-        L = self.L
-        return solve_triangular(L, solve_triangular(L, r, lower=True), lower=True, trans="T")
+        if self.factors.owner is not self:  # another CG on the same buffer (:meth:`reweighted`) factored it since
+            lam, self.lam = self.lam, None
+            self.set_lambda(lam)
+        return self.factors.precondition(r)
 
     def start(self, lam, v=None):
         """CG's state at λ from v (zero: no pass; else one pass for T v and the scores)."""
@@ -142,13 +161,13 @@ class NystromCG:
         refreshed ones round as the direct solve's do."""
         S, G = self.rows.products(self.coef(s["v"]), precise=True)
         s["scores"] = S
-        s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
+        s["Tv"] = self.factors.whiten(G / self.n)
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
         return s
 
     def Ktr(self, s):
         """Kᵀr, r_i = w_i (f_i − y_i), at state ``s``: n Uᵀ (T v − b) (the certificate's product, no pass)."""
-        return self.n * (self.U.T @ (s["Tv"] - self.b))
+        return self.n * upper_times(self.U, s["Tv"] - self.b, trans=True)
 
     def preconditioned_residual(self, s):
         """‖r‖_{P⁻¹} / ‖b‖_{P⁻¹}, the largest over the output columns: CG's own measure of how far v is from the

@@ -26,6 +26,7 @@ from ..numerics.linalg import solve_triangular
 from ..numerics.objectives import dual, primal
 from ..numerics.threads import blas_threads
 from .centres import center_basis, centres_used, choose_centers
+from .factors import upper_times
 from .system import kept_centers, row_chunks, target_offset
 
 
@@ -44,7 +45,7 @@ def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
     (:func:`kopt.contract.iterative.rounding_bound`) reads it as :attr:`Check.scale` (docs/reliability.md)."""
     xp = get_namespace(scores)
     n = y.shape[0]
-    norm_p = float(xp.sum((U @ w) ** 2))  # wᵀRw
+    norm_p = float(xp.sum(upper_times(U, w) ** 2))  # wᵀRw (U's upper triangle alone: its buffer may hold more)
     z = solve_triangular(U, -Ktr / (lam * n), lower=False, trans="T")
     norm_d = float(xp.sum(z * z))  # αᵀK R⁻¹ Kᵀα
     g = loss.grad(scores, y)

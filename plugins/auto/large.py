@@ -14,8 +14,8 @@ costs more than the budget allows whatever n is:
 3. **the centres grown on every row** (:func:`grow`).  The centre count M₂ is the largest doubling of M₁ whose λ
    path on every fit row fits the work budget left, its work counted by formula (:func:`path_work`:
    :data:`PLANNED_STEPS` CG passes of n M kernel values and the M × M factors' 2 M³ flops; :mod:`.work`), never
-   by a rate measured on the machine, within memory (three M × M float64 matrices in half the available memory,
-   :data:`MEMORY_SHARE`).  At M₂,
+   by a rate measured on the machine, within memory (``krr_pcg``'s plan: one M × M float64 buffer for U and the
+   preconditioner, in half the available memory, :data:`MEMORY_SHARE`).  At M₂,
    ``krr_pcg``'s conjugate gradients (:mod:`kopt.nystrom.cg`) solve a λ path on every fit row, from
    λ₁ down by half decades while the validation score improves (more rows resolve a smaller λ), each λ warm from
    the last.  The validation rows are in the passes with weight 0: their scores come with every pass.
@@ -64,7 +64,7 @@ FINAL_TOL = 1e-2
 FINAL_STEPS = 40
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
 PLANNED_STEPS = 25
-#: krr_pcg's memory plan (three M × M float64 matrices, U, UUᵀ and the preconditioner's factor, and its blocks)
+#: krr_pcg's memory plan (U and the preconditioner's factor in one M × M float64 buffer, and its blocks)
 #: within this share of the memory available
 MEMORY_SHARE = 0.5
 #: the largest centre count the grown stage tries
@@ -111,8 +111,8 @@ def memory_centers(problem, available_bytes):
 
 def path_work(M, n, d, outputs=1):
     """The work of a λ path at M centres on n rows, by formula: :data:`PLANNED_STEPS` CG steps (each a pass of n M
-    kernel values, :func:`.work.cg_step`) plus the factors (the centres' pivoted Cholesky, UUᵀ, and one
-    preconditioner a λ: about 2 M³ flops)."""
+    kernel values, :func:`.work.cg_step`) plus the factors (the centres' pivoted Cholesky, M³/3, and one
+    preconditioner a λ, 2M³/3: :mod:`.work`)."""
     return PLANNED_STEPS * work.cg_step(n, M, d, outputs) + work.cg_factors(M)
 
 
@@ -184,7 +184,7 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     count = budget.count if budget is not None else (lambda flops: None)
     for f in PROBE_FACTORS:
         kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
-        cg = None  # the last factor's system (3 M x M) goes before the next is made
+        cg = None  # the last factor's buffer (M x M) goes before the next is made
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
         count(work.cg_factors(Mh))
         scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k

@@ -86,13 +86,13 @@ def cg_step(n: int, M: int, d: int, outputs: int = 1) -> float:
 
 
 def cg_lambda(M: int) -> float:
-    """A λ's preconditioner (one M × M Cholesky)."""
-    return M ** 3 / 3.0
+    """A λ's preconditioner: the product U Uᵀ and its Cholesky, M³/3 each (:mod:`kopt.nystrom.factors`)."""
+    return 2.0 * M ** 3 / 3.0
 
 
 def cg_factors(M: int) -> float:
-    """The centres' factors of a CG path (pivoted Cholesky, U Uᵀ): about 2 M³."""
-    return 2.0 * M ** 3
+    """The centres' factor of a CG path (the pivoted Cholesky of K_CC): M³/3."""
+    return M ** 3 / 3.0
 
 
 def newton_step(n: int, M: int, d: int) -> float:

@@ -1,6 +1,6 @@
 """krr_pcg on a Dask cluster: one map-reduce round over the partitions per CG iteration (docs/scale.md).
 
-The client holds what is O(M²) or O(M C): the centres, U (R = K_CC = UᵀU), UUᵀ, the preconditioner and CG's
+The client holds what is O(M²) or O(M C): the centres, U (R = K_CC = UᵀU) with the preconditioner in its buffer, CG's
 vectors v, T v, r, p.  Partition k's worker holds its rows, its labels and its share of the scores f = K w
 (O(n_k C)); every kernel block is made and dropped there (:class:`.passes.RowPass`, one thread per worker).
 
@@ -39,6 +39,7 @@ from kopt.numerics.linalg import solve_triangular
 from kopt.numerics.threads import blas_threads
 from kopt.nystrom.centres import center_basis, choose_centers
 from kopt.nystrom.cg import NystromCG
+from kopt.nystrom.factors import CentreFactors, upper_times
 from kopt.nystrom.passes import RowPass
 from kopt.nystrom.system import kept_centers
 
@@ -115,16 +116,19 @@ class PartitionCG(NystromCG):
     The state's ``sums`` (5 × C) and ``a`` (C) stand for the scores: the certificate's loss sums at f + a u
     (module docstring)."""
 
+    #: the client's preconditioner product runs on one thread (the workers hold the cores)
+    factor_threads = 1
+
     def __init__(self, problem, C):
         if problem.sample_weight is not None:
             raise KoptError("solver 'krr_pcg' on a Dask cluster takes no sample weights; run it on one machine")
         self.xp, self.n, self.dtype, self.kernel = np, problem.n, np.dtype(problem.dtype), problem.kernel
         with blas_threads(1):  # as on one machine: the same kept centres and bits of U
-            kept, self.U = center_basis(problem.kernel, C)
+            kept, U = center_basis(problem.kernel, C)
         self.C = kept_centers(C, kept)
         self.M = self.C.shape[0]
-        self.UUt = self.U @ self.U.T
-        self.weights, self.scale, self.lam, self.L = None, 1.0 / self.M, None, None
+        self.factors = CentreFactors(U)  # U and the preconditioner in one M x M buffer
+        self.weights, self.scale, self.lam = None, 1.0 / self.M, None
         self.parts, self.preprocessor = problem.partitions, problem.preprocessor
         self.K = len(self.parts.rows)
         self.rounds = self.kernel_passes = 0
@@ -216,7 +220,7 @@ class PartitionCG(NystromCG):
         rr = m[0] + 2.0 * a * m[1] + a * a * m[2]
         ry = m[3] + a * m[4]
         w = self.coef(s["v"])
-        norm_p = np.sum((self.U @ w) ** 2, axis=0)
+        norm_p = np.sum(upper_times(self.U, w) ** 2, axis=0)
         z = solve_triangular(self.U, -self.Ktr(s) / (lam * n), lower=False, trans="T")
         norm_d = np.sum(z * z, axis=0)
         P = 0.5 * lam * norm_p + 0.5 * rr / n

@@ -55,20 +55,24 @@ class NystromPCG(NystromSolver):
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz", "t", "refreshed_at")
 
-    memory_hint = "or use solver krr_nystrom (two M x M matrices instead of three)"
+    memory_hint = "or lower features.count (one M x M float64 matrix, M the centre count)"
 
     def memory_plan(self, sizes):
-        """U, UUᵀ and the preconditioner's factor (M x M float64 each); a block of kernel values per worker thread
-        (its float32 values and the certificate pass's float64 copy); the dense centres; CG's carried n x outputs
-        float64 arrays (the targets, the scores, a pass's products, the certificate's refreshed copy)."""
+        """U and the preconditioner's factor (one M x M float64 buffer: :mod:`kopt.nystrom.factors`) and the blocks of
+        the product that factors it; a block of kernel values per worker thread (its float32 values and the certificate
+        pass's float64 copy); the dense centres; CG's carried n x outputs float64 arrays (the targets, the scores, a
+        pass's products, the certificate's refreshed copy)."""
         from kopt.numerics.memory import matrices
         from kopt.numerics.threads import resolve_threads
+        from kopt.nystrom.factors import BLOCK
         from kopt.nystrom.passes import CHUNK_ENTRIES
 
         M = min(sizes.count, sizes.n)
         threads = resolve_threads(getattr(self.options, "threads", None))
         rows = max(16, CHUNK_ENTRIES // max(1, M))
-        return [matrices(3, M, M, "float64", "U, UU^T and the preconditioner's factor"),
+        return [matrices(1, M, M, "float64", "U and the preconditioner's factor, one buffer"),
+                matrices(3 * threads, min(BLOCK, M), M, "float64", "the preconditioner's product, a block of rows per "
+                                                                    "thread"),
                 matrices(threads, rows, M, "float64", "a block of kernel values per thread (float64 copy)"),
                 matrices(threads, rows, M, sizes.dtype, "a block of kernel values per thread"),
                 matrices(2, M, sizes.d + 2, sizes.dtype, "the dense centres, and as the kernel reads them"),
@@ -80,7 +84,7 @@ class NystromPCG(NystromSolver):
 
     def init(self, problem, start=None, factors=None):
         """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows);
-        ``factors``: a :class:`.cg.NystromCG` whose U and UUᵀ are reused where it was made on this problem's
+        ``factors``: a :class:`.cg.NystromCG` whose U is reused where it was made on this problem's
         centres, kernel and dtype (``solver: auto``'s search)."""
         if problem.partitions is not None:  # on a Dask cluster
             from . import distributed

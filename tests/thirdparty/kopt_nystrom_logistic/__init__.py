@@ -13,7 +13,7 @@ Newton's step from v is a weighted ridge regression on the same centres (iterati
     (T_D + λI) v⁺ = U⁻ᵀ Kᵀ D y⁺ / n,   D_i = w_i ℓ''(f_i),   y⁺_i = f_i − ℓ'(f_i)/ℓ''(f_i),
 
 kopt.nystrom.NystromCG's system for row weights D and targets y⁺: ``factors.reweighted(X, y⁺, D)`` (one pass for
-its right-hand side; U and the preconditioner's UUᵀ are made once).  CG starts at the current v, where its
+its right-hand side; U is made once, the preconditioner at each step).  CG starts at the current v, where its
 residual is −∇J(v), so the step's accuracy is relative to the gradient, and runs until its preconditioned
 residual is ``forcing`` times the first.  A backtracking line search on J costs no pass (the scores are linear in
 v).  Each iteration ends with one float64 pass at the new point (RowPass.predict_adjoint): the scores f and
@@ -66,7 +66,7 @@ class NystromLogistic(NystromSolver):
     def step(self, st, t):
         problem, cg, v, f = st["problem"], st["cg"], st["v"], st["scores"]
         xp, loss, y, lam, wts = problem.xp, problem.loss, st["y"], problem.lam, st["weights"]
-        cg.set_lambda(lam)  # the preconditioner (w̄/M) UUᵀ + λI of the Newton system at v
+        cg.set_lambda(lam)  # the preconditioner (w̄/M) UUᵀ + λI of the Newton system at v (in U's buffer)
         s = cg.refresh({"v": v.copy()})  # CG's state at v, float64 products: its residual is −∇J(v) to rounding
         s["p"] = cg.precondition(s["r"])
         s["rz"] = xp.sum(s["r"] * s["p"], axis=0)
@@ -95,7 +95,7 @@ class NystromLogistic(NystromSolver):
 
     # -- the mathematics ----------------------------------------------------------------------------------
     def _start(self, problem, v):
-        """The state at v (None: 0).  The factors (U, UUᵀ, the kept centres) are made here, once; a resumed run
+        """The state at v (None: 0).  The factors (U, the kept centres) are made here, once; a resumed run
         makes the same ones and the same Newton system from v alone."""
         st = super().init(problem)  # the seeded centres C, the labels, the row weights
         y = problem.label_matrix()[:, 0]  # ±1: logistic fits them as they are (no fixed intercept)

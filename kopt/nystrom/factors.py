@@ -1,0 +1,142 @@
+"""The centres' factor U and the preconditioner's factor in one M × M float64 buffer.
+
+Conjugate gradients on M centres (:mod:`kopt.nystrom.cg`) needs two triangular matrices: U (R = K_CC = UᵀU, upper)
+for the whitening, and the lower Cholesky factor L of the preconditioner P = s U Uᵀ + λ I.  Each is half an
+M × M matrix, so both fit in one (the layout Falkon uses): U keeps the upper triangle and the diagonal, and L is held
+as L = L̃ D, L̃ unit lower triangular in the strict lower triangle, D = diag(L) a vector.  Then
+
+    P⁻¹ r = L̃⁻ᵀ D⁻² L̃⁻¹ r,
+
+two triangular solves that never read the diagonal (BLAS's unit-diagonal ``trsm``), and every use of U reads the
+upper triangle and the diagonal only.  At M = 8,192 that is 512 MiB where U, UUᵀ and L separately were 1.5 GiB.
+
+UUᵀ is not kept: :meth:`CentreFactors.factor` writes P's lower triangle from U a block of rows at a time (M³/3
+flops, the cost of the Cholesky itself) and LAPACK factors it in place; a λ path pays that product once per λ.
+Everything stays float64: a float32 P at a small λ has a backward error of about M·eps·‖P‖, far above λ.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..numerics.backend import get_namespace
+from ..numerics.linalg import solve_triangular
+from ..numerics.threads import blas_threads, parallel_map
+
+#: rows of P's lower triangle written per block (:meth:`CentreFactors.factor`): three BLOCK × M float64 temporaries
+#: per worker thread
+BLOCK = 512
+
+
+def upper_times(U, x, trans=False, block=BLOCK):
+    """U x (``trans``: Uᵀ x) for an upper triangular U of which only the upper triangle and the diagonal are read (its
+    strict lower triangle may hold anything: :class:`CentreFactors`).  A block of columns at a time: GEMMs on the
+    blocks above the diagonal and the diagonal blocks' upper triangles, a BLOCK × BLOCK temporary."""
+    xp = get_namespace(U)
+    M = U.shape[0]
+    vector = x.ndim == 1
+    X = x[:, None] if vector else x
+    out = xp.zeros((M, X.shape[1]), dtype=np.result_type(U.dtype, X.dtype))
+    for lo in range(0, M, block):
+        hi = min(M, lo + block)
+        D = xp.triu(U[lo:hi, lo:hi])
+        if trans:  # (Uᵀx)[J] = U[:J, J]ᵀ x[:J] + U[J, J]ᵀ x[J]
+            out[lo:hi] = D.T @ X[lo:hi]
+            if lo:
+                out[lo:hi] += U[:lo, lo:hi].T @ X[:lo]
+        else:  # (Ux)[:J] += U[:J, J] x[J]; (Ux)[J] += U[J, J] x[J]
+            out[lo:hi] += D @ X[lo:hi]
+            if lo:
+                out[:lo] += U[:lo, lo:hi] @ X[lo:hi]
+    return out[:, 0] if vector else out
+
+
+class CentreFactors:
+    """U (R = UᵀU, upper triangular, M × M float64 in Fortran order, as :func:`kopt.nystrom.center_basis` gives it)
+    and, after :meth:`factor`, the preconditioner P = s U Uᵀ + λ I's Cholesky factor, in U's own buffer (module
+    docstring).  ``U`` is handed over: its strict lower triangle is overwritten by the factor."""
+
+    def __init__(self, U):
+        self.xp = get_namespace(U)
+        self.U = np.asfortranarray(U) if self.xp is np else U  # LAPACK factors a Fortran-order buffer in place
+        self.M = U.shape[0]
+        self.u_diag = self.xp.diagonal(U).copy()
+        self.l_diag = None  # D = diag(L) once factored
+        self.owner = None  # the CG whose scale and λ the factor is (CGs on other row weights may share the buffer)
+
+    @property
+    def factored(self):
+        return self.l_diag is not None
+
+    def _write_product(self, scale, threads=1, block=BLOCK):
+        """The buffer's strict lower triangle := that of s U Uᵀ; returns its diagonal (a vector).  Row block I of the
+        lower triangle is U[I, i:] U[:i, i:]ᵀ left of the diagonal block (U[:i, i:] lies above the diagonal, which no
+        block writes) and U[I, i:] U[I, i:]ᵀ on it, from a copy of U[I, i:] whose own lower part is zeroed.  The blocks
+        are independent: ``threads`` of kopt's workers make them, each on one BLAS thread (a threaded GEMM's bits
+        follow the thread count; one block's bits do not depend on who makes it)."""
+        xp, U, M = self.xp, self.U, self.M
+        diag = xp.empty(M, dtype=np.float64)
+
+        def one(lo):
+            hi = min(M, lo + block)
+            rows = U[lo:hi, lo:].copy()
+            rows[:, :hi - lo] = xp.triu(rows[:, :hi - lo])
+            scaled = rows * scale
+            if lo:
+                U[lo:hi, :lo] = scaled @ U[:lo, lo:].T
+            on = scaled @ rows.T
+            diag[lo:hi] = xp.diagonal(on)
+            U[lo:hi, lo:hi] = xp.triu(U[lo:hi, lo:hi]) + xp.tril(on, -1)  # the block's upper triangle keeps U
+
+        starts = list(range(0, M, block))
+        with blas_threads(1):
+            # the costly middle blocks first, so that no thread is left with one at the end
+            parallel_map(one, sorted(starts, key=lambda lo: -(M - lo) * (lo + block)), threads if xp is np else 1)
+        return diag
+
+    def factor(self, scale, lam, threads=1):
+        """Factor P = ``scale`` U Uᵀ + ``lam`` I into the buffer's strict lower triangle (L̃) and :attr:`l_diag`
+        (D), the product on ``threads`` of kopt's workers (the same bits on any count).  Raises
+        ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is intact)."""
+        xp, U = self.xp, self.U
+        self.l_diag = None
+        diag = self._write_product(scale, threads)
+        idx = xp.arange(self.M)
+        U[idx, idx] = diag + lam
+        with blas_threads(1):  # the same bits on any thread count (a threaded LAPACK Cholesky's follow the cores)
+            try:
+                if xp is np:
+                    from scipy.linalg import lapack
+
+                    # Fortran order: LAPACK reads and writes the lower triangle and the diagonal alone, in place
+                    L, info = lapack.dpotrf(U, lower=1, clean=0, overwrite_a=1)
+                    if info != 0 or not np.shares_memory(L, U):
+                        raise np.linalg.LinAlgError("the Nystrom preconditioner is not positive definite")
+                else:  # pragma: no cover - GPU only: the factor is made in a copy, then written back below U
+                    L = xp.linalg.cholesky(xp.tril(U) + xp.tril(U, -1).T)
+                    if not bool(xp.all(xp.isfinite(xp.diagonal(L)))):
+                        raise np.linalg.LinAlgError("the Nystrom preconditioner is not positive definite")
+                    U[...] = xp.triu(U) + xp.tril(L, -1)
+                    U[idx, idx] = xp.diagonal(L)
+                d = U[idx, idx].copy()
+                for lo in range(0, self.M, BLOCK):  # L̃ = L D⁻¹: each column of the strict lower triangle over its pivot
+                    hi = min(self.M, lo + BLOCK)
+                    panel = U[lo:, lo:hi]
+                    U[lo:, lo:hi] = xp.triu(panel) + xp.tril(panel, -1) / d[None, lo:hi]
+            finally:
+                U[idx, idx] = self.u_diag
+        self.l_diag = d
+
+    def precondition(self, r):
+        """P⁻¹ r = L̃⁻ᵀ D⁻² L̃⁻¹ r: two unit-diagonal triangular solves on the strict lower triangle."""
+        d = self.l_diag
+        d2 = (d * d)[:, None] if r.ndim == 2 else d * d
+        z = solve_triangular(self.U, r, lower=True, unit_diagonal=True)
+        return solve_triangular(self.U, z / d2, lower=True, trans="T", unit_diagonal=True)
+
+    def whiten(self, x):
+        """U⁻ᵀ x."""
+        return solve_triangular(self.U, x, lower=False, trans="T")
+
+    def coef(self, v):
+        """U⁻¹ v."""
+        return solve_triangular(self.U, v, lower=False)
