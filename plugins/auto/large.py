@@ -59,9 +59,11 @@ MAX_STEPS = 40
 #: the relative duality gap the solve on every row is held to (its certificate; validation accuracy had settled long
 #: before it, :data:`SEARCH_TOL`)
 FINAL_TOL = 1e-2
-#: the solve on every row stops at this many CG steps if its gap has not met FINAL_TOL (it starts from the search's
-#: solution, which met SEARCH_TOL on the fit rows); its report gives the gap it reached
-FINAL_STEPS = 40
+#: the solve on every row runs until its gap meets FINAL_TOL, at most this many CG steps: its work bound,
+#: FINAL_STEPS x :func:`.work.cg_step` on every row, is in the plan's record (``final_work_flops``).  It starts from the
+#: search's solution, which met SEARCH_TOL (or CG's residual SEARCH_RESIDUAL) on the fit rows; where 40 steps were
+#: the cap, 10⁶ rows of a regression stopped at a relative gap of 0.119 and the no-argument estimator warned
+FINAL_STEPS = 160
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
 PLANNED_STEPS = 25
 #: krr_pcg's memory plan (U and the preconditioner's factor in one M × M float64 buffer, and its blocks)
@@ -225,20 +227,30 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     ``budget``: the :class:`.work.Budget` the stage's work is counted in, its size chosen by what is left of it
     (None: the rows' default budget, with ``budget_s`` seconds as its wall-clock limit).
 
-    ``first``: the sample's best trial (its ``centers`` and ``lam`` are M₁ and λ₁) and its score on ``validation``
-    (``first["full_score"]``); ``kernel``: the chosen bandwidth's kernel.  Returns a dict of the grown trial
-    (``centers``, ``lam``, ``score``, ``v``, ``path``, ``seconds``, ``steps``) or None where no larger size fits.
+    ``first``: the sample's best trial (its ``centers`` and ``lam`` are M₁ and λ₁), its score on ``validation``
+    (``first["full_score"]``) and, where known, its outcomes row by row there (``first["full_rows"]``: what a gain's
+    standard error is paired with); ``kernel``: the chosen bandwidth's kernel.
+
+    **Only where it pays.**  Where the sample's ladder itself tried a larger size and it did not gain
+    (``first["tried_centers"]`` above M₁: on the sample the centres were saturated), and the sample's rows gained
+    nothing over half of them either (``first["rows_gain"]``, :func:`rows_gain`), nothing is grown.  Where they did
+    (more rows may resolve more centres), the grown size is tried only once 2 M₁ centres on every fit
+    row (:data:`RUNG`, one λ path at the bandwidth found) beat the sample's model by what the validation rows can tell,
+    the ladder's rule (:data:`.planner.MIN_GAIN`, or :data:`.planner.GAIN_ERRORS` standard errors of the paired
+    difference, the larger).  Else more centres do not pay and the sample's choice stands, at the rung's cost only
+    (on 10⁵ rows of 3 integer columns that cut the fit from 199 s to ~30 s: docs/defaults.md).  Where the rung
+    gained and the grown size does not solve, the rung's model is the one grown.
+
+    Returns a dict of the grown trial (``centers``, ``lam``, ``score``, ``v``, ``path``, ``seconds``, ``steps``) or None
+    where no larger size fits or pays.
     """
-    from kopt.numerics.backend import to_numpy
     from kopt.numerics.memory import available_bytes
     from kopt.nystrom.centres import center_order
-    from kopt.nystrom.cg import NystromCG
-    from kopt.nystrom.system import target_offset
 
-    from .planner import LAMBDAS, MIN_GAIN, _budget_words, _gain, _outcomes, _score
+    from .planner import GAIN_ERRORS, MIN_GAIN, _gain, _gain_error, _gain_words
 
     t0 = time.perf_counter()
-    xp, n = problem.xp, problem.n
+    n = problem.n
     if budget is None:
         budget = work.Budget(work.default_work(n), budget_s, rule=work.rule_words())
     d, outputs = int(problem.d), int(problem.label_matrix().shape[1])
@@ -256,13 +268,23 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     left = budget.left()
     has_bw = "bandwidth" in kernel.options.as_dict() and sample is not None and first.get("bandwidth_rule", True)
     ns = 0 if not has_bw else len(sample)
+    saturated = int(first.get("tried_centers", 0)) > M1  # the sample's ladder tried more centres, and they lost
+    if saturated and first.get("rows_gain") is not None:
+        gain, noise = first["rows_gain"]
+        if gain < max(MIN_GAIN[metric], noise):
+            log(f"auto: the sample's ladder found no gain past {M1} centres, and its rows gained "
+                f"{_gain_words(metric, gain)} over half of them (< {_gain_words(metric, MIN_GAIN[metric])}, or within "
+                f"the validation rows' {_gain_words(metric, noise)} standard error): more rows and centres do not pay, "
+                f"the sample's choice stands")
+            return None
 
     def probes(M):  # the sample's ladder chose the bandwidth at M/2 centres already where it reached that size
         return has_bw and M // 2 > int(first.get("tried_centers", 0))
 
-    def cost(M):  # by formula: the λ path on every row, and the bandwidth probe at M/2 centres on the sample
+    def cost(M):  # by formula: the rung, the λ path on every row, and the bandwidth probe at M/2 centres on the sample
         probe = 2 * len(PROBE_FACTORS) * path_work(M // 2, ns, d, outputs) if probes(M) else 0.0
-        return path_work(M, n, d, outputs) + probe
+        rung = path_work(RUNG * M1, n, d, outputs) if saturated and M > RUNG * M1 else 0.0
+        return path_work(M, n, d, outputs) + probe + rung
 
     affordable = [M for M in sizes if cost(M) <= left]
     log(f"auto: the grown size's work on {n:,} rows at " + ", ".join(f"{M}: {cost(M):.2g} flops" for M in sizes)
@@ -275,12 +297,91 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
         log(f"auto: no centre count above {M1} fits the budget left: the sample's choice stands")
         return None
     M2 = affordable[-1]
+    rung = None
+    if saturated and M2 > RUNG * M1:
+        rung = _grown_path(problem, kernel, order, RUNG * M1, first["lam"], fit=fit, validation=validation,
+                           metric=metric, log=log, threads=threads, budget=budget)
+        gain = -math.inf if rung is None else _gain(metric, first["full_score"], rung["score"])
+        rows = first.get("full_rows")
+        noise = 0.0 if rung is None or rows is None else GAIN_ERRORS * _gain_error(metric, rows, rung["rows"])
+        if gain < max(MIN_GAIN[metric], noise):
+            said = "did not solve" if rung is None else (
+                f"gained {_gain_words(metric, gain)} (< {_gain_words(metric, MIN_GAIN[metric])}, or within the "
+                f"validation rows' {_gain_words(metric, noise)} standard error)")
+            log(f"auto: the sample's ladder found no gain past {M1} centres, and {RUNG * M1} centres on every row "
+                f"{said} over the sample's model: more centres do not pay, the sample's choice stands")
+            return None
+        log(f"auto: {RUNG * M1} centres on every row gained {_gain_words(metric, gain)} over the sample's model: "
+            f"grown to {M2}")
+        rung.update(seconds=time.perf_counter() - t0)
+        rung["cg"].release_preconditioner()
+        if M2 == RUNG * M1:
+            return rung
     factor, lam_start = 1.0, first["lam"]
     if probes(M2):
         factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
                                             threads, budget=budget)
         bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
         kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
+    # the rung's buffer ((2 M₁)², at most a quarter of the grown size's) is kept: its model stands where the grown does not
+    grown = _grown_path(problem, kernel, order, M2, lam_start, fit=fit, validation=validation, metric=metric, log=log,
+                        threads=threads, budget=budget, steps_before=0 if rung is None else rung["steps"])
+    if grown is None:
+        if rung is not None:
+            log(f"auto: {M2} centres did not solve: the rung's {RUNG * M1} centres are the grown model")
+        return rung
+    grown.update(bandwidth_factor=factor, seconds=time.perf_counter() - t0)
+    return grown
+
+
+#: the rung's centre count, a multiple of the sample's (:func:`grow`)
+RUNG = 2
+
+
+def rows_gain(sample, found, kernel, lam, X_va, Y_va, full_rows, metric, y_scale, budget):
+    """``(gain, noise)``: what the sample's model gained on the held-out rows ``X_va`` from its rows -- the chosen system
+    (``found``'s centres, ``kernel`` and λ) on a seeded half of the sample's rows against ``full_rows`` (the whole
+    sample's outcomes there), and the standard error of that paired difference (:data:`.planner.GAIN_ERRORS` of them).
+    The learning curve's last step: where the rows gained nothing the validation rows can tell and the sample's ladder
+    found no gain from more centres either, the model is at what this kernel reaches on these rows, and more rows and
+    centres do not pay (:func:`grow`).  One system of half the sample's rows, its work counted in ``budget``."""
+    from kopt.numerics.backend import to_numpy
+    from kopt.nystrom.system import NystromSystem
+
+    from .planner import GAIN_ERRORS, _gain, _gain_error, _outcomes, _score
+
+    xp = sample.xp
+    half = np.sort(sample.rng("auto_rows_half").choice(sample.n, size=sample.n // 2, replace=False))
+    hx = xp.asarray(half)
+    Y = sample.label_matrix()[hx] - xp.asarray(found.intercept)
+    w = sample.sample_weight
+    w = None if w is None else w[hx] / xp.mean(w[hx])
+    C = _rows.dense(sample.X, xp.asarray(found.centers), xp, sample.dtype)
+    system = NystromSystem(kernel, _rows.take(sample.X, hx), Y, C, dtype=sample.dtype, weights=w,
+                           basis=(found.system.kept, found.system.U))
+    M = int(system.M)
+    budget.count(work.system(len(half), M, int(sample.d)) + work.direct_lambda(M, len(Y_va)))
+    S = to_numpy(system.scores(X_va, system.coef(system.solve(lam)))) + to_numpy(found.intercept)
+    rows = _outcomes(metric, S, Y_va, y_scale)
+    return (_gain(metric, _score(metric, rows), _score(metric, full_rows)),
+            GAIN_ERRORS * _gain_error(metric, rows, full_rows))
+
+
+def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric, log, threads, budget,
+                steps_before=0):
+    """The λ path at M2 centres (the first M2 of the centre ``order``) on every fit row by conjugate gradients, the
+    validation rows riding in each pass with weight 0: a dict of the best λ's trial (``centers``, ``kept_centers``,
+    ``kernel``, ``lam``, ``lam_index``, ``score``, ``v``, ``rows``, ``path``, ``steps``, ``cg``, ``intercept``), or None
+    where no λ is solved within the budget."""
+    from kopt.numerics.backend import to_numpy
+    from kopt.nystrom.cg import NystromCG
+    from kopt.nystrom.system import target_offset
+
+    from .planner import LAMBDAS, MIN_GAIN, _budget_words, _gain, _outcomes, _score
+
+    t0 = time.perf_counter()
+    xp, n = problem.xp, problem.n
+    d, outputs = int(problem.d), int(problem.label_matrix().shape[1])
     C = _rows.dense(problem.X, xp.asarray(np.sort(order[:M2])), xp, problem.dtype)
     Y = problem.label_matrix()
     w = problem.sample_weight
@@ -299,11 +400,12 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     Y_val = to_numpy(Y[xp.asarray(validation)])
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
     start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / lam_start)))
-    scores, outcomes, points, steps, path = {}, {}, {}, 0, {}
+    scores, outcomes, points, steps, path = {}, {}, {}, steps_before, {}
     v = None
     va_x = xp.asarray(validation)
     mu_host = to_numpy(mu)
     i, unresolved = start_index, set()
+
     def out_of_time():
         return budget.out_of_time("the grown lambda path")
 
@@ -353,9 +455,8 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     for k in sorted(scores):  # from the largest λ down
         if best is None or _gain(metric, scores[best], scores[k]) >= MIN_GAIN[metric]:
             best = k
-    cg.release_preconditioner()  # the solve on every row factors its own at its λ: not two M × M factors at once
-    return {"centers": int(M2), "kept_centers": int(cg.M), "bandwidth_factor": factor, "kernel": kernel,
+    cg.release_preconditioner()  # the solve on every row factors its own at its λ
+    return {"centers": int(M2), "kept_centers": int(cg.M), "bandwidth_factor": 1.0, "kernel": kernel,
             "lam": LAMBDAS[best], "lam_index": best, "score": scores[best], "v": points[best],
-            "rows": outcomes[best],
-            "path": path, "seconds": time.perf_counter() - t0, "steps": steps, "cg": cg, "intercept": to_numpy(mu),
-}
+            "rows": outcomes[best], "path": path, "seconds": time.perf_counter() - t0, "steps": steps, "cg": cg,
+            "intercept": to_numpy(mu)}

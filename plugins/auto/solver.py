@@ -298,8 +298,16 @@ class AutoSolver(Solver):
             budget.count(work.kernel_values(len(va), int(best["centers"]), int(problem.d)))
             Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
             y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
-            best["full_score"] = planner._score(metric, planner._outcomes(metric, S1, Y_va, y_scale))
+            best["full_rows"] = planner._outcomes(metric, S1, Y_va, y_scale)
+            best["full_score"] = planner._score(metric, best["full_rows"])
             held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
+            if int(max(int(t["centers"]) for t in trials)) > int(best["centers"]) and not count:
+                # the ladder found no gain past its choice: did the rows still gain? (:func:`.large.rows_gain`)
+                best["rows_gain"] = large.rows_gain(sample, found, chosen_kernel, best["lam"], X_va, Y_va,
+                                                    best["full_rows"], metric, y_scale, budget)
+                log(f"auto: the sample's {sample.n:,} rows gained "
+                    f"{planner._gain_words(metric, best['rows_gain'][0])} over half of them on the held-out rows "
+                    f"(standard error {planner._gain_words(metric, best['rows_gain'][1])})")
             del system, found
             log(f"auto: the sample's model ({best['centers']} centres, lambda {best['lam']:g}) scores "
                 f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
@@ -330,6 +338,8 @@ class AutoSolver(Solver):
         overrides, words = self.route(problem.loss, best["centers"])
         if start is not None:  # the grown centres: CG on every row, warm from the search's solution and factors
             overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL, "iterations": large.FINAL_STEPS}
+            final_work = large.FINAL_STEPS * work.cg_step(n, int(best["centers"]), int(problem.d),
+                                                          int(problem.label_matrix().shape[1]))
             words = ("krr_pcg (the square loss on every row by conjugate gradients, one pass of kernel blocks a step, "
                      "warm from the search)")
         overrides["model.regularizer.lambda"] = best["lam"]
@@ -351,4 +361,6 @@ class AutoSolver(Solver):
                   f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": o.budget,
                   "trials": trials, "why": why,
                   "column_scales": None if column_scales is None else overrides["data.column_scales"]}
+        if start is not None:
+            record["final_work_flops"] = final_work  # the solve on every row's bound, beside the search's budget
         return Plan(overrides, record, start, held_out)

@@ -263,8 +263,78 @@ def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_samp
                            "backend": "numpy"})
     problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
     fit, va = large.split(problem.n, 5)
-    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried}
+    # full_score 0: any rung gains (where the sample tried more centres, 128 on every row are tried first)
+    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 0.0}
     grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
                        metric="accuracy", log=lambda line: None, sample=large.sample_rows(problem, fit))
     assert grown is not None and grown["centers"] == 512
     assert bool(calls) == probed
+
+
+@pytest.mark.parametrize("tried, rows_gain, grown_to, made_sizes", [(128, None, None, [128]),
+                                                                    (128, (0.0, 0.002), None, []),
+                                                                    (0, (0.0, 0.002), 512, [512])])
+def test_more_centres_are_grown_only_while_the_validation_rows_tell_a_gain(small_sample, monkeypatch, tried, rows_gain,
+                                                                          grown_to, made_sizes):
+    """Where the sample's ladder found no gain past its choice (it tried 128 centres and kept 64), the grown size is
+    tried only after 2 x 64 centres on every row beat the sample's model by what the validation rows can tell: against
+    a sample's model no rung can beat (accuracy 1.0) no larger system is made.  Where the ladder was still gaining
+    (it tried no more), the grown size is tried at once."""
+    from kopt.numerics.backend import resolve
+    from kopt.nystrom import cg as cg_module
+    from kopt.running.assemble import assemble
+
+    large = small_sample
+    monkeypatch.setattr(large, "probe_bandwidth", lambda *a, **k: (1.0, 1e-4))
+    made = []
+    real = cg_module.NystromCG
+
+    def counting(kernel, X, Y, C, **kw):
+        made.append(C.shape[0])
+        return real(kernel, X, Y, C, **kw)
+
+    monkeypatch.setattr(cg_module, "NystromCG", counting)
+    X, y, Xt, yt = _wiggly()
+    spec = kopt.load_spec({"name": "rung", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                                "kernel": {"name": "gaussian", "bandwidth": 0.5}},
+                           "backend": "numpy"})
+    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    fit, va = large.split(problem.n, 5)
+    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 1.0,
+             "full_rows": np.ones(len(va)), "rows_gain": rows_gain}
+    lines = []
+    grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
+                       metric="accuracy", log=lines.append, sample=large.sample_rows(problem, fit))
+    assert made == made_sizes
+    if grown_to is None:
+        assert grown is None
+        said = "more rows and centres do not pay" if rows_gain else "more centres do not pay"
+        assert any(said in line for line in lines), lines
+    else:  # the ladder was still gaining: the rows' gain is not asked
+        assert grown is not None and grown["centers"] == grown_to
+
+
+def test_the_rows_gain_is_the_sample_against_half_of_it(small_sample):
+    """rows_gain: the chosen system on a seeded half of the sample, scored on the held-out rows against the whole
+    sample's model -- on a boundary that needs its rows, the whole sample gains by more than its standard error."""
+    from kopt.numerics.backend import resolve, to_numpy
+    from kopt.running.assemble import assemble
+    from kopt_plugins.auto import planner, work
+
+    large = small_sample
+    X, y, Xt, yt = _wiggly(n=6000)
+    spec = kopt.load_spec({"name": "rows", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                                "kernel": {"name": "gaussian", "bandwidth": 0.5}},
+                           "backend": "numpy"})
+    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    fit, va = large.split(problem.n, 5)
+    sample = large.sample_problem(problem, large.sample_rows(problem, fit))
+    found = planner.search(sample, bandwidth_rule=False, lambdas=(1e-4,), counts=[256], max_centers=256, seed=5,
+                           validation=0.2, log=lambda line: None, budget=work.Budget(1e13, None))
+    X_va = problem.X[va]
+    Y_va = to_numpy(problem.label_matrix()[va])
+    S = to_numpy(found.system.scores(X_va, found.system.coef(found.system.solve(1e-4)))) + found.intercept
+    full_rows = planner._outcomes("accuracy", S, Y_va, 1.0)
+    budget = work.Budget(1e13, None)
+    gain, noise = large.rows_gain(sample, found, problem.kernel, 1e-4, X_va, Y_va, full_rows, "accuracy", 1.0, budget)
+    assert gain > noise > 0 and budget.spent > 0
