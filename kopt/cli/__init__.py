@@ -212,6 +212,9 @@ def build_parser():
     q.add_argument("--out", metavar="FILE", help="append the JSON lines to FILE")
     q.add_argument("--plot", metavar="PNG", help="draw test error and fit time against rows from the lines")
     q.add_argument("--plot-only", action="store_true", help="only draw --plot from the lines already in --out")
+    q.add_argument("--falkon-sigmas", type=float, nargs="+", metavar="F",
+                   help="falkon_lean's bandwidths, as factors of the scale rule's sigma, each its own fit "
+                        "(default: 0.5 1 2)")
     q.add_argument("--test-digits", type=int, metavar="N",
                    help="the deformed digits' test set: the last N of the 10,000 mnist digits (default: the preset's "
                         "2,000, of which 389 are 8s and 6s; 5,000 gives 981)")

@@ -249,9 +249,12 @@ def child_main(argv=None):
     ap.add_argument("--set", dest="name", choices=list(SETS), required=True)
     ap.add_argument("--rows", type=int, required=True)
     ap.add_argument("--test-digits", type=int)
+    ap.add_argument("--falkon-sigmas", type=float, nargs="+")
     a = ap.parse_args(argv)
-    global TEST_DIGITS
+    global TEST_DIGITS, FALKON_LEAN_SIGMAS
     TEST_DIGITS = a.test_digits
+    if a.falkon_sigmas:
+        FALKON_LEAN_SIGMAS = tuple(a.falkon_sigmas)
     if a.child.startswith("falkon"):
         try:
             import falkon  # noqa: F401
@@ -350,6 +353,8 @@ def bench(sets, rows, configs, time_limit, out=None, log=print) -> list:
                 limit = min(time_limit, SVC_LIMIT_S) if config == "svc" else time_limit
                 log(f"kopt bench scale: {name} {n:,} rows {config} (limit {limit:g} s)", file=sys.stderr, flush=True)
                 extra = ["--test-digits", str(TEST_DIGITS)] if TEST_DIGITS and name.startswith("digits") else []
+                if config == "falkon_lean":
+                    extra += ["--falkon-sigmas", *(f"{f:g}" for f in FALKON_LEAN_SIGMAS)]
                 res = run_child(["--child", config, "--set", name, "--rows", str(n), *extra], limit)
                 if config == "svc" and res["status"] == "timed_out":
                     svc_out = n
@@ -416,8 +421,10 @@ def scale(args) -> int:
         print(plot(read_lines(args.out), args.plot or "scale.png"))
         return 0
     rows = sorted(args.rows or default_rows(sets))
-    global TEST_DIGITS
+    global TEST_DIGITS, FALKON_LEAN_SIGMAS
     TEST_DIGITS = getattr(args, "test_digits", None)
+    if getattr(args, "falkon_sigmas", None):
+        FALKON_LEAN_SIGMAS = tuple(args.falkon_sigmas)
     lines = bench(sets, rows, configs, args.time_limit, args.out)
     if args.plot:
         print(plot(read_lines(args.out) if args.out else lines, args.plot), file=sys.stderr)
