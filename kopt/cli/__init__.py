@@ -209,7 +209,7 @@ def build_parser():
     q.add_argument("--time-limit", type=float, default=1800.0, metavar="S",
                    help="seconds per configuration and size; past it the process is killed and reported timed_out "
                         "(SVC: at most 600)")
-    q.add_argument("--out", metavar="FILE", help="append the JSON lines to FILE")
+    q.add_argument("--out", metavar="FILE", help="append the JSON lines to FILE (and each fit's log to FILE.log)")
     q.add_argument("--plot", metavar="PNG", help="draw test error and fit time against rows from the lines")
     q.add_argument("--plot-only", action="store_true", help="only draw --plot from the lines already in --out")
     q.add_argument("--falkon-sigmas", type=float, nargs="+", metavar="F",

@@ -315,8 +315,6 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
             f"grown to {M2}")
         rung.update(seconds=time.perf_counter() - t0)
         rung["cg"].release_preconditioner()
-        if M2 == RUNG * M1:
-            return rung
     factor, lam_start = 1.0, first["lam"]
     if probes(M2):
         factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
@@ -371,7 +369,8 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
                 steps_before=0):
     """The λ path at M2 centres (the first M2 of the centre ``order``) on every fit row by conjugate gradients, the
     validation rows riding in each pass with weight 0: a dict of the best λ's trial (``centers``, ``kept_centers``,
-    ``kernel``, ``lam``, ``lam_index``, ``score``, ``v``, ``rows``, ``path``, ``steps``, ``cg``, ``intercept``), or None
+    ``kernel``, ``lam``, ``lam_index``, ``score``, ``v``, ``rows``, ``validation_scores`` (the held-out rows' scores by
+    the model of the fit rows), ``path``, ``steps``, ``cg``, ``intercept``), or None
     where no λ is solved within the budget."""
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom.cg import NystromCG
@@ -400,7 +399,7 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
     Y_val = to_numpy(Y[xp.asarray(validation)])
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
     start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / lam_start)))
-    scores, outcomes, points, steps, path = {}, {}, {}, steps_before, {}
+    scores, outcomes, points, raw, steps, path = {}, {}, {}, {}, steps_before, {}
     v = None
     va_x = xp.asarray(validation)
     mu_host = to_numpy(mu)
@@ -433,7 +432,8 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
                 break  # walking down from a solved λ: the smaller ones are harder still
             i -= 1  # half a decade up, warm
             continue
-        outcomes[i] = _outcomes(metric, to_numpy(s["scores"][va_x]) + mu_host, Y_val, y_scale)
+        raw[i] = to_numpy(s["scores"][va_x]) + mu_host  # the held-out rows' scores (the calibration's, if chosen)
+        outcomes[i] = _outcomes(metric, raw[i], Y_val, y_scale)
         scores[i] = _score(metric, outcomes[i])
         points[i] = v.copy()
         path[f"{lam:g}"] = round(scores[i], 6)
@@ -458,5 +458,5 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
     cg.release_preconditioner()  # the solve on every row factors its own at its λ
     return {"centers": int(M2), "kept_centers": int(cg.M), "bandwidth_factor": 1.0, "kernel": kernel,
             "lam": LAMBDAS[best], "lam_index": best, "score": scores[best], "v": points[best],
-            "rows": outcomes[best], "path": path, "seconds": time.perf_counter() - t0, "steps": steps, "cg": cg,
+            "rows": outcomes[best], "validation_scores": raw[best], "path": path, "seconds": time.perf_counter() - t0, "steps": steps, "cg": cg,
             "intercept": to_numpy(mu)}

@@ -330,7 +330,11 @@ class AutoSolver(Solver):
                                 bandwidth_factor=best["bandwidth_factor"] * grown["bandwidth_factor"],
                                 bandwidth=grown["kernel"].options.as_dict().get("bandwidth", best["bandwidth"]))
                     start = {"v": grown["v"], "factors": grown["cg"]}
-                    held_out = None  # the grown model's scores differ: kopt.api calibrates on a split of its own
+                    # the held-out rows rode in every pass of the grown path with weight 0: their scores by the chosen
+                    # settings' model of the fit rows are the calibration's (no second solve on a split of its own)
+                    held_out = {"rows": va, "scores": grown["validation_scores"],
+                                "words": f"solver auto's {len(va)} held-out rows (seed {seed}), scored by the grown "
+                                         f"path's model of the other rows"}
                 else:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
                         f"(< {planner._gain_words(metric, planner.MIN_GAIN[metric])}): the sample's choice stands")

@@ -181,7 +181,7 @@ def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_pat
     res = scale.run_child(["--child", "estimator", "--set", "higgs-shaped", "--rows", "2000"], time_limit=0.5)
     assert res["status"] == "timed_out" and "0.5 s" in res["why"]
     seen = []
-    monkeypatch.setattr(scale, "run_child", lambda args, limit: seen.append((args[1], limit)) or {"status": "timed_out"})
+    monkeypatch.setattr(scale, "run_child", lambda args, limit, log_file=None: seen.append((args[1], limit)) or {"status": "timed_out"})
     monkeypatch.setattr(scale, "prepare", lambda name, rows: {"kind": "data", "set": name, "rows": rows})
     lines = scale.bench(["digits-10"], [1000, 2000], ["svc", "joker_rff"], time_limit=5000, log=lambda *a, **k: None)
     fits = [(ln["rows"], ln["config"], ln["status"]) for ln in lines if ln["kind"] == "fit"]
@@ -197,7 +197,7 @@ def test_bench_scale_test_digits_reach_the_digit_sets_and_their_children(monkeyp
     from kopt.cli.bench import scale
 
     seen = []
-    monkeypatch.setattr(scale, "run_child", lambda args, limit: seen.append(args) or {"status": "timed_out"})
+    monkeypatch.setattr(scale, "run_child", lambda args, limit, log_file=None: seen.append(args) or {"status": "timed_out"})
     monkeypatch.setattr(scale, "prepare", lambda name, rows: {"kind": "data", "set": name, "rows": rows,
                                                               "spec": scale.data_spec(name, rows)})
     monkeypatch.setattr(scale, "TEST_DIGITS", None)

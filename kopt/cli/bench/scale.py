@@ -150,14 +150,19 @@ def run_config(name: str, rows: int, config: str) -> dict:
         import kopt
 
         spec = spec_of(name, rows) if config == "spec" else joker_spec(name, rows)
-        r = kopt.solve(spec)
+        r = kopt.solve(spec, progress=config == "spec")  # auto's log on the child's stderr (--out FILE.log keeps it)
         auto = r.auto or {}
         cert = {k: r.info[k] for k in ("rel_gap", "gap", "duality_gap", "primal", "dual") if k in r.info}
         out = {"accuracy": r.metrics.get("accuracy"), "fit_s": r.timings["fit_s"] + r.timings.get("auto_s", 0.0),
                "search_s": r.timings.get("auto_s", 0.0), "predict_s": r.timings.get("predict_test_s"),
                "certificate": cert or None, "success": r.success, "n_iter": r.n_iter}
         if config == "spec":
-            out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "why")}
+            out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "why",
+                                                    "final_work_flops", "budget")}
+            # where the time went: each stage's trials (centres, λ, score, seconds) and the solve's own timings
+            out["stages"] = [{k: t.get(k) for k in ("centers", "bandwidth", "lam", "score", "seconds", "rows",
+                                                    "cg_steps")} for t in auto.get("trials") or []]
+            out["timings"] = dict(r.timings)
             out["detail"] = f"solver auto -> {auto.get('route')}, {auto.get('centers')} centres"
         else:
             out["detail"] = (f"joker on {spec['model']['features']['count']} random features, "
@@ -271,7 +276,7 @@ def child_main(argv=None):
 
 
 # -- the parent ----------------------------------------------------------------------------------------
-def run_child(args: list, time_limit: float) -> dict:
+def run_child(args: list, time_limit: float, log_file=None) -> dict:
     """Run ``python -m kopt.cli.bench.scale *args`` in a session of its own; kill the whole session past
     ``time_limit`` seconds.  The JSON object of its last stdout line, or a ``timed_out``/``error`` one."""
     t0 = time.perf_counter()
@@ -279,6 +284,9 @@ def run_child(args: list, time_limit: float) -> dict:
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=time_limit)
+        if log_file and err:
+            with open(log_file, "a", encoding="utf-8") as fh:
+                fh.write(f"# {' '.join(args)}\n{err}")
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
@@ -355,7 +363,8 @@ def bench(sets, rows, configs, time_limit, out=None, log=print) -> list:
                 extra = ["--test-digits", str(TEST_DIGITS)] if TEST_DIGITS and name.startswith("digits") else []
                 if config == "falkon_lean":
                     extra += ["--falkon-sigmas", *(f"{f:g}" for f in FALKON_LEAN_SIGMAS)]
-                res = run_child(["--child", config, "--set", name, "--rows", str(n), *extra], limit)
+                res = run_child(["--child", config, "--set", name, "--rows", str(n), *extra], limit,
+                                log_file=out + ".log" if out else None)
                 if config == "svc" and res["status"] == "timed_out":
                     svc_out = n
                 emit({**head, "time_limit_s": limit, **res})
