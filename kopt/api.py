@@ -302,7 +302,7 @@ def _run(spec, call, cluster):
         fields = dict(objective=out.objective, dual=out.dual, gap=out.gap, n_iter=out.n_iter, success=out.success,
                       status=out.status, message=out.message, metrics=metrics, trace=tracer.trace,
                       timings=timings(t0=call.t0, load_s=t_load, fit_s=fit_s, predict_test_s=t_pred,
-                                      this_session_fit_s=t_fit, plan=call.plan, lambda_auto=call.lambda_auto),
+                                      run_fit_s=t_fit, plan=call.plan, lambda_auto=call.lambda_auto),
                       info=dict(out.info))
         report = build_report(spec, problem, model, fields, backend, rss_load, memory_plan=memory_plan,
                               by_class=by_class, lambda_auto=call.lambda_auto, auto=call.plan)

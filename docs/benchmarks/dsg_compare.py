@@ -66,7 +66,7 @@ def _solve(name, overrides=()):
               "train_objective": d["objective"], "test_accuracy": d.get("test_accuracy"),
               "n_blocks": d.get("n_blocks")}
              for d in r.trace if "train_loss" in d]  # check iterations: ``objective`` is the exact one
-    return {"fit_s": r.timings["this_session_fit_s"], "objective": r.objective, "metrics": r.metrics,
+    return {"fit_s": r.timings["run_fit_s"], "objective": r.objective, "metrics": r.metrics,
             "info": {k: r.info[k] for k in ("n_blocks", "new_steps", "reuse_steps")}, "evals": evals}
 
 

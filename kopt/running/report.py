@@ -28,11 +28,12 @@ def jsonable(d: dict) -> dict:
     return out
 
 
-def timings(*, t0, load_s, fit_s, predict_test_s, this_session_fit_s, plan=None, lambda_auto=None) -> dict:
-    """The run's ``timings`` in seconds; ``wall_s`` from ``t0`` (the call's start) to now, ``auto_s`` the
-    search of ``solver: auto`` (``plan``) and ``lambda_auto_s`` the choice of ``lambda: auto``."""
+def timings(*, t0, load_s, fit_s, predict_test_s, run_fit_s, plan=None, lambda_auto=None) -> dict:
+    """The run's ``timings`` in seconds; ``wall_s`` from ``t0`` (the call's start) to now, ``fit_s`` the solve's
+    seconds over every run of it (a resumed run adds its own to the checkpoint's), ``run_fit_s`` this run's own share,
+    ``auto_s`` the search of ``solver: auto`` (``plan``) and ``lambda_auto_s`` the choice of ``lambda: auto``."""
     out = {"load_s": load_s, "fit_s": fit_s, "predict_test_s": predict_test_s, "wall_s": time.perf_counter() - t0,
-           "this_session_fit_s": this_session_fit_s}
+           "run_fit_s": run_fit_s}
     if plan is not None:
         out["auto_s"] = plan["search_s"]
     if lambda_auto is not None:
