@@ -12,6 +12,7 @@ A LocalCluster (two worker processes) for each test; higgs-12k's first 3,000 row
 from __future__ import annotations
 
 import copy
+import time
 
 import numpy as np
 import pytest
@@ -118,6 +119,9 @@ def test_work_dask_gives_up_on_is_exit_2_naming_the_worker(client, monkeypatch, 
             victim = sorted(self.client.nthreads())[0]
             self._homes = [victim, *(self._homes or [])[1:]]
             self.client.run(__import__("os")._exit, 1, workers=[victim], on_error="ignore")
+            deadline = time.monotonic() + 60  # the scheduler has seen the worker go (else the message cannot name it)
+            while victim in self.client.nthreads() and time.monotonic() < deadline:
+                time.sleep(0.05)
             self.client.gather = _raise(FutureCancelledError("_answer-1", "lost dependencies"))
         return gather(self, futures)
 
