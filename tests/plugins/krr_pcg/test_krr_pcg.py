@@ -169,6 +169,18 @@ def _wiggly(n=4000, n_test=1000, seed=4):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def _wiggly_problem(name, n=4000):
+    """_wiggly's rows assembled as auto's large route sees them (bandwidth 0.5, seed 5)."""
+    from kopt.numerics.backend import resolve
+    from kopt.running.assemble import assemble
+
+    X, y, Xt, yt = _wiggly(n=n)
+    spec = kopt.load_spec({"name": name, "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                              "kernel": {"name": "gaussian", "bandwidth": 0.5}},
+                           "backend": "numpy"})
+    return assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+
+
 @pytest.mark.slow
 def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(small_sample):
     X, y, Xt, yt = _wiggly()
@@ -251,17 +263,11 @@ def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_co
 def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_sample, monkeypatch, tried, probed):
     """The grown size's bandwidth probe runs at half the grown size on the sample: where the sample's ladder reached
     that size itself it chose the bandwidth there, and the probe is not run again."""
-    from kopt.numerics.backend import resolve
-    from kopt.running.assemble import assemble
 
     large = small_sample
     calls = []
     monkeypatch.setattr(large, "probe_bandwidth", lambda *a, **k: calls.append(1) or (1.0, 1e-4))
-    X, y, Xt, yt = _wiggly()
-    spec = kopt.load_spec({"name": "probe", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
-                                                                 "kernel": {"name": "gaussian", "bandwidth": 0.5}},
-                           "backend": "numpy"})
-    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    problem = _wiggly_problem("probe")
     fit, va = large.split(problem.n, 5)
     # full_score 0: any rung gains (where the sample tried more centres, 128 on every row are tried first)
     first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 0.0}
@@ -280,9 +286,7 @@ def test_more_centres_are_grown_only_while_the_validation_rows_tell_a_gain(small
     tried only after 2 x 64 centres on every row beat the sample's model by what the validation rows can tell: against
     a sample's model no rung can beat (accuracy 1.0) no larger system is made.  Where the ladder was still gaining
     (it tried no more), the grown size is tried at once."""
-    from kopt.numerics.backend import resolve
     from kopt.nystrom import cg as cg_module
-    from kopt.running.assemble import assemble
 
     large = small_sample
     monkeypatch.setattr(large, "probe_bandwidth", lambda *a, **k: (1.0, 1e-4))
@@ -294,11 +298,7 @@ def test_more_centres_are_grown_only_while_the_validation_rows_tell_a_gain(small
         return real(kernel, X, Y, C, **kw)
 
     monkeypatch.setattr(cg_module, "NystromCG", counting)
-    X, y, Xt, yt = _wiggly()
-    spec = kopt.load_spec({"name": "rung", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
-                                                                "kernel": {"name": "gaussian", "bandwidth": 0.5}},
-                           "backend": "numpy"})
-    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    problem = _wiggly_problem("rung")
     fit, va = large.split(problem.n, 5)
     first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 1.0,
              "full_rows": np.ones(len(va)), "rows_gain": rows_gain}
@@ -317,16 +317,11 @@ def test_more_centres_are_grown_only_while_the_validation_rows_tell_a_gain(small
 def test_the_rows_gain_is_the_sample_against_half_of_it(small_sample):
     """rows_gain: the chosen system on a seeded half of the sample, scored on the held-out rows against the whole
     sample's model -- on a boundary that needs its rows, the whole sample gains by more than its standard error."""
-    from kopt.numerics.backend import resolve, to_numpy
-    from kopt.running.assemble import assemble
+    from kopt.numerics.backend import to_numpy
     from kopt_plugins.auto import planner, work
 
     large = small_sample
-    X, y, Xt, yt = _wiggly(n=6000)
-    spec = kopt.load_spec({"name": "rows", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
-                                                                "kernel": {"name": "gaussian", "bandwidth": 0.5}},
-                           "backend": "numpy"})
-    problem = assemble(spec, (X, y, Xt, yt), resolve("numpy"))
+    problem = _wiggly_problem("rows", n=6000)
     fit, va = large.split(problem.n, 5)
     sample = large.sample_problem(problem, large.sample_rows(problem, fit))
     found = planner.search(sample, bandwidth_rule=False, lambdas=(1e-4,), counts=[256], max_centers=256, seed=5,
