@@ -16,6 +16,8 @@ Everything stays float64: a float32 P at a small λ has a backward error of abou
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..numerics.backend import get_namespace
@@ -61,11 +63,23 @@ class CentreFactors:
         self.M = U.shape[0]
         self.u_diag = self.xp.diagonal(U).copy()
         self.l_diag = None  # D = diag(L) once factored
-        self.owner = None  # the CG whose scale and λ the factor is (CGs on other row weights may share the buffer)
+        self._owner = None  # a weak reference to the CG whose scale and λ the factor is (:attr:`owner`)
 
     @property
     def factored(self):
         return self.l_diag is not None
+
+    @property
+    def owner(self):
+        """The CG whose scale and λ the factor is (CGs on other row weights may share the buffer), or None.  Held by a
+        weak reference: the CG holds these factors, and a reference back made a cycle that only the garbage collector
+        freed -- its M x M buffer outlived the CG (three bandwidth probes' buffers, 490 MB, were still alive when the
+        grown centres' was made at 10⁶ rows)."""
+        return None if self._owner is None else self._owner()
+
+    @owner.setter
+    def owner(self, cg):
+        self._owner = None if cg is None else weakref.ref(cg)
 
     def _write_product(self, scale, threads=1, block=BLOCK):
         """The buffer's strict lower triangle := that of s U Uᵀ; returns its diagonal (a vector).  Row block I of the

@@ -114,3 +114,43 @@ def test_the_krr_pcg_plan_holds_one_m_by_m_buffer():
     square = [b for what, b in plan if "8,192 x 8,192" in what]
     assert square == [8192 * 8192 * 8], plan
     assert memory.total(plan) < 1.0e9  # the issue's bound at 8,192 centres, the rows' own bytes apart
+
+
+def test_a_cg_and_its_buffer_go_without_the_garbage_collector():
+    """The factors refer back to the CG that factored them weakly: a CG dropped frees its M x M buffer at once (a
+    cycle kept three bandwidth probes' buffers alive until a collection)."""
+    import gc
+    import weakref
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3)).astype(np.float32)
+    Y = rng.standard_normal((300, 1))
+    gc.disable()
+    try:
+        cg = NystromCG(GaussianKernel(bandwidth=1.0), X, Y, np.asfortranarray(X[:64]), dtype=np.float32)
+        s = cg.start(1e-3)
+        cg.step(s)
+        assert cg.factors.owner is cg
+        gone = weakref.ref(cg.factors)
+        del cg, s
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_u_of_few_kept_centres_does_not_hold_the_drawn_buffer():
+    """Where the pivoted basis keeps far fewer centres than were drawn, U is a buffer of its own: R's M x M buffer
+    (the drawn count's) is freed with the basis made."""
+    from kopt.nystrom.centres import COMPACT_SHARE, center_basis
+
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((40, 2)).astype(np.float32)
+    C = np.asfortranarray(np.repeat(base, 10, axis=0))  # 400 centres, 40 distinct: the basis keeps at most 40
+    kept, U = center_basis(GaussianKernel(bandwidth=1.0), C)
+    r = len(kept)
+    assert 10 <= r <= 40 and U.shape == (r, r)
+    assert r * r <= COMPACT_SHARE * 400 * 400
+    owner = U if U.base is None else U.base
+    assert owner.nbytes == U.nbytes  # not a view of the 400 x 400 buffer
+    np.testing.assert_allclose(U.T @ U, GaussianKernel(bandwidth=1.0).exact(C[kept].astype(np.float64),
+                                                                             C[kept].astype(np.float64)), atol=1e-10)
