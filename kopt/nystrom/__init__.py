@@ -10,15 +10,17 @@ uses the same ones (docs/plugin-guide.md, "Solvers on Nyström centres"):
 * the direct system -- :class:`NystromSystem` (T + λI, T = U⁻ᵀ(A/n)U⁻¹, one Cholesky per λ), :func:`system_plan`,
   :func:`target_offset`, :func:`residual_pass`;
 * the iterative system -- :class:`NystromCG` (preconditioned conjugate gradients, one pass over the rows a step;
-  U and its preconditioner share one M × M buffer, :class:`CentreFactors`, read U by :func:`upper_times`)
+  U and its preconditioner share one M × M buffer, :class:`CentreFactors`, read U by :func:`upper_times`; the
+  preconditioner estimates T from every drawn centre where the basis kept far fewer, :func:`centre_factors`,
+  :func:`drawn_gram`)
   and :class:`RowPass` (k(X_chunk, C) made on the fly: K p and Kᵀ(K p) in one pass);
 * the squared hinge -- :class:`HingeNewton` (Newton on the margin rows' system);
 * the solver base and its certificate -- :class:`NystromSolver`, :func:`certificate`;
 * :mod:`kopt.nystrom.cache` -- systems shared by fits that differ only in λ.
 """
 from .centres import CENTER_TOLERANCE, NystromRows, center_basis, choose_centers
-from .cg import NystromCG
-from .factors import CentreFactors, upper_times
+from .cg import NystromCG, centre_factors
+from .factors import CentreFactors, drawn_gram, upper_times
 from .newton import HingeNewton
 from .passes import RowPass
 from .solver import NystromSolver, certificate, dense_centers
@@ -40,5 +42,5 @@ __all__ = [
     "CENTER_TOLERANCE", "CHUNK_ENTRIES", "CentreFactors", "SCORE_ENTRIES", "HingeNewton", "NystromCG", "NystromRows", "NystromSolver",
     "NystromSystem", "RowPass", "blas_held", "center_basis", "certificate", "choose_centers", "dense_centers",
     "kept_centers", "kernel_chunks", "residual_pass", "row_chunks", "symmetric_from_lower", "system_plan",
-    "target_offset", "upper_times",
+    "target_offset", "upper_times", "centre_factors", "drawn_gram",
 ]

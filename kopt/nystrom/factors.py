@@ -57,10 +57,12 @@ class CentreFactors:
     and, after :meth:`factor`, the preconditioner P = s U Uᵀ + λ I's Cholesky factor, in U's own buffer (module
     docstring).  ``U`` is handed over: its strict lower triangle is overwritten by the factor."""
 
-    def __init__(self, U):
+    def __init__(self, U, gram=None):
         self.xp = get_namespace(U)
         self.U = np.asfortranarray(U) if self.xp is np else U  # LAPACK factors a Fortran-order buffer in place
         self.M = U.shape[0]
+        #: the preconditioner's estimate of T where it is not U Uᵀ / M: :func:`drawn_gram` (its lower triangle), or None
+        self.gram = gram
         self.u_diag = self.xp.diagonal(U).copy()
         self.l_diag = None  # D = diag(L) once factored
         self._owner = None  # a weak reference to the CG whose scale and λ the factor is (:attr:`owner`)
@@ -68,6 +70,12 @@ class CentreFactors:
     @property
     def factored(self):
         return self.l_diag is not None
+
+    @property
+    def per_centre(self):
+        """Whether the estimate of T is U Uᵀ summed over the M kept centres (the caller scales it by 1/M), rather than
+        :attr:`gram`, already a mean over the drawn ones."""
+        return self.gram is None
 
     @property
     def owner(self):
@@ -107,13 +115,24 @@ class CentreFactors:
             parallel_map(one, sorted(starts, key=lambda lo: -(M - lo) * (lo + block)), threads if xp is np else 1)
         return diag
 
+    def _write_gram(self, scale, block=BLOCK):
+        """The buffer's strict lower triangle := that of s G (:attr:`gram`); returns its diagonal."""
+        xp, U, G, M = self.xp, self.U, self.gram, self.M
+        for lo in range(0, M, block):
+            hi = min(M, lo + block)
+            if lo:
+                U[lo:hi, :lo] = scale * G[lo:hi, :lo]
+            U[lo:hi, lo:hi] = xp.triu(U[lo:hi, lo:hi]) + xp.tril(scale * G[lo:hi, lo:hi], -1)
+        return scale * xp.diagonal(G).copy()
+
     def factor(self, scale, lam, threads=1):
-        """Factor P = ``scale`` U Uᵀ + ``lam`` I into the buffer's strict lower triangle (L̃) and :attr:`l_diag`
-        (D), the product on ``threads`` of kopt's workers (the same bits on any count).  Raises
-        ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is intact)."""
+        """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where :attr:`gram` is set) into the buffer's
+        strict lower triangle (L̃) and :attr:`l_diag` (D), the product on ``threads`` of kopt's workers (the same bits
+        on any count).  Raises ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is
+        intact)."""
         xp, U = self.xp, self.U
         self.l_diag = None
-        diag = self._write_product(scale, threads)
+        diag = self._write_product(scale, threads) if self.gram is None else self._write_gram(scale)
         idx = xp.arange(self.M)
         U[idx, idx] = diag + lam
         with blas_threads(1):  # the same bits on any thread count (a threaded LAPACK Cholesky's follow the cores)
@@ -154,3 +173,40 @@ class CentreFactors:
     def coef(self, v):
         """U⁻¹ v."""
         return solve_triangular(self.U, v, lower=False)
+
+
+def drawn_gram(kernel, kept, drawn, U, threads=1, block=BLOCK):
+    """G = U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D, the preconditioner's estimate of T from every one of the D drawn
+    centres (lower triangle and diagonal; float64, Fortran order, ``kept``'s count square).
+
+    T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows.  The drawn centres are a uniform sample of the rows,
+    so their mean of k_c k_cᵀ estimates A/n; the kept ones alone (U Uᵀ / M, Falkon's estimate) are not a uniform
+    sample where the pivoted basis dropped many of them: it keeps the centres farthest apart, which over-weights the
+    edges of the data.  ``kept``, ``drawn``: the centres' dense rows; ``U``: the kept centres' factor (its upper
+    triangle is read).  A block of drawn centres at a time (a kept x ``block`` temporary per worker): their kernel
+    values in float64 and whitened, then every block of G's rows updated by its own product, each on one BLAS thread
+    of kopt's workers, so the bits do not depend on the thread count.  2 M² D + M D kernel-value flops."""
+    xp = get_namespace(U)
+    Ck, Cd = (xp.asarray(C, dtype=np.float64, order="F") for C in (kept, drawn))  # as center_basis reads them
+    M, D = Ck.shape[0], Cd.shape[0]
+    G = xp.zeros((M, M), dtype=np.float64, order="F")
+    workers = threads if xp is np else 1
+    sub = max(16, block // max(1, workers))
+    with blas_threads(1):
+        for lo in range(0, D, block):
+            hi = min(D, lo + block)
+            W = xp.empty((M, hi - lo), dtype=np.float64, order="F")
+
+            def whiten(a, lo=lo, hi=hi, W=W):
+                b = min(hi, a + sub)
+                W[:, a - lo:b - lo] = solve_triangular(U, kernel.exact(Ck, Cd[a:b]), lower=False, trans="T")
+
+            parallel_map(whiten, range(lo, hi, sub), workers)
+
+            def rows(r, W=W):
+                q = min(M, r + block)
+                G[r:q, :q] += W[r:q] @ W[:q].T
+
+            parallel_map(rows, sorted(range(0, M, block), key=lambda r: -r), workers)
+    G /= D
+    return G

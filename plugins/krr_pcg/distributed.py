@@ -36,12 +36,10 @@ from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.errors import KoptError
 from kopt.numerics import rows as _rows
 from kopt.numerics.linalg import solve_triangular
-from kopt.numerics.threads import blas_threads
-from kopt.nystrom.centres import center_basis, choose_centers
-from kopt.nystrom.cg import NystromCG
-from kopt.nystrom.factors import CentreFactors, upper_times
+from kopt.nystrom.centres import choose_centers
+from kopt.nystrom.cg import NystromCG, centre_factors
+from kopt.nystrom.factors import upper_times
 from kopt.nystrom.passes import RowPass
-from kopt.nystrom.system import kept_centers
 
 
 class Rows(Held):
@@ -123,12 +121,11 @@ class PartitionCG(NystromCG):
         if problem.sample_weight is not None:
             raise KoptError("solver 'krr_pcg' on a Dask cluster takes no sample weights; run it on one machine")
         self.xp, self.n, self.dtype, self.kernel = np, problem.n, np.dtype(problem.dtype), problem.kernel
-        with blas_threads(1):  # as on one machine: the same kept centres and bits of U
-            kept, U = center_basis(problem.kernel, C)
-        self.C = kept_centers(C, kept)
+        # as on one machine: the same kept centres, bits of U and preconditioner (U and its factor in one buffer)
+        self.C, self.factors = centre_factors(problem.kernel, C, threads=1)
         self.M = self.C.shape[0]
-        self.factors = CentreFactors(U)  # U and the preconditioner in one M x M buffer
-        self.weights, self.scale, self.lam = None, 1.0 / self.M, None
+        self.weights, self.lam = None, None
+        self.scale = 1.0 / self.M if self.factors.per_centre else 1.0
         self.parts, self.preprocessor = problem.partitions, problem.preprocessor
         self.K = len(self.parts.rows)
         self.rounds = self.kernel_passes = 0

@@ -17,7 +17,11 @@ import kopt  # noqa: E402
 from kopt.distributed.partitions import Partitions  # noqa: E402
 from kopt_plugins.krr_pcg.solver import NystromPCG  # noqa: E402
 
-TOL = 1e-6
+# above the carried gap's float32 floor on every BLAS kernel: with OpenBLAS's SkylakeX kernels the carried gap of this
+# problem stalls at 2.7e-6, so at 1e-6 the one-machine run went to its iteration cap while Dask's stopped at 17
+TOL = 1e-5
+#: two runs each stopped at a relative gap of TOL: their decision values agree to this (3.6e-3 seen at TOL)
+SCORES_ATOL = 5e-3
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +65,7 @@ def test_the_same_model_as_one_machine(client):
     assert many.objective == pytest.approx(one.objective, rel=TOL)
     assert 0 <= many.info["rel_gap"] <= TOL
     X = _test_rows()
-    np.testing.assert_allclose(many.model.decision_function(X), one.model.decision_function(X), atol=2e-3)
+    np.testing.assert_allclose(many.model.decision_function(X), one.model.decision_function(X), atol=SCORES_ATOL)
     for key in ("accuracy", "auc"):
         assert many.metrics[key] == pytest.approx(one.metrics[key], abs=2e-3), key
     assert abs(many.n_iter - one.n_iter) <= 2
@@ -123,7 +127,7 @@ def test_three_partitions_every_class_at_once(client):
                             da.from_array(Xt, chunks=300), da.from_array(yt, chunks=300)))
     assert one.status == many.status == "converged" and many.info["partitions"] == 3
     assert one.model.decision_function(Xt).shape == (300, 3)
-    np.testing.assert_allclose(many.model.decision_function(Xt), one.model.decision_function(Xt), atol=2e-3)
+    np.testing.assert_allclose(many.model.decision_function(Xt), one.model.decision_function(Xt), atol=SCORES_ATOL)
     # float32 kernel values against R in float64 bound the certificate here at about 1e-6 (one machine's own
     # relative gap: -5.7e-7): the objectives agree within that rounding, not within tol
     assert many.objective == pytest.approx(one.objective, rel=1e-5)
