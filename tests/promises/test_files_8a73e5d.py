@@ -17,14 +17,24 @@ import kopt
 
 FILES = Path(__file__).resolve().parents[1] / "data" / "files_8a73e5d"
 EXPECTED = json.loads((FILES / "expected.json").read_text())
+#: the BLAS the files were written with (OpenBLAS's Haswell kernels); another kernel (SkylakeX on AVX-512 machines)
+#: rounds the float32 kernel products otherwise, so bits are promised only where it is the same
+WRITTEN_WITH = json.loads((FILES / "checkpoint" / "checkpoint.json").read_text())["environment"]["blas"]
+
+
+def _same_blas():
+    from kopt.running.checkpoint import environment
+
+    return environment()["blas"] == WRITTEN_WITH
 
 
 def test_the_old_model_file_loads_and_scores_as_it_did():
     model = kopt.load_model(FILES / "model" / "model.json")
     X = np.asarray(EXPECTED["rows"])
     np.testing.assert_array_equal(np.asarray(model.predict(X)), np.asarray(EXPECTED["predictions"]))
+    # the same bits with the same BLAS kernels; float32 products' rounding (a relative 1e-6 seen) with others
     np.testing.assert_allclose(np.asarray(model.decision_function(X)), np.asarray(EXPECTED["decision"]),
-                               rtol=1e-12, atol=0)
+                               rtol=1e-12 if _same_blas() else 1e-5, atol=0)
 
 
 def test_the_old_checkpoint_resumes_to_the_uninterrupted_model(tmp_path):
@@ -34,6 +44,10 @@ def test_the_old_checkpoint_resumes_to_the_uninterrupted_model(tmp_path):
         shutil.copy(FILES / "checkpoint" / name, tmp_path / "model" / name)
     run = subprocess.run([sys.executable, "-m", "kopt", "solve", "spec.yaml", "--resume", "--quiet"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
+    if not _same_blas():  # a resume would not end where the uninterrupted run did: refused, naming the change
+        assert run.returncode == 2 and "written on another machine or software" in run.stderr, run.stderr
+        assert "Haswell" in run.stderr and not (tmp_path / "model" / "model.json").exists()
+        return
     assert run.returncode == 0, run.stderr
     meta = json.loads((tmp_path / "model" / "model.json").read_text())
     assert meta["model_sha256"] == EXPECTED["model_sha256"]
