@@ -14,13 +14,16 @@ class Preprocessor:
     """
 
     def __init__(self, target: str, mean=None, scale=None, classes=None, y_mean=0.0, y_scale=1.0, n_features=None,
-                 column_scales=None):
+                 column_scales=None, drops_zero_columns=True):
         self.target = target
         self.mean = mean
         self.scale = scale
         #: ``data.column_scales``: multipliers applied after standardizing (float32 products of the standardized
         #: values, so ``solver: auto``'s search, which multiplies its rows by them, sees the same bits)
         self.column_scales = None if column_scales is None else np.asarray(column_scales, dtype=np.float64)
+        #: whether a column of scale 0 is left out of the transformed rows (every kernel then sees the same distances
+        #: and products on fewer columns); model files written before it keep such columns as zeros
+        self.drops_zero_columns = bool(drops_zero_columns)
         self.classes = classes  # original label values (binary: [neg, pos]; multiclass: sorted ids)
         self.y_mean = float(y_mean)
         self.y_scale = float(y_scale)
@@ -45,6 +48,9 @@ class Preprocessor:
         if column_scales is not None and np.shape(column_scales) != (n_features,):
             raise DataError(f"data.column_scales has {np.size(column_scales)} values and {source} {n_features} "
                             "columns: give one multiplier per column (0 drops a column)")
+        if column_scales is not None and not np.any(np.asarray(column_scales, dtype=np.float64) != 0):
+            raise DataError(f"data.column_scales drops every one of the {n_features} columns of {source} (all 0): "
+                            "keep at least one column (a positive multiplier)")
         pre = cls(target, mean, scale, n_features=n_features, column_scales=column_scales)
         pre.auto_rule = why
         if y is not None:
@@ -87,30 +93,47 @@ class Preprocessor:
                 self.y_scale = float(np.std(y, dtype=np.float64)) or 1.0
 
     # -- applying ------------------------------------------------------------
+    @property
+    def kept_columns(self):
+        """The input columns the transformed rows hold, in order, where ``data.column_scales`` drops some (None: all)."""
+        if self.column_scales is None or not self.drops_zero_columns or np.all(self.column_scales != 0):
+            return None
+        return np.flatnonzero(self.column_scales != 0)
+
     def transform(self, X, dtype=np.float32, source="the data"):
         """Apply the training standardisation; a new array (``X`` is never modified).
 
         Dense input is processed in row blocks into one preallocated output, so
-        the peak is the input plus the output (no full-size temporaries).
+        the peak is the input plus the output (no full-size temporaries).  Columns of
+        ``data.column_scales`` 0 are left out (:attr:`kept_columns`).
         """
         if X.shape[1] != self.n_features:
             raise DataError(f"{source} has {X.shape[1]} features, the training data had {self.n_features}")
+        keep = self.kept_columns
         cs = None if self.column_scales is None else self.column_scales.astype(dtype)
+        mean, scale = self.mean, self.scale
+        if keep is not None:
+            cs = cs[keep]
+            mean = None if mean is None else mean[keep]
+            scale = None if scale is None else scale[keep]
         if hasattr(X, "tocsr"):  # sparse: scale only (centring would densify)
-            X = X.tocsr().astype(dtype)
-            if self.scale is not None:
-                X = X.multiply(1.0 / self.scale.astype(dtype)).tocsr()
+            X = X.tocsr()
+            X = (X if keep is None else X[:, keep]).astype(dtype)
+            if scale is not None:
+                X = X.multiply(1.0 / scale.astype(dtype)).tocsr()
             return X if cs is None else X.multiply(cs).tocsr()
-        if self.mean is None:
-            X = np.asarray(X, dtype=dtype)
+        if mean is None:
+            X = np.asarray(X if keep is None else X[:, keep], dtype=dtype)
             return X if cs is None else X * cs
-        out = np.empty(X.shape, dtype=dtype)
-        mean = self.mean.astype(dtype)
-        scale = self.scale.astype(dtype)
+        width = X.shape[1] if keep is None else len(keep)
+        out = np.empty((X.shape[0], width), dtype=dtype)
+        mean = mean.astype(dtype)
+        scale = scale.astype(dtype)
         step = max(1, (1 << 22) // max(1, X.shape[1]))
         for i in range(0, X.shape[0], step):
             blk = out[i : i + step]
-            np.subtract(X[i : i + step], mean, out=blk, dtype=dtype, casting="unsafe")
+            rows = X[i : i + step]
+            np.subtract(rows if keep is None else rows[:, keep], mean, out=blk, dtype=dtype, casting="unsafe")
             np.divide(blk, scale, out=blk)
             if cs is not None:
                 np.multiply(blk, cs, out=blk)
@@ -159,7 +182,10 @@ class Preprocessor:
         return out
 
     def to_meta(self):
-        return {"target": self.target, "y_mean": self.y_mean, "y_scale": self.y_scale, "n_features": int(self.n_features)}
+        out = {"target": self.target, "y_mean": self.y_mean, "y_scale": self.y_scale, "n_features": int(self.n_features)}
+        if self.column_scales is not None:
+            out["drops_zero_columns"] = self.drops_zero_columns
+        return out
 
     @classmethod
     def from_file(cls, meta, arrays):
@@ -172,6 +198,7 @@ class Preprocessor:
             meta["y_scale"],
             meta["n_features"],
             arrays.get("pre_column_scales"),
+            drops_zero_columns=bool(meta.get("drops_zero_columns", False)),  # older files kept such columns as zeros
         )
 
 

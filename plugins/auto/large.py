@@ -404,6 +404,7 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
     va_x = xp.asarray(validation)
     mu_host = to_numpy(mu)
     i, unresolved = start_index, set()
+    warm_steps = None  # the steps the last λ solved took from a warm start (the next, smaller λ needs as many)
 
     def out_of_time():
         return budget.out_of_time("the grown lambda path")
@@ -415,10 +416,18 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
         if allowed < 1:
             log(f"auto: {M2} centres on {n} rows: no work left for lambda {lam:g} [{_budget_words(budget)}]")
             break
+        if warm_steps is not None and allowed < warm_steps:
+            # a smaller λ, warm from a larger one, takes at least the steps the last one took from its own warm start
+            # (CG's steps grow as λ falls): a λ the work left cannot solve is not started (its steps chose nothing)
+            log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: the work left affords {allowed} CG steps, fewer than "
+                f"the {warm_steps} lambda {LAMBDAS[i - 1]:g} took from its warm start: not started "
+                f"[{_budget_words(budget)}]")
+            break
         s, gap, taken, solved = solve_lambda(cg, lam, v, problem.loss, Yc, max_steps=allowed,
                                              out_of_time=out_of_time if budget.seconds is not None else None)
         budget.count(work.cg_lambda(M2) + taken * step_work)
         steps += taken
+        warm = v is not None
         v = s["v"]
         elapsed = time.perf_counter() - t0
         cut = taken < MAX_STEPS and not solved  # the work budget (or the time limit) cut this λ's steps
@@ -436,6 +445,7 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
         outcomes[i] = _outcomes(metric, raw[i], Y_val, y_scale)
         scores[i] = _score(metric, outcomes[i])
         points[i] = v.copy()
+        warm_steps = taken if warm else None
         path[f"{lam:g}"] = round(scores[i], 6)
         log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: validation {metric} {abs(scores[i]):.5g} "
             f"({steps} CG steps so far, gap {gap:.2g}) [{_budget_words(budget)}]")

@@ -247,8 +247,8 @@ class AutoSolver(Solver):
     def _column_scales(self, problem, kernel, fit, validation, budget, log):
         """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`, ``bandwidth: auto``
         only), the problem's rows multiplied by them as ``data.column_scales`` multiplies the standardized rows (the
-        same float32 products: the planned system is the final solve's), its bandwidth by the chosen factor; else
-        ``(problem, None)``."""
+        same float32 products: the planned system is the final solve's; the columns of scale 0 left out, as there),
+        its bandwidth by the chosen factor; else ``(problem, None)``."""
         if kernel.get("bandwidth") != "auto":
             return problem, None
         found = columns.choose(problem, fit=fit, validation=validation, metric=planner.metric_of(problem),
@@ -257,8 +257,9 @@ class AutoSolver(Solver):
             return problem, None
         scales, factor = found
         base = problem.kernel.options.as_dict()
+        keep = scales > 0  # a column of scale 0 is left out, as data.column_scales leaves it out of the final solve's rows
         problem = dataclasses.replace(
-            problem, X=problem.X * scales.astype(problem.X.dtype),
+            problem, X=problem.X[:, keep] * scales[keep].astype(problem.X.dtype),
             kernel=type(problem.kernel)(**{**base, "bandwidth": float(f"{base['bandwidth'] * factor:.6g}")}))
         return problem, scales
 
