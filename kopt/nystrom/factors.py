@@ -63,6 +63,8 @@ class CentreFactors:
         self.M = U.shape[0]
         #: the preconditioner's estimate of T where it is not U Uᵀ / M: :func:`drawn_gram` (its lower triangle), or None
         self.gram = gram
+        #: the trace of that estimate before its scale (G's, or U Uᵀ's), where the caller knows it (None: unknown)
+        self.trace = None
         self.u_diag = self.xp.diagonal(U).copy()
         self.l_diag = None  # D = diag(L) once factored
         self._owner = None  # a weak reference to the CG whose scale and λ the factor is (:attr:`owner`)

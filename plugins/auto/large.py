@@ -190,7 +190,10 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
         count(work.cg_factors(Mh))
         scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
-        while PROBE_MIN_LAMBDA <= first["lam"] / PROBE_STEP ** k <= 1.0:
+        floor = max(PROBE_MIN_LAMBDA, cg.lambda_floor())  # what the float32 kernel values resolve
+        while first["lam"] / PROBE_STEP ** k < floor and k > -3:
+            k -= 1  # the sample's λ is below it: from the first probe λ above it
+        while floor <= first["lam"] / PROBE_STEP ** k <= 1.0:
             s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
             count(work.cg_lambda(Mh) + taken * work.cg_step(len(sample), Mh, d, outputs)
                   + work.kernel_values(len(validation), Mh, d))
@@ -398,7 +401,14 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
     del C
     Y_val = to_numpy(Y[xp.asarray(validation)])
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
-    start_index = min(range(len(LAMBDAS)), key=lambda i: abs(math.log(LAMBDAS[i] / lam_start)))
+    # λ below what the float32 kernel values resolve is not tried (:meth:`kopt.nystrom.NystromCG.lambda_floor`): on 10⁵
+    # rows of 3 integer columns the sample's 1e-9 and then 3.2e-9 ran 40 CG steps each and did not solve
+    floor = cg.lambda_floor()
+    usable = [i for i in range(len(LAMBDAS)) if LAMBDAS[i] >= floor] or [0]
+    start_index = min(usable, key=lambda i: abs(math.log(LAMBDAS[i] / lam_start)))
+    if LAMBDAS[start_index] > lam_start * 1.0001:
+        log(f"auto: {M2} centres on {n} rows: lambda {lam_start:g} is below what the float32 kernel values resolve "
+            f"({floor:.2g}): the path starts at {LAMBDAS[start_index]:g}")
     scores, outcomes, points, raw, steps, path = {}, {}, {}, {}, steps_before, {}
     v = None
     va_x = xp.asarray(validation)
@@ -411,6 +421,10 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
 
     while 0 <= i < len(LAMBDAS):
         lam = LAMBDAS[i]
+        if lam < floor and i != start_index:
+            log(f"auto: {M2} centres on {n} rows: lambda {lam:g} is below what the float32 kernel values resolve "
+                f"({floor:.2g}): not tried")
+            break
         # the steps the work left affords (counted: the cut is the same on every machine)
         allowed = min(MAX_STEPS, int(max(0.0, budget.left() - work.cg_lambda(M2)) // step_work))
         if allowed < 1:

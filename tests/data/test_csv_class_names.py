@@ -308,13 +308,18 @@ def test_o_is_the_short_form_of_out(argv):
     assert build_parser().parse_args(argv).out == "D"
 
 
-def test_o_on_the_device_benchmark():
+def test_o_on_the_device_benchmark(monkeypatch):
     import importlib.util
+    import sys
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "gpu" / "device_bench.py"
     spec = importlib.util.spec_from_file_location("device_bench", path)
     device = importlib.util.module_from_spec(spec)
+    # registered before it runs, as an import does (its dataclasses look their module up), its folder on the path:
+    # run alone, without tests/gpu's own tests imported first, this test failed
+    monkeypatch.setitem(sys.modules, "device_bench", device)
+    monkeypatch.syspath_prepend(str(path.parent))  # its sibling device_rates
     spec.loader.exec_module(device)
     assert device.build_parser().parse_args(["compare", "-o", "D"]).out == "D"
 

@@ -2,6 +2,7 @@
 solver: auto's route past its sample size (plugins/auto/large.py)."""
 from __future__ import annotations
 
+import re
 import tracemalloc
 
 import numpy as np
@@ -333,3 +334,79 @@ def test_the_rows_gain_is_the_sample_against_half_of_it(small_sample):
     budget = work.Budget(1e13, None)
     gain, noise = large.rows_gain(sample, found, problem.kernel, 1e-4, X_va, Y_va, full_rows, "accuracy", 1.0, budget)
     assert gain > noise > 0 and budget.spent > 0
+
+
+def test_the_lambda_floor_is_what_the_kernel_values_resolve():
+    """Half the dtype's epsilon times trace(T) as the preconditioner estimates it: for a Gaussian kernel (k(c, c) = 1)
+    and unit weights, eps/2 for float32 values (6e-8) and for float64 ones (1e-16); the drawn centres' estimate where
+    the basis kept far fewer than were drawn, of the same size."""
+    from kopt.nystrom import NystromCG
+    from kopt_plugins.kernels.shift_invariant import GaussianKernel
+
+    X, y, _, _ = _wiggly(n=2000)
+    Y = y[:, None].astype(np.float64)
+    for dtype, eps in ((np.float32, 2.0 ** -23), (np.float64, 2.0 ** -52)):
+        cg = NystromCG(GaussianKernel(bandwidth=0.5), X, Y, np.asfortranarray(X[:200]), dtype=dtype)
+        assert cg.factors.per_centre  # 200 distinct centres a bandwidth apart: all kept
+        assert cg.lambda_floor() == pytest.approx(0.5 * eps, rel=1e-6)
+    many = np.asfortranarray(np.repeat(X[:50], 8, axis=0))  # 400 drawn, at most 50 distinct: the drawn estimate
+    cg = NystromCG(GaussianKernel(bandwidth=0.5), X, Y, many, dtype=np.float32)
+    assert not cg.factors.per_centre
+    assert 0.1 * 2.0 ** -24 < cg.lambda_floor() < 10 * 2.0 ** -24
+
+
+@pytest.mark.parametrize("lam_start", [1e-9, 1e-4])
+def test_the_grown_path_tries_no_lambda_below_the_floor(small_sample, lam_start):
+    """The grown λ path starts at the sample's λ, or at the first λ of the grid above the floor where the sample's
+    lies below it, and walks down no further than the floor."""
+    from kopt.nystrom.centres import center_order
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    problem = _wiggly_problem("floor")
+    fit, va = large.split(problem.n, 5)
+    lines = []
+    order = center_order(problem, 256)
+    grown = large._grown_path(problem, problem.kernel, order, 256, lam_start, fit=fit, validation=va,
+                              metric="accuracy", log=lines.append, threads=None,
+                              budget=work.Budget(1e13, None))
+    assert grown is not None
+    tried = [float(lam) for lam in grown["path"]]
+    assert tried and min(tried) >= grown["cg"].lambda_floor()
+    if lam_start < grown["cg"].lambda_floor():
+        assert any("below what the float32 kernel values resolve" in line and "the path starts at" in line
+                   for line in lines), lines
+    else:
+        assert max(tried) == pytest.approx(lam_start, rel=0.01)
+
+
+def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample):
+    """Walking down, a λ needs at least the CG steps the last one took from its warm start: where the work left affords
+    fewer, it is not started (its steps would choose nothing), and the path keeps what it solved."""
+    from kopt.nystrom.centres import center_order
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    problem = _wiggly_problem("afford")
+    fit, va = large.split(problem.n, 5)
+    order = center_order(problem, 256)
+    step = work.cg_step(problem.n, 256, int(problem.d))
+
+    def path(budget, lines):
+        return large._grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va,
+                                 metric="accuracy", log=lines.append, threads=None, budget=budget)
+
+    lines = []
+    free = path(work.Budget(1e13, None), lines)
+    lams = list(free["path"])
+    taken = [int(re.search(r"\((\d+) CG steps so far", line).group(1)) for line in lines if "CG steps so far" in line]
+    assert len(lams) >= 4 and len(taken) == len(lams)
+    # the work of the first three λs, one more λ's preconditioner, and one step fewer than the third took warm
+    warm = taken[2] - taken[1]
+    assert warm >= 2
+    budget = work.Budget(work.cg_factors(256) + 4 * work.cg_lambda(256) + (taken[2] + warm - 1 + 0.5) * step, None)
+    lines = []
+    cut = path(budget, lines)
+    assert list(cut["path"]) == lams[:3]
+    assert any(f"affords {warm - 1} CG steps, fewer than the {warm}" in line and "not started" in line
+               for line in lines), lines
