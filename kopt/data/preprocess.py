@@ -130,6 +130,7 @@ class Preprocessor:
         mean = mean.astype(dtype)
         scale = scale.astype(dtype)
         step = max(1, (1 << 22) // max(1, X.shape[1]))
+        release = _page_release(X)
         for i in range(0, X.shape[0], step):
             blk = out[i : i + step]
             rows = X[i : i + step]
@@ -137,6 +138,8 @@ class Preprocessor:
             np.divide(blk, scale, out=blk)
             if cs is not None:
                 np.multiply(blk, cs, out=blk)
+            if release is not None:
+                release(rows)
         return out
 
     def encode(self, y, source="labels"):
@@ -350,3 +353,40 @@ def weighted_column_stats(X, weights):
 def _preview(values, k=6):
     vals = [v.item() if hasattr(v, "item") else v for v in values[:k]]
     return ", ".join(map(repr, vals)) + (", ..." if len(values) > k else "")
+
+
+def _page_release(X):
+    """For rows memory-mapped from a file (a generated or cached set), a callable that hands a block's pages back to
+    the system once it is read: the transform reads every row once, and the pages it touched otherwise stayed in the
+    process's resident memory (a second copy of the rows: 1.1 GB at 10⁷ rows of 28 float32 columns).  The file's pages
+    stay in the system's cache, so a second read is a memory copy.  None where X is not a C-contiguous read-only map
+    or the system has no ``madvise``."""
+    import mmap
+
+    base = X
+    while base is not None and not isinstance(base, np.memmap):
+        base = getattr(base, "base", None)
+    mm = getattr(base, "_mmap", None)
+    if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED") or X.flags.writeable \
+            or not X.flags.c_contiguous:
+        return None
+    try:
+        start = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data  # the map's first byte
+    except (TypeError, ValueError, BufferError):
+        return None
+    if not start <= X.ctypes.data < start + len(mm):
+        return None
+    page = mmap.PAGESIZE
+
+    def release(rows):
+        lo = rows.ctypes.data - start
+        hi = lo + rows.nbytes
+        lo = (lo // page + 1) * page  # whole pages only: the pages shared with the next block stay
+        hi = (hi // page) * page
+        if hi > lo:
+            try:
+                mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+            except (OSError, ValueError):
+                pass
+
+    return release

@@ -1,6 +1,7 @@
-"""``data.column_scales``: a column of scale 0 is left out of the rows every solver and kernel sees (solver auto's
-column search writes such scales), so a model of 6 informative columns of 28 evaluates its kernel on 6; model files
-written before keep such columns as zeros and still score as they did."""
+"""The rows the preprocessor hands the solvers: ``data.column_scales`` leaves a column of scale 0 out (solver auto's
+column search writes such scales, so a model of 6 informative columns of 28 evaluates its kernel on 6; model files
+written before keep such columns as zeros and still score as they did), and memory-mapped rows' pages go back once
+read."""
 from __future__ import annotations
 
 import numpy as np
@@ -62,3 +63,33 @@ def test_scales_that_drop_every_column_are_refused_by_name():
     X, y = _data(n=50)
     with pytest.raises(DataError, match="column_scales drops every one of the 5 columns"):
         Preprocessor.fit(X, y, "binary", column_scales=[0.0] * 5)
+
+
+def _mapped_rss_kb(path):
+    """The resident kilobytes of this process's mappings of ``path`` (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            head = line.split()
+            if len(head) >= 5 and "-" in head[0] and ":" in head[3]:  # a mapping's first line
+                inside = len(head) >= 6 and head[5] == str(path)
+            elif inside and line.startswith("Rss:"):
+                total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/smaps"), reason="reads /proc/self/smaps (Linux)")
+def test_the_transform_hands_the_pages_of_memory_mapped_rows_back(tmp_path):
+    """Rows memory-mapped from a file (generated and cached sets) are read once by the transform, a block at a time, and
+    each block's pages are handed back: the map holds at most a block's pages afterwards, not a second copy of the
+    rows; the result is the in-memory transform's."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400_000, 16)).astype(np.float32)  # 25.6 MB
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    mapped = np.load(path, mmap_mode="r")
+    pre = Preprocessor.fit(X[:1000], None, "real")
+    Z = pre.transform(mapped)
+    np.testing.assert_array_equal(Z, pre.transform(X))
+    assert _mapped_rss_kb(path) < 4 * 1024  # 25,000 kB were resident before the pages were handed back
+    del mapped
