@@ -3,12 +3,19 @@ number of rows of higgs-shaped, on the centres the pivoted basis keeps of those 
 basis for projecting a fit's time to sizes not run.
 
     python docs/benchmarks/pcg_pass.py --rows 1000000 10000000 --centers 8192 [--columns 6] [--json FILE]
+    python docs/benchmarks/pcg_pass.py --roofline --centers 2839 --columns 6 [--json FILE]
 
 The rows are the generated preset's (memory-mapped; generated first where absent), their first ``--columns`` columns
 (the 6 that decide the class, the ones kopt's column search keeps), z-scored as ``standardize: auto`` does;
 Gaussian kernel of bandwidth 2.63 (the defaults' choice at 10⁶ rows), float32 kernel values, every worker thread.
 Each size: the kept centres, the set-up's seconds (R's pivoted Cholesky and b's pass), one CG step after one warm-up
 step, the kernel values a second, and the machine.
+
+``--roofline``: the pass's parts each alone on one core, on one chunk of the pass's shape (CHUNK_ENTRIES kernel
+values against ``--centers`` centres, float32): the kernel's GEMM on the augmented rows (d + 2 wide), its clip, its exp,
+and the two products K p and Kᵀs; each part's rate in kernel values a second, and the pass's roofline -- one value
+through every part at each part's own rate -- on one core and on every core (the parts run per chunk on kopt's
+workers), against which a measured pass is read.
 """
 from __future__ import annotations
 
@@ -44,6 +51,40 @@ def one(rows, centers, columns, bandwidth=2.63):
             "kernel_values_per_s": float(f"{rows * cg.M / step:.3g}"), "prepare_s": round(prep, 1)}
 
 
+def roofline(centers, columns, repeat=20):
+    """Each part of a pass alone on one core (module docstring): kernel values a second per part and together."""
+    from threadpoolctl import threadpool_limits
+
+    from kopt.numerics.threads import available_cpus
+    from kopt.nystrom.passes import CHUNK_ENTRIES
+
+    rng = np.random.default_rng(0)
+    rows = CHUNK_ENTRIES // centers
+    A = rng.standard_normal((rows, columns + 2)).astype(np.float32)
+    B = np.ascontiguousarray(rng.standard_normal((columns + 2, centers)).astype(np.float32))
+    p = rng.standard_normal((centers, 1)).astype(np.float32)
+    K = np.empty((rows, centers), dtype=np.float32)
+    N = -np.abs(rng.standard_normal((rows, centers))).astype(np.float32)  # exponents as the kernel's: at most 0
+    parts = {"gemm": lambda: np.matmul(A, B, out=K), "clip": lambda: np.minimum(N, 0.0, out=K),
+             "exp": lambda: np.exp(N, out=K), "K p": lambda: K @ p, "K^T s": lambda: K.T @ (K @ p)}
+    seconds = {}
+    with threadpool_limits(1):
+        for name, fn in parts.items():
+            fn()
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                fn()
+            seconds[name] = (time.perf_counter() - t0) / repeat
+    seconds["K^T s"] -= seconds["K p"]  # timed with its K p
+    values = rows * centers
+    cores = available_cpus()
+    one = values / sum(seconds.values())
+    return {"centers": centers, "columns": columns, "chunk_values": values,
+            "per_part_values_per_s": {k: float(f"{values / v:.3g}") for k, v in seconds.items()},
+            "share": {k: round(v / sum(seconds.values()), 3) for k, v in seconds.items()},
+            "roofline_one_core": float(f"{one:.3g}"), "cores": cores, "roofline_all_cores": float(f"{one * cores:.3g}")}
+
+
 def main():
     from kopt.cli.bench.roofline import machine
 
@@ -52,7 +93,16 @@ def main():
     ap.add_argument("--centers", type=int, default=8192)
     ap.add_argument("--columns", type=int, default=6)
     ap.add_argument("--json")
+    ap.add_argument("--roofline", action="store_true", help="the pass's parts alone on one core (module docstring)")
     a = ap.parse_args()
+    if a.roofline:
+        out = {"benchmark": "pcg_pass_roofline", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
+               **roofline(a.centers, a.columns)}
+        print(json.dumps(out, indent=1))
+        if a.json:
+            with open(a.json, "w", encoding="utf-8") as fh:
+                json.dump(out, fh, indent=1)
+        return
     out = {"benchmark": "pcg_pass", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
            "cases": [one(n, a.centers, a.columns) for n in a.rows]}
     for c in out["cases"]:
