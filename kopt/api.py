@@ -36,7 +36,9 @@ from .spec import Spec, load_spec
 class _Call:
     """What a :func:`solve` call asked for (its arguments; ``t0``: when it began), and what the stages before the
     solve handed on: ``start_state`` (the state the solver starts from), ``lambda_auto`` (``lambda: auto``'s
-    choice) and ``plan`` (``solver: auto``'s record)."""
+    choice), ``plan`` (``solver: auto``'s record) and ``planned_count`` (whether the planning solver, not the spec's
+    author, chose ``model.features.count``: a note that the model uses fewer centres is then its record's, not a
+    warning to a user who never set the count)."""
 
     data: object
     resume: object
@@ -51,6 +53,7 @@ class _Call:
     plan: dict = None
     calibrate: bool = True
     held_out: dict = None
+    planned_count: bool = False
 
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
@@ -174,9 +177,12 @@ def _plan(spec, call):
         chosen = spec.component(("solver",)).plan(problem, spec.given, log)
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
+    given_count = ((spec.given.get("model") or {}).get("features") or {}).get("count")
     return spec_with(spec, chosen.overrides), replace(call, data=ds, resume=False, start_from=None, plan=record,
                                                       start_state=chosen.start_state,
-                                                      held_out=getattr(chosen, "held_out", None))
+                                                      held_out=getattr(chosen, "held_out", None),
+                                                      planned_count=given_count is None
+                                                      and "model.features.count" in chosen.overrides)
 
 
 def spec_with(spec: Spec, overrides: dict) -> Spec:
@@ -278,7 +284,9 @@ def _run(spec, call, cluster):
     try:
         reg.pm.hook.kopt_run_start(run=run)
         t1 = time.perf_counter()
-        with interrupt_guard(run), out_of_memory(f"solver {sname!r} ran", SOLVE_ADVICE):
+        with interrupt_guard(run), out_of_memory(f"solver {sname!r} ran", SOLVE_ADVICE), warnings.catch_warnings():
+            if call.planned_count:  # the centres note stays in solver_info.centers_note
+                warnings.simplefilter("ignore", FeatureCountWarning)
             out = solver.run(problem, run)
         t_fit = time.perf_counter() - t1
         fit_s = run.elapsed  # read now: the holdout prediction below is not fit time

@@ -104,3 +104,19 @@ def test_cli_prints_one_line_and_the_report_says_it(tmp_path, capsys):
     assert note in lines[0] and "more centres than rows" in note
     assert f"uses {report['solver_info']['n_centers']:,} centres" in note
     assert issubclass(FeatureCountWarning, SpecWarning)  # --quiet silences it with the other spec warnings
+
+
+def test_a_count_solver_auto_chose_is_noted_not_warned_and_a_given_one_is_warned():
+    """solver auto draws its centre counts by doubling: where the basis keeps fewer, the note is the planner's record
+    (solver_info.centers_note), not a warning telling a user who set no count to set one; a count the spec's author
+    gave is still warned about under auto."""
+    X, y = _rows(n=3000, distinct=3000)
+    X[:, 1:] = 0.0  # one column: the kernel tells few of auto's 256 centres apart
+    spec = {"name": "auto-centres", "seed": 0, "model": {"loss": {"name": "square", "target": "binary"},
+                                                          "kernel": {"name": "gaussian"}}, "backend": "numpy"}
+    r, said = _solve(spec, (X, y))
+    assert said == [] and r.auto["centers"] == r.info["centers_asked"] > r.info["n_centers"]
+    assert "cannot tell apart" in r.info["centers_note"]
+    given = {**spec, "model": {**spec["model"], "features": {"kind": "nystrom", "count": 256}}}
+    r, said = _solve(given, (X, y))
+    assert len(said) == 1 and said[0].startswith("model.features.count = 256 asks for more")
