@@ -38,16 +38,7 @@ def centre_factors(kernel, C, threads=1):
     Ck = kept_centers(C, kept)
     M, drawn = Ck.shape[0], C.shape[0]
     gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
-    factors = CentreFactors(U, gram=gram)
-    xp = get_namespace(U)
-    # the trace of the estimate of T the preconditioner holds (before its scale): G's, or U Uᵀ's = R's, Σ k(c, c)
-    if gram is not None:
-        factors.trace = float(xp.trace(gram))
-    else:
-        C64 = xp.asarray(Ck, dtype=np.float64)
-        factors.trace = float(sum(float(xp.sum(xp.diagonal(kernel.exact(C64[lo:lo + 256], C64[lo:lo + 256]))))
-                                  for lo in range(0, M, 256)))
-    return Ck, factors
+    return Ck, CentreFactors(U, gram=gram)
 
 
 class NystromCG:
@@ -121,7 +112,7 @@ class NystromCG:
         as the passes apply it is the true one to within about eps/2 · trace(T); below that, λ is within the rounding
         and CG's answer is not the spec's (the squared hinge's Newton path stops at the same floor:
         :mod:`kopt_plugins.auto.planner`).  float64 kernel values: about 1e-16 of the trace."""
-        return 0.5 * float(np.finfo(self.dtype).eps) * self.scale * self.factors.trace
+        return 0.5 * float(np.finfo(self.dtype).eps) * self.scale * self.factors.trace()
 
     def release_preconditioner(self):
         """Forget the preconditioner's λ: :meth:`set_lambda` factors it again (it lives in U's buffer: no memory

@@ -63,15 +63,25 @@ class CentreFactors:
         self.M = U.shape[0]
         #: the preconditioner's estimate of T where it is not U Uᵀ / M: :func:`drawn_gram` (its lower triangle), or None
         self.gram = gram
-        #: the trace of that estimate before its scale (G's, or U Uᵀ's), where the caller knows it (None: unknown)
-        self.trace = None
         self.u_diag = self.xp.diagonal(U).copy()
         self.l_diag = None  # D = diag(L) once factored
+        self._trace = None  # U Uᵀ's trace, once asked (:meth:`trace`)
         self._owner = None  # a weak reference to the CG whose scale and λ the factor is (:attr:`owner`)
 
     @property
     def factored(self):
         return self.l_diag is not None
+
+    def trace(self):
+        """The trace of the preconditioner's estimate of T before its scale: G's, or U Uᵀ's -- ‖U‖²_F over the upper
+        triangle, which is trace(R) = Σ k(c, c) (a block of columns at a time)."""
+        xp = self.xp
+        if self.gram is not None:
+            return float(xp.trace(self.gram))
+        if self._trace is None:
+            self._trace = float(sum(float(xp.sum(xp.triu(self.U[:hi, lo:hi], -lo) ** 2))
+                                    for lo, hi in ((lo, min(self.M, lo + BLOCK)) for lo in range(0, self.M, BLOCK))))
+        return self._trace
 
     @property
     def per_centre(self):
