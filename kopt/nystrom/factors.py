@@ -203,7 +203,7 @@ def drawn_gram(kernel, kept, drawn, U, threads=1, block=BLOCK):
     M, D = Ck.shape[0], Cd.shape[0]
     G = xp.zeros((M, M), dtype=np.float64, order="F")
     workers = threads if xp is np else 1
-    sub = max(16, block // max(1, workers))
+    sub = max(16, block // 4)  # columns a worker whitens at once: fixed, so the products' shapes (and bits) are too
     with blas_threads(1):
         for lo in range(0, D, block):
             hi = min(D, lo + block)

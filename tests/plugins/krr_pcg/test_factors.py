@@ -154,3 +154,23 @@ def test_u_of_few_kept_centres_does_not_hold_the_drawn_buffer():
     assert owner.nbytes == U.nbytes  # not a view of the 400 x 400 buffer
     np.testing.assert_allclose(U.T @ U, GaussianKernel(bandwidth=1.0).exact(C[kept].astype(np.float64),
                                                                              C[kept].astype(np.float64)), atol=1e-10)
+
+
+def test_the_drawn_centres_estimate_is_their_mean_and_the_same_bits_on_any_thread_count():
+    """drawn_gram: U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D, made a block of drawn centres at a time on kopt's
+    workers -- the same bits on 1 and 2 threads."""
+    from kopt.nystrom import drawn_gram
+    from kopt.nystrom.centres import center_basis
+
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((300, 3)).astype(np.float32)
+    C = np.asfortranarray(np.concatenate([base, base + 1e-4 * rng.standard_normal(base.shape).astype(np.float32)]))
+    kernel = GaussianKernel(bandwidth=1.0)
+    kept, U = center_basis(kernel, C)
+    Ck = np.asfortranarray(C[kept])
+    one = drawn_gram(kernel, Ck, C, U, threads=1, block=128)
+    two = drawn_gram(kernel, Ck, C, U, threads=2, block=128)
+    assert np.array_equal(np.tril(one), np.tril(two))
+    K = kernel.exact(Ck.astype(np.float64), C.astype(np.float64))
+    W = np.linalg.solve(np.triu(U).T, K)
+    np.testing.assert_allclose(np.tril(one), np.tril(W @ W.T / C.shape[0]), rtol=1e-9, atol=1e-12)
