@@ -180,6 +180,12 @@ def test_bench_scale_reports_a_configuration_past_its_limit_as_timed_out(tmp_pat
     monkeypatch.setenv("KOPT_DATA", str(tmp_path / "data"))
     res = scale.run_child(["--child", "estimator", "--set", "higgs-shaped", "--rows", "2000"], time_limit=0.5)
     assert res["status"] == "timed_out" and "0.5 s" in res["why"]
+    # with a log file, what the child wrote before it was killed is kept, and the line says where
+    log = tmp_path / "fits.log"
+    res = scale.run_child([sys.executable, "-c", "import sys, time; print('kopt: half way', file=sys.stderr, "
+                           "flush=True); time.sleep(30)"], time_limit=3, log_file=str(log), _command=[])
+    assert res["status"] == "timed_out" and str(log) in res["why"]
+    assert "kopt: half way" in log.read_text()
     seen = []
     monkeypatch.setattr(scale, "run_child", lambda args, limit, log_file=None: seen.append((args[1], limit)) or {"status": "timed_out"})
     monkeypatch.setattr(scale, "prepare", lambda name, rows: {"kind": "data", "set": name, "rows": rows})

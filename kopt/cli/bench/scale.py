@@ -276,24 +276,36 @@ def child_main(argv=None):
 
 
 # -- the parent ----------------------------------------------------------------------------------------
-def run_child(args: list, time_limit: float, log_file=None) -> dict:
+def run_child(args: list, time_limit: float, log_file=None, _command=None) -> dict:
     """Run ``python -m kopt.cli.bench.scale *args`` in a session of its own; kill the whole session past
-    ``time_limit`` seconds.  The JSON object of its last stdout line, or a ``timed_out``/``error`` one."""
+    ``time_limit`` seconds.  The JSON object of its last stdout line, or a ``timed_out``/``error`` one.  ``log_file``:
+    the child's stderr (its progress lines) is appended there as it is written, so a child killed at its time limit
+    leaves its log up to then.  ``_command``: what runs instead of the child module (tests)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "kopt.cli.bench.scale", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    log = open(log_file, "a", encoding="utf-8") if log_file else None
+    if log is not None:
+        log.write(f"# {' '.join(args)}\n")
+        log.flush()
     try:
-        out, err = proc.communicate(timeout=time_limit)
-        if log_file and err:
-            with open(log_file, "a", encoding="utf-8") as fh:
-                fh.write(f"# {' '.join(args)}\n{err}")
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return {"status": "timed_out", "wall_s": round(time.perf_counter() - t0, 1),
-                "why": f"killed after its time limit of {time_limit:g} s"}
+        command = [sys.executable, "-m", "kopt.cli.bench.scale"] if _command is None else _command
+        proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE,
+                                stderr=log if log is not None else subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return {"status": "timed_out", "wall_s": round(time.perf_counter() - t0, 1),
+                    "why": f"killed after its time limit of {time_limit:g} s"
+                           + (f"; its log up to then: {log_file}" if log_file else "")}
+    finally:
+        if log is not None:
+            log.close()
     wall = round(time.perf_counter() - t0, 1)
     if proc.returncode != 0:
+        if err is None:  # the child's stderr went to the log
+            with open(log_file, encoding="utf-8", errors="replace") as fh:
+                err = "".join(fh.readlines()[-4:])
         tail = (err or out).strip().splitlines()[-4:]
         return {"status": "error", "wall_s": wall, "why": f"exit {proc.returncode}: " + " | ".join(tail)}
     try:
