@@ -356,7 +356,10 @@ class Solver(Component):
     def plan(self, problem, given: dict, log=None) -> "Plan":
         """A :class:`Plan`: the spec to solve on all training rows, the record of how it was chosen, and
         optionally the start of that solve.  ``given`` is the spec as its author wrote it (before
-        defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it."""
+        defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it.  The
+        problem is the plan's to use up: it may release ``problem.X`` once it holds what it needs (the solve
+        on every row assembles its problem again), as ``solver: auto`` does with the rows as given once it has
+        their column-scaled copy."""
         raise NotImplementedError
 
     #: the spec key the memory plan grows with (``"model.features.count"`` or ``"data.max_rows"``): a plan that does

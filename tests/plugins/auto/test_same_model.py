@@ -153,3 +153,24 @@ def test_the_large_route_chooses_the_same_model_on_any_machine(monkeypatch, capf
     grown = [t for t in auto["trials"] if t.get("rows")]
     assert grown and grown[0]["centers"] == 512  # the largest doubling whose counted work fits what is left
     assert auto["column_scales"] is not None
+
+
+@pytest.mark.slow
+def test_the_large_route_lets_the_rows_as_given_go_once_it_has_their_column_scaled_copy(monkeypatch):
+    """Past large.SEARCH_ROWS with column scales chosen, the search reads the column-scaled copy of the rows: the
+    problem's rows as given are released (Solver.plan's contract: the solve on every row assembles its own)."""
+    from kopt.running.assemble import assemble
+    from kopt_plugins.auto import columns
+
+    monkeypatch.setattr(columns, "CENTERS", 64)
+    monkeypatch.setattr(columns, "FIT_ROWS", 4000)
+    monkeypatch.setattr(columns, "VALIDATION_ROWS", 4000)
+    X, y = curved_classes(60_000, 4, 2, 2, noise=0.3)
+    spec = kopt.load_spec({"seed": 4, "backend": "numpy",
+                           "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+                           "solver": {"name": "auto", "max_centers": 64, "work": 1.5e11},
+                           "output": {"model": False, "report": False}})
+    problem = assemble(spec, (X, y))
+    plan = spec.component(("solver",)).plan(problem, spec.given, None)
+    assert plan.record["column_scales"] is not None
+    assert problem.X is None and problem.y is not None
