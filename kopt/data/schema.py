@@ -50,8 +50,10 @@ DATA_SCHEMA = {
         "standardize_target": {"type": "boolean", "default": False, "description": "z-score a regression target (predictions are mapped back)"},
         "column_scales": {"type": ["array", "null"], "items": {"type": "number", "minimum": 0}, "default": None,
                           "description": "one multiplier per feature column, applied after standardizing (0 drops "
-                                         "the column): one length scale per column, bandwidth / scale, for every "
-                                         "kernel; solver: auto chooses it past 50,000 training rows (docs/defaults.md)"},
+                                         "the column: it is left out of the rows every solver and kernel sees, and "
+                                         "the model reads it no more): one length scale per column, bandwidth / "
+                                         "scale, for every kernel; solver: auto chooses it past 50,000 training rows "
+                                         "(docs/defaults.md)"},
         "class_weight": {"anyOf": [{"enum": ["balanced", None]},
                                    {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}],
                          "description": "weights of the classes of a classification target, multiplying the rows' "
