@@ -72,8 +72,7 @@ class NystromCG:
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
         Yw = Y if weights is None else Y * weights[:, None]
         self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
-        mean_weight = 1.0 if weights is None else float(self.xp.mean(weights))
-        self.scale = mean_weight / self.M if self.factors.per_centre else mean_weight
+        self.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
         self.lam = None
 
     def reweighted(self, X, Y, weights, threads=None):

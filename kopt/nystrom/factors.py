@@ -85,9 +85,13 @@ class CentreFactors:
 
     @property
     def per_centre(self):
-        """Whether the estimate of T is U Uᵀ summed over the M kept centres (the caller scales it by 1/M), rather than
-        :attr:`gram`, already a mean over the drawn ones."""
+        """Whether the estimate of T is U Uᵀ summed over the M kept centres (scaled by 1/M), rather than :attr:`gram`,
+        already a mean over the drawn ones."""
         return self.gram is None
+
+    def scale_for(self, mean_weight):
+        """The scale s of P = s (U Uᵀ or G) + λI for rows of mean weight w̄: w̄/M for U Uᵀ, w̄ for G (a mean already)."""
+        return mean_weight / self.M if self.per_centre else mean_weight
 
     @property
     def owner(self):

@@ -189,10 +189,10 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         cg = None  # the last factor's buffer (M x M) goes before the next is made
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
         count(work.cg_factors(Mh))
-        scores, v, k, direction = {}, None, 0, 1  # λ = the sample's λ / PROBE_STEP^k
         floor = max(PROBE_MIN_LAMBDA, cg.lambda_floor())  # what the float32 kernel values resolve
-        while first["lam"] / PROBE_STEP ** k < floor and k > -3:
-            k -= 1  # the sample's λ is below it: from the first probe λ above it
+        # λ = the sample's λ / PROBE_STEP^k from k0: 0, or the first probe λ above the floor where the sample's is below
+        k0 = 0 if first["lam"] >= floor else -math.ceil(math.log(floor / first["lam"], PROBE_STEP))
+        scores, v, k, direction = {}, None, k0, 1
         while floor <= first["lam"] / PROBE_STEP ** k <= 1.0:
             s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
             count(work.cg_lambda(Mh) + taken * work.cg_step(len(sample), Mh, d, outputs)
@@ -203,8 +203,8 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
             S = to_numpy(cg.scores_of(Xv, v, kern)) + to_numpy(mu)
             scores[k] = _score(metric, _outcomes(metric, S, Yv, y_scale))
             if k - direction in scores and _gain(metric, scores[k - direction], scores[k]) < MIN_GAIN[metric]:
-                if direction > 0 and k == 1:  # the first step down lost: one step up instead
-                    direction, k, v = -1, -1, None
+                if direction > 0 and k == k0 + 1:  # the first step down lost: one step up instead
+                    direction, k, v = -1, k0 - 1, None
                     continue
                 break
             k += direction

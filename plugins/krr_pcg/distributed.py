@@ -125,7 +125,7 @@ class PartitionCG(NystromCG):
         self.C, self.factors = centre_factors(problem.kernel, C, threads=1)
         self.M = self.C.shape[0]
         self.weights, self.lam = None, None
-        self.scale = 1.0 / self.M if self.factors.per_centre else 1.0
+        self.scale = self.factors.scale_for(1.0)
         self.parts, self.preprocessor = problem.partitions, problem.preprocessor
         self.K = len(self.parts.rows)
         self.rounds = self.kernel_passes = 0

@@ -410,3 +410,33 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
     assert list(cut["path"]) == lams[:3]
     assert any(f"affords {warm - 1} CG steps, fewer than the {warm}" in line and "not started" in line
                for line in lines), lines
+
+
+def test_the_bandwidth_probe_starts_above_the_floor(small_sample, monkeypatch):
+    """A sample's λ below what the float32 kernel values resolve: each probe factor's walk starts at the first of its
+    λs above its CG's floor, never solves a λ below it, and solves no λ twice."""
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    tried = []
+    real = large.solve_lambda
+
+    def recording(cg, lam, *args, **kwargs):
+        tried.append((cg.kernel.options.as_dict()["bandwidth"], lam, cg.lambda_floor()))  # one CG a bandwidth
+        return real(cg, lam, *args, **kwargs)
+
+    monkeypatch.setattr(large, "solve_lambda", recording)
+    problem = _wiggly_problem("probe-floor")
+    fit, va = large.split(problem.n, 5)
+    sample = large.sample_rows(problem, fit)
+    for lam0 in (1e-11, 1e-4):  # below the floor (about 6e-8 here), and above it
+        tried.clear()
+        large.probe_bandwidth(problem, problem.kernel, {"lam": lam0}, sample, va, np.sort(sample[:128]), "accuracy",
+                              lambda line: None, budget=work.Budget(1e13, None))
+        assert tried and all(lam >= floor for _, lam, floor in tried)
+        assert len({(cg, lam) for cg, lam, _ in tried}) == len(tried)
+        if lam0 < 1e-9:  # the first λ of each factor is the first probe λ above the floor
+            firsts = {}
+            for cg, lam, floor in tried:
+                firsts.setdefault(cg, (lam, floor))
+            assert all(floor <= lam < 10 * floor for lam, floor in firsts.values())
