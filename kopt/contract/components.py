@@ -352,6 +352,11 @@ class Solver(Component):
     #: True for a solver that chooses the spec that solves rather than solving (``solver: auto``):
     #: ``kopt.solve`` assembles the problem, calls :meth:`plan`, and solves the spec it returns.
     plans: ClassVar[bool] = False
+    #: for a planning solver that chooses the loss too: the loss section a spec with ``model.loss.name: auto`` is
+    #: checked and assembled with (``{"name": "square", "target": "binary"}`` for ``solver: auto``); :meth:`plan` then
+    #: says in its overrides which loss it solves (``"model.loss"``), reading ``given`` to know the author left it
+    #: to the solver.  None: ``model.loss.name: auto`` is refused for this solver.
+    auto_loss: ClassVar[dict | None] = None
 
     def plan(self, problem, given: dict, log=None) -> "Plan":
         """A :class:`Plan`: the spec to solve on all training rows, the record of how it was chosen, and

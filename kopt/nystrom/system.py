@@ -270,6 +270,17 @@ class NystromSystem:
         out.An, out.Bn, out._whitened = None, B, (T, b)
         return out
 
+    def own_copy(self):
+        """A system of the same rows whose T (made here if it was not) is a writeable copy of its own: the squared
+        hinge's Newton steps change T (:meth:`update_rows`), and ``solver: auto`` keeps the square loss's system they
+        start from while it compares the two losses.  One M × M float64 more while both live."""
+        T, b = self.whitened()
+        out = copy.copy(self)
+        out._whitened = (T.copy(), None if b is None else b.copy())
+        out.Bn = None if self.Bn is None else self.Bn.copy()
+        out._diag = None
+        return out
+
     @property
     def shed_state(self):
         """Whether :meth:`shed` dropped U and the dense centres (:meth:`restore` brings them back)."""

@@ -242,8 +242,9 @@ class KoptEstimator(BaseEstimator):
         return self
 
     def _set_choices(self, result):
-        """``route_``, ``lam_``, ``bandwidth_``, ``n_features_`` and ``auto_`` from what was solved."""
+        """``route_``, ``loss_``, ``lam_``, ``bandwidth_``, ``n_features_`` and ``auto_`` from what was solved."""
         solved = result.report["spec"]
+        self.loss_ = solved["model"]["loss"]["name"]  # the loss solved (``loss="auto"``: the one solver auto chose)
         solver = solved["solver"]
         mode = result.info.get("mode") or solver.get("mode")
         self.route_ = solver["name"] + (f" ({mode})" if mode else "")

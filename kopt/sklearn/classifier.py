@@ -46,7 +46,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     kernel) and ``auto_`` (``solver="auto"``'s record: what it tried and why it chose; else None).
     """
 
-    def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
+    def __init__(self, loss="auto", *, loss_options=None, kernel="gaussian", bandwidth="auto",
                  kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
                  solver="auto", solver_options=None, standardize="auto", class_weight=None, backend="auto",
                  random_state=None, warm_start=False, verbose=False):

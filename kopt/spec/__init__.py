@@ -132,10 +132,13 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
     if bad is not None:
         raise _error(source, positions, bad[0], bad[1])
     reg = registry()
+    auto_loss = _resolve_auto_loss(doc, reg, source, positions)
     _check_component_names(doc, reg, source, positions)
     _validate_schema(doc, schemas.compose(reg), source, positions)
     explicit_lambda = "lambda" in ((doc.get("model") or {}).get("regularizer") or {})
     given = copy.deepcopy(doc)
+    if auto_loss:
+        given["model"]["loss"] = {"name": AUTO_LOSS}  # what the author wrote: the solver chooses the loss
     _fill_defaults(doc, reg, default_name)
     result = Spec(doc, source, positions, base_dir, given)
     _resolve_auto_lambda(result, reg, explicit_lambda)
@@ -144,6 +147,37 @@ def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Sp
         _check_files(result)
     _check_compatibility(result, reg, check_backend=check_backend)
     return result
+
+
+#: ``model.loss.name: auto``: the planning solver chooses the loss (:attr:`kopt.contract.components.Solver.auto_loss`)
+AUTO_LOSS = "auto"
+
+
+def _resolve_auto_loss(doc, reg, source, positions) -> bool:
+    """``model.loss.name: auto``: where the spec's solver chooses the loss (its ``auto_loss``), the loss section
+    becomes the one that solver is checked and assembled with, and True is returned (the spec's ``given`` keeps
+    ``auto``, which the solver's plan reads); elsewhere an error that names the solvers that choose one."""
+    loss = (doc.get("model") or {}).get("loss") if isinstance(doc.get("model"), dict) else None
+    if not isinstance(loss, dict) or loss.get("name") != AUTO_LOSS:
+        return False
+    losses = ", ".join(n for n in reg.names("loss"))
+    extra = sorted(k for k in loss if k != "name")
+    if extra:
+        raise _error(source, positions, ("model", "loss", extra[0]),
+                     f"loss 'auto' takes no options (got {', '.join(extra)}): the solver chooses the loss and its "
+                     f"settings; to set {extra[0]!r}, name the loss ({losses})", key=True)
+    solver = doc.get("solver") if isinstance(doc.get("solver"), dict) else {}
+    name = solver.get("name", schemas.CORE_SCHEMA["properties"]["solver"]["default"]["name"])
+    if not isinstance(name, str) or name not in reg.components["solver"]:
+        return False  # the solver's own name check says what is wrong
+    section = reg.get("solver", name).auto_loss
+    if section is None:
+        choosers = ", ".join(n for n in reg.names("solver") if reg.get("solver", n).auto_loss is not None)
+        raise _error(source, positions, ("model", "loss", "name"),
+                     f"loss 'auto' leaves the loss to the solver, and solver {name!r} does not choose one (solvers "
+                     f"that do: {choosers or '(none)'}); name a loss: {losses}")
+    doc["model"]["loss"] = copy.deepcopy(section)
+    return True
 
 
 def _check_component_names(doc, reg, source, positions):

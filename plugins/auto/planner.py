@@ -58,6 +58,11 @@ MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "weighted_accuracy": 
 #: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
 #: could not be told apart either
 GAIN_ERRORS = 1.0
+#: ``choose_loss``: the squared hinge replaces the square loss only where it gains at least :data:`MIN_GAIN` and more
+#: than this many standard errors of the paired difference on the validation rows.  Two, not :data:`GAIN_ERRORS`' one:
+#: the square loss is the default the hinge must displace, and where the two losses are alike a one-error rule takes
+#: the hinge on about one seed in six (a one-sided normal tail), which would make the loss follow the seed
+LOSS_ERRORS = 2.0
 #: from the third size on, the bandwidth is shortened by 1/√2 again while the shorter one won the last size by more
 #: than :data:`GAIN_ERRORS` standard errors
 SHORTEN_WHILE_RESOLVED = True
@@ -161,7 +166,7 @@ def _lambda_window(count, center):
 
 
 def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, validation, log, hinge=False, budget=None,
-           budget_s=None):
+           budget_s=None, choose_loss=False):
     """Measure the ladder; returns a :class:`Search`.
 
     ``budget``: the :class:`.work.Budget` the ladder's work is counted in (None: :func:`.work.default_work` of the
@@ -170,7 +175,10 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
     ``lambdas``: the λ values; ``counts``: the centre counts to try (None: the doubling ladder up to
     ``max_centers``); ``hinge``: score the squared hinge (``svm_nystrom``) on each system, for a binary target
-    (:func:`_hinge_path`): its λ and validation score are the trial's.
+    (:func:`_hinge_path`): its λ and validation score are the trial's; ``choose_loss``: for a binary target, the
+    squared hinge's λ path is measured beside the square loss's on the first size's chosen system, and where it gains
+    what the validation rows can tell (:func:`_choose_loss`) the rest of the ladder is the squared hinge's, as with
+    ``hinge``; else the square loss's (``Search.loss_choice`` says what was measured).
     """
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom import cache as nystrom_cache
@@ -195,7 +203,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     w_fit = None if w is None else w[xp.asarray(tr)]
     w_val = None if w is None else to_numpy(w[xp.asarray(va)])
     hinge = hinge and Y.shape[1] == 1 and metric != "rmse"
-    y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge else None  # the ±1 labels the hinge reads
+    choose_loss = choose_loss and not hinge and Y.shape[1] == 1 and metric != "rmse"
+    y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge or choose_loss else None  # the ±1 labels the hinge reads
     d, outputs, n_fit, n_val = int(problem.d), int(Y.shape[1]), len(tr), len(va)
 
     def system_work(M, lams):  # a trial's work by formula: its system, the validation rows' kernel values, its path
@@ -213,6 +222,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
     shorten = False  # from the third size on: whether a shorter bandwidth is tried too
     factor, lam_index = 1.0, None
+    loss_choice = None  # choose_loss: the first size's comparison of the two losses (:func:`_choose_loss`)
     for level, M in enumerate(ladder):
         if not has_bw or not bandwidth_rule or (level >= 2 and not shorten):
             factors = (factor,)
@@ -298,6 +308,30 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 best, kept = trial, (system, centers, hinge_start)  # the solve on every row reuses this system
                 best_scores = raw.get(k)
             del system
+        if choose_loss and level == 0:
+            # the loss is screened on the first size's chosen system, where a Newton step is cheap: the squared hinge
+            # only where it gains what the validation rows can tell; it then runs the rest of the ladder as a search
+            # for the squared hinge does (each size's square path, then the hinge's from the last size's margin rows)
+            system, chosen_centers, _ = kept
+            if system.shed_state:
+                system.restore(_rows.dense(problem.X, xp.asarray(chosen_centers), xp, problem.dtype, order="F"))
+            square_rows = _outcomes(metric, best_scores, Y_val, y_scale, w_val)
+            loss_choice, hinge_system, hinge_trial, hinge_rows, start = _choose_loss(
+                system, best, square_rows, X_fit, y_fit, w_fit, X_val, Y_val, w_val, lambdas, metric, budget, d)
+            trials.append(hinge_trial)
+            log(f"auto: the squared hinge on {M} centres: best lambda {hinge_trial['lam']:g}, validation {metric} "
+                f"{abs(hinge_trial['score']):.5g} against the square loss's {abs(best['score']):.5g}: "
+                f"{loss_choice['why']} [{_budget_words(budget)}]")
+            del system
+            if loss_choice["chosen"] == "squared_hinge":
+                hinge = True
+                hinge_trial.update(square_lam_index=best["lam_index"], square_score=best["score"],
+                                   square_path=best["path"])
+                best_scores = start.pop("val_scores")
+                level_inside, level_rows = start["inside"], hinge_rows
+                best = level_best = hinge_trial
+                kept = (hinge_system, chosen_centers, start)
+            del hinge_system, start
         if level >= 1 and len(factors) == 2:
             # the shorter bandwidth is tried again at the next size while it won here by more than the validation
             # rows' standard error (more centres resolve a shorter length scale); else the bandwidth is kept
@@ -343,13 +377,13 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
         hinge_start.pop("inside", None)
         hinge_start["in_T"] = xp.asarray(in_T)
         return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start,
-                      va, best_scores)
+                      va, best_scores, loss_choice)
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
     # system krr_nystrom builds from scratch on the same centres and kernel
     # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)
     system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], consume=True)
     return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, None, va,
-                  best_scores)
+                  best_scores, loss_choice)
 
 
 @dataclass
@@ -373,6 +407,43 @@ class Search:
     #: scores of a model not fitted on those rows, which the probability calibration is fitted on
     validation_rows: np.ndarray | None = None
     validation_scores: np.ndarray | None = None
+    #: a ``choose_loss`` search's comparison of the square loss and the squared hinge (:func:`_choose_loss`): the loss
+    #: chosen, both scores, the gain and its standard error, and why
+    loss_choice: dict | None = None
+
+
+def _choose_loss(system, best, square_rows, X_fit, y_fit, w_fit, X_val, Y_val, w_val, lambdas, metric, budget, d):
+    """The squared hinge against the square loss on the square loss's chosen system (its centres and bandwidth):
+    the hinge's λ path (:func:`_hinge_path`, from the square loss's λ) on a copy of the system (Newton steps change
+    T), scored on the same validation rows.  The hinge is chosen only where it gains at least :data:`MIN_GAIN` and
+    more than :data:`LOSS_ERRORS` standard errors of the paired difference (:func:`_gain_error`), so the loss is
+    changed only for a gain the validation rows can tell, and steadily across seeds.  Returns ``(record,
+    the hinge's system, its trial, its per-row outcomes, its start)``."""
+    t1 = time.perf_counter()
+    hinge_system = system.own_copy()  # the square loss's system stays as it is, should the square loss stand
+    k, scores, outcomes, start = _hinge_path(hinge_system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas,
+                                             best["lam_index"], None, metric=metric, val_weights=w_val)
+    M, n_fit, n_val = int(system.M), int(X_fit.shape[0]), int(X_val.shape[0])
+    steps = int(start.pop("steps"))
+    budget.count(steps * work.newton_step(n_fit, M, d) + len(scores) * work.direct_lambda(M, n_val))
+    gain = _gain(metric, best["score"], scores[k])
+    error = _gain_error(metric, square_rows, outcomes[k])
+    hinge = gain >= MIN_GAIN[metric] and gain > LOSS_ERRORS * error
+    trial = dict(centers=int(best["centers"]), bandwidth_factor=best["bandwidth_factor"], bandwidth=best["bandwidth"],
+                 lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores), loss="squared_hinge",
+                 newton_steps=steps, seconds=time.perf_counter() - t1)
+    words = (f"the squared hinge gained {_gain_words(metric, gain)}, at least {_gain_words(metric, MIN_GAIN[metric])} "
+             f"and more than {LOSS_ERRORS:g} x the validation rows' {_gain_words(metric, error)} standard error: "
+             f"chosen" if hinge else
+             f"the squared hinge gained {_gain_words(metric, gain)} (< {_gain_words(metric, MIN_GAIN[metric])}, or "
+             f"within {LOSS_ERRORS:g} x the validation rows' {_gain_words(metric, error)} standard error): the square "
+             f"loss stands")
+    record = {"chosen": "squared_hinge" if hinge else "square", "centers": int(best["centers"]),
+              "bandwidth_factor": best["bandwidth_factor"], "square_score": abs(float(best["score"])),
+              "squared_hinge_score": abs(float(scores[k])), "square_lambda": best["lam"], "squared_hinge_lambda":
+              lambdas[k], "gain": float(gain), "standard_error": float(error), "newton_steps": steps,
+              "seconds": trial["seconds"], "why": words}
+    return record, hinge_system, trial, outcomes[k], start
 
 
 def _path_words(lambdas, scores):

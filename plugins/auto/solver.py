@@ -78,6 +78,10 @@ class AutoSolver(Solver):
     }
 
     memory_key = "model.features.count"
+    #: ``model.loss.name: auto`` (``KernelClassifier()``'s default): the square loss on ±1 targets is checked and
+    #: assembled; for a binary target on the direct route the search measures the squared hinge beside it and solves
+    #: it only where it gains what the validation rows can tell (:func:`.planner._choose_loss`)
+    auto_loss = {"name": "square", "target": "binary"}
 
     def memory_plan(self, sizes):
         """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
@@ -120,9 +124,17 @@ class AutoSolver(Solver):
         if spec["model"]["form"] == "gp":
             yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
 
-    def route(self, loss, centers):
-        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres."""
+    def route(self, loss, centers, name=None):
+        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres (``name``: the loss
+        the search chose where the spec left it to auto, ``square`` or ``squared_hinge``)."""
         nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
+        if name == "squared_hinge":
+            return ({"solver": {"name": "svm_nystrom"}, "model.form": "primal", "model.loss": {"name": name},
+                     **nystrom}, "svm_nystrom (the squared hinge, chosen on the validation rows: Newton steps, each "
+                                 "one Cholesky on the centres' margin rows)")
+        if name == "square":
+            overrides, words = self.route(loss, centers)
+            return {**overrides, "model.loss": dict(self.auto_loss)}, words
         if loss.name == "square":
             return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
                     "krr_nystrom (the square loss: one Cholesky on the centres)")
@@ -175,13 +187,14 @@ class AutoSolver(Solver):
             from kopt.numerics.backend import to_numpy
 
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
-                return self._plan_pairs(problem, kernel, lam, log, budget)
+                return self._square_chosen(self._plan_pairs(problem, kernel, lam, log, budget), given, problem)
         log(f"auto: work budget {budget.work:.3g} flops for the search on {problem.n:,} training rows of {problem.d} "
             f"columns ({budget.rule}; the solve on every row comes after)" + (
                 f"; time limit {budget.seconds:g} s (solver.budget): where it binds, the choice depends on the "
                 "machine" if budget.seconds is not None else ""))
         if problem.n > large.SEARCH_ROWS:
-            return self._finish(self._plan_large(problem, kernel, lam, count, budget, log), budget, log)
+            return self._square_chosen(self._finish(self._plan_large(problem, kernel, lam, count, budget, log), budget,
+                                                    log), given, problem)
         # one length scale per column is not searched here: on a small set it fits the validation rows, not the test
         # rows, in many times the whole fit's time (docs/defaults.md, "Past 50,000 rows"; docs/benchmarks.md,
         # "Measurements behind the code's choices")
@@ -193,9 +206,11 @@ class AutoSolver(Solver):
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
                 counts=[int(count)] if count else None, max_centers=most, budget=budget,
-                seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
+                seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge",
+                choose_loss=self.loss_left_to_auto(given))
         best, trials, metric = found.best, found.trials, found.metric
-        overrides, words = self.route(problem.loss, best["centers"])
+        chosen_loss = self._chosen_loss(given, found.loss_choice)
+        overrides, words = self.route(problem.loss, best["centers"], chosen_loss)
         overrides["model.regularizer.lambda"] = best["lam"]
         solver = overrides["solver"]
         if best["bandwidth"] is not None:
@@ -205,12 +220,15 @@ class AutoSolver(Solver):
         why = (f"{best['centers']} centres (tried {', '.join(map(str, sizes))}), bandwidth "
                f"{overrides.get('model.kernel.bandwidth', '-')} (x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} "
                f"rule), lambda {best['lam']:g}: the best validation {metric} ({abs(best['score']):.5g}) on the "
-               f"{'squared hinge' if found.hinge_start is not None else 'square loss'}'s Nystrom path; then {words}")
+               f"{'squared hinge' if found.hinge_start is not None else 'square loss'}'s Nystrom path"
+               + (f" (loss auto: {found.loss_choice['why']})" if found.loss_choice else "") + f"; then {words}")
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
                   "budget_s": o.budget, "trials": trials, "why": why}
+        if chosen_loss is not None:
+            record["loss"] = found.loss_choice or {"chosen": chosen_loss, "why": self._square_only_words(problem)}
         if not count and most < min(o.max_centers, problem.n):
             record["memory_cap"] = most  # the ladder stopped there: more centres would not fit the memory available
         start = None
@@ -223,6 +241,33 @@ class AutoSolver(Solver):
             held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
                         "words": f"solver auto's validation rows ({found.split})"}
         return self._finish(Plan(overrides, record, start, held_out), budget, log)
+
+    @staticmethod
+    def loss_left_to_auto(given) -> bool:
+        """Whether the spec's author left the loss to auto (``model.loss.name: auto``, as ``given`` records it)."""
+        return ((given.get("model") or {}).get("loss") or {}).get("name") == "auto"
+
+    def _chosen_loss(self, given, loss_choice):
+        """The loss auto solves where the author left it to auto (None: the spec named it): the measured choice, or the
+        square loss where none was measured (more than two classes)."""
+        if not self.loss_left_to_auto(given):
+            return None
+        return loss_choice["chosen"] if loss_choice else "square"
+
+    def _square_chosen(self, plan, given, problem):
+        """A plan of a route the squared hinge is not measured on (one-vs-one pairs, the grown centres): where the
+        author left the loss to auto, its record says the square loss was taken and why."""
+        if self.loss_left_to_auto(given):
+            plan.record["loss"] = {"chosen": "square", "why": self._square_only_words(problem)}
+        return plan
+
+    @staticmethod
+    def _square_only_words(problem):
+        if problem.preprocessor.target == "multiclass" or problem.label_matrix().shape[1] > 1:
+            return "more than two classes: the square loss, one output per class (the squared hinge is measured for a " \
+                   "binary target)"
+        return (f"past {large.SEARCH_ROWS:,} training rows the centres grow on every row by conjugate gradients, a "
+                "square-loss route: the square loss (the squared hinge is measured on the direct route)")
 
     def work_budget(self, problem):
         """The search's :class:`.work.Budget`: ``solver.work`` flops, else :func:`.work.default_work` of the rows;
