@@ -194,9 +194,11 @@ def build_parser():
     q.add_argument("--sets", nargs="+", metavar="SET",
                    help="higgs-12k, ijcnn1, a9a, w8a, cal_housing, reuters, mnist-10k (default: all)")
     q.add_argument("--repeat", type=int, default=3, help="runs of each side, alternating (the median is reported)")
-    q.add_argument("--sides", nargs="+", choices=["spec", "estimator", "svc_c10", "svc", "spec_squared_hinge"],
-                   help="the configurations to run (default: the first four; spec_squared_hinge: the spec naming "
-                        "loss squared_hinge, binary sets only)")
+    q.add_argument("--sides", nargs="+", choices=["spec", "estimator", "svc_c10", "svc", "spec_squared_hinge",
+                                                   "spec_square", "svc_c10_other", "svc_other", "svc_grid"],
+                   help="the configurations to run (default: the first four; spec_squared_hinge / spec_square: the "
+                        "spec naming that loss; svc_c10_other / svc_other: the SVCs on the other scaling (raw or "
+                        "z-scored); svc_grid: GridSearchCV(SVC) over C x gamma, 5 x 5, 3 folds)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.defaults", "defaults")(a))
     q = bsub.add_parser("scale", help="kopt's routes and the large-scale peers from 10^5 rows up on generated data "

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from kopt.cli.bench import peers
@@ -148,6 +149,44 @@ def test_bench_defaults_squared_hinge_side_on_binary_sets_only(monkeypatch):
     bd.compare("mnist-10k", repeat=1, sides=sides)  # multiclass: the binary loss's side is not run
     assert "spec_squared_hinge" not in [s for _, s in calls]
     assert bd.spec_of("ijcnn1", "squared_hinge")["model"]["loss"] == {"name": "squared_hinge"}
+    assert bd.spec_of("ijcnn1")["model"]["loss"] == {"name": "auto"}  # the defaults' spec leaves the loss to auto
+    assert bd.spec_of("cal_housing")["model"]["loss"] == {"name": "square"}
+
+
+def test_bench_defaults_takes_the_better_svc_of_both_scalings_and_reports_the_grid_beside_it(monkeypatch):
+    from kopt.cli.bench import defaults as bd
+
+    def fake(module, args, timeout):
+        side = args[args.index("--child") + 1]
+        acc = {"spec": 0.985, "svc_c10": 0.980, "svc": 0.978, "svc_c10_other": 0.99, "svc_other": 0.97,
+               "svc_grid": 0.995}[side]
+        fit = {"spec": 10.0, "svc_c10": 4.0, "svc": 5.0, "svc_c10_other": 8.0, "svc_other": 6.0, "svc_grid": 900.0}[side]
+        return {"config": side, "accuracy": acc, "fit_s": fit, "predict_s": 1.0, "peak_mb": 400.0}
+
+    monkeypatch.setattr(bd, "child", fake)
+    line = bd.compare("w8a", repeat=1, sides=("spec", "svc_c10", "svc", "svc_c10_other", "svc_other", "svc_grid"))
+    assert line["better_peer"] == "svc_c10_other"  # the grid is beside the peers, not one of them
+    assert line["spec_ratios"]["accuracy_points"] == pytest.approx(-0.5)
+    assert line["spec_ratios"]["fit"] == pytest.approx(10.0 / 8.0)
+    assert line["svc_grid"]["fit_s"] == 900.0
+
+
+@pytest.mark.parametrize("side", ["svc_other", "svc_grid"])
+def test_bench_defaults_svc_sides_fit_a_small_set(side, monkeypatch):
+    """The SVC sides' own code on a small array set: the other scaling, and the grid's 76 fits."""
+    from kopt.cli.bench import defaults as bd
+    from kopt.data import Dataset
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((90, 3)) * [1.0, 10.0, 100.0]
+    y = np.where(X[:, 2] + 10 * X[:, 1] > 0, 1, -1)  # the widest columns decide: raw rows separate it too
+    monkeypatch.setattr(bd, "_arrays", lambda name: Dataset(X=X[:60], y=y[:60], X_test=X[60:], y_test=y[60:]))
+    out = bd.run_side("higgs-12k", side)
+    assert out["accuracy"] >= 0.6 and "features" in out["config"]
+    if side == "svc_grid":
+        assert out["fits"] == 76 and "-> C " in out["config"]
+    else:
+        assert "raw features" in out["config"]  # kopt's rule z-scores these columns: the other scaling is raw
 
 
 # -- kopt bench scale -------------------------------------------------------------------------------

@@ -3,13 +3,20 @@
 For each set, four configurations, each fit in a process of its own, one after the other,
 ``repeat`` times alternating (the medians are reported):
 
-* ``spec``: a spec that names only the data, the loss and the kernel (square loss, gaussian) --
-  ``solver: auto``, ``bandwidth: auto``, ``lambda: auto`` by default;
+* ``spec``: a spec that names only the data, the loss and the kernel (``loss: auto`` for a classification set, the
+  square loss for the regression set; gaussian) -- ``solver: auto``, ``bandwidth: auto``, ``lambda: auto`` by default;
 * ``estimator``: ``KernelClassifier()`` / ``KernelRegressor()`` with no arguments, on the arrays as a
   scikit-learn user holds them;
 * ``svc_c10`` and ``svc``: ``SVC(C=10, gamma="scale")`` and ``SVC()``, features z-scored where kopt's own
   ``standardize: auto`` rule z-scores them (not sparse rows, not 8-bit pixels: SVC on z-scored mnist-10k
   pixels loses 2.4 points); for the regression set ``SVR(C=10)`` and ``SVR()``, the target z-scored too.
+
+Sides run when asked (``--sides``): ``svc_c10_other`` and ``svc_other``, the same SVCs on the other scaling (raw
+where kopt's rule z-scores, z-scored where it does not), so the better SVC is the best of four; ``svc_grid``,
+``GridSearchCV(SVC())`` over C in 10^-1..10^3 and γ in 10^-1..10^1 times ``gamma="scale"`` (5 x 5, 3 folds,
+n_jobs=1) on kopt's scaling, then its refit on every training row: the cost of tuning that kopt's defaults save
+(reported beside the better SVC, not counted as the peer the targets are taken against); ``spec_squared_hinge``,
+the spec naming ``loss: squared_hinge`` (binary sets only); ``spec_square``, the spec naming the square loss.
 
 Fit seconds exclude loading (kopt's include its search: ``timings.auto_s + fit_s``); peak MB is the
 process's whole peak resident memory, loading included, the same way for every side.  The targets
@@ -38,17 +45,28 @@ SETS = {
     "mnist-10k": ({"source": "mnist"}, "multiclass"),
 }
 SIDES = ("spec", "estimator", "svc_c10", "svc")
-#: sides run when asked (``--sides``): ``spec_squared_hinge`` is the same spec naming ``loss: squared_hinge``
-#: (``solver: auto`` routes it to ``svm_nystrom``), on the binary sets only
-EXTRA_SIDES = ("spec_squared_hinge",)
+#: sides run when asked (``--sides``; the module docstring): the spec naming the squared hinge (binary sets only) or the
+#: square loss, the SVCs on the other scaling, and GridSearchCV(SVC)
+EXTRA_SIDES = ("spec_squared_hinge", "spec_square", "svc_c10_other", "svc_other", "svc_grid")
+#: the sides that are kopt (their ratios and targets are reported), and the SVC sides the better peer is chosen among
+KOPT_SIDES = ("spec", "estimator", "spec_squared_hinge", "spec_square")
+PEER_SIDES = ("svc_c10", "svc", "svc_c10_other", "svc_other")
+#: GridSearchCV(SVC)'s grid: C, and γ as multiples of gamma="scale" (5 x 5), and its folds
+GRID_C = (0.1, 1.0, 10.0, 100.0, 1000.0)
+GRID_GAMMA = (0.1, 0.3162, 1.0, 3.162, 10.0)
+GRID_FOLDS = 3
 #: accuracy points (as a fraction) below the better SVC, and the RMSE ratio above the better SVR
 ACCURACY_SLACK, RMSE_RATIO = 0.003, 1.02
 FIT_RATIO, MEMORY_RATIO = 0.5, 1.0
 
 
-def spec_of(name: str, loss_name: str = "square") -> dict:
+def spec_of(name: str, loss_name: str | None = None) -> dict:
+    """The set's spec: the loss left to auto for a classification set (``loss_name`` None; the square loss for the
+    regression set), or the loss named."""
     data, task = SETS[name]
-    if loss_name != "square":
+    if loss_name is None:
+        loss = {"name": "square"} if task == "real" else {"name": "auto"}
+    elif loss_name != "square":
         loss = {"name": loss_name}
     else:
         loss = {"name": "square"} if task == "real" else {"name": "square", "target": "binary"}
@@ -61,7 +79,7 @@ def _arrays(name: str):
     import kopt
     from kopt.data import load_data
 
-    return load_data(kopt.load_spec(spec_of(name))["data"])
+    return load_data(kopt.load_spec(spec_of(name, "square"))["data"])
 
 
 def _metrics(task, y_test, pred) -> dict:
@@ -76,17 +94,19 @@ def run_side(name: str, side: str) -> dict:
     import warnings
 
     task = SETS[name][1]
-    if side in ("spec", "spec_squared_hinge"):
+    if side in ("spec", "spec_squared_hinge", "spec_square"):
         import kopt
 
-        loss = "square" if side == "spec" else "squared_hinge"
+        loss = {"spec": None, "spec_squared_hinge": "squared_hinge", "spec_square": "square"}[side]
+        spec = spec_of(name, loss)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = kopt.solve(spec_of(name, loss))
+            r = kopt.solve(spec)
         metric = {k: r.metrics[k] for k in ("accuracy", "rmse") if k in r.metrics}
         auto = r.auto or {}
-        return {"config": f"spec: loss {loss}, kernel gaussian -> {auto.get('route')}, {auto.get('centers')} centres, "
-                          f"lambda {auto.get('lambda')}", **metric,
+        solved = r.report["spec"]["model"]["loss"]["name"]
+        return {"config": f"spec: loss {spec['model']['loss']['name']}, kernel gaussian -> {auto.get('route')} "
+                          f"({solved}), {auto.get('centers')} centres, lambda {auto.get('lambda')}", **metric,
                 "fit_s": r.timings["fit_s"] + r.timings.get("auto_s", 0.0), "search_s": r.timings.get("auto_s", 0.0),
                 "predict_s": r.timings["predict_test_s"], "peak_mb": peak_mb()}
     ds = _arrays(name)
@@ -110,11 +130,22 @@ def run_side(name: str, side: str) -> dict:
 
     from ...data.preprocess import needs_scaling
 
-    if needs_scaling(X):  # kopt's standardize: auto rule, the same for both sides (docs/defaults.md)
-        scaler = StandardScaler().fit(X)
+    # kopt's standardize: auto rule, the same for both sides (docs/defaults.md); the *_other sides take the other one
+    scale = needs_scaling(X) != side.endswith("_other")
+    if scale:
+        scaler = StandardScaler(with_mean=not hasattr(X, "tocsr")).fit(X)
         X, Xt = scaler.transform(X), scaler.transform(Xt)
-    C = 10.0 if side == "svc_c10" else 1.0
+    C = 10.0 if side.startswith("svc_c10") else 1.0
     model = SVR(C=C) if task == "real" else SVC(C=C)
+    words = f"{type(model).__name__}(C={C:g}, gamma='scale')"
+    if side == "svc_grid":
+        from sklearn.model_selection import GridSearchCV
+
+        gamma = _scale_gamma(X)
+        model = GridSearchCV(SVR() if task == "real" else SVC(),
+                             {"C": list(GRID_C), "gamma": [g * gamma for g in GRID_GAMMA]}, cv=GRID_FOLDS, n_jobs=1)
+        words = (f"GridSearchCV({'SVR' if task == 'real' else 'SVC'}(), C {GRID_C[0]:g}..{GRID_C[-1]:g} x gamma "
+                 f"{GRID_GAMMA[0]:g}..{GRID_GAMMA[-1]:g} x scale, {GRID_FOLDS} folds)")
     mu, sd = (float(y.mean()), float(y.std())) if task == "real" else (0.0, 1.0)
     t0 = time.perf_counter()
     model.fit(X, (y - mu) / sd if task == "real" else y)
@@ -124,9 +155,24 @@ def run_side(name: str, side: str) -> dict:
     predict_s = time.perf_counter() - t0
     if task == "real":
         pred = pred * sd + mu
-    scaled = "z-scored" if needs_scaling(ds.X) else "raw"
-    return {"config": f"{type(model).__name__}(C={C:g}, gamma='scale') on {scaled} features", **_metrics(task, yt, pred),
-            "fit_s": fit_s, "predict_s": predict_s, "peak_mb": peak_mb()}
+    extra = {}
+    if side == "svc_grid":
+        best = model.best_params_
+        words += f" -> C {best['C']:g}, gamma {best['gamma'] / gamma:g} x scale"
+        extra = {"fits": len(GRID_C) * len(GRID_GAMMA) * GRID_FOLDS + 1}
+    return {"config": f"{words} on {'z-scored' if scale else 'raw'} features", **_metrics(task, yt, pred),
+            "fit_s": fit_s, "predict_s": predict_s, "peak_mb": peak_mb(), **extra}
+
+
+def _scale_gamma(X) -> float:
+    """scikit-learn's ``gamma="scale"``: 1 / (d Var X), over every entry of X (dense or sparse)."""
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        mean = X.mean()
+        var = float(X.multiply(X).mean() - mean ** 2)
+    else:
+        var = float(np.asarray(X).var())
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
 def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> dict:
@@ -136,7 +182,7 @@ def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> d
     task = SETS[name][1]
     metric = "rmse" if task == "real" else "accuracy"
     if task != "binary":
-        sides = tuple(s for s in sides if s not in EXTRA_SIDES)  # the squared hinge is a binary loss
+        sides = tuple(s for s in sides if s != "spec_squared_hinge")  # the squared hinge is a binary loss
     load0 = os.getloadavg()
     runs = {side: [] for side in sides}
     for r in range(repeat):
@@ -146,7 +192,7 @@ def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> d
             print(f"  {name} {side} run {r + 1}/{repeat}: " + (res.get("error") or ", ".join(
                 f"{k} {v:.4g}" for k, v in res.items() if isinstance(v, float))), file=sys.stderr, flush=True)
     out = {side: summarize(runs[side]) for side in sides}
-    peers = [s for s in ("svc_c10", "svc") if s in out and metric in out[s]]
+    peers = [s for s in PEER_SIDES if s in out and metric in out[s]]
     line = {"set": name, "metric": metric, **out, "repeat": repeat, "loadavg_before": list(load0),
             "loadavg_after": list(os.getloadavg()), "machine": machine()}
     if not peers:
@@ -154,7 +200,7 @@ def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> d
     better = (min if metric == "rmse" else max)(peers, key=lambda s: out[s][metric])
     ref = out[better]
     line["better_peer"] = better
-    for side in ("spec", "estimator", *EXTRA_SIDES):
+    for side in KOPT_SIDES:
         mine = out.get(side, {})
         if metric not in mine:
             continue
