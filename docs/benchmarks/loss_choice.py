@@ -121,8 +121,8 @@ def main(argv=None):
     with open(args.out, "a") as fh:
         for line in lines:
             fh.write(json.dumps(line) + "\n")
-    print(f"\n| set | rows | seeds choosing the squared hinge | gain / standard error (mean) | test accuracy, "
-          f"loss auto | test accuracy, square | fit s, auto | fit s, square |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| set | rows | seeds choosing the squared hinge | gain / standard error (mean) | test accuracy, "
+          "loss auto | test accuracy, square | fit s, auto | fit s, square |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.sets:
         rows = [r for r in lines if r["set"] == name]
         hinge = sum(r["chosen"] == "squared_hinge" for r in rows)
