@@ -29,7 +29,8 @@ def expected_failed_checks(estimator) -> dict:
       drawn from the rows, so the iterates differ (the answers agree within the stopping rule);
     * the median-heuristic bandwidth: it is computed from the rows, not their weights, so repeating
       a row changes it (a numeric bandwidth makes ``krr_exact`` pass the equivalence checks);
-    * a margin loss's classifier (square, squared hinge, hinge): ``check_classifiers_train`` asks the argmax of
+    * a margin loss's classifier (square, squared hinge, hinge, and ``auto``, which is one of the first two):
+      ``check_classifiers_train`` asks the argmax of
       ``predict_proba`` to be ``predict``; the calibrated sigmoids' 0.5 is not the score's 0 (SVC's probabilities
       disagree with its predict the same way), so a row near the boundary can differ;
     * float32 features (the default): predictions on a subset or a permutation of the rows agree with
@@ -57,7 +58,8 @@ def expected_failed_checks(estimator) -> dict:
                 reasons[name] = ("bandwidth='median' is computed from the rows, not their weights: repeating a row "
                                  "changes it (a numeric bandwidth passes)")
     loss = getattr(estimator, "loss", None)
-    if component("loss", loss) is not None and loss not in OWN_PROBABILITIES and _classifier(estimator):
+    margin = loss == "auto" or component("loss", loss) is not None and loss not in OWN_PROBABILITIES  # auto: square
+    if margin and _classifier(estimator):  # or the squared hinge, both margin losses
         reasons["check_classifiers_train"] = (
             f"loss {loss!r}: predict is the score's sign (its largest column), and predict_proba Platt sigmoids of "
             "the scores fitted on held-out rows, so on a row near the boundary the two can disagree, as "

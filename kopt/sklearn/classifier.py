@@ -71,7 +71,11 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
 
     def _model_section(self):
         model = super()._model_section()
-        cls = component("loss", self.loss)
+        solver = component("solver", self.solver)
+        if self.loss == "auto" and solver is not None and solver.auto_loss is None:
+            # a named solver that does not choose the loss solves the square loss on ±1 targets, as it always has
+            model["loss"] = {**(self.loss_options or {}), "name": "square"}
+        cls = component("loss", model["loss"]["name"])
         if cls is not None and "target" in cls.params and "target" not in (self.loss_options or {}):
             model["loss"]["target"] = "binary"
         return model
@@ -179,7 +183,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     def _multiclass(self):
         """Whether this loss and solver train on more than two classes (unknown names: assume so, fit will say)."""
         solver = component("solver", self.solver)
-        loss = component("loss", self.loss)
+        loss = component("loss", "square" if self.loss == "auto" else self.loss)
         if solver is None or loss is None:
             return True
         return bool(solver.one_vs_rest or loss.target == "multiclass")
