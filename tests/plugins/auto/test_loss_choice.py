@@ -120,3 +120,9 @@ def test_kernel_classifier_leaves_the_loss_to_auto_by_default():
     assert square.loss_ == "square" and square.route_ == "krr_nystrom"
     with pytest.raises(SpecError, match="loss 'auto' takes no options"):
         KernelClassifier(loss_options={"target": "binary"}).fit(X[:200], y[:200])
+    # a named solver that does not choose the loss solves the square loss on ±1 targets, as it did before loss auto
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        named = KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 64}, lam=1e-3,
+                                 random_state=0).fit(X[:500], y[:500])
+    assert named.loss_ == "square" and named.spec_["model"]["loss"] == {"name": "square", "target": "binary"}
