@@ -124,21 +124,18 @@ class AutoSolver(Solver):
         if spec["model"]["form"] == "gp":
             yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
 
-    def route(self, loss, centers, name=None):
-        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres (``name``: the loss
-        the search chose where the spec left it to auto, ``square`` or ``squared_hinge``)."""
+    def route(self, loss, centers, chosen=None):
+        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres; ``chosen``: the loss
+        the search chose where the spec left it to auto (``square`` or ``squared_hinge``), also set in the overrides."""
         nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
-        if name == "squared_hinge":
-            return ({"solver": {"name": "svm_nystrom"}, "model.form": "primal", "model.loss": {"name": name},
-                     **nystrom}, "svm_nystrom (the squared hinge, chosen on the validation rows: Newton steps, each "
-                                 "one Cholesky on the centres' margin rows)")
+        if chosen is not None:
+            section = dict(self.auto_loss) if chosen == "square" else {"name": chosen}
+            nystrom["model.loss"] = section
+        name = chosen or loss.name
         if name == "square":
-            overrides, words = self.route(loss, centers)
-            return {**overrides, "model.loss": dict(self.auto_loss)}, words
-        if loss.name == "square":
             return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
                     "krr_nystrom (the square loss: one Cholesky on the centres)")
-        if loss.name == "squared_hinge":
+        if name == "squared_hinge":
             return ({"solver": {"name": "svm_nystrom"}, "model.form": "primal", **nystrom},
                     "svm_nystrom (the squared hinge: Newton steps, each one Cholesky on the centres' margin rows)")
         if loss.smooth:
@@ -209,8 +206,8 @@ class AutoSolver(Solver):
                 seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge",
                 choose_loss=self.loss_left_to_auto(given))
         best, trials, metric = found.best, found.trials, found.metric
-        chosen_loss = self._chosen_loss(given, found.loss_choice)
-        overrides, words = self.route(problem.loss, best["centers"], chosen_loss)
+        loss = self._loss_record(given, problem, found.loss_choice)
+        overrides, words = self.route(problem.loss, best["centers"], loss and loss["chosen"])
         overrides["model.regularizer.lambda"] = best["lam"]
         solver = overrides["solver"]
         if best["bandwidth"] is not None:
@@ -227,8 +224,8 @@ class AutoSolver(Solver):
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
                   "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
                   "budget_s": o.budget, "trials": trials, "why": why}
-        if chosen_loss is not None:
-            record["loss"] = found.loss_choice or {"chosen": chosen_loss, "why": self._square_only_words(problem)}
+        if loss is not None:
+            record["loss"] = loss
         if not count and most < min(o.max_centers, problem.n):
             record["memory_cap"] = most  # the ladder stopped there: more centres would not fit the memory available
         start = None
@@ -247,27 +244,28 @@ class AutoSolver(Solver):
         """Whether the spec's author left the loss to auto (``model.loss.name: auto``, as ``given`` records it)."""
         return ((given.get("model") or {}).get("loss") or {}).get("name") == "auto"
 
-    def _chosen_loss(self, given, loss_choice):
-        """The loss auto solves where the author left it to auto (None: the spec named it): the measured choice, or the
-        square loss where none was measured (more than two classes)."""
+    def _loss_record(self, given, problem, measured=None):
+        """``report["auto"]["loss"]`` where the author left the loss to auto (None where the spec named it): the
+        search's comparison of the two losses, or the square loss where none was measured, and why."""
         if not self.loss_left_to_auto(given):
             return None
-        return loss_choice["chosen"] if loss_choice else "square"
+        if measured is not None:
+            return measured
+        if problem.preprocessor.target == "multiclass" or problem.label_matrix().shape[1] > 1:
+            why = "more than two classes: the square loss, one output per class (the squared hinge is measured for " \
+                  "a binary target)"
+        else:
+            why = (f"past {large.SEARCH_ROWS:,} training rows the centres grow on every row by conjugate gradients, "
+                   "a square-loss route: the square loss (the squared hinge is measured on the direct route)")
+        return {"chosen": "square", "why": why}
 
     def _square_chosen(self, plan, given, problem):
         """A plan of a route the squared hinge is not measured on (one-vs-one pairs, the grown centres): where the
         author left the loss to auto, its record says the square loss was taken and why."""
-        if self.loss_left_to_auto(given):
-            plan.record["loss"] = {"chosen": "square", "why": self._square_only_words(problem)}
+        loss = self._loss_record(given, problem)
+        if loss is not None:
+            plan.record["loss"] = loss
         return plan
-
-    @staticmethod
-    def _square_only_words(problem):
-        if problem.preprocessor.target == "multiclass" or problem.label_matrix().shape[1] > 1:
-            return "more than two classes: the square loss, one output per class (the squared hinge is measured for a " \
-                   "binary target)"
-        return (f"past {large.SEARCH_ROWS:,} training rows the centres grow on every row by conjugate gradients, a "
-                "square-loss route: the square loss (the squared hinge is measured on the direct route)")
 
     def work_budget(self, problem):
         """The search's :class:`.work.Budget`: ``solver.work`` flops, else :func:`.work.default_work` of the rows;

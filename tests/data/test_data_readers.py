@@ -17,7 +17,7 @@ from kopt.data.libsvm import read_libsvm
 
 @pytest.fixture(autouse=True)
 def _data_home(tmp_path_factory, monkeypatch):
-    """One KOPT_DATA per session: real files are parsed once, then served from the cache."""
+    """One KOPT_DATA per test run: real files are parsed once, then served from the cache."""
     monkeypatch.setenv("KOPT_DATA", str(tmp_path_factory.getbasetemp() / "kopt_data_home"))
 
 

@@ -5,7 +5,7 @@ exact Bayes accuracy of 90%), ``digits-8v6`` and ``digits-10`` (MNIST-8M-style d
 on real held-out ones).  The largest size asked for is generated first (its rows/s are reported on a
 ``data`` line); the smaller sizes are its first rows.
 
-Configurations, each fit in a process of its own (its own session: killed with its children past
+Configurations, each fit in a process of its own (its own process group: killed with its children past
 ``--time-limit``, and reported ``timed_out``):
 
 * ``spec``: a spec naming only the data, the square loss and a gaussian kernel (``solver: auto``);
