@@ -126,3 +126,35 @@ def test_kernel_classifier_leaves_the_loss_to_auto_by_default():
         named = KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 64}, lam=1e-3,
                                  random_state=0).fit(X[:500], y[:500])
     assert named.loss_ == "square" and named.spec_["model"]["loss"] == {"name": "square", "target": "binary"}
+
+
+def _levels(trials):
+    """Per centre count of a hinge search's trials: (the hinge's best score, the square loss's best score)."""
+    levels = {}
+    for t in trials:
+        if t.get("square_score") is None:
+            continue  # the first size's square-only trials of a loss-auto search
+        hinge, square = levels.get(t["centers"], (-np.inf, -np.inf))
+        levels[t["centers"]] = (max(hinge, t["score"]), max(square, t["square_score"]))
+    return [levels[m] for m in sorted(levels)]
+
+
+def test_the_hinge_ladder_grows_while_the_square_loss_still_gains():
+    """The squared hinge's validation score can stall (its λ at what float32 resolves) while more centres still
+    resolve the function: the ladder grows while either loss's doubling gains 0.1 points. On this board the hinge
+    gains 0.08 points from 512 to 1,024 centres, the square loss 0.33: the ladder goes on to 2,048, where neither
+    gains, and stops."""
+    from kopt_plugins.auto.planner import MIN_GAIN
+
+    X, y = _board(8000, seed=1)
+    r = _solve(_spec({"name": "squared_hinge"}, seed=1), _split(X, y, 6000))
+    levels = _levels(r.auto["trials"])
+    sizes = sorted({t["centers"] for t in r.auto["trials"]})
+    assert sizes == [256, 512, 1024, 2048]
+    gain = MIN_GAIN["accuracy"]
+    (h1, s1), (h2, s2), (h3, s3) = levels[1:]
+    assert h2 - h1 < gain <= s2 - s1  # the hinge stalled, the square loss gained: grown
+    assert h3 - h2 < gain and s3 - s2 < gain  # neither gained: stopped
+    # every doubling the ladder went past gained one of the two losses MIN_GAIN
+    for (ha, sa), (hb, sb) in zip(levels[:-2], levels[1:-1]):
+        assert hb - ha >= gain or sb - sa >= gain
