@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PRESETS = ("higgs-12k", "ijcnn1", "a9a", "w8a")
+PRESETS = ("higgs-12k", "ijcnn1", "a9a", "w8a", "reuters")
 PUBLIC = ("breast_cancer", "pima")
 
 

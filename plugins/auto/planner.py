@@ -226,6 +226,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     shorten = False  # from the third size on: whether a shorter bandwidth is tried too
     factor, lam_index = 1.0, None
     loss_choice = None  # choose_loss: the first size's comparison of the two losses (:func:`_choose_loss`)
+    both = False  # choose_loss, the hinge taken: at each later size both losses' models compete
     for level, M in enumerate(ladder):
         if not has_bw or not bandwidth_rule or (level >= 2 and not shorten):
             factors = (factor,)
@@ -273,6 +274,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                     break
                 tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
             square = dict(lam_index=k, score=scores[k], path=_path_words(lambdas, scores))
+            trial_bw = _digits(base_bw * f) if has_bw else None
+            target = square_kept = None  # the hinge's system; the square loss's model kept where it competes
             if hinge and (level_square is None or scores[k] > level_square[0]):
                 level_square = (scores[k], outcomes[k])  # the level's best square-loss score, and its per-row outcomes
             hinge_start, skipped = None, False
@@ -282,13 +285,25 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 skipped, scores, outcomes, raw = True, {k: -np.inf}, {}, {}
             elif hinge:  # the trial is the squared hinge's on this system (its T becomes the margin rows')
                 square_best = square["score"]
+                target = system
+                if both:
+                    # the loss left to auto: the square loss's model at this size competes with the hinge's too
+                    square_trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=trial_bw, lam=lambdas[k],
+                                        score=scores[k], lam_index=k, path=square["path"], loss="square")
+                    if _better(metric, square_trial, best):
+                        # it beats the best so far, so one of this size's two models replaces that one (released
+                        # first: its T's room holds the copy) and the square loss's system is kept as it is -- the
+                        # hinge's Newton steps run on a copy of its T
+                        kept = best_scores = None
+                        square_kept = (square_trial, system, raw[k])
+                        target = system.own_copy()
                 k, scores, outcomes, hinge_start = _hinge_path(
-                    system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
+                    target, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
                     hinge_inside, metric=metric, val_weights=w_val)
                 raw = {k: hinge_start.pop("val_scores")}
                 budget.count(hinge_start["steps"] * work.newton_step(n_fit, M, d)
                              + len(scores) * work.direct_lambda(M, n_val))
-            trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=(_digits(base_bw * f) if has_bw else None),
+            trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=trial_bw,
                          lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
                          seconds=time.perf_counter() - t1)
             if hinge:
@@ -309,10 +324,14 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best, level_rows = trial, outcomes[k]
                 level_inside = hinge_start["inside"] if hinge else None
+            if square_kept is not None:
+                best, kept, best_scores = square_kept[0], (square_kept[1], centers, None), square_kept[2]
+                best["seconds"] = trial["seconds"]
             if best is None or _better(metric, trial, best):
-                best, kept = trial, (system, centers, hinge_start)  # the solve on every row reuses this system
+                # the solve on every row reuses this system
+                best, kept = trial, (system if target is None else target, centers, hinge_start)
                 best_scores = raw.get(k)
-            del system
+            del system, target, square_kept
         if choose_loss and level == 0:
             # the loss is screened on the first size's chosen system, where a Newton step is cheap: the squared hinge
             # only where it gains what the validation rows can tell; it then runs the rest of the ladder as a search
@@ -329,7 +348,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 f"{loss_choice['why']} [{_budget_words(budget)}]")
             del system
             if loss_choice["chosen"] == "squared_hinge":
-                hinge = True
+                hinge = both = True
                 hinge_trial.update(square_lam_index=best["lam_index"], square_score=best["score"],
                                    square_path=best["path"])
                 best_scores = start.pop("val_scores")
@@ -383,6 +402,13 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 break
         previous_best, previous_rows, previous_square = level_best, level_rows, level_square
     split = f"validation {len(va)} of {n} rows, seed {seed}"
+    if both and best.get("loss") == "square":
+        hinge_best = max((t for t in trials if t.get("square_score") is not None and np.isfinite(t["score"])),
+                         key=lambda t: t["score"])
+        loss_choice = {**loss_choice, "chosen": "square", "screen": loss_choice["chosen"],
+                       "why": loss_choice["why"] + f"; then the square loss's model at {best['centers']} centres "
+                              f"({abs(best['score']):.5g}) beat the squared hinge's best ({abs(hinge_best['score']):.5g} "
+                              f"at {hinge_best['centers']}) by the ladder's rule: the square loss"}
     system, centers, hinge_start = kept
     if system.shed_state:
         system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))

@@ -158,3 +158,32 @@ def test_the_hinge_ladder_grows_while_the_square_loss_still_gains():
     # every doubling the ladder went past gained one of the two losses MIN_GAIN
     for (ha, sa), (hb, sb) in zip(levels[:-2], levels[1:-1]):
         assert hb - ha >= gain or sb - sa >= gain
+
+
+def test_after_the_hinge_is_chosen_the_square_losss_model_still_competes_at_each_size(monkeypatch):
+    """With the loss left to auto, each later size's square-loss model competes with the hinge's by the ladder's
+    rule, on a system the hinge's Newton steps did not touch: here the hinge's later scores are made 5 points worse,
+    so a square-loss model wins; the chosen spec (the square loss) solved from scratch is the same model."""
+    from kopt_plugins.auto import planner
+
+    real = planner._hinge_path
+
+    def worse_past_the_screen(system, *args, **kwargs):
+        k, scores, outcomes, start = real(system, *args, **kwargs)
+        if system.M > planner.FIRST_CENTERS:
+            scores = {i: v - 0.05 for i, v in scores.items()}
+        return k, scores, outcomes, start
+
+    monkeypatch.setattr(planner, "_hinge_path", worse_past_the_screen)
+    X, y = _board(8000, seed=0)
+    data = _split(X, y, 6000)
+    r = _solve(_spec({"name": "auto"}), data)
+    choice = r.auto["loss"]
+    assert choice["screen"] == "squared_hinge" and choice["chosen"] == "square"
+    assert "the square loss's model at" in choice["why"] and r.auto["route"] == "krr_nystrom"
+    assert r.auto["centers"] > planner.FIRST_CENTERS
+    assert r.report["spec"]["model"]["loss"] == {"name": "square", "target": "binary"}
+    again = _solve(r.report["spec"], data)
+    np.testing.assert_allclose(again.model.decision_function(X[6000:]), r.model.decision_function(X[6000:]),
+                               rtol=1e-6, atol=1e-8)
+    assert r.model.calibration is not None
