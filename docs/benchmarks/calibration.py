@@ -1,7 +1,7 @@
 """Probabilities: kopt's calibrated margins against scikit-learn's SVC, and class weights on ijcnn1.
 
 For each binary set (BENCHMARKS.md's splits; training rows subsampled to --train rows, seeded, test rows to
---test): ``KernelClassifier()`` (solver auto, the square loss: Platt sigmoids on auto's held-out validation scores),
+--test): ``KernelClassifier()`` (solver auto, the loss left to auto: Platt sigmoids on auto's held-out validation scores),
 ``SVC(probability=True)`` (libsvm's internal 5-fold Platt) and ``CalibratedClassifierCV(SVC())`` (5 folds, sigmoid).
 Reported: test log loss, Brier score, ECE over 10 equal-width bins, and the extra fit time each calibration costs
 (kopt: report timings' calibration_s; SVC: its fit with probability=True less a plain SVC fit; CalibratedClassifierCV:
