@@ -289,7 +289,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 if both:
                     # the loss left to auto: the square loss's model at this size competes with the hinge's too
                     square_trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=trial_bw, lam=lambdas[k],
-                                        score=scores[k], lam_index=k, path=square["path"], loss="square")
+                                        score=scores[k], lam_index=k, path=square["path"], loss="square",
+                                        seconds=time.perf_counter() - t1)
                     if _better(metric, square_trial, best):
                         # it beats the best so far, so one of this size's two models replaces that one (released
                         # first: its T's room holds the copy) and the square loss's system is kept as it is -- the
@@ -326,7 +327,6 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 level_inside = hinge_start["inside"] if hinge else None
             if square_kept is not None:
                 best, kept, best_scores = square_kept[0], (square_kept[1], centers, None), square_kept[2]
-                best["seconds"] = trial["seconds"]
             if best is None or _better(metric, trial, best):
                 # the solve on every row reuses this system
                 best, kept = trial, (system if target is None else target, centers, hinge_start)
