@@ -275,7 +275,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
             square = dict(lam_index=k, score=scores[k], path=_path_words(lambdas, scores))
             trial_bw = _digits(base_bw * f) if has_bw else None
-            target = square_kept = None  # the hinge's system; the square loss's model kept where it competes
+            target, square_kept = system, None  # the system the trial's loss runs on; the square model kept aside
             if hinge and (level_square is None or scores[k] > level_square[0]):
                 level_square = (scores[k], outcomes[k])  # the level's best square-loss score, and its per-row outcomes
             hinge_start, skipped = None, False
@@ -285,7 +285,6 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 skipped, scores, outcomes, raw = True, {k: -np.inf}, {}, {}
             elif hinge:  # the trial is the squared hinge's on this system (its T becomes the margin rows')
                 square_best = square["score"]
-                target = system
                 if both:
                     # the loss left to auto: the square loss's model at this size competes with the hinge's too
                     square_trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=trial_bw, lam=lambdas[k],
@@ -320,7 +319,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 f"[{_budget_words(budget)}]")
             factor_rows[f] = outcomes.get(k)
             if skipped:
-                del system
+                del system, target
                 continue
             if level_best is None or trial["score"] > level_best["score"]:
                 level_best, level_rows = trial, outcomes[k]
@@ -329,7 +328,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                 best, kept, best_scores = square_kept[0], (square_kept[1], centers, None), square_kept[2]
             if best is None or _better(metric, trial, best):
                 # the solve on every row reuses this system
-                best, kept = trial, (system if target is None else target, centers, hinge_start)
+                best, kept = trial, (target, centers, hinge_start)
                 best_scores = raw.get(k)
             del system, target, square_kept
         if choose_loss and level == 0:

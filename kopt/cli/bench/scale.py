@@ -277,7 +277,7 @@ def child_main(argv=None):
 
 # -- the parent ----------------------------------------------------------------------------------------
 def run_child(args: list, time_limit: float, log_file=None, _command=None) -> dict:
-    """Run ``python -m kopt.cli.bench.scale *args`` in a session of its own; kill the whole session past
+    """Run ``python -m kopt.cli.bench.scale *args`` in a process group of its own; kill the whole group past
     ``time_limit`` seconds.  The JSON object of its last stdout line, or a ``timed_out``/``error`` one.  ``log_file``:
     the child's stderr (its progress lines) is appended there as it is written, so a child killed at its time limit
     leaves its log up to then.  ``_command``: what runs instead of the child module (tests)."""
