@@ -199,6 +199,11 @@ def build_parser():
                    help="the configurations to run (default: the first four; spec_squared_hinge / spec_square: the "
                         "spec naming that loss; svc_c10_other / svc_other: the SVCs on the other scaling (raw or "
                         "z-scored); svc_grid: GridSearchCV(SVC) over C x gamma, 5 x 5, 3 folds)")
+    q.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="seconds one run of a side may take before it is killed and reported timed_out (default 3600)")
+    q.add_argument("--grid-time-limit", type=float, metavar="SECONDS",
+                   help="the same for one run of svc_grid (default 1200): a grid killed at it reports "
+                        "fit_s_at_least")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.defaults", "defaults")(a))
     q = bsub.add_parser("scale", help="kopt's routes and the large-scale peers from 10^5 rows up on generated data "

@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -169,6 +170,43 @@ def test_bench_defaults_takes_the_better_svc_of_both_scalings_and_reports_the_gr
     assert line["spec_ratios"]["accuracy_points"] == pytest.approx(-0.5)
     assert line["spec_ratios"]["fit"] == pytest.approx(10.0 / 8.0)
     assert line["svc_grid"]["fit_s"] == 900.0
+
+
+def test_bench_defaults_kills_a_grid_past_its_time_limit_and_reports_the_bound(monkeypatch):
+    """svc_grid runs under its own limit; a run killed at it is reported as at least that long, and not run again."""
+    from kopt.cli.bench import defaults as bd
+
+    calls = []
+
+    def fake(module, args, timeout):
+        side = args[args.index("--child") + 1]
+        calls.append((side, timeout))
+        if side == "svc_grid":
+            return {"error": f"killed after its time limit of {timeout:g} s", "timed_out": True,
+                    "time_limit_s": timeout}
+        return {"config": side, "accuracy": 0.9, "fit_s": 2.0, "predict_s": 1.0, "peak_mb": 400.0}
+
+    monkeypatch.setattr(bd, "child", fake)
+    line = bd.compare("a9a", repeat=2, sides=("spec", "svc", "svc_grid"), timeout=50.0, grid_timeout=7.0)
+    assert calls == [("spec", 50.0), ("svc", 50.0), ("svc_grid", 7.0), ("spec", 50.0), ("svc", 50.0)]
+    assert line["svc_grid"]["timed_out"] is True and line["svc_grid"]["fit_s_at_least"] == 7.0
+    assert line["better_peer"] == "svc" and line["spec_ratios"]["fit"] == pytest.approx(1.0)
+
+
+def test_a_bench_child_past_its_time_limit_is_killed_and_says_so():
+    from kopt.cli.bench.runs import child
+
+    t0 = time.perf_counter()
+    out = child("timeit", ["-n", "1", "-r", "1", "import time; time.sleep(30)"], 1.0)
+    assert time.perf_counter() - t0 < 20
+    assert out["timed_out"] is True and out["time_limit_s"] == 1.0 and "time limit of 1 s" in out["error"]
+
+
+def test_bench_defaults_refuses_a_time_limit_that_is_not_positive(capsys):
+    from kopt.cli import main
+
+    assert main(["bench", "defaults", "--sets", "a9a", "--grid-time-limit", "0"]) != 0
+    assert "--grid-time-limit must be a number of seconds above 0" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("side", ["svc_other", "svc_grid"])

@@ -15,7 +15,9 @@ Sides run when asked (``--sides``): ``svc_c10_other`` and ``svc_other``, the sam
 where kopt's rule z-scores, z-scored where it does not), so the better SVC is the best of four; ``svc_grid``,
 ``GridSearchCV(SVC())`` over C in 10^-1..10^3 and γ in 10^-1..10^1 times ``gamma="scale"`` (5 x 5, 3 folds,
 n_jobs=1) on kopt's scaling, then its refit on every training row: the cost of tuning that kopt's defaults save
-(reported beside the better SVC, not counted as the peer the targets are taken against); ``spec_squared_hinge``,
+(reported beside the better SVC, not counted as the peer the targets are taken against; it runs under a time limit of
+its own, ``--grid-time-limit``, 1,200 s by default, and a grid killed at it reports ``timed_out`` and
+``fit_s_at_least``: the cost is at least that); ``spec_squared_hinge``,
 the spec naming ``loss: squared_hinge`` (binary sets only); ``spec_square``, the spec naming the square loss.
 
 Fit seconds exclude loading (kopt's include its search: ``timings.auto_s + fit_s``); peak MB is the
@@ -175,8 +177,17 @@ def _scale_gamma(X) -> float:
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
-def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> dict:
-    """The set's JSON line: every side's medians, the better SVC, the ratios and the targets met."""
+#: seconds one run of a side may take (``--time-limit``), and one run of ``svc_grid`` (``--grid-time-limit``): its 76
+#: fits take 8 min to hours on the large-C sets, so it has a limit of its own; a run past its limit is killed and its
+#: side reports ``timed_out`` and ``fit_s_at_least``
+TIME_LIMIT_S = 3600.0
+GRID_TIME_LIMIT_S = 1200.0
+
+
+def compare(name: str, repeat: int = 3, timeout: float = TIME_LIMIT_S, sides=SIDES,
+            grid_timeout: float = GRID_TIME_LIMIT_S) -> dict:
+    """The set's JSON line: every side's medians, the better SVC, the ratios and the targets met.  A side whose run
+    passed its time limit (``timeout``; ``grid_timeout`` for ``svc_grid``) is not run again."""
     from .roofline import machine
 
     task = SETS[name][1]
@@ -187,7 +198,10 @@ def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> d
     runs = {side: [] for side in sides}
     for r in range(repeat):
         for side in sides:
-            res = child("kopt.cli.bench.defaults", ["--child", side, "--set", name], timeout)
+            if any(run.get("timed_out") for run in runs[side]):
+                continue  # past its limit once: a second run would be too
+            limit = grid_timeout if side == "svc_grid" else timeout
+            res = child("kopt.cli.bench.defaults", ["--child", side, "--set", name], limit)
             runs[side].append(res)
             print(f"  {name} {side} run {r + 1}/{repeat}: " + (res.get("error") or ", ".join(
                 f"{k} {v:.4g}" for k, v in res.items() if isinstance(v, float))), file=sys.stderr, flush=True)
@@ -219,9 +233,17 @@ def compare(name: str, repeat: int = 3, timeout: float = 3600, sides=SIDES) -> d
 
 
 def defaults(args) -> int:
-    """``kopt bench defaults`` (args: sets, repeat, json)."""
+    """``kopt bench defaults`` (args: sets, repeat, sides, time_limit, grid_time_limit, json)."""
+    from ...errors import KoptError
+
+    for key, flag in (("time_limit", "--time-limit"), ("grid_time_limit", "--grid-time-limit")):
+        value = getattr(args, key, None)
+        if value is not None and not value > 0:
+            raise KoptError(f"kopt bench defaults: {flag} must be a number of seconds above 0, not {value:g}")
     for name in chosen_sets(args.sets, SETS):
-        emit(compare(name, repeat=args.repeat, sides=tuple(args.sides or SIDES)), args.json)
+        emit(compare(name, repeat=args.repeat, sides=tuple(args.sides or SIDES),
+                     timeout=getattr(args, "time_limit", None) or TIME_LIMIT_S,
+                     grid_timeout=getattr(args, "grid_time_limit", None) or GRID_TIME_LIMIT_S), args.json)
     return 0
 
 

@@ -16,8 +16,14 @@ def peak_mb() -> float:
 
 
 def child(module: str, args: list, timeout: float) -> dict:
-    """Run ``python -m module *args`` and read the JSON object its last stdout line holds (or an error)."""
-    proc = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout)
+    """Run ``python -m module *args`` and read the JSON object its last stdout line holds (or an error).  A child
+    still running after ``timeout`` seconds is killed: ``{"error": ..., "timed_out": True, "time_limit_s": timeout}``
+    (its fit took longer than that, a bound the bench reports)."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"killed after its time limit of {timeout:g} s", "timed_out": True,
+                "time_limit_s": float(timeout)}
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
@@ -32,7 +38,10 @@ def median(runs, key):
 def summarize(runs) -> dict:
     """The medians of a side's runs (numbers), with every run's fit, predict and memory figures kept."""
     if not runs or all("error" in r for r in runs):
-        return {"error": runs[0].get("error") if runs else "no run"}
+        out = {"error": runs[0].get("error") if runs else "no run"}
+        if runs and all(r.get("timed_out") for r in runs):  # every run past its limit: the fit took at least that
+            out.update(timed_out=True, fit_s_at_least=min(r["time_limit_s"] for r in runs))
+        return out
     ok = [r for r in runs if "error" not in r]
     out = {"config": ok[0]["config"]}
     for key in ok[0]:
