@@ -50,6 +50,26 @@ def test_it_reaches_the_direct_solve_and_certifies_it(weighted):
     assert cg.n_iter + 2 <= cg.info["passes"] <= cg.n_iter + 4  # b's pass, one a step, the refreshes
 
 
+def test_only_a_refreshed_certificate_stops_the_solve(monkeypatch):
+    """The carried certificate (float32 passes' scores and T v) says when to confirm, never that the solve is done: at
+    10⁶ rows and λ 1e-7 the carried gap met 1e-2 on the step after a refresh whose own gap was 1.05, and the solve
+    stopped on it.  Here the carried certificate lies (a gap of 0 at every step): the solve still runs until the
+    refreshed one meets tol, and reaches the direct solve."""
+    X, y, Xt, yt = _data()
+    direct = kopt.solve(_spec("krr_nystrom"), data=(X, y, Xt, yt))
+    honest = NystromCG.certificate
+
+    def lying(self, s, loss, Y):
+        P, D, scale = honest(self, s, loss, Y)
+        return (P, P, scale) if "rz" in s else (P, D, scale)  # CG's own state carries rz; a refreshed copy does not
+
+    monkeypatch.setattr(NystromCG, "certificate", lying)
+    cg = kopt.solve(_spec("krr_pcg", tol=1e-6), data=(X, y, Xt, yt))
+    assert cg.status == "converged"
+    assert 0 < cg.info["rel_gap"] <= 1e-6  # a refreshed gap, not the carried 0
+    assert abs(cg.objective - direct.objective) <= 1e-6 * abs(direct.objective)
+
+
 def test_every_class_at_once_matches_the_direct_solve():
     X, y, Xt, yt = _data(classes=4)
     spec = dict(target="binary", count=150)
