@@ -125,10 +125,9 @@ class NystromPCG(NystromSolver):
         tol, t = self.options.tol, state.get("t", 0)
         final = t >= self.options.iterations
         best = state.setdefault("best_dual", -np.inf)
-        carried = (P - max(D, best)) / max(abs(P), abs(max(D, best)), 1e-300)
+        carried = Check(objective=P, dual=max(D, best)).rel_gap  # the skeleton's relative gap, as it judges
         met = tol > 0 and carried <= tol and t - state.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY
-        confirmed_met = tol > 0 and np.isfinite(best) and P - best <= tol * max(abs(P), abs(best))
-        extra = {"passes": int(cg.passes), "carried_rel_gap": float(carried)}
+        confirmed_met = tol > 0 and np.isfinite(best) and Check(objective=P, dual=best).rel_gap <= tol
         if final or met or confirmed_met:
             if met or confirmed_met:
                 state["refreshed_at"] = t
@@ -137,10 +136,10 @@ class NystromPCG(NystromSolver):
             # every refreshed dual value is a lower bound on the optimum: the gap is P to the best of them (the
             # iterate's own dual gap is about ‖r‖²/λ, and CG's residual r is not monotone)
             D = state["best_dual"] = max(D, state["best_dual"])
-            return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(cg.M),
-                         extra={**extra, "passes": int(cg.passes)})
-        return Check(objective=P, dual=best if np.isfinite(best) else None, scale=scale, terms=problem.n + int(cg.M),
-                     extra=extra)
+        else:
+            D = best if np.isfinite(best) else None  # no carried dual: it is no bound
+        return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(cg.M),
+                     extra={"passes": int(cg.passes), "carried_rel_gap": float(carried)})
 
     def save(self, state):
         best = {"best_dual": np.float64(state.get("best_dual", -np.inf))}
