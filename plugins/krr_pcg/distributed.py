@@ -15,8 +15,9 @@ vectors v, T v, r, p.  Partition k's worker holds its rows, its labels and its s
   order of the sums), takes the CG step, and has the certificate of the new iterate without another round: for
   the square loss the loss and its conjugate at f + a u are quadratics in a, Σ (r + a u)² = Σ r² + 2a Σ r u +
   a² Σ u² and Σ (r + a u) y = Σ r y + a Σ u y.  Kᵀr = n Uᵀ(T v − b) is carried by CG on the client.
-* **The confirming pass** (:meth:`PartitionCG.refresh`, at most every few steps and at the end): one round with
-  float64 products, the workers' scores untouched.
+* **The confirming pass** (at most every few steps and at the end): one round with float64 products.  Mid-solve
+  (:meth:`PartitionCG.replace_residual`) its scores become the workers' and CG continues from its residual; at the
+  iteration cap (:meth:`PartitionCG.refresh`) the workers' scores are untouched.
 
 A checkpoint gathers the scores (8 bytes per row and output, like Joker's α); a resumed run sends them back
 (one round): the run continues with the same bits.  A round's tasks never change their inputs: each returns the
@@ -94,6 +95,13 @@ def _precise(rows, P, mu):
     """The confirming pass: ``(Kᵀ f, the sums at f)`` for f = K P with float64 products; no state."""
     S, G = rows.rows.products(P, precise=True)
     return G, _sums(S, None, rows.Y - mu)
+
+
+def _replaced(rows, P, mu):
+    """Residual replacement's round (:meth:`PartitionCG.replace_residual`): f = K P with float64 products becomes the
+    partition's scores; ``(Kᵀ f, the sums at f)``."""
+    S, G = rows.rows.products(P, precise=True)
+    return (S, None), (G, _sums(S, None, rows.Y - mu))
 
 
 def _current(last, a):
@@ -202,6 +210,18 @@ class PartitionCG(NystromCG):
         P = self.coef(s["v"])
         pieces = self._round([self.parts.submit(k, _precise, r, P, self.mu) for k, r in enumerate(self.held)])
         self.kernel_passes += 1
+        G = _total([g for g, _ in pieces])
+        s["sums"], s["a"] = _total([sums for _, sums in pieces]), np.zeros(self.b.shape[1])
+        s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
+        s["r"] = self.b - s["Tv"] - self.lam * s["v"]
+        return s
+
+    def replace_residual(self, s):
+        """Residual replacement (:meth:`.cg.NystromCG.replace_residual`): one round with float64 products whose scores
+        become every partition's (the workers' carried ones are dropped); T v, r and the sums of CG's own state ``s``
+        from it."""
+        pieces = self._step(_replaced, [(self.coef(s["v"]), self.mu)] * self.K)
+        self.pending = None  # the new scores already hold every step taken
         G = _total([g for g, _ in pieces])
         s["sums"], s["a"] = _total([sums for _, sums in pieces]), np.zeros(self.b.shape[1])
         s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")

@@ -36,6 +36,12 @@ from kopt.nystrom import NystromCG, NystromSolver, dense_centers
 #: near the float32 products' floor (a relative gap of about 1e-7) the carried gap meets a tight tol step after step
 #: while the refreshed one does not
 REFRESH_EVERY = 5
+#: CG's carried residual is replaced by a refreshed one (:meth:`kopt.nystrom.cg.NystromCG.replace_residual`) where its
+#: preconditioned residual has fallen this many times since the last refresh (at most once in :data:`REFRESH_EVERY`
+#: steps): the float32 products' rounding is a fixed share of each step, so once the carried residual has fallen far
+#: below the rounding it carries, the true one no longer follows it (on 1,500 rows, 200 centres, λ 1e-5 the refreshed
+#: gap stalled at 1.1e-5 through step 200 without replacement)
+REPLACE_FALL = 10.0
 
 
 class NystromPCG(NystromSolver):
@@ -111,11 +117,14 @@ class NystromPCG(NystromSolver):
 
     def check(self, state, rows):
         """P and D over every row from the carried scores f = K w and Kᵀr = n Uᵀ(T v − b) (no pass) say when to
-        confirm; only a confirmed certificate can stop the solve.  Where the carried gap meets ``tol`` (at most once in
-        :data:`REFRESH_EVERY` steps), where the carried P meets ``tol`` against the best confirmed dual value, or at the
-        iteration cap, P and D are made on a copy refreshed by one pass with float64 products
-        (:meth:`.cg.NystromCG.refresh`): the gap reported is not the carried float32 rounding's, and the iterates are not
-        changed (a run continued with a larger cap ends where a fresh one does).  D is the best refreshed dual value of
+        confirm; only a confirmed certificate can stop the solve.  Where the carried gap meets ``tol`` or the carried
+        preconditioned residual has fallen :data:`REPLACE_FALL` times since the last confirmation (either at most once
+        in :data:`REFRESH_EVERY` steps), where the carried P meets ``tol`` against the best confirmed dual value, or at
+        the iteration cap, P and D are made from one pass with float64 products: the gap reported is not the carried
+        float32 rounding's.  Before the cap that pass replaces CG's carried residual, T v and scores
+        (:meth:`.cg.NystromCG.replace_residual`: the carried residual falls while the true one stalls where the float32
+        products' rounding is); at the cap alone it refreshes a copy (:meth:`.cg.NystromCG.refresh`), so a run
+        continued with a larger cap ends where a fresh one does.  D is the best refreshed dual value of
         the solve so far (each is a lower bound on the optimum; ``best_dual``, in the checkpoint).  Between
         confirmations the check's dual is that best confirmed value (none before the first), and the carried gap is a
         trace field (``carried_rel_gap``): the carried dual is no bound -- at 10⁶ rows and λ 1e-7 it met 1e-2 while
@@ -126,12 +135,19 @@ class NystromPCG(NystromSolver):
         final = t >= self.options.iterations
         best = state.setdefault("best_dual", -np.inf)
         carried = Check(objective=P, dual=max(D, best)).rel_gap  # the skeleton's relative gap, as it judges
-        met = tol > 0 and carried <= tol and t - state.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY
+        residual = cg.preconditioned_residual(state)
+        since = state.setdefault("refreshed_residual", residual)  # the first check's, before any refresh
+        due = t - state.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY
+        met = due and ((tol > 0 and carried <= tol) or residual * REPLACE_FALL <= since)
         confirmed_met = tol > 0 and np.isfinite(best) and Check(objective=P, dual=best).rel_gap <= tol
         if final or met or confirmed_met:
-            if met or confirmed_met:
+            if met or confirmed_met:  # CG goes on from the refreshed residual (its carried one drifts from the truth)
                 state["refreshed_at"] = t
-            fresh = cg.refresh({k: state[k] for k in ("v", "p")})
+                fresh = cg.replace_residual(state)
+                state["refreshed_residual"] = residual
+                state["replacements"] = state.get("replacements", 0) + 1
+            else:  # at the cap alone the state is not changed: a run continued with a larger cap ends as a fresh one
+                fresh = cg.refresh({k: state[k] for k in ("v", "p")})
             P, D, scale = cg.certificate(fresh, problem.loss, state["Y"])
             # every refreshed dual value is a lower bound on the optimum: the gap is P to the best of them (the
             # iterate's own dual gap is about ‖r‖²/λ, and CG's residual r is not monotone)
@@ -143,6 +159,9 @@ class NystromPCG(NystromSolver):
 
     def save(self, state):
         best = {"best_dual": np.float64(state.get("best_dual", -np.inf))}
+        if "refreshed_residual" in state:
+            best["refreshed_residual"] = np.float64(state["refreshed_residual"])
+        best["replacements"] = np.int64(state.get("replacements", 0))
         if state["problem"].partitions is not None:  # the scores gathered from the workers (one round)
             return {**{k: to_numpy(state[k]) for k in self.STATE if k != "scores"},
                     "scores": state["cg"].scores(state), **best}
@@ -159,6 +178,9 @@ class NystromPCG(NystromSolver):
                 state["cg"].restore(state, saved["scores"])
             best = saved.get("best_dual")  # none before the first confirmation (or in older checkpoints)
             state["best_dual"] = -np.inf if best is None else float(best)
+            if saved.get("refreshed_residual") is not None:
+                state["refreshed_residual"] = float(saved["refreshed_residual"])
+            state["replacements"] = int(saved.get("replacements", 0))
             state["w"] = state["cg"].coef(state["v"])
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
@@ -176,6 +198,7 @@ class NystromPCG(NystromSolver):
     def finish(self, state):
         predictor, info = super().finish(state)
         info["passes"] = int(state["cg"].passes)
+        info["replacements"] = int(state.get("replacements", 0))  # confirmations CG continued from (check)
         info["reused_search_factors"] = bool(state.get("reused_factors"))
         if state["problem"].partitions is not None:
             info.update(state["cg"].summary())
