@@ -38,6 +38,7 @@ import time
 import numpy as np
 
 from kopt.numerics import rows as _rows
+from kopt.nystrom.cg import REFRESH_EVERY
 
 from . import work
 
@@ -51,7 +52,7 @@ VALIDATION_ROWS = 20_000
 #: share cut on a loaded machine chose other scales, and scored far lower than the same spec on a quiet machine
 #: (docs/benchmarks.md, "Measurements behind the code's choices")
 SAMPLE_SHARE = 0.25
-#: each λ of the grown path is solved to this relative duality gap (or :data:`SEARCH_RESIDUAL`), at most
+#: each λ of the grown path is solved to this confirmed relative duality gap (:func:`solve_lambda`), at most
 #: :data:`MAX_STEPS` CG steps.  The dual weighs the residual by 1/λ, so the gap closes last: the test accuracy no
 #: longer moves long before the gap is small (docs/benchmarks.md, "Measurements behind the code's choices")
 SEARCH_TOL = 1e-2
@@ -61,7 +62,7 @@ MAX_STEPS = 40
 FINAL_TOL = 1e-2
 #: the solve on every row runs until its gap meets FINAL_TOL, at most this many CG steps: its work bound,
 #: FINAL_STEPS x :func:`.work.cg_step` on every row, is in the plan's record (``final_work_flops``).  It starts from the
-#: search's solution, which met SEARCH_TOL (or CG's residual SEARCH_RESIDUAL) on the fit rows; where 40 steps were
+#: search's solution, which met SEARCH_TOL (confirmed) on the fit rows; where 40 steps were
 #: the cap, 10⁶ rows of a regression stopped at a relative gap of 0.119 and the no-argument estimator warned
 FINAL_STEPS = 160
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
@@ -129,29 +130,22 @@ PROBE_STEP = 10.0
 PROBE_MIN_LAMBDA = 1e-10
 
 
-#: a λ of the search is solved when the relative gap to the best dual value of its steps so far is SEARCH_TOL (every
-#: dual value is a lower bound on the optimum, so P_k − max_{j ≤ k} D_j bounds the iterate's distance from it
-#: and falls with k), or when CG's preconditioned residual ‖r‖_{P⁻¹}/‖b‖_{P⁻¹} is :data:`SEARCH_RESIDUAL`.  The
-#: iterate's own dual gap is about ‖r‖²/λ and r is not monotone; at small λ the float32 products' floor holds that
-#: gap above 1e-2.  The own gap swings while the preconditioned residual falls steadily, and at a residual of 1e-2
-#: the validation accuracy no longer moves (docs/benchmarks.md, "Measurements behind the code's choices")
-SEARCH_RESIDUAL = 1e-2
-
-
 def solve_lambda(cg, lam, v, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
-    """``(state, relative gap, steps, solved)``: CG at λ from ``v`` (warm; None: zero) until the λ is solved (the
-    relative gap to the best dual value so far is :data:`SEARCH_TOL`, or the preconditioned residual is
-    :data:`SEARCH_RESIDUAL`), ``max_steps`` steps (:data:`MAX_STEPS`, fewer where the work budget left affords
-    fewer), or ``out_of_time()`` (the user's wall-clock limit; None: none) says so."""
+    """``(state, relative gap, steps, solved)``: CG at λ from ``v`` (warm; None: zero) until the λ is solved,
+    ``max_steps`` steps (:data:`MAX_STEPS`, fewer where the work budget left affords fewer), or ``out_of_time()`` (the
+    user's wall-clock limit; None: none) says so.  Solved: a confirmed relative gap (:meth:`kopt.nystrom.NystromCG.
+    confirm`, the certificate krr_pcg stops on: one pass with float64 products, which CG continues from) of
+    :data:`SEARCH_TOL`, the gap the solve on every row is held to, so that no λ is chosen which that solve cannot
+    certify.  The gap returned is to the best confirmed dual value (the carried one before the first confirmation).
+    The confirmations' passes are ``state["replacements"]`` (the budget counts them)."""
     s = cg.start(lam, v)
-    gap, steps, best_dual, solved = math.inf, 0, -math.inf, False
+    gap, steps, solved = math.inf, 0, False
     while steps < max_steps:
         cg.step(s)
         steps += 1
-        P, D, _ = cg.certificate(s, loss, Y)
-        best_dual = max(best_dual, D)
-        gap = (P - best_dual) / max(abs(P), abs(best_dual), 1e-300)
-        solved = gap <= SEARCH_TOL or cg.preconditioned_residual(s) <= SEARCH_RESIDUAL
+        P, D, _, carried, confirmed = cg.confirm(s, steps, SEARCH_TOL, loss, Y)
+        gap = carried if D is None else (P - D) / max(abs(P), abs(D), 1e-300)
+        solved = confirmed and gap <= SEARCH_TOL
         if solved or (out_of_time is not None and out_of_time()):
             break
     return s, gap, steps, solved
@@ -195,7 +189,7 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         scores, v, k, direction = {}, None, k0, 1
         while floor <= first["lam"] / PROBE_STEP ** k <= 1.0:
             s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
-            count(work.cg_lambda(Mh) + taken * work.cg_step(len(sample), Mh, d, outputs)
+            count(work.cg_lambda(Mh) + (taken + s.get("replacements", 0)) * work.cg_step(len(sample), Mh, d, outputs)
                   + work.kernel_values(len(validation), Mh, d))
             if not solved:
                 break  # smaller λ are harder still: not a choice
@@ -426,7 +420,9 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
                 f"({floor:.2g}): not tried")
             break
         # the steps the work left affords (counted: the cut is the same on every machine)
-        allowed = min(MAX_STEPS, int(max(0.0, budget.left() - work.cg_lambda(M2)) // step_work))
+        # (a confirmation's pass, at most one in REFRESH_EVERY steps, counts as a step)
+        allowed = min(MAX_STEPS, int(max(0.0, budget.left() - work.cg_lambda(M2))
+                                     // (step_work * (1 + 1 / REFRESH_EVERY))))
         if allowed < 1:
             log(f"auto: {M2} centres on {n} rows: no work left for lambda {lam:g} [{_budget_words(budget)}]")
             break
@@ -439,7 +435,7 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
             break
         s, gap, taken, solved = solve_lambda(cg, lam, v, problem.loss, Yc, max_steps=allowed,
                                              out_of_time=out_of_time if budget.seconds is not None else None)
-        budget.count(work.cg_lambda(M2) + taken * step_work)
+        budget.count(work.cg_lambda(M2) + (taken + s.get("replacements", 0)) * step_work)  # the steps, the confirmations
         steps += taken
         warm = v is not None
         v = s["v"]

@@ -31,18 +31,7 @@ import numpy as np
 from kopt.contract.iterative import Check, Step, common_options
 from kopt.numerics.backend import to_numpy
 from kopt.nystrom import NystromCG, NystromSolver, dense_centers
-
-#: a carried gap within ``tol`` is confirmed by a refreshed pass (float64 products) at most once in this many steps:
-#: near the float32 products' floor (a relative gap of about 1e-7) the carried gap meets a tight tol step after step
-#: while the refreshed one does not
-REFRESH_EVERY = 5
-#: CG's carried residual is replaced by a refreshed one (:meth:`kopt.nystrom.cg.NystromCG.replace_residual`) where its
-#: preconditioned residual has fallen this many times since the last refresh (at most once in :data:`REFRESH_EVERY`
-#: steps): the float32 products' rounding is a fixed share of each step, so once the carried residual has fallen far
-#: below the rounding it carries, the true one no longer follows it (on 1,500 rows, 200 centres, λ 1e-5 the refreshed
-#: gap stalled at 1.1e-5 through step 200 without replacement)
-REPLACE_FALL = 10.0
-
+from kopt.nystrom.cg import REFRESH_EVERY
 
 class NystromPCG(NystromSolver):
     name = "krr_pcg"
@@ -111,49 +100,21 @@ class NystromPCG(NystromSolver):
         cg = state["cg"]
         cg.step(state)
         state["t"] = t
-        state.setdefault("refreshed_at", -REFRESH_EVERY)
+        state.setdefault("refreshed_at", -REFRESH_EVERY)  # no confirmation yet (in the checkpoint)
         state["w"] = cg.coef(state["v"])
         return Step(rows=state["problem"].n, extra={"residual": float(cg.xp.max(cg.relative_residual(state)))})
 
     def check(self, state, rows):
-        """P and D over every row from the carried scores f = K w and Kᵀr = n Uᵀ(T v − b) (no pass) say when to
-        confirm; only a confirmed certificate can stop the solve.  Where the carried gap meets ``tol`` or the carried
-        preconditioned residual has fallen :data:`REPLACE_FALL` times since the last confirmation (either at most once
-        in :data:`REFRESH_EVERY` steps), where the carried P meets ``tol`` against the best confirmed dual value, or at
-        the iteration cap, P and D are made from one pass with float64 products: the gap reported is not the carried
-        float32 rounding's.  Before the cap that pass replaces CG's carried residual, T v and scores
-        (:meth:`.cg.NystromCG.replace_residual`: the carried residual falls while the true one stalls where the float32
-        products' rounding is); at the cap alone it refreshes a copy (:meth:`.cg.NystromCG.refresh`), so a run
-        continued with a larger cap ends where a fresh one does.  D is the best refreshed dual value of
-        the solve so far (each is a lower bound on the optimum; ``best_dual``, in the checkpoint).  Between
-        confirmations the check's dual is that best confirmed value (none before the first), and the carried gap is a
-        trace field (``carried_rel_gap``): the carried dual is no bound -- at 10⁶ rows and λ 1e-7 it met 1e-2 while
-        the refreshed gap of the same iterate was 1.05."""
+        """The certificate :meth:`.cg.NystromCG.confirm` gives: the carried one (float32 products, no pass) says when to
+        confirm, and only a confirmed one -- one pass with float64 products, which CG continues from (residual
+        replacement) -- can stop the solve.  At the iteration cap the confirmation refreshes a copy and the state is not
+        changed, so a run continued with a larger cap ends where a fresh one does.  D is the best confirmed dual value
+        (``best_dual``, in the checkpoint), None before the first; the carried gap is the trace field
+        ``carried_rel_gap``."""
         problem, cg = state["problem"], state["cg"]
-        P, D, scale = cg.certificate(state, problem.loss, state["Y"])
-        tol, t = self.options.tol, state.get("t", 0)
-        final = t >= self.options.iterations
-        best = state.setdefault("best_dual", -np.inf)
-        carried = Check(objective=P, dual=max(D, best)).rel_gap  # the skeleton's relative gap, as it judges
-        residual = cg.preconditioned_residual(state)
-        since = state.setdefault("refreshed_residual", residual)  # the first check's, before any refresh
-        due = t - state.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY
-        met = due and ((tol > 0 and carried <= tol) or residual * REPLACE_FALL <= since)
-        confirmed_met = tol > 0 and np.isfinite(best) and Check(objective=P, dual=best).rel_gap <= tol
-        if final or met or confirmed_met:
-            if met or confirmed_met:  # CG goes on from the refreshed residual (its carried one drifts from the truth)
-                state["refreshed_at"] = t
-                fresh = cg.replace_residual(state)
-                state["refreshed_residual"] = residual
-                state["replacements"] = state.get("replacements", 0) + 1
-            else:  # at the cap alone the state is not changed: a run continued with a larger cap ends as a fresh one
-                fresh = cg.refresh({k: state[k] for k in ("v", "p")})
-            P, D, scale = cg.certificate(fresh, problem.loss, state["Y"])
-            # every refreshed dual value is a lower bound on the optimum: the gap is P to the best of them (the
-            # iterate's own dual gap is about ‖r‖²/λ, and CG's residual r is not monotone)
-            D = state["best_dual"] = max(D, state["best_dual"])
-        else:
-            D = best if np.isfinite(best) else None  # no carried dual: it is no bound
+        t = state.get("t", 0)
+        P, D, scale, carried, _ = cg.confirm(state, t, self.options.tol, problem.loss, state["Y"],
+                                             final=t >= self.options.iterations)
         return Check(objective=P, dual=D, scale=scale, terms=problem.n + int(cg.M),
                      extra={"passes": int(cg.passes), "carried_rel_gap": float(carried)})
 

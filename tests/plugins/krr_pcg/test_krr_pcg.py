@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import kopt
-from kopt.nystrom.cg import NystromCG
+from kopt.nystrom.cg import REFRESH_EVERY, NystromCG
 from kopt.nystrom.passes import RowPass
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
 
@@ -437,15 +437,21 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
         return large._grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va,
                                  metric="accuracy", log=lines.append, threads=None, budget=budget)
 
-    lines = []
-    free = path(work.Budget(1e13, None), lines)
+    class Counted(work.Budget):  # the work counted after each call: the factors, then one call a λ
+        def count(self, flops):
+            super().count(flops)
+            spent.append(self.spent)
+
+    lines, spent = [], []
+    free = path(Counted(1e13, None), lines)
     lams = list(free["path"])
     taken = [int(re.search(r"\((\d+) CG steps so far", line).group(1)) for line in lines if "CG steps so far" in line]
     assert len(lams) >= 4 and len(taken) == len(lams)
-    # the work of the first three λs, one more λ's preconditioner, and one step fewer than the third took warm
+    # the work of the first three λs, one more λ's preconditioner, and one step fewer than the third took warm (a
+    # step's share of the confirmations' passes with it)
     warm = taken[2] - taken[1]
     assert warm >= 2
-    budget = work.Budget(work.cg_factors(256) + 4 * work.cg_lambda(256) + (taken[2] + warm - 1 + 0.5) * step, None)
+    budget = work.Budget(spent[3] + work.cg_lambda(256) + (warm - 1 + 0.5) * step * (1 + 1 / REFRESH_EVERY), None)
     lines = []
     cut = path(budget, lines)
     assert list(cut["path"]) == lams[:3]
