@@ -226,7 +226,7 @@ class PartitionCG(NystromCG):
         s["sums"], s["a"] = _total([sums for _, sums in pieces]), np.zeros(self.b.shape[1])
         s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
-        return s
+        return self.restart(s)
 
     def certificate(self, s, loss, Y=None):
         """``(P, D, scale)`` summed over the outputs at state ``s``, from its sums (the square loss's P and D of
