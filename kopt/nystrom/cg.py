@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kopt.contract.iterative import Check
 from kopt.errors import KoptError
 
 from ..numerics.backend import get_namespace
@@ -36,10 +37,6 @@ REFRESH_EVERY = 5
 #: carried residual has fallen far below the rounding it carries, the true one no longer follows it (on 1,500 rows,
 #: 200 centres, λ 1e-5 the refreshed gap stalled at 1.1e-5 through step 200 without replacement)
 REPLACE_FALL = 10.0
-
-
-def _rel_gap(P, D):
-    return (P - D) / max(abs(P), abs(D), 1e-300)
 
 
 def centre_factors(kernel, C, threads=1):
@@ -238,12 +235,12 @@ class NystromCG:
         ``s`` keeps ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements`` (a checkpoint's)."""
         P, D, scale = self.certificate(s, loss, Y)
         best = s.setdefault("best_dual", -np.inf)
-        carried = _rel_gap(P, max(D, best))
+        carried = Check(objective=P, dual=max(D, best)).rel_gap
         residual = self.preconditioned_residual(s)
         since = s.setdefault("refreshed_residual", residual)  # the first check's, before any confirmation
         due = t - s.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY
         met = due and ((tol > 0 and carried <= tol) or residual * REPLACE_FALL <= since)
-        confirmed_met = tol > 0 and np.isfinite(best) and _rel_gap(P, best) <= tol
+        confirmed_met = tol > 0 and np.isfinite(best) and Check(objective=P, dual=best).rel_gap <= tol
         if not (final or met or confirmed_met):
             return P, (best if np.isfinite(best) else None), scale, carried, False
         if met or confirmed_met:

@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 
+from kopt.contract.iterative import Check
 from kopt.numerics import rows as _rows
 from kopt.nystrom.cg import REFRESH_EVERY
 
@@ -144,7 +145,7 @@ def solve_lambda(cg, lam, v, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
         cg.step(s)
         steps += 1
         P, D, _, carried, confirmed = cg.confirm(s, steps, SEARCH_TOL, loss, Y)
-        gap = carried if D is None else (P - D) / max(abs(P), abs(D), 1e-300)
+        gap = carried if D is None else Check(objective=P, dual=D).rel_gap
         solved = confirmed and gap <= SEARCH_TOL
         if solved or (out_of_time is not None and out_of_time()):
             break
