@@ -26,7 +26,6 @@ from .factors import CentreFactors, drawn_gram, upper_times
 from .passes import RowPass
 from .system import kept_centers
 
-
 #: a carried certificate is confirmed by a refreshed pass (float64 products) at most once in this many steps: near the
 #: float32 products' floor (a relative gap of about 1e-7) the carried gap meets a tight tol step after step while the
 #: refreshed one does not

@@ -33,6 +33,7 @@ from kopt.numerics.backend import to_numpy
 from kopt.nystrom import NystromCG, NystromSolver, dense_centers
 from kopt.nystrom.cg import REFRESH_EVERY
 
+
 class NystromPCG(NystromSolver):
     name = "krr_pcg"
     summary = ("kernel ridge regression on M Nystrom centres by preconditioned conjugate gradients: O(M^2) memory, "
