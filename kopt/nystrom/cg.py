@@ -204,8 +204,8 @@ class NystromCG:
         residual, and CG's recurrences drive the carried one down while the true one stalls where that rounding is:
         measured on 2·10⁵ rows of higgs-shaped's 6 informative columns (8,192 centres drawn, λ 1e-7), the refreshed
         relative gap stalled near 51 from step 15 on (P 1.8e-4 above the optimum) with the carried residual falling to
-        5e-6; replaced every 5 steps, the refreshed gap reached 2.4e-2 at step 30 and 7e-7 at step 60.  The search
-        direction restarts from the refreshed residual (:meth:`restart`)."""
+        5e-6; replaced every 5 steps (without the restart), the refreshed gap reached 2.4e-2 at step 30 and 7e-7 at
+        step 60.  The search direction restarts from the refreshed residual (:meth:`restart`)."""
         return self.restart(self.refresh(s))
 
     def restart(self, s):
