@@ -210,6 +210,10 @@ class PartitionCG(NystromCG):
         P = self.coef(s["v"])
         pieces = self._round([self.parts.submit(k, _precise, r, P, self.mu) for k, r in enumerate(self.held)])
         self.kernel_passes += 1
+        return self._refreshed(s, pieces)
+
+    def _refreshed(self, s, pieces):
+        """T v, r and the sums of ``s`` from a float64 round's pieces ``(Kᵀ f, the sums at f)``, in place."""
         G = _total([g for g, _ in pieces])
         s["sums"], s["a"] = _total([sums for _, sums in pieces]), np.zeros(self.b.shape[1])
         s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
@@ -222,11 +226,7 @@ class PartitionCG(NystromCG):
         from it."""
         pieces = self._step(_replaced, [(self.coef(s["v"]), self.mu)] * self.K)
         self.pending = None  # the new scores already hold every step taken
-        G = _total([g for g, _ in pieces])
-        s["sums"], s["a"] = _total([sums for _, sums in pieces]), np.zeros(self.b.shape[1])
-        s["Tv"] = solve_triangular(self.U, G / self.n, lower=False, trans="T")
-        s["r"] = self.b - s["Tv"] - self.lam * s["v"]
-        return self.restart(s)
+        return self.restart(self._refreshed(s, pieces))
 
     def certificate(self, s, loss, Y=None):
         """``(P, D, scale)`` summed over the outputs at state ``s``, from its sums (the square loss's P and D of

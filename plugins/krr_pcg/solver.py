@@ -31,7 +31,10 @@ import numpy as np
 from kopt.contract.iterative import Check, Step, common_options
 from kopt.numerics.backend import to_numpy
 from kopt.nystrom import NystromCG, NystromSolver, dense_centers
-from kopt.nystrom.cg import REFRESH_EVERY
+
+#: what :meth:`kopt.nystrom.NystromCG.confirm` keeps in CG's state (the best confirmed dual, where the last
+#: confirmation was and its residual, the replacements so far): in the checkpoint beside CG's own vectors
+CONFIRM_STATE = ("best_dual", "refreshed_at", "refreshed_residual", "replacements")
 
 
 class NystromPCG(NystromSolver):
@@ -49,7 +52,7 @@ class NystromPCG(NystromSolver):
     distributed = True  # one round over the partitions per iteration on a Dask cluster (.distributed, docs/scale.md)
 
     #: CG's state, all of it in the checkpoint
-    STATE = ("v", "Tv", "scores", "r", "p", "rz", "t", "refreshed_at")
+    STATE = ("v", "Tv", "scores", "r", "p", "rz", "t")
 
     memory_hint = "or lower features.count (one M x M float64 matrix, M the centre count)"
 
@@ -101,7 +104,6 @@ class NystromPCG(NystromSolver):
         cg = state["cg"]
         cg.step(state)
         state["t"] = t
-        state.setdefault("refreshed_at", -REFRESH_EVERY)  # no confirmation yet (in the checkpoint)
         state["w"] = cg.coef(state["v"])
         return Step(rows=state["problem"].n, extra={"residual": float(cg.xp.max(cg.relative_residual(state)))})
 
@@ -120,10 +122,7 @@ class NystromPCG(NystromSolver):
                      extra={"passes": int(cg.passes), "carried_rel_gap": float(carried)})
 
     def save(self, state):
-        best = {"best_dual": np.float64(state.get("best_dual", -np.inf))}
-        if "refreshed_residual" in state:
-            best["refreshed_residual"] = np.float64(state["refreshed_residual"])
-        best["replacements"] = np.int64(state.get("replacements", 0))
+        best = {k: np.float64(state[k]) for k in CONFIRM_STATE if k in state}
         if state["problem"].partitions is not None:  # the scores gathered from the workers (one round)
             return {**{k: to_numpy(state[k]) for k in self.STATE if k != "scores"},
                     "scores": state["cg"].scores(state), **best}
@@ -138,11 +137,9 @@ class NystromPCG(NystromSolver):
                     state[k] = problem.xp.asarray(saved[k])
             if on_workers:  # the scores go back to the workers
                 state["cg"].restore(state, saved["scores"])
-            best = saved.get("best_dual")  # none before the first confirmation (or in older checkpoints)
-            state["best_dual"] = -np.inf if best is None else float(best)
-            if saved.get("refreshed_residual") is not None:
-                state["refreshed_residual"] = float(saved["refreshed_residual"])
-            state["replacements"] = int(saved.get("replacements", 0))
+            for k in CONFIRM_STATE:  # none before the first check (or in older checkpoints): confirm sets them
+                if saved.get(k) is not None:
+                    state[k] = float(saved[k])
             state["w"] = state["cg"].coef(state["v"])
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
