@@ -18,16 +18,21 @@ from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
 
-#: kernel entries per chunk of rows (8 MiB in float32): large enough for the GEMM to run at its rate, small enough
-#: that a chunk and its products stay in the last-level cache's reach on one core
-CHUNK_ENTRIES = 1 << 21
+#: kernel entries per chunk of rows on the host (2 MiB in float32): a chunk stays in one core's L2 between the GEMM,
+#: the exp and the two products that read it (at 10⁵-10⁶ rows and 512-16,384 centres a pass took 0.70-0.91 of
+#: its time at 8 MiB chunks, docs/benchmarks.md, "The pass against the machine's roofline")
+CHUNK_ENTRIES = 1 << 19
+
+#: kernel entries per chunk on a device (CuPy, 8 MiB in float32): a chunk is a few kernel launches, so larger ones
+#: keep the device busy
+DEVICE_CHUNK_ENTRIES = 1 << 21
 
 
 class RowPass:
     """The passes over rows ``X`` against centres ``C`` (dense, the problem's dtype) for kernel ``kernel``.
 
     ``weights``: the row weights :meth:`products` multiplies by (None: 1); ``threads``: kopt's worker threads;
-    ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`).  Attributes: ``n``, ``M``, ``xp``,
+    ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`, :data:`DEVICE_CHUNK_ENTRIES` on CuPy).  Attributes: ``n``, ``M``, ``xp``,
     ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to :data:`kopt.numerics.threads.PARTS` parts),
     ``passes`` (passes made so far).  Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once
     (:meth:`block`) and drops it."""
@@ -40,7 +45,8 @@ class RowPass:
         self.weights = weights
         self.n, self.M = X.shape[0], C.shape[0]
         self.threads = _threads.resolve_threads(threads)
-        entries = CHUNK_ENTRIES if chunk_entries is None else int(chunk_entries)
+        default = CHUNK_ENTRIES if self.xp is np else DEVICE_CHUNK_ENTRIES
+        entries = default if chunk_entries is None else int(chunk_entries)
         width = max(self.M, 0 if (_rows.is_sparse(X) and getattr(kernel, "sparse_rows", False)) else X.shape[1])
         self.chunks = _rows.chunks(self.n, max(16, entries // max(1, width)))
         self.bound = kernel.bind(C)  # the centres' side of the kernel, made once for every pass

@@ -180,6 +180,30 @@ def test_skewed_chi2_stable_far_apart():
     assert np.isfinite(K).all() and 0.0 <= K[0, 0] < 1e-5
 
 
+@pytest.mark.parametrize("scale, bandwidth", [(1.0, 2.6), (1.0, 0.3), (10.0, 1.0), (1e4, 1e-2)])
+def test_gaussian_values_stay_within_the_rounding_of_one_clipped_only_where_needed(scale, bandwidth):
+    """The Gaussian's exponents are clipped at 0 only where the augmented GEMM's rounding could lift a value past
+    1 + CLIP_ABOVE: every value is finite, at most 1 + CLIP_ABOVE, and within float32 rounding of the float64 kernel,
+    on rows near the bandwidth's scale (no clip) and on rows far larger than it (the clip keeps exp finite)."""
+    from kopt_plugins.kernels import shift_invariant as si
+
+    rng = np.random.default_rng(3)
+    X = (scale * rng.standard_normal((400, 6))).astype(np.float32)
+    k = REG.get("kernel", "gaussian")(bandwidth=bandwidth)
+    K = k.exact(X, X[:100])
+    bound = k.bind(X[:100])(X)
+    np.testing.assert_array_equal(K, bound)  # one rule for exact and the bound centres
+    assert np.isfinite(K).all() and K.max() <= 1.0 + si.CLIP_ABOVE
+    truth = np.exp(-cdist(X.astype(np.float64), X[:100].astype(np.float64), "sqeuclidean") / (2 * bandwidth ** 2))
+    A = si._augmented(np, X, bandwidth, left=True)
+    B = si._augmented(np, X[:100], bandwidth, left=False)
+    lift = 1.5 * 8 * float(np.finfo(np.float32).eps) * (si._height(A, True) + si._height(B, False))
+    if lift <= si.CLIP_ABOVE:  # unclipped: each value within the exponent's rounding bound of the truth
+        assert np.all(np.abs(K - truth) <= truth * np.expm1(lift) + 1e-7)
+    else:
+        assert np.all(K <= 1.0)
+
+
 def test_float32_exact_keeps_dtype():
     X = _X().astype(np.float32)
     for name in ("gaussian", "laplacian", "matern"):
