@@ -219,6 +219,9 @@ def _problem(spec, data, backend, sample_weight, cluster):
     if (spec["data"] or {}).get("class_weight") is not None:
         raise spec.error(("data", "class_weight"), "data.class_weight is not supported on a Dask cluster yet; run "
                                                    "without a scheduler")
+    if (spec["data"] or {}).get("held_out") is not None:
+        raise spec.error(("data", "held_out"), "data.held_out is not supported on a Dask cluster yet; run without a "
+                                               "scheduler")
     parts = spec["execution"]["partitions"] or cluster.n_workers
     problem = distributed.assemble(spec, data, backend, cluster.client, parts)
     problem.info["execution"] = {"engine": "dask", "workers": cluster.n_workers,

@@ -61,6 +61,16 @@ DATA_SCHEMA = {
                                         "calibration: absent or null (none; the default), balanced (n / (classes x rows of the class); "
                                         "auto then chooses by balanced accuracy) or {label: weight} (a class not "
                                         "named: 1)"},
+        "held_out": {"anyOf": [{"type": "null"},
+                               {"type": "object", "required": ["rows"], "additionalProperties": False,
+                                "properties": {"rows": {"type": "integer", "minimum": 1},
+                                               "seed": {"type": "integer", "minimum": 0}}}],
+                     "default": None,
+                     "description": "training rows left out of the fit: {rows: m, seed: s} gives m seeded rows "
+                                    "(kopt.running.validation.make_splits(n, s), s defaulting to the spec's seed) "
+                                    "weight 0; they stay in place (standardization still reads them) and the model "
+                                    "is fitted on the others. solver: auto's large route names them where the rows "
+                                    "it held out could not change the model (docs/defaults.md)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
                       "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "
                                      "training column mean"},

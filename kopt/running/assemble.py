@@ -17,6 +17,7 @@ from ..errors import DataError, SpecError
 from ..numerics import rows as _rows
 from ..numerics.backend import resolve
 from ..spec import Spec, component_params
+from .validation import make_splits
 
 
 def build_kernel(spec: Spec, X):
@@ -100,6 +101,29 @@ def class_row_weights(spec: Spec, y):
     if not w.sum() > 0:
         raise spec.error(where, "data.class_weight gives every training row weight 0")
     return w
+
+
+def held_out_rows(spec: Spec, n):
+    """The training rows ``data.held_out`` leaves out of the fit (sorted positions among the ``n`` rows, after any
+    zero-weight rows are dropped), or None: the held-out side of :func:`kopt.running.validation.make_splits`
+    ``(n, seed)``, so they are the rows ``solver: auto`` held out with the same count and seed."""
+    given = (spec.data.get("data") or {}).get("held_out")
+    if given is None:
+        return None
+    where = ("data", "held_out")
+    if spec["solver"]["name"] == "auto":
+        raise spec.error(where, "solver auto holds out its own validation rows (solver.options.validation); "
+                                "data.held_out is for a named solver")
+    try:
+        check_solver_weights(spec)
+    except SpecError as exc:
+        raise spec.error(where, f"data.held_out gives its rows weight 0, and {exc.detail}") from None
+    m = int(given["rows"])
+    if m >= n:
+        raise spec.error(where, f"data.held_out holds out {m} of the {n} training rows; at least one must be left to "
+                                "fit")
+    (_, held), = make_splits(n, int(given.get("seed", spec["seed"])), validation=m / n)
+    return held
 
 
 def _label_text(value):
@@ -226,6 +250,7 @@ class LocalRows:
 
     def __init__(self, ds: Dataset, weights=None):
         self.ds, self.weights = ds, weights
+        self.held_out = None  # data.held_out's rows (:func:`held_out_rows`): weight 0 in the fit, after preprocessing
         self.source = ds.info.get("train", "training data")
         self.X = self.y = self.X_test = None
 
@@ -248,7 +273,9 @@ class LocalRows:
                                    "zero_weight_rows": int(weights.size - keep.size)})
                 weights = weights[keep]
             weights = weights * (weights.size / weights.sum())
-        return cls(ds, weights)
+        rows = cls(ds, weights)
+        rows.held_out = held_out_rows(spec, ds.X.shape[0])
+        return rows
 
     def require_labels(self, loss):
         if self.ds.y is None and loss.target not in ("unlabeled",):
@@ -291,6 +318,19 @@ class LocalRows:
         xp = backend.xp
         return {"X": _rows.on_backend(self.X, xp), "y": None if self.y is None else xp.asarray(self.y),
                 "X_test": _rows.on_backend(self.X_test, xp), "y_test_raw": self.ds.y_test,
-                "sample_weight": None if self.weights is None else xp.asarray(self.weights),
+                "sample_weight": None if self.fit_weights() is None else xp.asarray(self.fit_weights()),
                 "info": {"train": self.source, "test": self.ds.info.get("test"), "raw_X_test": self.ds.X_test,
-                         "columns": training_columns(self.ds.info)}}
+                         "columns": training_columns(self.ds.info),
+                         "held_out_rows": 0 if self.held_out is None else int(len(self.held_out))}}
+
+    def fit_weights(self):
+        """The rows' weights in the fit: the given (and class) weights, 0 on ``data.held_out``'s rows, mean 1 over
+        every training row (the standardization above read the rows without the held-out zeros)."""
+        if self.held_out is None:
+            return self.weights
+        n = self.ds.X.shape[0]
+        w = np.ones(n) if self.weights is None else np.array(self.weights, dtype=np.float64)
+        w[self.held_out] = 0.0
+        if not w.sum() > 0:
+            raise DataError("data.held_out leaves no row of positive weight to fit")
+        return w * (n / w.sum())

@@ -60,6 +60,7 @@ def build_report(spec, problem, model, fields: dict, backend, rss_load, *, memor
         "data": {"train": problem.info["train"], "test": problem.info["test"], "n_train": problem.n,
                  "n_features": problem.d, "n_test": _n_test(problem),
                  "sample_weight": problem.sample_weight is not None,
+                 "held_out_rows": int(problem.info.get("held_out_rows", 0)),
                  "standardized": problem.preprocessor.scale is not None,
                  "standardize_auto": problem.preprocessor.auto_rule,
                  **label_fields(problem)},

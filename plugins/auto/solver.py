@@ -338,7 +338,7 @@ class AutoSolver(Solver):
         chosen_kernel = problem.kernel
         if best["bandwidth"] is not None:
             chosen_kernel = type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": best["bandwidth"]})
-        start, grown, held_out = None, None, None
+        start, grown, held_out, held_rows = None, None, None, None
         if square:
             # the sample's model scored on the held-out rows of every row: what the grown centres must beat
             system = found.system
@@ -376,6 +376,16 @@ class AutoSolver(Solver):
                 if gain >= planner.MIN_GAIN[metric]:
                     log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
                         f"over the sample's model: chosen")
+                    could = large.rows_could_gain(gain, n, len(fit), sample.n)
+                    if could < planner.MIN_GAIN[metric]:
+                        # the held-out rows could not change the model by what the search calls a gain: the model is
+                        # the grown path's, of the fit rows (data.held_out), and the solve on every row is not run
+                        held_rows = {"rows": int(len(va)), "seed": int(seed)}
+                        log(f"auto: the {len(va):,} held-out rows could gain at most {100 * could:.3g}"
+                            f"{'% of RMSE' if metric == 'rmse' else ' points'} over the {len(fit):,} fit rows' model "
+                            f"(the learning curve: {planner._gain_words(metric, gain)} from {sample.n:,} rows), less "
+                            f"than the {planner._gain_words(metric, planner.MIN_GAIN[metric])} the search calls a "
+                            f"gain: the model is the fit rows' (data.held_out), no solve on every row")
                     best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"],
                                 bandwidth_factor=best["bandwidth_factor"] * grown["bandwidth_factor"],
                                 bandwidth=grown["kernel"].options.as_dict().get("bandwidth", best["bandwidth"]))
@@ -402,6 +412,9 @@ class AutoSolver(Solver):
             overrides["model.kernel.bandwidth_factor"] = 1.0
         if column_scales is not None:
             overrides["data.column_scales"] = [float(f"{c:.6g}") for c in column_scales]
+        if held_rows is not None:
+            overrides["data.held_out"] = held_rows
+            words += f", on the {n - held_rows['rows']:,} fit rows (data.held_out: the {held_rows['rows']:,} held-out rows)"
         solver = overrides["solver"]
         seconds = time.perf_counter() - t0
         why = (f"{best['centers']} centres, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
@@ -414,7 +427,8 @@ class AutoSolver(Solver):
                   "validation_score": abs(best["score"]), "split": f"validation {len(va)} of {n} rows, seed {seed}; "
                   f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": o.budget,
                   "trials": trials, "why": why,
-                  "column_scales": None if column_scales is None else overrides["data.column_scales"]}
+                  "column_scales": None if column_scales is None else overrides["data.column_scales"],
+                  "held_out": held_rows}
         if start is not None:
             record["final_work_flops"] = final_work  # the solve on every row's bound, beside the search's budget
         return Plan(overrides, record, start, held_out)

@@ -249,3 +249,62 @@ def test_weighted_joker_routes_agree(loss):
     assert primal.objective == pytest.approx(dual.objective, rel=1e-7)
     np.testing.assert_allclose(primal.model.decision_function(X), dual.model.decision_function(X), rtol=1e-4,
                                atol=1e-4)
+
+
+# -- data.held_out: seeded rows of weight 0, left in place ------------------------------------------
+
+def _held(held, solver="krr_pcg", **extra):
+    return {"name": "held", "seed": 2, "model": {"loss": {"name": "square", "target": "binary"},
+                                                "kernel": {"name": "gaussian", "bandwidth": 1.0},
+                                                "regularizer": {"name": "l2", "lambda": 1e-4},
+                                                "features": {"kind": "nystrom", "count": 100}},
+            "solver": {"name": solver, "tol": 1e-8, "iterations": 300}, "data": {"held_out": held, **extra},
+            "output": {"model": False, "report": False, "plot": False}}
+
+
+def _binary(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = np.sign(X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(n))
+    return X, y, X[:200], y[:200]
+
+
+def test_held_out_rows_have_no_say_in_the_model_and_are_the_seeded_split():
+    """data.held_out gives make_splits(n, seed)'s held-out rows weight 0: flipping their labels changes no bit of the
+    model, and the report counts them; the standardization still reads every row (they stay in place)."""
+    from kopt.running.validation import make_splits
+
+    X, y, Xt, yt = _binary()
+    (_, held), = make_splits(len(y), 7, validation=300 / len(y))
+    flipped = y.copy()
+    flipped[held] = -flipped[held]
+    a = kopt.solve(_held({"rows": 300, "seed": 7}), data=(X, y, Xt, yt))
+    b = kopt.solve(_held({"rows": 300, "seed": 7}), data=(X, flipped, Xt, yt))
+    everything = kopt.solve(_held(None), data=(X, y, Xt, yt))
+    assert a.success and a.report["data"]["held_out_rows"] == 300 and everything.report["data"]["held_out_rows"] == 0
+    np.testing.assert_array_equal(a.model.decision_function(Xt), b.model.decision_function(Xt))
+    assert not np.allclose(a.model.decision_function(Xt), everything.model.decision_function(Xt))
+    problem = assemble(kopt.load_spec(_held({"rows": 300})), data=(X, y, Xt, yt))
+    w = np.asarray(problem.sample_weight)
+    (_, seeded), = make_splits(len(y), 2, validation=300 / len(y))  # the seed defaults to the spec's
+    assert np.all(w[seeded] == 0) and np.count_nonzero(w) == len(y) - 300 and w.mean() == pytest.approx(1.0)
+    assert problem.preprocessor.mean == pytest.approx(X.mean(axis=0))
+
+
+@pytest.mark.parametrize("held, solver, match", [
+    ({"rows": 1200}, "krr_pcg", "holds out 1200 of the 1200 training rows; at least one must be left"),
+    ({"rows": 100}, "auto", "solver auto holds out its own validation rows"),
+    ({"rows": 100}, "gp", "data.held_out gives its rows weight 0, and solver 'gp' does not accept sample weights"),
+])
+def test_held_out_refuses_what_it_cannot_do_naming_the_key(held, solver, match):
+    X, y, Xt, yt = _binary()
+    spec = _held(held, solver)
+    if solver == "gp":
+        spec = {**_krr(), "solver": {"name": "gp"}, "data": {"held_out": held},
+                "model": {**_krr()["model"], "form": "gp"}}
+        y = X[:, 0]
+    if solver == "auto":
+        spec["solver"] = {"name": "auto"}
+    with pytest.raises(SpecError, match=match) as exc:
+        kopt.solve(spec, data=(X, y, Xt, yt))
+    assert "held_out" in str(exc.value)

@@ -142,12 +142,13 @@ def _levels(trials):
 def test_the_hinge_ladder_grows_while_the_square_loss_still_gains():
     """The squared hinge's validation score can stall (its λ at what float32 resolves) while more centres still
     resolve the function: the ladder grows while either loss's doubling gains 0.1 points. On this board the hinge
-    gains 0.08 points from 512 to 1,024 centres, the square loss 0.33: the ladder goes on to 2,048, where neither
-    gains, and stops."""
+    gains nothing from 512 to 1,024 centres, the square loss 0.83 points: the ladder goes on to 2,048, where neither
+    gains, and stops.  (The board of seed 1 showed it until 7935c10: the kernel values' rounding near 1 moved its
+    1,024-centre square loss by 3 of the 1,200 validation rows, below the gain.)"""
     from kopt_plugins.auto.planner import MIN_GAIN
 
-    X, y = _board(8000, seed=1)
-    r = _solve(_spec({"name": "squared_hinge"}, seed=1), _split(X, y, 6000))
+    X, y = _board(8000, seed=2)
+    r = _solve(_spec({"name": "squared_hinge"}, seed=2), _split(X, y, 6000))
     levels = _levels(r.auto["trials"])
     sizes = sorted({t["centers"] for t in r.auto["trials"]})
     assert sizes == [256, 512, 1024, 2048]
@@ -184,6 +185,7 @@ def test_after_the_hinge_is_chosen_the_square_losss_model_still_competes_at_each
     assert r.auto["centers"] > planner.FIRST_CENTERS
     assert r.report["spec"]["model"]["loss"] == {"name": "square", "target": "binary"}
     again = _solve(r.report["spec"], data)
+    # the same model to the direct solve's rounding: scores of order 1 agree to 1e-6 (those near 0 absolutely)
     np.testing.assert_allclose(again.model.decision_function(X[6000:]), r.model.decision_function(X[6000:]),
-                               rtol=1e-6, atol=1e-8)
+                               rtol=1e-6, atol=1e-6)
     assert r.model.calibration is not None

@@ -2,6 +2,7 @@
 solver: auto's route past its sample size (plugins/auto/large.py)."""
 from __future__ import annotations
 
+import math
 import re
 import tracemalloc
 
@@ -258,9 +259,49 @@ def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(smal
     assert grown and grown[0]["rows"] == 3600 and grown[0]["centers"] == 512
     assert r.success and r.info["rel_gap"] <= 1e-2
     assert r.info["reused_search_factors"]  # the search's U and UU^T on the same centres: no M^3 work again
+    # 400 held-out rows on 3,600 could still gain what the search can tell: the solve is on every row
+    assert auto["held_out"] is None and r.report["data"]["held_out_rows"] == 0
     # the chosen spec, solved from scratch, is the same model to the solve's tolerance
     again = kopt.solve(r.report["spec"], data=(X, y, Xt, yt))
     assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=0.01)
+
+
+@pytest.mark.slow
+def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_it(small_sample):
+    """400 held-out rows beside 19,600 fit rows: the learning curve the search measured bounds what they could gain
+    below what it calls a gain, so the model is the grown path's of the fit rows (data.held_out in the chosen spec),
+    confirmed in a step on its factors, and the chosen spec alone reproduces it -- the held-out rows' labels
+    changing nothing."""
+    from kopt.running.validation import make_splits
+
+    X, y, Xt, yt = _wiggly(n=20000)
+    spec = {"name": "auto-held", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
+                                                      "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "budget": 60, "max_centers": 32}}
+    r = kopt.solve(spec, data=(X, y, Xt, yt))
+    auto = r.auto
+    assert auto["route"] == "krr_pcg" and auto["held_out"] == {"rows": 400, "seed": 5}
+    assert r.report["spec"]["data"]["held_out"] == {"rows": 400, "seed": 5}
+    assert r.report["data"]["held_out_rows"] == 400 and "on the 19,600 fit rows" in auto["why"]
+    assert r.success and r.info["rel_gap"] <= 1e-2 and r.n_iter <= 2 and r.info["reused_search_factors"]
+    (_, held), = make_splits(len(y), 5, validation=400 / len(y))
+    flipped = y.copy()
+    flipped[held] = -flipped[held]
+    again = kopt.solve(r.report["spec"], data=(X, y, Xt, yt))
+    moved = kopt.solve(r.report["spec"], data=(X, flipped, Xt, yt))
+    assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=0.01)
+    np.testing.assert_array_equal(again.model.decision_function(Xt), moved.model.decision_function(Xt))
+
+
+def test_what_the_held_out_rows_could_gain_is_the_learning_curve_per_doubling():
+    from kopt_plugins.auto.large import rows_could_gain
+
+    assert rows_could_gain(0.0067, 10**6, 980_000, 50_000) == pytest.approx(0.0067 * math.log2(1 / 0.98)
+                                                                             / math.log2(19.6))
+    assert rows_could_gain(-0.01, 10**6, 980_000, 50_000) == 0.0  # a loss is no gain
+    assert rows_could_gain(0.01, 60_000, 48_000, 50_000) == math.inf  # fit rows no more than the sample's
+    # 100,000 rows (80,000 fit): a quarter more rows on a curve that gained 0.36 points from 50,000
+    assert rows_could_gain(0.0036, 100_000, 80_000, 50_000) > 0.001
 
 
 def test_the_default_budget_is_a_rule_of_the_rows():
