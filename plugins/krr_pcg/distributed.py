@@ -187,20 +187,18 @@ class PartitionCG(NystromCG):
         s["sums"], s["a"] = self.last_sums, alpha
 
     def start(self, lam, v=None):
-        """CG's state at λ from v = 0 (no round: the start round zeroed the scores) or from v (one round: the
-        scores are 0 + 1 · K U⁻¹v); no n-long array on the client."""
+        """CG's state at λ from v = 0 (no round: the start round zeroed the scores) or from v (one round with float64
+        products, whose scores K U⁻¹v become every partition's: :meth:`replace_residual`, as
+        :meth:`.cg.NystromCG.start`); no n-long array on the client."""
         self.set_lambda(lam)
         C = self.b.shape[1]
-        if v is None:
-            v = np.zeros((self.M, C))
-            Tv, sums, a = np.zeros_like(v), self.zero_sums, np.zeros(C)
-        else:
+        if v is not None:
             v = np.array(v, dtype=np.float64)
             if v.shape != (self.M, C):
                 raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
-            _, Tv = self.apply_T(v)
-            sums, a = self.last_sums, np.ones(C)
-            self.pending = a
+            return self.replace_residual({"v": v})
+        v = np.zeros((self.M, C))
+        Tv, sums, a = np.zeros_like(v), self.zero_sums, np.zeros(C)
         r = self.b - Tv - lam * v
         z = self.precondition(r)
         return {"v": v, "Tv": Tv, "sums": sums, "a": a, "r": r, "p": z, "rz": np.sum(r * z, axis=0)}
