@@ -116,8 +116,8 @@ def memory_centers(problem, available_bytes):
 def path_work(M, n, d, outputs=1):
     """The work of a λ path at M centres on n rows, by formula: :data:`PLANNED_STEPS` CG steps (each a pass of n M
     kernel values, :func:`.work.cg_step`) plus the factors (the centres' pivoted Cholesky, M³/3, and one
-    preconditioner a λ, 2M³/3: :mod:`.work`)."""
-    return PLANNED_STEPS * work.cg_step(n, M, d, outputs) + work.cg_factors(M)
+    preconditioner, 2M³/3: :mod:`.work`)."""
+    return PLANNED_STEPS * work.cg_step(n, M, d, outputs) + work.cg_factors(M) + work.cg_lambda(M)
 
 
 #: bandwidth factors (of the sample's choice) the grown size is probed at: more centres resolve a shorter length
@@ -156,7 +156,10 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ whose CG solve on the sample's rows
     and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
     sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
-    lost; a λ CG does not solve is not a choice.  Its work is counted in ``budget`` (the grown stage planned it)."""
+    lost; a λ CG does not solve is not a choice.  Its work is counted in ``budget``, the share the grown stage
+    planned for it: a factor or λ that share cannot afford is not started (their CG steps cut where it runs out, as
+    the grown path's are), so the probe never spends the grown size's work (at 10⁵ rows of higgs-shaped the probe at
+    8,192 centres counted 8.5e12 flops of the 4.1e12 planned and left none for the 16,384 it chose a bandwidth for)."""
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom.cg import NystromCG
     from kopt.nystrom.system import target_offset
@@ -179,7 +182,18 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     best, said = None, []
     d, outputs, Mh = int(problem.d), int(Y.shape[1]), len(centers)
     count = budget.count if budget is not None else (lambda flops: None)
+    step = work.cg_step(len(sample), Mh, d, outputs) * (1 + 1 / REFRESH_EVERY)  # a step, its confirmations' share
+    lam_work = work.cg_lambda(Mh) + work.kernel_values(len(validation), Mh, d)
+
+    def affordable():  # the CG steps the probe's share affords at one more λ (MAX_STEPS without a budget)
+        if budget is None:
+            return MAX_STEPS
+        return min(MAX_STEPS, int(max(0.0, budget.left() - lam_work) // step))
+
     for f in PROBE_FACTORS:
+        if budget is not None and budget.left() < work.cg_factors(Mh) + lam_work + step:
+            said.append(f"x{f:.3g}: not probed (the probe's planned work is spent)")
+            break
         kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
         cg = None  # the last factor's buffer (M x M) goes before the next is made
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
@@ -189,9 +203,12 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         k0 = 0 if first["lam"] >= floor else -math.ceil(math.log(floor / first["lam"], PROBE_STEP))
         scores, v, k, direction = {}, None, k0, 1
         while floor <= first["lam"] / PROBE_STEP ** k <= 1.0:
-            s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc)
-            count(work.cg_lambda(Mh) + (taken + s.get("replacements", 0)) * work.cg_step(len(sample), Mh, d, outputs)
-                  + work.kernel_values(len(validation), Mh, d))
+            allowed = affordable()
+            if allowed < 1:
+                break
+            s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc,
+                                                 max_steps=allowed)
+            count(lam_work + (taken + s.get("replacements", 0)) * work.cg_step(len(sample), Mh, d, outputs))
             if not solved:
                 break  # smaller λ are harder still: not a choice
             v = s["v"]
@@ -314,9 +331,10 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
         rung.update(seconds=time.perf_counter() - t0)
         rung["cg"].release_preconditioner()
     factor, lam_start = 1.0, first["lam"]
-    if probes(M2):
+    if probes(M2):  # within the work cost(M2) planned for it
+        share = budget.share(2 * len(PROBE_FACTORS) * path_work(M2 // 2, ns, d, outputs))
         factor, lam_start = probe_bandwidth(problem, kernel, first, sample, validation, order[:M2 // 2], metric, log,
-                                            threads, budget=budget)
+                                            threads, budget=share)
         bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
         kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
     # the rung's buffer ((2 M₁)², at most a quarter of the grown size's) is kept: its model stands where the grown does not

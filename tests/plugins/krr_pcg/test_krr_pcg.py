@@ -521,6 +521,31 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
                for line in lines), lines
 
 
+def test_the_bandwidth_probe_spends_no_more_than_its_share(small_sample):
+    """The probe runs within the work its plan counted: with a share that affords the first factor's walk and not the
+    others, the later factors are not probed, its CG steps are cut where the share runs out, and what it counted stays
+    within the share (a step's confirmations aside)."""
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    problem = _wiggly_problem("probe-share")
+    fit, va = large.split(problem.n, 5)
+    sample = large.sample_rows(problem, fit)
+    centers = np.sort(sample[:128])
+    args = (problem, problem.kernel, {"lam": 1e-3}, sample, va, centers, "accuracy")
+    free, lines = work.Budget(1e13, None), []
+    large.probe_bandwidth(*args, lines.append, budget=free)
+    assert "x0.5:" in lines[-1] and "not probed" not in lines[-1]
+    step = work.cg_step(len(sample), 128, int(problem.d))
+    said = []
+    for part in (2, 4, 8, 16):
+        share, lines = work.Budget(free.spent / part, None), []
+        large.probe_bandwidth(*args, lines.append, budget=share)
+        assert share.spent <= share.work + step, part
+        said += lines
+    assert any("not probed (the probe's planned work is spent)" in line for line in said), said
+
+
 def test_the_bandwidth_probe_starts_above_the_floor(small_sample, monkeypatch):
     """A sample's λ below what the float32 kernel values resolve: each probe factor's walk starts at the first of its
     λs above its CG's floor, never solves a λ below it, and solves no λ twice."""
