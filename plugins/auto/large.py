@@ -121,9 +121,11 @@ def path_work(M, n, d, outputs=1):
 
 
 #: bandwidth factors (of the sample's choice) the grown size is probed at: more centres resolve a shorter length
-#: scale than the sample's few hundred chose.  Not probed where the sample's ladder itself reached half the grown
-#: size: it chose the bandwidth among these at that size, and a probe there repeats the ladder's work on the same
-#: sample rows (docs/benchmarks.md, "Measurements behind the code's choices")
+#: scale than the sample's few hundred chose.  Not probed where the sample's ladder itself compared bandwidths at
+#: half the grown size: it chose among these at that size, and a probe there repeats the ladder's work on the same
+#: sample rows (docs/benchmarks.md, "Measurements behind the code's choices").  The ladder compares them at its first
+#: sizes only and keeps the choice above, so reaching half the grown size is not enough (at 10⁶ rows of
+#: higgs-shaped it chose at 512 centres and reached 4,096)
 PROBE_FACTORS = (1.0, 0.5 ** 0.5, 0.5)
 #: the probe's λ steps (a decade: the sample's λ was chosen with a few hundred centres; thousands resolve far
 #: smaller ones), down to :data:`PROBE_MIN_LAMBDA`
@@ -153,18 +155,27 @@ def solve_lambda(cg, lam, v, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
 
 
 def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric, log, threads=None, budget=None):
-    """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ whose CG solve on the sample's rows
-    and ``centers`` (half the grown size) scores best on the validation rows.  At each factor λ walks from the
-    sample's λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down
-    lost; a λ CG does not solve is not a choice.  Its work is counted in ``budget``, the share the grown stage
-    planned for it: a factor or λ that share cannot afford is not started (their CG steps cut where it runs out, as
-    the grown path's are), so the probe never spends the grown size's work (at 10⁵ rows of higgs-shaped the probe at
-    8,192 centres counted 8.5e12 flops of the 4.1e12 planned and left none for the 16,384 it chose a bandwidth for)."""
+    """``(factor, λ)``: the bandwidth factor (of :data:`PROBE_FACTORS`) and λ of the CG solves on the sample's rows
+    and ``centers`` (half the grown size), scored on the validation rows.  At each factor λ walks from the sample's
+    λ down by :data:`PROBE_STEP` (warm) while the score gains, one step up where the first step down lost; a λ CG
+    does not solve is not a choice.
+
+    The choice is the **shortest length scale as good as the best**: the smallest factor whose best score the best
+    factor's beats by less than the validation rows can tell (:data:`.planner.MIN_GAIN`, or
+    :data:`.planner.GAIN_ERRORS` standard errors of the paired difference, the larger: the ladder's rule).  The grown
+    model has twice the probe's centres and all the rows, and both resolve a shorter length scale; a tie on the
+    sample breaks that way.  At 3·10⁵ rows of higgs-shaped x0.71 tied x1 on the sample (0.85965 against 0.8594) and
+    scored 0.5 points more on the test rows at 8,192 centres on every row (docs/benchmarks.md).
+
+    Its work is counted in ``budget``, the share the grown stage planned for it, a third to each factor: a λ a
+    factor's share cannot afford is not started (its CG steps cut where the share runs out, as the grown path's
+    are), so the probe never spends the grown size's work (at 10⁵ rows of higgs-shaped the probe at 8,192 centres
+    counted 8.5e12 flops of the 4.1e12 planned and left none for the 16,384 it chose a bandwidth for)."""
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom.cg import NystromCG
     from kopt.nystrom.system import target_offset
 
-    from .planner import MIN_GAIN, _gain, _outcomes, _score
+    from .planner import GAIN_ERRORS, MIN_GAIN, _gain, _gain_error, _outcomes, _score
 
     xp = problem.xp
     t0 = time.perf_counter()
@@ -179,21 +190,23 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
     C = _rows.dense(problem.X, xp.asarray(np.sort(centers)), xp, problem.dtype)
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
     options = kernel.options.as_dict()
-    best, said = None, []
+    said = []
     d, outputs, Mh = int(problem.d), int(Y.shape[1]), len(centers)
-    count = budget.count if budget is not None else (lambda flops: None)
     step = work.cg_step(len(sample), Mh, d, outputs) * (1 + 1 / REFRESH_EVERY)  # a step, its confirmations' share
     lam_work = work.cg_lambda(Mh) + work.kernel_values(len(validation), Mh, d)
 
-    def affordable():  # the CG steps the probe's share affords at one more λ (MAX_STEPS without a budget)
-        if budget is None:
+    def affordable(share):  # the CG steps a factor's share affords at one more λ (MAX_STEPS without a budget)
+        if share is None:
             return MAX_STEPS
-        return min(MAX_STEPS, int(max(0.0, budget.left() - lam_work) // step))
+        return min(MAX_STEPS, int(max(0.0, share.left() - lam_work) // step))
 
-    for f in PROBE_FACTORS:
-        if budget is not None and budget.left() < work.cg_factors(Mh) + lam_work + step:
+    found = {}  # factor -> (score, λ, outcomes row by row)
+    for i, f in enumerate(PROBE_FACTORS):
+        share = None if budget is None else budget.share(budget.left() / (len(PROBE_FACTORS) - i))
+        if share is not None and share.left() < work.cg_factors(Mh) + lam_work + step:
             said.append(f"x{f:.3g}: not probed (the probe's planned work is spent)")
-            break
+            continue
+        count = share.count if share is not None else (lambda flops: None)
         kern = type(kernel)(**{**options, "bandwidth": float(f"{options['bandwidth'] * f:.6g}")})
         cg = None  # the last factor's buffer (M x M) goes before the next is made
         cg = NystromCG(kern, Xs, Ysc, C, dtype=problem.dtype, weights=ws, threads=threads)
@@ -201,9 +214,9 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         floor = max(PROBE_MIN_LAMBDA, cg.lambda_floor())  # what the float32 kernel values resolve
         # λ = the sample's λ / PROBE_STEP^k from k0: 0, or the first probe λ above the floor where the sample's is below
         k0 = 0 if first["lam"] >= floor else -math.ceil(math.log(floor / first["lam"], PROBE_STEP))
-        scores, v, k, direction = {}, None, k0, 1
+        scores, rows, v, k, direction = {}, {}, None, k0, 1
         while floor <= first["lam"] / PROBE_STEP ** k <= 1.0:
-            allowed = affordable()
+            allowed = affordable(share)
             if allowed < 1:
                 break
             s, gap, taken, solved = solve_lambda(cg, first["lam"] / PROBE_STEP ** k, v, problem.loss, Ysc,
@@ -213,7 +226,8 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
                 break  # smaller λ are harder still: not a choice
             v = s["v"]
             S = to_numpy(cg.scores_of(Xv, v, kern)) + to_numpy(mu)
-            scores[k] = _score(metric, _outcomes(metric, S, Yv, y_scale))
+            rows[k] = _outcomes(metric, S, Yv, y_scale)
+            scores[k] = _score(metric, rows[k])
             if k - direction in scores and _gain(metric, scores[k - direction], scores[k]) < MIN_GAIN[metric]:
                 if direction > 0 and k == k0 + 1:  # the first step down lost: one step up instead
                     direction, k, v = -1, k0 - 1, None
@@ -226,13 +240,20 @@ def probe_bandwidth(problem, kernel, first, sample, validation, centers, metric,
         kb = max(scores, key=lambda j: (scores[j], -j))  # ties: the larger λ
         lam_f = first["lam"] / PROBE_STEP ** kb
         said.append(f"x{f:.3g}: {abs(scores[kb]):.5g} at lambda {lam_f:g}")
-        if best is None or scores[kb] > best[0]:
-            best = (scores[kb], f, lam_f)
-    if best is None:
+        found[f] = (scores[kb], lam_f, rows[kb])
+    if not found:
         return 1.0, first["lam"]
+    top = max(found, key=lambda g: found[g][0])
+    best = top
+    for g in sorted(found):  # from the shortest length scale up: the first the best does not beat
+        gain = _gain(metric, found[g][0], found[top][0])
+        if gain < max(MIN_GAIN[metric], GAIN_ERRORS * _gain_error(metric, found[g][2], found[top][2])):
+            best = g
+            break
+    why = "" if best == top else f" (the shortest length scale within what the validation rows tell of x{top:.3g})"
     log(f"auto: bandwidth and lambda at {len(centers)} centres on {len(sample):,} sample rows (validation {metric}): "
-        + "; ".join(said) + f" -> x{best[1]:.3g}, lambda {best[2]:g} ({time.perf_counter() - t0:.0f} s)")
-    return best[1], best[2]
+        + "; ".join(said) + f" -> x{best:.3g}, lambda {found[best][1]:g}{why} ({time.perf_counter() - t0:.0f} s)")
+    return best, found[best][1]
 
 
 def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, sample=None, threads=None, budget=None,
@@ -293,8 +314,8 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
                 f"the sample's choice stands")
             return None
 
-    def probes(M):  # the sample's ladder chose the bandwidth at M/2 centres already where it reached that size
-        return has_bw and M // 2 > int(first.get("tried_centers", 0))
+    def probes(M):  # the sample's ladder chose the bandwidth at M/2 centres already where it compared them there
+        return has_bw and M // 2 > int(first.get("bandwidth_centers", first.get("tried_centers", 0)))
 
     def cost(M):  # by formula: the rung, the λ path on every row, and the bandwidth probe at M/2 centres on the sample
         probe = 2 * len(PROBE_FACTORS) * path_work(M // 2, ns, d, outputs) if probes(M) else 0.0

@@ -522,9 +522,9 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
 
 
 def test_the_bandwidth_probe_spends_no_more_than_its_share(small_sample):
-    """The probe runs within the work its plan counted: with a share that affords the first factor's walk and not the
-    others, the later factors are not probed, its CG steps are cut where the share runs out, and what it counted stays
-    within the share (a step's confirmations aside)."""
+    """The probe runs within the work its plan counted, a third of it to each bandwidth factor: with less than it
+    used freely, every factor is still probed (the first does not starve the others) and what it counted stays within
+    the share (a step's confirmations aside); a share that affords no factor's factors probes none."""
     from kopt_plugins.auto import work
 
     large = small_sample
@@ -535,15 +535,47 @@ def test_the_bandwidth_probe_spends_no_more_than_its_share(small_sample):
     args = (problem, problem.kernel, {"lam": 1e-3}, sample, va, centers, "accuracy")
     free, lines = work.Budget(1e13, None), []
     large.probe_bandwidth(*args, lines.append, budget=free)
-    assert "x0.5:" in lines[-1] and "not probed" not in lines[-1]
     step = work.cg_step(len(sample), 128, int(problem.d))
-    said = []
-    for part in (2, 4, 8, 16):
+    for part in (2, 4):
         share, lines = work.Budget(free.spent / part, None), []
         large.probe_bandwidth(*args, lines.append, budget=share)
         assert share.spent <= share.work + step, part
-        said += lines
-    assert any("not probed (the probe's planned work is spent)" in line for line in said), said
+        assert all(f"x{f:.3g}:" in lines[-1] for f in large.PROBE_FACTORS) and "not probed" not in lines[-1], lines
+    share, lines = work.Budget(work.cg_factors(128), None), []
+    assert large.probe_bandwidth(*args, lines.append, budget=share) == (1.0, 1e-3) and share.spent == 0
+
+
+def test_the_probe_takes_the_shortest_length_scale_the_validation_rows_cannot_tell_from_the_best(small_sample,
+                                                                                                 monkeypatch):
+    """Among the factors whose best score the best factor's beats by less than the validation rows can tell, the
+    probe takes the shortest length scale (the grown model's centres and rows resolve it); a real gain still wins."""
+    from kopt_plugins.auto import planner, work
+
+    large = small_sample
+    problem = _wiggly_problem("probe-ties")
+    fit, va = large.split(problem.n, 5)
+    sample = large.sample_rows(problem, fit)
+    args = (problem, problem.kernel, {"lam": 1e-3}, sample, va, np.sort(sample[:128]), "accuracy")
+    real = planner._outcomes
+    for perfect, expect in ((False, 0.5), (True, 1.0)):  # x1's outcomes as they are, then every row right
+        def outcomes(metric, S, Y, y_scale, _perfect=perfect):
+            rows = real(metric, S, Y, y_scale)
+            return np.ones_like(rows) if _perfect and _bandwidth[0] == 1.0 else rows
+
+        _bandwidth = [None]
+        solve = large.solve_lambda
+
+        def tracking(cg, *a, _solve=solve, **k):
+            _bandwidth[0] = round(cg.kernel.options.as_dict()["bandwidth"] / problem.kernel.options.as_dict()[
+                "bandwidth"], 3)
+            return _solve(cg, *a, **k)
+
+        monkeypatch.setattr(planner, "_outcomes", outcomes)
+        monkeypatch.setattr(large, "solve_lambda", tracking)
+        lines = []
+        factor, _ = large.probe_bandwidth(*args, lines.append, budget=work.Budget(1e13, None))
+        monkeypatch.setattr(large, "solve_lambda", solve)
+        assert factor == expect, lines
 
 
 def test_the_bandwidth_probe_starts_above_the_floor(small_sample, monkeypatch):
