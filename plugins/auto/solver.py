@@ -365,11 +365,6 @@ class AutoSolver(Solver):
                 with _threads.scipy_blas():
                     best["bandwidth_rule"] = kernel.get("bandwidth") == "auto"
                     best["tried_centers"] = max(int(t["centers"]) for t in trials)
-                    # the largest size at which the ladder compared bandwidths (it keeps the choice above it)
-                    compared = {}
-                    for t in trials:
-                        compared.setdefault(int(t["centers"]), set()).add(t.get("bandwidth"))
-                    best["bandwidth_centers"] = max([m for m, b in compared.items() if len(b) > 1], default=0)
                     grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va, budget=budget,
                                        max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log, sample=rows)
             if grown is not None:
