@@ -19,6 +19,7 @@ import numpy as np
 from kopt.contract.iterative import Check
 from kopt.errors import KoptError
 
+from ..numerics import rows as _rows
 from ..numerics.backend import get_namespace
 from ..numerics.threads import blas_threads, resolve_threads
 from .centres import COMPACT_SHARE, center_basis
@@ -80,17 +81,32 @@ class NystromCG:
 
     def _bind(self, X, Y, weights, threads):
         """The rows' side: the passes, b, and the preconditioner's scale (w̄/M)."""
-        self.weights = weights
+        same = self._same_rows(X, Y, weights)
+        self.weights, self.Y = weights, Y
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
-        Yw = Y if weights is None else Y * weights[:, None]
-        self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
+        if not same:
+            Yw = Y if weights is None else Y * weights[:, None]
+            self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
         self.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
         self.lam = None
 
+    def _same_rows(self, X, Y, weights):
+        """Whether dense rows ``X``, targets ``Y`` and ``weights`` are bit for bit the ones b was made from (then b
+        is theirs: no pass)."""
+        xp, rows = self.xp, getattr(self, "rows", None)
+        if rows is None or _rows.is_sparse(X) or _rows.is_sparse(rows.X) or X.shape != rows.X.shape:
+            return False
+        if (weights is None) != (self.weights is None) or Y.shape != self.Y.shape:
+            return False
+        return bool(xp.array_equal(Y, self.Y) and (weights is None or xp.array_equal(weights, self.weights))
+                    and (X is rows.X or xp.array_equal(X, rows.X)))
+
     def reweighted(self, X, Y, weights, threads=None):
         """The same centres and U for other targets or row weights on the same rows: one pass for b, no M³ work
-        (``solver: auto`` hands its search's factors to the solve on every row this way).  The two share U's buffer,
-        so its preconditioner too: the one that sets a λ last owns it (:meth:`set_lambda` checks)."""
+        (``solver: auto`` hands its search's factors to the solve on every row this way), and no pass where the rows,
+        targets and weights are the ones b was made from (``data.held_out``'s model of the search's fit rows).  The
+        two share U's buffer, so its preconditioner too: the one that sets a λ last owns it (:meth:`set_lambda`
+        checks)."""
         import copy
 
         out = copy.copy(self)

@@ -284,6 +284,8 @@ def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_
     assert r.report["spec"]["data"]["held_out"] == {"rows": 400, "seed": 5}
     assert r.report["data"]["held_out_rows"] == 400 and "on the 19,600 fit rows" in auto["why"]
     assert r.success and r.info["rel_gap"] <= 1e-2 and r.n_iter <= 2 and r.info["reused_search_factors"]
+    # the start's float64 pass, a step and its confirmation: b (the rows, targets and weights) is the search's
+    assert r.info["passes"] == 3
     (_, held), = make_splits(len(y), 5, validation=400 / len(y))
     flipped = y.copy()
     flipped[held] = -flipped[held]
