@@ -158,7 +158,7 @@ def run_config(name: str, rows: int, config: str) -> dict:
                "certificate": cert or None, "success": r.success, "n_iter": r.n_iter}
         if config == "spec":
             out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "why",
-                                                    "final_work_flops", "budget")}
+                                                    "final_work_flops", "budget", "held_out")}
             # where the time went: each stage's trials (centres, λ, score, seconds) and the solve's own timings
             out["stages"] = [{k: t.get(k) for k in ("centers", "bandwidth", "lam", "score", "seconds", "rows",
                                                     "cg_steps")} for t in auto.get("trials") or []]
