@@ -65,7 +65,6 @@ DATA_SCHEMA = {
                                {"type": "object", "required": ["rows"], "additionalProperties": False,
                                 "properties": {"rows": {"type": "integer", "minimum": 1},
                                                "seed": {"type": "integer", "minimum": 0}}}],
-                     "default": None,
                      "description": "training rows left out of the fit: {rows: m, seed: s} gives m seeded rows "
                                     "(kopt.running.validation.make_splits(n, s), s defaulting to the spec's seed) "
                                     "weight 0; they stay in place (standardization still reads them) and the model "

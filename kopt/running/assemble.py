@@ -316,9 +316,10 @@ class LocalRows:
 
     def problem_fields(self, backend) -> dict:
         xp = backend.xp
+        weights = self.fit_weights()
         return {"X": _rows.on_backend(self.X, xp), "y": None if self.y is None else xp.asarray(self.y),
                 "X_test": _rows.on_backend(self.X_test, xp), "y_test_raw": self.ds.y_test,
-                "sample_weight": None if self.fit_weights() is None else xp.asarray(self.fit_weights()),
+                "sample_weight": None if weights is None else xp.asarray(weights),
                 "info": {"train": self.source, "test": self.ds.info.get("test"), "raw_X_test": self.ds.X_test,
                          "columns": training_columns(self.ds.info),
                          "held_out_rows": 0 if self.held_out is None else int(len(self.held_out))}}
