@@ -167,19 +167,22 @@ class NystromCG:
         float64 products (:meth:`replace_residual` on v alone).  A warm start is usually near its solution, where a
         float32 pass's rounding is most of the residual: at 10⁶ rows, from the search's certified solution (relative
         gap 1.9e-3), the carried gap of a float32 start read 0.55 for 7 steps before CG confirmed it."""
-        xp = self.xp
         self.set_lambda(lam)
         C = self.b.shape[1]
-        if v is not None:
-            v = xp.array(v, dtype=np.float64)
-            if v.shape != (self.M, C):
-                raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
-            return self.replace_residual({"v": v})
-        v = xp.zeros((self.M, C), dtype=np.float64)
-        Tv, scores = xp.zeros_like(v), xp.zeros((self.n, C), dtype=np.float64)
-        r = self.b - Tv - lam * v
-        z = self.precondition(r)
-        return {"v": v, "Tv": Tv, "scores": scores, "r": r, "p": z, "rz": xp.sum(r * z, axis=0)}
+        if v is None:
+            return self._zero_state()
+        v = self.xp.array(v, dtype=np.float64)
+        if v.shape != (self.M, C):
+            raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
+        return self.replace_residual({"v": v})
+
+    def _zero_state(self):
+        """CG's state at v = 0 (no pass): r = b."""
+        xp = self.xp
+        v = xp.zeros_like(self.b)
+        z = self.precondition(self.b)
+        return {"v": v, "Tv": xp.zeros_like(v), "scores": xp.zeros((self.n, v.shape[1]), dtype=np.float64),
+                "r": self.b.copy(), "p": z, "rz": xp.sum(self.b * z, axis=0)}
 
     def step(self, s):
         """One CG step on state ``s`` (in place): one pass over the rows."""

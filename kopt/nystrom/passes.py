@@ -32,8 +32,8 @@ class RowPass:
     """The passes over rows ``X`` against centres ``C`` (dense, the problem's dtype) for kernel ``kernel``.
 
     ``weights``: the row weights :meth:`products` multiplies by (None: 1); ``threads``: kopt's worker threads;
-    ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`, :data:`DEVICE_CHUNK_ENTRIES` on CuPy).  Attributes: ``n``, ``M``, ``xp``,
-    ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to :data:`kopt.numerics.threads.PARTS` parts),
+    ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`, :data:`DEVICE_CHUNK_ENTRIES` on
+    CuPy).  Attributes: ``n``, ``M``, ``xp``, ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to :data:`kopt.numerics.threads.PARTS` parts),
     ``passes`` (passes made so far).  Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once
     (:meth:`block`) and drops it."""
 

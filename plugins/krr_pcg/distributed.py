@@ -186,22 +186,13 @@ class PartitionCG(NystromCG):
         self.pending = alpha
         s["sums"], s["a"] = self.last_sums, alpha
 
-    def start(self, lam, v=None):
-        """CG's state at λ from v = 0 (no round: the start round zeroed the scores) or from v (one round with float64
-        products, whose scores K U⁻¹v become every partition's: :meth:`replace_residual`, as
-        :meth:`.cg.NystromCG.start`); no n-long array on the client."""
-        self.set_lambda(lam)
-        C = self.b.shape[1]
-        if v is not None:
-            v = np.array(v, dtype=np.float64)
-            if v.shape != (self.M, C):
-                raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
-            return self.replace_residual({"v": v})
-        v = np.zeros((self.M, C))
-        Tv, sums, a = np.zeros_like(v), self.zero_sums, np.zeros(C)
-        r = self.b - Tv - lam * v
-        z = self.precondition(r)
-        return {"v": v, "Tv": Tv, "sums": sums, "a": a, "r": r, "p": z, "rz": np.sum(r * z, axis=0)}
+    def _zero_state(self):
+        """CG's state at v = 0 (no round: the start round zeroed the scores; a warm start is
+        :meth:`replace_residual`'s round, as :meth:`.cg.NystromCG.start`); no n-long array on the client."""
+        v = np.zeros_like(self.b)
+        z = self.precondition(self.b)
+        return {"v": v, "Tv": np.zeros_like(v), "sums": self.zero_sums, "a": np.zeros(v.shape[1]), "r": self.b.copy(),
+                "p": z, "rz": np.sum(self.b * z, axis=0)}
 
     def refresh(self, s):
         """T v and the sums at ``s["v"]`` from one round with float64 products (in place); the iterates untouched."""
