@@ -33,8 +33,8 @@ class RowPass:
 
     ``weights``: the row weights :meth:`products` multiplies by (None: 1); ``threads``: kopt's worker threads;
     ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`, :data:`DEVICE_CHUNK_ENTRIES` on
-    CuPy).  Attributes: ``n``, ``M``, ``xp``, ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to :data:`kopt.numerics.threads.PARTS` parts),
-    ``passes`` (passes made so far).  Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once
+    CuPy).  Attributes: ``n``, ``M``, ``xp``, ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to
+    :data:`kopt.numerics.threads.PARTS` parts), ``passes`` (passes made so far).  Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once
     (:meth:`block`) and drops it."""
 
     def __init__(self, kernel, X, C, dtype, weights=None, threads=None, chunk_entries=None):
