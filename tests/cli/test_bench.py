@@ -314,3 +314,18 @@ def test_bench_scale_asks_for_8_million_rows_only_when_they_fit(monkeypatch):
     assert scale.default_rows(["higgs-shaped", "digits-8v6"]) == list(scale.ROWS)  # 1.5 x 25 GB does not
     monkeypatch.setattr(memory, "available_bytes", lambda: 64e9)
     assert scale.default_rows(["digits-10"])[-1] == 8_000_000
+
+
+def test_bench_scale_names_the_library_falkon_runs_on():
+    """A Falkon line names torch's version, the BLAS its build reports and its threads (its GEMM is not NumPy's)."""
+    import types
+
+    from kopt.cli.bench import scale
+
+    built = "PyTorch built with:\n  - GCC 13.3\n  - Intel(R) oneAPI Math Kernel Library Version 2024.2 for x\n  - OpenMP\n"
+    torch = types.SimpleNamespace(__version__="2.13.0+cpu", get_num_threads=lambda: 2,
+                                  __config__=types.SimpleNamespace(show=lambda: built))
+    assert scale.torch_library(torch) == {"torch": "2.13.0+cpu", "threads": 2,
+                                          "blas": "Intel(R) oneAPI Math Kernel Library Version 2024.2 for x"}
+    torch.__config__ = types.SimpleNamespace(show=lambda: "PyTorch built with:\n  - GCC 13.3\n")
+    assert scale.torch_library(torch)["blas"] is None

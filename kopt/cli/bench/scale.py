@@ -224,7 +224,15 @@ def _run_falkon(X, y, Xt, yt, gamma, task, centers=FALKON_CENTERS, max_mem=None)
     pred = np.where(scores[:, 0] > 0, classes[-1], classes[0]) if task == "binary" else classes[np.argmax(scores, 1)]
     return {"accuracy": float(np.mean(pred == yt)), "fit_s": fit_s, "predict_s": predict_s, "certificate": None,
             "detail": f"Falkon(M={M}, gaussian sigma {sigma:.3g}, penalty {FALKON_PENALTY:g}, {FALKON_ITERATIONS} CG "
-                      f"iterations, max_cpu_mem {memory:.3g}) on the CPU"}
+                      f"iterations, max_cpu_mem {memory:.3g}) on the CPU", "peer_library": torch_library(torch)}
+
+
+def torch_library(torch):
+    """What Falkon's arithmetic runs on: torch's version, its BLAS as its build reports it, and its threads (the
+    ``machine`` record names NumPy's and SciPy's BLAS only: torch links its own, statically)."""
+    built = [line.strip(" -") for line in torch.__config__.show().splitlines()]
+    blas = next((line for line in built if "Math Kernel Library" in line or "OpenBLAS" in line), None)
+    return {"torch": torch.__version__, "blas": blas, "threads": int(torch.get_num_threads())}
 
 
 def _run_falkon_lean(X, y, Xt, yt, gamma, task):
