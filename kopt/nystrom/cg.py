@@ -150,6 +150,17 @@ class NystromCG:
         """w = U⁻¹ v: the coefficients on the centres."""
         return self.factors.coef(v)
 
+    def projected(self, C, w):
+        """A start for CG from another model of the same kernel on the same columns: ``k(·, C) w`` (centres ``C``,
+        coefficients ``w``, M' × outputs) projected on these centres in the kernel's norm, w' = R⁻¹ K(C_kept, C) w,
+        as v = U w' = U⁻ᵀ K(C_kept, C) w: one triangular solve and M M' kernel values, no pass.  Where ``C`` are
+        kept centres of these it is the same model; elsewhere its closest in their span.  ``solver: auto`` starts
+        its grown centres from the smaller model it measured first (:mod:`kopt_plugins.auto.large`)."""
+        xp = self.xp
+        K = self.kernel.exact(xp.asarray(self.C, dtype=np.float64), xp.asarray(C, dtype=np.float64))
+        w = xp.asarray(w, dtype=np.float64)
+        return self.factors.whiten(K @ (w if w.ndim == 2 else w[:, None]))
+
     def apply_T(self, v):
         """``(K w, T v)`` for w = U⁻¹ v: one pass."""
         S, G = self.rows.products(self.coef(v))

@@ -18,7 +18,7 @@ costs more than the budget allows whatever n is:
    preconditioner, in half the available memory, :data:`MEMORY_SHARE`).  At M₂,
    ``krr_pcg``'s conjugate gradients (:mod:`kopt.nystrom.cg`) solve a λ path on every fit row, from
    λ₁ down by half decades while the validation score improves (more rows resolve a smaller λ), each λ warm from
-   the last.  The validation rows are in the passes with weight 0: their scores come with every pass.
+   the last, the first from the smaller model measured before it (the sample's, or the rung's: :func:`grow`).  The validation rows are in the passes with weight 0: their scores come with every pass.
 4. **the choice.**  M₂'s best λ is kept where it beats the sample's model, scored on the same validation rows,
    by the ladder's :data:`.planner.MIN_GAIN`; else M₁ at λ₁.  ``krr_pcg`` then solves the chosen spec on every
    training row, warm from the search's solution (the same centres: the validation rows come last in the order).
@@ -265,17 +265,23 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
 
     ``first``: the sample's best trial (its ``centers`` and ``lam`` are M₁ and λ₁), its score on ``validation``
     (``first["full_score"]``) and, where known, its outcomes row by row there (``first["full_rows"]``: what a gain's
-    standard error is paired with); ``kernel``: the chosen bandwidth's kernel.
+    standard error is paired with) and its model (``first["model"]``: its kept centres and coefficients, which the
+    first CG on every row starts from); ``kernel``: the chosen bandwidth's kernel.
 
     **Only where it pays.**  Where the sample's ladder itself tried a larger size and it did not gain
     (``first["tried_centers"]`` above M₁: on the sample the centres were saturated), and the sample's rows gained
     nothing over half of them either (``first["rows_gain"]``, :func:`rows_gain`), nothing is grown.  Where they did
     (more rows may resolve more centres), the grown size is tried only once 2 M₁ centres on every fit
-    row (:data:`RUNG`, one λ path at the bandwidth found) beat the sample's model by what the validation rows can tell,
+    row (:data:`RUNG`: its first λ solved at the bandwidth found, no walk down -- a test, not a path) beat the sample's
+    model by what the validation rows can tell,
     the ladder's rule (:data:`.planner.MIN_GAIN`, or :data:`.planner.GAIN_ERRORS` standard errors of the paired
     difference, the larger).  Else more centres do not pay and the sample's choice stands, at the rung's cost only
     (on 10⁵ rows of 3 integer columns that cut the fit from 199 s to ~30 s: docs/defaults.md).  Where the rung
     gained and the grown size does not solve, the rung's model is the one grown.
+
+    **Started from what was measured.**  The rung's CG starts from the sample's model, the grown size's from the rung's
+    (else the sample's), projected on their centres (:meth:`kopt.nystrom.NystromCG.projected`): the same function on
+    more centres, near their solution, where a start from zero spent 33 CG steps on λ 3.2e-7 at 10⁷ rows.
 
     Returns a dict of the grown trial (``centers``, ``lam``, ``score``, ``v``, ``path``, ``seconds``, ``steps``) or None
     where no larger size fits or pays.
@@ -335,8 +341,11 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     M2 = affordable[-1]
     rung = None
     if saturated and M2 > RUNG * M1:
+        # the rung is a test (do more centres pay?): its first λ solved, no walk down -- at 10⁷ rows its walk to λ 1e-7
+        # (40 CG steps, unsolved) left the grown size too little work to solve its first λ
         rung = _grown_path(problem, kernel, order, RUNG * M1, first["lam"], fit=fit, validation=validation,
-                           metric=metric, log=log, threads=threads, budget=budget)
+                           metric=metric, log=log, threads=threads, budget=budget, walk=False,
+                           start=first.get("model"))
         gain = -math.inf if rung is None else _gain(metric, first["full_score"], rung["score"])
         rows = first.get("full_rows")
         noise = 0.0 if rung is None or rows is None else GAIN_ERRORS * _gain_error(metric, rows, rung["rows"])
@@ -358,9 +367,12 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
                                             threads, budget=share)
         bw = float(f"{kernel.options.as_dict()['bandwidth'] * factor:.6g}")
         kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
+    # the grown size starts from the largest model measured so far (the rung's, else the sample's) where the bandwidth
+    # stands: the same function on more centres, near the grown one's solution
+    start = None if factor != 1.0 else first.get("model") if rung is None else (rung["cg"].C, rung["cg"].coef(rung["v"]))
     # the rung's buffer ((2 M₁)², at most a quarter of the grown size's) is kept: its model stands where the grown does not
     grown = _grown_path(problem, kernel, order, M2, lam_start, fit=fit, validation=validation, metric=metric, log=log,
-                        threads=threads, budget=budget, steps_before=0 if rung is None else rung["steps"])
+                        threads=threads, budget=budget, steps_before=0 if rung is None else rung["steps"], start=start)
     if grown is None:
         if rung is not None:
             log(f"auto: {M2} centres did not solve: the rung's {RUNG * M1} centres are the grown model")
@@ -415,12 +427,17 @@ def rows_gain(sample, found, kernel, lam, X_va, Y_va, full_rows, metric, y_scale
 
 
 def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric, log, threads, budget,
-                steps_before=0):
+                steps_before=0, walk=True, start=None):
     """The λ path at M2 centres (the first M2 of the centre ``order``) on every fit row by conjugate gradients, the
     validation rows riding in each pass with weight 0: a dict of the best λ's trial (``centers``, ``kept_centers``,
     ``kernel``, ``lam``, ``lam_index``, ``score``, ``v``, ``rows``, ``validation_scores`` (the held-out rows' scores by
     the model of the fit rows), ``path``, ``steps``, ``cg``, ``intercept``), or None
-    where no λ is solved within the budget."""
+    where no λ is solved within the budget.
+
+    ``walk``: whether the path walks down from its first λ solved (False: that λ is the path, the rung's test).
+    ``start``: ``(C, w)``, a smaller model of the same kernel measured before at ``lam_start`` (the rung's, or the
+    sample's), which the first λ's CG starts from, projected on these centres (:meth:`kopt.nystrom.NystromCG.
+    projected`); None: from zero."""
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom.cg import NystromCG
     from kopt.nystrom.system import target_offset
@@ -459,6 +476,9 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
             f"({floor:.2g}): the path starts at {LAMBDAS[start_index]:g}")
     scores, outcomes, points, raw, steps, path = {}, {}, {}, {}, steps_before, {}
     v = None
+    if start is not None:  # the smaller model's function on these centres: the first λ starts near its solution
+        v = cg.projected(*start)
+        budget.count(work.kernel_values(int(cg.M), int(start[0].shape[0]), d))
     va_x = xp.asarray(validation)
     mu_host = to_numpy(mu)
     i, unresolved = start_index, set()
@@ -489,9 +509,10 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
             break
         s, gap, taken, solved = solve_lambda(cg, lam, v, problem.loss, Yc, max_steps=allowed,
                                              out_of_time=out_of_time if budget.seconds is not None else None)
-        budget.count(work.cg_lambda(M2) + (taken + s.get("replacements", 0)) * step_work)  # the steps, the confirmations
+        # the steps, the confirmations, and a start from v's pass (float64 products: NystromCG.start)
+        budget.count(work.cg_lambda(M2) + (taken + s.get("replacements", 0) + (v is not None)) * step_work)
         steps += taken
-        warm = v is not None
+        warm = bool(path)  # warm from the path's last λ (a start from a smaller model is not)
         v = s["v"]
         elapsed = time.perf_counter() - t0
         cut = taken < MAX_STEPS and not solved  # the work budget (or the time limit) cut this λ's steps
@@ -514,7 +535,7 @@ def _grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metri
         log(f"auto: {M2} centres on {n} rows, lambda {lam:g}: validation {metric} {abs(scores[i]):.5g} "
             f"({steps} CG steps so far, gap {gap:.2g}) [{_budget_words(budget)}]")
         previous = scores.get(i - 1)
-        if unresolved or (previous is not None and _gain(metric, previous, scores[i]) < MIN_GAIN[metric]):
+        if not walk or unresolved or (previous is not None and _gain(metric, previous, scores[i]) < MIN_GAIN[metric]):
             break  # the smaller λ did not gain (validation error is unimodal in λ), or cannot be solved
         if budget.over() or (budget.seconds is not None and out_of_time()):
             break

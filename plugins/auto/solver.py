@@ -350,6 +350,7 @@ class AutoSolver(Solver):
             y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
             best["full_rows"] = planner._outcomes(metric, S1, Y_va, y_scale)
             best["full_score"] = planner._score(metric, best["full_rows"])
+            best["model"] = (system.C, w1)  # the grown centres' CG starts from it (:func:`.large.grow`)
             held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
             if int(max(int(t["centers"]) for t in trials)) > int(best["centers"]) and not count:
                 # the ladder found no gain past its choice: did the rows still gain? (:func:`.large.rows_gain`)

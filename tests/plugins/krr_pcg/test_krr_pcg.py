@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import kopt
+from kopt.contract.iterative import Check
 from kopt.nystrom.cg import REFRESH_EVERY, NystromCG
 from kopt.nystrom.passes import RowPass
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
@@ -608,3 +609,63 @@ def test_the_bandwidth_probe_starts_above_the_floor(small_sample, monkeypatch):
             for cg, lam, floor in tried:
                 firsts.setdefault(cg, (lam, floor))
             assert all(floor <= lam < 10 * floor for lam, floor in firsts.values())
+
+
+def test_a_start_projected_from_another_model_is_that_model_where_its_centres_are_kept():
+    """NystromCG.projected: a model on some of the kept centres is the same function on all of them (its scores, to
+    float64 rounding); a model on other centres is its closest in their span -- and CG from it needs fewer steps to
+    its certificate than from zero."""
+    from kopt_plugins.losses.regression import SquareLoss
+
+    X, y, _, _ = _wiggly(n=3000)
+    Y = y[:, None].astype(np.float64)
+    kernel = GaussianKernel(bandwidth=0.5)
+    cg = NystromCG(kernel, X, Y, np.asfortranarray(X[:300]), dtype=np.float64)
+    sub = np.asarray(cg.C)[::3]  # a third of the kept centres, a model on them
+    w = np.random.default_rng(0).standard_normal((sub.shape[0], 1))
+    s = cg.start(1e-3, cg.projected(sub, w))
+    np.testing.assert_allclose(s["scores"], kernel.exact(X.astype(np.float64), sub) @ w, rtol=0, atol=1e-8)
+    # a model solved on other rows' centres (the sample's), as a start at the same λ
+    small = NystromCG(kernel, X[:1500], Y[:1500], np.asfortranarray(X[2000:2150]), dtype=np.float64)
+    t = small.start(1e-3)
+    for _ in range(60):
+        small.step(t)
+
+    def steps(v):
+        s, taken = cg.start(1e-3, v), 0
+        while taken < 200:
+            cg.step(s)
+            taken += 1
+            P, D, _, _, confirmed = cg.confirm(s, taken, 1e-3, SquareLoss(), Y)
+            if confirmed and Check(objective=P, dual=D).rel_gap <= 1e-3:
+                return taken
+        return taken
+
+    assert steps(cg.projected(small.C, small.coef(t["v"]))) < steps(None)  # 4 against 9 when written
+
+
+def test_the_rung_solves_its_first_lambda_and_walks_no_further(small_sample):
+    """``walk=False`` (the rung: do more centres pay?): the first λ solved is the whole path, the same model as the
+    walked path's first; a start from a smaller model counts its kernel values and its pass in the work."""
+    from kopt.nystrom.centres import center_order
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    problem = _wiggly_problem("rung-walk")
+    fit, va = large.split(problem.n, 5)
+    order = center_order(problem, 256)
+
+    def path(**kw):
+        budget = work.Budget(1e13, None)
+        out = large._grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va, metric="accuracy",
+                                log=lambda line: None, threads=None, budget=budget, **kw)
+        return out, budget.spent
+
+    walked, _ = path()
+    once, spent = path(walk=False)
+    assert len(walked["path"]) >= 2 and list(once["path"]) == list(walked["path"])[:1]
+    assert once["score"] == walked["path"][next(iter(walked["path"]))]
+    small = once["cg"]
+    started, spent_started = path(walk=False, start=(small.C[::2], small.coef(once["v"])[::2]))
+    assert spent_started > spent  # the projection's kernel values and the start's pass are counted
+    assert started["path"].keys() == once["path"].keys()
