@@ -157,9 +157,10 @@ class NystromCG:
         kept centres of these it is the same model; elsewhere its closest in their span.  ``solver: auto`` starts
         its grown centres from the smaller model it measured first (:mod:`kopt_plugins.auto.large`)."""
         xp = self.xp
-        K = self.kernel.exact(xp.asarray(self.C, dtype=np.float64), xp.asarray(C, dtype=np.float64))
         w = xp.asarray(w, dtype=np.float64)
-        return self.factors.whiten(K @ (w if w.ndim == 2 else w[:, None]))
+        with blas_threads(1):  # the same bits on any thread count, as the factors' own solves
+            K = self.kernel.exact(xp.asarray(self.C, dtype=np.float64), xp.asarray(C, dtype=np.float64))
+            return self.factors.whiten(K @ (w if w.ndim == 2 else w[:, None]))
 
     def apply_T(self, v):
         """``(K w, T v)`` for w = U⁻¹ v: one pass."""
