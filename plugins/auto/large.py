@@ -18,7 +18,8 @@ costs more than the budget allows whatever n is:
    preconditioner, in half the available memory, :data:`MEMORY_SHARE`).  At M₂,
    ``krr_pcg``'s conjugate gradients (:mod:`kopt.nystrom.cg`) solve a λ path on every fit row, from
    λ₁ down by half decades while the validation score improves (more rows resolve a smaller λ), each λ warm from
-   the last, the first from the smaller model measured before it (the sample's, or the rung's: :func:`grow`).  The validation rows are in the passes with weight 0: their scores come with every pass.
+   the last, the first from the smaller model measured before it (the sample's, or the rung's: :func:`grow`).  The
+   validation rows are in the passes with weight 0: their scores come with every pass.
 4. **the choice.**  M₂'s best λ is kept where it beats the sample's model, scored on the same validation rows,
    by the ladder's :data:`.planner.MIN_GAIN`; else M₁ at λ₁.  ``krr_pcg`` then solves the chosen spec on every
    training row, warm from the search's solution (the same centres: the validation rows come last in the order).
@@ -341,8 +342,8 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     M2 = affordable[-1]
     rung = None
     if saturated and M2 > RUNG * M1:
-        # the rung is a test (do more centres pay?): its first λ solved, no walk down -- at 10⁷ rows its walk to λ 1e-7
-        # (40 CG steps, unsolved) left the grown size too little work to solve its first λ
+        # the rung is a test (do more centres pay?): its first λ solved, no walk down -- a smaller λ would only improve
+        # the fallback model, and at 10⁷ rows (1b9286d) the walk began after 33 CG steps on the first, each a pass
         rung = _grown_path(problem, kernel, order, RUNG * M1, first["lam"], fit=fit, validation=validation,
                            metric=metric, log=log, threads=threads, budget=budget, walk=False,
                            start=first.get("model"))
@@ -369,7 +370,11 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
         kernel = type(kernel)(**{**kernel.options.as_dict(), "bandwidth": bw})
     # the grown size starts from the largest model measured so far (the rung's, else the sample's) where the bandwidth
     # stands: the same function on more centres, near the grown one's solution
-    start = None if factor != 1.0 else first.get("model") if rung is None else (rung["cg"].C, rung["cg"].coef(rung["v"]))
+    start = first.get("model")
+    if rung is not None:
+        start = (rung["cg"].C, rung["cg"].coef(rung["v"]))
+    if factor != 1.0:  # the probe chose another bandwidth: a model of the old kernel is no start
+        start = None
     # the rung's buffer ((2 M₁)², at most a quarter of the grown size's) is kept: its model stands where the grown does not
     grown = _grown_path(problem, kernel, order, M2, lam_start, fit=fit, validation=validation, metric=metric, log=log,
                         threads=threads, budget=budget, steps_before=0 if rung is None else rung["steps"], start=start)
