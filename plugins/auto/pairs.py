@@ -69,8 +69,10 @@ def affordable(problem, ids, max_centers):
 
 
 def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
-    """Measure exact one-vs-one on the validation split; returns ``(best trial, trials, split words, seconds)``.
-    ``lambdas``: the λ path (the planner's), or the spec's one λ."""
+    """Measure exact one-vs-one on the validation split; returns ``(best trial, trials, split words, seconds,
+    held out)``, the last ``{"rows": the validation rows, "scores": their vote scores at the chosen settings}`` where
+    every pair votes on them (up to :data:`SCORED_PAIRS` pairs), else None.  ``lambdas``: the λ path (the planner's),
+    or the spec's one λ."""
     from kopt.models.predictors import class_pairs, vote_scores
     from kopt.numerics.backend import to_numpy
     from kopt.running.validation import make_splits
@@ -96,6 +98,7 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
     scored = (list(range(len(pairs))) if votes else
               sorted(np.random.default_rng([int(seed), PAIRS_STREAM]).choice(len(pairs), SCORED_PAIRS, replace=False)))
     rows_of = None if votes else {p: np.flatnonzero(np.isin(y_val, pairs[p])) for p in scored}
+    held = {}  # (bandwidth factor, λ index) -> the validation rows' vote scores, where every pair votes
 
     def score(factor, idxs, blocks):
         """The validation score at bandwidth ``factor`` of each λ index of ``idxs`` (each pair's kernel block made
@@ -110,7 +113,8 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
             if any(np.isnan(f).any() for f in F):  # a pair whose system did not factor at this λ: no choice
                 acc = -np.inf
             elif votes:
-                acc = float(np.mean(np.argmax(vote_scores(np.stack(F, axis=1), pairs, C), axis=1) == y_val))
+                held[(factor, i)] = vote_scores(np.stack(F, axis=1), pairs, C)
+                acc = float(np.mean(np.argmax(held[(factor, i)], axis=1) == y_val))
             else:
                 right = sum(int(np.sum((f > 0) == (y_val[rows_of[p]] == pairs[p][0]))) for p, f in zip(scored, F))
                 acc = right / sum(len(rows_of[p]) for p in scored)
@@ -158,7 +162,10 @@ def search(problem, *, bandwidth_rule, lambdas, seed, validation, log):
             f"lambda {lambdas[j]:g}")
     log(f"auto: one-vs-one at bandwidth x{factor:g}: best lambda {lambdas[i]:g}, validation accuracy {tried[i]:.5g}")
     split = f"validation {len(va)} of {problem.n} rows, seed {seed}"
-    return best, trials, split, time.perf_counter() - t0
+    # every pair voting: the chosen settings' scores of the validation rows, by pairs fitted on the other rows (the
+    # probabilities are calibrated on them: no second solve); a sample of the pairs scores no row by every pair
+    held_out = None if (factor, i) not in held else {"rows": va, "scores": held[(factor, i)]}
+    return best, trials, split, time.perf_counter() - t0, held_out
 
 
 def _factors(best_lambda, has_bw):

@@ -147,7 +147,7 @@ class AutoSolver(Solver):
     def _plan_pairs(self, problem, kernel, lam, log, budget):
         """The plan of exact one-vs-one (:mod:`.pairs`): every row a centre, each pair of classes its rows' KRR."""
         o = self.options
-        best, trials, split, seconds = pairs.search(
+        best, trials, split, seconds, held_out = pairs.search(
             problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
             lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),), seed=problem.spec["seed"],
             validation=o.validation, log=log)
@@ -164,7 +164,9 @@ class AutoSolver(Solver):
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": "accuracy",
                   "validation_score": best["score"], "split": split, "search_s": seconds, "budget_s": o.budget,
                   "budget": budget.record(), "trials": trials, "why": why}
-        return Plan(overrides, record, None)
+        if held_out is not None:
+            held_out["words"] = f"solver auto's validation rows ({split}), scored by the pairs fitted on the others"
+        return Plan(overrides, record, None, held_out)
 
     def plan(self, problem, given, log=None):
         """Measure, choose, and return the :class:`kopt.contract.components.Plan`: the spec overrides, the report

@@ -115,6 +115,44 @@ def test_predictions_are_the_vote_and_the_model_file_round_trips(tmp_path):
     np.testing.assert_array_equal(kopt.load_model(path).decision_function(Xt), scores)
 
 
+@pytest.mark.parametrize("count", [60, 480])
+def test_the_scores_group_the_support_by_the_pairs_it_serves_and_equal_each_pair_s_own_expansion(count):
+    """pairwise_scores takes the support rows in groups serving the same pairs (one a class where every row is a
+    centre); its scores are every pair's expansion on its own columns, voted (float64 products)."""
+    from kopt.models.predictors import pair_groups
+
+    X, y = _classes()
+    Xt, _ = _classes(150, seed=5)
+    r = kopt.solve(_spec(count=count), data=(X, y))
+    a = r.model.predictor.arrays
+    order, bounds, members, blocks = pair_groups(a["coef"], a["columns"], a["offsets"], len(a["pairs"]))
+    assert sorted(order) == sorted(np.unique(a["columns"]))  # every support row a pair uses, once
+    if count == 480:  # every row a centre: a group per class, each serving that class's 3 pairs
+        assert len(bounds) == 4 and all(len(m) == 3 for m in members)
+    # each pair's scores from its own columns, in float64
+    K = _gauss(Xt, a["support"].astype(np.float64))
+    F = np.stack([K[:, a["columns"][lo:hi]] @ a["coef"][lo:hi] + a["intercepts"][p]
+                  for p, (lo, hi) in enumerate(zip(a["offsets"][:-1], a["offsets"][1:]))], axis=1)
+    np.testing.assert_allclose(r.model.decision_function(Xt), vote_scores(F, a["pairs"], 4), rtol=0, atol=1e-9)
+
+
+def test_the_groups_add_a_row_listed_twice_and_skip_rows_no_pair_uses():
+    from kopt.models.predictors import pair_groups
+
+    # pair 0 uses rows 0, 2, 2 (row 2 twice); pair 1 uses rows 2, 3; row 1 is in no pair
+    order, bounds, members, blocks = pair_groups(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0, 2, 2, 2, 3]),
+                                                 np.array([0, 3, 5]), 2)
+    by_row = {int(order[i]): (g, i - lo) for g, (lo, hi) in enumerate(bounds) for i in range(lo, hi)}
+    assert set(by_row) == {0, 2, 3}
+
+    def coef(row, pair):
+        g, i = by_row[row]
+        where = np.flatnonzero(members[g] == pair)
+        return float(blocks[g][i, where[0]]) if len(where) else 0.0
+
+    assert coef(0, 0) == 1.0 and coef(2, 0) == 5.0 and coef(2, 1) == 4.0 and coef(3, 1) == 5.0 and coef(3, 0) == 0.0
+
+
 def test_string_labels_are_classes_too():
     X, y = _classes()
     names = np.array(["ant", "bee", "cat", "dog"])[y]
@@ -192,6 +230,28 @@ def test_auto_takes_one_vs_one_on_every_row_and_its_score_is_the_model_s_on_the_
     spec["model"]["features"]["dtype"] = "float32"
     fit = kopt.solve(spec, data=(X[tr], y[tr]))
     assert abs(np.mean(fit.model.predict(X[va]) == y[va]) - auto["validation_score"]) <= 1.0 / len(va)
+
+
+def test_auto_hands_the_pairs_validation_votes_to_the_calibration_instead_of_a_second_solve():
+    """Every pair voting in the search: the probabilities are calibrated on the chosen settings' vote scores of the
+    validation rows (pairs fitted on the other rows), and no model is solved on a seeded internal split."""
+    from kopt.models import calibration
+    from kopt.running.validation import make_splits
+
+    X, y = _classes(400)
+    r = kopt.solve(_auto_spec(), data=(X, y))
+    cal = r.model.calibration
+    (tr, va), = make_splits(400, 4, validation=0.2)
+    assert cal["rows"] == len(va) and "solver auto's validation rows" in cal["source"]
+    assert "internal split" not in cal["source"]
+    # the same sigmoids as from the vote scores of a model of the chosen settings fitted on the fit rows
+    spec = _spec(count=len(tr), lam=r.auto["lambda"])
+    spec["model"]["kernel"]["bandwidth"] = r.auto["bandwidth"]
+    spec["model"]["features"]["dtype"] = "float32"
+    fit = kopt.solve(spec, data=(X[tr], y[tr]))
+    expected = calibration.fit(fit.model.decision_function(X[va]), y[va], 4)
+    np.testing.assert_allclose(cal["a"], expected["a"], rtol=1e-3)
+    np.testing.assert_allclose(cal["b"], expected["b"], rtol=1e-3, atol=1e-4)
 
 
 def test_auto_keeps_one_vs_rest_where_the_pairs_cost_more_and_for_two_classes():
