@@ -24,13 +24,15 @@ def _scipy_linalg(xp):
     return sl
 
 
-def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upper=True):
+def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upper=True, released=False):
     """Lower Cholesky factor L (A = L Lᵀ, upper triangle zero) of a symmetric positive-definite matrix.
 
     Only A's lower triangle is read.  ``zero_upper=False`` leaves whatever the upper triangle held
     (LAPACK's output) for callers that only hand L to :func:`cho_solve` / ``solve_triangular(lower=True)``,
     which read the lower triangle alone: zeroing it costs a pass and a copy of each block
     (docs/benchmarks.md, "Measurements behind the code's choices").
+    ``released``: factor a C-order NumPy A through NumPy's LAPACKE with the GIL released (:func:`released_cholesky`),
+    for factors made on kopt's worker threads (SciPy's holds the GIL: the threads ran one factor at a time).
     Raises ``numpy.linalg.LinAlgError`` when A is not positive definite.
     """
     xp = get_namespace(A)
@@ -38,6 +40,10 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     L = A if overwrite else A.copy()
     n = L.shape[0]
     if n <= direct_max:
+        if xp is np and released and released_cholesky(L) is not None:
+            if zero_upper:
+                _zero_upper(L, block)
+            return L
         if xp is np:
             if L.flags.c_contiguous and not L.flags.f_contiguous:
                 # LAPACK factors Fortran order in place, and given C order it factors a copy (one M × M more):
@@ -64,18 +70,19 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     return L
 
 
-def ridge_solve(A, y, shift, d=None):
+def ridge_solve(A, y, shift, d=None, released=False):
     """α with (DAD + shift·I)β = Dy, α = Dβ (D = diag(d), or I): weighted kernel ridge regression's stationarity
     condition, (A + shift·W⁻¹)α = y on rows of weight w = d² > 0 (a row of weight 0 gets α = 0).  A (float64; its
     lower triangle is read) is overwritten.  Raises ``numpy.linalg.LinAlgError`` when DAD + shift·I is not positive
-    definite."""
+    definite.  ``released``: the factor and the solves with the GIL released (:func:`cholesky`)."""
     xp = get_namespace(A)
     if d is not None:
         A *= d[:, None]
         A *= d[None, :]
     A[xp.diag_indices(A.shape[0])] += shift
-    L = cholesky(A, overwrite=True, zero_upper=False)  # cho_solve reads the lower triangle alone
-    return cho_solve(L, y) if d is None else d * cho_solve(L, d * y)
+    # cho_solve reads the lower triangle alone; ``released``: the GIL released (:func:`cholesky`)
+    L = cholesky(A, overwrite=True, zero_upper=False, released=released)
+    return cho_solve(L, y, released=released) if d is None else d * cho_solve(L, d * y, released=released)
 
 
 def _zero_upper(L, block):
@@ -95,8 +102,13 @@ def _chol_small(A, xp):
     return L
 
 
-def cho_solve(L, b):
-    """Solve (L Lᵀ) x = b."""
+def cho_solve(L, b, *, released=False):
+    """Solve (L Lᵀ) x = b.  ``released``: through NumPy's CBLAS with the GIL released (:func:`released_trsm`), for
+    solves on kopt's worker threads."""
+    if released and get_namespace(L) is np:
+        x = np.asfortranarray(np.array(b, dtype=L.dtype).reshape(len(b), -1))  # a copy: solved in place
+        if released_trsm(L, x, trans=False, lower=True) and released_trsm(L, x, trans=True, lower=True):
+            return x.reshape(np.shape(b))
     sl = _scipy_linalg(get_namespace(L))
     # only L's lower triangle is read (its upper one may hold other data: NystromSystem factors in T's buffer),
     # and no finiteness scan of L (an M × M pass per call, a visible share of a profiled fit: docs/benchmarks.md,
@@ -121,11 +133,62 @@ def solve_triangular(L, b, *, lower=True, trans="N", unit_diagonal=False):
 # :mod:`kopt.numerics.threads` already holds to one thread inside the worker pool, so every call is a
 # single-threaded, deterministic BLAS call -- the sums are bit-identical on any thread count.
 
-_CBLAS_ROW_MAJOR, _CBLAS_LOWER, _CBLAS_NO_TRANS = 101, 122, 111
-#: (symbol, integer type) of ?syrk's CBLAS entry in the OpenBLAS builds NumPy and SciPy wheels bundle
-_SYRK_SYMBOLS = (("scipy_cblas_{p}syrk64_", "int64"), ("cblas_{p}syrk64_", "int64"),
-                 ("scipy_cblas_{p}syrk", "int32"), ("cblas_{p}syrk", "int32"))
-_syrk_cache = {}
+_CBLAS_ROW_MAJOR, _CBLAS_COL_MAJOR, _CBLAS_LOWER, _CBLAS_UPPER = 101, 102, 122, 121
+_CBLAS_NO_TRANS, _CBLAS_TRANS, _CBLAS_LEFT, _CBLAS_RIGHT, _CBLAS_NON_UNIT = 111, 112, 141, 142, 131
+#: (symbol, integer type) of each entry point in the OpenBLAS builds NumPy and SciPy wheels bundle: CBLAS ?syrk and
+#: ?trsm, LAPACKE ?potrf
+_SYMBOLS = {
+    "syrk": (("scipy_cblas_{p}syrk64_", "int64"), ("cblas_{p}syrk64_", "int64"),
+             ("scipy_cblas_{p}syrk", "int32"), ("cblas_{p}syrk", "int32")),
+    "trsm": (("scipy_cblas_{p}trsm64_", "int64"), ("cblas_{p}trsm64_", "int64"),
+             ("scipy_cblas_{p}trsm", "int32"), ("cblas_{p}trsm", "int32")),
+    # LAPACKE's _work entry: no scan of the matrix for NaNs before the factor (a factor of NaNs fails anyway)
+    "potrf": (("scipy_LAPACKE_{p}potrf_work64_", "int64"), ("LAPACKE_{p}potrf_work64_", "int64"),
+              ("scipy_LAPACKE_{p}potrf_work", "int32"), ("LAPACKE_{p}potrf_work", "int32")),
+}
+_entry_cache = {}
+
+
+def _argtypes(kind, cint, real):
+    import ctypes
+
+    e, p = ctypes.c_int, ctypes.c_void_p
+    if kind == "syrk":  # order, uplo, trans, n, k, alpha, A, lda, beta, C, ldc
+        return [e, e, e, cint, cint, real, p, cint, real, p, cint], None
+    if kind == "trsm":  # order, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb
+        return [e, e, e, e, e, cint, cint, real, p, cint, p, cint], None
+    return [e, ctypes.c_char, cint, p, cint], cint  # potrf: layout, uplo, n, A, lda -> info
+
+
+def _numpy_blas_entry(kind, dtype):
+    """``kind``'s entry point (``"syrk"``, ``"trsm"``, ``"potrf"``) for ``dtype`` in NumPy's OpenBLAS as a ctypes
+    function, or None where there is none (another BLAS, a NumPy without a bundled OpenBLAS)."""
+    import ctypes
+
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        return None
+    key = (kind, dtype.char)
+    if key in _entry_cache:
+        return _entry_cache[key]
+    found = None
+    try:
+        path = _numpy_blas_path()
+        lib = ctypes.CDLL(path) if path else None
+    except (OSError, ImportError):
+        lib = None
+    if lib is not None:
+        prefix = "s" if dtype == np.float32 else "d"
+        real = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+        for template, itype in _SYMBOLS[kind]:
+            fn = getattr(lib, template.format(p=prefix), None)
+            if fn is None:
+                continue
+            fn.argtypes, fn.restype = _argtypes(kind, ctypes.c_int64 if itype == "int64" else ctypes.c_int32, real)
+            found = fn
+            break
+    _entry_cache[key] = found
+    return found
 
 
 def _numpy_blas_path():
@@ -147,37 +210,9 @@ def _numpy_blas_path():
 
 def cblas_syrk(dtype):
     """The CBLAS ``?syrk`` (float32: ``ssyrk``, float64: ``dsyrk``) of NumPy's OpenBLAS as a ctypes
-    function ``(fn, int_type)``, or None where there is none (another BLAS, a NumPy without a
+    function, or None where there is none (another BLAS, a NumPy without a
     bundled OpenBLAS) -- callers then use a GEMM."""
-    import ctypes
-
-    dtype = np.dtype(dtype)
-    if dtype not in (np.float32, np.float64):
-        return None
-    key = dtype.char
-    if key in _syrk_cache:
-        return _syrk_cache[key]
-    found = None
-    try:
-        path = _numpy_blas_path()
-        lib = ctypes.CDLL(path) if path else None
-    except (OSError, ImportError):
-        lib = None
-    if lib is not None:
-        prefix = "s" if dtype == np.float32 else "d"
-        real = ctypes.c_float if dtype == np.float32 else ctypes.c_double
-        for template, itype in _SYRK_SYMBOLS:
-            fn = getattr(lib, template.format(p=prefix), None)
-            if fn is None:
-                continue
-            cint = ctypes.c_int64 if itype == "int64" else ctypes.c_int32
-            fn.restype = None
-            fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, cint, cint, real, ctypes.c_void_p, cint,
-                           real, ctypes.c_void_p, cint]
-            found = fn
-            break
-    _syrk_cache[key] = found
-    return found
+    return _numpy_blas_entry("syrk", dtype)
 
 
 def syrk_lower(Z, out, *, accumulate=False):
@@ -202,3 +237,51 @@ def syrk_lower(Z, out, *, accumulate=False):
     fn(_CBLAS_ROW_MAJOR, _CBLAS_LOWER, _CBLAS_NO_TRANS, m, k, 1.0, Z.ctypes.data, k, 1.0 if accumulate else 0.0,
        out.ctypes.data, m)
     return out
+
+
+# -- Cholesky factors and triangular solves with the GIL released ---------------------------------------------------
+#
+# SciPy's LAPACK and BLAS wrappers hold the GIL for the whole call as well (a factor or a triangular solve on two of
+# kopt's worker threads took as long as the two one after the other), so the exact pairs' Choleskys and the Nystrom
+# systems' triangular solves ran on one core however many threads were asked.  The same entry points of NumPy's
+# OpenBLAS (LAPACKE ?potrf, CBLAS ?trsm) through ctypes release it; each call runs on one BLAS thread inside kopt's
+# worker pool, so the bits are the same on any thread count.
+
+
+def released_cholesky(A):
+    """A's lower Cholesky factor in place (A: C-order float64 or float32, its lower triangle read; the strict upper
+    triangle is left as it was) through NumPy's LAPACKE ?potrf, the GIL released; None where NumPy's BLAS has no such
+    entry (the caller then factors with SciPy).  Raises ``numpy.linalg.LinAlgError`` where A is not positive definite."""
+    fn = _numpy_blas_entry("potrf", A.dtype)
+    if fn is None or not A.flags.c_contiguous or A.ndim != 2 or A.shape[0] != A.shape[1]:
+        return None
+    n = A.shape[0]
+    if n == 0:
+        return A
+    # A's lower triangle in C order is the upper one of its Fortran-order transpose: U (A = UᵀU) read back in C order
+    # is the lower factor L = Uᵀ
+    info = fn(_CBLAS_COL_MAJOR, b"U", n, A.ctypes.data, n)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"the matrix is not positive definite (LAPACKE ?potrf info {info})")
+    return A
+
+
+def released_trsm(U, B, *, side="left", trans=True, lower=False):
+    """B ← op(U)⁻¹ B (``side="left"``) or B op(U)⁻¹ (``"right"``) in place, op(U) = Uᵀ with ``trans`` (U: upper
+    triangular, or lower with ``lower``), through NumPy's CBLAS ?trsm with the GIL released.  U and B: one dtype, U
+    square and either order, B Fortran order (left: its columns are solved; right: its rows, B a row block of a
+    C-order array given as its transpose's column block -- see :func:`kopt.nystrom.system.solve_upper_transposed`).
+    Returns False where NumPy's BLAS has no such entry (B untouched), True when solved."""
+    fn = _numpy_blas_entry("trsm", B.dtype)
+    if fn is None or U.dtype != B.dtype or not B.flags.f_contiguous or not (U.flags.f_contiguous or U.flags.c_contiguous):
+        return False
+    m, n = B.shape
+    if m == 0 or n == 0:
+        return True
+    # U in C order is Uᵀ in Fortran order: the other triangle, the other transpose
+    upper = not lower if U.flags.f_contiguous else lower
+    transposed = trans if U.flags.f_contiguous else not trans
+    fn(_CBLAS_COL_MAJOR, _CBLAS_LEFT if side == "left" else _CBLAS_RIGHT, _CBLAS_UPPER if upper else _CBLAS_LOWER,
+       _CBLAS_TRANS if transposed else _CBLAS_NO_TRANS, _CBLAS_NON_UNIT, m, n, 1.0, U.ctypes.data, U.shape[0],
+       B.ctypes.data, m)
+    return True

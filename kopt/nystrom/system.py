@@ -41,8 +41,9 @@ import numpy as np
 from scipy.linalg import blas
 
 from ..numerics import rows as _rows
+from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
-from ..numerics.linalg import cho_solve, cholesky, solve_triangular
+from ..numerics.linalg import cho_solve, cholesky, released_trsm, solve_triangular
 from ..numerics.threads import blas_threads
 from .centres import center_basis, leading_rows
 
@@ -170,6 +171,45 @@ def _mirror_upper(A, tile=MIRROR_TILE):
         D = A[lo:hi, lo:hi]
         lower = np.tril_indices(hi - lo, -1)
         D[lower] = D.T[lower]
+
+
+#: columns (rows) of a part of :func:`solve_upper_transposed` at least: narrower parts run BLAS's triangular kernel
+#: below its rate
+SOLVE_PART_MIN = 64
+
+
+def solve_upper_transposed(U, B, side="left"):
+    """U⁻ᵀ B (``side="left"``: B Fortran order, its columns solved) or B U⁻¹ (``"right"``: B's rows solved) in place,
+    for the upper triangular U of R = UᵀU, on NumPy; returns B.
+
+    The columns (rows) are cut into :data:`kopt.numerics.threads.PARTS` parts whatever the thread count (each at least
+    :data:`SOLVE_PART_MIN` wide), each part one single-threaded ``dtrsm`` of NumPy's BLAS with the GIL released
+    (:func:`kopt.numerics.linalg.released_trsm`) on kopt's worker threads: the same bits on any thread count, on every
+    core.  A threaded ``dtrsm``'s bits followed the cores (T, and the model, did for 74, 81, 102, 300 ... centres), and
+    SciPy's holds the GIL.  Where NumPy's BLAS has no such entry: SciPy's, one call on one thread."""
+    U = np.asfortranarray(U)
+    left = side == "left"
+    n = B.shape[1] if left else B.shape[0]
+    parts = _threads.split(n, max(1, min(_threads.PARTS, n // SOLVE_PART_MIN)))
+
+    def part(p):
+        lo, hi = parts[p]
+        if left:  # a block of a Fortran-order B's columns lies contiguous: solved where it is
+            return released_trsm(U, B[:, lo:hi], side="left", trans=True)
+        block = np.asfortranarray(B[lo:hi])  # a block of rows is strided in either order: solved in a copy
+        if not released_trsm(U, block, side="right", trans=False):
+            return False
+        B[lo:hi] = block
+        return True
+
+    with blas_threads(1):
+        if all(_threads.map_parts(part, len(parts), _threads.resolve_threads(None))):
+            return B
+        # no released entry: SciPy's dtrsm, the whole of B at once
+        out = blas.dtrsm(1.0, U, B, side=0 if left else 1, lower=0, trans_a=1 if left else 0, overwrite_b=1)
+    if not np.shares_memory(out, B):  # pragma: no cover - a SciPy that copied b after all
+        B[...] = out
+    return B
 
 
 class NystromSystem:
@@ -361,9 +401,8 @@ class NystromSystem:
     def _whiten_rows(self, K):
         """Z = K U⁻¹ (K float64, overwritten on NumPy): the rows' whitened features z = U⁻ᵀk."""
         if self.xp is np:
-            # Zᵀ = U⁻ᵀ Kᵀ in place: Kᵀ of the C-order K is Fortran order
-            with blas_threads(1):  # the same bits on any thread count (threaded dtrsm's are not: :meth:`whitened`)
-                return blas.dtrsm(1.0, np.asfortranarray(self.U), K.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+            # Zᵀ = U⁻ᵀ Kᵀ in place: Kᵀ of the C-order K is Fortran order (the same bits on any thread count)
+            return solve_upper_transposed(self.U, K.T).T
         return solve_triangular(self.U, K.T, lower=False, trans="T").T  # pragma: no cover - GPU only
 
     @classmethod
@@ -387,7 +426,7 @@ class NystromSystem:
         """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows.
 
         On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
-        from the left and from the right: bit-identical on 1 and 2 threads), which A/n then no longer
+        from the left and from the right in fixed parts: bit-identical on 1 and 2 threads), which A/n then no longer
         holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` does it in M³
         flops instead of 2 M³, and faster, but its bits follow the thread count, and the solve's should not
         (docs/benchmarks.md, "Measurements behind the code's choices")."""
@@ -400,14 +439,10 @@ class NystromSystem:
             T = symmetric_from_lower(self.An.copy() if shared else self.An)
             if self.xp is np:
                 # symmetric: the C-order T is also its own transpose, the Fortran-order T.T
-                U = np.asfortranarray(self.U)  # center_basis gives Fortran order: no copy
-                # one BLAS thread: OpenBLAS's threaded dtrsm gives other bits for many M (74, 81, 102, 300 ...: the
-                # centres a pivoted basis keeps), so T, and the model, followed the thread count
-                with blas_threads(1):
-                    W = blas.dtrsm(1.0, U, T.T, side=0, lower=0, trans_a=1, overwrite_b=1)  # U⁻ᵀ A
-                    W = blas.dtrsm(1.0, U, W, side=1, lower=0, trans_a=0, overwrite_b=1)  # (U⁻ᵀ A) U⁻¹
-                if not np.shares_memory(W, T):  # pragma: no cover - a SciPy that copied b after all
-                    T[...] = W.T
+                # in fixed parts of columns, then of rows, on the worker threads: the same bits on any thread count
+                # (:func:`solve_upper_transposed`)
+                W = solve_upper_transposed(self.U, T.T, side="left")  # U⁻ᵀ A
+                solve_upper_transposed(self.U, W, side="right")  # (U⁻ᵀ A) U⁻¹, in T's buffer
             else:  # pragma: no cover - GPU only
                 T = solve_triangular(self.U, solve_triangular(self.U, T, lower=False, trans="T").T, lower=False,
                                      trans="T")

@@ -231,7 +231,7 @@ class _Blocks:
             A[na:, na:] = self.own[b]
             A[na:, :na] = cross
             try:
-                alpha = ridge_solve(A, t, n * lam, d)
+                alpha = ridge_solve(A, t, n * lam, d, released=True)  # on a worker thread: the GIL released
             except np.linalg.LinAlgError:
                 continue
             s = Va @ alpha[:na].astype(Va.dtype) + Vb @ alpha[na:].astype(Vb.dtype)

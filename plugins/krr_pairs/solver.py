@@ -230,7 +230,9 @@ def exact_pair(kernel, X, y, lam, weights, loss):
     K = symmetric_from_lower(kernel.exact(X, X))
     d = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64))
     try:
-        alpha = ridge_solve(K.astype(np.float64), y, n * lam, d)
+        # the factor with the GIL released: the pairs run on kopt's worker threads (SciPy's factor held the GIL,
+        # so two threads solved one pair at a time)
+        alpha = ridge_solve(K.astype(np.float64), y, n * lam, d, released=True)
     except np.linalg.LinAlgError:
         raise KoptError("the regularized kernel matrix of a pair of classes is not positive definite; raise "
                         "lambda") from None
