@@ -21,7 +21,7 @@ import weakref
 import numpy as np
 
 from ..numerics.backend import get_namespace
-from ..numerics.linalg import solve_triangular
+from ..numerics.linalg import released_trsm, solve_triangular
 from ..numerics.threads import blas_threads, parallel_map
 
 #: rows of P's lower triangle written per block (:meth:`CentreFactors.factor`): three BLOCK × M float64 temporaries
@@ -215,7 +215,11 @@ def drawn_gram(kernel, kept, drawn, U, threads=1, block=BLOCK):
 
             def whiten(a, lo=lo, hi=hi, W=W):
                 b = min(hi, a + sub)
-                W[:, a - lo:b - lo] = solve_triangular(U, kernel.exact(Ck, Cd[a:b]), lower=False, trans="T")
+                block_values = xp.asfortranarray(kernel.exact(Ck, Cd[a:b]), dtype=np.float64)
+                # NumPy's CBLAS with the GIL released (SciPy's solve holds it: the workers took turns), else SciPy's
+                if xp is not np or not released_trsm(U, block_values, side="left", trans=True):
+                    block_values = solve_triangular(U, block_values, lower=False, trans="T")
+                W[:, a - lo:b - lo] = block_values
 
             parallel_map(whiten, range(lo, hi, sub), workers)
 
