@@ -18,11 +18,7 @@ What one step costs (:meth:`HingeNewton.step`):
 * T_S is kept up to date, not rebuilt: the rows that crossed the margin since the last step go in or out by a
   rank-k update of their whitened features (:meth:`NystromSystem.update_rows`, rows · M² flops); after the first
   steps few rows cross.  Where more rows changed than S holds, T_S is made again from S's rows alone;
-* one Cholesky factor of T_S + λI (M³/3 flops), made in T_S's own buffer, and two solves for the bias's border --
-  or, while the rows inside the margin are at most :data:`ROW_SPACE_SHARE` of M (text: a few hundred margin rows
-  against thousands of centres), the same solve in their row space: with Z̃ the margin rows' features √(w_i/n) z_i,
-  (λI + Z̃ᵀZ̃)⁻¹ r = (r − Z̃ᵀ (λI + Z̃Z̃ᵀ)⁻¹ Z̃ r) / λ, one |S| × |S| Cholesky and |S|² M flops for Z̃Z̃ᵀ (Woodbury's
-  identity); the features are kept as the rows enter and leave T_S, so T_S and the solve stay the same rows'.
+* one Cholesky factor of T_S + λI (M³/3 flops), made in T_S's own buffer, and two solves for the bias's border.
 
 The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
 of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
@@ -40,7 +36,7 @@ import numpy as np
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads_mod
 from ..numerics.backend import get_namespace
-from ..numerics.linalg import cho_solve, cholesky, solve_triangular
+from ..numerics.linalg import cho_solve, solve_triangular
 from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks
 
 #: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
@@ -54,10 +50,6 @@ RISE = 1e-12
 CACHE_BYTES = 64 << 20
 #: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
 LINE_SEARCH_STEPS = 40
-#: a Newton step solves in the margin rows' row space (Woodbury's identity: the module docstring) while they are at most
-#: this share of the centres M: its |S|² M + |S|³/3 flops then cost at most half of T_S + λI's M³/3 Cholesky (0.4² +
-#: 0.4³/3 of M³); the rows' features (|S| × M float64, at most 0.4 of T's M × M) are kept only then
-ROW_SPACE_SHARE = 0.4
 
 
 def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None, bound=None, cached=None):
@@ -214,9 +206,6 @@ class HingeNewton:
         self.f = self.sums = None
         self.objective = None
         self.moved, self.converged, self.steps, self.line_searches = None, False, 0, 0
-        # the rows T sums and their features √w_i z_i, kept while they are few (:data:`ROW_SPACE_SHARE`): the steps
-        # then solve in their row space; None otherwise
-        self._row_features = self._feature_rows = None
 
     @property
     def w(self):
@@ -251,57 +240,25 @@ class HingeNewton:
         moved = int(xp.sum(enter)) + int(xp.sum(leave))
         if moved == 0:
             return 0
-        inside = int(xp.sum(S))
-        # cheaper from nothing: S's rows alone (their features kept where they are few); and where they have become
-        # few with no features kept, their T made again to keep them (2 |S| M² flops at most 0.4 M³, once; each step
-        # after it then costs a fraction of the M³/3 factor it saves)
-        if moved > inside or (self._row_features is None and self._few(2 * inside)):
+        if moved > int(xp.sum(S)):  # cheaper from nothing: S's rows alone
             s.clear_rows()
-            kept = [] if self._few(inside) else None
-            self._update(S, 1.0, kept)
-            self._keep_features(S, kept)
+            self._update(S, 1.0)
         else:
-            kept = [] if self._row_features is not None else None
-            self._update(enter, 1.0, kept)
+            self._update(enter, 1.0)
             self._update(leave, -1.0)
-            if kept is not None:
-                self._move_features(enter, leave, kept)
         self.in_T = S
         return moved
 
-    def _few(self, rows):
-        """Whether ``rows`` margin rows are few enough for the row-space solve (:data:`ROW_SPACE_SHARE`; NumPy)."""
-        return self.system.xp is np and rows <= ROW_SPACE_SHARE * self.system.M
-
-    def _keep_features(self, S, kept):
-        """Keep the features of the rows S (``kept``: their chunks, in the rows' order; None: keep none)."""
-        if kept is None:
-            self._row_features = self._feature_rows = None
-            return
-        M = self.system.M
-        self._row_features = np.concatenate(kept) if kept else np.empty((0, M))
-        self._feature_rows = np.flatnonzero(S)
-
-    def _move_features(self, enter, leave, kept):
-        """The kept features after rows entered (``kept``: their chunks) and left; dropped once the rows are too many."""
-        rows = np.concatenate([self._feature_rows[~leave[self._feature_rows]], np.flatnonzero(enter)])
-        if not self._few(len(rows)):
-            self._row_features = self._feature_rows = None
-            return
-        features = np.concatenate([self._row_features[~leave[self._feature_rows]]] + kept)
-        order = np.argsort(rows, kind="stable")
-        self._row_features, self._feature_rows = features[order], rows[order]
-
-    def _update(self, mask, sign, keep=None):
+    def _update(self, mask, sign):
         xp = self.system.xp
         idx = xp.nonzero(mask)[0]
         if not idx.shape[0]:
             return
         w = None if self.weights is None else self.weights[idx]
         if self._cache is None:
-            self.system.update_rows(_rows.take(self.X, idx), sign, w, keep=keep)
+            self.system.update_rows(_rows.take(self.X, idx), sign, w)
         else:  # the held kernel values of those rows, a chunk at a time
-            self.system.update_rows(None, sign, chunks=self._held_rows(idx, w), keep=keep)
+            self.system.update_rows(None, sign, chunks=self._held_rows(idx, w))
 
     def _held_rows(self, idx, w):
         """``(K, weights)`` float64 chunks of the held kernel values of the rows ``idx`` (sorted)."""
@@ -323,7 +280,6 @@ class HingeNewton:
         S = self.inside()
         s.clear_rows()
         self._update(S, 1.0)
-        self._keep_features(S, None)  # the direct solve: T_S + λI's own factor
         self.in_T = S
         _, sums = self._margin_pass(xp.zeros(s.M, dtype=np.float64), 0.0, S)
         z, s_b, wS = self._margin_sums(sums, S)  # z: [−U⁻ᵀ Σ_S w y k, U⁻ᵀ Σ_S w k] / n
@@ -343,34 +299,13 @@ class HingeNewton:
         """(x, β) solving [[T_S + λI, e], [eᵀ, s_b]] [x; β] = [r_v; r_b] (T_S + λI factored in T's own buffer); where
         no row is inside the margin the bias has no curvature: β = ``b_fixed`` and x solves the first block row."""
         xp = self.system.xp
-        if self._row_features is not None:
-            ac = self._row_space_solve(xp.stack([r_v, e], axis=1))
-        else:
-            with self.system._factored(self.lam, self.threads, required=True) as L:
-                with blas_held(self.threads):
-                    ac = cho_solve(L, xp.stack([r_v, e], axis=1))
+        with self.system._factored(self.lam, self.threads, required=True) as L:
+            with blas_held(self.threads):
+                ac = cho_solve(L, xp.stack([r_v, e], axis=1))
         a, c = ac[:, 0], ac[:, 1]
         schur = s_b - float(xp.sum(e * c))
         beta = (r_b - float(xp.sum(e * a))) / schur if schur > 1e-12 * max(s_b, 1e-300) else b_fixed
         return a - c * beta, beta
-
-    def _row_space_solve(self, R):
-        """(T_S + λI)⁻¹ R in the margin rows' row space: with Z̃ their features √(w_i/n) z_i (T_S = Z̃ᵀZ̃),
-        (R − Z̃ᵀ (λI + Z̃Z̃ᵀ)⁻¹ Z̃ R) / λ -- one |S| × |S| Cholesky instead of M × M (Woodbury's identity)."""
-        Z = self._row_features
-        lam = self.lam
-        if Z.shape[0] == 0:
-            return R / lam
-        scale = 1.0 / float(self.system.n)
-        with blas_held(self.threads):
-            G = Z @ Z.T
-            G *= scale
-            G[np.diag_indices_from(G)] += lam
-            Y = Z @ R
-            Y *= scale  # Z̃ R = √(1/n) Z R, and Z̃ᵀ X = √(1/n) Zᵀ X: the two √ make 1/n
-            L = cholesky(G, overwrite=True, zero_upper=False)
-            X = cho_solve(L, Y)
-            return (R - Z.T @ X) / lam
 
     def gradient(self):
         """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""

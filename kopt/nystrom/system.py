@@ -346,7 +346,7 @@ class NystromSystem:
             raise ValueError("restore() was given other centres than the system's")
         self.U, self.C = U, kept_centers(C, kept, own=True)
 
-    def update_rows(self, X, sign=1.0, weights=None, chunks=None, keep=None):
+    def update_rows(self, X, sign=1.0, weights=None, chunks=None):
         """T ± (1/n) Σ w_i z_i z_iᵀ over the rows X (``sign`` +1 adds them, -1 takes them out; n is unchanged): the
         system of another set of rows on the same centres, at rows · M² flops (their kernel values, whitened, and a
         rank-k update of T's lower triangle).  The squared hinge's Newton steps (``solver: svm_nystrom``) keep T
@@ -354,8 +354,7 @@ class NystromSystem:
         kernel values where the caller holds them, as ``(K, weights)`` pairs (K float64, overwritten).  T must be
         made and writeable (not a shared system's); the right-hand sides b and B/n are not kept (a row's target does
         not enter T), so the system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse
-        it from then on.  ``keep``: a list each chunk's features √w_i z_i (float64, rows × M, in the rows' order) are
-        appended to (:class:`kopt.nystrom.newton.HingeNewton` solves in their row space while they are few)."""
+        it from then on."""
         T, _ = self.whitened()
         if not _writeable(T):
             raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
@@ -368,8 +367,6 @@ class NystromSystem:
             if w is not None:
                 Z *= xp.sqrt(w)[:, None]
             _gram_update(T, Z, alpha=float(sign) / self.n)
-            if keep is not None:
-                keep.append(Z.copy())
             touched = True
         if touched:
             T = symmetric_from_lower(T)  # in place on NumPy

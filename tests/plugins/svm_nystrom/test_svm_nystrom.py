@@ -111,54 +111,6 @@ def test_any_start_and_any_rows_in_T_reach_the_same_minimiser():
         assert np.array_equal(results[0][1], other[1]) and results[0][2] == other[2]
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_few_margin_rows_are_solved_in_their_row_space_to_the_same_minimiser(weighted, monkeypatch):
-    """Where the rows inside the margin are at most ROW_SPACE_SHARE of the centres, a step solves in their row space
-    (Woodbury) with their features kept as they enter and leave T_S: the same minimiser as the M x M factor's, T_S
-    still the margin rows' system, and polish's direct solve ends on the same bits either way."""
-    from kopt.nystrom import newton as newton_mod
-
-    rng = np.random.default_rng(0)  # two classes apart in 8 columns: few rows end inside the margin
-    y = np.where(rng.random(600) < 0.5, 1.0, -1.0)
-    X = rng.standard_normal((600, 8)) + 2.5 * y[:, None] * np.eye(8)[0]
-    w = np.random.default_rng(6).random(len(y)) + 0.5 if weighted else None
-    kernel = GaussianKernel(bandwidth=2.5)
-    runs, default = {}, 0.6  # a wider share than the default's 0.4: more of the steps in the row space
-    for share in (default, 0.0):
-        monkeypatch.setattr(newton_mod, "ROW_SPACE_SHARE", share)
-        system = NystromSystem(kernel, X, y[:, None], X[:300], dtype=np.float64, weights=w)
-        system.whitened()
-        h = HingeNewton(system, X, y, 1e-4, w)
-        row_space_steps = 0
-        while not h.converged:
-            h.step()
-            if h._row_features is not None:
-                row_space_steps += 1
-                # the kept features are those of the rows T sums, in their order
-                assert np.array_equal(h._feature_rows, np.flatnonzero(h.in_T))
-                Z = _features(system, X[h.in_T]) * np.sqrt(np.ones(len(y)) if w is None else w)[h.in_T][:, None]
-                np.testing.assert_allclose(h._row_features, Z, atol=1e-9)
-            assert h.steps < 40
-        J, v, b = h.objective, h.v.copy(), h.b
-        S = y * h.f < 1
-        alone = NystromSystem(kernel, X[S], y[S][:, None], X[:300], dtype=np.float64,
-                              weights=None if w is None else w[S])
-        np.testing.assert_allclose(system.whitened()[0], alone.whitened()[0] * (S.sum() / len(y)), rtol=1e-6, atol=1e-9)
-        h.polish()
-        runs[share] = (row_space_steps, J, v, b, h.objective, h.v, h.b, system.M, int(S.sum()))
-    fast, slow = runs[default], runs[0.0]
-    assert fast[0] >= 2 and slow[0] == 0  # the row space served the last steps; with share 0 none
-    assert fast[8] <= default * fast[7]
-    assert fast[1] == pytest.approx(slow[1], rel=1e-10)
-    np.testing.assert_allclose(fast[2], slow[2], atol=1e-6)
-    assert fast[3] == pytest.approx(slow[3], abs=1e-7)
-    # polish: a direct solve on the final margin rows, the same bits whichever way the steps went
-    assert fast[4] == slow[4] and np.array_equal(fast[5], slow[5]) and fast[6] == slow[6]
-    v_ref, b_ref, J_ref = _reference(_features(NystromSystem(kernel, X, y[:, None], X[:300], dtype=np.float64), X), y,
-                                     1e-4, w)
-    assert fast[1] == pytest.approx(J_ref, rel=1e-7)
-
-
 def test_update_rows_adds_and_takes_out_rows_and_rescale_recounts():
     X, y = _data(n=300)
     kernel = GaussianKernel(bandwidth=1.0)
