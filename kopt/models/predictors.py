@@ -62,6 +62,9 @@ class PairwiseVotes(Predictor):
 
     name = "pairwise_votes"
 
+    def __getstate__(self):  # a pickle holds the arrays, not the groups made from them
+        return {k: v for k, v in self.__dict__.items() if k != "_groups"}
+
     def decision_function(self, X, ctx):
         a = self.arrays
         if getattr(self, "_groups", None) is None:  # made once a model: the support rows by the pairs they serve

@@ -134,6 +134,13 @@ def test_the_scores_group_the_support_by_the_pairs_it_serves_and_equal_each_pair
     F = np.stack([K[:, a["columns"][lo:hi]] @ a["coef"][lo:hi] + a["intercepts"][p]
                   for p, (lo, hi) in enumerate(zip(a["offsets"][:-1], a["offsets"][1:]))], axis=1)
     np.testing.assert_allclose(r.model.decision_function(Xt), vote_scores(F, a["pairs"], 4), rtol=0, atol=1e-9)
+    # the groups are made once a model and kept beside it, not pickled with it
+    import pickle
+
+    again = pickle.loads(pickle.dumps(r.model.predictor))
+    assert hasattr(r.model.predictor, "_groups") and not hasattr(again, "_groups")
+    np.testing.assert_array_equal(again.decision_function(Xt, r.model._context()), r.model.predictor.decision_function(
+        Xt, r.model._context()))
 
 
 def test_the_groups_add_a_row_listed_twice_and_skip_rows_no_pair_uses():
