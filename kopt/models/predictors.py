@@ -89,6 +89,7 @@ def pairwise_scores(kernel, xp, X, support, coef, columns, offsets, intercepts, 
     order, bounds, members, blocks = groups
     S = xp.asarray(np.asarray(support)[order])  # the support rows group by group
     blocks = [xp.asarray(B, dtype=np.float64) for B in blocks]
+    members = [xp.asarray(m) for m in members]  # index arrays on the backend (CuPy indexes with its own)
     intercepts = np.asarray(intercepts, dtype=np.float64)
     out = xp.empty((X.shape[0], n_classes), dtype=np.float64)
     k = kernel.bind(S)
