@@ -324,7 +324,10 @@ def _run(spec, call, cluster):
         for name in names:
             reg.pm.unregister(name=name)
     if call.calibrate and cluster is None:
-        calibration = calibrate_model(spec, problem, model, call.held_out, solver)
+        held_out = call.held_out
+        if (held_out is None or held_out.get("scores") is None) and callable(out.held_out):
+            held_out = out.held_out  # the solve's own held-out scores, where it made them (scored in the calibration)
+        calibration = calibrate_model(spec, problem, model, held_out, solver)
         if calibration is not None:
             report["calibration"] = {k: v for k, v in calibration.items()}
             report["timings"]["calibration_s"] = calibration.pop("seconds")
@@ -335,17 +338,14 @@ def _run(spec, call, cluster):
     return result
 
 
-#: the share of the training rows the seeded internal split of :func:`calibrate_model` holds out
-CALIBRATION_SHARE = 0.2
-
-
 def calibrate_model(spec, problem, model, held_out, solver):
     """A margin classifier's probability calibration (:mod:`kopt.models.calibration`), or None (a regression, a
     logistic or softmax loss: their own probabilities; a non-finite score).
 
     The held-out scores are ``solver: auto``'s where it hands them on (``held_out``: its validation rows, scored by
-    the search's model of the chosen settings, fitted on the other rows: no extra fit).  Otherwise -- every choice
-    fixed, a solver named, or a route whose search scored another loss -- a seeded internal split:
+    the search's model of the chosen settings, fitted on the other rows: no extra fit), or the solver's own where its
+    solve made them (``held_out`` a function: ``SolverOutput.held_out``, e.g. ``krr_pairs``' exact pairs).  Otherwise
+    -- every choice fixed, a solver named, or a route whose search scored another loss -- a seeded internal split:
     :func:`kopt.running.validation.make_splits` with the spec's seed holds out round(0.2 n) of the n training rows
     (the same rows ``solver: auto`` would hold out), the chosen spec is solved again on the other 80% and scores them:
     one more solve, on 80% of the rows.  The calibration's dict says which rows (``source``) and how many (``rows``);
@@ -360,15 +360,15 @@ def calibrate_model(spec, problem, model, held_out, solver):
     if problem.X is None or problem.y is None:
         return None
     t0 = time.perf_counter()
+    if callable(held_out):  # the solver's own (SolverOutput.held_out): None where its solve made none
+        held_out = held_out()
     labels = to_numpy(problem.y).astype(np.float64)
     weights = None if problem.sample_weight is None else to_numpy(problem.sample_weight)
     binary = problem.preprocessor.target == "binary"
     if held_out is not None and held_out.get("scores") is not None:
         rows, scores, words = np.asarray(held_out["rows"]), np.asarray(held_out["scores"]), held_out["words"]
     else:
-        from .running.validation import make_splits
-
-        (tr, rows), = make_splits(problem.n, spec["seed"], validation=CALIBRATION_SHARE)
+        tr, rows = _calibration.held_out_rows(problem.n, spec["seed"])
         sub = replace(problem, X=_rows.take(problem.X, problem.xp.asarray(tr)), y=problem.y[problem.xp.asarray(tr)],
                       X_test=None, y_test_raw=None,
                       sample_weight=None if weights is None else problem.xp.asarray(weights[tr] / weights[tr].mean()),

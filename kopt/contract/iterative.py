@@ -230,6 +230,11 @@ class IterativeSolver(Solver):
         """``(predictor, info)``: the model's :class:`kopt.contract.components.Predictor` and a dict of facts."""
         raise NotImplementedError
 
+    def held_out(self, state):
+        """The calibration's held-out scores where the solve made them (:attr:`SolverOutput.held_out`'s dict), else
+        None (the default: the calibration solves the spec again on the other rows)."""
+        return None
+
     # -- the skeleton ---------------------------------------------------------------------------
     @property
     def n_threads(self) -> int:
@@ -319,7 +324,8 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
     if last.criterion is not None:
         info[solver.criterion_name.replace(" ", "_")] = last.criterion
     return SolverOutput(predictor, n_iter=t, success=tracker.success, message=tracker.message(t, last),
-                        objective=last.objective, dual=last.dual, gap=last.gap, status=tracker.status, info=info)
+                        objective=last.objective, dual=last.dual, gap=last.gap, status=tracker.status, info=info,
+                        held_out=lambda: solver.held_out(state))
 
 
 def _record(check: Check) -> dict:

@@ -22,6 +22,11 @@ class SolverOutput:
     gap: float | None = None
     status: str = "done"
     info: dict = field(default_factory=dict)
+    #: None, or a function of no arguments returning ``{"rows", "scores", "words"}`` (the shape of
+    #: :class:`kopt.contract.components.Plan`'s ``held_out``) or None: the scores of the calibration's held-out rows
+    #: (:func:`kopt.models.calibration.held_out_rows`) by a model of the solve's settings not fitted on them, made
+    #: during the solve -- the probability calibration then needs no second solve.  Called only where it calibrates.
+    held_out: object = None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,18 @@ import numpy as np
 
 #: the calibration's ``method`` in the model file
 METHOD = "sigmoid"
+#: the share of the training rows a seeded internal split holds out for the calibration (``solver: auto``'s own
+#: validation share: the same rows)
+SHARE = 0.2
+
+
+def held_out_rows(n, seed):
+    """``(fit rows, held-out rows)`` of the seeded internal split the calibration scores: ``make_splits(n, seed,
+    validation=SHARE)``, the rows ``solver: auto`` holds out for validation."""
+    from ..running.validation import make_splits
+
+    (fit, held), = make_splits(n, seed, validation=SHARE)
+    return fit, held
 #: Newton's stopping rule on the gradient's largest entry, and its step cap (Lin, Lin and Weng use 1e-5 and 100)
 GRAD_TOL = 1e-5
 MAX_STEPS = 100

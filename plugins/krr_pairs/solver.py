@@ -16,6 +16,13 @@ pairs for class ids where that costs less than its one-vs-rest ladder (:mod:`kop
 Each pair's problem is kopt's λ/2 ‖f_ab‖² + mean over the pair's rows of ½(f_ab(x_i) + μ_ab − y_i)²; the solver
 reports the sum of the pairs' primals, of their duals (krr_nystrom's dual point per pair) and so their summed gap.
 Row weights are renormalised to mean 1 on each pair's rows.
+
+With every row a centre the solve also makes the probability calibration's held-out scores
+(:meth:`PairsKRR.held_out`): each pair's rows are ordered with the calibration's fit rows
+(:func:`kopt.models.calibration.held_out_rows`) first, so the leading block of the pair's Cholesky factor is the
+factor of the fit rows' own system, K_FF + n_ab λ W⁻¹; two triangular solves with it (n_F² flops) give the pair's
+model of its fit rows alone (at λ n_ab / n_F, exact pairs being flat in λ: docs/defaults.md), and those models score
+the held-out rows -- no second solve of the pairs on the fit rows.
 """
 from __future__ import annotations
 
@@ -23,11 +30,12 @@ import numpy as np
 
 from kopt.contract.iterative import COMMON_OPTIONS, Check, IterativeSolver, Step
 from kopt.errors import KoptError
+from kopt.models import calibration
 from kopt.models.predictors import PairwiseVotes, class_pairs, pairwise_scores
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import get_namespace, to_numpy
-from kopt.numerics.linalg import ridge_solve
+from kopt.numerics.linalg import cho_solve, cholesky
 from kopt.numerics.objectives import dual, primal
 from kopt.nystrom import certificate
 from kopt.nystrom.centres import centres_used, choose_centers
@@ -92,8 +100,12 @@ class PairsKRR(IterativeSolver):
         # features.count ≥ n: every row is a centre, and each pair is its rows' exact KRR (repeated rows included)
         exact = problem.features.count >= problem.n
         centers = np.arange(problem.n) if exact else choose_centers(problem, problem.features.count)
+        held = None
+        if exact:  # the calibration's held-out rows: each pair's fit rows first (the module docstring)
+            held = np.zeros(problem.n, dtype=bool)
+            held[calibration.held_out_rows(problem.n, problem.spec["seed"])[1]] = True
         return {"problem": problem, "centers": centers, "ids": to_numpy(problem.y).astype(np.int64), "exact": exact,
-                "pairs": class_pairs(problem.n_classes), "model": None, "sums": None}
+                "pairs": class_pairs(problem.n_classes), "model": None, "sums": None, "held": held, "fit_model": None}
 
     def step(self, state, t):
         problem, centers, ids = state["problem"], state["centers"], state["ids"]
@@ -103,8 +115,14 @@ class PairsKRR(IterativeSolver):
         pairs = state["pairs"]
         if state["exact"]:  # the pairs on kopt's worker threads, each one's BLAS on one thread (the skeleton's hold)
             threads = self.n_threads if xp is np else 1  # a GPU: one pair after the other on its stream
-            done = _threads.parallel_map(lambda p: self._exact(problem, ids, centers, C_all, *pairs[p]),
+            done = _threads.parallel_map(lambda p: self._exact(problem, ids, centers, C_all, *pairs[p],
+                                                               held=state["held"]),
                                          range(len(pairs)), threads)
+            # each pair's model of the calibration's fit rows alone (the module docstring)
+            state["fit_model"] = {"coef": np.concatenate([d[4][0] for d in done]),
+                                  "columns": np.concatenate([d[4][1] for d in done]).astype(np.int64),
+                                  "offsets": np.cumsum([0] + [len(d[4][1]) for d in done]).astype(np.int64),
+                                  "intercepts": np.asarray([d[4][2] for d in done])}
         else:  # each pair's Nystrom system with every BLAS thread
             with _threads.blas_threads(self.n_threads):
                 done = [self._nystrom(problem, ids, centers, C_all, a, b) for a, b in pairs]
@@ -117,12 +135,21 @@ class PairsKRR(IterativeSolver):
         return Step(rows=problem.n)
 
     @staticmethod
-    def _exact(problem, ids, centers, C_all, a, b):
-        """Pair (a, b)'s exact KRR: ``(coef, columns, intercept, (P, D, scale, terms))``."""
+    def _exact(problem, ids, centers, C_all, a, b, held=None):
+        """Pair (a, b)'s exact KRR: ``(coef, columns, intercept, (P, D, scale, terms), fit rows' model)``, the last
+        ``(coef, columns, intercept)`` of the pair's calibration fit rows alone (``held``: the calibration's held-out
+        rows, a mask over the training rows; the pair's rows are ordered with the others first)."""
+        xp = problem.xp
         rows, Y, mu, w, own = pair_problem(problem, ids, centers, a, b)
-        alpha, (p, d, s) = exact_pair(problem.kernel, C_all[problem.xp.asarray(own)], Y[:, 0], problem.lam, w,
-                                      problem.loss)
-        return to_numpy(alpha), own, float(to_numpy(mu)[0]), (p, d, s, 2 * len(rows))
+        order = np.argsort(held[own], kind="stable") if held is not None else np.arange(len(own))
+        rows, own, Y = rows[order], own[order], Y[xp.asarray(order)]
+        w = None if w is None else w[xp.asarray(order)]
+        fit = len(own) - int(np.sum(held[own])) if held is not None else 0
+        alpha, (p, d, s), fit_alpha = exact_pair(problem.kernel, C_all[xp.asarray(own)], Y[:, 0], problem.lam, w,
+                                                 problem.loss, fit=fit, targets=Y[:, 0] + mu[0])
+        fit_coef, fit_mu = fit_alpha
+        return (to_numpy(alpha), own, float(to_numpy(mu)[0]), (p, d, s, 2 * len(rows)),
+                (to_numpy(fit_coef), own[:fit], fit_mu))
 
     @staticmethod
     def _nystrom(problem, ids, centers, C_all, a, b):
@@ -138,6 +165,22 @@ class PairsKRR(IterativeSolver):
                             "lambda") from None
         p, d, s = certificate(problem.loss, lam, Y[:, 0], scores[:, 0], Ktr[:, 0], wt[:, 0], system.U, w)
         return to_numpy(wt[:, 0]), own[to_numpy(system.kept)], float(to_numpy(mu)[0]), (p, d, s, len(rows) + system.M)
+
+    def held_out(self, state):
+        """The calibration's held-out rows scored by the pairs' models of its fit rows (made in the exact solve: the
+        module docstring); None where the pairs are Nyström's or the solve made none (a resumed run)."""
+        fit = state.get("fit_model")
+        if fit is None or state.get("C") is None:
+            return None
+        problem = state["problem"]
+        rows = np.flatnonzero(state["held"])
+        X = _rows.take(problem.X, problem.xp.asarray(rows))
+        scores = pairwise_scores(problem.kernel, problem.xp, X, to_numpy(state["C"]), fit["coef"], fit["columns"],
+                                 fit["offsets"], fit["intercepts"], state["pairs"], int(problem.n_classes))
+        return {"rows": rows, "scores": to_numpy(scores),
+                "words": f"the calibration's {len(rows)} held-out rows of {problem.n} (make_splits, validation "
+                         f"{calibration.SHARE:g}, seed {problem.spec['seed']}), scored by each pair's "
+                         f"model of the other rows, from the leading block of its factor (no second solve)"}
 
     def check(self, state, rows):
         if state["sums"] is None:
@@ -218,24 +261,44 @@ def pairs_plan(sizes, threads):
             matrices(1, min(sizes.count, n), d, sizes.dtype, "every pair's centres")]
 
 
-def exact_pair(kernel, X, y, lam, weights, loss):
+def exact_pair(kernel, X, y, lam, weights, loss, fit=0, targets=None):
     """A pair's exact kernel ridge regression on its rows X (every row a centre): α = (K + nλW⁻¹)⁻¹ y, solved as
     krr_exact does -- (DKD + nλI)β = Dy, α = Dβ, D = W^½.  K = k(X, X) stays in the kernel's dtype (float32 by
     default, its lower triangle mirrored: the Cholesky reads that one); the factored matrix is float64 and the
     products with K accumulate in float64 a block of rows at a time (:func:`times`), so a pair holds one n_ab² float64
     array beside K.  One Cholesky of n³/3 flops where the Nyström system of the same centres costs ~10x that (n³
-    for A, 2n³ to whiten it).  Returns ``(α, (primal, dual, scale))``."""
+    for A, 2n³ to whiten it).
+
+    ``fit``: the first ``fit`` rows' own model too, from the factor's leading block (the factor of their rows' DKD +
+    nλI: the module docstring), for their ±1 ``targets`` less their weighted mean.  Returns ``(α, (primal, dual,
+    scale), (α_fit, μ_fit))`` (α_fit empty and μ_fit 0 where ``fit`` is 0)."""
     xp = get_namespace(X)
     n = X.shape[0]
     K = symmetric_from_lower(kernel.exact(X, X))
     d = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64))
+    A = K.astype(np.float64)
+    if d is not None:
+        A *= d[:, None]
+        A *= d[None, :]
+    A[xp.diag_indices(n)] += n * lam
     try:
         # the factor with the GIL released: the pairs run on kopt's worker threads (SciPy's factor held the GIL,
-        # so two threads solved one pair at a time)
-        alpha = ridge_solve(K.astype(np.float64), y, n * lam, d, released=True)
+        # so two threads solved one pair at a time); cho_solve reads its lower triangle alone
+        L = cholesky(A, overwrite=True, zero_upper=False, released=True)
     except np.linalg.LinAlgError:
         raise KoptError("the regularized kernel matrix of a pair of classes is not positive definite; raise "
                         "lambda") from None
+    alpha = cho_solve(L, y, released=True) if d is None else d * cho_solve(L, d * y, released=True)
+    fit_alpha, fit_mu = xp.zeros(0, dtype=np.float64), 0.0
+    if fit:
+        t = targets[:fit]
+        w_fit = None if d is None else d[:fit] ** 2
+        fit_mu = float(to_numpy(target_offset(t[:, None], w_fit))[0])
+        L_fit = xp.ascontiguousarray(L[:fit, :fit])  # the fit rows' own factor
+        r = t - fit_mu
+        fit_alpha = (cho_solve(L_fit, r, released=True) if d is None else
+                     d[:fit] * cho_solve(L_fit, d[:fit] * r, released=True))
+    del A, L
     scores = times(K, alpha)
     norm = float(alpha @ scores)
     g = loss.grad(scores, y)
@@ -243,7 +306,8 @@ def exact_pair(kernel, X, y, lam, weights, loss):
     norm_d = float(a @ times(K, a))
     P = primal(loss, y, scores, lam, norm, weights)
     D = dual(loss, y, a, lam, norm_d, weights)
-    return alpha, (P, D, lam * (norm + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y)))))
+    return alpha, (P, D, lam * (norm + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y))))), (fit_alpha,
+                                                                                                          fit_mu)
 
 
 def times(K, v, block=1024):

@@ -189,7 +189,8 @@ def test_with_every_row_a_centre_each_pair_is_its_rows_exact_ridge_regression(we
     assert a["support"].shape[0] == 240 and a["coef"].shape[0] == 3 * 240  # each row in C - 1 = 3 pairs
     for p, (c1, c2) in enumerate(a["pairs"]):
         cols = a["columns"][a["offsets"][p]:a["offsets"][p + 1]]
-        np.testing.assert_array_equal(cols, np.flatnonzero(np.isin(y, (c1, c2))))
+        # the pair's rows (the calibration's fit rows first: the factor's leading block is theirs)
+        np.testing.assert_array_equal(np.sort(cols), np.flatnonzero(np.isin(y, (c1, c2))))
         m = np.isin(y, (c1, c2))
         t = np.where(y[m] == c1, 1.0, -1.0)
         w = np.ones(m.sum()) if weights is None else weights[m] / weights[m].mean()
@@ -200,6 +201,35 @@ def test_with_every_row_a_centre_each_pair_is_its_rows_exact_ridge_regression(we
         f_model = _gauss(Xt, a["support"][cols]) @ a["coef"][a["offsets"][p]:a["offsets"][p + 1]] + a["intercepts"][p]
         np.testing.assert_allclose(f_model, f_ref, atol=1e-7 * np.abs(f_ref).max())
     assert abs(r.info["rel_gap"]) < 1e-10
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_exact_pairs_calibrate_on_their_fit_rows_models_from_the_factors_leading_block(weighted):
+    """With every row a centre the solve makes the calibration's held-out scores itself: each pair's rows ordered with
+    the calibration's fit rows first, the leading block of its factor is their system's (K_FF + n_ab λ W⁻¹), so its
+    model of the fit rows alone scores the held-out rows -- no second solve.  The sigmoids are those of that model."""
+    from kopt.models import calibration
+    from kopt.models.predictors import vote_scores as votes
+
+    X, y = _classes(240)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, len(y)) if weighted else None
+    r = kopt.solve(_spec(count=240), data=(X, y), sample_weight=weights)
+    cal = r.model.calibration
+    fit_rows, held = calibration.held_out_rows(240, 3)  # the spec's seed
+    assert cal["rows"] == len(held) and "leading block" in cal["source"] and "internal split" not in cal["source"]
+    F = []
+    for c1, c2 in r.model.predictor.arrays["pairs"]:
+        m = np.flatnonzero(np.isin(y, (c1, c2)))
+        w = np.ones(len(m)) if weights is None else weights[m] / weights[m].mean()  # normalised over the pair
+        f = np.isin(m, fit_rows)
+        t = np.where(y[m][f] == c1, 1.0, -1.0)
+        mu = (w[f] * t).sum() / w[f].sum()
+        alpha = np.linalg.solve(_gauss(X[m][f], X[m][f]) + len(m) * LAM * np.diag(1 / w[f]), t - mu)
+        F.append(_gauss(X[held], X[m][f]) @ alpha + mu)
+    expected = calibration.fit(votes(np.stack(F, axis=1), r.model.predictor.arrays["pairs"], 4), y[held], 4,
+                               None if weights is None else (weights / weights.mean())[held])  # kopt.solve's mean-1 weights
+    np.testing.assert_allclose(cal["a"], expected["a"], rtol=1e-6)
+    np.testing.assert_allclose(cal["b"], expected["b"], rtol=1e-6, atol=1e-9)
 
 
 def test_exact_pairs_are_the_same_bits_on_one_or_two_threads():
