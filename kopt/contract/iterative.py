@@ -325,7 +325,10 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
         info[solver.criterion_name.replace(" ", "_")] = last.criterion
     return SolverOutput(predictor, n_iter=t, success=tracker.success, message=tracker.message(t, last),
                         objective=last.objective, dual=last.dual, gap=last.gap, status=tracker.status, info=info,
-                        held_out=lambda: solver.held_out(state))
+                        # only a solver that makes held-out scores keeps its state alive for them (another's state
+                        # -- an M x M system -- would outlive the solve into the calibration's)
+                        held_out=(lambda: solver.held_out(state))
+                        if type(solver).held_out is not IterativeSolver.held_out else None)
 
 
 def _record(check: Check) -> dict:

@@ -21,6 +21,12 @@ METHOD = "sigmoid"
 #: the share of the training rows a seeded internal split holds out for the calibration (``solver: auto``'s own
 #: validation share: the same rows)
 SHARE = 0.2
+#: Newton's stopping rule on the gradient's largest entry, and its step cap (Lin, Lin and Weng use 1e-5 and 100)
+GRAD_TOL = 1e-5
+MAX_STEPS = 100
+#: the ridge added to the Hessian's diagonal, and the smallest line-search step
+RIDGE = 1e-12
+MIN_STEP = 1e-10
 
 
 def held_out_rows(n, seed):
@@ -30,12 +36,6 @@ def held_out_rows(n, seed):
 
     (fit, held), = make_splits(n, seed, validation=SHARE)
     return fit, held
-#: Newton's stopping rule on the gradient's largest entry, and its step cap (Lin, Lin and Weng use 1e-5 and 100)
-GRAD_TOL = 1e-5
-MAX_STEPS = 100
-#: the ridge added to the Hessian's diagonal, and the smallest line-search step
-RIDGE = 1e-12
-MIN_STEP = 1e-10
 
 
 def _loss(z, t, w):
