@@ -70,19 +70,31 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     return L
 
 
-def ridge_solve(A, y, shift, d=None, released=False):
-    """α with (DAD + shift·I)β = Dy, α = Dβ (D = diag(d), or I): weighted kernel ridge regression's stationarity
-    condition, (A + shift·W⁻¹)α = y on rows of weight w = d² > 0 (a row of weight 0 gets α = 0).  A (float64; its
-    lower triangle is read) is overwritten.  Raises ``numpy.linalg.LinAlgError`` when DAD + shift·I is not positive
-    definite.  ``released``: the factor and the solves with the GIL released (:func:`cholesky`)."""
+def ridge_factor(A, shift, d=None, released=False):
+    """The lower Cholesky factor L of DAD + shift·I (D = diag(d), or I), made in A's buffer (A float64, its lower
+    triangle read; L in its lower triangle, the strict upper one left as it was): weighted kernel ridge regression's
+    system, which :func:`ridge_apply` solves.  Raises ``numpy.linalg.LinAlgError`` when it is not positive definite.
+    ``released``: the factor with the GIL released (:func:`cholesky`)."""
     xp = get_namespace(A)
     if d is not None:
         A *= d[:, None]
         A *= d[None, :]
     A[xp.diag_indices(A.shape[0])] += shift
-    # cho_solve reads the lower triangle alone; ``released``: the GIL released (:func:`cholesky`)
-    L = cholesky(A, overwrite=True, zero_upper=False, released=released)
+    return cholesky(A, overwrite=True, zero_upper=False, released=released)
+
+
+def ridge_apply(L, y, d=None, released=False):
+    """α = Dβ with L Lᵀ β = Dy, for :func:`ridge_factor`'s L (or a leading block of it: the system of the leading
+    rows alone)."""
     return cho_solve(L, y, released=released) if d is None else d * cho_solve(L, d * y, released=released)
+
+
+def ridge_solve(A, y, shift, d=None, released=False):
+    """α with (DAD + shift·I)β = Dy, α = Dβ (D = diag(d), or I): weighted kernel ridge regression's stationarity
+    condition, (A + shift·W⁻¹)α = y on rows of weight w = d² > 0 (a row of weight 0 gets α = 0).  A (float64; its
+    lower triangle is read) is overwritten.  Raises ``numpy.linalg.LinAlgError`` when DAD + shift·I is not positive
+    definite.  ``released``: the factor and the solves with the GIL released (:func:`cholesky`)."""
+    return ridge_apply(ridge_factor(A, shift, d, released), y, d, released)
 
 
 def _zero_upper(L, block):

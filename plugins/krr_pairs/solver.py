@@ -35,7 +35,7 @@ from kopt.models.predictors import PairwiseVotes, class_pairs, pairwise_scores
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import get_namespace, to_numpy
-from kopt.numerics.linalg import cho_solve, cholesky
+from kopt.numerics.linalg import ridge_apply, ridge_factor
 from kopt.numerics.objectives import dual, primal
 from kopt.nystrom import certificate
 from kopt.nystrom.centres import centres_used, choose_centers
@@ -119,17 +119,11 @@ class PairsKRR(IterativeSolver):
                                                                held=state["held"]),
                                          range(len(pairs)), threads)
             # each pair's model of the calibration's fit rows alone (the module docstring)
-            state["fit_model"] = {"coef": np.concatenate([d[4][0] for d in done]),
-                                  "columns": np.concatenate([d[4][1] for d in done]).astype(np.int64),
-                                  "offsets": np.cumsum([0] + [len(d[4][1]) for d in done]).astype(np.int64),
-                                  "intercepts": np.asarray([d[4][2] for d in done])}
+            state["fit_model"] = _pairs_arrays([d[4] for d in done])
         else:  # each pair's Nystrom system with every BLAS thread
             with _threads.blas_threads(self.n_threads):
                 done = [self._nystrom(problem, ids, centers, C_all, a, b) for a, b in pairs]
-        state["model"] = {"coef": np.concatenate([d[0] for d in done]),
-                          "columns": np.concatenate([d[1] for d in done]).astype(np.int64),
-                          "offsets": np.cumsum([0] + [len(d[1]) for d in done]).astype(np.int64),
-                          "intercepts": np.asarray([d[2] for d in done])}
+        state["model"] = _pairs_arrays([d[:3] for d in done])
         state["sums"] = np.sum([d[3] for d in done], axis=0)
         state["C"] = C_all
         return Step(rows=problem.n)
@@ -261,6 +255,14 @@ def pairs_plan(sizes, threads):
             matrices(1, min(sizes.count, n), d, sizes.dtype, "every pair's centres")]
 
 
+def _pairs_arrays(pairs):
+    """A :class:`PairwiseVotes` model's arrays from each pair's ``(coef, columns, intercept)``."""
+    return {"coef": np.concatenate([p[0] for p in pairs]),
+            "columns": np.concatenate([p[1] for p in pairs]).astype(np.int64),
+            "offsets": np.cumsum([0] + [len(p[1]) for p in pairs]).astype(np.int64),
+            "intercepts": np.asarray([p[2] for p in pairs])}
+
+
 def exact_pair(kernel, X, y, lam, weights, loss, fit=0, targets=None):
     """A pair's exact kernel ridge regression on its rows X (every row a centre): α = (K + nλW⁻¹)⁻¹ y, solved as
     krr_exact does -- (DKD + nλI)β = Dy, α = Dβ, D = W^½.  K = k(X, X) stays in the kernel's dtype (float32 by
@@ -276,29 +278,22 @@ def exact_pair(kernel, X, y, lam, weights, loss, fit=0, targets=None):
     n = X.shape[0]
     K = symmetric_from_lower(kernel.exact(X, X))
     d = None if weights is None else xp.sqrt(xp.asarray(weights, dtype=np.float64))
-    A = K.astype(np.float64)
-    if d is not None:
-        A *= d[:, None]
-        A *= d[None, :]
-    A[xp.diag_indices(n)] += n * lam
     try:
         # the factor with the GIL released: the pairs run on kopt's worker threads (SciPy's factor held the GIL,
-        # so two threads solved one pair at a time); cho_solve reads its lower triangle alone
-        L = cholesky(A, overwrite=True, zero_upper=False, released=True)
+        # so two threads solved one pair at a time)
+        L = ridge_factor(K.astype(np.float64), n * lam, d, released=True)
     except np.linalg.LinAlgError:
         raise KoptError("the regularized kernel matrix of a pair of classes is not positive definite; raise "
                         "lambda") from None
-    alpha = cho_solve(L, y, released=True) if d is None else d * cho_solve(L, d * y, released=True)
+    alpha = ridge_apply(L, y, d, released=True)
     fit_alpha, fit_mu = xp.zeros(0, dtype=np.float64), 0.0
     if fit:
         t = targets[:fit]
-        w_fit = None if d is None else d[:fit] ** 2
-        fit_mu = float(to_numpy(target_offset(t[:, None], w_fit))[0])
-        L_fit = xp.ascontiguousarray(L[:fit, :fit])  # the fit rows' own factor
-        r = t - fit_mu
-        fit_alpha = (cho_solve(L_fit, r, released=True) if d is None else
-                     d[:fit] * cho_solve(L_fit, d[:fit] * r, released=True))
-    del A, L
+        fit_mu = float(to_numpy(target_offset(t[:, None], None if d is None else d[:fit] ** 2))[0])
+        # the leading block: the fit rows' own factor
+        fit_alpha = ridge_apply(xp.ascontiguousarray(L[:fit, :fit]), t - fit_mu, None if d is None else d[:fit],
+                                released=True)
+    del L
     scores = times(K, alpha)
     norm = float(alpha @ scores)
     g = loss.grad(scores, y)
