@@ -32,11 +32,12 @@ square loss on the final margin rows, their system made from nothing, whose bits
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.blas import dtrmm
 
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads_mod
-from ..numerics.backend import get_namespace
-from ..numerics.linalg import cho_solve, solve_triangular
+from ..numerics.backend import get_namespace, to_numpy
+from ..numerics.linalg import cho_solve, released_trsm, solve_triangular
 from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks
 
 #: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
@@ -50,6 +51,11 @@ RISE = 1e-12
 CACHE_BYTES = 64 << 20
 #: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
 LINE_SEARCH_STEPS = 40
+#: a Newton step solves with an earlier step's factor (Woodbury's identity: :meth:`HingeNewton._solve`) while the rows
+#: that crossed the margin since it was made are at most this share of the centres: their whitened features, and L⁻¹
+#: of them, are then held (k × M float64 twice: at M/8 rows, a quarter of T's size), and the identity's own work
+#: (2 M² flops a row, M k² for WᵀW) stays below the M³/3 of a new factor
+STALE_SHARE = 1 / 8
 
 
 def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None, bound=None, cached=None):
@@ -135,6 +141,18 @@ def _cached_chunks(K, X, kernel):
         yield lo, hi, out
 
 
+def _to_host(a):
+    return np.asarray(to_numpy(a))
+
+
+def _lower_times(L, B, alpha):
+    """α L B for the lower triangle of L (its upper one not read) and a Fortran-order B, in B's buffer on NumPy."""
+    if get_namespace(L) is np:
+        # the C-order L is the Fortran-order Lᵀ: its upper triangle, transposed
+        return dtrmm(alpha, L.T, B, side=0, lower=0, trans_a=1, overwrite_b=1)
+    return alpha * (get_namespace(L).tril(L) @ B)  # pragma: no cover - GPU only
+
+
 def hinge_objective(lam, v, f, y, weights=None):
     """J = λ/2 ‖v‖² + mean w_i ½ max(0, 1 − y_i f_i)²."""
     xp = get_namespace(f)
@@ -182,9 +200,13 @@ class HingeNewton:
     the search starts each size from the last size's margin rows, a few steps from the end instead of ten).
     ``rtol``: a step that lowers J by at most this share also ends the solve (0: only a step that moves no row across
     the margin: J's minimiser to rounding; the search's λ path scores validation accuracy, which a tail of single-row
-    moves does not change).
+    moves does not change).  ``stale_rows``: a step solves with the factor of an earlier step's T_S + λI while at most
+    this many rows crossed the margin since (:meth:`_solve`; :data:`STALE_SHARE` of the centres; 0: a new factor at
+    every step whose rows moved).  A solve that reads the system's T afterwards finds the margin rows' system: the
+    first read gives it back (:meth:`settle`).
     Attributes after each :meth:`step`: ``v``, ``b``, ``f`` (the scores of X), ``sums`` (:func:`margin_pass`'s),
-    ``objective``, ``moved`` (rows that crossed the margin in the step), ``converged``.
+    ``objective``, ``moved`` (rows that crossed the margin in the step), ``converged``, ``factors`` (the factors
+    made so far).
     """
 
     def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0,
@@ -203,6 +225,11 @@ class HingeNewton:
         self._cacheable = system.xp is np and X.shape[0] * system.M * itemsize <= cache_bytes
         self._cache = None  # the parts' kernel values (:func:`kernel_parts`), held where they fit cache_bytes
         self.workers = _threads_mod.resolve_threads(workers)
+        self._T_rows = self.in_T  # the rows the system's T sums (it follows ``in_T`` at a new factor: :meth:`_solve`)
+        self._factor_lam = self._L = None  # the held factor of T + λI and its λ (:meth:`_solve`)
+        self._stale = None  # the Woodbury steps' rows, their whitened features and W (:meth:`_woodbury`)
+        self.stale_rows = int(system.M * STALE_SHARE)
+        self.factors = 0  # the factors of T_S + λI made so far (a step on a held one makes none)
         self.f = self.sums = None
         self.objective = None
         self.moved, self.converged, self.steps, self.line_searches = None, False, 0, 0
@@ -233,32 +260,62 @@ class HingeNewton:
         return self.y * self.f < 1.0 if self._forced is None else self._forced
 
     def sync(self):
-        """Make T the system of the rows inside the margin now; returns how many rows went in or out."""
-        xp, s = self.system.xp, self.system
+        """Take the rows inside the margin now as the Hessian's (``in_T``); returns how many rows went in or out.
+        T itself follows at the next solve that makes a factor (:meth:`_solve`)."""
+        xp = self.system.xp
         S = self.inside()
-        enter, leave = S & ~self.in_T, self.in_T & ~S
-        moved = int(xp.sum(enter)) + int(xp.sum(leave))
-        if moved == 0:
-            return 0
-        if moved > int(xp.sum(S)):  # cheaper from nothing: S's rows alone
-            s.clear_rows()
-            self._update(S, 1.0)
-        else:
-            self._update(enter, 1.0)
-            self._update(leave, -1.0)
+        moved = int(xp.sum(S != self.in_T))
         self.in_T = S
         return moved
+
+    def settle(self):
+        """Make the system's T the system of the rows ``in_T`` (the end of a solve: T is then the system's again,
+        its held factor given back): the rows that crossed the margin since T was last made go in or out by a
+        rank-k update, their features taken from the steps where those steps hold them; where more rows changed
+        than the margin holds, T is made again from the margin rows alone."""
+        s, xp = self.system, self.system.xp
+        held, self._stale = self._stale, None
+        if held is not None and held["k"]:  # the Woodbury steps' rows' features, √n L W, while L is held
+            held["Z"] = _lower_times(self._L, held["W"][:, :held["k"]], np.sqrt(s.n)).T
+        if self._factor_lam is not None:
+            self._factor_lam = self._L = None
+            s.release_factor()
+        changed = self.in_T != self._T_rows
+        if not bool(xp.any(changed)):
+            self._T_rows = self.in_T
+            return self
+        if int(xp.sum(changed)) > int(xp.sum(self.in_T)):  # cheaper from nothing: the margin rows alone
+            s.clear_rows()
+            self._update(self.in_T, 1.0)
+        else:
+            if held is not None and held["k"]:  # the rows the Woodbury steps whitened, still changed
+                rows, Z = held["rows"], held["Z"]
+                keep = changed[rows]
+                enter = keep & self.in_T[rows]
+                leave = keep & ~self.in_T[rows]
+                s.update_whitened([Z[enter]], 1.0)
+                s.update_whitened([Z[leave]], -1.0)
+                changed = changed.copy()
+                changed[rows[keep]] = False
+            self._update(changed & self.in_T, 1.0)
+            self._update(changed & ~self.in_T, -1.0)
+        self._T_rows = self.in_T
+        return self
 
     def _update(self, mask, sign):
         xp = self.system.xp
         idx = xp.nonzero(mask)[0]
         if not idx.shape[0]:
             return
+        self.system.update_whitened(self._whitened_rows(idx), sign)
+
+    def _whitened_rows(self, idx):
+        """The whitened features (:meth:`NystromSystem.whitened_rows`) of the rows ``idx`` (sorted), a chunk at a time:
+        from the held kernel values where they are held, else computed."""
         w = None if self.weights is None else self.weights[idx]
         if self._cache is None:
-            self.system.update_rows(_rows.take(self.X, idx), sign, w)
-        else:  # the held kernel values of those rows, a chunk at a time
-            self.system.update_rows(None, sign, chunks=self._held_rows(idx, w))
+            return self.system.whitened_rows(_rows.take(self.X, idx), w)
+        return self.system.whitened_rows(chunks=self._held_rows(idx, w))
 
     def _held_rows(self, idx, w):
         """``(K, weights)`` float64 chunks of the held kernel values of the rows ``idx`` (sorted)."""
@@ -278,9 +335,11 @@ class HingeNewton:
         updates that kept T_S, so a run resumed from a checkpoint ends on the same bits as the run it continues."""
         s, xp = self.system, self.system.xp
         S = self.inside()
+        self._factor_lam = self._stale = self._L = None
+        s.release_factor()
         s.clear_rows()
         self._update(S, 1.0)
-        self.in_T = S
+        self.in_T = self._T_rows = S
         _, sums = self._margin_pass(xp.zeros(s.M, dtype=np.float64), 0.0, S)
         z, s_b, wS = self._margin_sums(sums, S)  # z: [−U⁻ᵀ Σ_S w y k, U⁻ᵀ Σ_S w k] / n
         y_b = float(xp.sum(wS * self.y)) / float(s.n)
@@ -296,16 +355,81 @@ class HingeNewton:
         return z, float(xp.sum(wS)) / float(s.n), wS
 
     def _bordered_solve(self, r_v, r_b, e, s_b, b_fixed):
-        """(x, β) solving [[T_S + λI, e], [eᵀ, s_b]] [x; β] = [r_v; r_b] (T_S + λI factored in T's own buffer); where
-        no row is inside the margin the bias has no curvature: β = ``b_fixed`` and x solves the first block row."""
+        """(x, β) solving [[T_S + λI, e], [eᵀ, s_b]] [x; β] = [r_v; r_b] (:meth:`_solve`); where no row is inside the
+        margin the bias has no curvature: β = ``b_fixed`` and x solves the first block row."""
         xp = self.system.xp
-        with self.system._factored(self.lam, self.threads, required=True) as L:
-            with blas_held(self.threads):
-                ac = cho_solve(L, xp.stack([r_v, e], axis=1))
+        ac = self._solve(xp.stack([r_v, e], axis=1))
         a, c = ac[:, 0], ac[:, 1]
         schur = s_b - float(xp.sum(e * c))
         beta = (r_b - float(xp.sum(e * a))) / schur if schur > 1e-12 * max(s_b, 1e-300) else b_fixed
         return a - c * beta, beta
+
+    def _solve(self, R):
+        """(T_S + λI)⁻¹ R for the rows S = ``in_T``.
+
+        The Cholesky factor of T_S + λI is held between steps (in T's own buffer: :meth:`NystromSystem.hold_factor`).
+        While λ is the same and the rows that crossed the margin since it was made, k of them, are at most
+        :data:`STALE_SHARE` of the centres, the step solves with it by Woodbury's identity (:meth:`_woodbury`: k
+        rows' features and a k × k system, 2 M² flops a row instead of M³/3 for a new factor; the rows that crossed
+        are not added to T until then).  Else T is made the system of S (:meth:`settle`) and factored anew."""
+        s, xp = self.system, self.system.xp
+        if self._factor_lam == self.lam:
+            changed = self.in_T != self._T_rows
+            if int(xp.sum(changed)) <= self.stale_rows:
+                return self._woodbury(R, changed)
+        self.settle()
+        L = s.hold_factor(self.lam, self.threads, release=self.settle)
+        self._factor_lam, self._L = self.lam, L
+        self.factors += 1
+        with blas_held(self.threads):
+            return cho_solve(L, R)
+
+    def _woodbury(self, R, changed):
+        """(T_S + λI)⁻¹ R from the held factor L Lᵀ = T₀ + λI of the rows T₀ sums: T_S = T₀ + V Σ Vᵀ with V the
+        changed rows' whitened features over √n and Σ = ±1 (in, out), so with W = L⁻¹V and Y = L⁻¹R
+
+            (T_S + λI)⁻¹ R = L⁻ᵀ (Y − W (Σ + WᵀW)⁻¹ Wᵀ Y).
+
+        W's columns are kept from step to step in one M × :attr:`stale_rows` buffer: a step computes those of the rows
+        that changed since (2 M² flops a row: their whitening and L⁻¹), and drops those of rows back where T₀ has
+        them.  Their features are not kept: :meth:`settle` has them again as √n L W."""
+        s, xp, L = self.system, self.system.xp, self._L
+        held = self._stale
+        if held is None:
+            if not bool(xp.any(changed)):
+                with blas_held(self.threads):
+                    return cho_solve(L, R)
+            held = self._stale = {"rows": xp.zeros(0, dtype=np.int64), "k": 0,
+                                  "W": xp.empty((s.M, min(self.stale_rows, self.X.shape[0])), dtype=np.float64,
+                                                order="F")}
+        rows, W, k = held["rows"], held["W"], held["k"]
+        kept = changed[rows]
+        if not bool(xp.all(kept)):  # compacted in place, column by column (no second buffer)
+            at = 0
+            for j in _to_host(xp.nonzero(kept)[0]).tolist():
+                if j != at:
+                    W[:, at] = W[:, j]
+                at += 1
+            rows, k = rows[kept], at
+        fresh = xp.asarray(np.setdiff1d(_to_host(xp.nonzero(changed)[0]), _to_host(rows), assume_unique=True))
+        with blas_held(self.threads):
+            if fresh.shape[0]:
+                at = k
+                for Z in self._whitened_rows(fresh):
+                    W[:, at:at + Z.shape[0]] = Z.T
+                    at += Z.shape[0]
+                block = W[:, k:at]
+                if not released_trsm(L, block, side="left", trans=False, lower=True):
+                    block[...] = solve_triangular(L, block, lower=True)
+                block *= 1.0 / np.sqrt(s.n)
+                rows, k = xp.concatenate([rows, fresh]), at
+            held["rows"], held["k"] = rows, k
+            Y = solve_triangular(L, R, lower=True)
+            if k:
+                Wk = W[:, :k]
+                sign = xp.where(self.in_T[rows], 1.0, -1.0)
+                Y = Y - Wk @ xp.linalg.solve(Wk.T @ Wk + xp.diag(sign), Wk.T @ Y)
+            return solve_triangular(L, Y, lower=True, trans="T")
 
     def gradient(self):
         """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""

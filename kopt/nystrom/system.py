@@ -241,6 +241,7 @@ class NystromSystem:
         self.Bn = xp.zeros((self.M, Y.shape[1]), dtype=np.float64)
         self._whitened = None
         self._diag = None  # T's diagonal while T's buffer holds a factor (:meth:`_factored`)
+        self._held = self._release = None  # a factor kept after the call, and its holder's release (:meth:`hold_factor`)
         self._consumed = False  # True once plus(consume=True) took this system's buffers
         self.add_rows(X, Y, weights)
 
@@ -280,6 +281,7 @@ class NystromSystem:
         This system is unchanged (it may be shared: :mod:`kopt.nystrom.cache`), unless ``consume``: then the new
         system takes over its M × M buffer where it may be written (not a shared one's), one M × M float64
         less at the peak, and this one is no longer usable."""
+        self._give_back()
         out = copy.copy(self)
         if self._whitened is None:
             if consume and _writeable(self.An):
@@ -357,19 +359,31 @@ class NystromSystem:
         made and writeable (not a shared system's); the right-hand sides b and B/n are not kept (a row's target does
         not enter T), so the system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse
         it from then on."""
-        T, _ = self.whitened()
-        if not _writeable(T):
-            raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
+        self.update_whitened(self.whitened_rows(X, weights, chunks), sign)
+
+    def whitened_rows(self, X=None, weights=None, chunks=None):
+        """The rows' whitened features √w_i z_i (z_i = U⁻ᵀ k_i), a chunk of rows at a time (float64, each chunk
+        overwritten by the next where it is computed from X); ``chunks``: as in :meth:`update_rows`."""
         if chunks is None:
             chunks = ((Kc, None if weights is None else weights[lo:hi])
                       for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X))
-        xp, touched = self.xp, False
         for Kc, w in chunks:
             Z = self._whiten_rows(Kc)
             if w is not None:
-                Z *= xp.sqrt(w)[:, None]
-            _gram_update(T, Z, alpha=float(sign) / self.n)
-            touched = True
+                Z *= self.xp.sqrt(w)[:, None]
+            yield Z
+
+    def update_whitened(self, Zs, sign=1.0):
+        """T ± (1/n) Σ ZᵀZ over the chunks Z of whitened features (:meth:`whitened_rows`): :meth:`update_rows` for
+        rows whose features are at hand."""
+        T, _ = self.whitened()
+        if not _writeable(T):
+            raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
+        touched = False
+        for Z in Zs:
+            if Z.shape[0]:
+                _gram_update(T, Z, alpha=float(sign) / self.n)
+                touched = True
         if touched:
             T = symmetric_from_lower(T)  # in place on NumPy
         self._whitened, self.Bn = (T, None), None
@@ -432,6 +446,7 @@ class NystromSystem:
         holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` does it in M³
         flops instead of 2 M³, and faster, but its bits follow the thread count, and the solve's should not
         (docs/benchmarks.md, "Measurements behind the code's choices")."""
+        self._give_back()
         if self._whitened is None:
             if self._consumed:
                 raise RuntimeError("this Nystrom system was consumed by plus(consume=True): use the one it returned")
@@ -490,12 +505,21 @@ class NystromSystem:
         (x10 a try) -- that λ is then effectively δ-regularised, which :meth:`refine` corrects for -- and raise
         ``LinAlgError`` if none does; without it a λ below T's rounding gives None (the search's :meth:`path`
         refuses such a λ)."""
+        L, made = self._make_factor(lam, threads, required)
+        try:
+            yield L
+        finally:
+            self._unmake_factor(made)
+
+    def _make_factor(self, lam, threads, required):
+        """:meth:`_factored`'s factor and what :meth:`_unmake_factor` needs to give T back."""
         T, _ = self.whitened()
         in_place = self.xp is np and _writeable(T) and T.flags.c_contiguous
         diag = self.xp.diagonal(T).copy()
         delta = float(np.finfo(self.dtype).eps) * float(self.xp.sum(diag)) / self.M
         H, L = None, None
         self._diag = diag if in_place else None
+        made = (T, diag, in_place)
         try:
             for attempt in range(8 if required else 1):
                 shift = lam + (delta * 10.0 ** (attempt - 1) if attempt else 0.0)
@@ -513,12 +537,44 @@ class NystromSystem:
                     break
             if L is None and required:
                 raise np.linalg.LinAlgError("the Nystrom system T + lambda I is not positive definite")
-            yield L
-        finally:
-            if in_place:
-                _mirror_upper(T)
-                T[np.diag_indices(self.M)] = diag
-            self._diag = None
+        except BaseException:
+            self._unmake_factor(made)
+            raise
+        return L, made
+
+    def _unmake_factor(self, made):
+        """T itself again after :meth:`_make_factor` (its lower triangle from its upper one, its diagonal put back)."""
+        T, diag, in_place = made
+        if in_place:
+            _mirror_upper(T)
+            T[np.diag_indices(self.M)] = diag
+        self._diag = None
+
+    def hold_factor(self, lam, threads=1, release=None):
+        """The lower Cholesky factor of T + λI as :meth:`_factored` makes it (``required``), kept after the call
+        until :meth:`release_factor`: on NumPy it lies in T's own buffer (no M × M copy), so T, read through
+        :meth:`whitened`, is not itself meanwhile.  ``release``: called with no arguments the first time T is
+        read through :meth:`whitened` (or :meth:`plus`) while the factor is held, before T is handed out -- the
+        holder gives T back there (:meth:`release_factor`, and whatever changes it owes T).  The squared hinge's
+        Newton steps hold the factor of an earlier step's T_S + λI (:class:`kopt.nystrom.newton.HingeNewton`)."""
+        self._give_back()
+        L, self._held = self._make_factor(lam, threads, True)
+        self._release = release
+        return L
+
+    def release_factor(self):
+        """T itself again after :meth:`hold_factor` (nothing where no factor is held)."""
+        held, self._held, self._release = self._held, None, None
+        if held is not None:
+            self._unmake_factor(held)
+
+    def _give_back(self):
+        """Where a factor is held: its holder's ``release`` (else :meth:`release_factor`), so T is itself."""
+        if self._held is not None:
+            release = self._release or self.release_factor
+            self._release = None
+            release()
+            self.release_factor()  # a holder's release gave T back already: nothing is left held
 
     def _times_T(self, v):
         """T v from T's strict upper triangle and its diagonal (the same bits whether or not T's buffer holds a

@@ -537,6 +537,7 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_insi
         if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
             break
         tried = sorted(set(tried) | set(wider))
+    newton.settle()  # the system's T the margin rows' again, its factor given back
     v, b, inside, val_scores = points[k]
     return k, scores, outcomes, {"v": v, "b": b, "inside": inside, "in_T": newton.in_T, "steps": steps,
                                  "val_scores": val_scores}

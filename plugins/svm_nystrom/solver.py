@@ -131,6 +131,7 @@ class NystromSVM(IterativeSolver):
         newton.line_searches = 0
         state["in_T"] = newton.in_T
         if newton.converged or state["steps"][c] >= MAX_STEPS:
+            newton.settle()  # the system's T the margin rows' again (the next class starts from it)
             state["done"][c] = True
             state["newton"] = None
         return Step(rows=problem.n, objective=None, extra={"class": int(c), "moved": int(newton.moved)})

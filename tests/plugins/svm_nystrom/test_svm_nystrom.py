@@ -287,3 +287,66 @@ def test_a_lambda_the_spec_gives_is_taken_as_given_below_the_floor():
     r = _solve(spec, (X[:500], y[:500], X[500:], y[500:]))
     assert r.auto["lambda"] == 1e-9 and r.auto["route"] == "svm_nystrom"
     assert all(set(t["path"]) <= {"1e-09"} for t in r.auto["trials"])
+
+
+def _solved(system, X, y, lam, stale_rows, weights=None):
+    h = HingeNewton(system, X, y, lam, weights)
+    h.stale_rows = stale_rows
+    while not h.converged:
+        h.step()
+        assert h.steps < 40
+    return h
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_steps_on_a_held_factor_reach_the_same_model_with_fewer_factors(weighted):
+    X, y = _data(n=800, seed=4)
+    y = y.astype(float)
+    w = np.random.default_rng(1).random(len(y)) + 0.5 if weighted else None
+    kernel = GaussianKernel(bandwidth=0.7)
+    out = {}
+    for stale_rows in (0, 10_000):  # a factor at every step whose rows moved; one per λ (Woodbury's identity after)
+        system = NystromSystem(kernel, X, y[:, None], X[:120], dtype=np.float64, weights=w)
+        system.whitened()
+        h = _solved(system, X, y, 1e-4, stale_rows, w)
+        J = h.objective
+        # the rows inside the margin: T read through the system is theirs, the held factor given back first
+        S = h.in_T
+        alone = NystromSystem(kernel, X[S], y[S][:, None], X[:120], dtype=np.float64,
+                              weights=None if w is None else w[S])
+        np.testing.assert_allclose(system.whitened()[0], alone.whitened()[0] * (S.sum() / len(y)), atol=1e-12)
+        h.polish()  # one direct solve on the margin rows: the same bits whatever factors the steps used
+        out[stale_rows] = (h.steps, h.factors, J, h.objective, h.v, h.b, S)
+    (steps0, factors0, J0, P0, v0, b0, S0), (steps1, factors1, J1, P1, v1, b1, S1) = out[0], out[10_000]
+    assert factors0 >= steps0 - 1 > 3 and factors1 == 2  # one for the steps, one for the polish
+    assert np.array_equal(S0, S1) and J1 == pytest.approx(J0, rel=1e-10)
+    assert np.array_equal(v0, v1) and b0 == b1 and P0 == P1
+
+
+@pytest.mark.parametrize("lam", [1e-4, 1e-6])
+def test_a_step_on_a_held_factor_solves_the_new_margin_rows_system(lam):
+    X, y = _data(n=2000, seed=6)
+    y = y.astype(float)
+    kernel = GaussianKernel(bandwidth=0.9)
+    system = NystromSystem(kernel, X, y[:, None], X[:400], dtype=np.float64)
+    system.whitened()
+    h = HingeNewton(system, X, y, lam)
+    while True:  # to a step whose rows moved by fewer than stale_rows: the next solve is on the held factor
+        h.step()
+        assert not h.converged and h.steps < 20
+        changed = int(np.sum(h.in_T != h._T_rows))
+        if 0 < changed <= h.stale_rows:
+            break
+    factors = h.factors
+    R = np.random.default_rng(2).standard_normal((system.M, 2))
+    got = h._solve(R)  # Woodbury's identity on the held factor
+    assert h.factors == factors
+    h.settle()  # T the margin rows' system: the changed rows added and taken out by rank-k updates
+    S = h.in_T
+    assert np.array_equal(S, h._T_rows) and h._factor_lam is None
+    T = system.whitened()[0]
+    np.testing.assert_allclose(got, np.linalg.solve(T + lam * np.eye(system.M), R), rtol=1e-9, atol=1e-9 * np.abs(got).max())
+    # and T is the margin rows' own system (to the whitening's rounding, which routes through U differently)
+    alone = NystromSystem(kernel, X[S], y[S][:, None], X[:400], dtype=np.float64)
+    np.testing.assert_allclose(T, alone.whitened()[0] * (S.sum() / len(y)), atol=1e-8)
+    assert np.array_equal(T, T.T)
