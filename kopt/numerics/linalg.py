@@ -154,6 +154,8 @@ _SYMBOLS = {
              ("scipy_cblas_{p}syrk", "int32"), ("cblas_{p}syrk", "int32")),
     "trsm": (("scipy_cblas_{p}trsm64_", "int64"), ("cblas_{p}trsm64_", "int64"),
              ("scipy_cblas_{p}trsm", "int32"), ("cblas_{p}trsm", "int32")),
+    "gemm": (("scipy_cblas_{p}gemm64_", "int64"), ("cblas_{p}gemm64_", "int64"),
+             ("scipy_cblas_{p}gemm", "int32"), ("cblas_{p}gemm", "int32")),
     # LAPACKE's _work entry: no scan of the matrix for NaNs before the factor (a factor of NaNs fails anyway)
     "potrf": (("scipy_LAPACKE_{p}potrf_work64_", "int64"), ("LAPACKE_{p}potrf_work64_", "int64"),
               ("scipy_LAPACKE_{p}potrf_work", "int32"), ("LAPACKE_{p}potrf_work", "int32")),
@@ -169,11 +171,13 @@ def _argtypes(kind, cint, real):
         return [e, e, e, cint, cint, real, p, cint, real, p, cint], None
     if kind == "trsm":  # order, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb
         return [e, e, e, e, e, cint, cint, real, p, cint, p, cint], None
+    if kind == "gemm":  # order, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc
+        return [e, e, e, cint, cint, cint, real, p, cint, p, cint, real, p, cint], None
     return [e, ctypes.c_char, cint, p, cint], cint  # potrf: layout, uplo, n, A, lda -> info
 
 
 def _numpy_blas_entry(kind, dtype):
-    """``kind``'s entry point (``"syrk"``, ``"trsm"``, ``"potrf"``) for ``dtype`` in NumPy's OpenBLAS as a ctypes
+    """``kind``'s entry point (``"syrk"``, ``"trsm"``, ``"gemm"``, ``"potrf"``) for ``dtype`` in NumPy's OpenBLAS as a ctypes
     function, or None where there is none (another BLAS, a NumPy without a bundled OpenBLAS)."""
     import ctypes
 
@@ -297,3 +301,65 @@ def released_trsm(U, B, *, side="left", trans=True, lower=False):
        _CBLAS_TRANS if transposed else _CBLAS_NO_TRANS, _CBLAS_NON_UNIT, m, n, 1.0, U.ctypes.data, U.shape[0],
        B.ctypes.data, m)
     return True
+
+
+#: the tile of :func:`parted_cholesky`: a 4,096 x 4,096 factor is 16 diagonal blocks, their panels and 136 column
+#: updates, each BLAS call at its single-thread rate
+PARTED_BLOCK = 256
+
+
+def parted_cholesky(A, threads=None, block=PARTED_BLOCK):
+    """A's lower Cholesky factor in place (A: C-order float64 or float32, its lower triangle read, the strict upper
+    one left as it was), on kopt's worker threads with the same bits on any thread count; None where NumPy's BLAS
+    lacks the entries (the caller then factors another way).  Raises ``numpy.linalg.LinAlgError`` where A is not
+    positive definite.
+
+    A threaded LAPACK Cholesky's bits follow the thread count (OpenBLAS's ``?potrf`` on 1 and 2 threads differ in the
+    last bits, and so does a model solved from it).  Here the work is cut by the matrix, not by the threads:
+    right-looking by tiles of ``block``, each diagonal tile one ``?potrf``, each panel's rows in fixed parts one ``?trsm``
+    each, and each column of tiles below the panel one ``?syrk`` and one ``?gemm`` -- every call single-threaded, on
+    its own part of A (GIL released), so the order of the sums does not depend on which thread runs a part."""
+    from . import threads as _threads
+
+    fns = [_numpy_blas_entry(k, A.dtype) for k in ("potrf", "trsm", "syrk", "gemm")]
+    if any(f is None for f in fns) or not A.flags.c_contiguous or A.ndim != 2 or A.shape[0] != A.shape[1]:
+        return None
+    potrf, trsm, syrk, gemm = fns
+    n = A.shape[0]
+    item, base = A.itemsize, A.ctypes.data
+    workers = _threads.resolve_threads(threads)
+
+    def at(i, j):  # the address of A[i, j]
+        return base + (i * n + j) * item
+
+    edges = list(range(0, n, block)) + [n]
+    with _threads.blas_threads(1):
+        for t in range(len(edges) - 1):
+            lo, hi = edges[t], edges[t + 1]
+            b = hi - lo
+            # the diagonal tile: in C order its lower triangle is the upper one of the Fortran-order transpose
+            info = potrf(_CBLAS_COL_MAJOR, b"U", b, at(lo, lo), n)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"the matrix is not positive definite (LAPACKE ?potrf info {info})")
+            if hi == n:
+                break
+            rows = _threads.split(n - hi, max(1, min(_threads.PARTS, (n - hi) // 64)))
+
+            def panel(p):  # A[r, lo:hi] <- A[r, lo:hi] L_tt^-T for the part's rows r
+                r0, r1 = rows[p]
+                trsm(_CBLAS_ROW_MAJOR, _CBLAS_RIGHT, _CBLAS_LOWER, _CBLAS_TRANS, _CBLAS_NON_UNIT, r1 - r0, b, 1.0,
+                     at(lo, lo), n, at(hi + r0, lo), n)
+
+            _threads.map_parts(panel, len(rows), workers)
+            later = edges[t + 1:]
+
+            def column(c):  # the tiles of column c below the panel: A[i, c] -= L[i, t] L[c, t]^T for i >= c
+                c0, c1 = later[c], later[c + 1]
+                syrk(_CBLAS_ROW_MAJOR, _CBLAS_LOWER, _CBLAS_NO_TRANS, c1 - c0, b, -1.0, at(c0, lo), n, 1.0,
+                     at(c0, c0), n)
+                if c1 < n:
+                    gemm(_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS, n - c1, c1 - c0, b, -1.0, at(c1, lo), n,
+                         at(c0, lo), n, 1.0, at(c1, c0), n)
+
+            _threads.map_parts(column, len(later) - 1, workers)
+    return A

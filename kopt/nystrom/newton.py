@@ -15,10 +15,14 @@ What one step costs (:meth:`HingeNewton.step`):
 
 * one pass over every row: the scores f = k(X, C) w + b, and Kᵀ r with r_i = w_i (f_i − y_i) on S (the
   gradient), in row chunks on kopt's worker threads (:func:`margin_pass`) -- no n × M array is held;
-* T_S is kept up to date, not rebuilt: the rows that crossed the margin since the last step go in or out by a
-  rank-k update of their whitened features (:meth:`NystromSystem.update_rows`, rows · M² flops); after the first
-  steps few rows cross.  Where more rows changed than S holds, T_S is made again from S's rows alone;
-* one Cholesky factor of T_S + λI (M³/3 flops), made in T_S's own buffer, and two solves for the bias's border.
+* T_S is kept, not rebuilt: the rows that crossed the margin go in or out by a rank-k update of their whitened
+  features (:meth:`NystromSystem.update_whitened`, rows · M² flops) when the next factor is made; where more rows
+  changed than S holds, T_S is made again from S's rows alone;
+* the Cholesky factor of T_S + λI (M³/3 flops) is made in T_S's own buffer and held from step to step
+  (:meth:`NystromSystem.hold_factor`).  While λ is the same and at most :data:`STALE_SHARE` of M rows crossed the
+  margin since it was made, a step solves with it by Woodbury's identity (:meth:`HingeNewton._woodbury`: the crossed
+  rows' features through L⁻¹, 2 M² flops a row, and a k × k system) instead of a new factor; after the first steps
+  of a λ few rows cross (w8a, 4,096 centres: 992, 345, 62, 8, 2).  Two solves give the bias's border.
 
 The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
 of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
@@ -32,13 +36,12 @@ square loss on the final margin rows, their system made from nothing, whose bits
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.blas import dtrmm
 
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads_mod
 from ..numerics.backend import get_namespace, to_numpy
-from ..numerics.linalg import cho_solve, released_trsm, solve_triangular
-from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks
+from ..numerics.linalg import cho_solve, solve_triangular
+from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks, solve_upper_transposed
 
 #: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
 MAX_STEPS = 50
@@ -52,9 +55,9 @@ CACHE_BYTES = 64 << 20
 #: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
 LINE_SEARCH_STEPS = 40
 #: a Newton step solves with an earlier step's factor (Woodbury's identity: :meth:`HingeNewton._solve`) while the rows
-#: that crossed the margin since it was made are at most this share of the centres: their whitened features, and L⁻¹
-#: of them, are then held (k × M float64 twice: at M/8 rows, a quarter of T's size), and the identity's own work
-#: (2 M² flops a row, M k² for WᵀW) stays below the M³/3 of a new factor
+#: that crossed the margin since it was made are at most this share of the centres: L⁻¹ of their whitened features is
+#: then held in one M x M/8 float64 buffer (an eighth of T's size), and the identity's own work (2 M² flops a row, M k²
+#: for WᵀW) stays below the M³/3 of a new factor
 STALE_SHARE = 1 / 8
 
 
@@ -143,14 +146,6 @@ def _cached_chunks(K, X, kernel):
 
 def _to_host(a):
     return np.asarray(to_numpy(a))
-
-
-def _lower_times(L, B, alpha):
-    """α L B for the lower triangle of L (its upper one not read) and a Fortran-order B, in B's buffer on NumPy."""
-    if get_namespace(L) is np:
-        # the C-order L is the Fortran-order Lᵀ: its upper triangle, transposed
-        return dtrmm(alpha, L.T, B, side=0, lower=0, trans_a=1, overwrite_b=1)
-    return alpha * (get_namespace(L).tril(L) @ B)  # pragma: no cover - GPU only
 
 
 def hinge_objective(lam, v, f, y, weights=None):
@@ -271,34 +266,21 @@ class HingeNewton:
     def settle(self):
         """Make the system's T the system of the rows ``in_T`` (the end of a solve: T is then the system's again,
         its held factor given back): the rows that crossed the margin since T was last made go in or out by a
-        rank-k update, their features taken from the steps where those steps hold them; where more rows changed
-        than the margin holds, T is made again from the margin rows alone."""
+        rank-k update of their whitened features; where more rows changed than the margin holds, T is made again
+        from the margin rows alone."""
         s, xp = self.system, self.system.xp
-        held, self._stale = self._stale, None
-        if held is not None and held["k"]:  # the Woodbury steps' rows' features, √n L W, while L is held
-            held["Z"] = _lower_times(self._L, held["W"][:, :held["k"]], np.sqrt(s.n)).T
+        self._stale = None
         if self._factor_lam is not None:
             self._factor_lam = self._L = None
             s.release_factor()
         changed = self.in_T != self._T_rows
-        if not bool(xp.any(changed)):
-            self._T_rows = self.in_T
-            return self
-        if int(xp.sum(changed)) > int(xp.sum(self.in_T)):  # cheaper from nothing: the margin rows alone
-            s.clear_rows()
-            self._update(self.in_T, 1.0)
-        else:
-            if held is not None and held["k"]:  # the rows the Woodbury steps whitened, still changed
-                rows, Z = held["rows"], held["Z"]
-                keep = changed[rows]
-                enter = keep & self.in_T[rows]
-                leave = keep & ~self.in_T[rows]
-                s.update_whitened([Z[enter]], 1.0)
-                s.update_whitened([Z[leave]], -1.0)
-                changed = changed.copy()
-                changed[rows[keep]] = False
-            self._update(changed & self.in_T, 1.0)
-            self._update(changed & ~self.in_T, -1.0)
+        if bool(xp.any(changed)):
+            if int(xp.sum(changed)) > int(xp.sum(self.in_T)):  # cheaper from nothing: the margin rows alone
+                s.clear_rows()
+                self._update(self.in_T, 1.0)
+            else:
+                self._update(changed & self.in_T, 1.0)
+                self._update(changed & ~self.in_T, -1.0)
         self._T_rows = self.in_T
         return self
 
@@ -392,7 +374,8 @@ class HingeNewton:
 
         W's columns are kept from step to step in one M × :attr:`stale_rows` buffer: a step computes those of the rows
         that changed since (2 M² flops a row: their whitening and L⁻¹), and drops those of rows back where T₀ has
-        them.  Their features are not kept: :meth:`settle` has them again as √n L W."""
+        them.  Their features are not kept: :meth:`settle` whitens them again (in fixed parts, as every row's: T's
+        bits are then those of the steps without a held factor)."""
         s, xp, L = self.system, self.system.xp, self._L
         held = self._stale
         if held is None:
@@ -419,7 +402,9 @@ class HingeNewton:
                     W[:, at:at + Z.shape[0]] = Z.T
                     at += Z.shape[0]
                 block = W[:, k:at]
-                if not released_trsm(L, block, side="left", trans=False, lower=True):
+                if xp is np:  # L⁻¹ = (Lᵀ)⁻ᵀ in fixed parts of columns: the same bits on any thread count
+                    solve_upper_transposed(L.T, block, side="left")
+                else:  # pragma: no cover - GPU only
                     block[...] = solve_triangular(L, block, lower=True)
                 block *= 1.0 / np.sqrt(s.n)
                 rows, k = xp.concatenate([rows, fresh]), at
@@ -428,7 +413,8 @@ class HingeNewton:
             if k:
                 Wk = W[:, :k]
                 sign = xp.where(self.in_T[rows], 1.0, -1.0)
-                Y = Y - Wk @ xp.linalg.solve(Wk.T @ Wk + xp.diag(sign), Wk.T @ Y)
+                with _threads_mod.blas_threads(1):  # threaded, WᵀW's and the k × k solve's bits follow the cores
+                    Y = Y - Wk @ xp.linalg.solve(Wk.T @ Wk + xp.diag(sign), Wk.T @ Y)
             return solve_triangular(L, Y, lower=True, trans="T")
 
     def gradient(self):

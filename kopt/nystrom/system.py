@@ -43,7 +43,7 @@ from scipy.linalg import blas
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
-from ..numerics.linalg import cho_solve, cholesky, released_trsm, solve_triangular
+from ..numerics.linalg import cho_solve, cholesky, parted_cholesky, released_trsm, solve_triangular
 from ..numerics.threads import blas_threads
 from .centres import center_basis, leading_rows
 
@@ -115,6 +115,16 @@ def _gram_update(A, K, alpha=1.0):
             A[...] = out.T
     else:  # pragma: no cover - GPU only
         A += alpha * xp.tril(K.T @ K)
+
+
+def product(A, B):
+    """A @ B with BLAS held to one thread on NumPy: a threaded float64 GEMM of two or more columns gives other bits on
+    another thread count (OpenBLAS, 1,024 x 1,500 by 1,500 x 2), and these products -- scores, right-hand sides,
+    residuals, a few columns each -- feed the search's choices and the model's bits."""
+    if get_namespace(A) is np:
+        with blas_threads(1):
+            return A @ B
+    return A @ B  # pragma: no cover - GPU only
 
 
 def blas_held(threads):
@@ -266,7 +276,7 @@ class NystromSystem:
                 _gram_update(A, Kc * xp.sqrt(w)[:, None])
             else:
                 _gram_update(A, Kc)
-            B += Kc.T @ Yc
+            B += product(Kc.T, Yc)
         self.n += rows
         A *= 1.0 / self.n
         B *= 1.0 / self.n
@@ -303,9 +313,9 @@ class NystromSystem:
         b, B = b0 * float(self.n), self.Bn * float(self.n)
         for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X):
             Yc = Y[lo:hi] if weights is None else Y[lo:hi] * weights[lo:hi, None]
-            B += Kc.T @ Yc
+            B += product(Kc.T, Yc)
             Z = self._whiten_rows(Kc)
-            b += Z.T @ Yc
+            b += product(Z.T, Yc)
             _gram_update(T, Z if weights is None else Z * xp.sqrt(weights[lo:hi])[:, None])
         out.n = self.n + X.shape[0]
         T = symmetric_from_lower(T)
@@ -475,17 +485,20 @@ class NystromSystem:
         """k(X, C) @ w in float64 for the rows X, a chunk of rows at a time (their kernel values never held whole)."""
         out = self.xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
         for lo, hi, K in kernel_chunks(self.kernel, self.C, self.dtype, X, SCORE_ENTRIES):
-            out[lo:hi] = K @ w
+            out[lo:hi] = product(K, w)
         return out
 
     def _cholesky(self, H, threads=1):
         """The lower Cholesky factor of H (overwritten: its lower triangle and diagonal), or None where H is not
-        positive definite; H's strict upper triangle is not touched.  One BLAS thread by default: the solve's
-        bits then do not depend on the machine's cores (a threaded LAPACK Cholesky's do); ``threads=None``:
-        BLAS's own count (the search's scoring, from M = 1,024 on, where two threads take about half the time:
-        docs/benchmarks.md, "Measurements behind the code's choices")."""
+        positive definite; H's strict upper triangle is not touched.  One BLAS thread by default; ``threads=None``:
+        on every worker thread, by tiles in fixed parts (:func:`kopt.numerics.linalg.parted_cholesky`: the search's
+        scoring from M = 1,024 on and the squared hinge's Newton steps, where two threads take about 0.6x the time:
+        docs/benchmarks.md, "Measurements behind the code's choices").  Either way the bits do not depend on the
+        machine's cores (a threaded LAPACK Cholesky's do, and the model solved from it did)."""
         try:
-            with blas_held(threads):
+            if threads is None and self.xp is np and parted_cholesky(H) is not None:
+                return H
+            with blas_held(1 if threads is None and self.xp is np else threads):
                 return cholesky(H, overwrite=True, zero_upper=False)
         except np.linalg.LinAlgError:
             return None
@@ -585,14 +598,15 @@ class NystromSystem:
         # the C-order T's upper triangle is its Fortran transpose's lower one, which dsymm reads (with the
         # diagonal: T's own is put back for the call where the buffer holds a factor's)
         held = self._diag
-        if held is None:
-            return blas.dsymm(1.0, T.T, v, side=0, lower=1)
-        factor_diag = np.diagonal(T).copy()
-        T[np.diag_indices(self.M)] = held
-        try:
-            return blas.dsymm(1.0, T.T, v, side=0, lower=1)
-        finally:
-            T[np.diag_indices(self.M)] = factor_diag
+        with blas_threads(1):  # a threaded ?symm's bits follow the cores
+            if held is None:
+                return blas.dsymm(1.0, T.T, v, side=0, lower=1)
+            factor_diag = np.diagonal(T).copy()
+            T[np.diag_indices(self.M)] = held
+            try:
+                return blas.dsymm(1.0, T.T, v, side=0, lower=1)
+            finally:
+                T[np.diag_indices(self.M)] = factor_diag
 
     def factor(self, lam):
         """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: :meth:`_factored`), in a new
@@ -709,10 +723,10 @@ def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
     scores = xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
     Ktr = xp.zeros(w.shape, dtype=np.float64)
     for lo, hi, K in kernel_chunks(kernel, C, dtype, X, SCORE_ENTRIES):
-        f = K @ w
+        f = product(K, w)
         scores[lo:hi] = f
         r = f - Y[lo:hi]
         if weights is not None:
             r = r * weights[lo:hi, None]
-        Ktr += K.T @ r
+        Ktr += product(K.T, r)
     return scores, Ktr

@@ -6,7 +6,8 @@ others: :func:`kopt.nystrom.center_basis`).  One iteration is one Newton step of
 columns for multiclass ids, one class after the other on one M × M buffer); a class is done when a step leaves
 the rows inside its margin as they were, and ends with one direct solve on those rows
 (:meth:`.newton.HingeNewton.polish`: a resumed run ends on the bits of the run it continues).  Memory: two M × M float64 arrays (the margin rows' system and R's
-factor) and O(n) per class for the scores, whatever n.
+factor), L⁻¹ of the features of at most M/8 rows that crossed the margin since the last factor (the steps between
+factors solve by Woodbury's identity), and O(n) per class for the scores, whatever n.
 
 It reports the primal, the dual of the Nyström problem at the model's bias and their gap: with b fixed the loss
 is ℓ(u + b), whose conjugate is ℓ*(v) − v b, so D = D₀(α) − λ b Σ α_i for α_i = −w_i ℓ'(f_i)/(λn); at the joint
@@ -24,7 +25,7 @@ from kopt.numerics.linalg import solve_triangular
 from kopt.numerics.objectives import dual, primal
 from kopt.numerics.threads import resolve_threads
 from kopt.nystrom.centres import centres_used, choose_centers
-from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, HingeNewton
+from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, STALE_SHARE, HingeNewton
 from kopt.nystrom.system import NystromSystem, row_chunks, system_plan
 
 
@@ -47,6 +48,8 @@ def svm_plan(sizes, threads):
     else:
         plan.append((f"{workers} workers' chunks of kernel values in a margin pass (as computed, and float64)",
                      workers * SCORE_ENTRIES * (2 * sizes.itemsize + 8)))
+    plan.append(matrices(1, M, max(1, min(n, int(M * STALE_SHARE))), "float64",
+                         "L⁻¹ of the features of rows that crossed the margin since the held factor (Woodbury)"))
     return plan + [matrices(sizes.outputs, n, 1, "float64", "every class's scores"),
                    matrices(4, n, 1, "float64", "one class's Newton: scores, the last step's, residuals, margin rows")]
 

@@ -136,3 +136,30 @@ def test_the_systems_triangular_solves_are_the_same_bits_on_one_or_two_threads(m
     np.testing.assert_array_equal(out[1][1], out[2][1])
     np.testing.assert_allclose(out[1][0] @ U, K, rtol=1e-11, atol=1e-11)  # Z = K U⁻¹
     np.testing.assert_allclose(out[1][1] @ U, K, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("n, block", [(700, 256), (513, 128), (64, 256)])
+def test_the_parted_factor_is_the_same_bits_on_one_or_two_threads(n, block):
+    """parted_cholesky cuts the work by tiles of the matrix, not by threads: 1 and 2 worker threads (and BLAS held to
+    one thread or not) give the same bits; the factor is L with A = LLᵀ, and the strict upper triangle is kept."""
+    _needs_released()
+    from threadpoolctl import threadpool_limits
+
+    from kopt.numerics.linalg import parted_cholesky
+
+    A = _spd(n, seed=9)
+    A[np.triu_indices(n, 1)] = -3.0  # not read, and left as it was
+    out = {}
+    for count in (1, 2):
+        with threadpool_limits(count):
+            out[count] = parted_cholesky(A.copy(), threads=count, block=block)
+    np.testing.assert_array_equal(out[1], out[2])
+    L = np.tril(out[1])
+    full = np.tril(A) + np.tril(A, -1).T
+    np.testing.assert_allclose(L @ L.T, full, rtol=1e-12, atol=1e-10)
+    assert np.all(out[1][np.triu_indices(n, 1)] == -3.0)
+    B = full.copy()
+    B[n // 2, n // 2] = -1.0  # not positive definite: said, as cholesky says it
+    with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
+        parted_cholesky(B, threads=2, block=block)
+    assert parted_cholesky(np.asfortranarray(full), threads=2) is None  # C order only: the caller factors another way

@@ -174,3 +174,23 @@ def test_the_large_route_lets_the_rows_as_given_go_once_it_has_their_column_scal
     plan = spec.component(("solver",)).plan(problem, spec.given, None)
     assert plan.record["column_scales"] is not None
     assert problem.X is None and problem.y is not None
+
+
+def test_the_squared_hinge_chooses_the_same_model_on_any_machine(monkeypatch, capfd):
+    """The squared hinge's search and solve (Newton steps on held factors, the square loss's λ path from 1,024 centres
+    on) factor on every worker thread by tiles in fixed parts: the same model on 1 and 2 threads and on a busy
+    machine.  A threaded LAPACK Cholesky gave another model on 1 thread (its bits follow the cores)."""
+    from kopt.nystrom.system import PATH_THREADED
+    from kopt_plugins.auto import planner
+
+    monkeypatch.setattr(planner, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # the ladder grows to its budget
+    monkeypatch.setattr(planner, "GAIN_ERRORS", -1e9)
+    X, y = curved_classes(3000, 5, 0, 2, noise=0.5)
+    spec = {"seed": 3, "model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "work": 4e10}, "output": {"model": False, "report": False}}
+    fits = _machines(spec, (X, y), monkeypatch, capfd, [(2, False, None), (1, False, None), (2, True, None)])
+    _same(fits)
+    auto = fits[0][1]
+    assert auto["route"] == "svm_nystrom"
+    assert max(t["centers"] for t in auto["trials"]) >= PATH_THREADED
+    assert sum(t.get("newton_steps", 0) for t in auto["trials"]) > 0
