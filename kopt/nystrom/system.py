@@ -50,7 +50,8 @@ from .centres import center_basis, leading_rows
 #: the largest relative change one refinement step may make to a λ path point's scores: beyond it the solve's
 #: rounding, not λ, decides the scores (:meth:`NystromSystem.path`)
 RESOLVED = 1e-4
-#: from this many centres on, the search's λ path factors with every BLAS thread (:meth:`NystromSystem.path`)
+#: from this many centres on, the search's λ path factors on every worker thread (:meth:`NystromSystem.path`,
+#: :func:`kopt.numerics.linalg.parted_cholesky`)
 PATH_THREADED = 1024
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (16 MiB in
 #: float32, their float64 copy 32 MiB), so wide sparse rows (text: tens of thousands of columns) are densified
@@ -657,7 +658,7 @@ class NystromSystem:
         λ, decides the scores, and the λ is not a choice."""
         self.whitened()  # T first: each λ's factor is made in its buffer
         b = self._rhs()
-        threads = None if self.M >= PATH_THREADED else 1  # scores only: their last bits may follow the cores
+        threads = None if self.M >= PATH_THREADED else 1  # None: every worker thread, the same bits (_cholesky)
         solved = {}
         for i, lam in enumerate(lams):
             with self._factored(lam, threads) as L:  # in T's own buffer (no M × M copy per λ)
