@@ -222,7 +222,7 @@ class HingeNewton:
         self.workers = _threads_mod.resolve_threads(workers)
         self._T_rows = self.in_T  # the rows the system's T sums (it follows ``in_T`` at a new factor: :meth:`_solve`)
         self._factor_lam = self._L = None  # the held factor of T + λI and its λ (:meth:`_solve`)
-        self._stale = None  # the Woodbury steps' rows, their whitened features and W (:meth:`_woodbury`)
+        self._stale = None  # the Woodbury steps' rows and W = L⁻¹V, in one buffer (:meth:`_woodbury`)
         self.stale_rows = int(system.M * STALE_SHARE)
         self.factors = 0  # the factors of T_S + λI made so far (a step on a held one makes none)
         self.f = self.sums = None
