@@ -87,9 +87,8 @@ class AutoSolver(Solver):
         """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
         held aside as its T alone (at most M x M float64), a squared-hinge solve's held-factor columns (M x M/8
         float64), and the split's fit and validation rows, copied."""
-        from kopt.nystrom.system import system_plan
-
         from kopt.nystrom.newton import STALE_SHARE
+        from kopt.nystrom.system import system_plan
 
         M = min(sizes.count, sizes.n)
         return [*system_plan(sizes),
