@@ -163,3 +163,22 @@ def test_the_parted_factor_is_the_same_bits_on_one_or_two_threads(n, block):
     with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
         parted_cholesky(B, threads=2, block=block)
     assert parted_cholesky(np.asfortranarray(full), threads=2) is None  # C order only: the caller factors another way
+
+
+def test_the_systems_few_column_products_are_the_same_bits_on_one_or_two_blas_threads():
+    """kopt.nystrom.system.product holds BLAS to one thread: OpenBLAS's threaded float64 GEMM of two or more columns
+    gave other bits on 1 and 2 threads (1,024 x 1,500 by 1,500 x 2), and these products are the search's validation
+    scores and the systems' right-hand sides."""
+    from threadpoolctl import threadpool_limits
+
+    from kopt.nystrom.system import product
+
+    rng = np.random.default_rng(10)
+    K, W = rng.standard_normal((1024, 1500)), rng.standard_normal((1500, 6))
+    out = {}
+    for count in (1, 2):
+        with threadpool_limits(count):
+            out[count] = (product(K, W), product(K.T, W[:1024]))
+    np.testing.assert_array_equal(out[1][0], out[2][0])
+    np.testing.assert_array_equal(out[1][1], out[2][1])
+    np.testing.assert_allclose(out[1][0], K @ W, rtol=1e-12, atol=1e-10)
