@@ -147,8 +147,8 @@ def solve_triangular(L, b, *, lower=True, trans="N", unit_diagonal=False):
 
 _CBLAS_ROW_MAJOR, _CBLAS_COL_MAJOR, _CBLAS_LOWER, _CBLAS_UPPER = 101, 102, 122, 121
 _CBLAS_NO_TRANS, _CBLAS_TRANS, _CBLAS_LEFT, _CBLAS_RIGHT, _CBLAS_NON_UNIT = 111, 112, 141, 142, 131
-#: (symbol, integer type) of each entry point in the OpenBLAS builds NumPy and SciPy wheels bundle: CBLAS ?syrk and
-#: ?trsm, LAPACKE ?potrf
+#: (symbol, integer type) of each entry point in the OpenBLAS builds NumPy and SciPy wheels bundle: CBLAS ?syrk, ?trsm
+#: and ?gemm, LAPACKE ?potrf
 _SYMBOLS = {
     "syrk": (("scipy_cblas_{p}syrk64_", "int64"), ("cblas_{p}syrk64_", "int64"),
              ("scipy_cblas_{p}syrk", "int32"), ("cblas_{p}syrk", "int32")),
@@ -272,14 +272,18 @@ def released_cholesky(A):
     if fn is None or not A.flags.c_contiguous or A.ndim != 2 or A.shape[0] != A.shape[1]:
         return None
     n = A.shape[0]
-    if n == 0:
-        return A
-    # A's lower triangle in C order is the upper one of its Fortran-order transpose: U (A = UᵀU) read back in C order
-    # is the lower factor L = Uᵀ
-    info = fn(_CBLAS_COL_MAJOR, b"U", n, A.ctypes.data, n)
+    if n:
+        _potrf_lower(fn, A.ctypes.data, n, n)
+    return A
+
+
+def _potrf_lower(potrf, address, n, lda):
+    """The lower Cholesky factor, in place, of the n x n block at ``address`` of a C-order matrix whose rows are
+    ``lda`` apart: its lower triangle in C order is the upper one of its Fortran-order transpose, whose factor U
+    (A = UᵀU), read back in C order, is L = Uᵀ."""
+    info = potrf(_CBLAS_COL_MAJOR, b"U", n, address, lda)
     if info != 0:
         raise np.linalg.LinAlgError(f"the matrix is not positive definite (LAPACKE ?potrf info {info})")
-    return A
 
 
 def released_trsm(U, B, *, side="left", trans=True, lower=False):
@@ -337,10 +341,7 @@ def parted_cholesky(A, threads=None, block=PARTED_BLOCK):
         for t in range(len(edges) - 1):
             lo, hi = edges[t], edges[t + 1]
             b = hi - lo
-            # the diagonal tile: in C order its lower triangle is the upper one of the Fortran-order transpose
-            info = potrf(_CBLAS_COL_MAJOR, b"U", b, at(lo, lo), n)
-            if info != 0:
-                raise np.linalg.LinAlgError(f"the matrix is not positive definite (LAPACKE ?potrf info {info})")
+            _potrf_lower(potrf, at(lo, lo), b, n)  # the diagonal tile
             if hi == n:
                 break
             rows = _threads.split(n - hi, max(1, min(_threads.PARTS, (n - hi) // 64)))

@@ -61,6 +61,15 @@ LINE_SEARCH_STEPS = 40
 STALE_SHARE = 1 / 8
 
 
+def held_columns_plan(M, n):
+    """The :mod:`kopt.numerics.memory` plan item of a Newton solve's held-factor columns on M centres and n rows
+    (:meth:`HingeNewton._woodbury`): M x min(n, M/8) float64."""
+    from ..numerics.memory import matrices
+
+    return matrices(1, M, max(1, min(n, int(M * STALE_SHARE))), "float64",
+                    "a squared-hinge Newton solve's held-factor columns (Woodbury)")
+
+
 def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=None, bound=None, cached=None):
     """One float64 pass over the rows X at (w, b): the scores f = k(X, C) w + b and the M × 2 sums
     [Kᵀ r, Kᵀ a] with r_i = w_i (f_i − y_i) and a_i = w_i on the rows inside the margin (y_i f_i < 1), else 0.
@@ -142,10 +151,6 @@ def _cached_chunks(K, X, kernel):
         out = buf[:hi - lo]
         out[...] = K[lo:hi]
         yield lo, hi, out
-
-
-def _to_host(a):
-    return np.asarray(to_numpy(a))
 
 
 def hinge_objective(lam, v, f, y, weights=None):
@@ -355,16 +360,16 @@ class HingeNewton:
         rows' features and a k × k system, 2 M² flops a row instead of M³/3 for a new factor; the rows that crossed
         are not added to T until then).  Else T is made the system of S (:meth:`settle`) and factored anew."""
         s, xp = self.system, self.system.xp
-        if self._factor_lam == self.lam:
-            changed = self.in_T != self._T_rows
-            if int(xp.sum(changed)) <= self.stale_rows:
-                return self._woodbury(R, changed)
-        self.settle()
-        L = s.hold_factor(self.lam, self.threads, release=self.settle)
-        self._factor_lam, self._L = self.lam, L
-        self.factors += 1
+        changed = self.in_T != self._T_rows
+        if self._factor_lam != self.lam or int(xp.sum(changed)) > self.stale_rows:
+            self.settle()  # T the system of S: no row changed since
+            self._L = s.hold_factor(self.lam, self.threads, release=self.settle)
+            self._factor_lam = self.lam
+            self.factors += 1
+        elif bool(xp.any(changed)):
+            return self._woodbury(R, changed)
         with blas_held(self.threads):
-            return cho_solve(L, R)
+            return cho_solve(self._L, R)
 
     def _woodbury(self, R, changed):
         """(T_S + λI)⁻¹ R from the held factor L Lᵀ = T₀ + λI of the rows T₀ sums: T_S = T₀ + V Σ Vᵀ with V the
@@ -379,9 +384,6 @@ class HingeNewton:
         s, xp, L = self.system, self.system.xp, self._L
         held = self._stale
         if held is None:
-            if not bool(xp.any(changed)):
-                with blas_held(self.threads):
-                    return cho_solve(L, R)
             held = self._stale = {"rows": xp.zeros(0, dtype=np.int64), "k": 0,
                                   "W": xp.empty((s.M, min(self.stale_rows, self.X.shape[0])), dtype=np.float64,
                                                 order="F")}
@@ -389,12 +391,12 @@ class HingeNewton:
         kept = changed[rows]
         if not bool(xp.all(kept)):  # compacted in place, column by column (no second buffer)
             at = 0
-            for j in _to_host(xp.nonzero(kept)[0]).tolist():
+            for j in to_numpy(xp.nonzero(kept)[0]).tolist():
                 if j != at:
                     W[:, at] = W[:, j]
                 at += 1
             rows, k = rows[kept], at
-        fresh = xp.asarray(np.setdiff1d(_to_host(xp.nonzero(changed)[0]), _to_host(rows), assume_unique=True))
+        fresh = xp.asarray(np.setdiff1d(to_numpy(xp.nonzero(changed)[0]), to_numpy(rows), assume_unique=True))
         with blas_held(self.threads):
             if fresh.shape[0]:
                 at = k

@@ -497,9 +497,11 @@ class NystromSystem:
         docs/benchmarks.md, "Measurements behind the code's choices").  Either way the bits do not depend on the
         machine's cores (a threaded LAPACK Cholesky's do, and the model solved from it did)."""
         try:
-            if threads is None and self.xp is np and parted_cholesky(H) is not None:
-                return H
-            with blas_held(1 if threads is None and self.xp is np else threads):
+            if threads is None and self.xp is np:
+                if parted_cholesky(H) is not None:
+                    return H
+                threads = 1  # NumPy's BLAS lacks the entries: LAPACK on one thread, the same bits too
+            with blas_held(threads):
                 return cholesky(H, overwrite=True, zero_upper=False)
         except np.linalg.LinAlgError:
             return None

@@ -87,14 +87,13 @@ class AutoSolver(Solver):
         """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
         held aside as its T alone (at most M x M float64), a squared-hinge solve's held-factor columns (M x M/8
         float64), and the split's fit and validation rows, copied."""
-        from kopt.nystrom.newton import STALE_SHARE
+        from kopt.nystrom.newton import held_columns_plan
         from kopt.nystrom.system import system_plan
 
         M = min(sizes.count, sizes.n)
         return [*system_plan(sizes),
                 memory.matrices(1, M, M, "float64", "the best system so far, its T"),
-                memory.matrices(1, M, max(1, int(M * STALE_SHARE)), "float64",
-                                "a squared-hinge Newton solve's held-factor columns (Woodbury)"),
+                held_columns_plan(M, sizes.n),
                 memory.matrices(1, sizes.n, sizes.d, sizes.dtype, "the fit and validation rows, copied"),
                 memory.matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and their split")]
 

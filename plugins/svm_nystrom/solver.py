@@ -25,7 +25,7 @@ from kopt.numerics.linalg import solve_triangular
 from kopt.numerics.objectives import dual, primal
 from kopt.numerics.threads import resolve_threads
 from kopt.nystrom.centres import centres_used, choose_centers
-from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, STALE_SHARE, HingeNewton
+from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, HingeNewton, held_columns_plan
 from kopt.nystrom.system import NystromSystem, row_chunks, system_plan
 
 
@@ -48,8 +48,7 @@ def svm_plan(sizes, threads):
     else:
         plan.append((f"{workers} workers' chunks of kernel values in a margin pass (as computed, and float64)",
                      workers * SCORE_ENTRIES * (2 * sizes.itemsize + 8)))
-    plan.append(matrices(1, M, max(1, min(n, int(M * STALE_SHARE))), "float64",
-                         "L⁻¹ of the features of rows that crossed the margin since the held factor (Woodbury)"))
+    plan.append(held_columns_plan(M, n))
     return plan + [matrices(sizes.outputs, n, 1, "float64", "every class's scores"),
                    matrices(4, n, 1, "float64", "one class's Newton: scores, the last step's, residuals, margin rows")]
 

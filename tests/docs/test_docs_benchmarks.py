@@ -12,8 +12,10 @@ SCRIPTS = sorted(BENCH.glob("*.py")) + sorted((ROOT / "kopt").rglob("*.py")) + s
 #: every other file a run could be named in
 OTHERS = sorted((ROOT / "plugins").rglob("*.py")) + sorted((ROOT / "specs").glob("*.yaml"))
 RESULT = r"[A-Za-z0-9_.-]+\.(?:jsonl|json|png|txt|log)"
-#: a run named by a sequence number instead of its date and commit, or a result file with an "_s<N>" suffix
-SEQUENCE = re.compile(r"\bsessions? \d+|\b(?:this|previous|earlier|that) session\b|_s\d+(?:_\w+)?\.(?:jsonl|json|png)",
+#: the word for a work period, which no page may name a run by
+PERIOD = "session"
+#: a run named by a work period's number instead of its date and commit, or a result file with an "_s<N>" suffix
+SEQUENCE = re.compile(rf"\b{PERIOD}s? \d+|\b(?:this|previous|earlier|that) {PERIOD}\b|_s\d+(?:_\w+)?\.(?:jsonl|json|png)",
                       re.IGNORECASE)
 
 
