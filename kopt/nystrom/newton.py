@@ -110,9 +110,15 @@ def _margin_part(C, w, b, chunks, rows, y, weights, forced):
         fc = K @ w + b
         f[lo:hi] = fc
         yc = y[lo:hi]
-        inside = (yc * fc < 1.0 if forced is None else forced[lo:hi]).astype(np.float64)
-        a = inside if weights is None else inside * weights[lo:hi]
-        sums += K.T @ xp.stack([a * (fc - yc), a], axis=1)
+        inside = yc * fc < 1.0 if forced is None else forced[lo:hi]
+        # a row outside the margin adds nothing to the sums: the product runs over the rows inside only (about a tenth
+        # of them once the first steps are done: a quarter of a pass's time went to the full product)
+        idx = xp.flatnonzero(inside)
+        if idx.shape[0] == 0:
+            continue
+        a = xp.ones(idx.shape[0], dtype=np.float64) if weights is None else weights[lo:hi][idx]
+        Ks = K if idx.shape[0] == K.shape[0] else K[idx]
+        sums += Ks.T @ xp.stack([a * (fc[idx] - yc[idx]), a], axis=1)
     return f, sums
 
 

@@ -100,10 +100,12 @@ def _gaussian_sparse_rows(X, Y, sigma, side=None):
     K = np.asarray(X @ Yt, dtype=dt)
     scale = dt.type(1.0 / sigma**2)
     K *= scale
-    K -= (np.asarray(X.multiply(X).sum(axis=1), dtype=dt).ravel() * (scale / 2))[:, None]
-    K -= (yy * (scale / 2))[None, :]
-    np.minimum(K, 0.0, out=K)
-    return np.exp(K, out=K)
+    hx, hy = np.asarray(X.multiply(X).sum(axis=1), dtype=dt).ravel() * (scale / 2), yy * (scale / 2)
+    K -= hx[:, None]
+    K -= hy[None, :]
+    # the exponent's rounding is the augmented GEMM's: a d-term inner product and the two norms
+    heights = (float(hx.max()) if hx.size else 0.0) + (float(hy.max()) if hy.size else 0.0)
+    return _exp_of_exponents(np, K, heights, X.shape[1])
 
 
 #: the exponents are clipped at 0 only where their rounding could lift a kernel value past 1 + CLIP_ABOVE

@@ -180,18 +180,25 @@ def test_skewed_chi2_stable_far_apart():
     assert np.isfinite(K).all() and 0.0 <= K[0, 0] < 1e-5
 
 
+@pytest.mark.parametrize("rows", ["dense", "sparse"])
 @pytest.mark.parametrize("scale, bandwidth", [(1.0, 2.6), (1.0, 0.3), (10.0, 1.0), (1e4, 1e-2)])
-def test_gaussian_values_stay_within_the_rounding_of_one_clipped_only_where_needed(scale, bandwidth):
+def test_gaussian_values_stay_within_the_rounding_of_one_clipped_only_where_needed(scale, bandwidth, rows):
     """The Gaussian's exponents are clipped at 0 only where the augmented GEMM's rounding could lift a value past
     1 + CLIP_ABOVE: every value is finite, at most 1 + CLIP_ABOVE, and within float32 rounding of the float64 kernel,
-    on rows near the bandwidth's scale (no clip) and on rows far larger than it (the clip keeps exp finite)."""
+    on rows near the bandwidth's scale (no clip) and on rows far larger than it (the clip keeps exp finite).  Sparse
+    rows (the sparse product's route) follow the same rule."""
+    import scipy.sparse as sp
+
     from kopt_plugins.kernels import shift_invariant as si
 
     rng = np.random.default_rng(3)
     X = (scale * rng.standard_normal((400, 6))).astype(np.float32)
+    if rows == "sparse":
+        X[rng.random(X.shape) < 0.5] = 0.0
     k = REG.get("kernel", "gaussian")(bandwidth=bandwidth)
-    K = k.exact(X, X[:100])
-    bound = k.bind(X[:100])(X)
+    Xk = sp.csr_matrix(X) if rows == "sparse" else X
+    K = k.exact(Xk, X[:100])
+    bound = k.bind(X[:100])(Xk)
     np.testing.assert_array_equal(K, bound)  # one rule for exact and the bound centres
     assert np.isfinite(K).all() and K.max() <= 1.0 + si.CLIP_ABOVE
     truth = np.exp(-cdist(X.astype(np.float64), X[:100].astype(np.float64), "sqeuclidean") / (2 * bandwidth ** 2))

@@ -221,6 +221,33 @@ def test_the_search_tries_no_hinge_lambda_below_the_kernel_rounding(dtype):
     assert (min(tried) < 1e-8) == (dtype == np.float64)  # the window widened down to the path's end in float64
 
 
+@pytest.mark.parametrize("case", ["plain", "weighted", "forced", "none inside", "all inside"])
+def test_a_margin_pass_sums_the_rows_inside_the_margin(case):
+    """The pass's scores and sums [Kᵀ r, Kᵀ a] are the dense formula's (r = a (f − y), a the weight of a row inside
+    the margin, else 0), whichever rows are inside: its product runs over those rows only."""
+    from kopt.nystrom.newton import margin_pass
+
+    X, y = _data(n=900)
+    y = y.astype(float)
+    X32 = X.astype(np.float32)
+    kernel = GaussianKernel(bandwidth=1.0)
+    C = X32[:60]
+    w, b = np.random.default_rng(3).standard_normal(60), 0.2
+    weights = np.random.default_rng(4).uniform(0.5, 2.0, 900) if case == "weighted" else None
+    forced = (np.arange(900) % 7 == 0) if case == "forced" else None
+    if case == "none inside":
+        w, b, y = np.zeros(60), 2.0, np.ones(900)  # y f = 2 on every row
+    elif case == "all inside":
+        w, b = np.zeros(60), 0.0  # y f = 0 on every row
+    f, sums = margin_pass(kernel, C, np.float32, w, b, X32, y, weights, threads=2, inside=forced)
+    K = kernel.exact(X32, C).astype(np.float64)
+    np.testing.assert_allclose(f, K @ w + b, rtol=1e-6, atol=1e-6)
+    inside = forced if forced is not None else y * f < 1.0
+    assert {"none inside": not inside.any(), "all inside": inside.all()}.get(case, 0 < inside.sum() < 900)
+    a = inside * (1.0 if weights is None else weights)
+    np.testing.assert_allclose(sums, K.T @ np.stack([a * (f - y), a], axis=1), rtol=1e-10, atol=1e-10)
+
+
 def test_held_kernel_values_give_the_same_bits_as_computing_them():
     """A Newton solve that holds its rows' kernel values (small enough) takes the same passes bit for bit, and
     reaches the same minimiser as one that computes them each pass (its T_S updates read the held values)."""
