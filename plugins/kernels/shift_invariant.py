@@ -115,7 +115,8 @@ CLIP_ABOVE = 2.0 ** -10
 
 def _exp_of_exponents(xp, K, heights, d):
     """exp(K) in place for the augmented GEMM's exponents K = A Bᵀ on d columns (true values ≤ 0), clipped at 0
-    first only where the GEMM's rounding could lift a value past 1 + :data:`CLIP_ABOVE`.
+    first only where the GEMM's rounding could lift a value past 1 + :data:`CLIP_ABOVE` (the sparse rows' exponents,
+    xᵀy by a sparse product less the two norms, carry the same terms and take the same rule).
 
     Each exponent is a (d + 2)-term inner product whose absolute terms sum to at most 2(|hₓ| + |h_y|), h = −‖x/σ‖²/2
     the augmented rows' norm column, and h carries its own d-term rounding: so no computed exponent exceeds its true
