@@ -43,11 +43,11 @@ def svm_plan(sizes, threads):
         # kernel computes it is gone by then (measured: docs/benchmarks.md, "Memory plans against measured peaks")
         plan = [item for item in plan if "the same chunk as computed" not in item[0]]
         plan.append(matrices(1, n, M, sizes.dtype, "the rows' kernel values, held between passes"))
-        plan.append((f"{workers} workers' chunks of held kernel values in a margin pass (float64)",
-                     workers * SCORE_ENTRIES * 8))
+        plan.append((f"{workers} workers' chunks of held kernel values in a margin pass (float64, and the rows inside "
+                     f"the margin)", workers * SCORE_ENTRIES * 16))
     else:
-        plan.append((f"{workers} workers' chunks of kernel values in a margin pass (as computed, and float64)",
-                     workers * SCORE_ENTRIES * (2 * sizes.itemsize + 8)))
+        plan.append((f"{workers} workers' chunks of kernel values in a margin pass (as computed, float64, and the rows "
+                     f"inside the margin)", workers * SCORE_ENTRIES * (2 * sizes.itemsize + 16)))
     plan.append(held_columns_plan(M, n))
     return plan + [matrices(sizes.outputs, n, 1, "float64", "every class's scores"),
                    matrices(4, n, 1, "float64", "one class's Newton: scores, the last step's, residuals, margin rows")]
