@@ -37,7 +37,7 @@ class _Call:
     """What a :func:`solve` call asked for (its arguments; ``t0``: when it began), and what the stages before the
     solve handed on: ``start_state`` (the state the solver starts from), ``lambda_auto`` (``lambda: auto``'s
     choice), ``plan`` (``solver: auto``'s record) and ``planned_count`` (whether the planning solver, not the spec's
-    author, chose ``model.features.count``: a note that the model uses fewer centres is then its record's, not a
+    author, chose ``model.features.count``: a note that the model uses fewer centers is then its record's, not a
     warning to a user who never set the count)."""
 
     data: object
@@ -288,7 +288,7 @@ def _run(spec, call, cluster):
         reg.pm.hook.kopt_run_start(run=run)
         t1 = time.perf_counter()
         with interrupt_guard(run), out_of_memory(f"solver {sname!r} ran", SOLVE_ADVICE), warnings.catch_warnings():
-            if call.planned_count:  # the centres note stays in solver_info.centers_note
+            if call.planned_count:  # the centers note stays in solver_info.centers_note
                 warnings.simplefilter("ignore", FeatureCountWarning)
             out = solver.run(problem, run)
         t_fit = time.perf_counter() - t1

@@ -154,7 +154,7 @@ class SpecWarning(UserWarning):
 
 
 class FeatureCountWarning(SpecWarning):
-    """``model.features.count`` asks for more Nyström centres than the model can use: more than the training
-    data's distinct rows, or centres the kernel cannot tell apart (dropped by
-    :func:`kopt.nystrom.center_basis`).  The solve runs on the centres it has; the warning names the key and the
-    count used, and the report's ``solver_info.centers_note`` says the same (:func:`kopt.nystrom.centres.centres_used`)."""
+    """``model.features.count`` asks for more Nyström centers than the model can use: more than the training
+    data's distinct rows, or centers the kernel cannot tell apart (dropped by
+    :func:`kopt.nystrom.center_basis`).  The solve runs on the centers it has; the warning names the key and the
+    count used, and the report's ``solver_info.centers_note`` says the same (:func:`kopt.nystrom.centers.centers_used`)."""

@@ -8,7 +8,7 @@ chunk by chunk.  One process, one run:
     flock /tmp/kopt-cpu.lock python docs/benchmarks/blas_pools.py --json docs/benchmarks/blas_pools.json
 
 Prints one JSON object: the milliseconds of a SciPy ``dsyrk`` (6,000 x 256 into 256 x 256, the Gram update of a
-256-centre system) warm, right after a NumPy matmul, and right after one with NumPy's BLAS held to one thread; the
+256-center system) warm, right after a NumPy matmul, and right after one with NumPy's BLAS held to one thread; the
 BLAS libraries (threadpoolctl) and the machine.
 """
 from __future__ import annotations

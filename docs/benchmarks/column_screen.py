@@ -2,7 +2,7 @@
 
 `plugins/auto/columns.py`'s search on the `higgs-shaped` preset at 10^5 rows (6 of 28 columns decide the class), one
 run per seed of the spec: each seed is another split (``large.split``) and other draws of the search's rows and
-centres.  ``screen``: the search as auto runs it (``columns.SCREEN``: each column dropped alone, the ones that lost
+centers.  ``screen``: the search as auto runs it (``columns.SCREEN``: each column dropped alone, the ones that lost
 nothing dropped together, then the sweeps); ``sweeps``: the sweeps alone.  One JSON line per run: the columns kept,
 whether they are exactly the 6 relevant ones, the validation accuracy and the seconds.
 

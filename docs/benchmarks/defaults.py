@@ -7,7 +7,7 @@
     python docs/benchmarks/defaults.py auto --sets a9a [--runs auto,fixed,chosen]   # lambda: auto -> defaults_auto.json
     python docs/benchmarks/defaults.py table                    # the table of docs/defaults.md
 
-Each set keeps one model (loss, kernel, fast Joker route: primal Newton-CG on Nystrom centres; the
+Each set keeps one model (loss, kernel, fast Joker route: primal Newton-CG on Nystrom centers; the
 exact dual on mnist-10k, faster there) and
 varies what a default decides: the preprocessing of the features and the bandwidth rule, at the
 default λ.  ``tuned`` searches λ (1e-6..1e-3, 4 values) x the median bandwidth at factor ½ and 1 with ``kopt.selection.tune`` (a seeded 20% validation split, the
@@ -42,11 +42,11 @@ SETS = {
                     "loss": {"name": "square"}, "kernel": "laplacian"},
     "reuters": {"data": {"source": "reuters"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
                 "features": {"kind": "nystrom", "count": 1000}, "solver": {"tol": 1.0e-2}},
-    # the exact kernel: one-vs-rest over 10 classes on 3,000 Nystrom centres took 65 s a fit, the dual 8-40 s
+    # the exact kernel: one-vs-rest over 10 classes on 3,000 Nystrom centers took 65 s a fit, the dual 8-40 s
     "mnist-10k": {"data": {"source": "mnist"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
                   "features": {}, "solver": {"mode": "exact", "iterations": 100000, "tol": 1.0e-2},
                   "tuned_lambdas": "1e-5,1e-4,1e-3"},  # the exact dual at λ = 1e-6 is too slow for the grid
-    # the same rows on the primal route (1,000 Nystrom centres): its cost hardly grows as λ falls, where the exact
+    # the same rows on the primal route (1,000 Nystrom centers): its cost hardly grows as λ falls, where the exact
     # dual's does -- lambda: auto's path and the tuned grid on the exact route did not fit in a 5-minute CPU hold
     "mnist-10k-nystrom": {"data": {"source": "mnist"}, "loss": {"name": "squared_hinge"}, "kernel": "gaussian",
                           "features": {"kind": "nystrom", "count": 1000}, "solver": {"tol": 1.0e-2}},

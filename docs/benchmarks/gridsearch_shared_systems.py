@@ -2,7 +2,7 @@
 
 The reference case: 3 λ x 3 bandwidths, cv=3, on the first 3,000 higgs-12k training rows, n_jobs=1.
 Two estimators: ``KernelClassifier(solver="krr_nystrom", features={"kind": "nystrom", "count": 512})`` and
-``KernelClassifier()`` (solver auto: with λ and the bandwidth given it still searches the centre count).
+``KernelClassifier()`` (solver auto: with λ and the bandwidth given it still searches the center count).
 Each is searched twice in this process: as is, and inside ``kopt.nystrom.cache.sharing()``, where the
 systems that krr_nystrom's step and auto's planner build come from the cache.  The best point, its score and every
 CV score must be the same both ways; the seconds and the cache's hits are printed as one JSON line.

@@ -1,4 +1,4 @@
-"""The default route's learning curve by centre count, on the sets where ``kopt bench defaults`` misses a target
+"""The default route's learning curve by center count, on the sets where ``kopt bench defaults`` misses a target
 (docs/defaults.md, "What bounds the defaults where the targets are not met").
 
 For each set and each count M, the defaults' spec (``kopt bench defaults``' spec side) with ``model.features.count:
@@ -22,7 +22,7 @@ COUNTS = (512, 1024, 2048, 4096)
 
 
 def one(name: str, count: int) -> dict:
-    """One run, in this process: the defaults' spec at ``count`` centres."""
+    """One run, in this process: the defaults' spec at ``count`` centers."""
     import kopt
     from kopt.cli.bench.defaults import spec_of
     from kopt.cli.bench.runs import peak_mb

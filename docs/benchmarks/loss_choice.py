@@ -2,7 +2,7 @@
 over five seeds on every binary set of BENCHMARKS.md and two public sets of continuous columns that kopt's rules
 were not measured on.
 
-For each set and seed (``random_state``: auto's validation split and centres), both estimators are fitted on the
+For each set and seed (``random_state``: auto's validation split and centers), both estimators are fitted on the
 same training rows, one after the other in this process, and scored on the same test rows.  Reported per fit: the
 loss auto chose, the squared hinge's validation gain over the square loss on the first size's chosen system and
 its standard error (the rule takes the hinge where the gain is at least 0.1 points and more than two standard

@@ -3,13 +3,13 @@ more than 10 classes, so a letter-like synthetic one -- scikit-learn's make_clas
 16,000 training and 4,000 test rows, seed 0.
 
     for side in svc_c10 svc kopt kopt_ovr; do flock /tmp/kopt-cpu.lock python docs/benchmarks/many_classes.py $side; done
-    python docs/benchmarks/many_classes.py pairs_nystrom 4000 1e-4 3.91   # krr_pairs on 4,000 of the rows as centres
+    python docs/benchmarks/many_classes.py pairs_nystrom 4000 1e-4 3.91   # krr_pairs on 4,000 of the rows as centers
 
 One side per process (its peak RSS is its own): ``kopt`` is the spec naming only the loss and the kernel (auto: one-vs-one
 on every row here); ``kopt_ovr`` the same with auto's one-vs-one rule turned off (the one-vs-rest ladder); ``svc_c10``
 and ``svc`` are SVC(C=10) and SVC() on z-scored features; ``pairs_nystrom COUNT LAMBDA BANDWIDTH``: ``solver:
-krr_pairs`` on ``features.count`` seeded rows as centres (each pair its own rows among them: Nyström pairs), at the λ
-and bandwidth ``kopt`` chose (its line's ``lam`` and ``bandwidth``) -- what fewer centres than every row trade.  One
+krr_pairs`` on ``features.count`` seeded rows as centers (each pair its own rows among them: Nyström pairs), at the λ
+and bandwidth ``kopt`` chose (its line's ``lam`` and ``bandwidth``) -- what fewer centers than every row trade.  One
 JSON line per side.
 """
 import json

@@ -1,7 +1,7 @@
 """krr_pcg on a Dask LocalCluster against one machine: seconds per CG iteration, rounds, the same model.
 
 HIGGS-shaped rows (``higgs_shaped`` of tests/gpu/device_rates.py, the GPU check's generator: 28 standard-normal columns, labels from a fixed
-nonlinear rule), the square loss on ±1 labels, a Gaussian kernel, M Nyström centres, ``iterations`` CG steps
+nonlinear rule), the square loss on ±1 labels, a Gaussian kernel, M Nyström centers, ``iterations`` CG steps
 (``tol: 0``: every step runs).  The same spec runs on one machine (NumPy arrays) and on a fresh
 ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` with the rows as a dask array in two partitions.
 Per run: seconds per iteration (the median of the trace's steps after the first: one pass, or one round, with its

@@ -1,9 +1,9 @@
-"""krr_pcg's fit time against rows at a fixed number of centres (the target: no faster than n^1.1 at a fixed M).
+"""krr_pcg's fit time against rows at a fixed number of centers (the target: no faster than n^1.1 at a fixed M).
 
 The `higgs-shaped` preset at each size (its first rows), the square loss on ±1 labels, a Gaussian kernel of fixed
-bandwidth, M Nyström centres, a fixed λ and ``iterations`` CG steps (``tol: 0``: every step runs, so every size does
+bandwidth, M Nyström centers, a fixed λ and ``iterations`` CG steps (``tol: 0``: every step runs, so every size does
 the same number of passes).  Each size runs in its own process.  Per size: the fit's seconds, the seconds of one CG
-step (the median of the trace's steps after the first), the set-up (fit minus the steps: the centres' factors) and
+step (the median of the trace's steps after the first), the set-up (fit minus the steps: the centers' factors) and
 the peak memory; then the exponent of fit time and of step time between consecutive sizes, log(t2/t1)/log(n2/n1).
 
     flock /tmp/kopt-cpu.lock python docs/benchmarks/pcg_growth.py [--rows 100000 300000 1000000 3000000]

@@ -1,6 +1,6 @@
 """krr_pcg alone on generated rows: the whole process's peak resident memory and the fit time.
 
-    python docs/benchmarks/pcg_memory.py ROWS CENTRES [CG_STEPS]
+    python docs/benchmarks/pcg_memory.py ROWS CENTERS [CG_STEPS]
 
 10 Gaussian columns, a smooth target with noise of sd 0.1, λ = 1e-6, bandwidth 2; prints the fit seconds, the
 peak (``ru_maxrss``), the data's bytes and the test RMSE on 20,000 fresh rows.

@@ -1,5 +1,5 @@
 """One conjugate-gradient step of krr_pcg (one pass of kernel blocks k(X_chunk, C): K p and Kᵀ(K p)) timed at a given
-number of rows of higgs-shaped, on the centres the pivoted basis keeps of those drawn, as a fit runs it: the measured
+number of rows of higgs-shaped, on the centers the pivoted basis keeps of those drawn, as a fit runs it: the measured
 basis for projecting a fit's time to sizes not run.
 
     python docs/benchmarks/pcg_pass.py --rows 1000000 10000000 --centers 8192 [--columns 6] [--json FILE]
@@ -8,11 +8,11 @@ basis for projecting a fit's time to sizes not run.
 The rows are the generated preset's (memory-mapped; generated first where absent), their first ``--columns`` columns
 (the 6 that decide the class, the ones kopt's column search keeps), z-scored as ``standardize: auto`` does;
 Gaussian kernel of bandwidth 2.63 (the defaults' choice at 10⁶ rows), float32 kernel values, every worker thread.
-Each size: the kept centres, the set-up's seconds (R's pivoted Cholesky and b's pass), one CG step after one warm-up
+Each size: the kept centers, the set-up's seconds (R's pivoted Cholesky and b's pass), one CG step after one warm-up
 step, the kernel values a second, and the machine.
 
 ``--roofline``: the pass's parts each alone on one core, on one chunk of the pass's shape (CHUNK_ENTRIES kernel
-values against ``--centers`` centres, float32): the kernel's GEMM on the augmented rows (d + 2 wide), its exp, and the
+values against ``--centers`` centers, float32): the kernel's GEMM on the augmented rows (d + 2 wide), its exp, and the
 two products K p and Kᵀs; each part's rate in kernel values a second, and the pass's roofline -- one value through
 every part at each part's own rate -- on one core and on every core (the parts run per chunk on kopt's workers),
 against which a measured pass is read.  The clip at 0 is timed apart (``clip_values_per_s``): the kernel runs it only
@@ -109,7 +109,7 @@ def main():
     out = {"benchmark": "pcg_pass", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
            "cases": [one(n, a.centers, a.columns) for n in a.rows]}
     for c in out["cases"]:
-        print(f"{c['rows']:>11,} rows  {c['centers']} centres ({c['kept_centers']} kept)  {c['columns']} columns  "
+        print(f"{c['rows']:>11,} rows  {c['centers']} centers ({c['kept_centers']} kept)  {c['columns']} columns  "
               f"set-up {c['setup_s']:.1f} s  one CG step {c['step_s']:.1f} s  {c['kernel_values_per_s']:.3g} kernel values/s")
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:

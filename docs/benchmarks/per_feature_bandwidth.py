@@ -1,7 +1,7 @@
 """What one length scale per column gains over solver: auto's one shared bandwidth, chosen on validation rows.
 
 For each set: the training rows are z-scored (as ``standardize: auto`` does) and split 80/20 (seeded); a
-Nyström square-loss model (``NystromSystem``, M centres, the λ path) is scored on the validation rows
+Nyström square-loss model (``NystromSystem``, M centers, the λ path) is scored on the validation rows
 
 * ``shared``: one bandwidth, the best of the ``scale`` rule's x{0.5, 0.71, 1, 1.41, 2};
 * ``per_column``: one scale s_j per column (the Gaussian kernel of x_j s_j / σ: an ARD kernel), chosen by

@@ -1,7 +1,7 @@
 """The cost of ``kopt tune`` against scikit-learn's GridSearchCV over SVC, on the same grid and folds.
 
     python docs/benchmarks/tune_vs_gridsearch.py --which svc          # GridSearchCV(SVC), n_jobs=2
-    python docs/benchmarks/tune_vs_gridsearch.py --which nystrom      # kopt tune, Joker primal on Nystrom centres
+    python docs/benchmarks/tune_vs_gridsearch.py --which nystrom      # kopt tune, Joker primal on Nystrom centers
     python docs/benchmarks/tune_vs_gridsearch.py --which nystrom-cold # the same with --no-warm-start
     python docs/benchmarks/tune_vs_gridsearch.py --which exact        # kopt tune, Joker dual on the exact kernel
     python docs/benchmarks/tune_vs_gridsearch.py --which exact-cold
@@ -11,7 +11,7 @@ handed to GridSearchCV as its ``cv``), features z-scored with each fold's traini
 ``standardize: true``; a StandardScaler in the scikit-learn pipeline).  Grid: 4 values of λ x 3
 Gaussian bandwidths σ (median distance of the z-scored rows x {0.5, 1, 2}); SVC gets
 C = 1/(λ n_fold) and gamma = 1/(2σ²): with the hinge loss (kopt's exact route) the same problem as
-kopt's; the Nystrom route solves the squared hinge on 1,000 centres.  Appends one JSON line per run to tune_vs_gridsearch.jsonl: wall seconds, the best cell
+kopt's; the Nystrom route solves the squared hinge on 1,000 centers.  Appends one JSON line per run to tune_vs_gridsearch.jsonl: wall seconds, the best cell
 and its mean fold accuracy, and the machine load.
 """
 from __future__ import annotations

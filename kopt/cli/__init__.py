@@ -230,7 +230,7 @@ def build_parser():
                                      "the same folds, each in its own process")
     q.add_argument("--sets", nargs="+", metavar="SET", help="mnist-10k, ijcnn1 (default: both)")
     q.add_argument("--centers", type=int, metavar="M",
-                   help="kopt's Nystrom centres (default per set: 2048 on mnist-10k, 1024 on ijcnn1)")
+                   help="kopt's Nystrom centers (default per set: 2048 on mnist-10k, 1024 on ijcnn1)")
     q.add_argument("--jobs", type=int, metavar="J", help="GridSearchCV's n_jobs (default: the CPUs available)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.tune", "bench")(a))

@@ -226,8 +226,8 @@ class Kernel(Component):
 
     def bind(self, Y):
         """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
-        against the same centres.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
-        augmented centres, which cost a large share of a fit when recomputed per chunk:
+        against the same centers.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
+        augmented centers, which cost a large share of a fit when recomputed per chunk:
         docs/benchmarks.md, "Measurements behind the code's choices").  Default: ``exact``."""
         return lambda X: self.exact(X, Y)
 
@@ -307,7 +307,7 @@ class Solver(Component):
     #: the ``model.features.kind`` values the solver handles ("random": the kernel's sampler; "nystrom")
     feature_kinds: ClassVar[tuple] = ("random",)
     #: the ``model.features.kind`` a spec naming this solver gets when it gives none (one of ``feature_kinds``);
-    #: None: ``random``.  The solvers on Nyström centres (:class:`kopt.nystrom.NystromSolver`) declare "nystrom".
+    #: None: ``random``.  The solvers on Nyström centers (:class:`kopt.nystrom.NystromSolver`) declare "nystrom".
     #: A spec that gives a kind explicitly keeps it, and one the solver does not handle is still refused.
     default_feature_kind: ClassVar[str | None] = None
     #: True when the solver trains a binary loss one-vs-rest on labels with more than two classes

@@ -116,7 +116,7 @@ class Preprocessor:
             cs = cs[keep]
             mean = None if mean is None else mean[keep]
             scale = None if scale is None else scale[keep]
-        if hasattr(X, "tocsr"):  # sparse: scale only (centring would densify)
+        if hasattr(X, "tocsr"):  # sparse: scale only (centering would densify)
             X = X.tocsr()
             X = (X if keep is None else X[:, keep]).astype(dtype)
             if scale is not None:
@@ -278,7 +278,7 @@ def column_stats(X):
     read once and large offsets lose no precision.
     """
     n_seen, mean, m2 = column_moments(X)
-    if hasattr(X, "tocsr"):  # sparse: scaled, not centred (centring would densify)
+    if hasattr(X, "tocsr"):  # sparse: scaled, not centered (centering would densify)
         return np.zeros_like(mean), moments_std(n_seen, m2)
     return mean, moments_std(n_seen, m2)
 
@@ -326,7 +326,7 @@ def weighted_column_stats(X, weights):
     """Weighted column means and standard deviations (float64; zero-variance columns get scale 1).
 
     With integer weights they equal :func:`column_stats` of the rows repeated that many times.
-    Sparse input gets a zero mean (centring would densify), as in :func:`column_stats`.
+    Sparse input gets a zero mean (centering would densify), as in :func:`column_stats`.
     """
     w = np.asarray(weights, dtype=np.float64)
     total = float(w.sum())

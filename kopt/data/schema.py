@@ -44,7 +44,7 @@ DATA_SCHEMA = {
                                     "to the rows read)"},
         "standardize": {"enum": [True, False, "auto"], "default": "auto",  # chosen by measurement: docs/defaults.md
                         "description": "z-score features with training statistics (sparse data: scaled, not "
-                                       "centred); auto: leave sparse data, data within [0, 1] (indicators) and "
+                                       "centered); auto: leave sparse data, data within [0, 1] (indicators) and "
                                        "non-negative data whose columns share one range (8-bit pixels 0..255) "
                                        "alone, z-score the rest (docs/defaults.md)"},
         "standardize_target": {"type": "boolean", "default": False, "description": "z-score a regression target (predictions are mapped back)"},

@@ -62,7 +62,7 @@ def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
         for m in moments[1:]:
             total = merge_moments(total, m)
         pre.mean, pre.scale = total[1], moments_std(total[0], total[2])
-        if any(parts.gather(parts.map(_is_sparse))):  # sparse rows are scaled, not centred (column_stats)
+        if any(parts.gather(parts.map(_is_sparse))):  # sparse rows are scaled, not centered (column_stats)
             pre.mean = np.zeros_like(pre.mean)
     labels = parts.gather(parts.map(_label_summary, target))
     if labels[0] is None:

@@ -143,7 +143,7 @@ class Partitions:
         return [self.submit(k, fn, p, k, *args) for k, p in enumerate(self.train)]
 
     def put(self, k, value):
-        """A future of ``value`` (the centres, a resumed run's per-partition state) that Dask can make again: the
+        """A future of ``value`` (the centers, a resumed run's per-partition state) that Dask can make again: the
         value travels inside a task, so the scheduler holds it and reruns the task when the worker keeping its
         result is lost.  (A ``client.scatter``'ed value has no task to rerun: losing its last copy cancelled every
         task that read it, ``FutureCancelledError``.)  ``k``: run next to training partition ``k`` (None: anywhere)."""

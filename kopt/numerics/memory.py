@@ -6,10 +6,10 @@
   the process already maps.
 * A solver's **memory plan** (:meth:`kopt.contract.components.Solver.memory_plan`): the arrays it will hold at its
   peak, as ``(what, bytes)`` items, in terms of the problem's :class:`Sizes` (rows n, columns d, the feature or
-  centre count M, the outputs and the dtype).  :func:`check_plan` compares it with the memory available before
+  center count M, the outputs and the dtype).  :func:`check_plan` compares it with the memory available before
   the solve allocates anything and refuses a plan that does not fit with one line: the bytes and what holds
   them, the bytes available, and the most of the solver's :attr:`~kopt.contract.components.Solver.memory_key` that fits
-  (:func:`largest_fitting`, the rule ``solver: auto`` caps its centres by too).
+  (:func:`largest_fitting`, the rule ``solver: auto`` caps its centers by too).
 * :func:`out_of_memory`: a ``MemoryError`` met anyway (the data, a plugin's arrays, predicting) raised again as
   :class:`~kopt.errors.OutOfMemoryError` (exit status 2), saying what was being done and how large the
   allocation was.
@@ -213,7 +213,7 @@ def out_of_memory_message(doing, exc, advice="") -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Sizes:
-    """The sizes a memory plan is written in: ``n`` training rows of ``d`` columns, ``count`` features or centres
+    """The sizes a memory plan is written in: ``n`` training rows of ``d`` columns, ``count`` features or centers
     (``model.features.count``, of ``kind`` random or nystrom), ``outputs`` columns the solver fits (1, or one per
     class one-vs-rest), the features' ``dtype``, ``n_test`` test rows; ``problem`` is the assembled problem where
     there is one (a plan that depends on more than the sizes -- the loss, the kernel -- reads it)."""
@@ -297,7 +297,7 @@ def _unit(solver, sizes) -> str:
     field = KEYS.get(solver.memory_key)
     if field == "n":
         return "training rows"
-    return "centres" if sizes.kind == "nystrom" else "features"
+    return "centers" if sizes.kind == "nystrom" else "features"
 
 
 def _round_down(value) -> int:
@@ -357,7 +357,7 @@ def check_plan(solver, sizes, have=None) -> list:
 def plan_lines(solver, sizes, have=None) -> list:
     """``kopt validate --data``'s lines: the sizes, each item of the plan, its total against the memory available."""
     plan = plan_of(solver, sizes)
-    unit = "centres" if sizes.kind == "nystrom" else "features"
+    unit = "centers" if sizes.kind == "nystrom" else "features"
     head = (f"memory plan of {solver.name}: {sizes.n:,} training rows x {sizes.d:,} columns, {sizes.count:,} {unit}, "
             f"{sizes.outputs} output{'s' if sizes.outputs != 1 else ''}, {sizes.dtype.name}")
     if not plan:

@@ -1,8 +1,8 @@
 """The seeded permutation of the training rows that every split cuts.
 
 A validation split holds out its head and folds are its consecutive parts (:func:`kopt.running.validation.make_splits`);
-Nyström centres are drawn from its tail first (:func:`kopt.nystrom.center_order`), so the rows a validation
-split holds out are the last to become centres.
+Nyström centers are drawn from its tail first (:func:`kopt.nystrom.center_order`), so the rows a validation
+split holds out are the last to become centers.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ plus one M³/3 Cholesky for its λ; points that differ only in λ build the same
 keeps the last few systems so those fits build it once:
 
 * **never stale** -- the key is the *content* of every input the system is a function of: the rows X
-  (dense bytes, or a CSR matrix's data, indices and pointers), the targets Y, the centres C, the kernel's
+  (dense bytes, or a CSR matrix's data, indices and pointers), the targets Y, the centers C, the kernel's
   class and options (its bandwidth a number), the dtype of the kernel values, the row weights and the
   array module.  An array changed in place, another bandwidth, other weights: another key.  The arrays
   of a cached system are made read-only, so no caller can change what a later fit reads;
@@ -20,7 +20,7 @@ keeps the last few systems so those fits build it once:
 
 Why 16 entries: ``GridSearchCV`` fits every fold of one point before the next point (scikit-learn's
 order), so a hit needs the systems of every fold kept -- and a ``solver: auto`` fit builds one per
-centre count it tries (256, 512, 1024, ...) plus the final one: 3 folds x 5 systems.  The processes of
+center count it tries (256, 512, 1024, ...) plus the final one: 3 folds x 5 systems.  The processes of
 ``n_jobs > 1`` each have their own cache (and none is shared with them: run the search with n_jobs=1,
 kopt's BLAS uses the cores).
 
@@ -42,9 +42,9 @@ from ..numerics.backend import get_namespace, to_numpy
 #: systems kept at most inside :func:`sharing` (least recently used out first)
 MAX_ENTRIES = 16
 #: bytes of kept systems at most inside :func:`sharing` (A/n, the factor U and, once solved, the whitened T: 3 M²
-#: float64 each; 512 MiB holds 16 systems of 1,024 centres, or one of 2,048 and smaller ones)
+#: float64 each; 512 MiB holds 16 systems of 1,024 centers, or one of 2,048 and smaller ones)
 MAX_BYTES = 1 << 29
-#: the arrays a system makes for itself (made read-only once kept; the centres C are the caller's)
+#: the arrays a system makes for itself (made read-only once kept; the centers C are the caller's)
 OWNED = ("An", "Bn", "U")
 
 
@@ -73,7 +73,7 @@ def key(kernel, X, Y, C, dtype, weights) -> tuple:
 
 
 def system_bytes(s) -> int:
-    """The bytes a kept system holds (its arrays, the centres and the whitened system once made, included)."""
+    """The bytes a kept system holds (its arrays, the centers and the whitened system once made, included)."""
     values = [a for v in vars(s).values() for a in (v if isinstance(v, tuple) else (v,))]
     return sum(int(getattr(a, "nbytes", 0)) for a in values)
 

@@ -1,10 +1,10 @@
 """The whitened Nyström normal equations solved by preconditioned conjugate gradients, one pass a step.
 
-With R = K_CC = UᵀU and v = U w, kernel ridge regression on centres C solves (T + λ I) v = b with
+With R = K_CC = UᵀU and v = U w, kernel ridge regression on centers C solves (T + λ I) v = b with
 T = U⁻ᵀ (A/n) U⁻¹, b = U⁻ᵀ B/n, A = Σ_i w_i k_i k_iᵀ, B = Σ_i w_i k_i y_iᵀ (:mod:`kopt.nystrom.system`).
 T is never formed: T p is one pass of kernel blocks (:class:`.passes.RowPass`).
 
-The preconditioner is the centres' own estimate of T: the centres are a uniform sample of the rows, so
+The preconditioner is the centers' own estimate of T: the centers are a uniform sample of the rows, so
 A/n ≈ w̄ K_CC K_CC / M and T ≈ (w̄/M) U Uᵀ; P = (w̄/M) U Uᵀ + λ I = L Lᵀ.  U and L share one M × M float64 buffer
 (:mod:`.factors`): U its upper triangle, L its strict lower one and a vector, so ``U`` is read through its upper
 triangle only (the triangular solves, :func:`.factors.upper_times`).  Its eigenvalues match T + λI's
@@ -22,8 +22,8 @@ from kopt.errors import KoptError
 from ..numerics import rows as _rows
 from ..numerics.backend import get_namespace
 from ..numerics.threads import blas_threads, resolve_threads
-from .centres import COMPACT_SHARE, center_basis
-from .factors import CentreFactors, drawn_gram, upper_times
+from .centers import COMPACT_SHARE, center_basis
+from .factors import CenterFactors, drawn_gram, upper_times
 from .passes import RowPass
 from .system import kept_centers
 
@@ -35,28 +35,28 @@ REFRESH_EVERY = 5
 #: (at most once in :data:`REFRESH_EVERY` steps), and CG continues from its residual
 #: (:meth:`NystromCG.replace_residual`): the float32 products' rounding is a fixed share of each step, so once the
 #: carried residual has fallen far below the rounding it carries, the true one no longer follows it (on 1,500 rows,
-#: 200 centres, λ 1e-5 the refreshed gap stalled at 1.1e-5 through step 200 without replacement)
+#: 200 centers, λ 1e-5 the refreshed gap stalled at 1.1e-5 through step 200 without replacement)
 REPLACE_FALL = 10.0
 
 
-def centre_factors(kernel, C, threads=1):
-    """``(kept, factors)``: the kept centres' dense rows (:func:`.centres.center_basis`'s pivoted basis of the drawn
-    centres ``C``, Fortran order) and their :class:`.factors.CentreFactors`.  Where the basis kept far fewer centres
-    than were drawn (U then has a buffer of its own, in the room R's left: :data:`.centres.COMPACT_SHARE`), the
-    preconditioner estimates T from every drawn centre (:func:`.factors.drawn_gram`), not from the kept ones, which the
+def center_factors(kernel, C, threads=1):
+    """``(kept, factors)``: the kept centers' dense rows (:func:`.centers.center_basis`'s pivoted basis of the drawn
+    centers ``C``, Fortran order) and their :class:`.factors.CenterFactors`.  Where the basis kept far fewer centers
+    than were drawn (U then has a buffer of its own, in the room R's left: :data:`.centers.COMPACT_SHARE`), the
+    preconditioner estimates T from every drawn center (:func:`.factors.drawn_gram`), not from the kept ones, which the
     pivoting chose far apart: at 10⁵ rows of 6 columns (4,096 drawn, 2,108 kept, λ 3e-7) CG then reached a relative
     gap of 1e-2 in 25 steps, not 55.  ``threads``: kopt's workers for that product (the same bits on any count)."""
-    with blas_threads(1):  # as krr_nystrom factors R: the same kept centres and bits of U
+    with blas_threads(1):  # as krr_nystrom factors R: the same kept centers and bits of U
         kept, U = center_basis(kernel, C)
     Ck = kept_centers(C, kept)
     M, drawn = Ck.shape[0], C.shape[0]
     gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
-    return Ck, CentreFactors(U, gram=gram)
+    return Ck, CenterFactors(U, gram=gram)
 
 
 class NystromCG:
-    """The problem on rows ``X`` (n × d), targets ``Y`` (n × C, float64, centred as the caller wants them) and
-    dense centres ``C``: U and b are made once; :meth:`start` and :meth:`step` run CG at any λ (a λ path re-factors
+    """The problem on rows ``X`` (n × d), targets ``Y`` (n × C, float64, centered as the caller wants them) and
+    dense centers ``C``: U and b are made once; :meth:`start` and :meth:`step` run CG at any λ (a λ path re-factors
     only the M × M preconditioner, in U's buffer: :mod:`.factors`).  ``U``: R = K_CC = UᵀU in the upper triangle
     and the diagonal of a Fortran-order M × M float64 array whose strict lower triangle holds the preconditioner's
     factor -- read it through triangular routines (``solve_triangular(U, ..., lower=False)``,
@@ -65,7 +65,7 @@ class NystromCG:
     def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
         xp = get_namespace(C)
         self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
-        self.C, self.factors = centre_factors(kernel, C, resolve_threads(threads))
+        self.C, self.factors = center_factors(kernel, C, resolve_threads(threads))
         self.M = self.C.shape[0]
         self._bind(X, Y, weights, threads)
 
@@ -102,7 +102,7 @@ class NystromCG:
                     and (X is rows.X or xp.array_equal(X, rows.X)))
 
     def reweighted(self, X, Y, weights, threads=None):
-        """The same centres and U for other targets or row weights on the same rows: one pass for b, no M³ work
+        """The same centers and U for other targets or row weights on the same rows: one pass for b, no M³ work
         (``solver: auto`` hands its search's factors to the solve on every row this way), and no pass where the rows,
         targets and weights are the ones b was made from (``data.held_out``'s model of the search's fit rows).  The
         two share U's buffer, so its preconditioner too: the one that sets a λ last owns it (:meth:`set_lambda`
@@ -119,7 +119,7 @@ class NystromCG:
         return self.rows.passes
 
     def set_lambda(self, lam):
-        """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``, in U's buffer (:meth:`.factors.CentreFactors.factor`:
+        """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``, in U's buffer (:meth:`.factors.CenterFactors.factor`:
         M³/3 flops for the product, M³/3 for the Cholesky)."""
         f = self.factors
         if lam == self.lam and f.owner is self and f.factored:
@@ -147,15 +147,15 @@ class NystromCG:
         self.lam = None
 
     def coef(self, v):
-        """w = U⁻¹ v: the coefficients on the centres."""
+        """w = U⁻¹ v: the coefficients on the centers."""
         return self.factors.coef(v)
 
     def projected(self, C, w):
-        """A start for CG from another model of the same kernel on the same columns: ``k(·, C) w`` (centres ``C``,
-        coefficients ``w``, M' × outputs) projected on these centres in the kernel's norm, w' = R⁻¹ K(C_kept, C) w,
+        """A start for CG from another model of the same kernel on the same columns: ``k(·, C) w`` (centers ``C``,
+        coefficients ``w``, M' × outputs) projected on these centers in the kernel's norm, w' = R⁻¹ K(C_kept, C) w,
         as v = U w' = U⁻ᵀ K(C_kept, C) w: one triangular solve and M M' kernel values, no pass.  Where ``C`` are
-        kept centres of these it is the same model; elsewhere its closest in their span.  ``solver: auto`` starts
-        its grown centres from the smaller model it measured first (:mod:`kopt_plugins.auto.large`)."""
+        kept centers of these it is the same model; elsewhere its closest in their span.  ``solver: auto`` starts
+        its grown centers from the smaller model it measured first (:mod:`kopt_plugins.auto.large`)."""
         xp = self.xp
         w = xp.asarray(w, dtype=np.float64)
         with blas_threads(1):  # the same bits on any thread count, as the factors' own solves
@@ -185,7 +185,7 @@ class NystromCG:
             return self._zero_state()
         v = self.xp.array(v, dtype=np.float64)
         if v.shape != (self.M, C):
-            raise ValueError(f"a start of shape {v.shape} for {self.M} centres and {C} outputs")
+            raise ValueError(f"a start of shape {v.shape} for {self.M} centers and {C} outputs")
         return self.replace_residual({"v": v})
 
     def _zero_state(self):
@@ -235,7 +235,7 @@ class NystromCG:
         iterative methods"): CG's own state ``s`` refreshed in place (:meth:`refresh`), so that CG continues from the
         true residual at v, not the carried one.  Each step's float32 products add their rounding to the carried
         residual, and CG's recurrences drive the carried one down while the true one stalls where that rounding is:
-        measured on 2·10⁵ rows of higgs-shaped's 6 informative columns (8,192 centres drawn, λ 1e-7), the refreshed
+        measured on 2·10⁵ rows of higgs-shaped's 6 informative columns (8,192 centers drawn, λ 1e-7), the refreshed
         relative gap stalled near 51 from step 15 on (P 1.8e-4 above the optimum) with the carried residual falling to
         5e-6; replaced every 5 steps (without the restart), the refreshed gap reached 2.4e-2 at step 30 and 7e-7 at
         step 60.  The search direction restarts from the refreshed residual (:meth:`restart`)."""

@@ -1,6 +1,6 @@
-"""The centres' factor U and the preconditioner's factor in one M × M float64 buffer.
+"""The centers' factor U and the preconditioner's factor in one M × M float64 buffer.
 
-Conjugate gradients on M centres (:mod:`kopt.nystrom.cg`) needs two triangular matrices: U (R = K_CC = UᵀU, upper)
+Conjugate gradients on M centers (:mod:`kopt.nystrom.cg`) needs two triangular matrices: U (R = K_CC = UᵀU, upper)
 for the whitening, and the lower Cholesky factor L of the preconditioner P = s U Uᵀ + λ I.  Each is half an
 M × M matrix, so both fit in one (the layout Falkon uses): U keeps the upper triangle and the diagonal, and L is held
 as L = L̃ D, L̃ unit lower triangular in the strict lower triangle, D = diag(L) a vector.  Then
@@ -10,7 +10,7 @@ as L = L̃ D, L̃ unit lower triangular in the strict lower triangle, D = diag(L
 two triangular solves that never read the diagonal (BLAS's unit-diagonal ``trsm``), and every use of U reads the
 upper triangle and the diagonal only.  At M = 8,192 that is 512 MiB where U, UUᵀ and L separately were 1.5 GiB.
 
-UUᵀ is not kept: :meth:`CentreFactors.factor` writes P's lower triangle from U a block of rows at a time (M³/3
+UUᵀ is not kept: :meth:`CenterFactors.factor` writes P's lower triangle from U a block of rows at a time (M³/3
 flops, the cost of the Cholesky itself) and LAPACK factors it in place; a λ path pays that product once per λ.
 Everything stays float64: a float32 P at a small λ has a backward error of about M·eps·‖P‖, far above λ.
 """
@@ -24,14 +24,14 @@ from ..numerics.backend import get_namespace
 from ..numerics.linalg import released_trsm, solve_triangular
 from ..numerics.threads import blas_threads, parallel_map
 
-#: rows of P's lower triangle written per block (:meth:`CentreFactors.factor`): three BLOCK × M float64 temporaries
+#: rows of P's lower triangle written per block (:meth:`CenterFactors.factor`): three BLOCK × M float64 temporaries
 #: per worker thread
 BLOCK = 512
 
 
 def upper_times(U, x, trans=False, block=BLOCK):
     """U x (``trans``: Uᵀ x) for an upper triangular U of which only the upper triangle and the diagonal are read (its
-    strict lower triangle may hold anything: :class:`CentreFactors`).  A block of columns at a time: GEMMs on the
+    strict lower triangle may hold anything: :class:`CenterFactors`).  A block of columns at a time: GEMMs on the
     blocks above the diagonal and the diagonal blocks' upper triangles, a BLOCK × BLOCK temporary."""
     xp = get_namespace(U)
     M = U.shape[0]
@@ -52,7 +52,7 @@ def upper_times(U, x, trans=False, block=BLOCK):
     return out[:, 0] if vector else out
 
 
-class CentreFactors:
+class CenterFactors:
     """U (R = UᵀU, upper triangular, M × M float64 in Fortran order, as :func:`kopt.nystrom.center_basis` gives it)
     and, after :meth:`factor`, the preconditioner P = s U Uᵀ + λ I's Cholesky factor, in U's own buffer (module
     docstring).  ``U`` is handed over: its strict lower triangle is overwritten by the factor."""
@@ -84,21 +84,21 @@ class CentreFactors:
         return self._trace
 
     @property
-    def per_centre(self):
-        """Whether the estimate of T is U Uᵀ summed over the M kept centres (scaled by 1/M), rather than :attr:`gram`,
+    def per_center(self):
+        """Whether the estimate of T is U Uᵀ summed over the M kept centers (scaled by 1/M), rather than :attr:`gram`,
         already a mean over the drawn ones."""
         return self.gram is None
 
     def scale_for(self, mean_weight):
         """The scale s of P = s (U Uᵀ or G) + λI for rows of mean weight w̄: w̄/M for U Uᵀ, w̄ for G (a mean already)."""
-        return mean_weight / self.M if self.per_centre else mean_weight
+        return mean_weight / self.M if self.per_center else mean_weight
 
     @property
     def owner(self):
         """The CG whose scale and λ the factor is (CGs on other row weights may share the buffer), or None.  Held by a
         weak reference: the CG holds these factors, and a reference back made a cycle that only the garbage collector
         freed -- its M x M buffer outlived the CG (three bandwidth probes' buffers, 490 MB, were still alive when the
-        grown centres' was made at 10⁶ rows)."""
+        grown centers' was made at 10⁶ rows)."""
         return None if self._owner is None else self._owner()
 
     @owner.setter
@@ -193,13 +193,13 @@ class CentreFactors:
 
 def drawn_gram(kernel, kept, drawn, U, threads=1, block=BLOCK):
     """G = U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D, the preconditioner's estimate of T from every one of the D drawn
-    centres (lower triangle and diagonal; float64, Fortran order, ``kept``'s count square).
+    centers (lower triangle and diagonal; float64, Fortran order, ``kept``'s count square).
 
-    T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows.  The drawn centres are a uniform sample of the rows,
+    T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows.  The drawn centers are a uniform sample of the rows,
     so their mean of k_c k_cᵀ estimates A/n; the kept ones alone (U Uᵀ / M, Falkon's estimate) are not a uniform
-    sample where the pivoted basis dropped many of them: it keeps the centres farthest apart, which over-weights the
-    edges of the data.  ``kept``, ``drawn``: the centres' dense rows; ``U``: the kept centres' factor (its upper
-    triangle is read).  A block of drawn centres at a time (a kept x ``block`` temporary per worker): their kernel
+    sample where the pivoted basis dropped many of them: it keeps the centers farthest apart, which over-weights the
+    edges of the data.  ``kept``, ``drawn``: the centers' dense rows; ``U``: the kept centers' factor (its upper
+    triangle is read).  A block of drawn centers at a time (a kept x ``block`` temporary per worker): their kernel
     values in float64 and whitened, then every block of G's rows updated by its own product, each on one BLAS thread
     of kopt's workers, so the bits do not depend on the thread count.  2 M² D + M D kernel-value flops."""
     xp = get_namespace(U)

@@ -1,4 +1,4 @@
-"""The squared hinge on Nyström centres by active-set Newton: each step one M × M solve on the rows inside the margin.
+"""The squared hinge on Nyström centers by active-set Newton: each step one M × M solve on the rows inside the margin.
 
 The model is f(x) = k(x, C) w + b with ‖f‖² = wᵀRw (R = K_CC = UᵀU, v = Uw), and the objective kopt's
 
@@ -22,7 +22,7 @@ What one step costs (:meth:`HingeNewton.step`):
   (:meth:`NystromSystem.hold_factor`).  While λ is the same and at most :data:`STALE_SHARE` of M rows crossed the
   margin since it was made, a step solves with it by Woodbury's identity (:meth:`HingeNewton._woodbury`: the crossed
   rows' features through L⁻¹, 2 M² flops a row, and a k × k system) instead of a new factor; after the first steps
-  of a λ few rows cross (w8a, 4,096 centres: 992, 345, 62, 8, 2).  Two solves give the bias's border.
+  of a λ few rows cross (w8a, 4,096 centers: 992, 345, 62, 8, 2).  Two solves give the bias's border.
 
 The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
 of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
@@ -55,14 +55,14 @@ CACHE_BYTES = 64 << 20
 #: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
 LINE_SEARCH_STEPS = 40
 #: a Newton step solves with an earlier step's factor (Woodbury's identity: :meth:`HingeNewton._solve`) while the rows
-#: that crossed the margin since it was made are at most this share of the centres: L⁻¹ of their whitened features is
+#: that crossed the margin since it was made are at most this share of the centers: L⁻¹ of their whitened features is
 #: then held in one M x M/8 float64 buffer (an eighth of T's size), and the identity's own work (2 M² flops a row, M k²
 #: for WᵀW) stays below the M³/3 of a new factor
 STALE_SHARE = 1 / 8
 
 
 def held_columns_plan(M, n):
-    """The :mod:`kopt.numerics.memory` plan item of a Newton solve's held-factor columns on M centres and n rows
+    """The :mod:`kopt.numerics.memory` plan item of a Newton solve's held-factor columns on M centers and n rows
     (:meth:`HingeNewton._woodbury`): M x min(n, M/8) float64."""
     from ..numerics.memory import matrices
 
@@ -78,8 +78,8 @@ def margin_pass(kernel, C, dtype, w, b, X, y, weights=None, threads=1, inside=No
     of kopt's worker threads (BLAS held to one inside: a pass is kernel values, whose exps NumPy runs on one core)
     and summed in part order: the same bits on any thread count.  ``inside``: a boolean mask of the rows taken as
     inside the margin instead of y f < 1 (a start from a given set of rows).  ``bound``: ``kernel.bind(C)`` where the
-    caller holds it: the centres' side of the kernel is made once for all parts (and passes), not per part (a
-    transpose of reuters' 512 x 8,315 dense centres per part was half of its search's time).  ``cached``: the parts'
+    caller holds it: the centers' side of the kernel is made once for all parts (and passes), not per part (a
+    transpose of reuters' 512 x 8,315 dense centers per part was half of its search's time).  ``cached``: the parts'
     kernel values (:func:`kernel_parts`), read instead of computed: the same bits."""
     xp = get_namespace(C)
     n = X.shape[0]
@@ -207,7 +207,7 @@ class HingeNewton:
     ``rtol``: a step that lowers J by at most this share also ends the solve (0: only a step that moves no row across
     the margin: J's minimiser to rounding; the search's λ path scores validation accuracy, which a tail of single-row
     moves does not change).  ``stale_rows``: a step solves with the factor of an earlier step's T_S + λI while at most
-    this many rows crossed the margin since (:meth:`_solve`; :data:`STALE_SHARE` of the centres; 0: a new factor at
+    this many rows crossed the margin since (:meth:`_solve`; :data:`STALE_SHARE` of the centers; 0: a new factor at
     every step whose rows moved).  A solve that reads the system's T afterwards finds the margin rows' system: the
     first read gives it back (:meth:`settle`).
     Attributes after each :meth:`step`: ``v``, ``b``, ``f`` (the scores of X), ``sums`` (:func:`margin_pass`'s),
@@ -226,7 +226,7 @@ class HingeNewton:
         self.in_T = xp.ones(X.shape[0], dtype=bool) if in_T is None else in_T
         self.rtol = float(rtol)
         self._forced = start_inside
-        self._bound = None  # the kernel bound to the system's centres, made at the first pass
+        self._bound = None  # the kernel bound to the system's centers, made at the first pass
         itemsize = np.dtype(system.dtype).itemsize
         self._cacheable = system.xp is np and X.shape[0] * system.M * itemsize <= cache_bytes
         self._cache = None  # the parts' kernel values (:func:`kernel_parts`), held where they fit cache_bytes
@@ -242,11 +242,11 @@ class HingeNewton:
 
     @property
     def w(self):
-        """The coefficients on the centres, U⁻¹ v."""
+        """The coefficients on the centers, U⁻¹ v."""
         return self.system.coef(self.v)
 
     def _margin_pass(self, w, b, inside):
-        """:func:`margin_pass` over X at (w, b), with the kernel bound to the centres and, where they fit, the rows'
+        """:func:`margin_pass` over X at (w, b), with the kernel bound to the centers and, where they fit, the rows'
         kernel values held (both made at the first pass)."""
         s = self.system
         if self._bound is None:
@@ -362,7 +362,7 @@ class HingeNewton:
 
         The Cholesky factor of T_S + λI is held between steps (in T's own buffer: :meth:`NystromSystem.hold_factor`).
         While λ is the same and the rows that crossed the margin since it was made, k of them, are at most
-        :data:`STALE_SHARE` of the centres, the step solves with it by Woodbury's identity (:meth:`_woodbury`: k
+        :data:`STALE_SHARE` of the centers, the step solves with it by Woodbury's identity (:meth:`_woodbury`: k
         rows' features and a k × k system, 2 M² flops a row instead of M³/3 for a new factor; the rows that crossed
         are not added to T until then).  Else T is made the system of S (:meth:`settle`) and factored anew."""
         s, xp = self.system, self.system.xp

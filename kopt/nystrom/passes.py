@@ -1,6 +1,6 @@
 """One pass over the training rows: the kernel block k(X_chunk, C) made on the fly, used twice, dropped.
 
-A pass of :class:`kopt.nystrom.NystromCG` (``solver: krr_pcg``) gives, for coefficients P (M × C, on the centres),
+A pass of :class:`kopt.nystrom.NystromCG` (``solver: krr_pcg``) gives, for coefficients P (M × C, on the centers),
 
     S = K P           (n × C: every row's scores, kept: O(n C), never O(n M))
     G = Kᵀ (w ⊙ S)    (M × C: the normal equations' product A P, A = Σ_i w_i k_i k_iᵀ)
@@ -19,7 +19,7 @@ from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
 
 #: kernel entries per chunk of rows on the host (2 MiB in float32): a chunk stays in one core's L2 between the GEMM,
-#: the exp and the two products that read it (at 10⁵-10⁶ rows and 512-16,384 centres a pass took 0.70-0.91 of
+#: the exp and the two products that read it (at 10⁵-10⁶ rows and 512-16,384 centers a pass took 0.70-0.91 of
 #: its time at 8 MiB chunks, docs/benchmarks.md, "The pass against the machine's roofline")
 CHUNK_ENTRIES = 1 << 19
 
@@ -29,7 +29,7 @@ DEVICE_CHUNK_ENTRIES = 1 << 21
 
 
 class RowPass:
-    """The passes over rows ``X`` against centres ``C`` (dense, the problem's dtype) for kernel ``kernel``.
+    """The passes over rows ``X`` against centers ``C`` (dense, the problem's dtype) for kernel ``kernel``.
 
     ``weights``: the row weights :meth:`products` multiplies by (None: 1); ``threads``: kopt's worker threads;
     ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`, :data:`DEVICE_CHUNK_ENTRIES` on
@@ -49,7 +49,7 @@ class RowPass:
         entries = default if chunk_entries is None else int(chunk_entries)
         width = max(self.M, 0 if (_rows.is_sparse(X) and getattr(kernel, "sparse_rows", False)) else X.shape[1])
         self.chunks = _rows.chunks(self.n, max(16, entries // max(1, width)))
-        self.bound = kernel.bind(C)  # the centres' side of the kernel, made once for every pass
+        self.bound = kernel.bind(C)  # the centers' side of the kernel, made once for every pass
         self.passes = 0
 
     def block(self, lo, hi):
@@ -99,7 +99,7 @@ class RowPass:
         certificate of any loss takes: with ``fn = lambda f, lo, hi: w[lo:hi, None] * loss.grad(f, y[lo:hi, None])``,
         G is the Kᵀr of :func:`kopt.nystrom.certificate` at the coefficients P.
 
-        ``P``: coefficients on the centres, ``(M,)`` or ``(M, C)``; ``fn(S_rows, lo, hi)``: row-wise, given the float64
+        ``P``: coefficients on the centers, ``(M,)`` or ``(M, C)``; ``fn(S_rows, lo, hi)``: row-wise, given the float64
         scores of rows lo:hi (``(hi - lo, C)``), returns ``(hi - lo, C)`` (or ``(hi - lo,)`` for C = 1).  It runs on
         kopt's worker threads, on disjoint rows, and must not call the engine.  Returns float64 ``(n, C)`` and
         ``(M, C)``; the kernel values are the problem's dtype's, as in every pass, so the scores and G are those of

@@ -1,18 +1,18 @@
-"""The base of solvers on Nyström centres, and the certificate of the Nyström problem.
+"""The base of solvers on Nyström centers, and the certificate of the Nyström problem.
 
-A solver on M centres subclasses :class:`NystromSolver` and supplies ``step`` and ``check`` (and, for a memory
+A solver on M centers subclasses :class:`NystromSolver` and supplies ``step`` and ``check`` (and, for a memory
 plan, ``memory_plan``).  The base holds what every such solver shares:
 
-* ``init`` -- the seeded centres (:func:`kopt.nystrom.choose_centers`), their dense rows, the label matrix less
+* ``init`` -- the seeded centers (:func:`kopt.nystrom.choose_centers`), their dense rows, the label matrix less
   its fixed offset (:func:`kopt.nystrom.target_offset`) and the sample weights;
 * ``decision_function``, ``save``, ``load`` and ``finish`` on the coefficients ``state["w"]`` (M x outputs) over the
-  kept centres ``state["C"]``: the model is a :class:`kopt.models.predictors.KernelExpansion`;
+  kept centers ``state["C"]``: the model is a :class:`kopt.models.predictors.KernelExpansion`;
 * the declarations a Nyström solver makes: ``kernel_mode = "features"``, ``feature_kinds = ("nystrom",)``,
   ``one_vs_rest``, ``sample_weight`` and ``memory_key``.
 
 :func:`certificate` gives P, D and the rounding scale of one output column from a float64 pass's scores: the dual
 point is α_i = −w_i ℓ'(f_i)/(λn), its norm αᵀK R⁻¹Kᵀα = ‖U⁻ᵀ Kᵀα‖² with R = K_CC = UᵀU, so P − D is a valid gap
-for any convex loss with a conjugate (docs/plugin-guide.md, "Solvers on Nyström centres").
+for any convex loss with a conjugate (docs/plugin-guide.md, "Solvers on Nyström centers").
 """
 from __future__ import annotations
 
@@ -25,18 +25,18 @@ from ..numerics.backend import get_namespace, to_numpy
 from ..numerics.linalg import solve_triangular
 from ..numerics.objectives import dual, primal
 from ..numerics.threads import blas_threads
-from .centres import center_basis, centres_used, choose_centers
+from .centers import center_basis, centers_used, choose_centers
 from .factors import upper_times
 from .system import kept_centers, row_chunks, target_offset
 
 
 def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
-    """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centres with R = UᵀU.
+    """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centers with R = UᵀU.
 
     ``y`` (n,): the column's targets as the solve fits them; ``scores`` (n,): f = K w from a float64 pass (K the n x M
     kernel values k(X, C), in the problem's dtype, their products in float64); ``Ktr`` (M,): Kᵀr from the same pass,
     r_i = w_i ℓ'(f_i) -- the loss's gradient at the scores, times the row weights (for the square loss ℓ'(f) = f − y,
-    so r_i = w_i (f_i − y_i)); ``w`` (M,): the coefficients on the kept centres; ``U``: :func:`center_basis`'s factor
+    so r_i = w_i (f_i − y_i)); ``w`` (M,): the coefficients on the kept centers; ``U``: :func:`center_basis`'s factor
     of their R = K_CC; ``weights``: the row weights (mean 1) or None.
 
     P = λ/2 wᵀRw + (1/n) Σ w_i ℓ(y_i, f_i) (``wᵀRw = ‖Uw‖²``); D is the dual at α_i = −w_i ℓ'(f_i)/(λn), whose
@@ -56,13 +56,13 @@ def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
 
 
 def dense_centers(problem, centers):
-    """The centres' rows (positions ``centers`` of the training rows), dense in the problem's dtype, on its
+    """The centers' rows (positions ``centers`` of the training rows), dense in the problem's dtype, on its
     backend."""
     return _rows.dense(problem.X, problem.xp.asarray(centers), problem.xp, problem.dtype)
 
 
 class NystromSolver(IterativeSolver):
-    """An iterative solver on the problem's M Nyström centres (``model.features.kind: nystrom``)."""
+    """An iterative solver on the problem's M Nyström centers (``model.features.kind: nystrom``)."""
 
     forms = ("primal", "dual")
     targets = ("real", "binary")
@@ -81,22 +81,22 @@ class NystromSolver(IterativeSolver):
         if self.losses is not None and spec.loss.name not in self.losses:
             yield ("model", "loss", "name"), (
                 f"solver {self.name!r} solves the {' or '.join(self.losses)} loss only, not {spec.loss.name!r}; use "
-                "solver joker (mode: primal on Nystrom centres) for other losses, or solver: auto")
+                "solver joker (mode: primal on Nystrom centers) for other losses, or solver: auto")
 
     def init(self, problem, dense_centers=True):
-        """The state every Nyström solver starts from: ``centers`` (positions of the seeded centres), ``C`` (their
+        """The state every Nyström solver starts from: ``centers`` (positions of the seeded centers), ``C`` (their
         dense rows; None with ``dense_centers=False``, where the solver makes them itself), ``Y`` (the label matrix
         less ``intercept``, its fixed weighted mean), ``weights`` and ``w`` (None until a step sets it)."""
         centers = choose_centers(problem, problem.features.count)
         C = _dense(problem, centers) if dense_centers else None
         Y = problem.label_matrix()
-        intercept = target_offset(Y, problem.sample_weight)  # fixed: the solve fits the centred targets
+        intercept = target_offset(Y, problem.sample_weight)  # fixed: the solve fits the centered targets
         return {"problem": problem, "centers": centers, "C": C, "Y": Y - intercept, "intercept": intercept,
                 "w": None, "weights": problem.sample_weight, "system": None}
 
     def decision_function(self, state, X):
         """k(X, C) w + intercept for rows X (standardized, on the backend), a chunk of rows at a time: float64
-        ``(n, outputs)``, from ``state["w"]`` (M x outputs), ``state["C"]`` (the kept centres) and
+        ``(n, outputs)``, from ``state["w"]`` (M x outputs), ``state["C"]`` (the kept centers) and
         ``state["intercept"]``; the kernel values and their product in the problem's dtype."""
         problem = state["problem"]
         out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
@@ -121,28 +121,28 @@ class NystromSolver(IterativeSolver):
             state["reused_system"] = state["system"] is not None
             if state["system"] is None:
                 state["C"] = _dense(problem, state["centers"])
-            else:  # the system keeps its own dense centres (a second copy set a peak: docs/benchmarks.md,
+            else:  # the system keeps its own dense centers (a second copy set a peak: docs/benchmarks.md,
                 # "Measurements behind the code's choices")
                 state["C"] = state["system"].C
         if "w" in saved:
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)
             C = _dense(problem, state["centers"]) if state.get("reused_system") else state["C"]
-            with blas_threads(1):  # as NystromSystem factors it: the same centres and bits of U, so the same certificate
+            with blas_threads(1):  # as NystromSystem factors it: the same centers and bits of U, so the same certificate
                 kept, state["U"] = center_basis(problem.kernel, C)
             state["C"] = kept_centers(C, kept)
         return state
 
     def finish(self, state):
-        """A :class:`kopt.models.predictors.KernelExpansion` over the kept centres ``state["C"]`` with coefficients
+        """A :class:`kopt.models.predictors.KernelExpansion` over the kept centers ``state["C"]`` with coefficients
         ``state["w"]`` and the fixed ``state["intercept"]``; info ``centers_asked``, ``n_centers`` and ``centers_dropped``
-        (the centres :func:`center_basis` did not keep), and ``centers_note`` with a warning when the model uses
-        fewer centres than ``model.features.count`` asks (:func:`kopt.nystrom.centres.centres_used`)."""
+        (the centers :func:`center_basis` did not keep), and ``centers_note`` with a warning when the model uses
+        fewer centers than ``model.features.count`` asks (:func:`kopt.nystrom.centers.centers_used`)."""
         coef = to_numpy(state["w"])
         intercept = to_numpy(state["intercept"]).astype(float).tolist()
         if coef.shape[1] == 1:
             coef, intercept = coef[:, 0], intercept[0]
         predictor = KernelExpansion({"support": to_numpy(state["C"]), "coef": coef}, {"intercept": intercept})
-        info = centres_used(state["problem"].features.count, state["centers"].shape[0], state["C"].shape[0])
+        info = centers_used(state["problem"].features.count, state["centers"].shape[0], state["C"].shape[0])
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]
         return predictor, info
@@ -152,7 +152,7 @@ _dense = dense_centers
 
 
 def _planned_system(problem, state, saved):
-    """The planner's :class:`kopt.nystrom.NystromSystem`, if it is this problem's: the same centres, kernel, dtype
+    """The planner's :class:`kopt.nystrom.NystromSystem`, if it is this problem's: the same centers, kernel, dtype
     and rows (else None: the solve builds its own, as it would without a plan)."""
     system = saved["system"]
     same = (np.array_equal(np.asarray(saved["centers"]), state["centers"]) and system.n == problem.n

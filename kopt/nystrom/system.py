@@ -1,6 +1,6 @@
-"""The normal equations of kernel ridge regression on Nyström centres, whitened, and their λ path.
+"""The normal equations of kernel ridge regression on Nyström centers, whitened, and their λ path.
 
-For centres C (training rows) the model is f(x) = k(x, C) w with ‖f‖² = wᵀRw, R = K_CC.  kopt's
+For centers C (training rows) the model is f(x) = k(x, C) w with ‖f‖² = wᵀRw, R = K_CC.  kopt's
 objective with the square loss, λ/2 wᵀRw + (1/n) Σ_i w_i ½ (k(x_i, C) w − y_i)², is minimised by
 
     (A/n + λ R) w = B/n,   A = Σ_i w_i k_i k_iᵀ,  B = Σ_i w_i k_i y_iᵀ   (k_i = k(x_i, C)).
@@ -13,13 +13,13 @@ That system is solved whitened.  With R = UᵀU (U upper triangular) and v = U w
 T's eigenvalues lie in [0, max k(x, x)] (‖z_i‖² = k_iᵀ R⁻¹ k_i ≤ k(x_i, x_i)), so T + λI is conditioned
 at most 1/λ: every λ of the search (down to 1e-9) is resolved in float64.  The unwhitened A/n + λR is
 conditioned up to 1/(λ · λ_min(R)), and R of a wide bandwidth on low-dimensional rows has eigenvalues
-at float64's rounding: on cal_housing at 1,024 centres it did not factor below λ = 1e-6, and the
+at float64's rounding: on cal_housing at 1,024 centers it did not factor below λ = 1e-6, and the
 validation RMSE kept falling to λ = 1e-7 (1.5% lower, docs/defaults.md).
 
-The centres are first reduced to a well-conditioned basis: R's pivoted Cholesky factorisation
-(:func:`kopt.nystrom.center_basis`) keeps a centre while its kernel column is more than
+The centers are first reduced to a well-conditioned basis: R's pivoted Cholesky factorisation
+(:func:`kopt.nystrom.center_basis`) keeps a center while its kernel column is more than
 :data:`kopt.nystrom.CENTER_TOLERANCE` (relative residual variance) away from the span of those kept
-before it.  A dropped centre adds at most that much to any function's reach, and keeping it would
+before it.  A dropped center adds at most that much to any function's reach, and keeping it would
 amplify A's rounding by up to 1/λ_min(R) in T.
 
 One M × M system serves every output column (one-vs-rest's classes share A: one-hot targets cost one
@@ -45,12 +45,12 @@ from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
 from ..numerics.linalg import cho_solve, cholesky, parted_cholesky, released_trsm, solve_triangular
 from ..numerics.threads import blas_threads
-from .centres import center_basis, leading_rows
+from .centers import center_basis, leading_rows
 
 #: the largest relative change one refinement step may make to a λ path point's scores: beyond it the solve's
 #: rounding, not λ, decides the scores (:meth:`NystromSystem.path`)
 RESOLVED = 1e-4
-#: from this many centres on, the search's λ path factors on every worker thread (:meth:`NystromSystem.path`,
+#: from this many centers on, the search's λ path factors on every worker thread (:meth:`NystromSystem.path`,
 #: :func:`kopt.numerics.linalg.parted_cholesky`)
 PATH_THREADED = 1024
 #: entries per chunk of rows: the chunk's k(X, C) and its dense rows are each at most this many (16 MiB in
@@ -63,7 +63,7 @@ CHUNK_ENTRIES = 1 << 22
 
 #: entries per chunk of a pass that only multiplies the kernel values by a few columns (scores, residuals): no
 #: rank-k update to feed, so a quarter of :data:`CHUNK_ENTRIES` (at its full size the validation scores at 4,096
-#: centres set the peak, above the Gram's: docs/benchmarks.md, "Measurements behind the code's choices")
+#: centers set the peak, above the Gram's: docs/benchmarks.md, "Measurements behind the code's choices")
 SCORE_ENTRIES = CHUNK_ENTRIES // 4
 
 
@@ -74,25 +74,25 @@ BLAS_BUFFERS = 32 << 20
 
 
 def system_plan(sizes):
-    """What a :class:`NystromSystem` of ``sizes.count`` centres (at most the rows) holds at its peak, as
+    """What a :class:`NystromSystem` of ``sizes.count`` centers (at most the rows) holds at its peak, as
     :mod:`kopt.numerics.memory` plan items: T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows'
-    kernel values in the features' dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centres; the BLAS's
+    kernel values in the features' dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centers; the BLAS's
     work buffers."""
     from ..numerics.memory import matrices
 
-    M, d = min(sizes.count, sizes.n), sizes.d  # the centres are distinct training rows
+    M, d = min(sizes.count, sizes.n), sizes.d  # the centers are distinct training rows
     problem = sizes.problem
     sparse = problem is not None and _rows.is_sparse(problem.X) and getattr(problem.kernel, "sparse_rows", False)
     rows = max(1, min(sizes.n, CHUNK_ENTRIES // max(1, M, 0 if sparse else d)))
-    return [matrices(2, M, M, "float64", "the system T and the centres' factor U"),
+    return [matrices(2, M, M, "float64", "the system T and the centers' factor U"),
             matrices(1, rows, M, "float64", "a chunk of rows' kernel values"),
             matrices(1, rows, M, sizes.dtype, "the same chunk as computed"),
-            matrices(2, M, d + 2, sizes.dtype, "the dense centres, and as the kernel reads them"),
+            matrices(2, M, d + 2, sizes.dtype, "the dense centers, and as the kernel reads them"),
             ("the BLAS's work buffers", BLAS_BUFFERS)]
 
 
 def row_chunks(X, M, kernel=None, entries=None):
-    """``(lo, hi)`` row ranges of X whose kernel values against M centres, and whose dense rows (unless the
+    """``(lo, hi)`` row ranges of X whose kernel values against M centers, and whose dense rows (unless the
     kernel takes X's sparse rows as they are), stay within ``entries`` (:data:`CHUNK_ENTRIES`)."""
     entries = CHUNK_ENTRIES if entries is None else entries
     return _rows.chunks(X.shape[0], max(1, entries // max(1, M, _width(X, kernel))))
@@ -147,7 +147,7 @@ def symmetric_from_lower(A):
 
 
 def kept_centers(C, kept, own=False):
-    """The rows ``kept`` of the centres C, in that order and in Fortran order (a kernel reads the centres' columns:
+    """The rows ``kept`` of the centers C, in that order and in Fortran order (a kernel reads the centers' columns:
     the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which made a contiguous Cᵀ per chunk of rows from C order, a large share of
     a wide sparse set's fit).  ``own``: C is handed over (a Fortran-order NumPy array): its rows are put in that order in
     place, the others last and cut off -- no second M × d copy (docs/benchmarks.md, "Measurements behind the code's choices")."""
@@ -198,7 +198,7 @@ def solve_upper_transposed(U, B, side="left"):
     The columns (rows) are cut into :data:`kopt.numerics.threads.PARTS` parts whatever the thread count (each at least
     :data:`SOLVE_PART_MIN` wide), each part one single-threaded ``dtrsm`` of NumPy's BLAS with the GIL released
     (:func:`kopt.numerics.linalg.released_trsm`) on kopt's worker threads: the same bits on any thread count, on every
-    core.  A threaded ``dtrsm``'s bits followed the cores (T, and the model, did for 74, 81, 102, 300 ... centres), and
+    core.  A threaded ``dtrsm``'s bits followed the cores (T, and the model, did for 74, 81, 102, 300 ... centers), and
     SciPy's holds the GIL.  Where NumPy's BLAS has no such entry: SciPy's, one call on one thread."""
     U = np.asfortranarray(U)
     left = side == "left"
@@ -226,13 +226,13 @@ def solve_upper_transposed(U, B, side="left"):
 
 
 class NystromSystem:
-    """The whitened normal equations of the rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centres ``C``.
+    """The whitened normal equations of the rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centers ``C``.
 
     ``weights``: per-row weights (mean 1) or None; ``kernel``: a kernel instance (its bandwidth a
     number); ``own_centers``: C is handed over (a Fortran-order NumPy array the system may reorder and
     keep).  Kernel values are computed in ``dtype``, A's products in float64: the search must score
     the system the final solve factors, and a float32 A is not positive semidefinite to the precision
-    small λ needs.  Attributes: ``C`` (the kept centres, in the pivoted order of
+    small λ needs.  Attributes: ``C`` (the kept centers, in the pivoted order of
     :func:`kopt.nystrom.center_basis`), ``kept`` (their positions in the given C), ``M`` (their count),
     ``U`` (R = K_CC = UᵀU), ``n``, ``An`` = A/n (float64, lower triangle; None once :meth:`whitened` made T,
     which carries it from then on), ``Bn`` = B/n (M × k).
@@ -242,9 +242,9 @@ class NystromSystem:
         xp = get_namespace(C)
         self.kernel, self.dtype, self.xp = kernel, np.dtype(dtype), xp
         if basis is None:
-            with blas_threads(1):  # the same bits on any thread count: the pivots choose the centres
+            with blas_threads(1):  # the same bits on any thread count: the pivots choose the centers
                 basis = center_basis(kernel, C)
-        self.kept, self.U = basis  # ``basis``: another system's ``(kept, U)`` on the same centres and kernel
+        self.kept, self.U = basis  # ``basis``: another system's ``(kept, U)`` on the same centers and kernel
         self.C = kept_centers(C, self.kept, own=own_centers)
         self.M = self.C.shape[0]
         self.n = 0
@@ -338,32 +338,32 @@ class NystromSystem:
 
     @property
     def shed_state(self):
-        """Whether :meth:`shed` dropped U and the dense centres (:meth:`restore` brings them back)."""
+        """Whether :meth:`shed` dropped U and the dense centers (:meth:`restore` brings them back)."""
         return self.U is None
 
     def shed(self):
-        """Drop U and the dense centres, keeping T, b and B/n: a solved system held aside while a larger one is
-        built (``solver: auto``'s best so far: its U and centres were M² float64 and M x d more at the next size's
+        """Drop U and the dense centers, keeping T, b and B/n: a solved system held aside while a larger one is
+        built (``solver: auto``'s best so far: its U and centers were M² float64 and M x d more at the next size's
         peak).  Not for a shared system (kopt.nystrom.cache: its T is read-only), nor before T is made."""
         if self._whitened is None or not _writeable(self._whitened[0]) or self.xp is not np:
             return  # shared, unsolved or on a device: nothing is dropped
         self.U = self.C = None
 
     def restore(self, C):
-        """U and the dense centres again, from the centres as given to the constructor (``C``, in their order, handed
-        over as in the constructor's ``own_centers``): the centres' basis is computed as it was (one BLAS thread:
+        """U and the dense centers again, from the centers as given to the constructor (``C``, in their order, handed
+        over as in the constructor's ``own_centers``): the centers' basis is computed as it was (one BLAS thread:
         the same bits), so the system is the one it was."""
         if self.U is not None:
             return
         with blas_threads(1):
             kept, U = center_basis(self.kernel, C)
         if not np.array_equal(np.asarray(kept), np.asarray(self.kept)):
-            raise ValueError("restore() was given other centres than the system's")
+            raise ValueError("restore() was given other centers than the system's")
         self.U, self.C = U, kept_centers(C, kept, own=True)
 
     def update_rows(self, X, sign=1.0, weights=None, chunks=None):
         """T ± (1/n) Σ w_i z_i z_iᵀ over the rows X (``sign`` +1 adds them, -1 takes them out; n is unchanged): the
-        system of another set of rows on the same centres, at rows · M² flops (their kernel values, whitened, and a
+        system of another set of rows on the same centers, at rows · M² flops (their kernel values, whitened, and a
         rank-k update of T's lower triangle).  The squared hinge's Newton steps (``solver: svm_nystrom``) keep T
         the system of the rows inside the margin this way, as rows cross it.  ``chunks``: instead of X, the rows'
         kernel values where the caller holds them, as ``(K, weights)`` pairs (K float64, overwritten).  T must be
@@ -434,14 +434,14 @@ class NystromSystem:
 
     @classmethod
     def total(cls, systems):
-        """The system of the union of the systems' rows (disjoint row sets on the same centres and kernel:
+        """The system of the union of the systems' rows (disjoint row sets on the same centers and kernel:
         ``kopt tune``'s folds are sums of their parts)."""
         first = systems[0]
         if any(s.An is None for s in systems):
             raise ValueError("solved systems (their T made) do not add: sum the parts before solving")
         if any(s.M != first.M or s.kernel is not first.kernel and s.kernel.options.as_dict() != first.kernel.options.as_dict()
                for s in systems):
-            raise ValueError("systems on different centres or kernels do not add")
+            raise ValueError("systems on different centers or kernels do not add")
         out = copy.copy(first)
         out.n = sum(s.n for s in systems)
         out.An = sum(s.An * (s.n / out.n) for s in systems)
@@ -618,7 +618,7 @@ class NystromSystem:
             return self.xp.tril(L)
 
     def coef(self, v):
-        """w = U⁻¹ v: the model's coefficients on the centres, from the whitened ones."""
+        """w = U⁻¹ v: the model's coefficients on the centers, from the whitened ones."""
         return solve_triangular(self.U, v, lower=False)
 
     def solve(self, lam, L=None):
@@ -693,7 +693,7 @@ class NystromSystem:
 def target_offset(Y, weights=None):
     """The targets' (weighted) column means: krr_nystrom's fixed, unpenalised intercept.  The model is
     f(x) = k(x, C) w + μ with μ the training labels' mean -- on an unbalanced set a higher test accuracy than
-    without (docs/benchmarks.md, "Measurements behind the code's choices"): far from every centre
+    without (docs/benchmarks.md, "Measurements behind the code's choices"): far from every center
     the scores fall to the labels' mean, not to 0, the boundary."""
     xp = get_namespace(Y)
     if weights is None:
@@ -707,7 +707,7 @@ def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
     Chunks are :func:`row_chunks` of ``entries``.  A fresh float64 array per
     chunk cost several times the reused one, whose pages are faulted in once
     (docs/benchmarks.md, "Measurements behind the code's choices").
-    ``bound``: ``kernel.bind(C)`` where the caller holds it (several passes, or parts of one, on the same centres)."""
+    ``bound``: ``kernel.bind(C)`` where the caller holds it (several passes, or parts of one, on the same centers)."""
     xp = get_namespace(C)
     buf = None
     k = kernel.bind(C) if bound is None else bound  # C's side of the kernel made once for the pass

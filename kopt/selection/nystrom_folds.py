@@ -1,15 +1,15 @@
-"""``kopt tune``'s shared path for the square loss on Nyström centres: one system per fold and setting.
+"""``kopt tune``'s shared path for the square loss on Nyström centers: one system per fold and setting.
 
 For ``solver: krr_nystrom`` (and ``solver: auto``, which routes the square loss there) a grid point
 is the minimiser of λ/2 wᵀRw + (1/n) Σ ½‖k(x_i, C) w − y_i‖², i.e. one M × M system
 (:class:`kopt.nystrom.system.NystromSystem`): its Gram A = Σ k_i k_iᵀ costs n M² flops,
 each λ one M³/3 Cholesky.  So instead of one solve per grid point this path does, for every setting
-of the keys other than λ (bandwidth, centre count, ...):
+of the keys other than λ (bandwidth, center count, ...):
 
 1. assemble the problem once on **all** training rows -- the standardisation, the bandwidth rule and
-   the centres (:func:`kopt.nystrom.choose_centers`) are fitted on the rows' features only, never their
+   the centers (:func:`kopt.nystrom.choose_centers`) are fitted on the rows' features only, never their
    labels, so no fold's held-out labels leak; they are the refit's, exactly: the refit (a normal
-   :func:`kopt.solve` of the best spec on the same rows) draws the same centres;
+   :func:`kopt.solve` of the best spec on the same rows) draws the same centers;
 2. split the rows into the folds' held-out parts and build one system per part (A_p, B_p: together
    n M² flops, once, whatever the number of folds);
 3. each fold's system is the sum of the parts it trains on (M² additions), and its validation rows'
@@ -17,13 +17,13 @@ of the keys other than λ (bandwidth, centre count, ...):
    (rounding, not λ, decides its scores) scores NaN and is never the best.
 
 A fold's scores are those of the full solve at that grid point on the fold's training rows with
-those centres, standardisation and bandwidth (``tests/engine/test_tune_shared.py`` checks them against a
-dense float64 solve), taken on the fold's held-out rows that are not centres: a held-out centre's
+those centers, standardisation and bandwidth (``tests/engine/selection/test_tune_shared.py`` checks them against a
+dense float64 solve), taken on the fold's held-out rows that are not centers: a held-out center's
 coefficient is fitted without its label, and at small λ its own kernel column decides its score (on
-mnist-10k at 4,096 centres and λ = 1e-6, 90.1% against 97.2% on the other held-out rows, docs/defaults.md),
-which would bias every fold towards large λ.  The centres are the head of
+mnist-10k at 4,096 centers and λ = 1e-6, 90.1% against 97.2% on the other held-out rows, docs/defaults.md),
+which would bias every fold towards large λ.  The centers are the head of
 :func:`kopt.nystrom.center_order`, which holds a validation split's rows back but not every fold's: a fold
-whose held-out rows are all centres is scored on all of them.  krr_nystrom's intercept (the targets' mean
+whose held-out rows are all centers is scored on all of them.  krr_nystrom's intercept (the targets' mean
 on the rows it trains on) is handled exactly by a column of ones beside the targets (the solution is linear
 in the targets).
 """
@@ -62,7 +62,7 @@ def applies(spec, axes) -> bool:
 def concrete(spec, ds, log=None):
     """``(spec, note)``: the spec each grid point solves.  ``krr_nystrom`` is itself; ``auto`` is its route
     for the square loss -- krr_nystrom on the spec's ``model.features.count`` when given, else on the
-    centre count auto's own search chooses on these rows (one search, before the grid)."""
+    center count auto's own search chooses on these rows (one search, before the grid)."""
     from ..api import spec_with
     from ..running.assemble import assemble
 
@@ -72,20 +72,20 @@ def concrete(spec, ds, log=None):
     count = ((spec.given.get("model") or {}).get("features") or {}).get("count")
     if count:
         overrides, _ = planner.route(spec.loss, int(count))
-        note = f"solver auto: its route for the square loss, krr_nystrom on the {int(count)} centres given"
+        note = f"solver auto: its route for the square loss, krr_nystrom on the {int(count)} centers given"
     else:
         t0 = time.perf_counter()
         chosen = planner.plan(assemble(spec, (ds.X, ds.y)), spec.given, log)
         overrides, record = chosen.overrides, chosen.record
-        note = (f"solver auto: its route for the square loss, krr_nystrom on the {record['centers']} centres its "
+        note = (f"solver auto: its route for the square loss, krr_nystrom on the {record['centers']} centers its "
                 f"search chose on the training rows ({time.perf_counter() - t0:.1f} s)")
         overrides = {k: v for k, v in overrides.items() if not k.startswith(("model.regularizer", "model.kernel"))}
     return spec_with(spec, overrides), note
 
 
-def scored_rows(held_out, centres):
-    """The held-out rows a fold is scored on: those that are not centres (all of them if every one is)."""
-    rest = held_out[~np.isin(held_out, centres)]
+def scored_rows(held_out, centers):
+    """The held-out rows a fold is scored on: those that are not centers (all of them if every one is)."""
+    rest = held_out[~np.isin(held_out, centers)]
     return rest if rest.size else held_out
 
 
@@ -149,7 +149,7 @@ def fold_metric(problem, metric, S, y_val, means):
 
 def run(base, ds, splits, axes, metric, progress=False):
     """Every grid point's row (as :func:`kopt.selection.tune.tune`'s) and a description of the shared work."""
-    from ..nystrom.centres import choose_centers
+    from ..nystrom.centers import choose_centers
     from ..nystrom.system import NystromSystem
     from ..running.assemble import assemble
     from ..spec import load_spec
@@ -167,16 +167,16 @@ def run(base, ds, splits, axes, metric, progress=False):
         spec = load_spec(base, overrides_of({**fixed, LAMBDA: lams[0]}), check_files=False)
         problem = assemble(spec, (ds.X, ds.y))  # all training rows: standardisation, bandwidth, labels
         xp = problem.xp
-        centres = choose_centers(problem, problem.features.count)
-        C = _rows.dense(problem.X, xp.asarray(centres), xp, problem.dtype)
+        centers = choose_centers(problem, problem.features.count)
+        C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype)
         Y = targets(problem, ds)
         t1 = time.perf_counter()
         stats["assemble_s"] += t1 - t0
         stats["centers"].add(int(C.shape[0]))
         first = NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(parts[0])), Y[xp.asarray(parts[0])], C,
                               dtype=problem.dtype)
-        kept_centres = np.asarray(centres)[np.asarray(first.kept)]  # rows whose own kernel column is in the model
-        # one basis of the centres (the pivoted factor of K_CC) for every part
+        kept_centers = np.asarray(centers)[np.asarray(first.kept)]  # rows whose own kernel column is in the model
+        # one basis of the centers (the pivoted factor of K_CC) for every part
         systems = [first] + [NystromSystem(problem.kernel, _rows.take(problem.X, xp.asarray(p)), Y[xp.asarray(p)], C,
                                            dtype=problem.dtype, basis=(first.kept, first.U)) for p in parts[1:]]
         system_s = time.perf_counter() - t1
@@ -187,7 +187,7 @@ def run(base, ds, splits, axes, metric, progress=False):
         for f, (tr, va) in enumerate(splits):
             t2 = time.perf_counter()
             system = NystromSystem.total([s for j, s in enumerate(systems) if j != held[f]])
-            scored = scored_rows(parts[held[f]], kept_centres)
+            scored = scored_rows(parts[held[f]], kept_centers)
             scores = system.path(lams, _rows.take(problem.X, xp.asarray(scored)))
             means = to_numpy(Y[xp.asarray(np.sort(np.asarray(tr)))][:, :-1]).mean(axis=0)  # the fold's intercept
             y_val = y_raw[scored]
@@ -206,7 +206,7 @@ def run(base, ds, splits, axes, metric, progress=False):
                 per[lam]["fit_s"] += path_s / len(lams)
             if progress:
                 words = "  ".join(f"{k.rsplit('.', 1)[1]}={v:g}" for k, v in fixed.items())
-                print(f"kopt tune: fold {f + 1}/{len(splits)}  {words}  {C.shape[0]} centres  lambda path "
+                print(f"kopt tune: fold {f + 1}/{len(splits)}  {words}  {C.shape[0]} centers  lambda path "
                       + " ".join(f"{lam:g}:{s:.4g}" for lam, s in zip(lams, (per[lam]['scores'][-1] for lam in lams)))
                       + f"  (systems {system_s:.2f}s, path {path_s:.2f}s)", file=sys.stderr, flush=True)
         for lam, p in per.items():
@@ -221,7 +221,7 @@ def run(base, ds, splits, axes, metric, progress=False):
     shared = {"route": "krr_nystrom", "centers": sorted(stats["centers"]), "systems": stats["systems"],
               "parts": len(parts), "system_s": round(stats["system_s"], 4), "path_s": round(stats["path_s"], 4),
               "assemble_s": round(stats["assemble_s"], 4),
-              "what": "one Nystrom system per held-out part and setting, centres drawn once from all training rows "
+              "what": "one Nystrom system per held-out part and setting, centers drawn once from all training rows "
                       "(the refit's); each fold's system the sum of its parts, every lambda from it, scored on the "
-                      "held-out rows that are not centres"}
+                      "held-out rows that are not centers"}
     return rows, shared

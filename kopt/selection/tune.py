@@ -6,9 +6,9 @@ until ``refit``.  Along the λ axis the solves of one fold and one setting of th
 from the largest λ down, each started from the previous solve's final state
 (:meth:`kopt.contract.components.Solver.warm_state`; solvers without ``lambda_warm_start`` run cold).
 
-The square loss on Nyström centres (``solver: krr_nystrom``, or ``auto``, which routes it there) solves
+The square loss on Nyström centers (``solver: krr_nystrom``, or ``auto``, which routes it there) solves
 nothing per grid point: every λ of a fold and setting comes from one M × M system, and the folds share
-the centres and the Gram's work (:mod:`kopt.selection.nystrom_folds`).  The refit is a normal :func:`kopt.solve`.
+the centers and the Gram's work (:mod:`kopt.selection.nystrom_folds`).  The refit is a normal :func:`kopt.solve`.
 
 Grid syntax (``--grid`` on the command line, ``grid=[...]`` from Python)::
 
@@ -50,7 +50,7 @@ class TuneResult:
     :class:`kopt.contract.result.Result` of the best spec on all training rows, or None); ``splits`` (a
     description), ``warm_start`` (whether the λ path was warm-started) and ``wall_s``; ``info``: the
     solver, and ``shared`` where the grid ran on one Nyström system per fold and setting
-    (:mod:`kopt.selection.nystrom_folds`: centres, systems built, their seconds and the λ paths').
+    (:mod:`kopt.selection.nystrom_folds`: centers, systems built, their seconds and the λ paths').
     """
 
     metric: str

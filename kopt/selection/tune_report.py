@@ -39,7 +39,7 @@ def summary(result) -> str:
             f"{len(result.rows)} grid points, fit {fit:.1f}s, wall {result.wall_s:.1f}s, λ path ")
     shared = result.info.get("shared")
     if shared:
-        text += (f"shared: {shared['systems']} Nystrom systems on {'/'.join(map(str, shared['centers']))} centres "
+        text += (f"shared: {shared['systems']} Nystrom systems on {'/'.join(map(str, shared['centers']))} centers "
                  f"drawn once from all training rows ({shared['system_s']:.1f}s), every lambda of a fold from its "
                  f"system ({shared['path_s']:.1f}s)" + (f"; {shared['note']}" if shared.get("note") else ""))
     else:

@@ -15,7 +15,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     """A kernel classifier from a kopt spec's ``model`` and ``solver`` sections.
 
     With no arguments it is kopt's default (docs/defaults.md): ``solver="auto"`` chooses the Nyström
-    centre count, the bandwidth and λ on a seeded validation split of the training rows and solves
+    center count, the bandwidth and λ on a seeded validation split of the training rows and solves
     the square loss on ±1 targets (one output per class, one factorisation for all), within
     a work budget counted by formula (``solver_options={"work": flops}``; ``{"budget": seconds}`` adds a
     wall-clock limit, which makes the choice depend on the machine where it binds); ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
@@ -42,7 +42,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
     ``dual_objective_``, ``duality_gap_``, ``status_``, ``solver_info_``, ``fit_time_`` (the search
     included), ``spec_`` (the resolved spec: what was solved), ``route_`` (the solver and mode that
-    solved), ``lam_``, ``bandwidth_``, ``n_features_`` (centres or random features; None for the exact
+    solved), ``lam_``, ``bandwidth_``, ``n_features_`` (centers or random features; None for the exact
     kernel) and ``auto_`` (``solver="auto"``'s record: what it tried and why it chose; else None).
     """
 

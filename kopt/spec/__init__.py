@@ -284,7 +284,7 @@ def _fill_defaults(doc, reg, default_name):
     doc.setdefault("name", default_name)
     solver_cls = reg.get("solver", doc["solver"]["name"])
     doc["model"].setdefault("form", solver_cls.forms[0])  # the form follows the solver
-    # so does the feature kind: a solver on Nystrom centres makes them its default (a kind given is kept, and
+    # so does the feature kind: a solver on Nystrom centers makes them its default (a kind given is kept, and
     # checked against the solver's feature_kinds in _check_compatibility)
     doc["model"]["features"].setdefault("kind", solver_cls.default_feature_kind or "random")
     doc["model"]["features"].setdefault("seed", doc["seed"])

@@ -50,9 +50,9 @@ CORE_SCHEMA = {
                                  "description": "random: the kernel's seeded random-feature sampler; nystrom: the exact "
                                                 "kernel on count seeded training rows (solvers that declare it). "
                                                 "Default: the solver's default_feature_kind (nystrom for the solvers "
-                                                "on Nystrom centres: krr_nystrom, krr_pcg, krr_pairs, svm_nystrom), "
+                                                "on Nystrom centers: krr_nystrom, krr_pcg, krr_pairs, svm_nystrom), "
                                                 "else random"},
-                        "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers) or Nystrom centres"},
+                        "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers) or Nystrom centers"},
                         "block_size": {"type": "integer", "minimum": 1, "default": 512, "description": "features per seeded block"},
                         "dtype": {"enum": ["float32", "float64"], "default": "float32"},
                         "seed": {"type": "integer", "minimum": 0, "description": "feature seed (default: the spec's seed)"},
@@ -63,7 +63,7 @@ CORE_SCHEMA = {
         },
         "solver": _section(default={"name": "auto"},
                            description="the solver and its options (default: auto, which chooses the route, "
-                                       "centres, bandwidth and lambda by measurement: docs/defaults.md)"),
+                                       "centers, bandwidth and lambda by measurement: docs/defaults.md)"),
         "execution": {
             "type": "object",
             "additionalProperties": False,

@@ -1,4 +1,4 @@
-"""solver: auto -- the route, Nystrom centres, bandwidth and lambda chosen on a validation split."""
+"""solver: auto -- the route, Nystrom centers, bandwidth and lambda chosen on a validation split."""
 from kopt.contract.hookspecs import hookimpl
 
 from .solver import AutoSolver

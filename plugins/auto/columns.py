@@ -15,14 +15,14 @@ stays dropped.  The number of trials (d + 2 for the screen, at most 3 a kept col
 machine's speed or load: the search stops early only where the next trial's work, counted by formula
 (:mod:`.work`), would pass the whole search's work budget, or at the user's wall-clock limit (``solver.budget``),
 and says so.  Every model
-scored is a direct Nyström solve at :data:`CENTERS` centres with its λ path, so one column's trial costs a fraction
+scored is a direct Nyström solve at :data:`CENTERS` centers with its λ path, so one column's trial costs a fraction
 of a second.
 
 Why the screen: one noise column of 22 dropped alone gains little, often less than a step's 0.05 points, so the
 sweeps alone began from the full set by chance (docs/benchmarks/column_screen.py: higgs-shaped, 10⁵ rows, seeds
 0-9 of the split and the draws).
 
-Measured (docs/benchmarks/per_feature_bandwidth.py): on higgs-shaped the validation accuracy at 512 centres went
+Measured (docs/benchmarks/per_feature_bandwidth.py): on higgs-shaped the validation accuracy at 512 centers went
 from 71.8% to 83.9% with 7 of 28 columns kept.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 
 from kopt.numerics import rows as _rows
 
-#: the search's model: a direct Nyström solve at this many centres, on at most :data:`FIT_ROWS` rows, scored on at
+#: the search's model: a direct Nyström solve at this many centers, on at most :data:`FIT_ROWS` rows, scored on at
 #: most :data:`VALIDATION_ROWS` validation rows
 CENTERS = 512
 FIT_ROWS = 20_000

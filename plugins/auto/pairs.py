@@ -2,8 +2,8 @@
 
 For C ≥ 3 classes each pair of classes (a, b) is the exact kernel ridge regression of its own rows
 (``krr_pairs``' exact pair solve), and the pairs vote, as SVC's one-vs-one does.  All pairs cost
-Σ n_ab³/3 flops per solve (about (4/3) n³/C), against n M² for one one-vs-rest Nyström system of M centres: with
-many classes and moderate n the pairs are the cheaper of the two, and every row is a centre.  :func:`affordable` is
+Σ n_ab³/3 flops per solve (about (4/3) n³/C), against n M² for one one-vs-rest Nyström system of M centers: with
+many classes and moderate n the pairs are the cheaper of the two, and every row is a center.  :func:`affordable` is
 that comparison, at the ladder's top size (``max_centers``).
 
 On mnist-10k the pairs on every row scored above one-vs-rest on the ladder's top size and above SVC, and their
@@ -49,7 +49,7 @@ FACTOR_STEPS = 3
 #: a pair's rows at most: its float32 kernel matrix and float64 factor, 12 n_ab² bytes (200 MB at 4,096; a pair per
 #: worker thread)
 MAX_PAIR_ROWS = 4096
-#: the rows' dense values at most (256 MB in float32): the pairs keep every training row as a centre
+#: the rows' dense values at most (256 MB in float32): the pairs keep every training row as a center
 MAX_ROW_ENTRIES = 1 << 26
 
 
@@ -61,7 +61,7 @@ def pair_sizes(ids, n_classes):
 def affordable(problem, ids, max_centers):
     """Whether exact one-vs-one is the multiclass route: 3 or more classes, every pair within
     :data:`MAX_PAIR_ROWS`, the rows within :data:`MAX_ROW_ENTRIES`, and all pairs' Choleskys (Σ n_ab³/3) at most
-    one one-vs-rest system at ``max_centers`` centres (n M²)."""
+    one one-vs-rest system at ``max_centers`` centers (n M²)."""
     if problem.n_classes < 3 or problem.n * problem.d > MAX_ROW_ENTRIES:
         return False
     sizes = pair_sizes(ids, problem.n_classes)

@@ -1,17 +1,17 @@
-"""What ``solver: auto`` measures: Nyström centres, bandwidth and λ on a validation split.
+"""What ``solver: auto`` measures: Nyström centers, bandwidth and λ on a validation split.
 
 The search runs on the square loss's normal equations (:class:`kopt.nystrom.system.NystromSystem`),
 where a λ path costs one M × M Cholesky per λ on top of the system itself:
 
 1. the training rows are split once, seeded by the spec's seed (:func:`kopt.running.validation.make_splits`, 20%
    held out);
-2. centres: the first M rows of one seeded order of the training rows (:func:`kopt.nystrom.center_order`,
+2. centers: the first M rows of one seeded order of the training rows (:func:`kopt.nystrom.center_order`,
    unsupervised: no label is read), so each size holds the smaller ones and is the sample ``krr_nystrom``
    draws for ``features.count: M``; M starts at :data:`FIRST_CENTERS` and doubles.  The order puts the
-   held-out rows last, so up to 80% of the rows no centre is a row the validation scores are taken on (a
-   held-out centre's coefficient is fitted without its label: it biased the search towards large λ);
+   held-out rows last, so up to 80% of the rows no center is a row the validation scores are taken on (a
+   held-out center's coefficient is fitted without its label: it biased the search towards large λ);
 3. the bandwidth is tried at ½, 1 and 2 times the spec's rule (``auto``: the ``scale`` rule) at the
-   first size, at the best factor and 1/√2 of it at the second (more centres resolve a shorter
+   first size, at the best factor and 1/√2 of it at the second (more centers resolve a shorter
    length scale, never a longer one), and from the third size on at 1/√2 of it again while the
    shorter one won the last size by more than :data:`GAIN_ERRORS` standard errors, else kept (one
    system costs more than all smaller ones together); a number, or another rule, is taken as given;
@@ -26,7 +26,7 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    the rows cannot tell that it gained, nor would they a smaller later gain), when the next size
    would pass ``max_centers`` (capped by the memory available: :meth:`.solver.AutoSolver.most_centers`) or the rows
    (a squared-hinge search: only where the square loss's path at that size, measured anyway, did not gain either --
-   the hinge's score stalls at its λ floor while more centres still resolve the function),
+   the hinge's score stalls at its λ floor while more centers still resolve the function),
    or when the next size's work, counted by formula (:mod:`.work`: its systems' n M² + M³/3 flops and kernel
    values, its λ path's Choleskys), would pass the work budget -- never where a clock says so, so the same spec
    and seed stop at the same size on any machine.  A wall-clock limit the user sets (``solver.budget``) stops it
@@ -34,7 +34,7 @@ where a λ path costs one M × M Cholesky per λ on top of the system itself:
    depends on the machine, and the report says so).
 
 The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
-larger λ and the fewer centres, and more centres win only by :data:`MIN_GAIN`.  Its system then takes the validation rows' sums too (their kernel values
+larger λ and the fewer centers, and more centers win only by :data:`MIN_GAIN`.  Its system then takes the validation rows' sums too (their kernel values
 are at hand), which makes it the system of every training row: the solve on all rows reuses it
 (:attr:`Search.system`) instead of building it again.
 """
@@ -52,7 +52,7 @@ from . import work
 
 #: the λ path (kopt's convention λ/2‖f‖² + mean ℓ): half decades from 1e-1 down to 1e-9
 LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
-#: the first centre count of the ladder (doubled while it pays)
+#: the first center count of the ladder (doubled while it pays)
 FIRST_CENTERS = 256
 #: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
 MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "weighted_accuracy": 0.001, "rmse": 0.0067}
@@ -70,7 +70,7 @@ LOSS_ERRORS = 2.0
 SHORTEN_WHILE_RESOLVED = True
 #: the squared hinge's λ path solves each λ until a Newton step lowers its objective by less than this share
 #: (:class:`kopt.nystrom.newton.HingeNewton`'s ``rtol``): the last steps move single rows across the
-#: margin, which validation accuracy does not see (ijcnn1 at 1,024 centres: steps 5-9 of a warm λ each lowered J by
+#: margin, which validation accuracy does not see (ijcnn1 at 1,024 centers: steps 5-9 of a warm λ each lowered J by
 #: 1e-7..1e-8)
 HINGE_RTOL = 1e-6
 #: bandwidth factors at the first size
@@ -143,7 +143,7 @@ def _gain_error(metric, old_rows, new_rows):
 
 
 def _better(metric, trial, best):
-    """Whether ``trial`` beats ``best``: any gain at the same or fewer centres; at more centres a gain of at
+    """Whether ``trial`` beats ``best``: any gain at the same or fewer centers; at more centers a gain of at
     least :data:`MIN_GAIN`, the gain that keeps the ladder growing (a smaller gain is within what the
     validation rows can tell, and the smaller model solves and predicts faster)."""
     gain = _gain(metric, best["score"], trial["score"])
@@ -175,7 +175,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     rows, with ``budget_s`` seconds as its wall-clock limit, None: none).
 
     ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
-    ``lambdas``: the λ values; ``counts``: the centre counts to try (None: the doubling ladder up to
+    ``lambdas``: the λ values; ``counts``: the center counts to try (None: the doubling ladder up to
     ``max_centers``); ``hinge``: score the squared hinge (``svm_nystrom``) on each system, for a binary target
     (:func:`_hinge_path`): its λ and validation score are the trial's; ``choose_loss``: for a binary target, the
     squared hinge's λ path is measured beside the square loss's on the first size's chosen system, and where it gains
@@ -184,7 +184,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     """
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom import cache as nystrom_cache
-    from kopt.nystrom.centres import center_order
+    from kopt.nystrom.centers import center_order
     from kopt.nystrom.system import target_offset
     from kopt.running.validation import make_splits
 
@@ -213,7 +213,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
         return (work.system(n_fit, M, d) + work.kernel_values(n_val, M, d)
                 + lams * work.direct_lambda(M, n_val, outputs))
 
-    hinge_index = None  # the last level's hinge λ (its window's centre at the next size)
+    hinge_index = None  # the last level's hinge λ (its window's center at the next size)
     hinge_inside = level_inside = None  # the fit rows inside the last level's (this level's) best hinge margin
     order = center_order(problem, max(counts) if counts else max_centers)
     cls, options = type(problem.kernel), problem.kernel.options.as_dict()
@@ -234,19 +234,19 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
             factors = FIRST_FACTORS
         else:
             factors = (factor, float(f"{factor / math.sqrt(2):.6g}"))
-        centers = np.sort(order[:M])  # krr_nystrom's centres for features.count = M (kopt.nystrom.choose_centers)
+        centers = np.sort(order[:M])  # krr_nystrom's centers for features.count = M (kopt.nystrom.choose_centers)
         level_best, factor_rows, level_square = None, {}, None
         square_best = -np.inf  # the level's best square-loss score so far (the hinge runs only where it is beaten)
         for f in factors:
             t1 = time.perf_counter()
             if kept is not None:
                 # the best so far waits as its T alone while another system is built, at this size too: with
-                # features.count given, the three bandwidths' systems at one size held two systems' U, T and centres
+                # features.count given, the three bandwidths' systems at one size held two systems' U, T and centers
                 # at once (docs/benchmarks.md, "Measurements behind the code's choices")
                 kept[0].shed()
             # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
             kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
-            # the dense centres made for this system only, in the Fortran order it keeps them in, and handed over:
+            # the dense centers made for this system only, in the Fortran order it keeps them in, and handed over:
             # it reorders them in place (a copy of its own, while this one lived, was M x d float32 more at the
             # peak: docs/benchmarks.md, "Measurements behind the code's choices")
             C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F")
@@ -315,7 +315,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
             said = (f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped
                     else f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} "
                          f"({trial['seconds']:.2f} s)")
-            log(f"auto: {M} centres, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said} "
+            log(f"auto: {M} centers, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said} "
                 f"[{_budget_words(budget)}]")
             factor_rows[f] = outcomes.get(k)
             if skipped:
@@ -342,7 +342,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
             loss_choice, hinge_system, hinge_trial, hinge_rows, start = _choose_loss(
                 system, best, square_rows, X_fit, y_fit, w_fit, X_val, Y_val, w_val, lambdas, metric, budget, d)
             trials.append(hinge_trial)
-            log(f"auto: the squared hinge on {M} centres: best lambda {hinge_trial['lam']:g}, validation {metric} "
+            log(f"auto: the squared hinge on {M} centers: best lambda {hinge_trial['lam']:g}, validation {metric} "
                 f"{abs(hinge_trial['score']):.5g} against the square loss's {abs(best['score']):.5g}: "
                 f"{loss_choice['why']} [{_budget_words(budget)}]")
             del system
@@ -358,7 +358,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
             del hinge_system, start
         if level >= 1 and len(factors) == 2:
             # the shorter bandwidth is tried again at the next size while it won here by more than the validation
-            # rows' standard error (more centres resolve a shorter length scale); else the bandwidth is kept
+            # rows' standard error (more centers resolve a shorter length scale); else the bandwidth is kept
             longer, shorter = factors
             won = level_best["bandwidth_factor"] == shorter and factor_rows.get(longer) is not None
             shorten = SHORTEN_WHILE_RESOLVED and won and _gain(
@@ -375,28 +375,28 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
                     square_gain = square_noise = None
                     if hinge and previous_square is not None:
                         # the squared hinge's score can stall where its λ reaches what float32 resolves while more
-                        # centres still resolve the function: the square loss's path, measured at each size anyway,
-                        # says whether they do (w8a: the hinge +0.06 points from 512 to 1,024 centres, the square
+                        # centers still resolve the function: the square loss's path, measured at each size anyway,
+                        # says whether they do (w8a: the hinge +0.06 points from 512 to 1,024 centers, the square
                         # loss +0.47)
                         square_gain = _gain(metric, previous_square[0], level_square[0])
                         square_noise = GAIN_ERRORS * _gain_error(metric, previous_square[1], level_square[1])
                     if square_gain is None or square_gain < max(MIN_GAIN[metric], square_noise):
-                        log(f"auto: {M} centres gained {_gain_words(metric, gain)} over {M // 2} (< "
+                        log(f"auto: {M} centers gained {_gain_words(metric, gain)} over {M // 2} (< "
                             f"{_gain_words(metric, MIN_GAIN[metric])}, or within the validation rows' "
                             f"{_gain_words(metric, noise)} standard error): stop growing")
                         break
-                    log(f"auto: {M} centres gained the squared hinge {_gain_words(metric, gain)} over {M // 2}, the "
+                    log(f"auto: {M} centers gained the squared hinge {_gain_words(metric, gain)} over {M // 2}, the "
                         f"square loss {_gain_words(metric, square_gain)} (more than the validation rows' "
-                        f"{_gain_words(metric, square_noise)} standard error): more centres still resolve more")
+                        f"{_gain_words(metric, square_noise)} standard error): more centers still resolve more")
             next_factors = 2 if has_bw and bandwidth_rule and (level == 0 or shorten) else 1
             # the next size's work by formula (its systems and a λ window of 2 LAMBDA_REACH + 1), never its time
             projected = next_factors * system_work(ladder[level + 1], 2 * LAMBDA_REACH + 1)
             if not budget.affords(projected):
-                log(f"auto: {ladder[level + 1]} centres would count {projected:.2g} flops, past the work budget "
+                log(f"auto: {ladder[level + 1]} centers would count {projected:.2g} flops, past the work budget "
                     f"({budget.spent:.2g} of {budget.work:.2g} spent): stop growing")
                 break
-            if budget.out_of_time(f"the ladder after {M} centres", projected):
-                log(f"auto: {ladder[level + 1]} centres would pass the time limit ({budget.seconds:g} s, "
+            if budget.out_of_time(f"the ladder after {M} centers", projected):
+                log(f"auto: {ladder[level + 1]} centers would pass the time limit ({budget.seconds:g} s, "
                     f"{budget.elapsed():.1f} s spent): stop growing -- this choice depends on the machine's speed")
                 break
         previous_best, previous_rows, previous_square = level_best, level_rows, level_square
@@ -405,7 +405,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
         hinge_best = max((t for t in trials if t.get("square_score") is not None and np.isfinite(t["score"])),
                          key=lambda t: t["score"])
         loss_choice = {**loss_choice, "chosen": "square", "screen": loss_choice["chosen"],
-                       "why": loss_choice["why"] + f"; then the square loss's model at {best['centers']} centres "
+                       "why": loss_choice["why"] + f"; then the square loss's model at {best['centers']} centers "
                               f"({abs(best['score']):.5g}) beat the squared hinge's best ({abs(hinge_best['score']):.5g} "
                               f"at {hinge_best['centers']}) by the ladder's rule: the square loss"}
     system, centers, hinge_start = kept
@@ -422,7 +422,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
         return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start,
                       va, best_scores, loss_choice)
     # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
-    # system krr_nystrom builds from scratch on the same centres and kernel
+    # system krr_nystrom builds from scratch on the same centers and kernel
     # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)
     system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], consume=True)
     return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, None, va,
@@ -433,7 +433,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
 class Search:
     """What :func:`search` measured: the ``best`` trial, every trial, the split's description, the seconds
     spent, the metric, and the best trial's system over every training row (``system``: a
-    :class:`NystromSystem` on the centres ``centers``, indices into the training rows, for the targets less
+    :class:`NystromSystem` on the centers ``centers``, indices into the training rows, for the targets less
     their mean ``intercept``)."""
 
     best: dict
@@ -456,7 +456,7 @@ class Search:
 
 
 def _choose_loss(system, best, square_rows, X_fit, y_fit, w_fit, X_val, Y_val, w_val, lambdas, metric, budget, d):
-    """The squared hinge against the square loss on the square loss's chosen system (its centres and bandwidth):
+    """The squared hinge against the square loss on the square loss's chosen system (its centers and bandwidth):
     the hinge's λ path (:func:`_hinge_path`, from the square loss's λ) on a copy of the system (Newton steps change
     T), scored on the same validation rows.  The hinge is chosen only where it gains at least :data:`MIN_GAIN` and
     more than :data:`LOSS_ERRORS` standard errors of the paired difference (:func:`_gain_error`), so the loss is
@@ -510,7 +510,7 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_insi
     # the λ the Newton steps resolve: a kernel value's rounding (half the dtype's epsilon, relative) is the same
     # row's value in another chunk of rows, so T_S, updated row by row, is the true Hessian to within
     # eps/2 · ‖T‖ ≤ eps/2 · trace(T); Newton with that Hessian converges only while this stays below λ (ijcnn1,
-    # float32, 1,024 centres: 9 steps at 1e-7, none converged within 50 at 1e-8)
+    # float32, 1,024 centers: 9 steps at 1e-7, none converged within 50 at 1e-8)
     floor = 0.5 * float(np.finfo(system.dtype).eps) * float(system.xp.trace(system.whitened()[0]))
     # (a λ the spec gives is taken as given, resolved or not)
     usable = [i for i in range(len(lambdas)) if lambdas[i] >= floor] if len(lambdas) > 1 else [0]

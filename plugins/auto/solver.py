@@ -1,4 +1,4 @@
-"""``solver: auto``: kopt chooses the route, the centre count, the bandwidth and λ by measurement.
+"""``solver: auto``: kopt chooses the route, the center count, the bandwidth and λ by measurement.
 
 The default solver of a spec that names none (and of ``KernelClassifier()`` / ``KernelRegressor()``).
 It does not solve anything itself: :meth:`AutoSolver.plan` measures on a seeded validation split of
@@ -10,21 +10,21 @@ Routes (docs/defaults.md):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
   nearly free, so it is also the search's model.  Past :data:`.large.SEARCH_ROWS` training rows the search runs
-  on a seeded sample and the centres then grow on every row: ``krr_pcg`` (conjugate gradients, one pass of kernel
+  on a seeded sample and the centers then grow on every row: ``krr_pcg`` (conjugate gradients, one pass of kernel
   blocks a step, O(M²) memory) solves the grown size (:mod:`.large`).  Class ids (3 or more) where all pairs of classes solved exactly
   cost less than one one-vs-rest system at ``max_centers``: ``krr_pairs``, one-vs-one on every row, with its own
   search (:mod:`.pairs`);
-* the squared hinge: ``svm_nystrom`` -- active-set Newton on the same M centres, each step one Cholesky of
+* the squared hinge: ``svm_nystrom`` -- active-set Newton on the same M centers, each step one Cholesky of
   the system of the rows inside the margin; for a binary target the search scores the squared hinge's own λ
   path on each size (the size, bandwidth and λ are the hinge's), for multiclass ids the square loss's choice;
 * another smooth loss with a conjugate (logistic, Huber): ``joker`` ``mode: primal`` (Newton-CG on the same
-  M Nyström centres) at the bandwidth and λ the square loss chose;
+  M Nyström centers) at the bandwidth and λ the square loss chose;
 * a nonsmooth loss with a conjugate (hinge, absolute, ε-insensitive): ``joker`` ``mode: auto`` (its
   own rule: the exact dual while affordable, else dual blocks on random features) at those settings.
 
 The search's budget is a count of work, not of seconds (:mod:`.work`): by default 1.2·10¹³ flops per 500,000
 training rows, at least 1.2·10¹³ (:func:`.work.default_work`; ``solver.work`` sets another), every stage's cost
-counted by formula, so every choice -- route, centre count, bandwidth, column scales, λ, where each search stops --
+counted by formula, so every choice -- route, center count, bandwidth, column scales, λ, where each search stops --
 depends on the data, the spec and its seed alone, not on the machine's speed, its load or its threads.  The start
 line prints the rule and the budget, each progress line the work spent and an estimated time left (at the rate
 measured so far: an estimate, never a choice), the report keeps it (``auto.budget``).  ``solver.budget`` (seconds)
@@ -35,7 +35,7 @@ An explicit number is always taken as given: ``model.regularizer.lambda``, a num
 ``bandwidth`` (or a rule other than ``auto``), ``model.features.count``.
 
 Memory: the search's plan (:meth:`AutoSolver.memory_plan`: the Nyström system being built, the best one so far and the
-split's rows) caps the ladder at the most centres that fit the memory available (:func:`kopt.numerics.memory.largest_fitting`,
+split's rows) caps the ladder at the most centers that fit the memory available (:func:`kopt.numerics.memory.largest_fitting`,
 the rule every solver's plan is checked by); an explicit ``features.count`` that does not fit is refused with it.
 """
 from __future__ import annotations
@@ -53,7 +53,7 @@ from . import columns, large, pairs, planner, work
 
 class AutoSolver(Solver):
     name = "auto"
-    summary = "chooses the route, Nystrom centres, bandwidth and lambda on a validation split, then solves"
+    summary = "chooses the route, Nystrom centers, bandwidth and lambda on a validation split, then solves"
     forms = ("primal", "dual")
     targets = ("real", "binary")
     kernel_mode = "either"
@@ -71,7 +71,7 @@ class AutoSolver(Solver):
                                 "choice is the same on any machine; null: 1.2e13 per 500,000 training rows, at "
                                 "least 1.2e13 (120 s per 500,000 rows at 1e11 flop/s; docs/defaults.md)"},
         "max_centers": {"type": "integer", "minimum": 16, "default": 4096,
-                        "description": "the most Nystrom centres the search tries (fewer where the memory available "
+                        "description": "the most Nystrom centers the search tries (fewer where the memory available "
                                        "holds fewer: about 24 M^2 bytes, kopt validate --data prints the plan)"},
         "validation": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.2,
                        "description": "the held-out share of the training rows the choices are scored on"},
@@ -84,7 +84,7 @@ class AutoSolver(Solver):
     auto_loss = {"name": "square", "target": "binary"}
 
     def memory_plan(self, sizes):
-        """The search at M centres (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
+        """The search at M centers (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
         held aside as its T alone (at most M x M float64), a squared-hinge solve's held-factor columns (M x M/8
         float64), and the split's fit and validation rows, copied."""
         from kopt.nystrom.newton import held_columns_plan
@@ -95,7 +95,7 @@ class AutoSolver(Solver):
                 memory.matrices(1, M, M, "float64", "the best system so far, its T"),
                 held_columns_plan(M, sizes.n),
                 memory.matrices(1, sizes.n, sizes.d, sizes.dtype, "the fit and validation rows, copied"),
-                memory.matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and their split")]
+                memory.matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centered, and their split")]
 
     def memory_sizes(self, problem):
         """The search's largest size: the spec's ``features.count`` where its author gave one, else ``max_centers``
@@ -105,7 +105,7 @@ class AutoSolver(Solver):
         return memory.Sizes.of(problem).replace(count=top, kind="nystrom")
 
     def most_centers(self, problem, have=None) -> int:
-        """The most centres the search may try: :meth:`memory_sizes`' count, fewer where its plan does not fit the
+        """The most centers the search may try: :meth:`memory_sizes`' count, fewer where its plan does not fit the
         memory available; a given ``features.count`` that does not fit, or a memory that does not hold even the
         ladder's first size, is refused (:class:`kopt.errors.MemoryLimitError`)."""
         sizes = self.memory_sizes(problem)
@@ -128,7 +128,7 @@ class AutoSolver(Solver):
             yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
 
     def route(self, loss, centers, chosen=None):
-        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centres; ``chosen``: the loss
+        """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centers; ``chosen``: the loss
         the search chose where the spec left it to auto (``square`` or ``squared_hinge``), also set in the overrides."""
         nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
         if chosen is not None:
@@ -137,18 +137,18 @@ class AutoSolver(Solver):
         name = chosen or loss.name
         if name == "square":
             return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
-                    "krr_nystrom (the square loss: one Cholesky on the centres)")
+                    "krr_nystrom (the square loss: one Cholesky on the centers)")
         if name == "squared_hinge":
             return ({"solver": {"name": "svm_nystrom"}, "model.form": "primal", **nystrom},
-                    "svm_nystrom (the squared hinge: Newton steps, each one Cholesky on the centres' margin rows)")
+                    "svm_nystrom (the squared hinge: Newton steps, each one Cholesky on the centers' margin rows)")
         if loss.smooth:
             return ({"solver": {"name": "joker", "mode": "primal"}, "model.form": "dual", **nystrom},
-                    f"joker's primal Newton-CG on the centres ({loss.name} has a Lipschitz gradient)")
+                    f"joker's primal Newton-CG on the centers ({loss.name} has a Lipschitz gradient)")
         return ({"solver": {"name": "joker", "mode": "auto"}, "model.form": "dual", "model.features.kind": "random"},
-                f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centres)")
+                f"joker's own route rule (docs/joker.md; {loss.name} is not smooth, so no Newton route on centers)")
 
     def _plan_pairs(self, problem, kernel, lam, log, budget):
-        """The plan of exact one-vs-one (:mod:`.pairs`): every row a centre, each pair of classes its rows' KRR."""
+        """The plan of exact one-vs-one (:mod:`.pairs`): every row a center, each pair of classes its rows' KRR."""
         o = self.options
         best, trials, split, seconds, held_out = pairs.search(
             problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
@@ -160,7 +160,7 @@ class AutoSolver(Solver):
             overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
         why = (f"one-vs-one on every row ({best['pairs']} pairs of classes; their Choleskys cost less than one "
-               f"one-vs-rest system at {o.max_centers} centres), bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
+               f"one-vs-rest system at {o.max_centers} centers), bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
                f"(x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} rule), lambda {best['lam']:g}: the best "
                f"validation accuracy ({best['score']:.5g}); then krr_pairs (each pair's exact KRR, one Cholesky)")
         record = {"route": "krr_pairs", "centers": int(problem.n), "bandwidth": overrides.get("model.kernel.bandwidth"),
@@ -219,7 +219,7 @@ class AutoSolver(Solver):
             overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
         sizes = sorted({t["centers"] for t in trials})
-        why = (f"{best['centers']} centres (tried {', '.join(map(str, sizes))}), bandwidth "
+        why = (f"{best['centers']} centers (tried {', '.join(map(str, sizes))}), bandwidth "
                f"{overrides.get('model.kernel.bandwidth', '-')} (x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} "
                f"rule), lambda {best['lam']:g}: the best validation {metric} ({abs(best['score']):.5g}) on the "
                f"{'squared hinge' if found.hinge_start is not None else 'square loss'}'s Nystrom path"
@@ -232,7 +232,7 @@ class AutoSolver(Solver):
         if loss is not None:
             record["loss"] = loss
         if not count and most < min(o.max_centers, problem.n):
-            record["memory_cap"] = most  # the ladder stopped there: more centres would not fit the memory available
+            record["memory_cap"] = most  # the ladder stopped there: more centers would not fit the memory available
         start = None
         if solver["name"] == "krr_nystrom":
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
@@ -260,12 +260,12 @@ class AutoSolver(Solver):
             why = "more than two classes: the square loss, one output per class (the squared hinge is measured for " \
                   "a binary target)"
         else:
-            why = (f"past {large.SEARCH_ROWS:,} training rows the centres grow on every row by conjugate gradients, "
+            why = (f"past {large.SEARCH_ROWS:,} training rows the centers grow on every row by conjugate gradients, "
                    "a square-loss route: the square loss (the squared hinge is measured on the direct route)")
         return {"chosen": "square", "why": why}
 
     def _square_chosen(self, plan, given, problem):
-        """A plan of a route the squared hinge is not measured on (one-vs-one pairs, the grown centres): where the
+        """A plan of a route the squared hinge is not measured on (one-vs-one pairs, the grown centers): where the
         author left the loss to auto, its record says the square loss was taken and why."""
         loss = self._loss_record(given, problem)
         if loss is not None:
@@ -313,7 +313,7 @@ class AutoSolver(Solver):
 
     def _plan_large(self, problem, kernel, lam, count, budget, log):
         """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the direct search on a seeded
-        sample, then, for the square loss, the centres grown on every row by conjugate gradients (krr_pcg)."""
+        sample, then, for the square loss, the centers grown on every row by conjugate gradients (krr_pcg)."""
 
         from kopt.numerics.backend import to_numpy
 
@@ -330,7 +330,7 @@ class AutoSolver(Solver):
         del given
         rows = large.sample_rows(problem, fit)
         sample = large.sample_problem(problem, rows)
-        log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centres "
+        log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centers "
             f"grown on every row, scored on {len(va):,} held-out rows")
         with _threads.scipy_blas():
             found = planner.search(
@@ -345,7 +345,7 @@ class AutoSolver(Solver):
             chosen_kernel = type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": best["bandwidth"]})
         start, grown, held_out, held_rows = None, None, None, None
         if square:
-            # the sample's model scored on the held-out rows of every row: what the grown centres must beat
+            # the sample's model scored on the held-out rows of every row: what the grown centers must beat
             system = found.system
             w1 = system.coef(system.solve(best["lam"]))
             X_va = _rows.take(problem.X, problem.xp.asarray(va))
@@ -355,7 +355,7 @@ class AutoSolver(Solver):
             y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
             best["full_rows"] = planner._outcomes(metric, S1, Y_va, y_scale)
             best["full_score"] = planner._score(metric, best["full_rows"])
-            best["model"] = (system.C, w1)  # the grown centres' CG starts from it (:func:`.large.grow`)
+            best["model"] = (system.C, w1)  # the grown centers' CG starts from it (:func:`.large.grow`)
             held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
             if int(max(int(t["centers"]) for t in trials)) > int(best["centers"]) and not count:
                 # the ladder found no gain past its choice: did the rows still gain? (:func:`.large.rows_gain`)
@@ -365,7 +365,7 @@ class AutoSolver(Solver):
                     f"{planner._gain_words(metric, best['rows_gain'][0])} over half of them on the held-out rows "
                     f"(standard error {planner._gain_words(metric, best['rows_gain'][1])})")
             del system, found
-            log(f"auto: the sample's model ({best['centers']} centres, lambda {best['lam']:g}) scores "
+            log(f"auto: the sample's model ({best['centers']} centers, lambda {best['lam']:g}) scores "
                 f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
             if not count:
                 with _threads.scipy_blas():
@@ -380,7 +380,7 @@ class AutoSolver(Solver):
                                "cg_steps": grown["steps"], "rows": int(len(fit))})
                 gain = planner._gain(metric, best["full_score"], grown["score"])
                 if gain >= planner.MIN_GAIN[metric]:
-                    log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
+                    log(f"auto: {grown['centers']} centers on every row gained {planner._gain_words(metric, gain)} "
                         f"over the sample's model: chosen")
                     could = large.rows_could_gain(gain, n, len(fit), sample.n)
                     if could < planner.MIN_GAIN[metric]:
@@ -402,11 +402,11 @@ class AutoSolver(Solver):
                                 "words": f"solver auto's {len(va)} held-out rows (seed {seed}), scored by the grown "
                                          f"path's model of the other rows"}
                 else:
-                    log(f"auto: {grown['centers']} centres on every row gained {planner._gain_words(metric, gain)} "
+                    log(f"auto: {grown['centers']} centers on every row gained {planner._gain_words(metric, gain)} "
                         f"(< {planner._gain_words(metric, planner.MIN_GAIN[metric])}): the sample's choice stands")
                 grown = grown["centers"]
         overrides, words = self.route(problem.loss, best["centers"])
-        if start is not None:  # the grown centres: CG on every row, warm from the search's solution and factors
+        if start is not None:  # the grown centers: CG on every row, warm from the search's solution and factors
             overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL, "iterations": large.FINAL_STEPS}
             final_work = large.FINAL_STEPS * work.cg_step(n, int(best["centers"]), int(problem.d),
                                                           int(problem.label_matrix().shape[1]))
@@ -423,10 +423,10 @@ class AutoSolver(Solver):
             words += f", on the {n - held_rows['rows']:,} fit rows (data.held_out: the {held_rows['rows']:,} held-out rows)"
         solver = overrides["solver"]
         seconds = time.perf_counter() - t0
-        why = (f"{best['centers']} centres, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
+        why = (f"{best['centers']} centers, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
                f"(x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} rule), lambda {best['lam']:g}: the best "
                f"validation {metric} ({abs(best['score']):.5g}) of the direct search on {sample.n:,} rows"
-               + (f" and the centres grown to {grown} on every row" if grown else "") + f"; then {words}")
+               + (f" and the centers grown to {grown} on every row" if grown else "") + f"; then {words}")
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
                   "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
                   "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,

@@ -1,19 +1,19 @@
 """``solver: auto``'s budget: a count of work, so that every choice depends on the data, the spec and its seed alone.
 
-The search stops adding centres, stops its column sweeps and stops walking λ where the *work it counts* would pass
-its budget, never where a clock says so: the same spec and seed choose the same route, centre count, bandwidth,
+The search stops adding centers, stops its column sweeps and stops walking λ where the *work it counts* would pass
+its budget, never where a clock says so: the same spec and seed choose the same route, center count, bandwidth,
 column scales and λ on a quiet machine, a busy one, and on 1 or 16 threads.
 
 **The unit is a flop**, and every stage's cost is counted by formula from the sizes it works on (never measured):
 
 * a kernel value of d columns: ``2 d + KERNEL_VALUE_FLOPS`` (:func:`kernel_value`; the product of its row and
-  centre, then its exp and the pass's bookkeeping);
-* a Nyström system of M centres on n rows (:func:`system`): its n M kernel values, the rank-n update of its M × M
-  sums (n M²) and the centres' Cholesky (M³/3);
+  center, then its exp and the pass's bookkeeping);
+* a Nyström system of M centers on n rows (:func:`system`): its n M kernel values, the rank-n update of its M × M
+  sums (n M²) and the centers' Cholesky (M³/3);
 * a λ of a direct path (:func:`direct_lambda`): one M × M Cholesky (M³/3) and the scores of the validation rows
   (2 M a row an output); the validation rows' kernel values (:func:`kernel_values`) once a system;
 * a conjugate-gradient step on n rows (:func:`cg_step`): one pass of n M kernel values, two products with them
-  (4 n M flops an output), and a λ's preconditioner M³/3 (:func:`cg_lambda`); the factors of the centres, 2 M³
+  (4 n M flops an output), and a λ's preconditioner M³/3 (:func:`cg_lambda`); the factors of the centers, 2 M³
   a path (:func:`cg_factors`);
 * a Newton step of the squared hinge: one pass over the fit rows and one M³/3 Cholesky.
 
@@ -66,12 +66,12 @@ def kernel_value(d: int) -> float:
 
 
 def kernel_values(n: int, M: int, d: int) -> float:
-    """``n`` rows' kernel values against ``M`` centres."""
+    """``n`` rows' kernel values against ``M`` centers."""
     return float(n) * M * kernel_value(d)
 
 
 def system(n: int, M: int, d: int) -> float:
-    """A Nyström system of ``M`` centres on ``n`` rows: its kernel values, its rank-n update, the centres' Cholesky."""
+    """A Nyström system of ``M`` centers on ``n`` rows: its kernel values, its rank-n update, the centers' Cholesky."""
     return kernel_values(n, M, d) + float(n) * M * M + M ** 3 / 3.0
 
 
@@ -91,7 +91,7 @@ def cg_lambda(M: int) -> float:
 
 
 def cg_factors(M: int) -> float:
-    """The centres' factor of a CG path (the pivoted Cholesky of K_CC): M³/3."""
+    """The centers' factor of a CG path (the pivoted Cholesky of K_CC): M³/3."""
     return M ** 3 / 3.0
 
 

@@ -10,7 +10,7 @@ from a test digit.  A deformation, vectorised over a batch of digits:
    values per pixel, each smoothed by a Gaussian of ``elastic_sigma`` pixels (scipy.ndimage's
    ``gaussian_filter1d``, applied as the 28 x 28 matrix it is along each image axis) and scaled
    by ``elastic_alpha``;
-2. a rotation about the image centre, uniform in +-``max_rotation`` degrees, and a translation,
+2. a rotation about the image center, uniform in +-``max_rotation`` degrees, and a translation,
    uniform in +-``max_shift`` pixels on each axis;
 3. bilinear resampling of the source digit at the displaced coordinates (zero outside the image),
    rounded to integers in 0..255: the pixel scale of the ``mnist`` preset.

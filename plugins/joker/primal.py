@@ -36,7 +36,7 @@ from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 from kopt.numerics.backend import get_namespace, to_numpy
 from kopt.numerics.bound_features import bind, syrk_update
-from kopt.nystrom.centres import NystromRows, add_center_kernel, center_basis, centres_used, choose_centers
+from kopt.nystrom.centers import NystromRows, add_center_kernel, center_basis, centers_used, choose_centers
 
 #: Armijo constant of the line search
 ARMIJO = 1e-4
@@ -56,7 +56,7 @@ FLOAT64_FACTOR = 2048
 def primal_plan(options, sizes, threads):
     """The primal route's :mod:`kopt.numerics.memory` plan (:meth:`kopt_plugins.joker.solver.JokerSolver.memory_plan`):
     the n x M features where they fit ``feature_memory_mb`` (:mod:`kopt.numerics.bound_features`; Nystrom:
-    k(X, C), :class:`kopt.nystrom.centres.NystromRows`); the preconditioner's Gram (M x M float64: one for a
+    k(X, C), :class:`kopt.nystrom.centers.NystromRows`); the preconditioner's Gram (M x M float64: one for a
     constant curvature, factored in place; else the kept Gram and the copy its updates factor); Nystrom's R and its
     factor U (M x M float64 each); a rank update's chunk of features; the warm start's rows (squared-hinge-like
     losses); Newton's arrays over the rows (n x outputs float64: u, D, z, a product's Ψp,
@@ -78,8 +78,8 @@ def primal_plan(options, sizes, threads):
     plan.append(matrices(grams, M, M, "float64", "the preconditioner's Gram" + ("" if constant else
                                                                               ", the kept Gram and its update's copy")))
     if nystrom:
-        plan.append(matrices(2, M, M, "float64", "the centres' R = K_CC and its factor U"))
-        plan.append(matrices(2, M, d, sizes.dtype, "the centres"))
+        plan.append(matrices(2, M, M, "float64", "the centers' R = K_CC and its factor U"))
+        plan.append(matrices(2, M, d, sizes.dtype, "the centers"))
     else:
         plan.append(matrices(1, M, d + 1, sizes.dtype, "the feature parameters"))
     if not constant:  # _update: the rows whose curvature changed, 1,024 at a time (features, float64, picked, scaled)
@@ -388,8 +388,8 @@ class PrimalFeatures:
     def predictor(self):
         info = {"n_features": self.M, "features": self.basis.kind, "features_in_memory": self.rows.materialized,
                 **self.stats}
-        if self.basis.kind == "nystrom":  # the centres asked for, drawn and used; a warning when fewer are used
-            info.update(centres_used(self.basis.problem.features.count, self.basis.drawn, self.basis.M))
+        if self.basis.kind == "nystrom":  # the centers asked for, drawn and used; a warning when fewer are used
+            info.update(centers_used(self.basis.problem.features.count, self.basis.drawn, self.basis.M))
         return self.basis.predictor(self.theta), info
 
 
@@ -446,10 +446,10 @@ class NystromBasis:
         self.dtype = problem.dtype
         centers = choose_centers(problem, problem.features.count)
         C = _rows.dense(problem.X, xp.asarray(centers), xp, self.dtype)
-        # a well-conditioned basis: centres within kopt.nystrom.CENTER_TOLERANCE of the others' span are dropped
+        # a well-conditioned basis: centers within kopt.nystrom.CENTER_TOLERANCE of the others' span are dropped
         # (a nearly singular K_CC left Newton-CG at its iteration cap on 150 rows at a long bandwidth)
         kept, self.U = center_basis(problem.kernel, C)
-        self.drawn = int(centers.shape[0])  # fewer than features.count where the rows run out (centres_used)
+        self.drawn = int(centers.shape[0])  # fewer than features.count where the rows run out (centers_used)
         self.centers, self.C = centers[kept], C[xp.asarray(kept)]
         self.M = self.C.shape[0]
         self._R, self._metric_adds = None, 0

@@ -227,7 +227,7 @@ class JokerSolver(IterativeSolver):
         """``lambda: auto``'s refit: the dual routes keep the conjugate variable λ_J α of the validation
         solve's rows (λ_J = λ n, so α scales by n_sub/n) and start the held-out rows at 0, inside the
         box; Kα (exact) or θ̃ = Σ α_i φ(x_i) (features) and the dual sum are recomputed for the new
-        rows.  The primal route starts as usual (its θ lives on the subset's Nystrom centres; the
+        rows.  The primal route starts as usual (its θ lives on the subset's Nystrom centers; the
         route has its own subsample start)."""
         alpha = saved.get("alpha")
         if alpha is None or "u" not in saved and "theta" not in saved:

@@ -78,7 +78,7 @@ class GaussianKernel(RandomFourierKernel):
 
 
 def _sparse_side(Y):
-    """(Yᵀ contiguous, ‖y‖²) of dense centres Y, for :func:`_gaussian_sparse_rows` (NumPy)."""
+    """(Yᵀ contiguous, ‖y‖²) of dense centers Y, for :func:`_gaussian_sparse_rows` (NumPy)."""
     Y = np.asarray(Y)
     return np.ascontiguousarray(Y.T), np.einsum("ij,ij->i", Y, Y)
 

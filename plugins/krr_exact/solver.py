@@ -44,7 +44,7 @@ class ExactKRR(IterativeSolver):
     }
 
     memory_key = "data.max_rows"
-    memory_hint = "or use solver krr_nystrom (memory O(M^2) on M centres, whatever n)"
+    memory_hint = "or use solver krr_nystrom (memory O(M^2) on M centers, whatever n)"
 
     def memory_plan(self, sizes):
         """The n x n kernel matrix and its Cholesky factor (float64, the factor made in a copy) and the rows in

@@ -1,4 +1,4 @@
-"""Kernel ridge regression on Nystrom centres by a direct solve (the fast route of solver: auto)."""
+"""Kernel ridge regression on Nystrom centers by a direct solve (the fast route of solver: auto)."""
 from kopt.contract.hookspecs import hookimpl
 
 from .solver import NystromKRR

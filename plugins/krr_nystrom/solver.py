@@ -1,4 +1,4 @@
-"""Nyström kernel ridge regression by a direct solve: the square loss on M centres, every output at once.
+"""Nyström kernel ridge regression by a direct solve: the square loss on M centers, every output at once.
 
 The minimiser of λ/2 wᵀRw + (1/n) Σ w_i ½‖k(x_i, C) w − y_i‖² over the span of k(c_j, ·) for M
 seeded training rows C (:func:`kopt.nystrom.choose_centers`, less those the kernel cannot tell from the
@@ -23,7 +23,7 @@ from kopt.nystrom import cache as nystrom_cache
 
 class NystromKRR(NystromSolver):
     name = "krr_nystrom"
-    summary = "kernel ridge regression on M Nystrom centres by one Cholesky (every class at once)"
+    summary = "kernel ridge regression on M Nystrom centers by one Cholesky (every class at once)"
     stopping = "none"
     blas = "all"  # the Gram's rank-k updates are BLAS; a GEMM's bits do not depend on its thread count
     warm_start = False  # a direct solve: nothing to continue
@@ -33,9 +33,9 @@ class NystromKRR(NystromSolver):
 
     def memory_plan(self, sizes):
         """The system (:func:`.system.system_plan`: T and U, M x M float64 each, a chunk of kernel values), the
-        centred targets and the scores of every training row (n x outputs float64 each)."""
+        centered targets and the scores of every training row (n x outputs float64 each)."""
         return [*system_plan(sizes),
-                matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centred, and the rows' scores")]
+                matrices(2, sizes.n, sizes.outputs, "float64", "the targets, centered, and the rows' scores")]
 
     def step(self, state, t):
         problem = state["problem"]

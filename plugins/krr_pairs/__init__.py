@@ -1,4 +1,4 @@
-"""One-vs-one kernel ridge regression on Nystrom centres: a system per pair of classes, as SVC's one-vs-one."""
+"""One-vs-one kernel ridge regression on Nystrom centers: a system per pair of classes, as SVC's one-vs-one."""
 from kopt.contract.hookspecs import hookimpl
 
 from .solver import PairsKRR

@@ -1,14 +1,14 @@
-"""One-vs-one kernel ridge regression on Nyström centres: one system per pair of classes, as SVC's one-vs-one.
+"""One-vs-one kernel ridge regression on Nyström centers: one system per pair of classes, as SVC's one-vs-one.
 
 For class ids with C ≥ 3 classes, pair (a, b) is the square loss on the training rows of classes a and b (±1
-targets, +1 for a, less their mean), on the centres among ``features.count`` seeded training rows
+targets, +1 for a, less their mean), on the centers among ``features.count`` seeded training rows
 (:func:`kopt.nystrom.choose_centers`, krr_nystrom's sample) that belong to a or b: krr_nystrom's system and
 refined Cholesky solve (:class:`kopt.nystrom.system.NystromSystem`) on the pair's rows alone.  With
-``features.count`` ≥ n every training row is a centre and each pair is its rows' exact KRR, one Cholesky of
+``features.count`` ≥ n every training row is a center and each pair is its rows' exact KRR, one Cholesky of
 n_ab³/3 flops (:func:`exact_pair`).  The C(C − 1)/2 pairs vote (:class:`kopt.models.predictors.PairwiseVotes`).
 
 Why: a pair's rows are about 2n/C of the n, so all pairs' exact solves cost Σ n_ab³/3 ≈ (4/3) n³/C flops with every
-row a centre, where one-vs-rest on M centres costs n M² per system.  On mnist-10k one-vs-one on the same centres as
+row a center, where one-vs-rest on M centers costs n M² per system.  On mnist-10k one-vs-one on the same centers as
 one-vs-rest scored about as well in less memory, and on every row (exact pairs) higher (docs/defaults.md, "Multiclass:
 pairs of classes"; docs/benchmarks.md, "Measurements behind the code's choices").  ``solver: auto`` takes exact
 pairs for class ids where that costs less than its one-vs-rest ladder (:mod:`kopt_plugins.auto.pairs`).
@@ -17,7 +17,7 @@ Each pair's problem is kopt's λ/2 ‖f_ab‖² + mean over the pair's rows of �
 reports the sum of the pairs' primals, of their duals (krr_nystrom's dual point per pair) and so their summed gap.
 Row weights are renormalised to mean 1 on each pair's rows.
 
-With every row a centre the solve also makes the probability calibration's held-out scores
+With every row a center the solve also makes the probability calibration's held-out scores
 (:meth:`PairsKRR.held_out`): each pair's rows are ordered with the calibration's fit rows
 (:func:`kopt.models.calibration.held_out_rows`) first, so the leading block of the pair's Cholesky factor is the
 factor of the fit rows' own system, K_FF + n_ab λ W⁻¹; two triangular solves with it (n_F² flops) give the pair's
@@ -38,13 +38,13 @@ from kopt.numerics.backend import get_namespace, to_numpy
 from kopt.numerics.linalg import ridge_apply, ridge_factor
 from kopt.numerics.objectives import dual, primal
 from kopt.nystrom import certificate
-from kopt.nystrom.centres import centres_used, choose_centers
+from kopt.nystrom.centers import centers_used, choose_centers
 from kopt.nystrom.system import NystromSystem, symmetric_from_lower, target_offset
 
 
 def pair_problem(problem, ids, centers, a, b, rows=None):
     """Pair (a, b)'s rows (positions in ``rows``, default every training row), their ±1 targets less their mean μ,
-    their weights (mean 1) and its centres (positions in ``centers``): ``(rows, Y, mu, weights, own)``."""
+    their weights (mean 1) and its centers (positions in ``centers``): ``(rows, Y, mu, weights, own)``."""
     xp = problem.xp
     rows = np.arange(problem.n) if rows is None else np.asarray(rows)
     mine = rows[np.isin(ids[rows], (a, b))]
@@ -60,7 +60,7 @@ def pair_problem(problem, ids, centers, a, b, rows=None):
 
 class PairsKRR(IterativeSolver):
     name = "krr_pairs"
-    summary = "one-vs-one kernel ridge regression on Nystrom centres (a Cholesky per pair of classes, as SVC)"
+    summary = "one-vs-one kernel ridge regression on Nystrom centers (a Cholesky per pair of classes, as SVC)"
     forms = ("primal", "dual")
     targets = ("binary",)
     kernel_mode = "features"
@@ -79,10 +79,10 @@ class PairsKRR(IterativeSolver):
     memory_hint = "or use solver krr_nystrom (one system for every class)"
 
     def memory_plan(self, sizes):
-        """Every row a centre (``features.count`` >= n): the pairs the worker threads solve at once, largest first,
+        """Every row a center (``features.count`` >= n): the pairs the worker threads solve at once, largest first,
         each its kernel matrix in the features' dtype and its float64 copy the Cholesky overwrites (n_ab x n_ab).
         Otherwise the largest pair's Nystrom system (:func:`kopt.nystrom.system.system_plan` at its rows n_ab and its
-        centres, count x n_ab / n), its rows' copy and its targets, scores and residuals; the dense centres."""
+        centers, count x n_ab / n), its rows' copy and its targets, scores and residuals; the dense centers."""
         return pairs_plan(sizes, _threads.resolve_threads(getattr(self.options, "threads", None)))
 
     def check_spec(self, spec):
@@ -97,7 +97,7 @@ class PairsKRR(IterativeSolver):
                             "least 3 classes, and these labels are "
                             f"{'real' if problem.preprocessor.target == 'real' else 'two classes'}; use krr_nystrom "
                             "(or solver: auto)")
-        # features.count ≥ n: every row is a centre, and each pair is its rows' exact KRR (repeated rows included)
+        # features.count ≥ n: every row is a center, and each pair is its rows' exact KRR (repeated rows included)
         exact = problem.features.count >= problem.n
         centers = np.arange(problem.n) if exact else choose_centers(problem, problem.features.count)
         held = None
@@ -110,7 +110,7 @@ class PairsKRR(IterativeSolver):
     def step(self, state, t):
         problem, centers, ids = state["problem"], state["centers"], state["ids"]
         xp = problem.xp
-        # every row a centre: the rows themselves (no copy where they are dense already)
+        # every row a center: the rows themselves (no copy where they are dense already)
         C_all = _rows.dense(problem.X, None if state["exact"] else xp.asarray(centers), xp, problem.dtype)
         pairs = state["pairs"]
         if state["exact"]:  # the pairs on kopt's worker threads, each one's BLAS on one thread (the skeleton's hold)
@@ -147,7 +147,7 @@ class PairsKRR(IterativeSolver):
 
     @staticmethod
     def _nystrom(problem, ids, centers, C_all, a, b):
-        """Pair (a, b) on its centres' Nystrom system: ``(coef, columns, intercept, (P, D, scale, terms))``."""
+        """Pair (a, b) on its centers' Nystrom system: ``(coef, columns, intercept, (P, D, scale, terms))``."""
         xp, lam = problem.xp, problem.lam
         rows, Y, mu, w, own = pair_problem(problem, ids, centers, a, b)
         X = _rows.take(problem.X, xp.asarray(rows))
@@ -212,10 +212,10 @@ class PairsKRR(IterativeSolver):
 
     def finish(self, state):
         predictor = self._predictor(state)
-        # every drawn centre serves the pairs whose rows it is (no basis drops any): short only of the rows
+        # every drawn center serves the pairs whose rows it is (no basis drops any): short only of the rows
         drawn = state["centers"].shape[0]
-        used = centres_used(state["problem"].features.count, drawn, drawn,
-                            rows="rows (every row is a centre: each pair's exact KRR)" if state["exact"] else "distinct rows")
+        used = centers_used(state["problem"].features.count, drawn, drawn,
+                            rows="rows (every row is a center: each pair's exact KRR)" if state["exact"] else "distinct rows")
         return predictor, {**used, "n_centers": int(drawn), "pairs": len(state["pairs"]),
                            "pair_terms": int(state["model"]["coef"].shape[0])}
 
@@ -252,7 +252,7 @@ def pairs_plan(sizes, threads):
     return [*system_plan(sizes.replace(n=n_ab, count=M_ab)),
             matrices(1, n_ab, d, sizes.dtype, "the largest pair's rows"),
             matrices(4, n_ab, 1, "float64", "its targets, scores and residuals"),
-            matrices(1, min(sizes.count, n), d, sizes.dtype, "every pair's centres")]
+            matrices(1, min(sizes.count, n), d, sizes.dtype, "every pair's centers")]
 
 
 def _pairs_arrays(pairs):
@@ -264,11 +264,11 @@ def _pairs_arrays(pairs):
 
 
 def exact_pair(kernel, X, y, lam, weights, loss, fit=0, targets=None):
-    """A pair's exact kernel ridge regression on its rows X (every row a centre): α = (K + nλW⁻¹)⁻¹ y, solved as
+    """A pair's exact kernel ridge regression on its rows X (every row a center): α = (K + nλW⁻¹)⁻¹ y, solved as
     krr_exact does -- (DKD + nλI)β = Dy, α = Dβ, D = W^½.  K = k(X, X) stays in the kernel's dtype (float32 by
     default, its lower triangle mirrored: the Cholesky reads that one); the factored matrix is float64 and the
     products with K accumulate in float64 a block of rows at a time (:func:`times`), so a pair holds one n_ab² float64
-    array beside K.  One Cholesky of n³/3 flops where the Nyström system of the same centres costs ~10x that (n³
+    array beside K.  One Cholesky of n³/3 flops where the Nyström system of the same centers costs ~10x that (n³
     for A, 2n³ to whiten it).
 
     ``fit``: the first ``fit`` rows' own model too, from the factor's leading block (the factor of their rows' DKD +

@@ -1,4 +1,4 @@
-"""Kernel ridge regression on Nystrom centres by preconditioned conjugate gradients (the large-n route of
+"""Kernel ridge regression on Nystrom centers by preconditioned conjugate gradients (the large-n route of
 solver: auto)."""
 from kopt.contract.hookspecs import hookimpl
 

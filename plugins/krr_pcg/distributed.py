@@ -1,17 +1,17 @@
 """krr_pcg on a Dask cluster: one map-reduce round over the partitions per CG iteration (docs/scale.md).
 
-The client holds what is O(M²) or O(M C): the centres, U (R = K_CC = UᵀU) with the preconditioner in its buffer, CG's
+The client holds what is O(M²) or O(M C): the centers, U (R = K_CC = UᵀU) with the preconditioner in its buffer, CG's
 vectors v, T v, r, p.  Partition k's worker holds its rows, its labels and its share of the scores f = K w
 (O(n_k C)); every kernel block is made and dropped there (:class:`.passes.RowPass`, one thread per worker).
 
-* **Centres**: the same rows as on one machine (:func:`kopt.nystrom.choose_centers`: the seeded order, repeated
+* **Centers**: the same rows as on one machine (:func:`kopt.nystrom.choose_centers`: the seeded order, repeated
   rows skipped), read from their partitions a block at a time (``Partitions.take``), gathered once.
 * **The start** (one round): every partition returns Kᵀ[Y, 1] and Σ Y, from which the client forms the labels' mean
   μ (the fixed intercept, :func:`kopt.nystrom.system.target_offset`) and B = Kᵀ(Y − μ) = KᵀY − (Kᵀ1)μᵀ.
 * **A CG iteration** (one round): the client sends the direction's coefficients P = U⁻¹p and the last step's
   sizes a; worker k first adds a ⊙ u to its scores (u = K P of the last round, kept there), then makes u = K P and
   returns Kᵀu (M × C, float64) and five sums per output over its rows: Σ r², Σ r u, Σ u², Σ r y and Σ u y with
-  r = f − y (y the centred labels).  The client adds the pieces in partition order (one machine's T p, up to the
+  r = f − y (y the centered labels).  The client adds the pieces in partition order (one machine's T p, up to the
   order of the sums), takes the CG step, and has the certificate of the new iterate without another round: for
   the square loss the loss and its conjugate at f + a u are quadratics in a, Σ (r + a u)² = Σ r² + 2a Σ r u +
   a² Σ u² and Σ (r + a u) y = Σ r y + a Σ u y.  Kᵀr = n Uᵀ(T v − b) is carried by CG on the client.
@@ -23,7 +23,7 @@ A checkpoint gathers the scores (8 bytes per row and output, like Joker's α); a
 (one round): the run continues with the same bits.  A round's tasks never change their inputs: each returns the
 partition's new state (its scores and u), which stays on the worker as an input of the next round.  When a worker
 dies, Dask reads its partition again elsewhere and recomputes that partition's rounds from their inputs: the run
-goes on with the same bits (Joker's rounds do the same, docs/scale.md).  Nothing is ``scatter``'ed: the centres
+goes on with the same bits (Joker's rounds do the same, docs/scale.md).  Nothing is ``scatter``'ed: the centers
 and a resumed run's scores travel inside tasks (:meth:`kopt.distributed.partitions.Partitions.put`), which the
 scheduler can run again; a scattered copy lost with its worker could not be made again, and every task reading
 it was cancelled (``FutureCancelledError``, an internal error).  Work Dask gives up on is a ClusterError naming
@@ -37,14 +37,14 @@ from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.errors import KoptError
 from kopt.numerics import rows as _rows
 from kopt.numerics.linalg import solve_triangular
-from kopt.nystrom.centres import choose_centers
-from kopt.nystrom.cg import NystromCG, centre_factors
+from kopt.nystrom.centers import choose_centers
+from kopt.nystrom.cg import NystromCG, center_factors
 from kopt.nystrom.factors import upper_times
 from kopt.nystrom.passes import RowPass
 
 
 class Rows(Held):
-    """What partition ``k``'s worker keeps for the whole run: its rows' pass against the centres and its labels
+    """What partition ``k``'s worker keeps for the whole run: its rows' pass against the centers and its labels
     (n_k × C).  Nothing in it changes: the scores travel from round to round as the rounds' own results."""
 
     def __init__(self, part, k, template, C):
@@ -129,8 +129,8 @@ class PartitionCG(NystromCG):
         if problem.sample_weight is not None:
             raise KoptError("solver 'krr_pcg' on a Dask cluster takes no sample weights; run it on one machine")
         self.xp, self.n, self.dtype, self.kernel = np, problem.n, np.dtype(problem.dtype), problem.kernel
-        # as on one machine: the same kept centres, bits of U and preconditioner (U and its factor in one buffer)
-        self.C, self.factors = centre_factors(problem.kernel, C, threads=1)
+        # as on one machine: the same kept centers, bits of U and preconditioner (U and its factor in one buffer)
+        self.C, self.factors = center_factors(problem.kernel, C, threads=1)
         self.M = self.C.shape[0]
         self.weights, self.lam = None, None
         self.scale = self.factors.scale_for(1.0)
@@ -139,7 +139,7 @@ class PartitionCG(NystromCG):
         self.rounds = self.kernel_passes = 0
         self.pending = None  # the step sizes a of the last round's u, once CG has taken that step
         template = worker_template(problem)
-        # the centres, sent once inside a task (not scattered): a lost worker's copy is made again from it
+        # the centers, sent once inside a task (not scattered): a lost worker's copy is made again from it
         self.on_workers = self.parts.put(None, self.C)
         self.held = [self.parts.submit(k, _new, p, k, template, self.on_workers) for k, p in enumerate(self.parts.train)]
         pieces = self._step(_start, [()] * self.K)
@@ -290,7 +290,7 @@ def _total(pieces):
 
 
 def init(problem, start=None):
-    """The solver's state on ``problem.partitions``: the centres gathered once, CG at v = 0 or from ``start``."""
+    """The solver's state on ``problem.partitions``: the centers gathered once, CG at v = 0 or from ``start``."""
     centers = choose_centers(problem, problem.features.count)
     C = _rows.dense(problem.partitions.take(centers), None, np, problem.dtype)
     cg = PartitionCG(problem, C)

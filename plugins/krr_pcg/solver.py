@@ -1,15 +1,15 @@
-"""Nyström kernel ridge regression by preconditioned conjugate gradients: the square loss on M centres at any n.
+"""Nyström kernel ridge regression by preconditioned conjugate gradients: the square loss on M centers at any n.
 
 The same problem as ``krr_nystrom`` (:mod:`kopt.nystrom.system`): with R = K_CC = UᵀU and v = U w,
 
     (T + λ I) v = b,   T = U⁻ᵀ (A/n) U⁻¹,   b = U⁻ᵀ B/n,   A = Σ_i w_i k_i k_iᵀ,   B = Σ_i w_i k_i y_iᵀ.
 
-``krr_nystrom`` forms A (n M² flops, the cost that grows past any budget at 10⁶ rows and thousands of centres);
+``krr_nystrom`` forms A (n M² flops, the cost that grows past any budget at 10⁶ rows and thousands of centers);
 this solver never does.  Each iteration is one pass over the rows (:class:`.passes.RowPass`): the kernel block
 k(X_chunk, C) is made on the fly, multiplies the search direction and then its own transpose, and is dropped:
 n M (d + 2C) flops and n M kernel values a pass, memory O(M²) plus one block per thread plus O(n C) scores.
 
-The preconditioner is the centres' own estimate of T.  The centres are a uniform sample of the rows, so
+The preconditioner is the centers' own estimate of T.  The centers are a uniform sample of the rows, so
 A/n ≈ w̄ K_CC K_CC / M, and T ≈ (w̄/M) U Uᵀ: its Cholesky factor L L ᵀ = (w̄/M) U Uᵀ + λ I (M³/3 flops once)
 makes CG's iteration count nearly independent of λ and n (the preconditioner of Rudi, Carratino & Rosasco 2017,
 papers/004's anchor "Falkon", in kopt's whitened coordinates).  Every output column (one-hot classes) runs its
@@ -21,7 +21,7 @@ Nyström problem from the scores f = K w and Kᵀr, r_i = w_i (f_i − y_i).  Bo
 it is the stopping rule (``tol``).  A λ path warm-starts each λ from the last (``lambda_warm_start``).
 
 On a Dask cluster (``execution.engine: dask``, ``--scheduler``) the same CG runs on the client over the partitions
-(:mod:`.distributed`): the same centres, gathered once; one map-reduce round per iteration (each partition's
+(:mod:`.distributed`): the same centers, gathered once; one map-reduce round per iteration (each partition's
 Kᵀ K p and its rows' loss sums, the scores kept on its worker); the same model to the solve's tolerance.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ CONFIRM_STATE = ("best_dual", "refreshed_at", "refreshed_residual", "replacement
 
 class NystromPCG(NystromSolver):
     name = "krr_pcg"
-    summary = ("kernel ridge regression on M Nystrom centres by preconditioned conjugate gradients: O(M^2) memory, "
+    summary = ("kernel ridge regression on M Nystrom centers by preconditioned conjugate gradients: O(M^2) memory, "
                "one pass over the rows per iteration (every class at once)")
     stopping = "gap"
     blas = "all"  # the M x M factors are SciPy's BLAS; each pass holds BLAS to one thread and runs kopt's workers
@@ -54,12 +54,12 @@ class NystromPCG(NystromSolver):
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz", "t")
 
-    memory_hint = "or lower features.count (one M x M float64 matrix, M the centre count)"
+    memory_hint = "or lower features.count (one M x M float64 matrix, M the center count)"
 
     def memory_plan(self, sizes):
         """U and the preconditioner's factor (one M x M float64 buffer: :mod:`kopt.nystrom.factors`) and the blocks of
         the product that factors it; a block of kernel values per worker thread (its float32 values and the certificate
-        pass's float64 copy); the dense centres; CG's carried n x outputs float64 arrays (the targets, the scores, a
+        pass's float64 copy); the dense centers; CG's carried n x outputs float64 arrays (the targets, the scores, a
         pass's products, the certificate's refreshed copy)."""
         from kopt.numerics.memory import matrices
         from kopt.numerics.threads import resolve_threads
@@ -74,7 +74,7 @@ class NystromPCG(NystromSolver):
                                                                     "thread"),
                 matrices(threads, rows, M, "float64", "a block of kernel values per thread (float64 copy)"),
                 matrices(threads, rows, M, sizes.dtype, "a block of kernel values per thread"),
-                matrices(2, M, sizes.d + 2, sizes.dtype, "the dense centres, and as the kernel reads them"),
+                matrices(2, M, sizes.d + 2, sizes.dtype, "the dense centers, and as the kernel reads them"),
                 matrices(5, sizes.n, sizes.outputs, "float64", "the targets, the scores, a pass's products, the "
                                                                "certificate's copy, the weights")]
 
@@ -84,13 +84,13 @@ class NystromPCG(NystromSolver):
     def init(self, problem, start=None, factors=None):
         """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows);
         ``factors``: a :class:`.cg.NystromCG` whose U is reused where it was made on this problem's
-        centres, kernel and dtype (``solver: auto``'s search)."""
+        centers, kernel and dtype (``solver: auto``'s search)."""
         if problem.partitions is not None:  # on a Dask cluster
             from . import distributed
 
             return distributed.init(problem, start)
         state = super().init(problem, dense_centers=False)
-        state["reused_factors"] = factors is not None and _same_centres(problem, state["centers"], factors)
+        state["reused_factors"] = factors is not None and _same_centers(problem, state["centers"], factors)
         if state["reused_factors"]:
             cg = factors.reweighted(problem.X, state["Y"], state["weights"], threads=self.n_threads)
         else:
@@ -143,7 +143,7 @@ class NystromPCG(NystromSolver):
             state["w"] = state["cg"].coef(state["v"])
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
-        # are this problem's (the same centres, kernel and dtype)
+        # are this problem's (the same centers, kernel and dtype)
         return self.init(problem, start=saved.get("v"), factors=saved.get("factors"))
 
     def warm_state(self, saved, lam_from, lam_to):
@@ -164,7 +164,7 @@ class NystromPCG(NystromSolver):
         return predictor, info
 
 
-def _same_centres(problem, centers, cg):
+def _same_centers(problem, centers, cg):
     """Whether :class:`.cg.NystromCG` ``cg`` was made on the rows ``centers`` of this problem's rows, with its kernel
     and dtype."""
     kernel = problem.kernel

@@ -1,4 +1,4 @@
-"""The squared hinge (L2-SVM) on Nystrom centres by active-set Newton (solver: auto's route for it)."""
+"""The squared hinge (L2-SVM) on Nystrom centers by active-set Newton (solver: auto's route for it)."""
 from kopt.contract.hookspecs import hookimpl
 
 from .solver import NystromSVM

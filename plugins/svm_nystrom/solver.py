@@ -1,4 +1,4 @@
-"""The squared hinge (L2-SVM) on M Nyström centres with a bias, by active-set Newton (:mod:`.newton`).
+"""The squared hinge (L2-SVM) on M Nyström centers with a bias, by active-set Newton (:mod:`.newton`).
 
 The minimiser of λ/2 wᵀRw + (1/n) Σ w_i ½ max(0, 1 − y_i (k(x_i, C) w + b))² over w and the unpenalised bias b,
 for M seeded training rows C (:func:`kopt.nystrom.choose_centers`, less those the kernel cannot tell from the
@@ -24,7 +24,7 @@ from kopt.numerics.backend import to_numpy
 from kopt.numerics.linalg import solve_triangular
 from kopt.numerics.objectives import dual, primal
 from kopt.numerics.threads import resolve_threads
-from kopt.nystrom.centres import centres_used, choose_centers
+from kopt.nystrom.centers import centers_used, choose_centers
 from kopt.nystrom.newton import CACHE_BYTES, MAX_STEPS, HingeNewton, held_columns_plan
 from kopt.nystrom.system import NystromSystem, row_chunks, system_plan
 
@@ -55,7 +55,7 @@ def svm_plan(sizes, threads):
 
 class NystromSVM(IterativeSolver):
     name = "svm_nystrom"
-    summary = "the squared hinge (L2-SVM) on M Nystrom centres with a bias, by active-set Newton"
+    summary = "the squared hinge (L2-SVM) on M Nystrom centers with a bias, by active-set Newton"
     forms = ("primal", "dual")
     targets = ("binary",)
     kernel_mode = "features"
@@ -222,7 +222,7 @@ class NystromSVM(IterativeSolver):
         if coef.shape[1] == 1:
             coef, intercept = coef[:, 0], intercept[0]
         predictor = KernelExpansion({"support": to_numpy(system.C), "coef": coef}, {"intercept": intercept})
-        info = {**centres_used(state["problem"].features.count, state["centers"].shape[0], system.M),
+        info = {**centers_used(state["problem"].features.count, state["centers"].shape[0], system.M),
                 "newton_steps": list(state["steps"]), "line_searches": int(state["line_searches"])}
         if "reused_system" in state:
             info["reused_search_system"] = state["reused_system"]

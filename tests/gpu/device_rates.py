@@ -16,7 +16,7 @@
   K_BB) at the device's measured rates.  Timed from two synchronized solves (``k`` and ``k + K``
   iterations), so the device's queue cannot hide work; targets: ≤ 1.5× the floor, and papers/004's
   50,000 iterations in ≤ 10 minutes.
-* ``pcg`` -- ``krr_pcg`` (the Falkon-class route: Nyström centres, preconditioned CG, one pass of kernel blocks
+* ``pcg`` -- ``krr_pcg`` (the Falkon-class route: Nyström centers, preconditioned CG, one pass of kernel blocks
   per iteration) on HIGGS-shaped rows: seconds per CG iteration on NumPy and on CuPy at 10⁵ rows and M = 4,096,
   and the same model on both (objective, certified gap, the largest difference of the test scores), then CuPy
   alone at 10⁶ rows and M = 4,096 and 16,384 (:data:`PCG_CONFIGS`).
@@ -277,14 +277,14 @@ def add_commands(sub, common):
 
 
 #: ``pcg``'s settings ``(rows, M, with NumPy beside)``, in order: the first compares the backends, the others time
-#: the device alone (NumPy at 10⁶ rows and 16,384 centres would take minutes an iteration)
+#: the device alone (NumPy at 10⁶ rows and 16,384 centers would take minutes an iteration)
 PCG_CONFIGS = ((100_000, 4096, True), (1_000_000, 4096, False), (1_000_000, 16384, False))
 #: a dry run's (NumPy on both sides)
 DRY_PCG_CONFIGS = ((2048, 128, True), (4096, 256, False))
 
 
 def pcg_spec(M, iterations, backend, lam=1e-4, bandwidth=6.0):
-    """krr_pcg on M centres (the square loss on ±1 labels), ``iterations`` CG steps (tol 0: every step runs).  At
+    """krr_pcg on M centers (the square loss on ±1 labels), ``iterations`` CG steps (tol 0: every step runs).  At
     λ = 1e-4 eight steps certify a relative gap of about 1e-3 (10⁴ rows, M = 512): the two backends' models are
     compared near the answer, not early in the iterations."""
     return {"name": "device_pcg", "seed": 0, "backend": backend,

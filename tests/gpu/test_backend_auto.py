@@ -138,7 +138,7 @@ def test_gpu_tests_skip_without_a_device(tmp_path):
     tests = Path(__file__).resolve().parents[1]
     xml = tmp_path / "gpu.xml"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
-                           f"--junitxml={xml}", str(tests / "plugins" / "regularizers" / "test_regularizers.py"), str(tests / "engine" / "test_features.py")],
+                           f"--junitxml={xml}", str(tests / "plugins" / "regularizers" / "test_regularizers.py"), str(tests / "engine" / "numerics" / "test_features.py")],
                           capture_output=True, text=True, timeout=300, cwd=tests.parent)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     suite = ET.parse(xml).getroot()

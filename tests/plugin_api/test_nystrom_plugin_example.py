@@ -1,7 +1,7 @@
-"""The guide's third-party solver on Nyström centres (docs/plugin-guide.md, "Solvers on Nyström centres"), and a
+"""The guide's third-party solver on Nyström centers (docs/plugin-guide.md, "Solvers on Nyström centers"), and a
 solver's ``default_feature_kind``.
 
-``tests/thirdparty/kopt_nystrom_logistic`` is kernel logistic regression on the spec's centres by Newton steps, each
+``tests/thirdparty/kopt_nystrom_logistic`` is kernel logistic regression on the spec's centers by Newton steps, each
 solved by the public preconditioned CG (:class:`kopt.nystrom.NystromCG`) on reweighted rows, certified by
 :func:`kopt.nystrom.certificate`: it passes ``check_solver`` and closes its duality gap to float64 rounding, importing
 only kopt's public modules.
@@ -94,7 +94,7 @@ def _spec(solver, loss="square", **features):
 
 @pytest.mark.parametrize("solver,loss", [("krr_nystrom", "square"), ("krr_pcg", "square"),
                                          ("svm_nystrom", "squared_hinge"), ("krr_pairs", "binary_square")])
-def test_a_nystrom_solver_named_alone_gets_nystrom_centres(solver, loss):
+def test_a_nystrom_solver_named_alone_gets_nystrom_centers(solver, loss):
     spec = load_spec(_spec(solver, loss), check_files=False)
     assert spec["model"]["features"]["kind"] == "nystrom"
     assert "kind" not in (spec.given["model"].get("features") or {})  # chosen by the solver, not by the author

@@ -13,10 +13,10 @@ from kopt.testing import SOLVER_CHECKS, check_solver, solver_check_data, state_p
 # (solver, spec_overrides, data target or None): small, fast settings over the solvers' routes and targets
 BUILTIN_CASES = [
     ("krr_exact", {}, None),
-    # the contract's 256 centres (a resumed run refactors R as the solve did: one BLAS thread, the same bits);
+    # the contract's 256 centers (a resumed run refactors R as the solve did: one BLAS thread, the same bits);
     # solver auto has no run() of its own (the API dispatches it), so check_solver cannot take it
     ("krr_nystrom", {}, None),
-    # CG on the same centres: interrupted mid-CG, it resumes to the same bits (the checkpoint holds CG's whole state)
+    # CG on the same centers: interrupted mid-CG, it resumes to the same bits (the checkpoint holds CG's whole state)
     ("krr_pcg", {}, None),
     ("krr_pcg", {"model": {"loss": {"name": "square", "target": "binary"}}}, "multiclass"),
     ("joker", {}, None),  # one block holds every row: converged at iteration 1, interrupted there

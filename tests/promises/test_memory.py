@@ -88,10 +88,10 @@ def _one_error_line(status, err, *phrases, said=()):
 
 @pytest.mark.slow
 def test_a_plan_that_does_not_fit_is_refused_with_its_numbers(tmp_path):
-    _csv(tmp_path / "train.csv", n=12000)  # 9,600 training rows: 8,192 of them may be centres
+    _csv(tmp_path / "train.csv", n=12000)  # 9,600 training rows: 8,192 of them may be centers
     status, err = run_limited(["solve", str(_spec(tmp_path, count=8192)), "--quiet"], tmp_path)
     line = _one_error_line(status, err, "model.features.count 8,192", "8,192 x 8,192 float64", "available",
-                           "address-space limit", "at most ~", "centres fit", "lower model.features.count")
+                           "address-space limit", "at most ~", "centers fit", "lower model.features.count")
     # the most that fits is a number below the count asked for
     most = int(line.split("at most ~")[1].split()[0].replace(",", ""))
     assert 256 < most < 8192
@@ -257,7 +257,7 @@ def test_validate_data_prints_the_plan_without_solving(tmp_path, capsys, monkeyp
     spec = _spec(tmp_path, count=1024)
     assert main(["validate", str(spec), "--data"]) == 0
     out = capsys.readouterr().out
-    assert "memory plan of krr_nystrom: 1,600 training rows x 5 columns, 1,024 centres" in out
+    assert "memory plan of krr_nystrom: 1,600 training rows x 5 columns, 1,024 centers" in out
     assert "two 1,024 x 1,024 float64 matrices" in out and "fits" in out
     assert not (tmp_path / "out").exists()
     monkeypatch.setattr(memory, "available_bytes", lambda: 20 * 2**20)
@@ -267,7 +267,7 @@ def test_validate_data_prints_the_plan_without_solving(tmp_path, capsys, monkeyp
 
 
 @pytest.mark.slow
-def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
+def test_auto_caps_its_centers_by_the_same_plan(monkeypatch):
     from kopt.contract.registry import registry
 
     rng = np.random.default_rng(1)
@@ -278,7 +278,7 @@ def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
             "solver": {"name": "auto", "max_centers": 2048}, "output": {"model": False, "report": False}}
     auto = registry().get("solver", "auto")(max_centers=2048)
     sizes = memory.Sizes(n=3000, d=4, count=700, kind="nystrom")
-    have = memory.total(auto.memory_plan(sizes))  # exactly 700 centres' search fits
+    have = memory.total(auto.memory_plan(sizes))  # exactly 700 centers' search fits
     monkeypatch.setattr(memory, "available_bytes", lambda: have)
     r = kopt.solve(spec, data=(X, y))
     assert r.auto["memory_cap"] == 700 and max(t["centers"] for t in r.auto["trials"]) <= 700
@@ -290,7 +290,7 @@ def test_auto_caps_its_centres_by_the_same_plan(monkeypatch):
 
 @pytest.mark.slow
 def test_the_plan_is_near_the_measured_peak_at_a_small_size(tmp_path):
-    """krr_nystrom at 1,024 centres: the plan within a factor 2 of the peak the solve adds (measured by the
+    """krr_nystrom at 1,024 centers: the plan within a factor 2 of the peak the solve adds (measured by the
     benchmark's own method in a fresh process); docs/benchmarks/memory_plan.json has the larger sizes."""
     if not os.path.exists("/proc/self/clear_refs"):
         pytest.skip("the peak is measured through Linux's /proc/self/clear_refs")
@@ -330,7 +330,7 @@ def test_krr_exact_is_refused_with_the_rows_that_fit(monkeypatch):
     assert "data.max_rows 3,000 (krr_exact) needs" in text and "3,000 x 3,000 float64" in text
     most = int(text.split("at most ~")[1].split()[0].replace(",", ""))
     assert 16 * most ** 2 <= 50 * 2**20 and "training rows fit: lower data.max_rows" in text
-    assert text.endswith("or use solver krr_nystrom (memory O(M^2) on M centres, whatever n)")
+    assert text.endswith("or use solver krr_nystrom (memory O(M^2) on M centers, whatever n)")
 
 
 # -- every solver's plan -----------------------------------------------------------------------------------------
@@ -353,7 +353,7 @@ def test_svm_nystrom_plan_holds_two_m_by_m_float64_systems():
     assert svm.memory_key == "model.features.count"
     for M in (512, 1024):
         plan = memory.plan_of(svm, memory.Sizes(n=20000, d=8, count=M, kind="nystrom"))
-        assert _bytes(plan, "the system T and the centres' factor U") == 2 * M * M * 8
+        assert _bytes(plan, "the system T and the centers' factor U") == 2 * M * M * 8
         assert _bytes(plan, "every class's scores") == 20000 * 8
     three = memory.plan_of(svm, memory.Sizes(n=20000, d=8, count=512, outputs=3, kind="nystrom"))
     assert _bytes(three, "every class's scores") == 3 * 20000 * 8
@@ -361,14 +361,14 @@ def test_svm_nystrom_plan_holds_two_m_by_m_float64_systems():
 
 def test_krr_pairs_plan_is_the_largest_pair_or_the_pairs_at_once():
     pairs = _solver("krr_pairs", threads=2)
-    # every row a centre: two pairs of 2n/k rows at once, each a float32 kernel matrix and its float64 copy
+    # every row a center: two pairs of 2n/k rows at once, each a float32 kernel matrix and its float64 copy
     for n in (4000, 8000):
         plan = memory.plan_of(pairs, memory.Sizes(n=n, d=8, count=n, outputs=4, kind="nystrom"))
         r = 2 * (n // 4)
         assert _bytes(plan, "pairs' kernel matrices at once") == 2 * r * r * (4 + 8)
-    # on M centres: the largest pair's system on its share of the centres
+    # on M centers: the largest pair's system on its share of the centers
     plan = memory.plan_of(pairs, memory.Sizes(n=9000, d=8, count=900, outputs=3, kind="nystrom"))
-    assert _bytes(plan, "the system T and the centres' factor U") == 2 * 600 * 600 * 8
+    assert _bytes(plan, "the system T and the centers' factor U") == 2 * 600 * 600 * 8
 
 
 @pytest.mark.parametrize("name", ["dsg", "udsg", "cdsg"])
@@ -420,7 +420,7 @@ def test_joker_exact_and_primal_routes_declare_their_plans():
     plan = memory.plan_of(primal, memory.Sizes(n=10**5, d=8, count=2048))
     assert not [w for w, _ in plan if "features, kept" in w]
     nystrom = memory.plan_of(primal, memory.Sizes(n=10**5, d=8, count=1024, kind="nystrom"))
-    assert _bytes(nystrom, "the centres' R = K_CC and its factor U") == 2 * 1024 * 1024 * 8
+    assert _bytes(nystrom, "the centers' R = K_CC and its factor U") == 2 * 1024 * 1024 * 8
 
 
 #: (solver section, model section, labels) of a spec each solver takes

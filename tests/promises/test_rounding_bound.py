@@ -54,7 +54,7 @@ def test_round_off_below_zero_converges_and_a_real_violation_is_an_error():
     problem = _problem(320, count=64)
     judge = _Stopping(_solver(), problem, tol=1e-6)
     P = 0.152
-    # the figure from the report: P − D = −9.35e-15 on 320 rows and 64 Nystrom centres is rounding
+    # the figure from the report: P − D = −9.35e-15 on 320 rows and 64 Nystrom centers is rounding
     assert judge.judge(4, Check(objective=P, dual=P + 9.35e-15, scale=0.39)) is True
     assert judge.status == "converged"
     # a dual above the primal by a share of its terms is a wrong conjugate, whatever the CPU

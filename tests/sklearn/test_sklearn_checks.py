@@ -24,7 +24,7 @@ from kopt.sklearn import GPRegressor, KernelClassifier, KernelRegressor, expecte
 FAST = {"block_size": 32, "count": 64}
 
 INSTANCES = [
-    # the defaults: solver auto (Nystrom centres, bandwidth and lambda chosen; one-hot square loss)
+    # the defaults: solver auto (Nystrom centers, bandwidth and lambda chosen; one-hot square loss)
     KernelClassifier(backend="numpy"),
     # joker, exact kernel (squared hinge; one-vs-rest for more classes)
     KernelClassifier(loss="squared_hinge", solver="joker", lam=1e-3, solver_options={"iterations": 200},

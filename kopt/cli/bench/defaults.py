@@ -108,7 +108,7 @@ def run_side(name: str, side: str) -> dict:
         auto = r.auto or {}
         solved = r.report["spec"]["model"]["loss"]["name"]
         return {"config": f"spec: loss {spec['model']['loss']['name']}, kernel gaussian -> {auto.get('route')} "
-                          f"({solved}), {auto.get('centers')} centres, lambda {auto.get('lambda')}", **metric,
+                          f"({solved}), {auto.get('centers')} centers, lambda {auto.get('lambda')}", **metric,
                 "fit_s": r.timings["fit_s"] + r.timings.get("auto_s", 0.0), "search_s": r.timings.get("auto_s", 0.0),
                 "predict_s": r.timings["predict_test_s"], "peak_mb": peak_mb()}
     ds = _arrays(name)
@@ -125,7 +125,7 @@ def run_side(name: str, side: str) -> dict:
         t0 = time.perf_counter()
         pred = est.predict(Xt)
         predict_s = time.perf_counter() - t0
-        return {"config": f"{type(est).__name__}() -> {est.route_}, {est.n_features_} centres, lambda {est.lam_}",
+        return {"config": f"{type(est).__name__}() -> {est.route_}, {est.n_features_} centers, lambda {est.lam_}",
                 **_metrics(task, yt, pred), "fit_s": fit_s, "predict_s": predict_s, "peak_mb": peak_mb()}
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC, SVR

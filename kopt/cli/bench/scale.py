@@ -12,7 +12,7 @@ Configurations, each fit in a process of its own (its own process group: killed 
 * ``estimator``: ``KernelClassifier()`` on the arrays;
 * ``joker_rff``: the main job's route, specs/huber_higgs.yaml's Joker on 16,384 random features with its
   λ = 2^-7 / n (binary sets only);
-* ``falkon``: Falkon (falkon + torch, the benchmark-only ``bench-scale`` extra) on the CPU, M centres,
+* ``falkon``: Falkon (falkon + torch, the benchmark-only ``bench-scale`` extra) on the CPU, M centers,
   gaussian kernel of scikit-learn's ``gamma="scale"`` width; ``falkon_lean``: Falkon at M = 4,096 with its kernel
   blocks held to 100 MB, at σ x 0.5, 1 and 2 of that width, each its own fit (the best σ's line, the grid's cost); skipped with a line when not installed;
 * ``nystroem_sgd`` and ``nystroem_ridge``: scikit-learn's ``Nystroem(1000)`` then ``SGDClassifier`` or
@@ -50,7 +50,7 @@ LARGEST = 8_000_000
 CONFIGS = ("spec", "estimator", "joker_rff", "falkon", "falkon_lean", "nystroem_sgd", "nystroem_ridge", "svc")
 #: SVC's own limit (seconds): past it, the sizes above are skipped
 SVC_LIMIT_S = 600.0
-#: Nystroem components of the scikit-learn peers, and Falkon's centres
+#: Nystroem components of the scikit-learn peers, and Falkon's centers
 PEER_COMPONENTS = 1000
 FALKON_CENTERS = 10_000
 FALKON_PENALTY = 1e-6
@@ -58,7 +58,7 @@ FALKON_ITERATIONS = 20
 #: Falkon's kernel blocks are held to this share of the memory available (its ``max_cpu_mem``; unbounded, its CPU path
 #: asked for more than the machine had: docs/benchmarks.md, "Measurements behind the code's choices")
 FALKON_MEMORY_SHARE = 0.5
-#: ``falkon_lean``: Falkon at the centre count and block memory of its own lean setting (M = 4,096, its kernel blocks
+#: ``falkon_lean``: Falkon at the center count and block memory of its own lean setting (M = 4,096, its kernel blocks
 #: held to 100 MB), at three bandwidths, each its own fit: σ of ``gamma="scale"`` times these factors
 FALKON_LEAN_CENTERS = 4096
 FALKON_LEAN_MEMORY = 1e8
@@ -159,11 +159,11 @@ def run_config(name: str, rows: int, config: str) -> dict:
         if config == "spec":
             out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "why",
                                                     "final_work_flops", "budget", "held_out")}
-            # where the time went: each stage's trials (centres, λ, score, seconds) and the solve's own timings
+            # where the time went: each stage's trials (centers, λ, score, seconds) and the solve's own timings
             out["stages"] = [{k: t.get(k) for k in ("centers", "bandwidth", "lam", "score", "seconds", "rows",
                                                     "cg_steps")} for t in auto.get("trials") or []]
             out["timings"] = dict(r.timings)
-            out["detail"] = f"solver auto -> {auto.get('route')}, {auto.get('centers')} centres"
+            out["detail"] = f"solver auto -> {auto.get('route')}, {auto.get('centers')} centers"
         else:
             out["detail"] = (f"joker on {spec['model']['features']['count']} random features, "
                              f"{spec['solver']['iterations']} iterations, lambda {spec['model']['regularizer']['lambda']:.3g}")
@@ -177,7 +177,7 @@ def run_config(name: str, rows: int, config: str) -> dict:
         fit_s, predict_s, pred = _timed(lambda: est.fit(ds.X, y), lambda: est.predict(ds.X_test))
         return {"accuracy": float(np.mean(pred == yt)), "fit_s": fit_s, "predict_s": predict_s, "certificate": None,
                 "auto": {"route": est.route_, "centers": est.n_features_, "lambda": est.lam_},
-                "detail": f"KernelClassifier() -> {est.route_}, {est.n_features_} centres"}
+                "detail": f"KernelClassifier() -> {est.route_}, {est.n_features_} centers"}
     X, Xt = _peer_features(name, ds)
     gamma = _gamma_scale(X)
     if config == "falkon":

@@ -3,7 +3,7 @@
 For each set two configurations, each in a process of its own, one after the other:
 
 * ``kopt``: :func:`kopt.selection.tune` of the square loss (``target: binary``; one ±1 output per class beyond
-  two) on ``krr_nystrom``'s M Nyström centres, a grid of λ (``--lambdas``) x ``bandwidth_factor``
+  two) on ``krr_nystrom``'s M Nyström centers, a grid of λ (``--lambdas``) x ``bandwidth_factor``
   (``--factors``, of the ``scale`` rule) on ``--folds`` seeded folds of the training rows, then the best
   spec refitted on every training row (a normal :func:`kopt.solve`) and scored on the test split;
 * ``svc``: ``GridSearchCV(SVC(), {"C": --C, "gamma": ...}, cv=the same folds)`` -- the very row indices
@@ -27,7 +27,7 @@ import numpy as np
 
 from .runs import child, chosen_sets, emit, peak_mb
 
-#: set -> (the spec's data section, task, Nyström centres): the count solver auto chose there (docs/defaults.md),
+#: set -> (the spec's data section, task, Nyström centers): the count solver auto chose there (docs/defaults.md),
 #: at most 2,048
 SETS = {
     "mnist-10k": ({"source": "mnist"}, "multiclass", 2048),
@@ -75,7 +75,7 @@ def run_kopt(name, lambdas, factors, folds, centers) -> dict:
         r = tune(spec_of(name, centers), grid, folds=folds, refit=True, data=(ds.X, ds.y, ds.X_test, ds.y_test))
         seconds = time.perf_counter() - t0
     shared = r.info.get("shared") or {}
-    return {"config": f"kopt tune: krr_nystrom, {centers or SETS[name][2]} centres, {len(r.rows)} points x {folds} folds",
+    return {"config": f"kopt tune: krr_nystrom, {centers or SETS[name][2]} centers, {len(r.rows)} points x {folds} folds",
             "seconds": seconds, "cv_score": r.best_score, "test_accuracy": r.refit.metrics["accuracy"],
             "best": {k.rsplit(".", 1)[1]: v for k, v in r.best_params.items()},
             "points": len(r.rows), "refit_s": r.refit.timings["fit_s"], "system_s": shared.get("system_s"),

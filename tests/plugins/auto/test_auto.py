@@ -34,7 +34,7 @@ def _solve(spec, data, **kw):
 
 @pytest.mark.parametrize("bandwidth, dropped, tol", [(0.5, False, 1e-6), (1.5, True, 1e-3)])
 def test_krr_nystrom_on_every_row_is_exact_kernel_ridge(bandwidth, dropped, tol):
-    """Every row a centre: exact kernel ridge regression.  At bandwidth 1.5 a quarter of 200 Gaussian rows in 3-d
+    """Every row a center: exact kernel ridge regression.  At bandwidth 1.5 a quarter of 200 Gaussian rows in 3-d
     lie within 1e-6 (residual variance) of the others' span and are dropped (kopt.nystrom.center_basis): the
     predictions then stay within 1e-3 of the exact ones (measured 5e-5); at 0.5 none is dropped and they agree."""
     from sklearn.kernel_ridge import KernelRidge
@@ -55,7 +55,7 @@ def test_krr_nystrom_on_every_row_is_exact_kernel_ridge(bandwidth, dropped, tol)
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_krr_nystrom_minimises_the_restricted_objective(dtype):
-    """The normal equations of the M-centre problem, solved densely, give the same coefficients; the gap closes
+    """The normal equations of the M-center problem, solved densely, give the same coefficients; the gap closes
     at a small λ too (float32 kernel values, float64 products and refinement)."""
     X, y = _data(n=500)
     for lam in (1e-2, 1e-7):
@@ -87,11 +87,11 @@ def test_krr_nystrom_weights_are_repeated_rows():
     w = np.random.default_rng(3).integers(1, 4, len(X)).astype(float)
     a = _solve(spec, (X, y.astype(float)), sample_weight=w)
     S = a.model.predictor.arrays["support"]
-    # the same centres and the rows repeated: the same model
+    # the same centers and the rows repeated: the same model
     rep = np.repeat(np.arange(len(X)), w.astype(int))
     spec_b = _nystrom(150)
     b = _solve(spec_b, (X[rep], y[rep].astype(float)))
-    # every distinct row is a centre (repeated rows are skipped as centres): both hold the same centres, in the
+    # every distinct row is a center (repeated rows are skipped as centers): both hold the same centers, in the
     # same order; then the models agree
     np.testing.assert_array_equal(np.sort(S, axis=0), np.sort(b.model.predictor.arrays["support"], axis=0))
     np.testing.assert_allclose(a.model.decision_function(X), b.model.decision_function(X), rtol=1e-8, atol=1e-8)
@@ -109,7 +109,7 @@ def test_a_spec_naming_only_loss_and_kernel_chooses_and_says_why(tmp_path):
     assert auto["centers"] in {t["centers"] for t in auto["trials"]}
     from kopt_plugins.auto.planner import MIN_GAIN
 
-    # the best score, except that more centres must gain MIN_GAIN to win
+    # the best score, except that more centers must gain MIN_GAIN to win
     chosen = [t for t in auto["trials"] if t["centers"] == auto["centers"] and t["lam"] == auto["lambda"]
               and t["bandwidth"] == auto["bandwidth"]]
     assert len(chosen) == 1 and auto["validation_score"] == pytest.approx(chosen[0]["score"])
@@ -238,7 +238,7 @@ def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gaine
 
 @pytest.mark.slow
 def test_a_shorter_bandwidth_is_tried_again_while_it_wins_resolvably(monkeypatch):
-    """A checkerboard of short period: 1/√2 of the bandwidth wins at 512 centres by far more than its standard
+    """A checkerboard of short period: 1/√2 of the bandwidth wins at 512 centers by far more than its standard
     error, so the next size tries 1/√2 of that again (and it wins there); without the rule the bandwidth is fixed
     from the third size on."""
     from kopt_plugins.auto import planner

@@ -15,7 +15,7 @@ from kopt.sklearn import KernelClassifier
 
 def _board(n=8000, seed=0):
     """A 4 x 4 checkerboard of uneven squares on [-1, 1]²: a boundary of many sharp corners, no label noise. With
-    a few hundred centres the square loss spends them on the ±1 levels far from the boundary, the squared hinge on
+    a few hundred centers the square loss spends them on the ±1 levels far from the boundary, the squared hinge on
     the margin."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, 2))
@@ -129,7 +129,7 @@ def test_kernel_classifier_leaves_the_loss_to_auto_by_default():
 
 
 def _levels(trials):
-    """Per centre count of a hinge search's trials: (the hinge's best score, the square loss's best score)."""
+    """Per center count of a hinge search's trials: (the hinge's best score, the square loss's best score)."""
     levels = {}
     for t in trials:
         if t.get("square_score") is None:
@@ -140,11 +140,11 @@ def _levels(trials):
 
 
 def test_the_hinge_ladder_grows_while_the_square_loss_still_gains():
-    """The squared hinge's validation score can stall (its λ at what float32 resolves) while more centres still
+    """The squared hinge's validation score can stall (its λ at what float32 resolves) while more centers still
     resolve the function: the ladder grows while either loss's doubling gains 0.1 points. On this board the hinge
-    gains nothing from 512 to 1,024 centres, the square loss 0.83 points: the ladder goes on to 2,048, where neither
+    gains nothing from 512 to 1,024 centers, the square loss 0.83 points: the ladder goes on to 2,048, where neither
     gains, and stops.  (The board of seed 1 showed it until 7935c10: the kernel values' rounding near 1 moved its
-    1,024-centre square loss by 3 of the 1,200 validation rows, below the gain.)"""
+    1,024-center square loss by 3 of the 1,200 validation rows, below the gain.)"""
     from kopt_plugins.auto.planner import MIN_GAIN
 
     X, y = _board(8000, seed=2)

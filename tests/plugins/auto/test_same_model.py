@@ -1,10 +1,10 @@
 """The same model on any machine: solver auto's choices depend on the data, the spec and its seed alone.
 
-The same spec and seed give the same model bits -- route, centre count, bandwidth, column scales, λ and
+The same spec and seed give the same model bits -- route, center count, bandwidth, column scales, λ and
 coefficients, compared by their content hash (``model_sha256``) -- on a quiet machine, beside two busy processes,
 on 1 and on 2 threads, and on a machine whose clock says everything takes 300 times as long (time.perf_counter
 scaled: a slow machine, as the search sees one), on both of auto's routes.  Each route's stopping rule binds in
-its case (the ladder's next size, the grown centre count), so a choice that read the clock or a measured rate
+its case (the ladder's next size, the grown center count), so a choice that read the clock or a measured rate
 would move: before the work budget, the slow clock stopped the ladder at its first size and ruled out the grown
 sizes.  A wall-clock limit the user sets (``solver.budget``) is the one way the machine enters, and then the
 report says so.
@@ -76,7 +76,7 @@ def _same(fits):
 
 def test_the_small_route_chooses_the_same_model_on_any_machine(monkeypatch, capfd):
     """3,000 rows: the ladder grows until the next size's counted work would pass 4e9 flops (only that rule can
-    stop it here: the gain rules are off), at 512 centres."""
+    stop it here: the gain rules are off), at 512 centers."""
     from kopt_plugins.auto import planner
 
     monkeypatch.setattr(planner, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})
@@ -124,7 +124,7 @@ def test_a_time_limit_is_a_hard_stop_and_says_the_model_depends_on_the_machine(c
     assert {t["centers"] for t in r.auto["trials"]} == {256}
     budget = r.auto["budget"]
     assert budget["machine_dependent"] and budget["time_limit_s"] == 1e-3
-    assert budget["time_limit_bound"] == ["the ladder after 256 centres"]
+    assert budget["time_limit_bound"] == ["the ladder after 256 centers"]
     assert "depends on the machine" in log
     from kopt.cli.solve import _budget_words  # kopt solve's summary line
 
@@ -133,8 +133,8 @@ def test_a_time_limit_is_a_hard_stop_and_says_the_model_depends_on_the_machine(c
 
 @pytest.mark.slow
 def test_the_large_route_chooses_the_same_model_on_any_machine(monkeypatch, capfd):
-    """60,000 training rows, past large.SEARCH_ROWS: the column scales, the sample's ladder (at most 64 centres) and
-    the grown centre count, chosen by the work left (2e11 flops: 512 centres; 1,024 would pass it)."""
+    """60,000 training rows, past large.SEARCH_ROWS: the column scales, the sample's ladder (at most 64 centers) and
+    the grown center count, chosen by the work left (2e11 flops: 512 centers; 1,024 would pass it)."""
     from kopt_plugins.auto import columns, large
 
     # the column search's model at test size (its trials are still bounded by the columns alone)
@@ -177,7 +177,7 @@ def test_the_large_route_lets_the_rows_as_given_go_once_it_has_their_column_scal
 
 
 def test_the_squared_hinge_chooses_the_same_model_on_any_machine(monkeypatch, capfd):
-    """The squared hinge's search and solve (Newton steps on held factors, the square loss's λ path from 1,024 centres
+    """The squared hinge's search and solve (Newton steps on held factors, the square loss's λ path from 1,024 centers
     on) factor on every worker thread by tiles in fixed parts: the same model on 1 and 2 threads and on a busy
     machine.  A threaded LAPACK Cholesky gave another model on 1 thread (its bits follow the cores)."""
     from kopt.nystrom.system import PATH_THREADED

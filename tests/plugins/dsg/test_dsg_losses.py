@@ -86,7 +86,7 @@ def test_novelty_detection_learns_its_offset(loss):
     assert 0.5 * nu < flagged < 2 * nu                       # ν bounds the fraction flagged
     far = out.model.decision_function(np.array([[4.0, 4.0], [-4.0, 3.0]]))
     near = out.model.decision_function(np.array([[0.0, 0.0], [0.3, -0.2]]))
-    assert far.max() < 0 < near.min()                        # outliers far out, the centre is normal
+    assert far.max() < 0 < near.min()                        # outliers far out, the center is normal
 
 
 @pytest.mark.slow

@@ -172,9 +172,9 @@ def _nystrom(loss, **solver):
     return spec
 
 
-def test_nystrom_krr_is_the_kernel_problem_on_the_span_of_the_centres():
+def test_nystrom_krr_is_the_kernel_problem_on_the_span_of_the_centers():
     """f = K_XC w with w minimising ½wᵀK_CC w + (1/2λ_J)‖y − K_XC w‖² (the closed form)."""
-    from kopt.nystrom.centres import choose_centers
+    from kopt.nystrom.centers import choose_centers
 
     X, y = _data(n=300, task="real")
     lam = 1e-2
@@ -191,11 +191,11 @@ def test_nystrom_krr_is_the_kernel_problem_on_the_span_of_the_centres():
     np.testing.assert_allclose(r.model.decision_function(X), Kxc @ w, rtol=1e-6, atol=1e-6 * np.abs(Kxc @ w).max())
 
 
-def test_nystrom_centres_are_distinct_seeded_training_rows():
-    from kopt.nystrom.centres import choose_centers
+def test_nystrom_centers_are_distinct_seeded_training_rows():
+    from kopt.nystrom.centers import choose_centers
 
     X, y = _data(n=200)
-    X = np.vstack([X, X[:100]])  # repeated rows: a repeated centre would make K_CC singular
+    X = np.vstack([X, X[:100]])  # repeated rows: a repeated center would make K_CC singular
     y = np.concatenate([y, y[:100]])
     p1 = assemble(kopt.load_spec(_nystrom({"name": "logistic"}), check_files=False), (X, y))
     idx = choose_centers(p1, 150)

@@ -199,7 +199,7 @@ def test_gaussian_values_stay_within_the_rounding_of_one_clipped_only_where_need
     Xk = sp.csr_matrix(X) if rows == "sparse" else X
     K = k.exact(Xk, X[:100])
     bound = k.bind(X[:100])(Xk)
-    np.testing.assert_array_equal(K, bound)  # one rule for exact and the bound centres
+    np.testing.assert_array_equal(K, bound)  # one rule for exact and the bound centers
     assert np.isfinite(K).all() and K.max() <= 1.0 + si.CLIP_ABOVE
     truth = np.exp(-cdist(X.astype(np.float64), X[:100].astype(np.float64), "sqeuclidean") / (2 * bandwidth ** 2))
     A = si._augmented(np, X, bandwidth, left=True)

@@ -1,10 +1,10 @@
-"""The square loss's Nyström system (kopt/nystrom/system.py) and the centres' basis (kopt.nystrom)."""
+"""The square loss's Nyström system (kopt/nystrom/system.py) and the centers' basis (kopt.nystrom)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kopt.nystrom.centres import center_basis
+from kopt.nystrom.centers import center_basis
 from kopt.nystrom.system import NystromSystem
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
 
@@ -15,7 +15,7 @@ def _rows(n=900, d=4, seed=0):
     return X, rng.standard_normal((n, 2)), rng.random(n) + 0.5
 
 
-def test_center_basis_drops_repeated_and_nearly_repeated_centres():
+def test_center_basis_drops_repeated_and_nearly_repeated_centers():
     rng = np.random.default_rng(1)
     C = rng.standard_normal((60, 3))
     C = np.vstack([C, C[:10], C[10:20] + 1e-6])  # 10 exact repeats, 10 within 1e-6
@@ -41,7 +41,7 @@ def test_whitened_system_equals_the_normal_equations_and_resolves_small_lambda()
         ref = np.linalg.solve(K.T @ K / len(X) + lam * R, K.T @ Y / len(X))
         np.testing.assert_allclose(K @ w, K @ ref, rtol=1e-4, atol=1e-4)
     wide = NystromSystem(GaussianKernel(bandwidth=6.0), X, Y, X[:300])
-    assert wide.M < 300  # the long bandwidth leaves centres the kernel cannot tell apart
+    assert wide.M < 300  # the long bandwidth leaves centers the kernel cannot tell apart
     scores = wide.path([1e-3, 1e-6, 1e-9], X[:100])
     assert all(S is not None and np.isfinite(S).all() for S in scores)
 
@@ -126,8 +126,8 @@ def test_plus_consume_takes_the_buffer_and_gives_the_same_system(whitened_first)
     a.whitened()  # not consumed: still usable
 
 
-def test_handed_over_centres_with_some_dropped_give_the_same_system():
-    """own_centers: C reordered and compacted in its own buffer, where the basis drops repeated centres, is the
+def test_handed_over_centers_with_some_dropped_give_the_same_system():
+    """own_centers: C reordered and compacted in its own buffer, where the basis drops repeated centers, is the
     system of a copy."""
     X, Y, _ = _rows(n=500)
     C = np.vstack([X[:80], X[:20]])  # 20 repeats: the basis keeps 80
@@ -140,7 +140,7 @@ def test_handed_over_centres_with_some_dropped_give_the_same_system():
 
 
 def test_leading_rows_compacts_in_place():
-    from kopt.nystrom.centres import leading_rows
+    from kopt.nystrom.centers import leading_rows
 
     A = np.asfortranarray(np.arange(35.0).reshape(7, 5))
     want = A[:4].copy()
@@ -161,7 +161,7 @@ def test_shed_and_restore_give_the_same_system():
     assert not s.shed_state and np.array_equal(s.U, U) and np.array_equal(s.C, Cs)
     assert np.array_equal(s.path([1e-3], X[600:])[0], want)
     s.shed()
-    with pytest.raises(ValueError, match="other centres"):
+    with pytest.raises(ValueError, match="other centers"):
         s.restore(X[200:320].copy())
     unsolved = NystromSystem(kernel, X[:600], Y[:600], C)
     unsolved.shed()  # T not made yet: nothing is dropped
@@ -170,7 +170,7 @@ def test_shed_and_restore_give_the_same_system():
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_a_bound_kernel_gives_exact_s_bits(sparse):
-    """Kernel.bind(C) makes C's side of the kernel once per pass (the Gaussian's augmented centres): every chunk's
+    """Kernel.bind(C) makes C's side of the kernel once per pass (the Gaussian's augmented centers): every chunk's
     values are exact(X, C)'s, bit for bit, for dense and CSR rows, float32 and float64."""
     import scipy.sparse as sp
 

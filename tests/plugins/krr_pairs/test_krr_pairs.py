@@ -1,4 +1,4 @@
-"""krr_pairs: one-vs-one kernel ridge regression on Nystrom centres -- each pair's model against a float64 solve of
+"""krr_pairs: one-vs-one kernel ridge regression on Nystrom centers -- each pair's model against a float64 solve of
 its own problem, the summed certificate, the votes, the model file, and the errors users get."""
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _gauss(A, B):
 
 
 def _pair_reference(X, y, S, a, b, weights=None):
-    """Pair (a, b)'s minimiser of λ/2 wᵀRw + mean_i w_i ½(k_iᵀw + μ − y_i)² on the centres S, in float64."""
+    """Pair (a, b)'s minimiser of λ/2 wᵀRw + mean_i w_i ½(k_iᵀw + μ − y_i)² on the centers S, in float64."""
     m = np.isin(y, (a, b))
     t = np.where(y[m] == a, 1.0, -1.0)
     w = np.ones(m.sum()) if weights is None else weights[m] / weights[m].mean()
@@ -118,7 +118,7 @@ def test_predictions_are_the_vote_and_the_model_file_round_trips(tmp_path):
 @pytest.mark.parametrize("count", [60, 480])
 def test_the_scores_group_the_support_by_the_pairs_it_serves_and_equal_each_pair_s_own_expansion(count):
     """pairwise_scores takes the support rows in groups serving the same pairs (one a class where every row is a
-    centre); its scores are every pair's expansion on its own columns, voted (float64 products)."""
+    center); its scores are every pair's expansion on its own columns, voted (float64 products)."""
     from kopt.models.predictors import pair_groups
 
     X, y = _classes()
@@ -127,7 +127,7 @@ def test_the_scores_group_the_support_by_the_pairs_it_serves_and_equal_each_pair
     a = r.model.predictor.arrays
     order, bounds, members, blocks = pair_groups(a["coef"], a["columns"], a["offsets"], len(a["pairs"]))
     assert sorted(order) == sorted(np.unique(a["columns"]))  # every support row a pair uses, once
-    if count == 480:  # every row a centre: a group per class, each serving that class's 3 pairs
+    if count == 480:  # every row a center: a group per class, each serving that class's 3 pairs
         assert len(bounds) == 4 and all(len(m) == 3 for m in members)
     # each pair's scores from its own columns, in float64
     K = _gauss(Xt, a["support"].astype(np.float64))
@@ -178,9 +178,9 @@ def test_two_classes_or_a_real_target_are_refused_with_the_route_to_take():
         kopt.solve(spec, data=_classes())
 
 
-# -- every row a centre: each pair's exact KRR -------------------------------------------------------------------
+# -- every row a center: each pair's exact KRR -------------------------------------------------------------------
 @pytest.mark.parametrize("weighted", [False, True])
-def test_with_every_row_a_centre_each_pair_is_its_rows_exact_ridge_regression(weighted):
+def test_with_every_row_a_center_each_pair_is_its_rows_exact_ridge_regression(weighted):
     X, y = _classes(240)
     Xt, _ = _classes(60, seed=1)
     weights = np.random.default_rng(2).uniform(0.5, 2.0, len(y)) if weighted else None
@@ -205,7 +205,7 @@ def test_with_every_row_a_centre_each_pair_is_its_rows_exact_ridge_regression(we
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_exact_pairs_calibrate_on_their_fit_rows_models_from_the_factors_leading_block(weighted):
-    """With every row a centre the solve makes the calibration's held-out scores itself: each pair's rows ordered with
+    """With every row a center the solve makes the calibration's held-out scores itself: each pair's rows ordered with
     the calibration's fit rows first, the leading block of its factor is their system's (K_FF + n_ab λ W⁻¹), so its
     model of the fit rows alone scores the held-out rows -- no second solve.  The sigmoids are those of that model."""
     from kopt.models import calibration
@@ -293,7 +293,7 @@ def test_auto_hands_the_pairs_validation_votes_to_the_calibration_instead_of_a_s
 
 def test_auto_keeps_one_vs_rest_where_the_pairs_cost_more_and_for_two_classes():
     X, y = _classes(400)
-    # 16 centres at most: one-vs-rest's top system (400 x 16²) costs less than the pairs' Choleskys
+    # 16 centers at most: one-vs-rest's top system (400 x 16²) costs less than the pairs' Choleskys
     r = kopt.solve(_auto_spec(max_centers=16), data=(X, y))
     assert r.auto["route"] == "krr_nystrom"
     X2, y2 = _classes(300, k=2)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kopt.numerics.threads import blas_threads
-from kopt.nystrom import CentreFactors, NystromCG, certificate, upper_times
+from kopt.nystrom import CenterFactors, NystromCG, certificate, upper_times
 from kopt.nystrom.factors import BLOCK
 from kopt.nystrom.passes import CHUNK_ENTRIES
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
@@ -25,7 +25,7 @@ def _upper(M, seed=0):
 @pytest.mark.parametrize("M", [5, 512, 1100])  # below, at and across the product's blocks of 512 rows
 def test_the_preconditioner_is_p_inverse_and_u_is_kept(M):
     U0 = _upper(M)
-    f = CentreFactors(U0.copy(order="F"))
+    f = CenterFactors(U0.copy(order="F"))
     rng = np.random.default_rng(1)
     for scale, lam in ((1.0 / M, 1e-7), (3.0 / M, 1e-2)):  # a λ path re-factors in the same buffer
         f.factor(scale, lam)
@@ -41,7 +41,7 @@ def test_the_preconditioner_is_p_inverse_and_u_is_kept(M):
 def test_every_reader_of_u_sees_its_upper_triangle_only():
     M = 700
     U0 = _upper(M, seed=3)
-    f = CentreFactors(U0.copy(order="F"))
+    f = CenterFactors(U0.copy(order="F"))
     f.factor(1.0 / M, 1e-4)
     x = np.random.default_rng(4).standard_normal((M, 3))
     np.testing.assert_allclose(upper_times(f.U, x), U0 @ x, rtol=1e-12, atol=1e-12)
@@ -61,7 +61,7 @@ def test_every_reader_of_u_sees_its_upper_triangle_only():
 def test_a_preconditioner_that_does_not_factor_is_an_error_and_leaves_u():
     M = 600
     U0 = _upper(M, seed=6)
-    f = CentreFactors(U0.copy(order="F"))
+    f = CenterFactors(U0.copy(order="F"))
     with pytest.raises(np.linalg.LinAlgError):
         f.factor(1.0 / M, -10.0)  # negative definite
     assert not f.factored and np.array_equal(np.triu(f.U), U0)
@@ -73,7 +73,7 @@ def test_the_factor_has_the_same_bits_on_one_and_two_blas_threads():
     M = 1100
     out = []
     for threads in (1, 2):  # kopt's workers, and BLAS's own threads
-        f = CentreFactors(_upper(M, seed=7))
+        f = CenterFactors(_upper(M, seed=7))
         with blas_threads(threads):
             f.factor(1.0 / M, 1e-6, threads=threads)
         out.append((f.U.copy(), f.l_diag.copy()))
@@ -99,7 +99,7 @@ def test_cg_holds_one_m_by_m_matrix():
     mm = M * M * 8
     assert current < 1.3 * mm, (current, mm)  # held after the solve: U's buffer and O(M) vectors
     # above U's buffer: one chunk of kernel values (float32 and its float64 copy, a fixed number of entries), the
-    # product's three blocks of rows, the centres' kernel R before it became U (U is made in R's buffer)
+    # product's three blocks of rows, the centers' kernel R before it became U (U is made in R's buffer)
     chunk = CHUNK_ENTRIES * (4 + 8)
     assert peak < 1.5 * mm + chunk + 3 * BLOCK * M * 8, (peak, mm)
     assert cg.M > 0.9 * M
@@ -113,7 +113,7 @@ def test_the_krr_pcg_plan_holds_one_m_by_m_buffer():
     plan = memory.plan_of(solver, memory.Sizes(n=10**6, d=10, count=8192, kind="nystrom"))
     square = [b for what, b in plan if "8,192 x 8,192" in what]
     assert square == [8192 * 8192 * 8], plan
-    assert memory.total(plan) < 1.0e9  # the issue's bound at 8,192 centres, the rows' own bytes apart
+    assert memory.total(plan) < 1.0e9  # the issue's bound at 8,192 centers, the rows' own bytes apart
 
 
 def test_a_cg_and_its_buffer_go_without_the_garbage_collector():
@@ -138,14 +138,14 @@ def test_a_cg_and_its_buffer_go_without_the_garbage_collector():
         gc.enable()
 
 
-def test_u_of_few_kept_centres_does_not_hold_the_drawn_buffer():
-    """Where the pivoted basis keeps far fewer centres than were drawn, U is a buffer of its own: R's M x M buffer
+def test_u_of_few_kept_centers_does_not_hold_the_drawn_buffer():
+    """Where the pivoted basis keeps far fewer centers than were drawn, U is a buffer of its own: R's M x M buffer
     (the drawn count's) is freed with the basis made."""
-    from kopt.nystrom.centres import COMPACT_SHARE, center_basis
+    from kopt.nystrom.centers import COMPACT_SHARE, center_basis
 
     rng = np.random.default_rng(1)
     base = rng.standard_normal((40, 2)).astype(np.float32)
-    C = np.asfortranarray(np.repeat(base, 10, axis=0))  # 400 centres, 40 distinct: the basis keeps at most 40
+    C = np.asfortranarray(np.repeat(base, 10, axis=0))  # 400 centers, 40 distinct: the basis keeps at most 40
     kept, U = center_basis(GaussianKernel(bandwidth=1.0), C)
     r = len(kept)
     assert 10 <= r <= 40 and U.shape == (r, r)
@@ -156,11 +156,11 @@ def test_u_of_few_kept_centres_does_not_hold_the_drawn_buffer():
                                                                              C[kept].astype(np.float64)), atol=1e-10)
 
 
-def test_the_drawn_centres_estimate_is_their_mean_and_the_same_bits_on_any_thread_count():
-    """drawn_gram: U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D, made a block of drawn centres at a time on kopt's
+def test_the_drawn_centers_estimate_is_their_mean_and_the_same_bits_on_any_thread_count():
+    """drawn_gram: U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D, made a block of drawn centers at a time on kopt's
     workers -- the same bits on 1 and 2 threads."""
     from kopt.nystrom import drawn_gram
-    from kopt.nystrom.centres import center_basis
+    from kopt.nystrom.centers import center_basis
 
     rng = np.random.default_rng(3)
     base = rng.standard_normal((300, 3)).astype(np.float32)

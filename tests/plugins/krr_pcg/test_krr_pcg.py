@@ -81,7 +81,7 @@ def test_only_a_refreshed_certificate_stops_the_solve(monkeypatch):
 
 def test_cg_continues_from_the_refreshed_residual():
     """Each step's float32 products round, so the carried residual drifts from the true one, and CG's recurrences
-    drive the carried one down while the true one stalls: here (400 centres, λ 1e-5) the refreshed gap stalled at
+    drive the carried one down while the true one stalls: here (400 centers, λ 1e-5) the refreshed gap stalled at
     4.1e-5 through step 200 and P stayed 9e-7 above the direct solve's.  CG replaces its carried residual by the
     refreshed one at each confirmation and reaches tol."""
     X, y, Xt, yt = _data()
@@ -127,7 +127,7 @@ def test_every_class_at_once_matches_the_direct_solve():
 @pytest.mark.slow
 def test_the_preconditioner_keeps_the_step_count_small():
     """Unpreconditioned CG on T + λI needs about √κ steps (κ of T + λI: 235 here at λ = 1e-3);
-    with the centres' preconditioner, a few dozen."""
+    with the centers' preconditioner, a few dozen."""
     X, y, Xt, yt = _data(n=3000)
     for lam in (1e-3, 1e-4):
         r = kopt.solve(_spec("krr_pcg", count=300, lam=lam, tol=1e-4), data=(X, y, Xt, yt))
@@ -227,7 +227,7 @@ def small_sample(monkeypatch):
 
 
 def _wiggly(n=4000, n_test=1000, seed=4):
-    """A boundary 32 centres cannot draw: the sign of sin(3 x0) sin(3 x1) on two columns."""
+    """A boundary 32 centers cannot draw: the sign of sin(3 x0) sin(3 x1) on two columns."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-2, 2, (n + n_test, 2)).astype(np.float32)
     y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) > 0, 1, -1)
@@ -247,11 +247,11 @@ def _wiggly_problem(name, n=4000):
 
 
 @pytest.mark.slow
-def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(small_sample):
+def test_auto_grows_the_centers_on_every_row_and_solves_warm_on_its_factors(small_sample):
     X, y, Xt, yt = _wiggly()
     spec = {"name": "auto-large", "seed": 5, "model": {"loss": {"name": "square", "target": "binary"},
                                                        "kernel": {"name": "gaussian"}},
-            "solver": {"name": "auto", "budget": 60, "max_centers": 32}}  # the sample's ladder stops at 32 centres
+            "solver": {"name": "auto", "budget": 60, "max_centers": 32}}  # the sample's ladder stops at 32 centers
     r = kopt.solve(spec, data=(X, y, Xt, yt))
     auto = r.auto
     assert auto["route"] == "krr_pcg"
@@ -259,7 +259,7 @@ def test_auto_grows_the_centres_on_every_row_and_solves_warm_on_its_factors(smal
     grown = [t for t in auto["trials"] if t.get("rows")]
     assert grown and grown[0]["rows"] == 3600 and grown[0]["centers"] == 512
     assert r.success and r.info["rel_gap"] <= 1e-2
-    assert r.info["reused_search_factors"]  # the search's U and UU^T on the same centres: no M^3 work again
+    assert r.info["reused_search_factors"]  # the search's U and UU^T on the same centers: no M^3 work again
     # 400 held-out rows on 3,600 could still gain what the search can tell: the solve is on every row
     assert auto["held_out"] is None and r.report["data"]["held_out_rows"] == 0
     # the chosen spec, solved from scratch, is the same model to the solve's tolerance
@@ -376,7 +376,7 @@ def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_samp
     monkeypatch.setattr(large, "probe_bandwidth", lambda *a, **k: calls.append(1) or (1.0, 1e-4))
     problem = _wiggly_problem("probe")
     fit, va = large.split(problem.n, 5)
-    # full_score 0: any rung gains (where the sample tried more centres, 128 on every row are tried first)
+    # full_score 0: any rung gains (where the sample tried more centers, 128 on every row are tried first)
     first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 0.0}
     grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
                        metric="accuracy", log=lambda line: None, sample=large.sample_rows(problem, fit))
@@ -387,10 +387,10 @@ def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_samp
 @pytest.mark.parametrize("tried, rows_gain, grown_to, made_sizes", [(128, None, None, [128]),
                                                                     (128, (0.0, 0.002), None, []),
                                                                     (0, (0.0, 0.002), 512, [512])])
-def test_more_centres_are_grown_only_while_the_validation_rows_tell_a_gain(small_sample, monkeypatch, tried, rows_gain,
+def test_more_centers_are_grown_only_while_the_validation_rows_tell_a_gain(small_sample, monkeypatch, tried, rows_gain,
                                                                           grown_to, made_sizes):
-    """Where the sample's ladder found no gain past its choice (it tried 128 centres and kept 64), the grown size is
-    tried only after 2 x 64 centres on every row beat the sample's model by what the validation rows can tell: against
+    """Where the sample's ladder found no gain past its choice (it tried 128 centers and kept 64), the grown size is
+    tried only after 2 x 64 centers on every row beat the sample's model by what the validation rows can tell: against
     a sample's model no rung can beat (accuracy 1.0) no larger system is made.  Where the ladder was still gaining
     (it tried no more), the grown size is tried at once."""
     from kopt.nystrom import cg as cg_module
@@ -415,7 +415,7 @@ def test_more_centres_are_grown_only_while_the_validation_rows_tell_a_gain(small
     assert made == made_sizes
     if grown_to is None:
         assert grown is None
-        said = "more rows and centres do not pay" if rows_gain else "more centres do not pay"
+        said = "more rows and centers do not pay" if rows_gain else "more centers do not pay"
         assert any(said in line for line in lines), lines
     else:  # the ladder was still gaining: the rows' gain is not asked
         assert grown is not None and grown["centers"] == grown_to
@@ -444,7 +444,7 @@ def test_the_rows_gain_is_the_sample_against_half_of_it(small_sample):
 
 def test_the_lambda_floor_is_what_the_kernel_values_resolve():
     """Half the dtype's epsilon times trace(T) as the preconditioner estimates it: for a Gaussian kernel (k(c, c) = 1)
-    and unit weights, eps/2 for float32 values (6e-8) and for float64 ones (1e-16); the drawn centres' estimate where
+    and unit weights, eps/2 for float32 values (6e-8) and for float64 ones (1e-16); the drawn centers' estimate where
     the basis kept far fewer than were drawn, of the same size."""
     from kopt.nystrom import NystromCG
     from kopt_plugins.kernels.shift_invariant import GaussianKernel
@@ -453,11 +453,11 @@ def test_the_lambda_floor_is_what_the_kernel_values_resolve():
     Y = y[:, None].astype(np.float64)
     for dtype, eps in ((np.float32, 2.0 ** -23), (np.float64, 2.0 ** -52)):
         cg = NystromCG(GaussianKernel(bandwidth=0.5), X, Y, np.asfortranarray(X[:200]), dtype=dtype)
-        assert cg.factors.per_centre  # 200 distinct centres a bandwidth apart: all kept
+        assert cg.factors.per_center  # 200 distinct centers a bandwidth apart: all kept
         assert cg.lambda_floor() == pytest.approx(0.5 * eps, rel=1e-6)
     many = np.asfortranarray(np.repeat(X[:50], 8, axis=0))  # 400 drawn, at most 50 distinct: the drawn estimate
     cg = NystromCG(GaussianKernel(bandwidth=0.5), X, Y, many, dtype=np.float32)
-    assert not cg.factors.per_centre
+    assert not cg.factors.per_center
     assert 0.1 * 2.0 ** -24 < cg.lambda_floor() < 10 * 2.0 ** -24
 
 
@@ -465,7 +465,7 @@ def test_the_lambda_floor_is_what_the_kernel_values_resolve():
 def test_the_grown_path_tries_no_lambda_below_the_floor(small_sample, lam_start):
     """The grown λ path starts at the sample's λ, or at the first λ of the grid above the floor where the sample's
     lies below it, and walks down no further than the floor."""
-    from kopt.nystrom.centres import center_order
+    from kopt.nystrom.centers import center_order
     from kopt_plugins.auto import work
 
     large = small_sample
@@ -489,7 +489,7 @@ def test_the_grown_path_tries_no_lambda_below_the_floor(small_sample, lam_start)
 def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample):
     """Walking down, a λ needs at least the CG steps the last one took from its warm start: where the work left affords
     fewer, it is not started (its steps would choose nothing), and the path keeps what it solved."""
-    from kopt.nystrom.centres import center_order
+    from kopt.nystrom.centers import center_order
     from kopt_plugins.auto import work
 
     large = small_sample
@@ -551,7 +551,7 @@ def test_the_bandwidth_probe_spends_no_more_than_its_share(small_sample):
 def test_the_probe_takes_the_shortest_length_scale_the_validation_rows_cannot_tell_from_the_best(small_sample,
                                                                                                  monkeypatch):
     """Among the factors whose best score the best factor's beats by less than the validation rows can tell, the
-    probe takes the shortest length scale (the grown model's centres and rows resolve it); a real gain still wins."""
+    probe takes the shortest length scale (the grown model's centers and rows resolve it); a real gain still wins."""
     from kopt_plugins.auto import planner, work
 
     large = small_sample
@@ -611,9 +611,9 @@ def test_the_bandwidth_probe_starts_above_the_floor(small_sample, monkeypatch):
             assert all(floor <= lam < 10 * floor for lam, floor in firsts.values())
 
 
-def test_a_start_projected_from_another_model_is_that_model_where_its_centres_are_kept():
-    """NystromCG.projected: a model on some of the kept centres is the same function on all of them (its scores, to
-    float64 rounding); a model on other centres is its closest in their span -- and CG from it needs fewer steps to
+def test_a_start_projected_from_another_model_is_that_model_where_its_centers_are_kept():
+    """NystromCG.projected: a model on some of the kept centers is the same function on all of them (its scores, to
+    float64 rounding); a model on other centers is its closest in their span -- and CG from it needs fewer steps to
     its certificate than from zero."""
     from kopt_plugins.losses.regression import SquareLoss
 
@@ -621,11 +621,11 @@ def test_a_start_projected_from_another_model_is_that_model_where_its_centres_ar
     Y = y[:, None].astype(np.float64)
     kernel = GaussianKernel(bandwidth=0.5)
     cg = NystromCG(kernel, X, Y, np.asfortranarray(X[:300]), dtype=np.float64)
-    sub = np.asarray(cg.C)[::3]  # a third of the kept centres, a model on them
+    sub = np.asarray(cg.C)[::3]  # a third of the kept centers, a model on them
     w = np.random.default_rng(0).standard_normal((sub.shape[0], 1))
     s = cg.start(1e-3, cg.projected(sub, w))
     np.testing.assert_allclose(s["scores"], kernel.exact(X.astype(np.float64), sub) @ w, rtol=0, atol=1e-8)
-    # a model solved on other rows' centres (the sample's), as a start at the same λ
+    # a model solved on other rows' centers (the sample's), as a start at the same λ
     small = NystromCG(kernel, X[:1500], Y[:1500], np.asfortranarray(X[2000:2150]), dtype=np.float64)
     t = small.start(1e-3)
     for _ in range(60):
@@ -645,9 +645,9 @@ def test_a_start_projected_from_another_model_is_that_model_where_its_centres_ar
 
 
 def test_the_rung_solves_its_first_lambda_and_walks_no_further(small_sample):
-    """``walk=False`` (the rung: do more centres pay?): the first λ solved is the whole path, the same model as the
+    """``walk=False`` (the rung: do more centers pay?): the first λ solved is the whole path, the same model as the
     walked path's first; a start from a smaller model counts its kernel values and its pass in the work."""
-    from kopt.nystrom.centres import center_order
+    from kopt.nystrom.centers import center_order
     from kopt_plugins.auto import work
 
     large = small_sample

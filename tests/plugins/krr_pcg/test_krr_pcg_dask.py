@@ -1,6 +1,6 @@
 """krr_pcg on a Dask LocalCluster (two worker processes): the same model as on one machine, one round an iteration.
 
-The client runs the same CG over the partitions (kopt_plugins.krr_pcg.distributed, docs/scale.md): the same centres,
+The client runs the same CG over the partitions (kopt_plugins.krr_pcg.distributed, docs/scale.md): the same centers,
 each iteration one map-reduce round (every partition's Kᵀ K p and its rows' loss sums), the certificate from those
 sums.  higgs-12k's first 3,000 training rows and all 5,000 test rows.
 """
@@ -60,7 +60,7 @@ def test_the_same_model_as_one_machine(client):
     assert one.status == many.status == "converged"
     assert many.report["execution"] == {"engine": "dask", "workers": 2, "partitions": 2}
     a, b = one.model.predictor.arrays, many.model.predictor.arrays
-    np.testing.assert_array_equal(a["support"], b["support"])  # the same centres, gathered from the partitions
+    np.testing.assert_array_equal(a["support"], b["support"])  # the same centers, gathered from the partitions
     assert one.model.predictor.meta["intercept"] == pytest.approx(many.model.predictor.meta["intercept"], rel=1e-12)
     assert many.objective == pytest.approx(one.objective, rel=TOL)
     assert 0 <= many.info["rel_gap"] <= TOL
@@ -137,7 +137,7 @@ def test_three_partitions_every_class_at_once(client):
 
 @pytest.mark.slow
 def test_repeated_rows_are_skipped_as_on_one_machine(client):
-    """Rows of few distinct values (64 of 1,000): the centres are the first distinct rows of the same seeded order,
+    """Rows of few distinct values (64 of 1,000): the centers are the first distinct rows of the same seeded order,
     read from the partitions a block at a time."""
     import dask.array as da
 

@@ -1,4 +1,4 @@
-"""solver: svm_nystrom -- the squared hinge on Nyström centres by active-set Newton (plugins/svm_nystrom)."""
+"""solver: svm_nystrom -- the squared hinge on Nyström centers by active-set Newton (plugins/svm_nystrom)."""
 from __future__ import annotations
 
 import warnings
@@ -289,8 +289,8 @@ def test_auto_with_the_squared_hinge_on_multiclass_ids_starts_from_the_square_lo
     assert r.metrics["accuracy"] > 0.6
 
 
-def test_the_weighted_solve_is_the_weighted_l2_svm_on_its_centres():
-    """Through kopt.solve with sample weights: the objective is the weighted L2-SVM's minimum on the model's centres
+def test_the_weighted_solve_is_the_weighted_l2_svm_on_its_centers():
+    """Through kopt.solve with sample weights: the objective is the weighted L2-SVM's minimum on the model's centers
     (L-BFGS on explicit features; kopt's weights have mean 1)."""
     X, y = _data(n=300, seed=4)
     w = np.ones(len(y))

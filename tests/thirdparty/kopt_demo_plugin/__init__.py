@@ -12,11 +12,11 @@ import time
 
 import numpy as np
 
-from kopt.backend import get_namespace
-from kopt.components import Loss, Solver
-from kopt.hookspecs import hookimpl
-from kopt.predictors import FeatureExpansion
-from kopt.result import SolverOutput
+from kopt.contract.components import Loss, Solver
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.result import SolverOutput
+from kopt.models.predictors import FeatureExpansion
+from kopt.numerics.backend import get_namespace
 
 
 class LogCosh(Loss):

@@ -16,12 +16,12 @@ import math
 
 import numpy as np
 
-from kopt import feature_rows
-from kopt.backend import to_numpy
-from kopt.hookspecs import hookimpl
-from kopt.iterative import Check, IterativeSolver, Step, common_options
-from kopt.objectives import dual, primal
-from kopt.predictors import FeatureExpansion
+from kopt.contract.hookspecs import hookimpl
+from kopt.contract.iterative import Check, IterativeSolver, Step, common_options
+from kopt.models.predictors import FeatureExpansion
+from kopt.numerics import bound_features as feature_rows
+from kopt.numerics.backend import to_numpy
+from kopt.numerics.objectives import dual, primal
 
 
 class GradientDescent(IterativeSolver):

@@ -1,14 +1,14 @@
-"""kopt-nystrom-logistic: kernel logistic regression on Nyström centres, each Newton step solved by kopt's
+"""kopt-nystrom-logistic: kernel logistic regression on Nyström centers, each Newton step solved by kopt's
 preconditioned conjugate gradients.
 
 A third-party solver written against kopt's public API only (docs/plugin-guide.md, "Solvers on Nyström
-centres").  The model is f(x) = k(x, C) w on the spec's M centres C (``model.features.count``; the kind
+centers").  The model is f(x) = k(x, C) w on the spec's M centers C (``model.features.count``; the kind
 ``nystrom`` is the solver's default), with ‖f‖² = wᵀRw, R = K_CC = UᵀU.  In the whitened coordinates v = U w
 it minimises
 
     J(v) = λ/2 ‖v‖² + (1/n) Σ_i w_i ℓ(y_i, f_i),   f = K U⁻¹ v,   K = k(X, C),   w_i the row weights.
 
-Newton's step from v is a weighted ridge regression on the same centres (iteratively reweighted least squares):
+Newton's step from v is a weighted ridge regression on the same centers (iteratively reweighted least squares):
 
     (T_D + λI) v⁺ = U⁻ᵀ Kᵀ D y⁺ / n,   D_i = w_i ℓ''(f_i),   y⁺_i = f_i − ℓ'(f_i)/ℓ''(f_i),
 
@@ -33,7 +33,7 @@ from kopt.nystrom import NystromCG, NystromSolver, certificate
 
 class NystromLogistic(NystromSolver):
     name = "nystrom_logistic"
-    summary = "kernel logistic regression on Nystrom centres: Newton steps by preconditioned CG (example plugin)"
+    summary = "kernel logistic regression on Nystrom centers: Newton steps by preconditioned CG (example plugin)"
     forms = ("primal",)
     targets = ("binary",)
     one_vs_rest = False  # one output column: the Newton weights D differ from class to class
@@ -95,9 +95,9 @@ class NystromLogistic(NystromSolver):
 
     # -- the mathematics ----------------------------------------------------------------------------------
     def _start(self, problem, v):
-        """The state at v (None: 0).  The factors (U, the kept centres) are made here, once; a resumed run
+        """The state at v (None: 0).  The factors (U, the kept centers) are made here, once; a resumed run
         makes the same ones and the same Newton system from v alone."""
-        st = super().init(problem)  # the seeded centres C, the labels, the row weights
+        st = super().init(problem)  # the seeded centers C, the labels, the row weights
         y = problem.label_matrix()[:, 0]  # ±1: logistic fits them as they are (no fixed intercept)
         factors = NystromCG(problem.kernel, problem.X, y[:, None], st["C"], dtype=problem.dtype,
                             weights=st["weights"], threads=self.n_threads)
@@ -109,7 +109,7 @@ class NystromLogistic(NystromSolver):
     def _move(self, st, v, cg):
         """Go to v: one float64 pass (the scores and Kᵀ(w ⊙ ℓ'(f))), the certificate, the Newton system at v."""
         problem, loss, y, wts = st["problem"], st["problem"].loss, st["y"], st["weights"]
-        w = cg.coef(v)  # the coefficients on the kept centres, U⁻¹v
+        w = cg.coef(v)  # the coefficients on the kept centers, U⁻¹v
         S, G = cg.rows.predict_adjoint(w, lambda f, lo, hi: _w(wts, loss.grad(f, y[lo:hi, None]), lo, hi))
         f, Ktr = S[:, 0], G[:, 0]
         P, D, scale = certificate(loss, problem.lam, y, f, Ktr, w[:, 0], cg.U, wts)

@@ -313,7 +313,7 @@ def test_o_on_the_device_benchmark(monkeypatch):
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "gpu" / "device_bench.py"
+    path = Path(__file__).resolve().parents[2] / "gpu" / "device_bench.py"
     spec = importlib.util.spec_from_file_location("device_bench", path)
     device = importlib.util.module_from_spec(spec)
     # registered before it runs, as an import does (its dataclasses look their module up), its folder on the path:

@@ -36,7 +36,7 @@ def test_zero_scaled_columns_are_left_out_and_the_model_is_the_one_of_the_kept_c
     # the same data with those columns removed up front: the same standardized rows, so the same model, bit for bit
     narrow = kopt.solve(_spec([scales[j] for j in keep]),
                         data=(X[:500, keep], y[:500], X[500:, keep], y[500:]))
-    assert r.model.predictor.arrays["support"].shape[1] == 3  # the centres hold the kept columns only
+    assert r.model.predictor.arrays["support"].shape[1] == 3  # the centers hold the kept columns only
     np.testing.assert_array_equal(r.model.decision_function(X[500:]), narrow.model.decision_function(X[500:, keep]))
     assert r.report["data"]["n_features"] == 3  # the columns the kernel sees
     assert r.model.n_features_in == 5  # the model still reads the user's 5 columns
@@ -49,7 +49,7 @@ def test_the_preprocessor_leaves_them_out_of_dense_and_sparse_rows_and_old_files
     assert Z.shape == (50, 3) and list(pre.kept_columns) == [0, 2, 3]
     full = (X - X.mean(0)) / X.std(0)
     np.testing.assert_allclose(Z, (full * [1.0, 0.0, 0.5, 2.0, 0.0])[:, [0, 2, 3]], rtol=1e-5, atol=1e-6)
-    S = pre.transform(sp.csr_matrix(np.where(X > 4.0, X, 0.0)))  # sparse rows: scaled, not centred
+    S = pre.transform(sp.csr_matrix(np.where(X > 4.0, X, 0.0)))  # sparse rows: scaled, not centered
     assert S.shape == (50, 3)
     # a file of a model that kept zero columns (written before they were left out) reads them as before
     back = Preprocessor.from_file({k: v for k, v in pre.to_meta().items() if k != "drops_zero_columns"},

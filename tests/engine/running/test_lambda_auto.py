@@ -256,7 +256,7 @@ def test_resuming_a_snapshot_continues_at_its_lambda():
 
 # -- standardize: auto ------------------------------------------------------------------------------
 def _pixels(n=400, seed=0):
-    """28 x 28 8-bit images: a constant zero border, rarely lit edge pixels, a busy centre."""
+    """28 x 28 8-bit images: a constant zero border, rarely lit edge pixels, a busy center."""
     rng = np.random.default_rng(seed)
     img = np.zeros((n, 28, 28))
     img[:, 6:22, 6:22] = rng.integers(0, 256, (n, 16, 16)) * (rng.random((n, 16, 16)) < 0.5)

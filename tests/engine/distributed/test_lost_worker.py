@@ -1,7 +1,7 @@
 """A Dask worker lost in the middle of a solve: the same model as an undisturbed run, or exit 2 naming the worker.
 
 docs/scale.md promises the same model when a worker dies.  Every value a round reads travels inside a task the
-scheduler can run again (``Partitions.put``): the krr_pcg centres and a resumed run's per-partition state (krr_pcg's
+scheduler can run again (``Partitions.put``): the krr_pcg centers and a resumed run's per-partition state (krr_pcg's
 scores, Joker's α) were ``scatter``'ed, and a scattered copy lost with its worker cancelled every task reading it
 (``FutureCancelledError ... lost dependencies``: an internal error, exit 1, in 3 of 5 kill steps measured).  The
 worker holding partition 0 is killed after an iteration drawn from each seed.  Work Dask gives up on anyway is a

@@ -46,7 +46,7 @@ def test_sparse_partitions_scale_like_one_machine(client, seeded_data):
     assert hasattr(one.X, "tocsr")
     parts = many.partitions
     assert client.gather(client.submit(lambda p: hasattr(p["X"], "tocsr"), parts.train[1])) is True
-    np.testing.assert_array_equal(many.preprocessor.mean, np.zeros(one.d))  # scaled, not centred
+    np.testing.assert_array_equal(many.preprocessor.mean, np.zeros(one.d))  # scaled, not centered
     np.testing.assert_array_equal(one.preprocessor.mean, np.zeros(one.d))
     np.testing.assert_allclose(many.preprocessor.scale, one.preprocessor.scale, rtol=1e-10)
     assert not np.allclose(one.preprocessor.scale, 1.0)  # the check would see a wrong scale

@@ -71,12 +71,12 @@ def test_bounded_by_entries_and_bytes_and_kept_arrays_are_read_only():
     assert cache.misses == 4 and cache.hits == 0
     with pytest.raises(ValueError):
         systems[2].An[0, 0] = 1.0
-    tiny = SystemCache(max_bytes=1000)  # a 16-centre system holds more than 1,000 bytes: built, not kept
+    tiny = SystemCache(max_bytes=1000)  # a 16-center system holds more than 1,000 bytes: built, not kept
     s = tiny.get(_kernel(), *_inputs())
     assert not tiny.entries and s.An.flags.writeable
     X, Y, C = _inputs()
     cache.get(_kernel(), X, Y, C)
-    assert C.flags.writeable  # the caller's centres are left alone
+    assert C.flags.writeable  # the caller's centers are left alone
 
 
 def test_sharing_is_scoped_and_off_outside():

@@ -1,7 +1,7 @@
-"""kopt tune's shared path on Nyström centres (kopt.selection.nystrom_folds): every λ of a fold from one system.
+"""kopt tune's shared path on Nyström centers (kopt.selection.nystrom_folds): every λ of a fold from one system.
 
 The scores are checked against a dense float64 solve of the same grid point on the same fold, with
-the centres the refit draws (the refit is a normal kopt.solve), and the tolerance is shown to be
+the centers the refit draws (the refit is a normal kopt.solve), and the tolerance is shown to be
 far below what a wrong system (held-out rows in A, the wrong λ) would change.
 """
 from __future__ import annotations
@@ -48,14 +48,14 @@ def _spec(task="binary", solver="krr_nystrom", count=40, standardize_target=Fals
     return spec
 
 
-def _not_centres(model, X, va):
-    """The held-out rows ``va`` that are not among the model's centres (kopt tune scores a fold on those)."""
+def _not_centers(model, X, va):
+    """The held-out rows ``va`` that are not among the model's centers (kopt tune scores a fold on those)."""
     support = {row.tobytes() for row in np.asarray(model.predictor.arrays["support"], dtype=np.float32)}
     return np.asarray([i for i in va if X[i].astype(np.float32).tobytes() not in support])
 
 
 def _reference(model, X, y, tr, va, lam, task, standardize_target=False):
-    """The validation metric of the full float64 solve of fold (tr, va) on the refit's centres."""
+    """The validation metric of the full float64 solve of fold (tr, va) on the refit's centers."""
     C = np.asarray(model.predictor.arrays["support"], dtype=np.float64)
     kernel = model.kernel
     K, Kv = kernel.exact(X[tr], C), kernel.exact(X[va], C)
@@ -91,13 +91,13 @@ def test_scores_equal_the_full_solve_of_each_fold_and_a_wrong_system_would_not(t
     assert r.info["shared"]["systems"] == 3 * 2  # one per held-out part and bandwidth
     splits = make_splits(X.shape[0], 5, folds=3)
     for bw in (0.7, 1.4):
-        refit = kopt.solve(r.best_spec, data=(X, y), overrides=[f"{BW}={bw}"])  # its centres: the shared ones
-        # the centres' rows lie in some fold's held-out part, and are not what that fold is scored on
-        assert any(len(_not_centres(refit.model, X, va)) < len(va) for _, va in splits)
+        refit = kopt.solve(r.best_spec, data=(X, y), overrides=[f"{BW}={bw}"])  # its centers: the shared ones
+        # the centers' rows lie in some fold's held-out part, and are not what that fold is scored on
+        assert any(len(_not_centers(refit.model, X, va)) < len(va) for _, va in splits)
         for lam in (1e-4, 1e-2):
             got = _fold_scores(r, {BW: bw, LAMBDA: lam})
             for f, (tr, va) in enumerate(splits):
-                scored = _not_centres(refit.model, X, va)
+                scored = _not_centers(refit.model, X, va)
                 assert 0 < len(scored) <= len(va)
                 want = _reference(refit.model, X, y, tr, scored, lam, task, standardize_target)
                 # float32 kernel values against float64: measured at most 5.0e-5 relative here (40 scored rows)
@@ -119,7 +119,7 @@ def test_classification_scores_equal_the_full_solve(task):
         refit = kopt.solve(r.best_spec, data=(X, y), overrides=[f"{BW}={bw}"])
         for lam in (1e-4, 1e-2):
             got = _fold_scores(r, {BW: bw, LAMBDA: lam})
-            want = [_reference(refit.model, X, y, tr, _not_centres(refit.model, X, va), lam, task) for tr, va in splits]
+            want = [_reference(refit.model, X, y, tr, _not_centers(refit.model, X, va), lam, task) for tr, va in splits]
             # float32 kernel values against float64: at most one held-out row's sign may differ
             assert np.allclose(got, want, atol=1.0 / 80 + 1e-12)
     best = r.rows.index(next(x for x in r.rows if x["params"] == r.best_params))
@@ -127,7 +127,7 @@ def test_classification_scores_equal_the_full_solve(task):
 
 
 def test_a_fold_system_is_the_sum_of_its_parts():
-    from kopt.nystrom.centres import choose_centers
+    from kopt.nystrom.centers import choose_centers
     from kopt.nystrom.system import NystromSystem
     from kopt.running.assemble import assemble
     from kopt.spec import load_spec
@@ -172,10 +172,10 @@ def test_solver_auto_runs_its_route_on_the_shared_path_and_refits_it():
     X, y = _data(task="binary")
     r = tune(_spec("binary", solver="auto", count=32), [f"{LAMBDA}=1e-3,1e-2", f"{BW}=1.0"], folds=2,
              data=(X, y), refit=True)
-    assert "krr_nystrom on the 32 centres given" in r.info["shared"]["note"]
+    assert "krr_nystrom on the 32 centers given" in r.info["shared"]["note"]
     assert r.best_spec["solver"]["name"] == "krr_nystrom" and r.best_spec["model"]["features"]["count"] == 32
     assert r.refit.info["n_centers"] == 32
-    # without a count: the centres auto's own search chooses, once
+    # without a count: the centers auto's own search chooses, once
     r2 = tune(_spec("binary", solver="auto", count=None), [f"{LAMBDA}=1e-3,1e-2"], folds=2, data=(X, y))
     assert "its search chose" in r2.info["shared"]["note"] and r2.best_spec["solver"]["name"] == "krr_nystrom"
 
@@ -208,7 +208,7 @@ def test_cli_tune_on_the_shared_path_says_so_and_refits(seeded_data, tmp_path, c
                "--folds", "3", "--refit", "--quiet", "--out", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
-    assert "λ path shared: 6 Nystrom systems on 64 centres" in text and "refit on all training rows: test accuracy" in text
+    assert "λ path shared: 6 Nystrom systems on 64 centers" in text and "refit on all training rows: test accuracy" in text
     record = json.loads((out / "tune.json").read_text())
     assert record["shared"]["systems"] == 6 and len(record["rows"]) == 4
     assert kopt.load_spec(str(out / "best.yaml"))["solver"]["name"] == "krr_nystrom"

@@ -1,9 +1,9 @@
 """model.features.count above what the model can use: said on the console and in the report.
 
-1,024 centres asked on 400 training rows of which 303 are distinct: the solve uses 303 centres, and says so -- a
+1,024 centers asked on 400 training rows of which 303 are distinct: the solve uses 303 centers, and says so -- a
 one-line FeatureCountWarning naming ``model.features.count`` and the count used, and ``solver_info.centers_note``
-in the report -- for every solver on Nystrom centres (the NystromSolver base, svm_nystrom, krr_pairs, joker's
-primal mode).  Centres the kernel cannot tell apart (dropped by center_basis) are told apart from rows that ran out.
+in the report -- for every solver on Nystrom centers (the NystromSolver base, svm_nystrom, krr_pairs, joker's
+primal mode).  Centers the kernel cannot tell apart (dropped by center_basis) are told apart from rows that ran out.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _rows(n=400, distinct=303, classes=2, seed=0):
 
 
 def _spec(solver, count=1024, loss="square", target="binary", bandwidth=0.2, extra=None, form="primal"):
-    spec = {"name": "centres", "seed": 0,
+    spec = {"name": "centers", "seed": 0,
             "model": {"loss": {"name": loss, **({"target": target} if target else {})}, "kernel": {"name": "gaussian", "bandwidth": bandwidth},
                       "regularizer": {"name": "l2", "lambda": 1.0e-3}, "form": form,
                       "features": {"kind": "nystrom", "count": count}},
@@ -54,33 +54,33 @@ CASES = [
 
 
 @pytest.mark.parametrize("solver, extra, loss, target, classes", CASES, ids=[c[0] for c in CASES])
-def test_more_centres_than_distinct_rows_is_said(solver, extra, loss, target, classes):
+def test_more_centers_than_distinct_rows_is_said(solver, extra, loss, target, classes):
     data = _rows(classes=classes)
     form = "dual" if solver == "joker" else "primal"
     r, said = _solve(_spec(solver, loss=loss, target=target, extra=extra, form=form), data)
     assert len(said) == 1, said
     text = said[0]
-    assert text.startswith("model.features.count = 1,024 asks for more Nystrom centres than this model can use")
-    assert "more centres than rows" in text and "the model uses" in text, text
-    if solver == "krr_pairs":  # 1,024 >= 400 rows: every row is a centre (each pair's exact KRR)
-        assert "400 rows (every row is a centre" in text and r.info["n_centers"] == 400
+    assert text.startswith("model.features.count = 1,024 asks for more Nystrom centers than this model can use")
+    assert "more centers than rows" in text and "the model uses" in text, text
+    if solver == "krr_pairs":  # 1,024 >= 400 rows: every row is a center (each pair's exact KRR)
+        assert "400 rows (every row is a center" in text and r.info["n_centers"] == 400
     else:
         assert "303 distinct rows" in text and "cannot tell apart" not in text, text
         assert r.info["n_centers"] == 303 and r.info["centers_dropped"] == 0
-    assert f"the model uses {r.info['n_centers']:,} centres" in text
+    assert f"the model uses {r.info['n_centers']:,} centers" in text
     assert r.info["centers_asked"] == 1024 and r.info["centers_note"] == text
 
 
-def test_centres_the_kernel_cannot_tell_apart_are_told_from_rows_that_ran_out():
-    """400 distinct rows, 200 centres asked, a bandwidth 50 times the data's spread: the pivoted Cholesky keeps a
+def test_centers_the_kernel_cannot_tell_apart_are_told_from_rows_that_ran_out():
+    """400 distinct rows, 200 centers asked, a bandwidth 50 times the data's spread: the pivoted Cholesky keeps a
     handful; the message names that reason, not the rows."""
     X, y = _rows(distinct=400)
     r, said = _solve(_spec("krr_nystrom", count=200, bandwidth=50.0), (X, y))
     assert len(said) == 1 and r.info["centers_dropped"] > 0
     text = said[0]
-    assert "cannot tell apart" in text and "more centres than rows" not in text, text
-    assert f"{r.info['centers_dropped']:,} of the 200 drawn centres" in text
-    assert f"the model uses {r.info['n_centers']:,} centres" in text
+    assert "cannot tell apart" in text and "more centers than rows" not in text, text
+    assert f"{r.info['centers_dropped']:,} of the 200 drawn centers" in text
+    assert f"the model uses {r.info['n_centers']:,} centers" in text
 
 
 def test_a_count_the_model_uses_says_nothing():
@@ -101,18 +101,18 @@ def test_cli_prints_one_line_and_the_report_says_it(tmp_path, capsys):
     assert len(lines) == 1 and lines[0].startswith("kopt: warning: model.features.count = 1,024"), err
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     note = report["solver_info"]["centers_note"]
-    assert note in lines[0] and "more centres than rows" in note
-    assert f"uses {report['solver_info']['n_centers']:,} centres" in note
+    assert note in lines[0] and "more centers than rows" in note
+    assert f"uses {report['solver_info']['n_centers']:,} centers" in note
     assert issubclass(FeatureCountWarning, SpecWarning)  # --quiet silences it with the other spec warnings
 
 
 def test_a_count_solver_auto_chose_is_noted_not_warned_and_a_given_one_is_warned():
-    """solver auto draws its centre counts by doubling: where the basis keeps fewer, the note is the planner's record
+    """solver auto draws its center counts by doubling: where the basis keeps fewer, the note is the planner's record
     (solver_info.centers_note), not a warning telling a user who set no count to set one; a count the spec's author
     gave is still warned about under auto."""
     X, y = _rows(n=3000, distinct=3000)
-    X[:, 1:] = 0.0  # one column: the kernel tells few of auto's 256 centres apart
-    spec = {"name": "auto-centres", "seed": 0, "model": {"loss": {"name": "square", "target": "binary"},
+    X[:, 1:] = 0.0  # one column: the kernel tells few of auto's 256 centers apart
+    spec = {"name": "auto-centers", "seed": 0, "model": {"loss": {"name": "square", "target": "binary"},
                                                           "kernel": {"name": "gaussian"}}, "backend": "numpy"}
     r, said = _solve(spec, (X, y))
     assert said == [] and r.auto["centers"] == r.info["centers_asked"] > r.info["n_centers"]

@@ -1,11 +1,11 @@
-"""Nyström features: the exact kernel on M centres drawn from the training rows.
+"""Nyström features: the exact kernel on M centers drawn from the training rows.
 
-A model f = Σ_j w_j k(c_j, ·) over M centres c_j (a seeded uniform sample of the training rows,
+A model f = Σ_j w_j k(c_j, ·) over M centers c_j (a seeded uniform sample of the training rows,
 as in Williams & Seeger 2001 and Falkon) has ‖f‖² = wᵀK_CC w and scores f(X) = K_XC w.  For an
 M-dimensional solver that is a feature map ψ(x) = k(x, C) with the metric R = K_CC: its problem
 is the kernel problem restricted to span{k(c_j, ·)}, whose kernel k(x, C) K_CC⁻¹ k(C, x') is
 positive definite -- so the duality gap certifies it exactly as it certifies a random-feature
-problem.  Data-dependent centres need far fewer features than random ones for the same
+problem.  Data-dependent centers need far fewer features than random ones for the same
 accuracy; the price is M kernel evaluations per row (n M d flops per pass) instead of M cosines.
 
 :class:`NystromRows` has the pass API of :mod:`kopt.numerics.bound_features` (``predict``,
@@ -21,7 +21,7 @@ from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.bound_features import ChunkedRows
 
-#: rows read at a time while drawing centres
+#: rows read at a time while drawing centers
 CENTER_BLOCK = 4096
 #: sparse training rows are densified once when they take at most this many bytes dense
 DENSE_COPY_BYTES = 1 << 26
@@ -29,17 +29,17 @@ DENSE_COPY_BYTES = 1 << 26
 
 def center_order(problem, count: int):
     """Indices of up to ``count`` training rows with distinct values, in a seeded uniform order: the first
-    ``m`` of them are the centres of any size ``m`` ≤ ``count``.
+    ``m`` of them are the centers of any size ``m`` ≤ ``count``.
 
     Rows are taken in the order of one seeded permutation and kept while their values are new
     (data with repeated rows -- a9a's binary features -- would make K_CC singular), until ``count``
-    are kept or the rows run out.  The order does not depend on ``count``, so the centres of
+    are kept or the rows run out.  The order does not depend on ``count``, so the centers of
     ``solver: auto``'s ladder (256, 512, ...) are nested and the size it chooses is the sample
     ``krr_nystrom`` and ``joker`` draw for that ``features.count``.
 
     The permutation is the validation split's (:func:`kopt.numerics.splits.split_permutation`, the spec's seed)
-    read from its tail, so a split's held-out rows are the last to become centres: up to (1 − v) n
-    centres, none is a row held out from the fit it scores.  A held-out centre corrupts the validation
+    read from its tail, so a split's held-out rows are the last to become centers: up to (1 − v) n
+    centers, none is a row held out from the fit it scores.  A held-out center corrupts the validation
     score: its coefficient is fitted without its own label, and at small λ its own kernel column decides
     the score at that row, so the search chose λ and sizes too large (docs/benchmarks.md, "Measurements behind the code's choices").
     """
@@ -79,13 +79,13 @@ def _row_keys(problem, idx):
     return [row.tobytes() for row in rows]
 
 
-def centres_used(asked: int, drawn: int, kept: int, *, key: str = "model.features.count",
+def centers_used(asked: int, drawn: int, kept: int, *, key: str = "model.features.count",
                  rows: str = "distinct rows") -> dict:
-    """The report's word on how many of the ``asked`` centres the model uses, and a warning when it is fewer.
+    """The report's word on how many of the ``asked`` centers the model uses, and a warning when it is fewer.
 
     ``asked``: ``model.features.count``; ``drawn``: the distinct training rows :func:`choose_centers` found
     (fewer than ``asked`` when the data hold fewer distinct rows); ``kept``: those :func:`center_basis` kept
-    (it drops centres the kernel cannot tell from the span of the others).  Returns the solver's info entries
+    (it drops centers the kernel cannot tell from the span of the others).  Returns the solver's info entries
     ``centers_asked``, ``n_centers``, ``centers_dropped`` and, when ``kept < asked``, ``centers_note`` -- the
     one line also issued as a :class:`~kopt.errors.FeatureCountWarning` (``kopt solve`` prints it on stderr).
     ``rows``: what the drawn count counts, for the message."""
@@ -99,13 +99,13 @@ def centres_used(asked: int, drawn: int, kept: int, *, key: str = "model.feature
         return info
     why = []
     if drawn < asked:
-        why.append(f"the training data hold {drawn:,} {rows}, so only {drawn:,} centres can be drawn "
-                   "(more centres than rows)")
+        why.append(f"the training data hold {drawn:,} {rows}, so only {drawn:,} centers can be drawn "
+                   "(more centers than rows)")
     if kept < drawn:
-        why.append(f"{drawn - kept:,} of the {drawn:,} drawn centres are ones the kernel cannot tell apart (each "
+        why.append(f"{drawn - kept:,} of the {drawn:,} drawn centers are ones the kernel cannot tell apart (each "
                    "within the others' span at this bandwidth) and were dropped")
-    note = (f"{key} = {asked:,} asks for more Nystrom centres than this model can use: {'; '.join(why)}; the "
-            f"model uses {kept:,} centres (set {key} to {kept:,} or fewer to ask for what is used)")
+    note = (f"{key} = {asked:,} asks for more Nystrom centers than this model can use: {'; '.join(why)}; the "
+            f"model uses {kept:,} centers (set {key} to {kept:,} or fewer to ask for what is used)")
     info["centers_note"] = note
     warnings.warn(note, FeatureCountWarning, stacklevel=2)
     return info
@@ -117,29 +117,29 @@ def choose_centers(problem, count: int):
     return np.sort(center_order(problem, count))
 
 
-#: a centre is kept while its kernel column's residual variance, after the span of the centres kept before it,
+#: a center is kept while its kernel column's residual variance, after the span of the centers kept before it,
 #: is above this share of the mean k(c, c) (:func:`center_basis`)
 CENTER_TOLERANCE = 1e-6
 
 
-#: centres whose values are at most this share nonzero (text's tf-idf rows: about 1%) give R = K_CC by the
+#: centers whose values are at most this share nonzero (text's tf-idf rows: about 1%) give R = K_CC by the
 #: kernel's sparse-rows product where it has one (:attr:`kopt.contract.components.Kernel.sparse_rows`)
 SPARSE_CENTERS = 0.1
 
 
-#: where the kept centres' U fills at most this share of R's M x M buffer, :func:`center_basis` copies it out and frees
+#: where the kept centers' U fills at most this share of R's M x M buffer, :func:`center_basis` copies it out and frees
 #: the buffer (above it, the copy's moment holds more than the buffer it frees)
 COMPACT_SHARE = 0.5
 
 
 def center_basis(kernel, C, tol=CENTER_TOLERANCE):
-    """``(kept, U)``: a well-conditioned basis of the centres C by R's pivoted Cholesky factorisation.
+    """``(kept, U)``: a well-conditioned basis of the centers C by R's pivoted Cholesky factorisation.
 
-    LAPACK's ``?pstrf`` orders the centres greedily, each next the one farthest (in the kernel's
+    LAPACK's ``?pstrf`` orders the centers greedily, each next the one farthest (in the kernel's
     feature space) from the span of those before it, and stops where that distance² falls to ``tol``
-    times the mean k(c, c): ``kept`` are the positions of the kept centres in C (that order), U is the
+    times the mean k(c, c): ``kept`` are the positions of the kept centers in C (that order), U is the
     upper Cholesky factor of their R = K_CC (float64, R = UᵀU exactly up to rounding).  Repeated or
-    nearly repeated centres -- rows closer than the bandwidth resolves -- are what it drops, and
+    nearly repeated centers -- rows closer than the bandwidth resolves -- are what it drops, and
     without them λ_min(R) stays near ``tol`` instead of at float64's rounding.
     """
     from scipy.linalg import lapack
@@ -157,9 +157,9 @@ def center_basis(kernel, C, tol=CENTER_TOLERANCE):
     # reads one triangle only (no symmetrising pass: it made an M × M temporary)
     c, piv, rank, info = lapack.dpstrf(R.T, tol=tol * scale, lower=0, overwrite_a=1)
     if info < 0 or rank < 1:
-        raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centres has no positive pivot")
+        raise np.linalg.LinAlgError("the kernel matrix of the Nystrom centers has no positive pivot")
     kept = np.asarray(piv[:rank], dtype=np.int64) - 1
-    # Fortran order, as LAPACK gave it: BLAS reads it without a copy; where centres were dropped, the leading
+    # Fortran order, as LAPACK gave it: BLAS reads it without a copy; where centers were dropped, the leading
     # rank x rank block is compacted in R's own buffer (a copy held R and U at once)
     U = leading_rows(c, rank)[:, :rank]
     if rank * rank <= COMPACT_SHARE * c.size:
@@ -191,9 +191,9 @@ def leading_rows(A, rows):
 
 
 def _sparse_center_kernel(kernel, C, band=512):
-    """R = K_CC in float64 for centres densified from sparse rows (text), a band of R's rows at a time: the
-    centres as CSR (their nonzeros) against a float64 band of them, so xᵀc is a sparse product and no dense
-    float64 copy of every centre is made.  R is symmetric: its rows lo..hi are the transpose of the columns
+    """R = K_CC in float64 for centers densified from sparse rows (text), a band of R's rows at a time: the
+    centers as CSR (their nonzeros) against a float64 band of them, so xᵀc is a sparse product and no dense
+    float64 copy of every center is made.  R is symmetric: its rows lo..hi are the transpose of the columns
     k(C, C[lo:hi]) (docs/benchmarks.md, "Measurements behind the code's choices")."""
     import scipy.sparse as sp
 
@@ -226,7 +226,7 @@ class NystromRows(ChunkedRows):
     """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver.
 
     ``kernel``: the problem's kernel (its bandwidth a number); ``X``: the rows (dense or CSR; CSR rows that take at
-    most :data:`DENSE_COPY_BYTES` dense are densified once); ``C``: the dense centres (n_centres × d, the problem's
+    most :data:`DENSE_COPY_BYTES` dense are densified once); ``C``: the dense centers (n_centers × d, the problem's
     dtype, on its backend: NumPy or CuPy); ``dtype``: the kernel values' dtype (``problem.dtype``, float32 by
     default); ``memory_bytes``: K = k(X, C) (n × M in ``dtype``) is computed once and kept when it fits (then
     :attr:`materialized` is True), else every pass recomputes it a chunk of rows at a time; ``threads``: kopt's
@@ -274,7 +274,7 @@ class NystromRows(ChunkedRows):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
 
     def predict(self, v):
-        """K v: every row's scores k(x_i, C) v for coefficients ``v`` on the centres, ``(M,)`` or ``(M, C)``.
+        """K v: every row's scores k(x_i, C) v for coefficients ``v`` on the centers, ``(M,)`` or ``(M, C)``.
 
         Returns a float64 ``(n, C)`` array (a 1-D ``v`` gives C = 1).  ``v`` is cast to the kernel values' dtype and
         each chunk's product is taken in that dtype (float32 by default: unit round-off 6e-8 per operation, summed over M terms),
