@@ -56,6 +56,7 @@ def test_wheel_holds_code_specs_sample_and_license(wheel):
               "ATTRIBUTION.md"):
         assert f"kopt_plugins/datasets/data/{f}" in names
     assert f"{dist}/licenses/LICENSE" in names
+    assert "kopt/py.typed" in names  # PEP 561: type checkers read the package's hints
     for path in sorted(REPO.glob("kopt/**/*.py")):  # every module of the engine and of the plugins
         assert path.relative_to(REPO).as_posix() in names, path
     for path in sorted(REPO.glob("plugins/**/*.py")):
