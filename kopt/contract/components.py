@@ -80,7 +80,7 @@ class Component:
 class Loss(Component):
     """A loss ℓ(y, u) of the prediction u, with its Fenchel conjugate in u.
 
-    Conventions (ALGORITHMS.md §0): ``xi_y(u) = ℓ(y, u)``; the conjugate is
+    Conventions (docs/losses.md): ``xi_y(u) = ℓ(y, u)``; the conjugate is
     ``conj(v, y) = sup_u v*u - ℓ(y, u)``, finite exactly on the box
     ``conj_box(y)``.  All methods are elementwise over ``u``/``v`` and ``y``
     (for multiclass losses ``u`` is ``(n, C)`` and ``y`` holds class ids).
