@@ -26,7 +26,7 @@ BANDWIDTH_PARAMS = {
                        "'auto' (solver auto searches factors of the scale rule on a validation split; every other "
                        "solver takes the scale rule)",
         "oneOf": [POSITIVE, {"enum": ["median", "scale", "auto"]}],
-        "default": "auto",  # chosen by measurement: docs/defaults.md
+        "default": "auto",  # chosen by measurement: docs/design/preprocessing-and-bandwidth.md
     },
     "bandwidth_factor": {
         "description": "multiplier applied to the bandwidth of a rule ('median' or 'scale')",
@@ -263,7 +263,7 @@ class Regularizer(Component):
 
     kind = "regularizer"
     params = {"lambda": {
-        "anyOf": [NONNEGATIVE, {"const": "auto"}], "default": "auto",  # chosen by measurement: docs/defaults.md
+        "anyOf": [NONNEGATIVE, {"const": "auto"}], "default": "auto",  # chosen by measurement: docs/design/lambda-auto.md
         "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss), or auto: chosen before the "
                        "solve on a seeded 20% validation split of the training rows along a warm-started λ path "
                        "(1e-2 ... 1e-7; docs/defaults.md); unlabeled and two-sample losses, the gp form and Dask "
