@@ -1,4 +1,4 @@
-"""ADSG vs. its momentum-free loop (mrbcd) and proximal SVRG, in the style of papers/003 Fig. 1.
+"""ADSG vs. its momentum-free loop (mrbcd) and proximal SVRG, in the style of Shen et al. (2017) Fig. 1.
 
 For reuters and w8a (sparse LIBSVM, input features as coordinates, kernel
 ``linear``, no standardisation) and three problems -- ℓ1-logistic,

@@ -1,4 +1,4 @@
-"""Passes to 1e-6 relative suboptimality on ill-conditioned ridge problems (κ ≫ n), b = 1 as in papers/003.
+"""Passes to 1e-6 relative suboptimality on ill-conditioned ridge problems (κ ≫ n), b = 1 as in Shen et al. (2017).
 
 The problem: ridge regression (square loss + l2, μ = λ) on rank-deficient
 Gaussian data (n rows, d > n columns, rows of norm ≈ 1), so F itself adds no

@@ -1,6 +1,6 @@
 """ADSG against fairly tuned baselines (SVRG, MRBCD, Katyusha) on ridge problems: passes to 1e-6.
 
-papers/003 tunes every method's step ("for SVRG and MRBCD, it is usually
+Shen et al. (2017) tunes every method's step ("for SVRG and MRBCD, it is usually
 1/L") and uses the same mini-batch b for all and the same block count B for
 ADSG and MRBCD.  Here each baseline runs over a step grid (2^(k/2) times its
 default step, k = -2..8; the first diverging step ends the grid upwards) and

@@ -1,6 +1,6 @@
 """Probabilities: kopt's calibrated margins against scikit-learn's SVC, and class weights on ijcnn1.
 
-For each binary set (BENCHMARKS.md's splits; training rows subsampled to --train rows, seeded, test rows to
+For each binary set (the presets' standard splits; training rows subsampled to --train rows, seeded, test rows to
 --test): ``KernelClassifier()`` (solver auto, the loss left to auto: Platt sigmoids on auto's held-out validation scores),
 ``SVC(probability=True)`` (libsvm's internal 5-fold Platt) and ``CalibratedClassifierCV(SVC())`` (5 folds, sigmoid).
 Reported: test log loss, Brier score, ECE over 10 equal-width bins, and the extra fit time each calibration costs
@@ -133,7 +133,7 @@ def main():
         (Xtr, ytr), (Xte, yte) = load()
         Xtr, ytr = _sub(Xtr, ytr, args.train, 0)
         Xte, yte = _sub(Xte, yte, args.test, 1)
-        sc = StandardScaler().fit(Xtr)  # SVC's inputs z-scored as kopt's are (BENCHMARKS.md)
+        sc = StandardScaler().fit(Xtr)  # SVC's inputs z-scored as kopt's are
         Ztr, Zte = sc.transform(Xtr), sc.transform(Xte)
         loaded[name] = (Xtr, ytr, Xte, yte, Ztr, Zte)
         row = {}

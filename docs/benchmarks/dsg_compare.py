@@ -3,7 +3,7 @@
     python docs/benchmarks/dsg_compare.py                 # both data sets, 3 repeats, with the peer
     python docs/benchmarks/dsg_compare.py --data a9a --repeat 1 --no-peer
 
-Runs specs/{dsg,udsg,cdsg}_{a9a,ijcnn1}.yaml (standard splits of ../shared/BENCHMARKS.md), and CDSG
+Runs specs/{dsg,udsg,cdsg}_{a9a,ijcnn1}.yaml (the presets' standard splits), and CDSG
 with ``candidates: 32`` (checks 32 random old blocks instead of all: one small adjoint instead of a
 second pass over every block), with
 ``check_every`` checks: the exact training objective on the spec's ``check_rows`` rows and

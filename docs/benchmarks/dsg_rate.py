@@ -1,6 +1,6 @@
-"""papers/001 Fig. 4(2) / Sec. 7.1: does DSG's error fall like 1/t, and under which step size?
+"""Dai et al. (2014) Fig. 4(2) / Sec. 7.1: does DSG's error fall like 1/t, and under which step size?
 
-papers/001 proves E|f_t(x) − f*(x)|² = O(1/t) for γ_t = θ/t with θν ∈ (1, 2) (Thm. 4, Lemma 8),
+Dai et al. (2014) proves E|f_t(x) − f*(x)|² = O(1/t) for γ_t = θ/t with θν ∈ (1, 2) (Thm. 4, Lemma 8),
 f* the minimiser of R(f) = E ℓ(f(x), y) + ν/2 ‖f‖² (kopt's λ = ν).  Its Sec. 7.1 run (ν = 1e−6,
 B = F = 1024) gives no step size; specs/krr_synthetic.yaml uses γ_t = 2000/(40 + t), i.e. θν = 0.002.
 

@@ -1,4 +1,4 @@
-"""papers/001 Sec. 7.1 / Figure 4(2): DSG's error |f_t(x) − f*(x)|² against the iteration t.
+"""Dai et al. (2014) Sec. 7.1 / Figure 4(2): DSG's error |f_t(x) − f*(x)|² against the iteration t.
 
     python docs/benchmarks/dsg_synthetic.py                      # specs/krr_synthetic.yaml as is: 2^20 points
     python docs/benchmarks/dsg_synthetic.py --n-train 65536 --iterations 256
@@ -103,7 +103,7 @@ def plot(res, path):
     ax.loglog(t, ref * t[min(4, len(t) - 1)] / t, "k:", label="1/t")
     ax.set_xlabel("iteration t")
     ax.set_ylabel("mean |f(x) − f*(x)|² on 4096 test points")
-    ax.set_title(f"DSG, papers/001 Sec. 7.1: n = {res['n_train']:,}, B = F = {res['batch_size']}, "
+    ax.set_title(f"DSG, Dai et al. (2014) Sec. 7.1: n = {res['n_train']:,}, B = F = {res['batch_size']}, "
                  f"T = {res['iterations']}\n(slopes fitted for t ≥ 16; f* = the noise-free target)", fontsize=10)
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)

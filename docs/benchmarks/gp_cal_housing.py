@@ -1,4 +1,4 @@
-"""GP regression by doubly stochastic gradients on cal_housing (BENCHMARKS.md split).
+"""GP regression by doubly stochastic gradients on cal_housing (the preset's standard split).
 
 Two runs of the ``gp`` solver (variance by one fit per test point, formulation 2), Gaussian
 kernel with the median bandwidth, σ² = 0.2 on the z-scored target (about the residual

@@ -1,9 +1,9 @@
-"""GP posterior by doubly stochastic gradients against the closed form, in the style of papers/001 Fig. 5.
+"""GP posterior by doubly stochastic gradients against the closed form, in the style of Dai et al. (2014) Fig. 5.
 
-Data: the papers/001 Sec. 7.1 generator (``data.source: dai_synthetic``), σ² = 0.1, batch 64,
+Data: the Dai et al. (2014) Sec. 7.1 generator (``data.source: dai_synthetic``), σ² = 0.1, batch 64,
 feature block 512, Gaussian kernel.  Two set-ups:
 
-* ``paper``: 2^11 training / 2^10 test points, median bandwidth (papers/001 Sec. 7.2);
+* ``paper``: 2^11 training / 2^10 test points, median bandwidth (Dai et al. 2014, Sec. 7.2);
 * ``ci``: 2^9 / 2^8 points, bandwidth 0.25 × median (the set-up of tests/plugins/gp/test_gp_validation.py).
 
 Each runs the mean with the variance by one fit per test point (formulation 2) and by the
@@ -108,7 +108,7 @@ def plot(results, path):
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
     axes[1].legend(fontsize=7)
-    fig.suptitle("GP regression by doubly stochastic gradients (papers/001 Fig. 5 set-up)")
+    fig.suptitle("GP regression by doubly stochastic gradients (Dai et al. 2014, Fig. 5 set-up)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

@@ -1,6 +1,6 @@
-"""The GP variance operator Â (papers/001 App. D) on the papers/001 Fig. 5 set-up: what it can reach.
+"""The GP variance operator Â (Dai et al. 2014, App. D) on the Dai et al. (2014) Fig. 5 set-up: what it can reach.
 
-papers/001 Sec. 7.2 (Fig. 5): the Sec. 7.1 generator, 2^11 training / 2^10 test points, Gaussian kernel
+Dai et al. (2014) Sec. 7.2 (Fig. 5): the Sec. 7.1 generator, 2^11 training / 2^10 test points, Gaussian kernel
 at the median bandwidth, σ² = 0.1, batch 64, feature block 512.  The paper gives no step size, T or
 averaging for the operator; App. D gives its update with two independent feature draws ω, ω' per step.
 This script runs kopt's operator (the same update, mini-batch and block form) over what the paper leaves

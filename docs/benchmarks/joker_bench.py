@@ -1,4 +1,4 @@
-"""Joker against the BENCHMARKS.md targets and scikit-learn peers, measured in the same run.
+"""Joker against kopt's targets and scikit-learn peers, measured in the same run.
 
 For higgs-12k and ijcnn1 (standard splits) and each Joker model -- Huber, KRR, SVM (L2-SVC), KLR,
 from specs/joker_<model>_<data>.yaml -- this script
@@ -163,7 +163,7 @@ def main():
                 svm = os.path.join(SPECS, f"joker_svm_{ds}.yaml")
                 job = {"kind": "svc", "spec": svm}
                 if ds == "ijcnn1":
-                    job["C"] = 10.0  # BENCHMARKS.md's fastest peer: SVC RBF C = 10
+                    job["C"] = 10.0  # the fastest peer: SVC RBF C = 10
                 rows["peer_svc"] = repeat(job, args.repeats)
                 print(ds, "SVC", rows["peer_svc"]["metrics"], flush=True)
         else:
@@ -210,7 +210,7 @@ def plot(out):
                             label=p["peer"].split("(")[0] + " (fit, median)")
             tgt = rows["target"].get(key.replace("test_", ""))
             if tgt:
-                ax.axhline(tgt, color="r", ls=":", label="BENCHMARKS.md target")
+                ax.axhline(tgt, color="r", ls=":", label="target")
             ax.set(xlabel="seconds (fit, holdout scoring in the trace included)", ylabel=key.replace("test_", ""),
                    title=f"{ds}: {key.replace('test_', '')} against time")
             ax.set_xscale("log")

@@ -1,4 +1,4 @@
-"""papers/004's checkable claims about Joker's solver, measured on higgs-12k (full HIGGS is not available here).
+"""Zhang & Lai's checkable claims about Joker's solver, measured on higgs-12k (full HIGGS is not available here).
 
 The paper's inexact Joker on HIGGS (Table A.3): Laplacian kernel, median bandwidth, random features,
 |B| = 512 (1,024 for KLR), CG–Steihaug trust-region steps (Alg. 1–3).  Here the same route

@@ -1,13 +1,13 @@
-"""Joker (DBCD-TR) cost per iteration against M and |B|, and the projected time of papers/004's HIGGS run.
+"""Joker (DBCD-TR) cost per iteration against M and |B|, and the projected time of Zhang & Lai's HIGGS run.
 
 Features mode on HIGGS-shaped data (the 7,000 LightGBM HIGGS rows: 28 features; the cost of a block
 iteration does not depend on n in this mode), Huber loss, Laplacian kernel, median bandwidth -- the main
 job's model.  For every (M, |B|) the solver runs a few warm-up iterations and then ``--iters`` timed
 ones; a run-time hook records wall time and process CPU time (all threads) at every iteration.  The
 median per-iteration figures are reported, for both trust-region model kernels (``model_kernel``:
-``features`` = papers/004's ψψᵀ, ``exact`` = k(X_B, X_B)).
+``features`` = Zhang & Lai's ψψᵀ, ``exact`` = k(X_B, X_B)).
 
-The projection of papers/004's setting (8.8M training rows, M = 2·10^5, |B| = 512, 50,000 iterations)
+The projection of Zhang & Lai's setting (8.8M training rows, M = 2·10^5, |B| = 512, 50,000 iterations)
 uses the measured per-iteration cost at M = 2·10^5 plus the measured per-row cost of scoring rows
 (the final holdout pass over 2.2M rows, and the gap estimate).
 
@@ -117,7 +117,7 @@ def main():
         r = per_iteration(spec(4096, 512, warm + k, mode="exact", n=n), warm)
         out["exact_by_n"].append({"n": n, "block_size": 512, **r})
         print("exact n", n, r, flush=True)
-    # papers/004's HIGGS setting
+    # Zhang & Lai's HIGGS setting
     paper = {"n_train": 8_800_000, "n_test": 2_200_000, "M": 200_000, "block_size": 512, "iterations": 50_000}
     for mk in ("features", "exact"):
         r = per_iteration(spec(paper["M"], 512, warm + 3, mk), warm)

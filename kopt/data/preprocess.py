@@ -239,10 +239,10 @@ def merge_range_stats(a, b):
 
 
 def scaling_rule(stats) -> tuple:
-    """``(z-score?, why)`` for the :func:`range_stats` of the training rows (docs/defaults.md):
+    """``(z-score?, why)`` for the :func:`range_stats` of the training rows (docs/defaults.md; why:
+    docs/design/preprocessing-and-bandwidth.md):
 
-    * sparse: no (z-scoring would make it dense; scaling alone scored worse on the sparse sets: docs/benchmarks.md,
-      "Measurements behind the code's choices");
+    * sparse: no (z-scoring would make it dense, and scaling alone scored worse on the sparse sets);
     * every value in [0, 1]: no (indicators, proportions, pixels / 255);
     * every value >= 0 and the columns share one range -- at least 90% of the non-constant columns
       reach half of the largest value, as 8-bit pixel intensities 0..255 do: no (z-scoring an image's

@@ -4,7 +4,7 @@ A :class:`FilePreset` declares its files (:class:`kopt.data.download.Remote`,
 by role: ``train`` -- one or several files read as one table --, ``test``, and
 ``extra`` companions such as MNIST's label files), how to read them (``read``:
 format, label column, ``n_features`` ...) and its standard train/test split.
-``data: {source: NAME}`` then gives the standard split of BENCHMARKS.md; the
+``data: {source: NAME}`` then gives the set's standard split; the
 spec may ask for another one (``test``, ``test_fraction`` or ``test_rows``), or
 for none (``options: {test_set: false}``), and may point ``data.train`` at its
 own copy of the training file(s).  Files are found or fetched by

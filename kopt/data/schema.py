@@ -42,7 +42,7 @@ DATA_SCHEMA = {
         "max_rows": {"type": "integer", "minimum": 1,
                      "description": "read at most this many training rows (the read stops there; splits apply "
                                     "to the rows read)"},
-        "standardize": {"enum": [True, False, "auto"], "default": "auto",  # chosen by measurement: docs/defaults.md
+        "standardize": {"enum": [True, False, "auto"], "default": "auto",  # chosen by measurement: docs/design/preprocessing-and-bandwidth.md
                         "description": "z-score features with training statistics (sparse data: scaled, not "
                                        "centered); auto: leave sparse data, data within [0, 1] (indicators) and "
                                        "non-negative data whose columns share one range (8-bit pixels 0..255) "

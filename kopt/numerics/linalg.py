@@ -1,7 +1,7 @@
 """Dense linear algebra on NumPy or CuPy, robust at the sizes exact solvers meet.
 
 The OpenBLAS bundled with SciPy segfaulted in a 2-thread Cholesky at
-n = 16,512 on the development machine (fine at 12,000; DESIGN.md), so large
+n = 16,512 on the development machine (fine at 12,000), so large
 factorisations here are blocked: LAPACK only ever factors ``BLOCK``-sized
 diagonal blocks, the rest is triangular solves and GEMM updates.
 """

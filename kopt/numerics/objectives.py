@@ -1,13 +1,13 @@
 """Primal and dual objectives in kopt's convention, and the duality gap.
 
-Primal (ALGORITHMS.md §0, kopt scaling):  P(f) = λ/2 ‖f‖²_H + (1/n) Σ ℓ(y_i, f(x_i)).
+Primal (kopt's scaling, docs/losses.md):  P(f) = λ/2 ‖f‖²_H + (1/n) Σ ℓ(y_i, f(x_i)).
 For f = Σ α_i k(x_i, ·) (or θ = Σ α_i φ(x_i) with random features) the dual is
 
     D(α) = −(1/n) Σ ℓ*_{y_i}(−λ n α_i) − λ/2 αᵀKα,
 
 so P(f_α) − D(α) = λ αᵀKα + (1/n) Σ [ℓ(y_i, (Kα)_i) + ℓ*(−λ n α_i)] ≥ 0 by
 Fenchel–Young, with equality exactly at the optimum.  Joker's scaling
-(papers/004: ½‖θ‖² + (1/λ_J) Σ ℓ) is the same problem with λ_J = λ n; the
+(Zhang & Lai (2025): ½‖θ‖² + (1/λ_J) Σ ℓ) is the same problem with λ_J = λ n; the
 Joker plugin converts (``kopt_plugins.joker.solver.joker_lambda``).
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ A fold's scores are those of the full solve at that grid point on the fold's tra
 those centers, standardisation and bandwidth (``tests/engine/selection/test_tune_shared.py`` checks them against a
 dense float64 solve), taken on the fold's held-out rows that are not centers: a held-out center's
 coefficient is fitted without its label, and at small λ its own kernel column decides its score (on
-mnist-10k at 4,096 centers and λ = 1e-6, 90.1% against 97.2% on the other held-out rows, docs/defaults.md),
+mnist-10k at 4,096 centers and λ = 1e-6, 90.1% against 97.2% on the other held-out rows, docs/design/center-ladder.md),
 which would bias every fold towards large λ.  The centers are the head of
 :func:`kopt.nystrom.center_order`, which holds a validation split's rows back but not every fold's: a fold
 whose held-out rows are all centers is scored on all of them.  krr_nystrom's intercept (the targets' mean

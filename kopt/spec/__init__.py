@@ -225,7 +225,7 @@ def _defaults_into(node: dict, schema: dict):
             _defaults_into(node[key], sub)
 
 
-#: λ where ``lambda: auto`` cannot work and the spec left λ out (the default before auto: docs/defaults.md)
+#: λ where ``lambda: auto`` cannot work and the spec left λ out (the default before auto: docs/design/lambda-auto.md)
 LAMBDA_FALLBACK = 1.0e-4
 
 

@@ -53,7 +53,7 @@ def render_markdown(reg) -> str:
             choosers = ", ".join(f"`{n}`" for n in reg.names("solver") if reg.get("solver", n).auto_loss is not None)
             parts += ["### `auto`", "", "the solver chooses the loss (`KernelClassifier()`'s default): a solver that "
                       f"chooses one ({choosers or 'none registered'}) is checked and assembled with its own loss "
-                      "section and says in its report which loss it solved (docs/defaults.md, \"The loss\"); any "
+                      "section and says in its report which loss it solved (docs/defaults.md, \"`loss: auto`\"); any "
                       "other solver refuses it", "", "No parameters (name the loss to set its options).", ""]
         for name in reg.names(kind):
             e = reg.components[kind][name]

@@ -8,7 +8,7 @@ its own points and runs them all::
     from kopt.testing import check_kernel
     check_kernel(MyKernel(bandwidth=1.5))      # raises AssertionError on the first violation
 
-What is checked (ALGORITHMS.md §0, DESIGN.md "Random features"):
+What is checked (docs/kernels.md):
 
 * ``exact`` is symmetric, finite, agrees with ``diag`` and gives positive semidefinite Gram matrices;
 * unbiasedness: the mean of φ_ω(x)φ_ω(x') over 2^15 features lies within 5 standard errors

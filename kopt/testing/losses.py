@@ -7,7 +7,7 @@ point, and returns None.  :func:`check_loss` draws its own points and runs them 
     from kopt.testing import check_loss
     check_loss(MyLoss(delta=0.5))          # raises AssertionError on the first violation
 
-Conventions checked (ALGORITHMS.md §0, docs/plugin-guide.md): ``conj(v, y)`` is finite on
+Conventions checked (docs/losses.md, docs/plugin-guide.md): ``conj(v, y)`` is finite on
 the closed box ``conj_box(y)`` and ``+inf`` outside it (a loss with ``conj_sum_zero = True``
 also needs Σ_c v_c = 0); ``grad`` is a subgradient, equal to the derivative where ℓ is
 differentiable; ``curvature`` is the second derivative (diagonal of the Hessian for
@@ -451,7 +451,7 @@ def check_conj_edges(loss, y, n_classes=3):
     if not np.all(np.isfinite(c32)):
         _fail(loss, "float32 conj is not finite near a box edge", ~np.isfinite(c32).all(axis=1), v=pts, conj=c32)
     # the scale of the terms of a conjugate (v², vy, ε|v|, entropies), so the tolerance is relative
-    # where ℓ* itself is tiny: bEnt(a) ≈ a log a at a = 2⁻³⁹ must keep its digits (papers/004 Sec. 3.2)
+    # where ℓ* itself is tiny: bEnt(a) ≈ a log a at a = 2⁻³⁹ must keep its digits (Zhang & Lai 2025, Sec. 3.2)
     P = pts.astype(F64)
     terms = np.abs(P) * (np.abs(P) + np.abs(np.asarray(Y, F64)) + 1)
     f32 = np.finfo(np.float32)

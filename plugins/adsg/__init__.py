@@ -1,10 +1,10 @@
-"""ADSG (papers/003) and its baselines for block-separable regularized ERM.
+"""ADSG (Shen et al. 2017) and its baselines for block-separable regularized ERM.
 
 Registers four solvers: ``adsg`` (accelerated doubly stochastic gradient,
 ADSG II by default, ADSG I as ``variant: reference``), ``mrbcd`` (the same
 loop without momenta: variance-reduced random block steps), ``svrg``
 (proximal SVRG, full-vector steps) and ``katyusha`` (accelerated SVRG,
-papers/003's accelerated baseline).
+Shen et al.'s accelerated baseline).
 """
 from kopt.contract.hookspecs import hookimpl
 

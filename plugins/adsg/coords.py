@@ -61,7 +61,7 @@ def build_design(problem, *, blocks=None, single_block=False, feature_memory_mb=
 
 
 def smoothness_constants(design, loss, rng):
-    """``(L, L_B)``: every f_i is L-smooth, F is L_B-smooth along each block (papers/003 Asm. I–II).
+    """``(L, L_B)``: every f_i is L-smooth, F is L_B-smooth along each block (Shen et al. 2017, Asm. I–II).
 
     L = ℓ''_max · max_i ‖a_i‖², L_B = ℓ''_max · max_l λ_max(A_lᵀ A_l / n), with
     ℓ''_max = ``loss.smoothness()``; λ_max by a power iteration (on a row

@@ -48,7 +48,7 @@ def _index(xp, I):
 
 
 def adsg1_epoch(design, loss, y, reg, it: Iterates, snap: Snapshot, p, draws, sigma: int) -> Iterates:
-    """ADSG I (papers/003 Alg. 1, lines 6–15): the reference, O(D) per inner step."""
+    """ADSG I (Shen et al. 2017, Alg. 1, lines 6–15): the reference, O(D) per inner step."""
     xp = design.xp
     edges = design.edges
     B = len(edges) - 1
@@ -71,7 +71,7 @@ def adsg1_epoch(design, loss, y, reg, it: Iterates, snap: Snapshot, p, draws, si
 
 
 def adsg2_epoch(design, loss, y, reg, it: Iterates, snap: Snapshot, p, draws, sigma: int) -> Iterates:
-    """ADSG II (papers/003 Alg. 2): the same iterates with O(Ω + nnz(a_I)) per inner step.
+    """ADSG II (Shen et al. 2017, Alg. 2): the same iterates with O(Ω + nnz(a_I)) per inner step.
 
     x̄_j = β_{j−1} u_j + γ ẑ_j + ẋ, ȳ_j = β_{j−1} u_{j−1} + γ ẑ_{j−1} + ẋ and
     z̄_j = ẑ_j + ẋ, with β_j = α₁ β_{j−1}, β_{−1} = 1 and γ = α₂/(α₂ + α₃).

@@ -1,4 +1,4 @@
-"""The ``katyusha`` solver: proximal Katyusha (Allen-Zhu, JMLR 2018), papers/003's accelerated baseline.
+"""The ``katyusha`` solver: proximal Katyusha (Allen-Zhu, JMLR 2018), Shen et al.'s accelerated baseline.
 
 Full-vector steps like ``svrg`` (one block of all coordinates) on the same
 outer loop (:mod:`kopt_plugins.adsg.solver`): an epoch is ``inner_steps``
@@ -49,7 +49,7 @@ class Katyusha(_VarianceReduced):
     """Proximal Katyusha: variance reduction with Nesterov and negative ("Katyusha") momentum."""
 
     name = "katyusha"
-    summary = "proximal Katyusha (accelerated SVRG, full-vector steps), papers/003's accelerated baseline"
+    summary = "proximal Katyusha (accelerated SVRG, full-vector steps), Shen et al.'s accelerated baseline"
     single_block = True
     params = {
         **COMMON,

@@ -1,6 +1,6 @@
-"""ADSG's per-epoch parameters (papers/003 Thm. 1–3), its snapshot rule and the random draws.
+"""ADSG's per-epoch parameters (Shen et al. 2017, Thm. 1–3), its snapshot rule and the random draws.
 
-Notation of papers/003 Alg. 1: B blocks, mini-batch b, inner length m,
+Notation of Shen et al. (2017) Alg. 1: B blocks, mini-batch b, inner length m,
 L (every f_i is L-smooth), L_B (F is L_B-smooth along each block), μ (P is
 μ-strongly convex), κ = (L + L_B)/μ.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: the three parameter settings of papers/003 and the theorem each one comes from
+#: the three parameter settings of Shen et al. (2017) and the theorem each one comes from
 SETTINGS = {
     "strongly_convex": "Thm. 1: α₂ = min{1, √(n/κ)}/(2B), α₃ = 1/(2B)",
     "general_convex": "Thm. 2: α₂ = 2/(s + 4B), α₃ = 1/(2B), μ = 0",

@@ -1,6 +1,6 @@
 """The solvers ``adsg``, ``mrbcd`` and ``svrg``: one outer loop on the solver skeleton, three inner loops.
 
-Problem (papers/003 eq. 1): min_x (1/n) Σ ℓ(y_i, a_iᵀx) + P(x) with a smooth
+Problem (Shen et al. 2017, eq. 1): min_x (1/n) Σ ℓ(y_i, a_iᵀx) + P(x) with a smooth
 loss and the spec's block-separable regularizer P (l2 with ``lambda`` = μ:
 kopt's λ/2‖f‖² + mean ℓ).  One iteration of the skeleton (:mod:`kopt.contract.iterative`)
 is one epoch: m inner steps from the snapshot x̃ (about one pass in evaluated
@@ -271,7 +271,7 @@ RIDGE_ADVICE = (
 
 
 class ADSG(_Blocked):
-    """Accelerated doubly stochastic gradient (papers/003 Alg. 1–2)."""
+    """Accelerated doubly stochastic gradient (Shen et al. 2017, Alg. 1–2)."""
 
     name = "adsg"
     summary = "accelerated doubly stochastic gradient (three momenta), block-separable regularized ERM"
@@ -281,7 +281,7 @@ class ADSG(_Blocked):
         **COMMON,
         **BLOCKS,
         "setting": {"enum": ["auto", *schedule.SETTINGS], "default": "auto",
-                    "description": "parameters of papers/003 Thm. 1 (strongly_convex), 2 (general_convex) or "
+                    "description": "parameters of Shen et al. (2017) Thm. 1 (strongly_convex), 2 (general_convex) or "
                                    "3 (unregularized, P ≡ 0); auto picks by μ and P"},
         "strong_convexity": {"type": ["number", "null"], "minimum": 0, "default": None,
                              "description": "μ (default: the regularizer's strong convexity, λ for l2)"},
@@ -320,7 +320,7 @@ class ADSG(_Blocked):
         setting = schedule.resolve_setting(o.setting, mu, reg.lam == 0)
         if setting != "strongly_convex":
             mu = 0.0
-        # mini-batch extension (papers/003 analyses b = 1): b rows drawn with replacement divide the
+        # mini-batch extension (Shen et al. (2017) analyses b = 1): b rows drawn with replacement divide the
         # variance bound, so L enters the parameters as L/b; b = 1 is the paper's setting exactly
         L_batch = st.L / o.batch_size
         kappa = (L_batch + st.L_B) / mu if mu > 0 else math.inf

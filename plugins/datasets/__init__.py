@@ -1,5 +1,5 @@
 """Built-in dataset presets: real public data sets (fetched into ``$KOPT_DATA`` on first use, or packaged)
-the synthetic generator of papers/001, and the generated sets at scale (deformed digits, HIGGS-shaped rows)."""
+the synthetic generator of Dai et al. (2014), and the generated sets at scale (deformed digits, HIGGS-shaped rows)."""
 from kopt.contract.hookspecs import hookimpl
 
 from .digits import DeformedDigits, DeformedDigits8v6

@@ -1,4 +1,4 @@
-"""Deformed MNIST digits in the manner of MNIST-8M (Loosli, Canu & Bottou 2007; papers/001's 8-vs-6 task).
+"""Deformed MNIST digits in the manner of MNIST-8M (Loosli, Canu & Bottou 2007; Dai et al.'s 8-vs-6 task).
 
 The source digits are the ``mnist`` preset's 10,000 rows (the MNIST test set, t10k).  The last
 ``test_digits`` of them (2,000 by default: mnist-10k's test rows) are the test set, real and
@@ -187,10 +187,10 @@ class DeformedDigits(DatasetPreset):
 
 
 class DeformedDigits8v6(DeformedDigits):
-    """The 8-vs-6 binary task of papers/001 on deformed digits: only the 8s and 6s (labels 8 and 6)."""
+    """The 8-vs-6 binary task of Dai et al. (2014) on deformed digits: only the 8s and 6s (labels 8 and 6)."""
 
     name = "deformed-digits-8v6"
     task = "binary"
     classes = [6, 8]
-    summary = ("MNIST-8M-style deformed digits, 8 vs 6 (papers/001's SVM task), up to 8,000,000 rows; test = the "
+    summary = ("MNIST-8M-style deformed digits, 8 vs 6 (Dai et al.'s SVM task), up to 8,000,000 rows; test = the "
                "real held-out 8s and 6s (generated from the mnist preset)")

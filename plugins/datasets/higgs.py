@@ -22,7 +22,7 @@ class Higgs(FilePreset):
     The file is ``data.train`` if given, else ``$KOPT_DATA/higgs/HIGGS.csv.gz``,
     downloaded (2.8 GB) and checksum-verified on first use unless ``data.fetch``
     is false.  Test set: the last 500,000 rows of the rows read (the UCI split)
-    unless the spec sets ``data.test``, ``data.test_fraction`` (papers/004 uses
+    unless the spec sets ``data.test``, ``data.test_fraction`` (Zhang & Lai (2025) uses
     0.2) or ``data.test_rows``.
     """
 
@@ -55,7 +55,7 @@ class Higgs(FilePreset):
 
 
 class Higgs12k(FilePreset):
-    """higgs-12k (BENCHMARKS.md): 7,500 training rows (UCI HIGGS rows 1-7,500, LightGBM's example files)
+    """higgs-12k: 7,500 training rows (UCI HIGGS rows 1-7,500, LightGBM's example files)
     and 5,000 test rows (H2O's higgs_test_5k).  Shipped inside the package: no download."""
 
     name = "higgs-12k"

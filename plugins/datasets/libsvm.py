@@ -1,4 +1,4 @@
-"""LIBSVM-format binary data sets with the standard splits of BENCHMARKS.md."""
+"""LIBSVM-format binary data sets with their standard splits."""
 from __future__ import annotations
 
 from kopt.data.presets import FilePreset

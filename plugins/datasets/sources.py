@@ -5,20 +5,19 @@ Two kinds of checksum (docs/data.md, "What is verified"):
 - ``sha256`` of the bytes at the URL, where a public record gives it (HIGGS from
   tensorflow/datasets, MNIST from torchvision and tensorflow/datasets,
   cal_housing.tgz from scikit-learn) or where the URL serves exactly the bytes
-  of the team's copy (the tick-datasets bz2 files);
-- ``content_sha256``: the SHA-256 of the *decompressed* content, computed by us
-  from the copies in ../shared/data (its SOURCES.md says where each came from).
+  of the project's copy (the tick-datasets bz2 files);
+- ``content_sha256``: the SHA-256 of the *decompressed* content, computed from
+  the project's copies of the files (each ``provenance`` says where one came from).
   Several of those copies were recompressed with xz or split from a combined
   file, so their bytes differ from any download, but their content is the
-  source file's: a download verifies against the content checksum, and the
-  shared copy against ``also_sha256`` (its own bytes) or its content.
+  source file's: a download verifies against the content checksum, and such a
+  copy against ``also_sha256`` (its own bytes) or its content.
 
-We had no network when writing this.  The LIBSVM, LightGBM, H2O and
-StatLib-derived content checksums were computed from the shared copies, whose
-provenance SOURCES.md documents; that the canonical download has the same
-content is what SOURCES.md's checks (row counts, byte-identical copies in
-other repositories) indicate, not something we re-checked against the
-canonical server.  A download whose content differs is refused with both
+The LIBSVM, LightGBM, H2O and StatLib-derived content checksums were computed
+from those copies, offline; that the canonical download has the same content is
+what their provenance checks (row counts, byte-identical copies in other
+repositories) indicate, not something re-checked against the canonical
+server.  A download whose content differs is refused with both
 checksums in the message; point ``data.train`` at your copy to use it anyway.
 """
 from kopt.data.download import Remote, Source
@@ -47,7 +46,7 @@ HIGGS12K_TRAIN = Remote(
     also_sha256=("2baba5579efad4868d3d084656669cdd4a7c2b725d3d927837e686eb2ee8e5bf",),
     aliases=("higgs_lightgbm_train.tsv",),
     provenance="microsoft/LightGBM examples/binary_classification/binary.train (unchanged since 2016); "
-               "sha256 of the team's xz copy's content (shared/data/SOURCES.md)",
+               "sha256 of the content of the project's xz copy",
 )
 #: UCI HIGGS rows 7,001-7,500 (LightGBM's example test file), also training rows of higgs-12k
 HIGGS12K_TRAIN2 = Remote(
@@ -58,7 +57,7 @@ HIGGS12K_TRAIN2 = Remote(
     content_sha256="d99ebec91acd99638f00c727c251c947a1d17ddfcbea27bfef6b0dc5e5fb1db3",
     also_sha256=("47deaccb689039a99e0626c80cae95bc789e8eb844b3711e7de279db694fa2cb",),
     aliases=("higgs_lightgbm_test.tsv",),
-    provenance="microsoft/LightGBM examples/binary_classification/binary.test; sha256 of the team's xz copy's content",
+    provenance="microsoft/LightGBM examples/binary_classification/binary.test; sha256 of the project's xz copy's content",
 )
 #: the H2O tutorial file higgs_test_5k (5,000 HIGGS rows disjoint from rows 1-10,000; 10 decimals)
 HIGGS12K_TEST = Remote(
@@ -69,7 +68,7 @@ HIGGS12K_TEST = Remote(
     content_sha256="ab729cb2a366684b490d7a7b465dfa6fd9b27da23a65afdac68268c998a64fd4",
     also_sha256=("ab2f19c89a677561ee302eff6491f4bd60f11521bb57059553bb703bcf229c9c",),
     aliases=("higgs_h2o_test_5k.csv",),
-    provenance="SpringerNLP/Chapter2 data/higgs_test_5k.csv (H2O's tutorial file); sha256 of the team's xz "
+    provenance="SpringerNLP/Chapter2 data/higgs_test_5k.csv (H2O's tutorial file); sha256 of the project's xz "
                "copy's content",
 )
 
@@ -86,7 +85,7 @@ IJCNN1_TRAIN = Remote(
     mirrors=(Source(_TICK + "ijcnn1/ijcnn1.trn.bz2",
                     sha256="b38a4198ce142d43e96fb86d17b87211feec1f909ac344fa057455c69de29de3", size=1_395_175),),
     aliases=("ijcnn1_trval.libsvm", "ijcnn1.trn"),
-    provenance="LIBSVM ijcnn1 (ijcnn1.tr + ijcnn1.val, 49,990 rows); content sha256 of the team's copy "
+    provenance="LIBSVM ijcnn1 (ijcnn1.tr + ijcnn1.val, 49,990 rows); content sha256 of the project's copy "
                "(tick-datasets binary/ijcnn1/ijcnn1.trn.bz2, whose bytes the mirror serves)",
 )
 IJCNN1_TEST = Remote(
@@ -97,7 +96,7 @@ IJCNN1_TEST = Remote(
     mirrors=(Source(_TICK + "ijcnn1/ijcnn1.tst.bz2",
                     sha256="acd1db430684fdd3f0c768ecc49aa8e749d0004fc117611220c2aa576a7b6a24", size=2_597_597),),
     aliases=("ijcnn1_test.libsvm", "ijcnn1.tst"),
-    provenance="LIBSVM ijcnn1.t (91,701 rows); content sha256 of the team's copy (tick-datasets ijcnn1.tst.bz2)",
+    provenance="LIBSVM ijcnn1.t (91,701 rows); content sha256 of the project's copy (tick-datasets ijcnn1.tst.bz2)",
 )
 
 A9A_TRAIN = Remote(
@@ -106,8 +105,8 @@ A9A_TRAIN = Remote(
     size=2_329_875,
     content_sha256="f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906",
     also_sha256=("c7a2952bcd0877f2c8a6c44b52b1e8086ffff5c4cb1ff9e4d700c97313f2d6a4",),
-    provenance="LIBSVM a9a (32,561 rows); content sha256 of the team's copy, the first 32,561 lines of a combined "
-               "a9a + a9a.t file (SOURCES.md)",
+    provenance="LIBSVM a9a (32,561 rows); content sha256 of the project's copy, the first 32,561 lines of a "
+               "combined a9a + a9a.t file",
 )
 A9A_TEST = Remote(
     url=_LIBSVM + "a9a.t",
@@ -118,7 +117,7 @@ A9A_TEST = Remote(
     mirrors=(Source("https://raw.githubusercontent.com/UltramanGaia/ML2017-lab-02/"
                     "a83899df9c288a04fb7047dbcbdf1d2eafb28e70/data/a9a.t",
                     sha256="1f448a153f0320399a7e40836eb207655b0bde0f21fc941cc472193daa9f5de9", size=1_164_628),),
-    provenance="LIBSVM a9a.t (16,281 rows); content sha256 of the team's copy, byte-identical to "
+    provenance="LIBSVM a9a.t (16,281 rows); content sha256 of the project's copy, byte-identical to "
                "UltramanGaia/ML2017-lab-02 data/a9a.t (the mirror)",
 )
 
@@ -131,7 +130,7 @@ W8A_TRAIN = Remote(
     mirrors=(Source("https://raw.githubusercontent.com/unc-optimization/AccSPD/"
                     "d2f1f2c961e3401032649544445bb24ab63ab1c5/data/w8a",
                     sha256="b464b4f6ce6a5d9e181ffc793e19a04751036273722312398ef7673705014902", size=3_478_239),),
-    provenance="LIBSVM w8a (49,749 rows); content sha256 of the team's copy (unc-optimization/AccSPD data/w8a, "
+    provenance="LIBSVM w8a (49,749 rows); content sha256 of the project's copy (unc-optimization/AccSPD data/w8a, "
                "the mirror)",
 )
 
@@ -145,7 +144,7 @@ REUTERS_TRAIN = Remote(
     content_sha256="caacd2baf041b15b51ab65c0ec2ac834a439a561fb6708427c1c002c10ac7215",
     aliases=("reuters_lasvm_train.libsvm",),
     provenance="tick-datasets binary/reuters/reuters.trn.bz2: money-fx.trn of leon.bottou.org's "
-               "lasvm-reuters.tar.bz2 with duplicated feature entries removed; sha256 of the team's byte-identical copy",
+               "lasvm-reuters.tar.bz2 with duplicated feature entries removed; sha256 of the project's byte-identical copy",
 )
 REUTERS_TEST = Remote(
     url=_TICK + "reuters/reuters.tst.bz2",
@@ -171,7 +170,7 @@ CAL_HOUSING = Remote(
                     sha256="a2b44dcc7e1c9091b43c4f458b25cbd1f7e8068d08edd26bc4703108d3fa6214", size=2_071_484),),
     provenance="scikit-learn's cal_housing.tgz (figshare; archive size and sha256 from "
                "sklearn/datasets/_california_housing.py), member CaliforniaHousing/cal_housing.data; the content "
-               "sha256 is the team's copy's (we-b/datasets_for_ai cal_housing.data, the mirror)",
+               "sha256 is the project's copy's (we-b/datasets_for_ai cal_housing.data, the mirror)",
 )
 
 # -- MNIST (LeCun, Cortes & Burges) ---------------------------------------------------------------------
@@ -186,7 +185,7 @@ def _mnist(name, sha256, size, content, provenance):
                   mirrors=tuple(m + name for m in _MNIST_MIRRORS), provenance=provenance)
 
 
-_MNIST_PROV = ("sha256 as recorded by torchvision and tensorflow/datasets; equal to the team's copy "
+_MNIST_PROV = ("sha256 as recorded by torchvision and tensorflow/datasets; equal to the project's copy "
                "(whose md5 is the official one)")
 MNIST_T10K_IMAGES = _mnist("t10k-images-idx3-ubyte.gz",
                            "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6", 1_648_877,
@@ -199,5 +198,5 @@ MNIST_TRAIN_LABELS = _mnist("train-labels-idx1-ubyte.gz",
                             "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5", _MNIST_PROV)
 MNIST_TRAIN_IMAGES = _mnist("train-images-idx3-ubyte.gz",
                             "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609", 9_912_422, None,
-                            "sha256 and size as recorded by torchvision and tensorflow/datasets (not in "
-                            "../shared/data; not re-computed by us)")
+                            "sha256 and size as recorded by torchvision and tensorflow/datasets (not "
+                            "re-computed by kopt)")

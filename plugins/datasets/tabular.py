@@ -1,4 +1,4 @@
-"""California housing and MNIST with the standard splits of BENCHMARKS.md."""
+"""California housing and MNIST with their standard splits."""
 from __future__ import annotations
 
 from kopt.data.presets import TEST_SET_PARAM, FilePreset
@@ -9,7 +9,7 @@ from . import sources
 class CalHousing(FilePreset):
     """California housing (Pace & Barry 1997): 20,640 rows, 8 features, target = median house value (the
     last column).  Standard split: 80/20 by ``default_rng(split_seed).permutation`` (split_seed defaults to
-    the spec's seed; BENCHMARKS.md's split is seed 0).  Set ``standardize_target: true`` to z-score the target."""
+    the spec's seed; the standard split is seed 0).  Set ``standardize_target: true`` to z-score the target."""
 
     name = "cal_housing"
     task = "regression"
@@ -23,7 +23,7 @@ class CalHousing(FilePreset):
 class Mnist(FilePreset):
     """MNIST (LeCun, Cortes & Burges), 10 classes, 784 pixel features.
 
-    ``subset: 10k`` (default, BENCHMARKS.md's mnist-10k): the t10k files only, the first 8,000 images for
+    ``subset: 10k`` (default, the mnist-10k set): the t10k files only, the first 8,000 images for
     training and the last 2,000 for testing.  ``subset: full``: the 60,000 training images, tested on t10k.
     """
 

@@ -1,4 +1,4 @@
-"""The doubly stochastic solver family: DSG (papers/001), UDSG and CDSG (papers/000).
+"""The doubly stochastic solver family: DSG (Dai et al. 2014), UDSG and CDSG (Li & Póczos 2016).
 
 Solvers ``dsg``, ``udsg`` and ``cdsg`` train a :class:`kopt.models.predictors.FeatureExpansion`
 (coefficients of seeded random-feature blocks) on any primal loss; see docs/dsg.md.

@@ -1,6 +1,6 @@
-"""CDSG's checking rule: the closed-form step of papers/000 eq. (9), and its variance σ².
+"""CDSG's checking rule: the closed-form step of Li & Póczos (2016) eq. (9), and its variance σ².
 
-papers/000 eq. (9) (one point, B = 1): with β_k the old block's coefficient without its
+Li & Póczos (2016) eq. (9) (one point, B = 1): with β_k the old block's coefficient without its
 feature values and g the new gradient, the largest step s such that re-using block k keeps
 the doubly stochastic error bound no worse than a new block with step γ_t solves
 
@@ -22,7 +22,7 @@ Rearranged: A s² − 2b s + c ≤ 0 with A = 2(‖ζ‖² + v), b = 2⟨f_k, ζ
     s_k = (b + √(b² − A c)) / A   when b² ≥ A c and the root is ≥ 0, else no step.
 
 Re-use pays (s_k > γ_t) only when ζ is well aligned with f_k (cosine above 1/2): the step
-then *undoes* part of the block's earlier overshoot, the situation of papers/000 Sec. 4.2.
+then *undoes* part of the block's earlier overshoot, the situation of Li & Póczos (2016) Sec. 4.2.
 Reading eq. 9 literally with g the *mean* gradient of a batch lets s grow like 1/|g| when the
 batch gradients cancel while f moves by s·RMS(ℓ'); that reading diverges on regression.
 """
@@ -69,7 +69,7 @@ def checking_steps(norms, cross, zeta_sq, gamma, var_term):
 
 
 def feature_variance(problem, fmap, rows=128, features=256):
-    """σ² = E_x E_ω Var_y [φ_ω(y) φ_ω(x) − k(y, x)] on a seeded subsample (papers/000 Sec. 4.2).
+    """σ² = E_x E_ω Var_y [φ_ω(y) φ_ω(x) − k(y, x)] on a seeded subsample (Li & Póczos 2016, Sec. 4.2).
 
     Uses feature block 0, which the solvers never put in a model (their blocks are 1, 2, ...).
     """

@@ -2,13 +2,13 @@
 
 f(x) = s · Σ_j φ_{ω_j}(x)ᵀ c_j, with ω_j regenerated from block index ``blocks[j]``
 (:func:`kopt.numerics.features.block_rng`).  The shrink f ← (1 − γλ) f of every step touches
-only the scalar s (papers/001 Alg. 1 line 6 without the O(t) loop); a new block or an
+only the scalar s (Dai et al. 2014, Alg. 1 line 6 without the O(t) loop); a new block or an
 update of block j writes c_j = α_j / s.  When s leaves [1e-6, 1e6] it is folded into the
 coefficients (a deterministic event, so a resumed run repeats it bit for bit): the stored c_j
 stay within a few decades of the true α_j, so the float32 feature products of
 :meth:`kopt.numerics.features.FeatureMap.predict` neither underflow nor overflow.
 
-CDSG's per-block scalars ‖f_j‖²_H (the functional form of papers/000's β_j², see
+CDSG's per-block scalars ‖f_j‖²_H (the functional form of Li & Póczos's β_j², see
 :mod:`kopt_plugins.dsg.checking`) live here too, stored divided by s² so the shrink reaches them.
 Objects that keep scores of fixed rows (:class:`kopt_plugins.dsg.tracking.ScoreTracker`)
 subscribe to coefficient changes, so evaluating a holdout set costs one block per
@@ -52,7 +52,7 @@ class BlockExpansion:
         self.m = 0
         self.scale = 1.0
         self.listeners = []
-        # iterate averaging (papers/001 Sec. 7.1 plots f̂_t = (1/t) Σ_i f_i): Σ_i of the true coefficients
+        # iterate averaging (Dai et al. 2014, Sec. 7.1 plots f̂_t = (1/t) Σ_i f_i): Σ_i of the true coefficients
         self.avg_sum = xp.zeros_like(self.coef) if self.averaging else None
         self.avg_count = 0
         self.journal = None  # a list: every write is also recorded there (workers' copies replay it)

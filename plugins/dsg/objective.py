@@ -2,7 +2,7 @@
 
 * labelled losses (real, binary, multiclass): ``loss.value(u, y)``, ``loss.grad(u, y)``;
   multiclass scores and gradients are ``(n, C)``.
-* ``unlabeled`` losses (novelty detection, papers/001 Sec. 4) have an offset: τ travels in the
+* ``unlabeled`` losses (novelty detection, Dai et al. (2014) Sec. 4) have an offset: τ travels in the
   label slot and has its own gradient ``loss.offset_grad(u, τ)``; the solver
   steps τ ← τ − γ_t · mean offset_grad next to the f step, and the model's decision
   function is f(x) − τ (an intercept of −τ).

@@ -17,21 +17,21 @@ COMMON = {
     "step_size": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
                   "description": "θ of the step γ_t = θ/(t0 + t) (schedule 'inverse')"},
     "step_schedule": {"enum": ["inverse", "inverse_sqrt", "constant"], "default": "inverse",
-                      "description": "γ_t = θ/(t0+t) (papers/001, O(1/t) rate), θ/√(t0+t), or θ"},
+                      "description": "γ_t = θ/(t0+t) (Dai et al. 2014, O(1/t) rate), θ/√(t0+t), or θ"},
     "step_offset": {"type": "number", "minimum": 0, "default": 0.0, "description": "t0 of the schedule"},
     "sampling": {"enum": ["uniform", "shuffle"], "default": "uniform",
-                 "description": "rows i.i.d. uniform with replacement (papers/001), or epoch-wise shuffled"},
+                 "description": "rows i.i.d. uniform with replacement (Dai et al. 2014), or epoch-wise shuffled"},
     "averaging": {"type": "boolean", "default": False,
-                  "description": "return (and evaluate) the averaged iterate (1/t) Σ f_i of papers/001 Sec. 7.1"},
+                  "description": "return (and evaluate) the averaged iterate (1/t) Σ f_i of Dai et al. (2014) Sec. 7.1"},
     "objective_window": {**POS_INT, "default": 100,
                          "description": "iterations averaged (exponentially) in the per-iteration objective estimate"},
 }
 
 UDSG = {
     "grow": {"type": "integer", "minimum": 0, "default": 1,
-             "description": "G of papers/000 Alg. 3: iterations per period that add a new feature block"},
+             "description": "G of Li & Póczos (2016) Alg. 3: iterations per period that add a new feature block"},
     "reuse": {"type": "integer", "minimum": 0, "default": 1,
-              "description": "U of papers/000 Alg. 3: iterations per period that update a uniformly drawn old block"},
+              "description": "U of Li & Póczos (2016) Alg. 3: iterations per period that update a uniformly drawn old block"},
 }
 
 _POS_OR_NULL = {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}], "default": None}
@@ -39,12 +39,12 @@ _POS_OR_NULL = {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "n
 CDSG = {
     "step_cap": {"oneOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}, {"const": "auto"}],
                  "default": "auto",
-                 "description": "θ': a re-use step is at most θ'/(t0+t) (papers/000 Thm. 14); 'auto': 2 × step_size "
+                 "description": "θ': a re-use step is at most θ'/(t0+t) (Li & Póczos 2016, Thm. 14); 'auto': 2 × step_size "
                                 "(1 × under a constant schedule); null: no cap"},
     "grad_bound": {**_POS_OR_NULL,
                    "description": "M ≥ |ℓ'| of eq. 9; null: use the batch's mean ℓ'² for M² (an estimate of E ℓ'² ≤ M²)"},
     "candidates": {"type": "integer", "minimum": 0, "default": 32,
-                   "description": "old blocks checked per iteration, drawn uniformly; 0: all (papers/000's rule, one "
+                   "description": "old blocks checked per iteration, drawn uniformly; 0: all (Li & Póczos's rule, one "
                                   "fused prediction + adjoint of every block; measured slower, docs/dsg.md)"},
     "variance": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "null"}], "default": None,
                  "description": "σ² of eq. 9 (variance of the feature products); null: estimated on 128 rows"},
@@ -52,7 +52,7 @@ CDSG = {
 
 
 def step_cap(options):
-    """θ' of papers/000 Thm. 14 (None: no cap).
+    """θ' of Li & Póczos (2016) Thm. 14 (None: no cap).
 
     'auto' allows re-use steps up to twice the new-block step while the steps decay, and no
     longer than it under a constant schedule: a constant step is tuned near the stability limit,
@@ -81,7 +81,7 @@ def check_udsg(options):
     G, U = options.grow, options.reuse
     if G + U == 0:
         yield ("solver", "grow"), (
-            "grow + reuse = 0 (G + U = 0 in papers/000 Alg. 3): a period would have no iterations; "
+            "grow + reuse = 0 (G + U = 0 in Li & Póczos (2016) Alg. 3): a period would have no iterations; "
             "set grow >= 1 (grow: 1, reuse: 1 is the paper's setting)"
         )
     elif G == 0:
@@ -96,7 +96,7 @@ def check_cdsg(options):
     cap, theta = options.step_cap, options.step_size
     if isinstance(cap, (int, float)) and cap < theta:
         yield ("solver", "step_cap"), (
-            f"step_cap θ' = {cap} is below step_size θ = {theta}; papers/000 Thm. 14 needs θ ≤ θ' "
+            f"step_cap θ' = {cap} is below step_size θ = {theta}; Li & Póczos (2016) Thm. 14 needs θ ≤ θ' "
             "(a re-use step must be allowed to be at least as long as a new-block step)"
         )
 

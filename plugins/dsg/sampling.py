@@ -10,7 +10,7 @@ import numpy as np
 
 
 class BatchSampler:
-    """Rows of iteration t: ``uniform`` (i.i.d. with replacement, papers/001) or ``shuffle``.
+    """Rows of iteration t: ``uniform`` (i.i.d. with replacement, Dai et al. 2014) or ``shuffle``.
 
     ``shuffle`` walks through a fresh seeded permutation every epoch; iteration t takes
     positions (t−1)B … tB−1 of the concatenated permutations, so one epoch is n/B

@@ -1,13 +1,13 @@
-"""DSG, UDSG and CDSG: doubly stochastic functional gradient descent (papers/001, papers/000).
+"""DSG, UDSG and CDSG: doubly stochastic functional gradient descent (Dai et al. 2014, Li & Póczos 2016).
 
 Iteration t draws B rows (``problem.rng("batch", t)``), evaluates f_t on them by
 regenerating every feature block of the model, and takes one functional gradient step
 
     f_{t+1} = (1 − η λ) f_t − η ζ_t,   ζ_t = (1/B) Σ_b ℓ'(f_t(x_b), y_b) (1/F) φ_ω(x_b)ᵀ φ_ω(·)
 
-along a block ω of F features: a *new* block with index m + 1 and η = γ_t (DSG, papers/001
+along a block ω of F features: a *new* block with index m + 1 and η = γ_t (DSG, Dai et al. (2014)
 Alg. 1), or an *existing* block k — every G+U iterations U are re-use steps with k uniform
-(UDSG, papers/000 Alg. 3), or k and η come from the checking rule (CDSG, Alg. 4,
+(UDSG, Li & Póczos (2016) Alg. 3), or k and η come from the checking rule (CDSG, Alg. 4,
 :mod:`kopt_plugins.dsg.checking`).  The (1/F) makes every block an unbiased estimate of the kernel,
 so the functional step does not depend on F.
 
@@ -234,17 +234,17 @@ def dsg_plan(solver, sizes):
 
 
 class DSG(DoublyStochastic):
-    """Doubly stochastic gradient descent: one new feature block per iteration (papers/001)."""
+    """Doubly stochastic gradient descent: one new feature block per iteration (Dai et al. 2014)."""
 
     name = "dsg"
-    summary = "doubly stochastic functional gradient, one new feature block per step (papers/001)"
+    summary = "doubly stochastic functional gradient, one new feature block per step (Dai et al. 2014)"
 
 
 class UDSG(DoublyStochastic):
-    """DSG that re-uses a uniformly drawn old block in U of every G+U iterations (papers/000 Alg. 3)."""
+    """DSG that re-uses a uniformly drawn old block in U of every G+U iterations (Li & Póczos 2016, Alg. 3)."""
 
     name = "udsg"
-    summary = "DSG re-using old feature blocks uniformly, G new + U re-use steps per period (papers/000)"
+    summary = "DSG re-using old feature blocks uniformly, G new + U re-use steps per period (Li & Póczos 2016)"
     params = {**COMMON, **UDSG}
 
     def check_spec(self, spec):
@@ -259,7 +259,7 @@ class UDSG(DoublyStochastic):
 
     def choose(self, t, rng, ctx):
         G, U = self.options.grow, self.options.reuse
-        # papers/000 Alg. 3 tests mod(i, G+U) < G with i from 1, which would re-use a block
+        # Li & Póczos (2016) Alg. 3 tests mod(i, G+U) < G with i from 1, which would re-use a block
         # before any exists; its proof's set G = {i : (i−1) mod (G+U) < G} is what we use.
         if (t - 1) % (G + U) < G or ctx.expansion.m == 0:
             return None, ctx.gamma
@@ -267,10 +267,10 @@ class UDSG(DoublyStochastic):
 
 
 class CDSG(DoublyStochastic):
-    """DSG with checking: re-use the block whose eq. 9 step is largest when it beats γ_t (papers/000 Alg. 4)."""
+    """DSG with checking: re-use the block whose eq. 9 step is largest when it beats γ_t (Li & Póczos 2016, Alg. 4)."""
 
     name = "cdsg"
-    summary = "DSG re-using the old block chosen by the checking rule with expected line search (papers/000)"
+    summary = "DSG re-using the old block chosen by the checking rule with expected line search (Li & Póczos 2016)"
     params = {**COMMON, **CDSG}
 
     def check_spec(self, spec):

@@ -32,7 +32,7 @@ class Context:
     grad_sq : float
         Mean ℓ'² on the batch.
     variance, grad_bound : float or None
-        σ² and M of papers/000 eq. 9 (set by CDSG's ``prepare``).
+        σ² and M of Li & Póczos (2016) eq. 9 (set by CDSG's ``prepare``).
     cross : ndarray or None
         ⟨f_k, ζ⟩ of the checked blocks ``candidates``.
     zeta_sq : float

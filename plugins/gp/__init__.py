@@ -1,4 +1,4 @@
-"""GP regression by doubly stochastic gradients (papers/001 Sec. 4, App. D; ALGORITHMS.md §5).
+"""GP regression by doubly stochastic gradients (Dai et al. 2014, Sec. 4, App. D).
 
 Solver ``gp`` (``model.form: gp``, square loss) trains a :class:`GPPosterior`: the posterior
 mean everywhere, and the posterior variance either through the variance operator Â (any

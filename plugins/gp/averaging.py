@@ -2,7 +2,7 @@
 
 A DSG iterate is f_u = s_u Σ_{j<u} c̃_j ψ_j with a global scale s_u (the product of the
 decays 1 − γλ) and stored coefficients c̃_j written at step j+1.  The average of the iterates
-u = a+1..t (papers/001 Sec. 7.1 evaluates the averaged iterate) is therefore the same
+u = a+1..t (Dai et al. 2014, Sec. 7.1 evaluates the averaged iterate) is therefore the same
 expansion with per-block weights
 
     w_j = (1/(t − a)) Σ_{u = max(a, j)+1}^{t} s_u,

@@ -1,4 +1,4 @@
-"""The closed-form GP posterior (papers/001 eq. 9): the oracle the DSG estimates are checked against.
+"""The closed-form GP posterior (Dai et al. 2014, eq. 9): the oracle the DSG estimates are checked against.
 
 With prior f ~ GP(0, k) and noise y = f(x) + ε, ε ~ N(0, σ²), at test points x*:
 
@@ -21,7 +21,7 @@ def gp_lambda(noise_variance: float, n: int) -> float:
 
     kopt minimises ``λ/2 ‖f‖² + (1/n) Σ (y_i − f(x_i))²/2``, whose minimiser is
     ``f = k(·)ᵀ (K + nλ I)⁻¹ y`` (exact KRR); it equals the posterior mean
-    ``k(·)ᵀ (K + σ² I)⁻¹ y`` iff ``nλ = σ²``.  papers/001 Sec. 4 (and ALGORITHMS.md §5)
+    ``k(·)ᵀ (K + σ² I)⁻¹ y`` iff ``nλ = σ²``.  Dai et al. (2014) Sec. 4
     say "ν = 2σ²": that holds for ``Σ (y_i − f(x_i))² + ν/2 ‖f‖²`` (a sum, no ½), not for
     kopt's mean of halved squares; tests/plugins/gp/test_gp.py checks λ = σ²/n against the closed
     form and that λ = 2σ² gives a different fit.

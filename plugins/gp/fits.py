@@ -1,17 +1,17 @@
 """Doubly stochastic KRR fits of the posterior mean and of one function per test point.
 
 Column 0 is the posterior mean: square loss, targets y, λ = σ²/n (see ``exact.gp_lambda``).
-Columns 1..m (formulation 2 of papers/001 Sec. 4) are f*_i = k(·)ᵀ(K + σ²I)⁻¹k*_i: the same
+Columns 1..m (formulation 2 of Dai et al. (2014) Sec. 4) are f*_i = k(·)ᵀ(K + σ²I)⁻¹k*_i: the same
 problem with targets k(x*_i, x_j); the variance at x*_i is k(x*_i, x*_i) − f*_i(x*_i).
 All columns share the batch and the feature block of an iteration, so one step is one
-multi-output DSG step (ALGORITHMS.md §1, mini-batch form):
+multi-output DSG step (mini-batch form):
 
     R     = f_t(X_b) − Y_b                                  (B × C residuals)
     α_t   = −γ_t/(B F) · ψ_t(X_b)ᵀ R                        (F × C, ψ_t the unscaled block t)
     f_t+1 = (1 − γ_t λ) f_t + ψ_t(·)ᵀ α_t
 
 ``track`` keeps f on every training row (and on the test points) up to date, so a step
-costs O(nF + nBm) whatever t and memory is O(n(1+m)); ``regenerate`` is papers/001 Alg. 1:
+costs O(nF + nBm) whatever t and memory is O(n(1+m)); ``regenerate`` is Dai et al. (2014) Alg. 1:
 f_t(X_b) sums every earlier block, O(tBF(1+m)) a step, and stores every α_t -- the paper's
 O(tm) memory (O(tFm) with blocks of F features).  Both give the same iterates.
 """

@@ -1,4 +1,4 @@
-"""The posterior variance operator Â by doubly stochastic gradients (papers/001 Sec. 4 and App. D).
+"""The posterior variance operator Â by doubly stochastic gradients (Dai et al. 2014, Sec. 4 and App. D).
 
 A = C(C + σ²/n I)⁻¹ minimises (1/2n) Σ ‖k(x_i,·) − A k(x_i,·)‖² + σ²/(2n) ‖A‖²_HS, and
 k*ᵀ(K + σ²I)⁻¹k* = Â(x*, x*).  The paper's estimate, with two independent feature draws ω_t

@@ -15,21 +15,21 @@ PARAMS = {
                        "description": "σ² of the likelihood y = f(x) + ε, ε ~ N(0, σ²), in the units the solver sees "
                                       "(the z-scored target when data.standardize_target); kopt's λ is σ²/n"},
     "variance": {"enum": ["test_points", "operator", "none"], "default": "test_points",
-                 "description": "test_points: one KRR-type fit per test point of the data's test split (papers/001 "
+                 "description": "test_points: one KRR-type fit per test point of the data's test split (Dai et al. (2014) "
                                 "Sec. 4, formulation 2; the model gives variances at those points only); operator: "
                                 "the variance operator Â (formulation 1, App. D; any point, memory O(T²B²)); none: "
                                 "the posterior mean only"},
     "step_size": {"type": "number", "exclusiveMinimum": 0, "default": 1.0,
                   "description": "θ: γ_t = θ (schedule constant) or θ/(t0 + t) (schedule inverse)"},
     "step_schedule": {"enum": ["constant", "inverse"], "default": "constant",
-                      "description": "constant γ_t = θ, or γ_t = θ/(t0 + t) (papers/001's O(1/t) schedule)"},
+                      "description": "constant γ_t = θ, or γ_t = θ/(t0 + t) (Dai et al.'s O(1/t) schedule)"},
     "step_offset": {"type": "number", "minimum": 0, "default": 0.0, "description": "t0 of the inverse schedule"},
     "averaging": {"enum": ["tail", "all", "none"], "default": "tail",
                   "description": "the model is the average of the iterates after ⌊T/2⌋ (tail), of all iterates "
-                                 "(all, papers/001 Sec. 7.1), or the last iterate (none)"},
+                                 "(all, Dai et al. (2014) Sec. 7.1), or the last iterate (none)"},
     "evaluation": {"enum": ["auto", "track", "regenerate"], "default": "auto",
                    "description": "how the current fits are evaluated on a batch: track (keep their values on all n "
-                                  "training rows, O(nF) a step, memory O(n(1+m))), regenerate (papers/001 Alg. 1: "
+                                  "training rows, O(nF) a step, memory O(n(1+m))), regenerate (Dai et al. 2014, Alg. 1: "
                                   "sum every earlier block, O(tBF) a step, memory O(tF(1+m))), auto (track when "
                                   "n < T·B/2)"},
     "interval_level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95,
@@ -62,7 +62,7 @@ def gamma(options, t):
 def operator_bytes(iterations, batch_size, block_size):
     """Memory of the variance operator for T iterations: β (float64) + cached batch features (float32).
 
-    The coefficients β_ij (i ≤ j) are B × B blocks: T(T+1)/2 · B² numbers -- O(T²), papers/001 Sec. 4.
+    The coefficients β_ij (i ≤ j) are B × B blocks: T(T+1)/2 · B² numbers -- O(T²), Dai et al. (2014) Sec. 4.
     """
     T, B = int(iterations), int(batch_size)
     return 8 * B * B * T * (T + 1) // 2 + 4 * T * B * int(block_size)
@@ -127,7 +127,7 @@ def _has_test_split(data):
 #: docs/gp.md, "Which variance" (docs/benchmarks/gp_operator.py, gp_convergence.py)
 OPERATOR_ADVICE = (
     "variance: operator is measured far less accurate than variance: test_points, which this spec's test split "
-    "allows: on papers/001's Fig. 5 set-up its variance stays far from the closed form in the memory that caps T "
+    "allows: on Dai et al.'s Fig. 5 set-up its variance stays far from the closed form in the memory that caps T "
     "(O(T²B²)), where the test-point fits come close (docs/gp.md, 'Which variance'; docs/benchmarks.md, "
     "'Measurements behind the code's choices'); use the operator for points not known in advance"
 )

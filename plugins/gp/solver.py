@@ -1,4 +1,4 @@
-"""The ``gp`` solver: GP regression posterior by doubly stochastic gradients (papers/001 Sec. 4, App. D).
+"""The ``gp`` solver: GP regression posterior by doubly stochastic gradients (Dai et al. 2014, Sec. 4, App. D).
 
 Iteration t draws B rows uniformly (``problem.rng("gp_batch", t)``) and block t−1 of two
 independent feature maps: ω' (seed ``model.features.seed``) for the mean, the test-point
@@ -61,7 +61,7 @@ class GPSolver(IterativeSolver):
     """Posterior mean (KRR with λ = σ²/n) and variance (operator Â or one fit per test point)."""
 
     name = "gp"
-    summary = "GP regression posterior mean and variance by doubly stochastic gradients (papers/001 Sec. 4)"
+    summary = "GP regression posterior mean and variance by doubly stochastic gradients (Dai et al. 2014, Sec. 4)"
     forms = ("gp",)
     targets = ("real",)
     kernel_mode = "features"

@@ -1,4 +1,4 @@
-"""Joker: dual block coordinate descent with trust region (papers/004), exact and random-feature.
+"""Joker: dual block coordinate descent with trust region (Zhang & Lai 2025), exact and random-feature.
 
 Registers the solver ``joker`` (see docs/joker.md).
 """

@@ -1,7 +1,7 @@
-"""Joker's dual route: block coordinate descent with a trust region per block (papers/004 Alg. 1-3).
+"""Joker's dual route: block coordinate descent with a trust region per block (Zhang & Lai 2025, Alg. 1-3).
 
 Iteration t picks a block B of ``batch_size`` rows of a fixed random partition (uniformly from
-``problem.rng("blocks", t)``, or greedily in exact mode) and minimises papers/004's dual
+``problem.rng("blocks", t)``, or greedily in exact mode) and minimises Zhang & Lai's dual
 
     J(α) = ½ αᵀKα + (1/λ_J) Σ ξ*_{y_i}(−λ_J α_i)   over the box of dom ξ*
 
@@ -82,14 +82,14 @@ class DualBlocks:
         return Step(rows=int(idx.shape[0]), dual=float(-self.lam * J.sum()))
 
     def _solve(self, idx, old, j):
-        """Solve block ``idx`` for every output (papers/004 Alg. 1); returns the block's new α."""
+        """Solve block ``idx`` for every output (Zhang & Lai 2025, Alg. 1); returns the block's new α."""
         o = self.o
         xp = self.problem.xp
         K, gbar = self.engine.prepare(idx)
         new = xp.empty_like(old)
         true_kernel = self.engine.true_kernel if self.engine.exact_model else None
         for c, term in enumerate(self.terms):
-            a0 = term.project(old[:, c], idx)  # papers/004 Sec. 3.2: start inside the shrunk box
+            a0 = term.project(old[:, c], idx)  # Zhang & Lai (2025) Sec. 3.2: start inside the shrunk box
             gb = gbar[:, c]
             moved = a0 - old[:, c]
             if bool(xp.any(moved != 0)):
@@ -174,7 +174,7 @@ class DualBlocks:
 
 
 def _partition(problem, bs):
-    """papers/004 App. B.1: a fixed random partition of the rows into ⌈n/|B|⌉ blocks (sorted rows),
+    """Zhang & Lai (2025) App. B.1: a fixed random partition of the rows into ⌈n/|B|⌉ blocks (sorted rows),
     and each row's block index on the backend."""
     n = problem.n
     perm = problem.rng("partition").permutation(n)

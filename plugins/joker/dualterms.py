@@ -1,6 +1,6 @@
 """The separable part of Joker's dual, f(α) = (1/λ_J) Σ ξ*_{y_i}(−λ_J α_i), built from any loss.
 
-papers/004 (eq. 4) minimises ``J(α) = ½ αᵀKα + f(α)`` over the box
+Zhang & Lai (2025) (eq. 4) minimises ``J(α) = ½ αᵀKα + f(α)`` over the box
 ``−λ_J α_i ∈ dom ξ*_{y_i}``.  Every loss plugin with a conjugate provides
 ``conj``, ``conj_grad``, ``conj_curvature`` and ``conj_box`` in the variable
 ``v = −λ_J α``; this module turns them into the value, gradient, Hessian
@@ -11,7 +11,7 @@ diagonal and box of ``f`` in α:
     f_i''(α_i) = λ_J ξ*''(−λ_J α_i)
     box        = [−hi/λ_J, −lo/λ_J]  for dom ξ* = [lo, hi]
 
-Two loss families need more than that (papers/004 Sec. 3.2 and App. B.2):
+Two loss families need more than that (Zhang & Lai 2025, Sec. 3.2 and App. B.2):
 
 * **Unbounded conjugate slope at a box edge** (logistic: bEnt has infinite
   derivative at 0 and 1).  The box is shrunk by ``margin`` = the spacing of
@@ -41,7 +41,7 @@ class DualTerms:
     y : array (n,)
         Labels as the solver sees them (±1 or reals), float64, on the backend.
     lam_j : float
-        papers/004's λ (``kopt_plugins.joker.solver.joker_lambda``).
+        Zhang & Lai's λ (``kopt_plugins.joker.solver.joker_lambda``).
     weights : array (n,) or None
         Row weights w_i (``problem.sample_weight``, mean 1): the primal is ½‖θ‖² + (1/λ_J) Σ w_i ℓ_i,
         i.e. row i has its own λ_i = λ_J / w_i, and every formula below holds row by row with λ_i.
@@ -79,7 +79,7 @@ class DualTerms:
             self.upper = xp.where(xp.isfinite(self.upper), self.upper - self.margin, self.upper)
         elif self._probe_unbounded_curvature():
             # e.g. L_p regression with p > 2: ξ*'' = (q−1)|v|^(q−2) is infinite at v = 0.  Same cap
-            # as papers/004's KLR, with the spacing taken at the typical size of α.
+            # as Zhang & Lai's KLR, with the spacing taken at the typical size of α.
             scale = self.alpha_scale(self._sample())
             self.hess_cap = float(t(scale) - np.nextafter(t(scale), t(0))) ** -0.5
         self.constant_hessian = self._probe_constant_hessian()

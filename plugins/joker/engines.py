@@ -11,7 +11,7 @@ Both engines expose the same operations on a block of rows ``idx``:
 ``test_scores(alpha, X)`` / ``predictor(alpha)``
     holdout decision values and the model's predictor.
 
-Exact engine (papers/004 "exact Joker"): keeps ``u = Kα`` (n × C, float64).
+Exact engine (Zhang & Lai (2025) "exact Joker"): keeps ``u = Kα`` (n × C, float64).
 ``(Kα)_B`` is ``u_B``; after the block, ``u += K_{:,B} δ`` in row chunks —
 the same O(n|B|d) kernel evaluations as computing K_{B,:}α afresh, but the
 primal and the duality gap then cost O(n), not O(n²).
@@ -268,7 +268,7 @@ class FeatureEngine:
         per-call overhead alone.  On a CPU about 1 MB of float32 features (1 block at |B| = 512, 8 at 64:
         the group stays in cache).  On a GPU about 64 MB (64 blocks at |B| = 512): there every array call
         is a kernel launch and a Python round trip, and one block's cosines take far less than a call -- per-block
-        calls kept papers/004's HIGGS iteration far above its floor on an H200
+        calls kept Zhang & Lai's HIGGS iteration far above its floor on an H200
         (docs/benchmarks.md, "Measurements behind the code's choices").
         Groups lie inside the fixed parts, so results do not depend on the thread count.  1 where the
         kernel's features are not column-separable (see :meth:`_groupable`)."""

@@ -1,6 +1,6 @@
-"""Joker's primal route: Newton on M features, certified by the dual of papers/004.
+"""Joker's primal route: Newton on M features, certified by the dual of Zhang & Lai (2025).
 
-With M features ψ(x) and n ≫ M, papers/004's problem in its own scaling,
+With M features ψ(x) and n ≫ M, Zhang & Lai's problem in its own scaling,
 
     min_θ  F(θ) = ½ θᵀRθ + (1/λ_J) Σ_i ℓ(y_i, ψ(x_i)ᵀθ),
 
@@ -18,7 +18,7 @@ memory when they fit ``feature_memory_mb`` and regenerated otherwise (:mod:`kopt
 A backtracking (Armijo) line search needs no pass: Ψ(θ + t s) = u + t Ψs, and Ψs comes out of
 the CG products.  For the square loss the first step is the exact solution.
 
-The certificate is papers/004's dual at α = −ℓ'(u)/λ_J -- feasible for every such loss -- with
+The certificate is Zhang & Lai's dual at α = −ℓ'(u)/λ_J -- feasible for every such loss -- with
 Ψᵀα = Rθ − g (g, the gradient, is at hand), so the duality gap costs O(n) (and one solve with R
 for Nyström) and no pass:
 
@@ -348,7 +348,7 @@ class PrimalFeatures:
         return values if self.w is None else values * self.w
 
     def _objective(self, theta, u):
-        """F(θ) in papers/004's scaling (summed over outputs)."""
+        """F(θ) in Zhang & Lai's scaling (summed over outputs)."""
         return 0.5 * float((theta * self.basis.metric_product(theta)).sum()) \
             + float(self._weigh(self.loss.value(u, self.Y)).sum()) / self.lam_j
 

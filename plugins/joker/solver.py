@@ -1,8 +1,8 @@
-"""Joker: dual block coordinate descent with trust region (DBCD-TR, papers/004 Alg. 3).
+"""Joker: dual block coordinate descent with trust region (DBCD-TR, Zhang & Lai (2025) Alg. 3).
 
-kopt's objective is ``λ/2 ‖f‖² + (1/n) Σ ℓ(y_i, f(x_i))``; papers/004 writes
+kopt's objective is ``λ/2 ‖f‖² + (1/n) Σ ℓ(y_i, f(x_i))``; Zhang & Lai (2025) writes
 ``½‖θ‖² + (1/λ_J) Σ ℓ`` -- the same minimiser with ``λ_J = λ n`` (:func:`joker_lambda`).
-The solver works in papers/004's scaling internally: it minimises
+The solver works in Zhang & Lai's scaling internally: it minimises
 
     J(α) = ½ αᵀKα + (1/λ_J) Σ ξ*_{y_i}(−λ_J α_i)   over the box of dom ξ*,
 
@@ -21,7 +21,7 @@ from .blocks import DualBlocks, exact_plan, features_plan
 
 
 def joker_lambda(lam: float, n: int) -> float:
-    """λ of papers/004 (½‖θ‖² + (1/λ_J) Σℓ) equivalent to kopt's λ (λ/2‖f‖² + mean ℓ)."""
+    """λ of Zhang & Lai (2025) (½‖θ‖² + (1/λ_J) Σℓ) equivalent to kopt's λ (λ/2‖f‖² + mean ℓ)."""
     return lam * n
 
 
@@ -31,10 +31,10 @@ def kopt_lambda(lam_joker: float, n: int) -> float:
 
 
 class JokerSolver(IterativeSolver):
-    """DBCD-TR on the dual, exact kernel or random features (papers/004)."""
+    """DBCD-TR on the dual, exact kernel or random features (Zhang & Lai 2025)."""
 
     name = "joker"
-    summary = "dual block coordinate descent with trust region (Joker, papers/004)"
+    summary = "dual block coordinate descent with trust region (Joker, Zhang & Lai 2025)"
     forms = ("dual",)
     targets = ("real", "binary")
     needs_conjugate = True
@@ -60,7 +60,7 @@ class JokerSolver(IterativeSolver):
                                 "description": "largest M for which mode auto takes the primal route (its Gram takes "
                                                "4 M^2 bytes)"},
         "selection": {"enum": ["auto", "random", "greedy"], "default": "auto",
-                      "description": "random: a uniformly drawn block of a fixed partition (papers/004); greedy: the "
+                      "description": "random: a uniformly drawn block of a fixed partition (Zhang & Lai 2025); greedy: the "
                                      "block of the partition with the largest one-coordinate decrease of the dual "
                                      "(exact mode only, where the full gradient is kept); auto: greedy in exact mode, "
                                      "random with features"},
@@ -79,7 +79,7 @@ class JokerSolver(IterativeSolver):
                                       "first radius spans the box)"},
         "model_kernel": {"enum": ["features", "exact"], "default": "features",
                          "description": "features mode: the K_BB of the trust-region model -- features: "
-                                        "psi(X_B) psi(X_B)^T (papers/004 Alg. 3, |B|^2 M flops); exact: k(X_B, X_B) "
+                                        "psi(X_B) psi(X_B)^T (Zhang & Lai 2025, Alg. 3, |B|^2 M flops); exact: k(X_B, X_B) "
                                         "(|B|^2 d flops) while J, rho and K_B,:alpha keep the features, so the "
                                         "answer is the same; needs phi(X_B) within block_memory_mb"},
         "gram": {"enum": ["auto", "syrk", "gemm"], "default": "auto",

@@ -1,4 +1,4 @@
-"""The block subproblem of DBCD-TR: trust region + truncated CG–Steihaug under a box (papers/004 Alg. 1–2).
+"""The block subproblem of DBCD-TR: trust region + truncated CG–Steihaug under a box (Zhang & Lai 2025, Alg. 1–2).
 
 For a block B with kernel block ``K = K_BB`` and ``gbar = (Kα)_B`` the solver
 minimises, over the box ``lo ≤ a ≤ hi``,
@@ -7,22 +7,22 @@ minimises, over the box ``lo ≤ a ≤ hi``,
 
 Each trust-region step builds the model ``m(s) = gᵀs + ½ sᵀQ s`` with
 ``g = gbar + f'(a)`` and ``Q = K + diag(f''(a))`` (the Hessian capped for
-logistic, papers/004 Sec. 3.2) and approximately minimises it by
+logistic, Zhang & Lai (2025) Sec. 3.2) and approximately minimises it by
 :func:`steihaug` under ``‖s‖ ≤ Δ`` and the box.  The step is accepted when
 ρ = (actual decrease)/(model decrease) > η; Δ ← Δ/4 when ρ < ½ and
 Δ ← min(2Δ, Δmax) when ρ > ¾ and the step reached the boundary
-(ALGORITHMS.md §4).
+(docs/joker.md).
 
 Two refinements over the paper's Alg. 2, both standard and both documented in
 docs/joker.md:
 
 * *Active set.*  Variables at a bound whose gradient points out of the box
   are held fixed during the CG (two-metric projection, Gafni & Bertsekas
-  1984, which papers/004 cites).  Without it the first CG direction of an SVM
+  1984, which Zhang & Lai (2025) cites).  Without it the first CG direction of an SVM
   block with many bound-constrained α leaves the box at once and Alg. 2
   returns (almost) nothing.
 * *Orthants for a conjugate kink* (SVR: f = smooth + κ|a|).  This is
-  papers/004 App. B.2's sign-linearised subproblem, made exact by adding the
+  Zhang & Lai (2025) App. B.2's sign-linearised subproblem, made exact by adding the
   orthant of each variable to its box: inside the orthant κ|a| = κσa is
   linear, the model is exact, and a variable that reaches 0 re-chooses its
   orthant at the next step from the sign of its subgradient.
@@ -71,7 +71,7 @@ def steihaug(Q, g, lo, hi, radius, max_iter, rtol, xp):
         out_region = s_next is None or float(s_next @ s_next) > radius * radius
         out_box = s_next is None or bool(xp.any(s_next < lo)) or bool(xp.any(s_next > hi))
         if out_region or out_box:
-            # papers/004 Alg. 2 stops here (at the region boundary, or where the box is left) and
+            # Zhang & Lai (2025) Alg. 2 stops here (at the region boundary, or where the box is left) and
             # projects into the box.  That projection can raise the model; the point where d first
             # meets a bound or the region boundary never does.  Keep the better of the two (for the
             # quadratic losses the model is J itself).
@@ -154,9 +154,9 @@ def _to_boundary(s, d, radius):
 
 
 def update_radius(radius, rho, snorm, on_boundary, max_radius):
-    """The trust-region radius after a step of length ``snorm`` with ratio ``rho`` (papers/004 Alg. 1).
+    """The trust-region radius after a step of length ``snorm`` with ratio ``rho`` (Zhang & Lai 2025, Alg. 1).
 
-    papers/004 Alg. 1 (lines 8-15): Δ ← Δ/4 when ρ < ½; Δ ← min(2Δ, Δmax) when ρ > ¾ and the
+    Zhang & Lai (2025) Alg. 1 (lines 8-15): Δ ← Δ/4 when ρ < ½; Δ ← min(2Δ, Δmax) when ρ > ¾ and the
     step reached the boundary (Δ − ‖s‖ < ε); else Δ unchanged.  One deviation, the textbook one
     (Nocedal & Wright Alg. 4.1 notes; Conn, Gould & Toint §17.1): the shrink is ¼·min(Δ, ‖s‖),
     so a poor step that stopped well inside the region (a box bound, or a CG stop) shrinks the
@@ -186,7 +186,7 @@ class BlockResult:
 
 def solve_block(K, gbar, a0, terms, idx, *, max_steps=50, cg_iter=50, cg_rtol=1e-8, inner_tol=1e-4, eta=0.125,
                 max_radius=None, newton=True, cache=None, true_kernel=None):
-    """Minimise the block subproblem of DBCD-TR (papers/004 Alg. 1) from ``a0``.
+    """Minimise the block subproblem of DBCD-TR (Zhang & Lai 2025, Alg. 1) from ``a0``.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Built-in kernels with their random-feature samplers (papers/001 Table 1).
+"""Built-in kernels with their random-feature samplers (Dai et al. 2014, Table 1).
 
 Modules by family: :mod:`.shift_invariant` (Gaussian, Laplacian, Cauchy, Matérn),
 :mod:`.dot_product` (linear, arc-cosine, polynomial by TensorSketch),

@@ -1,7 +1,7 @@
 """Additive homogeneous kernels on nonnegative data (histograms): k(x, x') = Σ_i k₁(x_i, x'_i).
 
 Each k₁ is 1-homogeneous and factors as k₁(a, b) = √(ab) κ(log a − log b)
-with κ(λ) = E_ω[cos(ωλ)] (Vedaldi & Zisserman 2012; papers/001 Table 1):
+with κ(λ) = E_ω[cos(ωλ)] (Vedaldi & Zisserman 2012; Dai et al. (2014) Table 1):
 
 ===============  ======================================  ==============================================
 kernel           k₁(a, b)                                density of ω
@@ -14,7 +14,7 @@ jensen_shannon   a/2 log₂((a+b)/a) + b/2 log₂((a+b)/b)   sech(πω) / (ln 2 
 
 Table 1's features are the d-vector [e^{−iω log x_j} √x_j]_j.  kopt's features
 are scalar, so a feature also picks a coordinate j, uniform over 1..d (the kernel is
-the mixture (1/d) Σ_j d·k₁(x_j, x'_j), papers/001 Theorem 3; a block cycles through
+the mixture (1/d) Σ_j d·k₁(x_j, x'_j), Dai et al. (2014) Theorem 3; a block cycles through
 the coordinates from a random offset):
 φ(x) = √(2d) √x_j cos(ω log x_j + b), paired with the sine as in
 :class:`~kopt_plugins.kernels._base.RandomFourierKernel`.  Then

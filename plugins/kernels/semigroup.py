@@ -1,4 +1,4 @@
-"""Skewed multiplicative kernels and kernels on the semigroup (R₊^d, +) (papers/001 Table 1).
+"""Skewed multiplicative kernels and kernels on the semigroup (R₊^d, +) (Dai et al. 2014, Table 1).
 
 ===========================  =====================================================  ================================
 kernel                       k(x, x')                                               features, ω
@@ -139,7 +139,7 @@ class ReciprocalSemigroupKernel(_Semigroup):
 
     name = "reciprocal_semigroup"
     summary = "reciprocal semigroup kernel (x ≥ 0)"
-    params = {"scale": {**POSITIVE, "description": "λ of papers/001 Table 1", "default": 1.0}}
+    params = {"scale": {**POSITIVE, "description": "λ of Dai et al. (2014) Table 1", "default": 1.0}}
 
     def exact(self, X, Y):
         self.check_input(X)

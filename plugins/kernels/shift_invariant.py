@@ -1,4 +1,4 @@
-"""Shift-invariant kernels on R^d with random Fourier features √2 cos(ωᵀx + b) (papers/001 Table 1).
+"""Shift-invariant kernels on R^d with random Fourier features √2 cos(ωᵀx + b) (Dai et al. 2014, Table 1).
 
 =========  ====================================================  ==========================================
 kernel     k(x, x'), δ = x − x', σ = bandwidth                   ω (per feature)

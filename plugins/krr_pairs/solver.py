@@ -9,8 +9,8 @@ n_ab³/3 flops (:func:`exact_pair`).  The C(C − 1)/2 pairs vote (:class:`kopt.
 
 Why: a pair's rows are about 2n/C of the n, so all pairs' exact solves cost Σ n_ab³/3 ≈ (4/3) n³/C flops with every
 row a center, where one-vs-rest on M centers costs n M² per system.  On mnist-10k one-vs-one on the same centers as
-one-vs-rest scored about as well in less memory, and on every row (exact pairs) higher (docs/defaults.md, "Multiclass:
-pairs of classes"; docs/benchmarks.md, "Measurements behind the code's choices").  ``solver: auto`` takes exact
+one-vs-rest scored about as well in less memory, and on every row (exact pairs) higher
+(docs/design/multiclass-pairs.md).  ``solver: auto`` takes exact
 pairs for class ids where that costs less than its one-vs-rest ladder (:mod:`kopt_plugins.auto.pairs`).
 
 Each pair's problem is kopt's λ/2 ‖f_ab‖² + mean over the pair's rows of ½(f_ab(x_i) + μ_ab − y_i)²; the solver
@@ -21,7 +21,7 @@ With every row a center the solve also makes the probability calibration's held-
 (:meth:`PairsKRR.held_out`): each pair's rows are ordered with the calibration's fit rows
 (:func:`kopt.models.calibration.held_out_rows`) first, so the leading block of the pair's Cholesky factor is the
 factor of the fit rows' own system, K_FF + n_ab λ W⁻¹; two triangular solves with it (n_F² flops) give the pair's
-model of its fit rows alone (at λ n_ab / n_F, exact pairs being flat in λ: docs/defaults.md), and those models score
+model of its fit rows alone (at λ n_ab / n_F, exact pairs being flat in λ: docs/design/multiclass-pairs.md), and those models score
 the held-out rows -- no second solve of the pairs on the fit rows.
 """
 from __future__ import annotations

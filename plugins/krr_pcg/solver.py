@@ -12,7 +12,7 @@ n M (d + 2C) flops and n M kernel values a pass, memory O(M²) plus one block pe
 The preconditioner is the centers' own estimate of T.  The centers are a uniform sample of the rows, so
 A/n ≈ w̄ K_CC K_CC / M, and T ≈ (w̄/M) U Uᵀ: its Cholesky factor L L ᵀ = (w̄/M) U Uᵀ + λ I (M³/3 flops once)
 makes CG's iteration count nearly independent of λ and n (the preconditioner of Rudi, Carratino & Rosasco 2017,
-papers/004's anchor "Falkon", in kopt's whitened coordinates).  Every output column (one-hot classes) runs its
+Zhang & Lai's anchor "Falkon", in kopt's whitened coordinates).  Every output column (one-hot classes) runs its
 own CG on the same passes.
 
 The certificate is ``krr_nystrom``'s (:func:`kopt.nystrom.certificate`): P and D of the

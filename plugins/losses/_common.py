@@ -1,6 +1,6 @@
 """Shared machinery of the built-in losses: label checks, dtype handling, stable helpers.
 
-Conventions every built-in loss follows (ALGORITHMS.md §0):
+Conventions every built-in loss follows (docs/losses.md):
 
 * ``value``/``grad``/``curvature`` are ℓ(y, u), ∂ℓ/∂u and ∂²ℓ/∂u² (the almost-everywhere
   second derivative; 0 at a kink) elementwise in ``u``; at a kink ``grad`` returns one

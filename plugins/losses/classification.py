@@ -1,4 +1,4 @@
-"""Binary classification losses ℓ(y, u), y ∈ {−1, +1}, with conjugates (papers/004 Table 2).
+"""Binary classification losses ℓ(y, u), y ∈ {−1, +1}, with conjugates (Zhang & Lai 2025, Table 2).
 
 With s = y u and b = v y (so b ≤ 0 on every domain below):
 
@@ -143,7 +143,7 @@ class LogisticLoss(_BinaryLoss):
     bEnt(a) = a log a + (1 − a) log(1 − a) is evaluated on m = min(a, 1 − a) (exact in
     binary floating point for a ≥ ½, Sterbenz) as m log m + (1 − m) log1p(−m): no
     cancellation at either edge, so float32 keeps full relative accuracy for a down to
-    the smallest normal number and up to 1 − 2⁻²⁴ (papers/004 Sec. 3.2).
+    the smallest normal number and up to 1 − 2⁻²⁴ (Zhang & Lai 2025, Sec. 3.2).
     """
 
     name = "logistic"

@@ -1,8 +1,8 @@
-"""Primal-only losses of papers/001 Sec. 4: novelty detection and KL density-ratio estimation.
+"""Primal-only losses of Dai et al. (2014) Sec. 4: novelty detection and KL density-ratio estimation.
 
 Neither is a plain ℓ(y, u) with a label per row, so each documents what a solver does.
 
-**novelty** (one-class SVM, target ``unlabeled``).  papers/001 solves
+**novelty** (one-class SVM, target ``unlabeled``).  Dai et al. (2014) solves
 min_{τ, f} E_x[max(0, τ − f(x))] + ν/2 ‖f‖² − ν τ; kopt keeps λ and ν separate:
 
     min_{τ ∈ R, f}  λ/2 ‖f‖² + (1/n) Σ ℓ(τ, f(x_i)),   ℓ(τ, u) = max(0, τ − u) − ν τ.
@@ -10,23 +10,23 @@ min_{τ, f} E_x[max(0, τ − f(x))] + ν/2 ‖f‖² − ν τ; kopt keeps λ a
 The offset τ travels in the *label slot*: ``value(u, tau)``, ``grad(u, tau)`` (in u) and
 ``offset_grad(u, tau)`` = ∂ℓ/∂τ = 1{u < τ} − ν.  A solver keeps one scalar τ (start 0),
 calls the loss with ``y = tau`` and steps τ ← τ − γ_t · mean(offset_grad(f(x_b), τ)) next
-to the f step (papers/001's update: τ + γν if f(x) ≥ τ, τ − γ(1 − ν) otherwise);
+to the f step (Dai et al.'s update: τ + γν if f(x) ≥ τ, τ − γ(1 − ν) otherwise);
 for fixed f the best τ is the ν-quantile of the scores (``best_offset``).  The model's
 decision function is f(x) − τ (negative = novelty); ν upper-bounds the fraction of
 training points with f(x) < τ.
 
 **kl_density_ratio** (target ``two_sample``, y = 0 for rows of sample P, 1 for sample Q).
-papers/001 eq. (8) with the KL divergence: min_f E_Q[e^f] − E_P[f] + ν/2 ‖f‖², written
+Dai et al. (2014) eq. (8) with the KL divergence: min_f E_Q[e^f] − E_P[f] + ν/2 ‖f‖², written
 with z ~ Bernoulli(½) as 2 E_z[δ₁(z) e^{f} − δ₀(z) f]; here
 
     ℓ(z, u) = 2 [z e^u − (1 − z) u].
 
 Re-derived (pointwise stationarity q e^f = p): the minimiser is f = log(p/q), the log
-ratio of the *label-0* density to the *label-1* density (papers/001 writes log q/p with the
+ratio of the *label-0* density to the *label-1* density (Dai et al. (2014) writes log q/p with the
 roles of its two samples swapped; tests/plugins/losses/test_losses_density.py checks our reading).  The
 mean of ℓ over the rows equals the paper's objective only when both samples have the same
 size.  Otherwise a solver either samples rows with probability ∝ ``balance_weights(y)``
-(z ~ Bernoulli(½), then a row of that sample, as papers/001 does) or multiplies each
+(z ~ Bernoulli(½), then a row of that sample, as Dai et al. (2014) does) or multiplies each
 row's loss and gradient by those weights; an unweighted fit estimates
 log(p/q) + log(n₀/n₁).
 """
@@ -40,7 +40,7 @@ from ._common import BuiltinLoss, as_float
 
 
 class NoveltyLoss(BuiltinLoss):
-    """ℓ(τ, u) = max(0, τ − u) − ν τ with the offset τ passed as the label (papers/001 Sec. 4)."""
+    """ℓ(τ, u) = max(0, τ − u) − ν τ with the offset τ passed as the label (Dai et al. 2014, Sec. 4)."""
 
     name = "novelty"
     summary = "novelty detection max(0, τ − u) − ντ (offset τ optimised by the solver)"
@@ -68,7 +68,7 @@ class NoveltyLoss(BuiltinLoss):
         return get_namespace(u).zeros_like(u)
 
     def offset_grad(self, u, tau):
-        """∂ℓ/∂τ = 1{u < τ} − ν (papers/001 Sec. 4)."""
+        """∂ℓ/∂τ = 1{u < τ} − ν (Dai et al. 2014, Sec. 4)."""
         return (u < self._tau(tau, u)).astype(u.dtype) - u.dtype.type(self.options.nu)
 
     def best_offset(self, u):
@@ -88,7 +88,7 @@ class NoveltyLoss(BuiltinLoss):
 
 
 class KLDensityRatioLoss(BuiltinLoss):
-    """ℓ(z, u) = 2[z e^u − (1 − z) u]: f estimates log p₀(x)/p₁(x) (papers/001 eq. 8, KL)."""
+    """ℓ(z, u) = 2[z e^u − (1 − z) u]: f estimates log p₀(x)/p₁(x) (Dai et al. 2014, eq. 8, KL)."""
 
     name = "kl_density_ratio"
     summary = "KL density-ratio estimation (two samples; f ≈ log p0/p1)"
@@ -115,7 +115,7 @@ class KLDensityRatioLoss(BuiltinLoss):
         return 2 * self._z(z, u) * xp.exp(u)
 
     def balance_weights(self, z):
-        """Row weights n / (2 n_z): the weighted mean of ℓ is papers/001's objective for any n₀, n₁."""
+        """Row weights n / (2 n_z): the weighted mean of ℓ is Dai et al.'s objective for any n₀, n₁."""
         xp = get_namespace(z)
         z = xp.asarray(z)
         n = z.shape[0]

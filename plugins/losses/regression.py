@@ -1,7 +1,7 @@
 """Regression losses ℓ(y, u) = ρ(u − y) with their conjugates ξ*_y(v) = ρ*(v) + v y.
 
 Every loss here depends on the residual r = u − y only, so ξ*_y(v) = v y + ρ*(v)
-(papers/004 Table 2, ALGORITHMS.md §0):
+(Zhang & Lai 2025, Table 2; docs/losses.md):
 
 ====================  ===========================  ================  ==============
 loss                  ρ(r)                         ρ*(v)             domain of ξ*
@@ -16,7 +16,7 @@ quantile(τ)           max(−τ r, (1 − τ) r)         0                 [−
 ====================  ===========================  ================  ==============
 
 ``square`` and ``huber`` also train classifiers by regression on ±1 labels
-(``target: binary``; papers/004 Joker-KRR / Joker-Huber on HIGGS).
+(``target: binary``; Zhang & Lai (2025) Joker-KRR / Joker-Huber on HIGGS).
 """
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ class HuberLoss(RealOrBinaryTarget, _HalfSquareConjugate):
     """Huber(δ): r²/2 for |r| ≤ δ, δ|r| − δ²/2 beyond; ξ*_y(v) = v²/2 + v y on [−δ, δ].
 
     Huber = ½(·)² □ δ|·| (infimal convolution), so its conjugate is the sum of
-    conjugates: v²/2 plus the indicator of [−δ, δ] (papers/004 Prop. 2).
+    conjugates: v²/2 plus the indicator of [−δ, δ] (Zhang & Lai 2025, Prop. 2).
     """
 
     name = "huber"
@@ -319,7 +319,7 @@ class EpsilonInsensitiveLoss(_ResidualLoss):
 
 
 class QuantileLoss(_PiecewiseLinear):
-    """Pinball loss max(τ(y − u), (1 − τ)(u − y)); ξ*_y(v) = v y on [−τ, 1 − τ] (papers/001 Sec. 4)."""
+    """Pinball loss max(τ(y − u), (1 − τ)(u − y)); ξ*_y(v) = v y on [−τ, 1 − τ] (Dai et al. 2014, Sec. 4)."""
 
     name = "quantile"
     summary = "quantile (pinball) loss for the τ-quantile"
@@ -336,7 +336,7 @@ class QuantileLoss(_PiecewiseLinear):
         return get_namespace(r).maximum(-tau * r, (1 - tau) * r)
 
     def _rho_grad(self, r):
-        """1 − τ for u ≥ y, −τ below (papers/001's choice at the kink)."""
+        """1 − τ for u ≥ y, −τ below (Dai et al.'s choice at the kink)."""
         xp, tau = get_namespace(r), self.options.tau
         return xp.where(r >= 0, xp.asarray(1 - tau, dtype=r.dtype), xp.asarray(-tau, dtype=r.dtype))
 

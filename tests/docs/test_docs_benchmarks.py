@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "docs" / "benchmarks"
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "design").glob("*.md"))]
 SCRIPTS = sorted(BENCH.glob("*.py")) + sorted((ROOT / "kopt").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.sh"))
 #: every other file a run could be named in
 OTHERS = sorted((ROOT / "plugins").rglob("*.py")) + sorted((ROOT / "specs").glob("*.yaml"))

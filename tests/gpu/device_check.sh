@@ -10,7 +10,7 @@
 #   gpu_tests   pytest -m gpu (JUnit XML: gpu_tests.xml)
 #   compare     python tests/gpu/device_bench.py compare: every solver family on CuPy against NumPy (compare.jsonl)
 #   features    the feature engine on the device against its measured cos/GEMM roofline (bench_features.json)
-#   joker       Joker's s/iteration at papers/004's HIGGS setting, M = 16,384 and 10^5 (bench_joker_device.json)
+#   joker       Joker's s/iteration at Zhang & Lai's HIGGS setting, M = 16,384 and 10^5 (bench_joker_device.json)
 #   pcg         krr_pcg's s/CG iteration on CuPy beside NumPy (10^5 rows, M = 4,096, and the same model), then
 #               CuPy at 10^6 rows, M = 4,096 and 16,384 (bench_pcg_device.json)
 #   joker_cli   `kopt bench joker --backend cupy` where that command has --backend (its JSON into the log)

@@ -10,11 +10,11 @@
 * ``features`` -- what ``kopt bench features`` measures (:func:`kopt.cli.bench.features.measure_map`:
   predict, θ update, fused predict + adjoint) with the map and the rows on the device, each
   rate also as a fraction of the device's cos roofline and of the engine floor (target: ≥ 50%).
-* ``joker`` -- Joker's seconds per block iteration at papers/004's HIGGS setting (Huber, Laplacian
+* ``joker`` -- Joker's seconds per block iteration at Zhang & Lai's HIGGS setting (Huber, Laplacian
   features, |B| = 512, M = 16,384 and 10⁵, HIGGS-shaped rows), as ``kopt bench joker`` measures it on
   NumPy, against the same floor (|B|·M cosines, the projection, the two |B|×M products and the Gram
   K_BB) at the device's measured rates.  Timed from two synchronized solves (``k`` and ``k + K``
-  iterations), so the device's queue cannot hide work; targets: ≤ 1.5× the floor, and papers/004's
+  iterations), so the device's queue cannot hide work; targets: ≤ 1.5× the floor, and Zhang & Lai's
   50,000 iterations in ≤ 10 minutes.
 * ``pcg`` -- ``krr_pcg`` (the Falkon-class route: Nyström centers, preconditioned CG, one pass of kernel blocks
   per iteration) on HIGGS-shaped rows: seconds per CG iteration on NumPy and on CuPy at 10⁵ rows and M = 4,096,
@@ -166,7 +166,7 @@ def higgs_shaped(rows, dim=28, seed=0):
 
 
 def joker_spec(M, batch_size, iterations, lam, backend):
-    """:func:`kopt.cli.bench.joker.joker_spec` (papers/004's HIGGS setting) on ``backend``."""
+    """:func:`kopt.cli.bench.joker.joker_spec` (Zhang & Lai's HIGGS setting) on ``backend``."""
     return joker.joker_spec(M, batch_size, iterations, lam, backend=backend, name="device_joker")
 
 
@@ -191,7 +191,7 @@ def run_joker(dry_run=False, small=False, rows=262_144, features=(16384, 100_000
         rows, features, timed_iters, score_rows = min(rows, 2048), DRY_FEATURES, 2, 512
     rates = roofline(xp, **(SMALL_ROOFLINE if dry_run or small else {}))
     X, y = higgs_shaped(rows)
-    lam = 2.0 ** -7 / rows  # papers/004's λ_J = 2^-7 in kopt's convention at this n
+    lam = 2.0 ** -7 / rows  # Zhang & Lai's λ_J = 2^-7 in kopt's convention at this n
     _solve_seconds(joker_spec(1024, batch_size, 2, lam, backend), (X[:4096], y[:4096]))  # imports, kernels
     out = {"stage": "joker", "machine": info, "rows": rows, "batch_size": batch_size, "roofline": rates,
            "by_M": [], "targets": {"ratio_to_floor": 1.5, "paper_run_minutes": 10.0}}
@@ -214,7 +214,7 @@ def run_joker(dry_run=False, small=False, rows=262_144, features=(16384, 100_000
         if save:
             save(out)
         log(f"joker M = {M:>7,}: {per_it * 1e3:.2f} ms/iteration, floor {floor['floor_s'] * 1e3:.2f} ms "
-            f"({entry['ratio_to_floor']:.2f}x); papers/004's {project_iterations:,} iterations: "
+            f"({entry['ratio_to_floor']:.2f}x); Zhang & Lai's {project_iterations:,} iterations: "
             f"{entry['paper_run_minutes']:.1f} min (target <= 10)")
     return out
 
@@ -266,7 +266,7 @@ def add_commands(sub, common):
     q.add_argument("--rows", type=int, default=1_000_000)
     q.add_argument("--features", type=int, nargs="+", default=[4096, 32768])
     q.set_defaults(func=_stage(run_features, "bench_features.json"))
-    q = sub.add_parser("joker", help="Joker's seconds per iteration on the device at papers/004's HIGGS setting")
+    q = sub.add_parser("joker", help="Joker's seconds per iteration on the device at Zhang & Lai's HIGGS setting")
     common_small(q)
     q.add_argument("--rows", type=int, default=262_144)
     q.add_argument("--features", type=int, nargs="+", default=[16384, 100_000])

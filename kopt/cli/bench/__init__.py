@@ -2,6 +2,6 @@
 
 * :mod:`.features` -- the random-feature engine against the float32 cos roofline;
 * :mod:`.peers` -- kopt against scikit-learn on the standard splits, each fit in its own process;
-* :mod:`.joker` -- Joker's cost per block iteration at papers/004's HIGGS setting, against its floor.
+* :mod:`.joker` -- Joker's cost per block iteration at Zhang & Lai's HIGGS setting, against its floor.
 * :mod:`.scale` -- kopt's routes and the large-scale peers from 10^5 rows up on the generated sets.
 """

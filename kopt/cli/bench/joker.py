@@ -1,5 +1,5 @@
-"""``kopt bench joker``: Joker's block iteration at papers/004's HIGGS setting -- its cost against the floor,
-the time each variant needs to a duality-gap certificate, and the projection of papers/004's run.
+"""``kopt bench joker``: Joker's block iteration at Zhang & Lai's HIGGS setting -- its cost against the floor,
+the time each variant needs to a duality-gap certificate, and the projection of Zhang & Lai's run.
 
 Three measurements, each one command short enough for a shared machine, each printing JSON lines
 (``kind``: ``cost``, ``certificate``, ``projection``) that the last one combines:
@@ -7,8 +7,8 @@ Three measurements, each one command short enough for a shared machine, each pri
 ``kopt bench joker`` (**cost**)
     On ``rows`` HIGGS-shaped rows (28 standard-normal features; labels from a fixed nonlinear rule
     with 25% of them flipped, so that about 75% is the best accuracy, as on HIGGS; the cost of an
-    iteration does not depend on the values), Joker-Huber with a Laplacian kernel at papers/004's
-    λ_J = 2⁻⁷ runs ``iterations`` block iterations of features mode (papers/004 Alg. 3) for each M
+    iteration does not depend on the values), Joker-Huber with a Laplacian kernel at Zhang & Lai's
+    λ_J = 2⁻⁷ runs ``iterations`` block iterations of features mode (Zhang & Lai 2025, Alg. 3) for each M
     and each **variant** (the block size |B| and how K_BB is formed, see :data:`VARIANTS`).  The
     median seconds per iteration and per row are compared with the floor: the time, at this
     machine's measured rates, of the work the iteration cannot skip --
@@ -16,7 +16,7 @@ Three measurements, each one command short enough for a shared machine, each pri
     * |B|·M cosines (the block's features, at the measured float32 cos rate on all threads),
     * the projections [X_B, 1]·W (|B|·(d+1)·M flops) and the two |B|×M products (K_B,:α and the
       θ update), at the measured single-thread GEMM rate times the threads,
-    * the model's K_BB = φ(X_B)φ(X_B)ᵀ: 2|B|²M flops formed by a GEMM (papers/004 Alg. 3, "the floor
+    * the model's K_BB = φ(X_B)φ(X_B)ᵀ: 2|B|²M flops formed by a GEMM (Zhang & Lai 2025, Alg. 3, "the floor
       as now"), |B|²M by a symmetric rank-k update (``syrk_floor_s``); ``floor_without_gram``
       leaves it out.
 
@@ -29,10 +29,10 @@ Three measurements, each one command short enough for a shared machine, each pri
 
 ``kopt bench joker --project FILE...`` (**projection**; reads the two kinds of lines)
     The yardstick is the relative gap today's iteration (``today``: |B| = 512, K_BB by GEMM) reaches
-    after 1 and 3 epochs (and after papers/004's 50,000 × 512 / 8.8M = 2.91 epochs).  Each variant's
+    after 1 and 3 epochs (and after Zhang & Lai's 50,000 × 512 / 8.8M = 2.91 epochs).  Each variant's
     epochs to reach it come from its certificate curve (linear interpolation between checks); times
     at M = 10⁵ are those epochs × the rows × the variant's measured seconds per row at that M.  The
-    projection of papers/004's run adds a gap estimate on ``gap_rows`` rows every 512,000 rows
+    projection of Zhang & Lai's run adds a gap estimate on ``gap_rows`` rows every 512,000 rows
     processed and the scoring of the ``test_rows`` holdout.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ from .roofline import blas_env, blas_kernels, cos_roofline, gemm_rate, machine
 #: name -> (|B|, K_BB method).  ``today`` is the iteration before issue 29 (a GEMM per feature block).
 VARIANTS = {"today": (512, "gemm"), "syrk-512": (512, "syrk"), "syrk-256": (256, "syrk"),
             "syrk-128": (128, "syrk"), "syrk-64": (64, "syrk")}
-#: papers/004's HIGGS run (Table A.3): 50,000 iterations of |B| = 512 on 8.8M training rows
+#: Zhang & Lai's HIGGS run (Table A.3): 50,000 iterations of |B| = 512 on 8.8M training rows
 PAPER = {"iterations": 50_000, "batch_size": 512, "train_rows": 8_800_000, "test_rows": 2_200_000, "M": 100_000}
 
 
@@ -75,7 +75,7 @@ def _data(rows, dim, seed=0, flip=0.25):
 
 def joker_spec(M, batch_size, iterations, lam, gram="auto", check_every=0, check_rows=0, backend="numpy",
                name="bench_joker"):
-    """papers/004's HIGGS setting as ``kopt bench joker`` runs it (Huber, Laplacian features, dual); the GPU
+    """Zhang & Lai's HIGGS setting as ``kopt bench joker`` runs it (Huber, Laplacian features, dual); the GPU
     check's rates (tests/gpu/device_rates.py) run the same spec on another backend."""
     return {"name": name, "seed": 0, "data": {"standardize": False},
             "model": {"loss": {"name": "huber", "delta": 1.0, "target": "binary"},
@@ -147,12 +147,12 @@ def run_joker(rows=1_000_000, dim=28, features=(16384, 100_000), batch_size=None
     """The cost lines: seconds per iteration and per row of each variant at each M, against the floor.
 
     ``batch_size`` (an older calling convention) replaces the variants by ``today``'s GEMM at that |B|.
-    Each line also projects papers/004's run *at today's epochs* (``project_iterations`` × 512 rows),
+    Each line also projects Zhang & Lai's run *at today's epochs* (``project_iterations`` × 512 rows),
     the figure issue 12 reported; the certificate-based projection is :func:`project`'s.
     """
     threads = _threads.resolve_threads(threads)
     X, y = _data(rows, dim)
-    lam = 2.0**-7 / rows  # papers/004's λ_J = 2^-7 in kopt's convention at this n
+    lam = 2.0**-7 / rows  # Zhang & Lai's λ_J = 2^-7 in kopt's convention at this n
     cos_rate = cos_roofline(threads)
     gemm1 = gemm_rate(1)
     gemm_all = gemm1 * threads  # kopt's threads each run a single-threaded BLAS
@@ -305,7 +305,7 @@ def project(lines, M=PAPER["M"], rows=1_000_000, gap_rows=200_000, check_rows_ev
         secs = [(k, entry.get(f"seconds_to_{k.replace(' ', '_')}_at_{rows}_rows")) for k in ("1 epoch", "3 epochs")]
         msg += "".join(f"; {k}'s gap on {rows:,} rows at M = {M:,}: {v:.0f} s" for k, v in secs if v is not None)
         log(f"{name:>9} (|B| = {cert['batch_size']}): to today's gap after {msg}"
-            + (f"; papers/004's run at M = {M:,}: {run['total_hours']:.2f} h ({run['iterations_s'] / 3600:.2f} h "
+            + (f"; Zhang & Lai's run at M = {M:,}: {run['total_hours']:.2f} h ({run['iterations_s'] / 3600:.2f} h "
                f"iterations, {run['checks_s'] / 3600:.2f} h checks, {run['holdout_s'] / 3600:.2f} h holdout)"
                if run else ""))
     return out

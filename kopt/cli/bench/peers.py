@@ -1,6 +1,6 @@
 """``kopt bench peers``: kopt against scikit-learn on the standard splits, side by side, in one run.
 
-For every set, kopt's spec and the scikit-learn configuration named in BENCHMARKS.md each run in
+For every set, kopt's spec and the scikit-learn configuration it is measured against each run in
 a process of their own, one after the other (a peer measured in the same process, or beside a
 kopt run, is slowed by thread contention), ``repeat`` times alternating; the medians are printed
 as one JSON line per set: kopt's and the peer's metric, fit seconds (data loading excluded),

@@ -95,7 +95,7 @@ def joker_spec(name: str, rows: int) -> dict:
         spec = yaml.safe_load(fh)
     spec["name"] = f"scale_joker_{name}_{rows}"
     spec["data"] = data_spec(name, rows)
-    spec["model"]["regularizer"]["lambda"] = 2.0 ** -7 / rows  # papers/004's λ_J = 2^-7 in kopt's scaling
+    spec["model"]["regularizer"]["lambda"] = 2.0 ** -7 / rows  # Zhang & Lai's λ_J = 2^-7 in kopt's scaling
     spec["solver"]["holdout_every"] = 0
     spec["output"] = {"model": False, "report": False, "plot": False, "checkpoint_every": 0}
     return spec

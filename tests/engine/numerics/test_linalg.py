@@ -44,7 +44,7 @@ def test_not_positive_definite():
 
 @pytest.mark.slow
 def test_the_size_that_crashed_openblas():
-    """n = 16,512 (cal_housing's training split): blocked path, must not crash (DESIGN.md)."""
+    """n = 16,512 (cal_housing's training split): blocked path, must not crash."""
     n = 16512
     X = np.random.default_rng(0).standard_normal((n, 64))
     A = X @ X.T / 64

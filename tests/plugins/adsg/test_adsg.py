@@ -1,4 +1,4 @@
-"""ADSG building blocks: blocks, designs, smoothness constants, parameters, and papers/003 Prop. 1.
+"""ADSG building blocks: blocks, designs, smoothness constants, parameters, and Shen et al. (2017) Prop. 1.
 
 Prop. 1: ADSG II (the O(Ω + nnz) form) produces exactly ADSG I's iterates.
 Both epoch kernels are fed the same draws and compared on small random
@@ -129,7 +129,7 @@ def test_steps_depend_only_on_seed_epoch_and_chunk():
     assert all(0 <= l < 4 and i.shape == (3,) and i.max() < 7 for i, l in a)
 
 
-# -- papers/003 Prop. 1: ADSG II's iterates are ADSG I's ---------------------------------------------
+# -- Shen et al. (2017) Prop. 1: ADSG II's iterates are ADSG I's ---------------------------------------------
 
 def _run_both(design, loss, y, pen, setting, s0, epochs_, B, b, mu, seed, x0, z0):
     rng = np.random.default_rng(seed)

@@ -1,4 +1,4 @@
-"""papers/003's claim in its regime, CI-sized: on an ill-conditioned ridge problem (κ ≫ n, λ small, b = 1)
+"""Shen et al.'s claim in its regime, CI-sized: on an ill-conditioned ridge problem (κ ≫ n, λ small, b = 1)
 ADSG reaches 1e-6 relative suboptimality in fewer passes than SVRG and MRBCD with their steps tuned.
 
 The full-size measurement is docs/benchmarks/adsg_tuned.py (docs/adsg.md, "Against tuned baselines").

@@ -1,5 +1,5 @@
 """DSG / UDSG / CDSG (plugins/dsg): the algorithm against a plain re-implementation of
-papers/001 Alg. 1, the UDSG schedule, the CDSG checking rule (papers/000 eq. 9), block counts,
+Dai et al. (2014) Alg. 1, the UDSG schedule, the CDSG checking rule (Li & Póczos 2016, eq. 9), block counts,
 bad options, checkpoint/resume and the evaluation machinery."""
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _problem_and_solver(spec, data):
 
 
 def _plain_dsg(problem, T, B, gamma):
-    """papers/001 Alg. 1 with mini-batches, written the slow way: explicit α_j, explicit shrink loop."""
+    """Dai et al. (2014) Alg. 1 with mini-batches, written the slow way: explicit α_j, explicit shrink loop."""
     fmap = problem.feature_map()
     F = fmap.block_size
     X = np.asarray(problem.X, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""papers/001 Sec. 7.1 on a CI-sized run: |f_t(x) − f*(x)|² decays like 1/t.
+"""Dai et al. (2014) Sec. 7.1 on a CI-sized run: |f_t(x) − f*(x)|² decays like 1/t.
 
 specs/krr_synthetic.yaml (the 2-D set, Gaussian kernel at 0.1 × the median bandwidth,
 λ = 1e−6), shrunk to 2,048 training points and blocks/batches of 256.  The reference f* is
@@ -57,7 +57,7 @@ def test_dsg_error_decays_like_one_over_t():
 
 
 def test_dsg_error_falls_like_one_over_t_with_the_step_the_theory_asks_for():
-    """papers/001 Thm. 4: γ_t = θ/t with θν ∈ (1, 2) gives E|f_t(x) − f*(x)|² = O(1/t).
+    """Dai et al. (2014) Thm. 4: γ_t = θ/t with θν ∈ (1, 2) gives E|f_t(x) − f*(x)|² = O(1/t).
 
     The noise-free set, ν = 1e−2, θν = 1.5, B = F = 32, T = 512; t0 keeps γ_1 below half the
     mini-batch stability limit: t0 = ⌈θ(μ_max + ν + (1 + √(B/F))²/B)⌉ − 1 = 23 here (μ_max = 0.0196,

@@ -49,7 +49,7 @@ def test_posterior_mean_is_krr_with_lambda_sigma2_over_n(tmp_path):
     mean, _ = exact_posterior(kernel, X, y, Xs, s2, variance=False)
     assert gp_lambda(s2, n) == pytest.approx(s2 / n)
     np.testing.assert_allclose(krr(gp_lambda(s2, n)), mean, rtol=1e-8, atol=1e-10)
-    # papers/001's "ν = 2σ²" read as kopt's λ is a different (much smoother) fit
+    # Dai et al.'s "ν = 2σ²" read as kopt's λ is a different (much smoother) fit
     assert np.linalg.norm(krr(2 * s2) - mean) > 0.1 * np.linalg.norm(mean)
 
 

@@ -1,4 +1,4 @@
-"""The variance operator Â of papers/001 App. D: the packed β form against the literal θ_ij updates."""
+"""The variance operator Â of Dai et al. (2014) App. D: the packed β form against the literal θ_ij updates."""
 from __future__ import annotations
 
 import numpy as np
@@ -61,7 +61,7 @@ def test_packed_beta_equals_theta_recursion(F, B, T, lam):
 
 
 def test_scalar_case_is_the_papers_update():
-    """B = F = 1: θ_it = −γ Σ_j θ_ij φ'_j(x_t) φ'_t(x_t), θ_tt = γ φ_t(x_t) φ'_t(x_t) (papers/001 Sec. 4)."""
+    """B = F = 1: θ_it = −γ Σ_j θ_ij φ'_j(x_t) φ'_t(x_t), θ_tt = γ φ_t(x_t) φ'_t(x_t) (Dai et al. 2014, Sec. 4)."""
     _, fp, fo = _maps(1)
     rng = np.random.default_rng(0)
     xs = [rng.normal(size=(1, 2)) for _ in range(4)]

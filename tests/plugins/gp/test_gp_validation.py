@@ -1,6 +1,6 @@
-"""Validation against the closed-form posterior on the papers/001 Sec. 7.1 generator.
+"""Validation against the closed-form posterior on the Dai et al. (2014) Sec. 7.1 generator.
 
-papers/001 Sec. 7.2 uses 2^11 training and 2^10 test points, σ² = 0.1, batch 64, feature
+Dai et al. (2014) Sec. 7.2 uses 2^11 training and 2^10 test points, σ² = 0.1, batch 64, feature
 block 512.  DSG needs Σ_t γ_t ≈ n/σ² (the time scale of the smallest eigen-directions that
 matter, λ = σ²/n) and γ_t is capped by the mini-batch's stability, so that size needs
 thousands of iterations (docs/gp.md, docs/benchmarks/gp_convergence.py); CI runs the same
@@ -65,7 +65,7 @@ def test_operator_errors_fall(tmp_path):
 
 
 def test_operator_on_the_paper_setup_reaches_what_its_steps_allow(tmp_path):
-    """papers/001 Fig. 5 set-up (2^11 / 2^10 points, median bandwidth, σ² = 0.1, B = 64, F = 512), T = 100.
+    """Dai et al. (2014) Fig. 5 set-up (2^11 / 2^10 points, median bandwidth, σ² = 0.1, B = 64, F = 512), T = 100.
 
     The operator cannot reach 10% there: its posterior variance (median 5e-4) needs Σγ ≈ 2·10^4
     even in expectation, and its O(T²B²) memory caps T (docs/gp.md, docs/benchmarks/gp_operator.py).

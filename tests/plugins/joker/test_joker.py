@@ -1,4 +1,4 @@
-"""The joker solver (DBCD-TR, papers/004) on small synthetic problems.
+"""The joker solver (DBCD-TR, Zhang & Lai 2025) on small synthetic problems.
 
 λ conversion, the trust-region pieces, every loss's dual terms, closed forms (exact KRR,
 KRR on the random-feature kernel), scikit-learn peers, one-vs-rest, resume, spec errors.
@@ -75,7 +75,7 @@ def _certified_gap(loss, X, y, alpha, lam):
 
 
 def test_lambda_conversion_gives_the_same_solution_both_ways():
-    """kopt's λ/2‖f‖² + mean ℓ and papers/004's ½‖θ‖² + (1/λ_J)Σℓ with λ_J = λn: one minimiser."""
+    """kopt's λ/2‖f‖² + mean ℓ and Zhang & Lai's ½‖θ‖² + (1/λ_J)Σℓ with λ_J = λn: one minimiser."""
     X, y = _data(n=150)
     n, lam = X.shape[0], 2e-3
     assert joker_lambda(lam, n) == pytest.approx(lam * n)
@@ -84,9 +84,9 @@ def test_lambda_conversion_gives_the_same_solution_both_ways():
     a = _alpha(r, X)
     lam_j = lam * n
     K = _gram(X)
-    # papers/004 Table A.2: Joker-KRR's dual is ½αᵀ(K + λ_J I)α − yᵀα, minimised at (K + λ_J I)⁻¹y
+    # Zhang & Lai (2025) Table A.2: Joker-KRR's dual is ½αᵀ(K + λ_J I)α − yᵀα, minimised at (K + λ_J I)⁻¹y
     np.testing.assert_allclose(a, np.linalg.solve(K + lam_j * np.eye(n), y), rtol=1e-8, atol=1e-10)
-    # objectives: papers/004's primal is kopt's divided by λ; kopt's dual is −λ J(α)
+    # objectives: Zhang & Lai's primal is kopt's divided by λ; kopt's dual is −λ J(α)
     f = K @ a
     primal_joker = 0.5 * a @ f + 0.5 * ((f - y) ** 2).sum() / lam_j
     J = 0.5 * a @ f + (0.5 * lam_j * a * a - a * y).sum()

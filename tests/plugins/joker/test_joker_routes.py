@@ -162,7 +162,7 @@ def test_the_block_solver_uses_the_radius_rule(monkeypatch):
     res = solve_block(K, gbar, a0, terms, idx, max_steps=60, newton=False, max_radius=10.0)
     assert res.accepted < res.tr_steps and len(calls) >= res.tr_steps - 1
     assert any(rho < 0.5 and out < radius for radius, rho, out in calls)  # a poor step shrank the region
-    assert calls[0][0] == pytest.approx(2.5)  # Δ0 = Δmax/4 (papers/004 Alg. 1 line 2)
+    assert calls[0][0] == pytest.approx(2.5)  # Δ0 = Δmax/4 (Zhang & Lai 2025, Alg. 1 line 2)
 
 
 # -- Nyström features -----------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def test_syrk_and_grouped_blocks_give_the_gram_and_update_of_the_dense_features(
 
 def test_feature_blocks_go_in_device_sized_groups_on_each_backend(xp):
     """A CPU groups feature blocks into ~1 MB (cache), a GPU into ~64 MB: there each array call is a kernel
-    launch, and one call per block of features made papers/004's HIGGS iteration 86x its floor on an H200.
+    launch, and one call per block of features made Zhang & Lai's HIGGS iteration 86x its floor on an H200.
     The grouped matrices are those of the dense features on either backend."""
     from kopt.numerics.backend import to_numpy
 

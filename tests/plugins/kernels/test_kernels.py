@@ -134,7 +134,7 @@ def test_shift_invariant_closed_forms():
     diff = (X[:, None, :] - Y[None]) / s
     np.testing.assert_allclose(k("cauchy"), np.prod(1.0 / (1.0 + diff**2), axis=2), rtol=1e-10)
     r = np.sqrt(D2)
-    for nu in (0.5, 1.5, 2.5):  # against the Bessel form of papers/001 Table 1
+    for nu in (0.5, 1.5, 2.5):  # against the Bessel form of Dai et al. (2014) Table 1
         z = np.sqrt(2 * nu) * r / s
         want = 2 ** (1 - nu) / gamma_fn(nu) * z**nu * kv(nu, z)
         np.testing.assert_allclose(k("matern", nu=nu), want, rtol=1e-8)
@@ -301,7 +301,7 @@ def test_checks_catch_unchecked_domain():
 
 
 def test_table1_lévy_scale_rederived():
-    """papers/001 Table 1 prints exp(−β/(4ω)); only β²/(4ω) reproduces exp(−β√s) (ALGORITHMS.md: say so, test it)."""
+    """Dai et al. (2014) Table 1 prints exp(−β/(4ω)); only β²/(4ω) reproduces exp(−β√s) (so kopt uses the latter, and tests it)."""
     rng = np.random.default_rng(0)
     beta, s = 2.0, 0.3
     z = rng.standard_normal(2_000_000)

@@ -73,7 +73,7 @@ def test_krr_closed_form_has_zero_gap_and_beats_perturbations():
 
 @pytest.mark.parametrize("name", CONJ)
 def test_dual_is_jokers_objective_rescaled(name):
-    """kopt's D(α) = −λ · [½αᵀKα + (1/λ_J) Σ ℓ*(−λ_J α_i)] with λ_J = joker_lambda(λ, n) (papers/004 eq. 4)."""
+    """kopt's D(α) = −λ · [½αᵀKα + (1/λ_J) Σ ℓ*(−λ_J α_i)] with λ_J = joker_lambda(λ, n) (Zhang & Lai 2025, eq. 4)."""
     loss = default_instance(REG.get("loss", name))
     n, lam = 12, 0.03
     K, y, rng = problem(loss, n, 2, 1.0, 5)

@@ -1,4 +1,4 @@
-"""Novelty detection and KL density-ratio losses (papers/001 Sec. 4): what a solver does with them."""
+"""Novelty detection and KL density-ratio losses (Dai et al. 2014, Sec. 4): what a solver does with them."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,7 +42,7 @@ def test_offset_grad_is_the_tau_derivative():
 
 @pytest.mark.slow
 def test_papers_offset_update_converges_to_the_quantile():
-    """papers/001's τ step (τ + γν if f ≥ τ, τ − γ(1 − ν) else) is SGD on offset_grad; it finds the ν-quantile."""
+    """Dai et al.'s τ step (τ + γν if f ≥ τ, τ − γ(1 − ν) else) is SGD on offset_grad; it finds the ν-quantile."""
     loss = novelty(0.2)
     rng = np.random.default_rng(1)
     u = rng.standard_normal(4000)
@@ -61,7 +61,7 @@ def kl():
 def test_kl_minimiser_is_log_ratio_label0_over_label1():
     """Two locations a, b; sample P (label 0) and Q (label 1) with different sizes.
 
-    With balance_weights the per-location minimiser is log p₀/p₁ (papers/001 writes log q/p
+    With balance_weights the per-location minimiser is log p₀/p₁ (Dai et al. (2014) writes log q/p
     with its samples' roles swapped; re-derived: q e^f = p).  Unweighted it is off by log n₀/n₁.
     """
     loss = kl()
@@ -79,7 +79,7 @@ def test_kl_minimiser_is_log_ratio_label0_over_label1():
 
 
 def test_kl_balanced_mean_is_the_papers_objective():
-    """mean(w ℓ) = E_Q[e^f] − E_P[f] (papers/001 eq. 8 with r_KL, before the ν/2‖f‖² term)."""
+    """mean(w ℓ) = E_Q[e^f] − E_P[f] (Dai et al. 2014, eq. 8 with r_KL, before the ν/2‖f‖² term)."""
     loss = kl()
     rng = np.random.default_rng(2)
     z = (rng.uniform(size=70) < 0.3).astype(float)

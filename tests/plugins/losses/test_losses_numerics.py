@@ -1,4 +1,4 @@
-"""Float32 behaviour of the logistic conjugate near its box edges (papers/004 Sec. 3.2) and of the primal tails."""
+"""Float32 behaviour of the logistic conjugate near its box edges (Zhang & Lai 2025, Sec. 3.2) and of the primal tails."""
 from __future__ import annotations
 
 import numpy as np
