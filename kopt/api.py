@@ -58,25 +58,85 @@ class _Call:
 
 def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
           keep_state=False, scheduler=None, start_from=None, connect_timeout=None, calibrate=True) -> Result:
-    """Solve a spec (path, dict or Spec); ``data`` optionally supplies arrays instead of files.
+    """Solve a spec and return the model, its objective, its certificate and its test metrics.
 
-    ``write=True`` writes the model, the JSON report and (``output.plot``) the
-    convergence plot into ``output.dir``; checkpoints are written there whenever
-    ``output.checkpoint_every`` > 0.  ``resume=True`` continues from the
-    checkpoint in ``output.dir``; ``resume=snapshot`` continues, in memory, from the
-    :class:`kopt.running.checkpoint.Snapshot` of an earlier run of the same problem (solvers with
-    ``warm_start``; ``solver.iterations`` and ``solver.tol`` may differ), and
-    ``keep_state=True`` keeps the final state as ``result.snapshot``.  ``start_from=snapshot`` starts
-    a fresh run from the final state of a run of the same problem at another
-    ``model.regularizer.lambda`` (solvers with ``lambda_warm_start``; ``kopt tune``'s λ path).
-    ``sample_weight`` weighs the training rows of ``data`` (solvers with ``sample_weight``;
-    :func:`check_sample_weight` says how).
-    ``scheduler`` runs the spec on a Dask cluster (the ``kopt[dask]`` extra, docs/scale.md): ``"local:N"``,
-    a scheduler address ``"tcp://HOST:8786"``, or a ``distributed.Client``; the same as the spec's
-    ``execution: {engine: dask, scheduler: ...}``.  ``data`` may then be dask collections.
-    ``connect_timeout``: seconds to wait for a scheduler address to answer (default 10).
-    ``calibrate``: a classifier of a margin loss gets its probability calibration (:func:`calibrate_model`; False:
-    none, as the validation solves of ``lambda: auto`` and ``kopt tune`` do).
+    The spec is validated before any data is read; every random choice comes from its ``seed``.  This is what
+    ``kopt solve`` runs, and what the scikit-learn estimators of :mod:`kopt.sklearn` call.
+
+    Parameters
+    ----------
+    spec : str, path, dict or Spec
+        A spec file, the name of a packaged spec (``"quickstart"``), a spec as a dict, or a loaded :class:`kopt.Spec`.
+    data : tuple or Dataset, optional
+        Arrays instead of the spec's data files: ``(X, y)`` or ``(X, y, X_test, y_test)`` (NumPy, SciPy sparse; dask
+        collections on a cluster).  None reads the spec's ``data`` section.
+    overrides : sequence of str, optional
+        ``KEY=VALUE`` items applied to the spec before validation, as ``kopt solve --set`` does.
+    resume : bool or Snapshot, optional
+        True continues from the checkpoint in ``output.dir``; a snapshot (``result.snapshot`` of an earlier run of the
+        same problem, ``keep_state=True``) continues in memory (solvers with ``warm_start``; ``solver.iterations`` and
+        ``solver.tol`` may differ).
+    progress : bool, optional
+        Print progress lines (or a bar in a notebook) while reading and solving.
+    write : bool, optional
+        Write the model, the JSON report and (``output.plot``) the convergence plot into ``output.dir``.
+        Checkpoints are written there whenever ``output.checkpoint_every`` > 0.
+    sample_weight : array-like of shape (n_samples,), optional
+        Weights of the training rows of ``data`` (solvers with ``sample_weight``).
+    keep_state : bool, optional
+        Keep the final solver state as ``result.snapshot``.
+    scheduler : str or distributed.Client, optional
+        Run on a Dask cluster (the ``kopt[dask]`` extra): ``"local:N"``, a scheduler address ``"tcp://HOST:8786"``
+        or a client; the same as the spec's ``execution: {engine: dask, scheduler: ...}``.
+    start_from : Snapshot, optional
+        Start a fresh run from the final state of a run of the same problem at another
+        ``model.regularizer.lambda`` (solvers with ``lambda_warm_start``; ``kopt tune``'s λ path).
+    connect_timeout : float, optional
+        Seconds to wait for a scheduler address to answer (default 10).
+    calibrate : bool, optional
+        Calibrate the probabilities of a margin-loss classifier (default True).
+
+    Returns
+    -------
+    Result
+        The model (``result.model``), ``objective``, ``dual`` and ``gap`` where the form has them, ``status``,
+        ``n_iter``, the test ``metrics``, the convergence ``trace`` and the JSON ``report``.
+
+    Raises
+    ------
+    SpecError
+        The spec is malformed, or asks for a combination its components refuse.
+    DataError
+        The data cannot be read or does not fit the problem.
+    OutputError
+        ``write`` or checkpoints are asked for and ``output.dir`` cannot be written.
+    OutOfMemoryError
+        The data or a solver's memory plan does not fit the memory available.
+
+    See Also
+    --------
+    kopt.tune : grid search of a spec on validation folds.
+    kopt.load_spec : validate a spec without solving it.
+
+    Examples
+    --------
+    Kernel ridge regression, solved exactly on 40 rows and scored on 20 more:
+
+    >>> import numpy as np
+    >>> import kopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = X[:, 0] - 0.5 * X[:, 1]
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> result = kopt.solve(spec, data=(X[:40], y[:40], X[40:], y[40:]))
+    >>> result.success
+    True
+    >>> round(result.metrics["r2"], 3)
+    0.988
+    >>> result.model.predict(X[40:]).shape
+    (20,)
     """
     t0 = time.perf_counter()
     if scheduler is not None:

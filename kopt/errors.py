@@ -7,7 +7,27 @@ from __future__ import annotations
 
 
 class KoptError(Exception):
-    """Base class of kopt's user-facing errors."""
+    """Base class of kopt's user-facing errors.
+
+    A ``KoptError`` is a problem the user can act on (a spec, a data file, a model file, the memory), not a bug:
+    the command line prints its message without a traceback and exits with its ``exit_status``.
+
+    Attributes
+    ----------
+    exit_status : int
+        The command line's exit status for this error (2 for a user's input, 1 otherwise).
+
+    Examples
+    --------
+    Catch every error kopt raises on purpose:
+
+    >>> import kopt
+    >>> try:
+    ...     kopt.load_spec({"solver": {"name": "krr_exact"}, "model": {"loss": {"name": "no-such-loss"}}})
+    ... except kopt.KoptError as error:
+    ...     print(type(error).__name__, error.exit_status)
+    UnknownComponentError 2
+    """
 
     exit_status = 1
 
@@ -15,9 +35,38 @@ class KoptError(Exception):
 class SpecError(KoptError, ValueError):
     """A spec is malformed or asks for an incompatible combination.
 
-    Attributes give the location so tools can point at it: ``source`` (file
-    name or ``<dict>``), ``path`` (key path such as ``$.solver.tol``),
-    ``line``/``column`` (1-based, ``None`` for dict specs).
+    Raised by :func:`kopt.load_spec` (and so by :func:`kopt.solve`, :func:`kopt.tune` and the estimators) before any
+    data is read.  A ``ValueError`` too, so ``except ValueError`` catches it.
+
+    Parameters
+    ----------
+    message : str
+        What is wrong and what is allowed.
+    source : str, optional
+        The spec's file name, ``"<dict>"`` or ``"--set KEY"``.
+    path : str, optional
+        The key path, such as ``"$.solver.tol"``.
+    line, column : int, optional
+        1-based position in the spec file; None for a dict spec.
+
+    Attributes
+    ----------
+    source, path, line, column
+        As given: where the problem is, so a tool can point at it.
+    detail : str
+        The message without the location.
+
+    Examples
+    --------
+    >>> import kopt
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+    ...                   "regularizer": {"name": "l2", "lambda": -1.0}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> try:
+    ...     kopt.load_spec(spec)
+    ... except kopt.SpecError as error:
+    ...     print(error.source, error.path)
+    <dict> $.model.regularizer.lambda
     """
 
     exit_status = 2
@@ -40,14 +89,44 @@ class SpecError(KoptError, ValueError):
 
 
 class UnknownComponentError(SpecError, KeyError):
-    """A spec names a component that no plugin registers."""
+    """A spec names a component that no plugin registers.
+
+    A :class:`SpecError` (its parameters and attributes) and a ``KeyError``; the message lists the registered
+    names of that kind and the nearest one.
+
+    Examples
+    --------
+    >>> import kopt
+    >>> try:
+    ...     kopt.load_spec({"model": {"loss": {"name": "sqare"}}, "solver": {"name": "krr_exact"}})
+    ... except kopt.UnknownComponentError as error:
+    ...     print(error.path)
+    $.model.loss.name
+    """
 
     def __str__(self):  # KeyError would quote the message
         return self.args[0]
 
 
 class DataError(KoptError, ValueError):
-    """Data files that cannot be read or do not fit the problem."""
+    """Data files or arrays that cannot be read or do not fit the problem.
+
+    A ``ValueError`` too: rows and labels of different lengths, non-finite values, a file in no format kopt reads,
+    features a model was not trained on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> try:
+    ...     kopt.solve(spec, data=(np.ones((3, 2)), np.ones(4)))
+    ... except kopt.DataError as error:
+    ...     print(type(error).__name__)
+    DataError
+    """
 
     exit_status = 2
 
@@ -81,7 +160,17 @@ class PluginLoadError(KoptError):
 
 
 class ModelFileError(KoptError):
-    """A model file that is missing, corrupt, or not written by kopt."""
+    """A model file that is missing, corrupt, or not written by kopt (:func:`kopt.load_model`).
+
+    Examples
+    --------
+    >>> import kopt
+    >>> try:
+    ...     kopt.load_model("no/such/model.json")
+    ... except kopt.ModelFileError as error:
+    ...     print(type(error).__name__)
+    ModelFileError
+    """
 
     exit_status = 2
 
@@ -112,10 +201,26 @@ class ClusterError(KoptError):
 
 
 class Terminated(SystemExit):
-    """A run stopped by SIGTERM (a batch scheduler, Kubernetes, ``timeout``): treated like Ctrl-C -- the
-    solver stops at its next iteration and, with ``output.checkpoint_every``, the checkpoint of that
-    iteration is written -- then this is raised.  A ``SystemExit`` with code 143 (128 + SIGTERM), so a
-    script that does not catch it exits as the signal asked, with ``finally`` blocks run."""
+    """A run stopped by SIGTERM (a batch scheduler, Kubernetes, ``timeout``).
+
+    SIGTERM is treated like Ctrl-C: the solver stops at its next iteration and, with ``output.checkpoint_every``,
+    the checkpoint of that iteration is written; then this is raised.  A ``SystemExit``, so a script that does not
+    catch it exits as the signal asked, with ``finally`` blocks run.
+
+    Parameters
+    ----------
+    code : int, optional
+        The exit status, 143 (128 + SIGTERM) by default.
+
+    Examples
+    --------
+    >>> import kopt
+    >>> try:
+    ...     raise kopt.Terminated()
+    ... except SystemExit as stop:
+    ...     print(stop.code)
+    143
+    """
 
     def __init__(self, code=143):
         super().__init__(code)
@@ -142,14 +247,47 @@ class EnvVarError(KoptError):
 
 
 class ConvergenceWarning(UserWarning):
-    """A solver stopped at its iteration cap before reaching its tolerance."""
+    """A solver stopped at its iteration cap before reaching its tolerance.
+
+    The result is still returned, with ``status == "iteration_cap"``; raise ``solver.iterations`` or loosen
+    ``solver.tol`` to converge.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import kopt
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}, "features": {"count": 20}},
+    ...         "solver": {"name": "krr_pcg", "iterations": 1, "tol": 1e-12}}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     result = kopt.solve(spec, data=(X, X[:, 0]))
+    >>> result.status, any(w.category is kopt.ConvergenceWarning for w in caught)
+    ('iteration_cap', True)
+    """
 
 
 class SpecWarning(UserWarning):
-    """A valid spec choice where another option kopt offers was measured to do better.
+    """A valid spec choice where another option kopt offers does better.
 
-    A component's ``check_spec`` issues it (``warnings.warn(text, SpecWarning)``) to say so, naming the
-    option and the measurement; ``kopt validate`` and ``kopt solve`` print it as one line on stderr.
+    A component's ``check_spec`` issues it (``warnings.warn(text, SpecWarning)``) to say so, naming the option;
+    ``kopt validate`` and ``kopt solve`` print it as one line on stderr.
+
+    Examples
+    --------
+    Make every such advice an error, in a test suite say:
+
+    >>> import warnings
+    >>> import kopt
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", kopt.SpecWarning)
+    ...     try:
+    ...         warnings.warn("use solver krr_nystrom instead", kopt.SpecWarning)
+    ...     except kopt.SpecWarning as advice:
+    ...         print(type(advice).__name__)
+    SpecWarning
     """
 
 

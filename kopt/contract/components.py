@@ -7,7 +7,7 @@ exactly like a built-in one.  Instances are built from the validated spec
 section: ``Cls(**params)`` where ``params`` excludes ``name``.
 
 Numeric methods take and return arrays of one namespace (NumPy or CuPy); get
-it with :func:`kopt.numerics.backend.get_namespace`.
+it with ``kopt.numerics.backend.get_namespace(*arrays)``.
 """
 from __future__ import annotations
 
@@ -43,7 +43,42 @@ BANDWIDTH_PARAMS = {
 
 
 class Component:
-    """Common base: a name, a parameter schema and a one-line summary."""
+    """Common base of the components: a name, a parameter schema and a one-line summary.
+
+    A subclass sets the class attributes below; the spec engine validates a spec section against :meth:`schema` and
+    builds the component as ``Cls(**params)``.
+
+    Parameters
+    ----------
+    **params
+        The spec section's parameters (``name`` excluded), validated against ``params``; defaults are filled in.
+
+    Attributes
+    ----------
+    kind : str
+        ``"loss"``, ``"kernel"``, ``"regularizer"``, ``"solver"`` or ``"dataset"`` (set by each base class).
+    name : str
+        The name a spec uses (``model.loss.name: huber``).
+    summary : str
+        One line for ``kopt plugins``.
+    params : dict
+        JSON-schema ``properties`` of the parameters (``name`` excluded), with ``default`` and ``description``.
+    required : tuple of str
+        Parameters that must be given.
+    options : OptionsBase
+        The instance's parameters as a frozen dataclass, defaults filled in (``lambda`` is ``options.lambda_``).
+
+    Examples
+    --------
+    >>> from kopt.contract.components import Regularizer
+    >>> class Ridge(Regularizer):
+    ...     name = "my_ridge"
+    ...     summary = "squared L2 norm"
+    >>> Ridge(**{"lambda": 0.5}).options.lambda_
+    0.5
+    >>> Ridge.schema()["required"]
+    ['name']
+    """
 
     kind: ClassVar[str] = "component"
     name: ClassVar[str] = ""
@@ -80,10 +115,48 @@ class Component:
 class Loss(Component):
     """A loss ℓ(y, u) of the prediction u, with its Fenchel conjugate in u.
 
-    Conventions (docs/losses.md): ``xi_y(u) = ℓ(y, u)``; the conjugate is
-    ``conj(v, y) = sup_u v*u - ℓ(y, u)``, finite exactly on the box
-    ``conj_box(y)``.  All methods are elementwise over ``u``/``v`` and ``y``
-    (for multiclass losses ``u`` is ``(n, C)`` and ``y`` holds class ids).
+    The conjugate is ``conj(v, y) = sup_u v*u - ℓ(y, u)``, finite exactly on the box ``conj_box(y)``.  All methods
+    are elementwise over ``u`` (or ``v``) and ``y`` and return arrays of their namespace; for a multiclass loss ``u``
+    is ``(n, C)`` and ``y`` holds class ids.  A solver calls only the methods its flags ask for: the primal ones
+    (``value``, ``grad``, ``curvature``) always, the conjugate ones where ``has_conjugate``.
+    :doc:`/docs/losses` gives the conventions.
+
+    Attributes
+    ----------
+    target : str
+        The labels: ``"real"``, ``"binary"`` (-1/+1), ``"multiclass"`` (0..C-1), ``"unlabeled"`` (novelty
+        detection) or ``"two_sample"`` (density ratios: 0/1 marks the sample a row comes from).
+    smooth : bool
+        Whether ℓ is differentiable with a Lipschitz gradient in u.
+    has_conjugate : bool
+        Whether the conjugate methods are implemented (the dual solvers need them).
+    conj_sum_zero : bool
+        The conjugate's domain is the box intersected with Σ_c v_c = 0 (softmax).
+    has_offset : bool
+        The loss has an offset τ that travels in the label slot and that the solver optimizes next to f
+        (novelty detection); it then implements :meth:`offset_grad`.
+    has_balance_weights : bool
+        The loss weights its rows (density ratios); it then implements :meth:`balance_weights`.
+
+    Examples
+    --------
+    A loss plugin implements the primal methods, and the conjugate ones for the dual solvers:
+
+    >>> import numpy as np
+    >>> from kopt.contract.components import Loss
+    >>> class HalfSquare(Loss):
+    ...     name = "half_square"
+    ...     def value(self, u, y):
+    ...         return 0.5 * (u - y) ** 2
+    ...     def grad(self, u, y):
+    ...         return u - y
+    ...     def curvature(self, u, y):
+    ...         return np.ones_like(u)
+    >>> loss = HalfSquare()
+    >>> loss.value(np.array([0.0, 3.0]), np.array([1.0, 1.0]))
+    array([0.5, 2. ])
+    >>> loss.grad(np.array([0.0, 3.0]), np.array([1.0, 1.0]))
+    array([-1.,  2.])
     """
 
     kind = "loss"
@@ -102,6 +175,7 @@ class Loss(Component):
     has_balance_weights: ClassVar[bool] = False
 
     def n_outputs(self, n_classes: int) -> int:
+        """The number of scores per row for ``n_classes`` classes: 1, or C for a multiclass loss."""
         return 1
 
     def check_labels(self, y, *, source="labels"):
@@ -133,16 +207,19 @@ class Loss(Component):
 
     # primal
     def value(self, u, y):
+        """ℓ(y, u), elementwise."""
         raise NotImplementedError
 
     def grad(self, u, y):
+        """∂ℓ/∂u at ``u``, elementwise (a subgradient where ℓ is not differentiable)."""
         raise NotImplementedError
 
     def curvature(self, u, y):
+        """∂²ℓ/∂u² at ``u``, elementwise (a generalized second derivative where ℓ has none)."""
         raise NotImplementedError
 
     def grad_bound(self):
-        """A bound M on |ℓ'(u)| where one exists (CDSG needs it), else None."""
+        """A bound M on ``abs(grad(u, y))`` where one exists (CDSG needs it), else None."""
         return None
 
     def smoothness(self):
@@ -151,12 +228,15 @@ class Loss(Component):
 
     # conjugate
     def conj(self, v, y):
+        """The conjugate ℓ*(y, v) = sup_u v u − ℓ(y, u), elementwise; +inf outside :meth:`conj_box`."""
         raise NotImplementedError
 
     def conj_grad(self, v, y):
+        """∂ℓ*/∂v at ``v``, elementwise."""
         raise NotImplementedError
 
     def conj_curvature(self, v, y):
+        """∂²ℓ*/∂v² at ``v``, elementwise."""
         raise NotImplementedError
 
     def conj_box(self, y):
@@ -166,7 +246,7 @@ class Loss(Component):
     def prox(self, u, y, step):
         """argmin_z ℓ(y, z) + (z - u)²/(2 step).
 
-        Raise NotImplementedError when there is none; :func:`kopt.numerics.prox.newton_prox` gives one
+        Raise NotImplementedError when there is none; ``kopt.numerics.prox.newton_prox`` gives one
         for any loss with ``grad`` and ``curvature``.
         """
         raise NotImplementedError
@@ -189,7 +269,8 @@ class Loss(Component):
         raise NotImplementedError(f"loss {self.name!r} has no row weights (has_balance_weights is False)")
 
     @classmethod
-    def supports(cls):
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
         parts = [cls.target, "smooth" if cls.smooth else "nonsmooth"]
         if cls.has_conjugate:
             parts.append("conjugate")
@@ -199,11 +280,40 @@ class Loss(Component):
 class Kernel(Component):
     """A positive-definite kernel with its exact form and a random-feature sampler.
 
-    ``sample(rng, n_in, count)`` draws the parameters of ``count`` features on
-    the host (NumPy); ``features(X, params)`` evaluates them, unscaled:
-    E_ω[φ_ω(x) φ_ω(x')] = k(x, x') for every single feature.
-    The :class:`kopt.numerics.features.FeatureMap` engine does the blocking, seeding,
-    scaling and threading.
+    ``sample(rng, n_in, count)`` draws the parameters of ``count`` features on the host (NumPy);
+    ``features(X, params)`` evaluates them, unscaled: E_ω[φ_ω(x) φ_ω(x')] = k(x, x') for every single feature.
+    The feature engine (``kopt.numerics.features.FeatureMap``) does the blocking, seeding, scaling and threading.
+
+    Attributes
+    ----------
+    has_features : bool
+        Whether the kernel has a random-feature sampler (:meth:`sample`, :meth:`features`).
+    bandwidth_metric : str or None
+        The distance the ``median`` bandwidth rule measures: ``"l2"``, ``"l1"``, or None for a kernel without a
+        bandwidth.
+    input_domain : str
+        The inputs the kernel accepts: ``"real"``, or a restriction such as ``"nonnegative"``.
+    linear_input_features : bool
+        k(x, x') = xᵀx' on the raw inputs: solvers working in coordinates use the input features themselves.
+    sparse_rows : bool
+        :meth:`exact` takes SciPy CSR rows ``X`` (``Y`` dense) as they are, at the cost of their nonzeros.
+
+    Examples
+    --------
+    The built-in Gaussian kernel, exact and by random features:
+
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> Gaussian = registry().get("kernel", "gaussian")
+    >>> kernel = Gaussian(bandwidth=1.0)
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    >>> kernel.exact(X, X).round(4)
+    array([[1.    , 0.6065],
+           [0.6065, 1.    ]])
+    >>> params = kernel.sample(np.random.default_rng(0), 2, 4000)
+    >>> Z = kernel.features(X, params)
+    >>> float(abs((Z[0] * Z[1]).mean() - 0.6065)) < 0.05
+    True
     """
 
     kind = "kernel"
@@ -215,29 +325,33 @@ class Kernel(Component):
     #: k(x, x') = xᵀx' on the raw inputs: solvers working in coordinates use the input features themselves
     linear_input_features: ClassVar[bool] = False
     #: :meth:`exact` takes scipy CSR rows X (Y dense) as they are: text's wide sparse rows cost their nonzeros, not
-    #: their width (callers densify X otherwise: :func:`kopt.numerics.rows.kernel_rows`)
+    #: their width (callers densify X otherwise: ``kopt.numerics.rows.kernel_rows``)
     sparse_rows: ClassVar[bool] = False
 
-    def check_input(self, X):
-        """Raise :class:`kopt.errors.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
+    def check_input(self, X) -> None:
+        """Raise :class:`kopt.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
 
     def exact(self, X, Y):
+        """The kernel matrix k(X, Y), ``(len(X), len(Y))``."""
         raise NotImplementedError
 
     def bind(self, Y):
         """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
         against the same centers.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
-        augmented centers, which cost a large share of a fit when recomputed per chunk:
-        docs/benchmarks.md, "Measurements behind the code's choices").  Default: ``exact``."""
+        augmented centers, costly to recompute per chunk).  Default: ``exact``."""
         return lambda X: self.exact(X, Y)
 
     def diag(self, X):
+        """The diagonal k(x, x) of the rows of ``X``, ``(len(X),)``."""
         raise NotImplementedError
 
     def sample(self, rng, n_in: int, count: int) -> dict:
+        """The parameters of ``count`` random features on ``n_in`` inputs, drawn from the NumPy generator ``rng``."""
         raise NotImplementedError
 
     def features(self, X, params: dict, out=None):
+        """The unscaled features of the rows of ``X`` for ``params`` (what :meth:`sample` drew), ``(len(X), count)``;
+        written into ``out`` when given."""
         raise NotImplementedError
 
     # the feature engine's fast path (optional: the defaults fall back on ``features``)
@@ -254,12 +368,31 @@ class Kernel(Component):
         return self.features(P, params, out=out), 1.0
 
     @classmethod
-    def supports(cls):
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
         return "exact, random features" if cls.has_features else "exact only"
 
 
 class Regularizer(Component):
-    """A block-separable penalty P(w) with its prox; ``lam`` is its weight λ."""
+    """A block-separable penalty P(w) with its prox; ``lam`` is its weight λ.
+
+    Its spec section is ``model.regularizer``; every regularizer takes ``lambda`` (a number ≥ 0, or ``auto``).
+
+    Attributes
+    ----------
+    lam : float
+        The weight λ (``options.lambda_``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> l2 = registry().get("regularizer", "l2")(**{"lambda": 0.5})
+    >>> l2.lam, float(l2.value(np.array([1.0, 2.0])))
+    (0.5, 1.25)
+    >>> l2.prox(np.array([1.0, 2.0]), 2.0)
+    array([0.5, 1. ])
+    """
 
     kind = "regularizer"
     params = {"lambda": {
@@ -280,22 +413,90 @@ class Regularizer(Component):
         return float(self.options.lambda_)
 
     def value(self, w):
+        """The penalty λ P(w)."""
         raise NotImplementedError
 
     def prox(self, w, step):
-        """argmin_z P(z) + ‖z - w‖²/(2 step), blockwise."""
+        """argmin_z λ P(z) + ‖z - w‖²/(2 step), blockwise."""
         raise NotImplementedError
 
     def strong_convexity(self) -> float:
+        """The strong-convexity constant of λ P (λ for the squared L2 norm; 0 where it has none)."""
         raise NotImplementedError
 
     @classmethod
-    def supports(cls):
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
         return "value, block prox, strong-convexity constant"
 
 
 class Solver(Component):
-    """A solver: options are its ``params``; ``run(problem, run)`` returns a SolverOutput."""
+    """A solver: its options are its ``params``; ``run(problem, run)`` returns a :class:`~kopt.contract.result.SolverOutput`.
+
+    The class attributes declare what the solver handles; the spec engine refuses a spec that asks for anything else
+    before any data is read.  Most solvers subclass :class:`kopt.contract.iterative.IterativeSolver`, which owns the
+    loop, the stopping rule, checkpoints and progress; the solvers on Nyström centers subclass
+    :class:`kopt.nystrom.NystromSolver`.
+
+    Attributes
+    ----------
+    forms : tuple of str
+        The ``model.form`` values it solves: ``"primal"``, ``"dual"``, ``"gp"``.
+    targets : tuple of str
+        The loss targets it trains (:attr:`Loss.target`).
+    needs_smooth_loss, needs_conjugate : bool
+        Whether it needs a smooth loss, or one with a conjugate.
+    kernel_mode : str
+        ``"features"`` (random features), ``"exact"`` (the kernel matrix), ``"either"`` or ``"none"``.
+    feature_kinds : tuple of str
+        The ``model.features.kind`` values it handles (``"random"``, ``"nystrom"``).
+    default_feature_kind : str or None
+        The kind a spec naming this solver gets when it gives none; None: ``"random"``.
+    one_vs_rest : bool
+        It trains a binary loss one-vs-rest on more than two classes (the model then scores C outputs).
+    backends : tuple of str
+        The array backends it runs on.
+    sample_weight : bool
+        It weighs training rows by ``problem.sample_weight``, minimizing λ/2‖f‖² + (1/n) Σ w_i ℓ(y_i, f(x_i)).
+    warm_start : bool
+        A run may continue from a previous run's state with a larger ``iterations`` cap and end where a fresh run
+        with that cap ends.
+    distributed : bool
+        It runs on a Dask cluster, reading the rows from ``problem.partitions``.
+    lambda_warm_start : bool
+        :meth:`warm_state` starts a run at one λ from a finished run at another.
+    refit_warm_start : bool
+        :meth:`refit_state` starts a run on all rows from a run on a subset of them.
+    plans : bool
+        It chooses the spec to solve rather than solving (``solver: auto``; :meth:`plan`).
+    auto_loss : dict or None
+        For a planning solver that chooses the loss too: the loss section a spec with ``model.loss.name: auto`` is
+        checked with.
+    memory_key : str or None
+        The spec key the memory plan grows with; a plan that does not fit is refused with the most of it that fits.
+    memory_hint : str
+        Words added to that refusal, naming another route.
+
+    Examples
+    --------
+    What a built-in solver declares:
+
+    >>> from kopt.contract.registry import registry
+    >>> joker = registry().get("solver", "joker")
+    >>> joker.forms, joker.needs_conjugate, joker.kernel_mode
+    (('dual',), True, 'either')
+
+    A solver plugin's first lines (the plugin guide's complete example fills in the methods):
+
+    >>> from kopt.contract.iterative import IterativeSolver, common_options
+    >>> class GradientDescent(IterativeSolver):
+    ...     name = "my_gd"
+    ...     forms = ("primal",)
+    ...     needs_smooth_loss = True
+    ...     params = {**common_options(iterations=100, tol=1e-4), "step_size": {"type": "number", "default": 1.0}}
+    >>> GradientDescent().options.step_size
+    1.0
+    """
 
     kind = "solver"
     forms: ClassVar[tuple] = ("primal",)
@@ -368,7 +569,7 @@ class Solver(Component):
         raise NotImplementedError
 
     #: the spec key the memory plan grows with (``"model.features.count"`` or ``"data.max_rows"``): a plan that does
-    #: not fit is refused with the most of it that fits (:func:`kopt.numerics.memory.largest_fitting`); None: no such key
+    #: not fit is refused with the most of it that fits (``kopt.numerics.memory.largest_fitting``); None: no such key
     memory_key: ClassVar[str | None] = None
     #: words added to the refusal of a plan that does not fit: another route (``"or use solver krr_nystrom"``)
     memory_hint: ClassVar[str] = ""
@@ -400,11 +601,18 @@ class Solver(Component):
         """
         return ()
 
-    def run(self, problem, run):
+    def run(self, problem, run) -> "SolverOutput":
+        """Solve ``problem`` (:class:`kopt.contract.problem.Problem`) and return a :class:`~kopt.contract.result.SolverOutput`.
+
+        ``run`` is the run context: ``run.report(t, state=..., ...)`` reports an iteration (progress, trace,
+        checkpoints) and returns False when the run must stop (Ctrl-C); ``run.resume_state`` is the state to start
+        from, or None.  :class:`kopt.contract.iterative.IterativeSolver` implements it for you.
+        """
         raise NotImplementedError
 
     @classmethod
-    def supports(cls):
+    def supports(cls) -> str:
+        """What ``kopt plugins`` prints in its 'supports' column."""
         s = f"forms={'/'.join(cls.forms)}, kernel={cls.kernel_mode}"
         if cls.needs_smooth_loss:
             s += ", smooth losses"
@@ -418,30 +626,71 @@ class Solver(Component):
 class DatasetPreset(Component):
     """A named data source (``data.source: higgs``).
 
-    Either a file layout -- ``resolve`` fills in the file paths and parse
-    options (and may fetch the file) -- or a generator -- ``generate`` returns a
-    :class:`kopt.data.Dataset` directly.  The preset is built from
+    Either a file layout -- :meth:`resolve` fills in the file paths and parse options (and may fetch the files) --
+    or a generator -- :meth:`generate` returns a ``kopt.data.Dataset`` directly.  The preset is built from
     ``data.options`` (validated against ``params``).
+
+    Attributes
+    ----------
+    task : str
+        What the labels are (``"binary"``, ``"multiclass"``, ``"regression"``, ...), where the preset says.
+
+    Examples
+    --------
+    >>> from kopt.contract.registry import registry
+    >>> higgs = registry().get("dataset", "higgs-12k")()
+    >>> higgs.task, sorted(higgs.resolve({"source": "higgs-12k"}))
+    ('binary', ['header', 'label', 'source', 'test', 'train'])
     """
 
     kind = "dataset"
+    #: what the labels are ("binary", "multiclass", "regression", ...); "" where the preset does not say
+    task: ClassVar[str] = ""
 
     def resolve(self, data_spec: dict) -> dict:
-        """Return the data spec with this preset's file paths and parse options filled in."""
+        """The data spec ``data_spec`` (the spec's ``data`` section) with this preset's file paths and parse options
+        filled in."""
         raise NotImplementedError
 
     def generate(self, data_spec: dict):
-        """Return a Dataset for generator presets; ``None`` for file presets."""
+        """A ``kopt.data.Dataset`` for a generator preset; None for a file preset."""
         return None
 
 
 class Predictor:
-    """What a trained model evaluates: arrays + JSON metadata, no pickle.
+    """What a trained model evaluates: arrays and JSON metadata, no pickle.
 
-    Subclasses set ``name`` (stored in the model file to find the class again in
-    the registry) and implement ``decision_function``; they are registered through
-    the ``kopt_register_predictors`` hook.  ``arrays`` must hold only numeric
-    NumPy arrays; ``meta`` only JSON values.
+    Subclasses set ``name`` (stored in the model file to find the class again in the registry) and implement
+    :meth:`decision_function`; they are registered through the ``kopt_register_predictors`` hook.
+
+    Parameters
+    ----------
+    arrays : dict
+        Numeric NumPy arrays only (they go into the model's ``.npz``).
+    meta : dict
+        JSON values only (they go into the model's ``.json``).
+
+    Attributes
+    ----------
+    arrays, meta : dict
+        As given.
+    name : str
+        The name the model file records.
+    summary : str
+        One line for ``kopt plugins``.
+
+    Examples
+    --------
+    A linear predictor on the input columns:
+
+    >>> import numpy as np
+    >>> from kopt.contract.components import Predictor
+    >>> class Linear(Predictor):
+    ...     name = "my_linear"
+    ...     def decision_function(self, X, context):
+    ...         return X @ self.arrays["w"]
+    >>> Linear({"w": np.array([1.0, -1.0])}, {}).decision_function(np.array([[2.0, 0.5]]), None)
+    array([1.5])
     """
 
     kind = "predictor"
@@ -455,7 +704,7 @@ class Predictor:
     def decision_function(self, X, context):
         """Raw scores for standardized ``X``: ``(n,)`` or ``(n, C)``.
 
-        ``context`` is the :class:`kopt.models.model.PredictContext` (kernel, backend, ...).
+        ``context`` is the :class:`kopt.models.model.PredictContext` (kernel, loss, backend, preprocessor).
         """
         raise NotImplementedError
 
@@ -481,16 +730,35 @@ KINDS = {
 
 @dataclass
 class Plan:
-    """What a planning solver (:attr:`Solver.plans`) chose.
+    """What a planning solver (:attr:`Solver.plans`) chose: what :meth:`Solver.plan` returns.
 
-    ``overrides`` maps dotted spec keys to the values the solve on all training rows uses
-    (``"solver"`` to a whole solver section); ``record`` is JSON for ``report["auto"]``;
-    ``start_state``, when not None, is handed to the chosen solver's ``load`` as the state that solve
-    starts from -- work the planning already did on the same problem (``solver: auto`` hands
-    ``krr_nystrom`` the system it built on every training row).  It lives in this process only: the
-    chosen spec alone reproduces the model.  ``held_out``, when not None, is ``{"rows": indices into the training
-    rows, "scores": (rows, C) scores of them by a model of the chosen settings not fitted on them, "words": which
-    rows}``: a margin classifier's probabilities are calibrated on them (:mod:`kopt.models.calibration`).
+    Parameters
+    ----------
+    overrides, record, start_state, held_out
+        The attributes below.
+
+    Attributes
+    ----------
+    overrides : dict
+        Dotted spec keys to the values the solve on all training rows uses (``"solver"`` to a whole solver
+        section).
+    record : dict
+        JSON for ``report["auto"]``: what was measured and why this was chosen.
+    start_state : dict or None
+        Handed to the chosen solver's ``load`` as the state that solve starts from: work the planning already did
+        on the same problem.  It lives in this process only: the chosen spec alone reproduces the model.
+    held_out : dict or None
+        ``{"rows": indices into the training rows, "scores": (rows, C) scores of them by a model of the chosen
+        settings not fitted on them, "words": which rows}``: a margin classifier's probabilities are calibrated on
+        them.
+
+    Examples
+    --------
+    >>> from kopt.contract.components import Plan
+    >>> plan = Plan(overrides={"solver": {"name": "krr_nystrom"}, "model.features.count": 512},
+    ...             record={"route": "krr_nystrom", "why": "few rows"})
+    >>> plan.overrides["model.features.count"], plan.start_state
+    (512, None)
     """
 
     overrides: dict

@@ -5,7 +5,7 @@ A solver supplies the mathematics -- :meth:`IterativeSolver.init`, :meth:`~Itera
 objective, and the dual and duality gap where its form has them, or its own stopping
 criterion), :meth:`~IterativeSolver.decision_function` (scores for the holdout),
 :meth:`~IterativeSolver.save`/:meth:`~IterativeSolver.load` (its checkpoint state) and
-:meth:`~IterativeSolver.finish` (the model's predictor).  The skeleton (:func:`run_iterations`)
+:meth:`~IterativeSolver.finish` (the model's predictor).  The skeleton (``run_iterations``)
 owns everything else, the same way for every solver:
 
 * the iteration cap (``iterations``) and the cadence of checks (``check_every``, on
@@ -13,21 +13,22 @@ owns everything else, the same way for every solver:
   ``holdout_rows`` seeded test rows);
 * the stopping rule: relative duality gap ``(P − D) / max(|P|, |D|) ≤ tol`` (``stopping =
   "gap"``), the solver's own criterion ``≤ tol`` (``"criterion"``), or the cap (``"none"``);
-  a gap below −(the rounding bound of the sums that formed P and D, :func:`rounding_bound`) is a
+  a gap below −(the rounding bound of the sums that formed P and D, ``rounding_bound``) is a
   wrong conjugate or box and stops with an
   error naming the loss, never ``success``;
 * divergence: a non-finite objective, gap or criterion, or :class:`Diverged` raised by
   ``step``, ends the run with status ``diverged`` -- reported, never raised;
-* progress, the trace, checkpoints and resume, Ctrl-C (through :class:`kopt.running.context.RunContext`); a
+* progress, the trace, checkpoints and resume, Ctrl-C (through the run context,
+  :class:`kopt.running.context.RunContext`); a
   run resumed from a checked iteration re-judges that state first, as the uninterrupted run did; a
   ``MemoryError`` in the check after a finished step writes the checkpoint due at that step first;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
   "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``: SciPy's BLAS, with
-  NumPy's own OpenBLAS, where it is a second library, held to one thread: :func:`kopt.numerics.threads.scipy_blas`).
+  NumPy's own OpenBLAS, where it is a second library, held to one thread).
 
-The options every iterative solver shares are :data:`COMMON_OPTIONS`; a solver picks the
+The options every iterative solver shares are ``COMMON_OPTIONS``; a solver picks the
 ones it uses with :func:`common_options` (setting its own defaults) and adds its own.  A
-shared option a solver does not declare takes the skeleton's default (:func:`shared_option`).
+shared option a solver does not declare takes the skeleton's default (``shared_option``).
 """
 from __future__ import annotations
 
@@ -72,11 +73,34 @@ _BASE_DEFAULTS = {"check_every": None, "check_rows": 0, "holdout_every": None, "
 
 
 def common_options(**defaults) -> dict:
-    """Schema fragments of the shared options named in ``defaults`` (``name=default``).
+    """Schema fragments of the shared options named in ``defaults``, with the solver's defaults.
 
-    ``common_options(iterations=1000, batch_size=256, tol=1e-3)`` gives those three with the
-    solver's defaults; the cadence and thread options are always included (their defaults
-    are fixed: null, 0, null, 0, null).
+    The shared vocabulary (``iterations``, ``batch_size``, ``tol``, and the cadence and thread options) means the
+    same in every solver; the cadence and thread options are always included, with fixed defaults.
+
+    Parameters
+    ----------
+    **defaults
+        ``name=default`` for each shared option the solver takes (``iterations``, ``batch_size``, ``tol``, ...).
+
+    Returns
+    -------
+    dict
+        JSON-schema ``properties``, to merge into the solver's ``params``.
+
+    Raises
+    ------
+    KeyError
+        A name is not a shared option.
+
+    Examples
+    --------
+    >>> from kopt.contract.iterative import common_options
+    >>> options = common_options(iterations=1000, tol=1e-3)
+    >>> options["iterations"]["default"], options["tol"]["default"]
+    (1000, 0.001)
+    >>> sorted(options)
+    ['check_every', 'check_rows', 'holdout_every', 'holdout_rows', 'iterations', 'threads', 'tol']
     """
     unknown = sorted(set(defaults) - set(COMMON_OPTIONS))
     if unknown:
@@ -91,16 +115,35 @@ def common_options(**defaults) -> dict:
 
 
 class Diverged(KoptError):
-    """Raised by a solver's ``step`` when its iterate has blown up; the skeleton reports it."""
+    """Raised by a solver's ``step`` when its iterate has blown up; the skeleton ends the run with status
+    ``diverged`` and reports it (never raised to the caller)."""
 
 
 @dataclass
 class Step:
     """What :meth:`IterativeSolver.step` returns (``None`` is an empty Step).
 
-    ``rows``: training rows the iteration touched (the progress rate); ``objective``: a cheap
-    running estimate shown between checks (None: none); ``dual``: the dual objective where a
-    dual solver keeps it up to date for free; ``extra``: per-iteration trace fields.
+    Parameters
+    ----------
+    rows, objective, dual, extra
+        The attributes below.
+
+    Attributes
+    ----------
+    rows : int
+        Training rows the iteration touched (the progress rate).
+    objective : float or None
+        A cheap running estimate of the objective shown between checks.
+    dual : float or None
+        The dual objective, where a dual solver keeps it up to date for free.
+    extra : dict
+        Per-iteration trace fields.
+
+    Examples
+    --------
+    >>> from kopt.contract.iterative import Step
+    >>> Step(rows=256, objective=0.42)
+    Step(rows=256, objective=0.42, dual=None, extra={})
     """
 
     rows: int = 0
@@ -111,18 +154,43 @@ class Step:
 
 @dataclass
 class Check:
-    """What :meth:`IterativeSolver.check` returns.
+    """What :meth:`IterativeSolver.check` returns: the objective and the gap, or the solver's own criterion.
 
-    ``objective``: the primal objective P in kopt's convention, λ/2‖f‖² + (1/n) Σ ℓ (estimated
-    on the check rows when the skeleton passes a subset); ``dual``: D where the form has one
-    (then the gap is P − D); ``criterion``: the solver's stopping quantity when it has no gap;
-    ``metrics``: holdout metrics the skeleton cannot compute from scores (e.g. interval
-    coverage); ``extra``: trace fields.
+    Parameters
+    ----------
+    objective, dual, criterion, metrics, extra, scale, terms
+        The attributes below.
 
-    ``scale`` and ``terms`` let the skeleton bound the rounding of P − D (:func:`rounding_bound`):
-    ``scale`` is Σ|t| over the terms added up to form P and D, in P's units (a dual whose large
-    terms cancel rounds far more than its value suggests; default |P| + |D|); ``terms`` is the
-    length of the longest sum (default n plus the feature count).
+    Attributes
+    ----------
+    objective : float or None
+        The primal objective P in kopt's convention, λ/2‖f‖² + (1/n) Σ ℓ (estimated on the check rows when the
+        skeleton passes a subset).
+    dual : float or None
+        The dual objective D where the form has one; the gap is then P − D.
+    criterion : float or None
+        The solver's stopping quantity when it has no gap.
+    metrics : dict
+        Holdout metrics the skeleton cannot compute from scores (e.g. interval coverage).
+    extra : dict
+        Trace fields.
+    scale : float or None
+        Σ|t| over the terms added up to form P and D, in P's units (default ``abs(P) + abs(D)``): with ``terms``
+        it bounds the rounding of P − D, so a slightly negative gap from rounding is not taken for a wrong
+        conjugate.
+    terms : int or None
+        The length of the longest sum (default n plus the feature count).
+    gap : float or None
+        P − D (a property).
+    rel_gap : float or None
+        (P − D) / max(``abs(P)``, ``abs(D)``), what ``tol`` is compared with (a property).
+
+    Examples
+    --------
+    >>> from kopt.contract.iterative import Check
+    >>> check = Check(objective=0.50, dual=0.49)
+    >>> round(check.gap, 6), round(check.rel_gap, 6)
+    (0.01, 0.02)
     """
 
     objective: float | None = None
@@ -134,13 +202,15 @@ class Check:
     terms: int | None = None
 
     @property
-    def gap(self):
+    def gap(self) -> float | None:
+        """P − D, or None without a dual."""
         if self.objective is None or self.dual is None:
             return None
         return self.objective - self.dual
 
     @property
-    def rel_gap(self):
+    def rel_gap(self) -> float | None:
+        """The relative duality gap, or None without a dual."""
         if self.gap is None:
             return None
         return self.gap / max(abs(self.objective), abs(self.dual), 1e-300)
@@ -171,13 +241,42 @@ def rounding_bound(check: Check, problem) -> float:
 
 
 class IterativeSolver(Solver):
-    """Base of solvers driven by :func:`run_iterations` (see the module docstring).
+    """Base of the iterative solvers: the solver supplies the mathematics, the skeleton runs the loop.
 
-    Class attributes a solver sets: ``stopping`` ("gap", "criterion" or "none");
-    ``criterion_name`` (words for the criterion in messages); ``iteration_unit`` (what one
-    iteration is, for docs and progress); ``blas`` ("single" or "all"); ``divergence_hint``
-    (what to change when the run diverges).  Its ``params`` start from
-    :func:`common_options`.
+    A subclass implements :meth:`init`, :meth:`step`, :meth:`check`, :meth:`decision_function`, :meth:`save`,
+    :meth:`load` and :meth:`finish`.  The skeleton (``run_iterations``, the module docstring) owns the iteration cap,
+    the cadence of checks, the stopping rule, divergence, progress, the trace, checkpoints, resume and Ctrl-C, the
+    same way for every solver.  Its ``params`` start from :func:`common_options`.
+
+    Attributes
+    ----------
+    stopping : str
+        ``"gap"`` (relative duality gap ≤ ``tol``), ``"criterion"`` (the solver's own quantity ≤ ``tol``) or
+        ``"none"`` (run to the cap).
+    criterion_name : str
+        Words for the criterion in messages.
+    iteration_unit : str
+        What one iteration is (a mini-batch, a block of rows, an epoch), for the docs and progress.
+    blas : str
+        ``"single"``: BLAS is held to one thread while kopt's worker threads run; ``"all"``: BLAS gets the
+        solver's ``threads``.
+    warm_start : bool
+        The trajectory does not read the cap (True by default; a schedule over the whole run sets False).
+    divergence_hint : str
+        What to change when the run diverges.
+    n_threads : int
+        Worker threads for this run (the ``threads`` option, ``KOPT_THREADS``, the available CPUs).
+
+    Examples
+    --------
+    >>> from kopt.contract.iterative import IterativeSolver
+    >>> from kopt.contract.registry import registry
+    >>> joker = registry().get("solver", "joker")
+    >>> joker.stopping, issubclass(joker, IterativeSolver)
+    ('gap', True)
+
+    The calling order, each method's arguments and what it returns are below; :doc:`/docs/plugin-guide` ("A
+    complete example") writes a whole solver.
     """
 
     stopping: ClassVar[str] = "gap"
@@ -231,7 +330,7 @@ class IterativeSolver(Solver):
         raise NotImplementedError
 
     def held_out(self, state):
-        """The calibration's held-out scores where the solve made them (:attr:`SolverOutput.held_out`'s dict), else
+        """The calibration's held-out scores where the solve made them (the dict ``SolverOutput.held_out`` returns), else
         None (the default: the calibration solves the spec again on the other rows)."""
         return None
 
@@ -241,7 +340,8 @@ class IterativeSolver(Solver):
         """Worker threads for this run (the ``threads`` option, ``KOPT_THREADS``, the available CPUs)."""
         return _threads.resolve_threads(shared_option(self, "threads"))
 
-    def run(self, problem, run):
+    def run(self, problem, run) -> SolverOutput:
+        """Run the skeleton's loop on ``problem`` with this solver's methods; see :meth:`kopt.contract.components.Solver.run`."""
         # "all": the solver's heavy BLAS is SciPy's (factorisations, rank-k updates): NumPy's own OpenBLAS, where it is
         # another library, is held to one thread (kopt.numerics.threads.scipy_blas)
         hold = _threads.blas_threads(1) if self.blas == "single" else _threads.scipy_blas(self.n_threads)

@@ -1,7 +1,7 @@
 """Typed options: a component's parameters as a frozen dataclass built from its schema fragment.
 
 A component declares its parameters once, as JSON-schema ``properties`` (``params``,
-with ``default`` where there is one).  :func:`options_type` turns that fragment into a
+with ``default`` where there is one).  ``options_type`` turns that fragment into a
 frozen, keyword-only dataclass -- one field per parameter, typed from the schema, with
 the schema's default -- so code reads ``self.options.batch_size`` and no default is
 written twice.  A key that is a Python keyword gets a trailing underscore as its field
@@ -24,7 +24,26 @@ _TYPES = {"integer": int, "number": float, "boolean": bool, "string": str, "arra
 
 
 class OptionsBase:
-    """Base of every generated options class."""
+    """Base of every generated options class: a component's parameters as a frozen, keyword-only dataclass.
+
+    A component's ``options`` attribute is one of these, built from its ``params`` schema: one field per parameter,
+    typed from the schema, with the schema's default.  A key that is a Python keyword gets a trailing underscore
+    (``lambda`` is ``options.lambda_``).
+
+    Attributes
+    ----------
+    <parameter>
+        Each parameter of the component, under its field name.
+
+    Examples
+    --------
+    >>> from kopt.contract.registry import registry
+    >>> options = registry().get("regularizer", "l2")(**{"lambda": 0.1}).options
+    >>> options.lambda_, options.as_dict()
+    (0.1, {'lambda': 0.1})
+    >>> options.replace(lambda_=0.2).lambda_
+    0.2
+    """
 
     #: field name -> the spec key it came from (differs only for Python keywords)
     _keys: typing.ClassVar[dict] = {}

@@ -12,7 +12,34 @@ from ..numerics.metrics import evaluate
 
 @dataclass(frozen=True)
 class FeatureSpec:
-    """The spec's ``model.features`` section: the random-feature map solvers build."""
+    """The spec's ``model.features`` section: the random-feature map (or the Nyström centers) a solver builds.
+
+    Parameters
+    ----------
+    count, block_size, dtype, seed, cache_blocks, kind
+        The attributes below.
+
+    Attributes
+    ----------
+    count : int
+        The number of features M (or of Nyström centers).
+    block_size : int
+        Features per block: the map is drawn and evaluated a block at a time.
+    dtype : str
+        ``"float32"`` or ``"float64"``: the features' precision.
+    seed : int
+        The features' seed (independent of the spec's ``seed``).
+    cache_blocks : int
+        Blocks of feature parameters kept in memory (0: drawn again when needed).
+    kind : str
+        ``"random"`` (the kernel's sampler) or ``"nystrom"`` (centers drawn from the training rows).
+
+    Examples
+    --------
+    >>> from kopt.contract.problem import FeatureSpec
+    >>> FeatureSpec(count=1024, block_size=256, dtype="float32", seed=0).kind
+    'random'
+    """
 
     count: int
     block_size: int
@@ -26,29 +53,74 @@ _STREAMS = {}
 
 @dataclass
 class Problem:
-    """Everything a solver needs; it never reads files or YAML.
+    """Everything a solver needs: the arrays, the components, the seeds; it never reads files or YAML.
+
+    The core assembles it from the spec and the data and hands it to ``Solver.run``.
+
+    Parameters
+    ----------
+    spec, X, y, loss, kernel, regularizer, form, backend, preprocessor, seed, features
+        The attributes below.
+    X_test, y_test_raw, n_classes, sample_weight, info, partitions
+        The attributes below (optional).
 
     Attributes
     ----------
-    X, y : training data on the backend (standardized; labels encoded for the
-        loss: {-1,+1} binary, class ids multiclass, {0,1} two-sample, reals).
-        ``X`` is a dense backend array, or a scipy CSR matrix for sparse input.
-    X_test, y_test_raw : holdout features (standardized, same kind as ``X``) and the
-        user's labels of them (None without a labelled test split).
-    loss, kernel, regularizer : component instances (the kernel's bandwidth resolved).
-    form : "primal", "dual" or "gp".
-    backend : :class:`kopt.numerics.backend.Backend` (``xp`` is its array module).
-    preprocessor : :class:`kopt.data.Preprocessor` (standardisation, label coding).
-    seed : the spec's seed; draw randomness from :meth:`rng`.
-    features : :class:`FeatureSpec`; build the map with :meth:`feature_map`.
-    n_classes : classes of a classification target (1 otherwise).
-    sample_weight : per-row weights of the training rows on the backend (float64, normalised to mean 1),
-        or None.  Only solvers declaring ``Solver.sample_weight`` get them; the objective is then
-        λ/2‖f‖² + (1/n) Σ w_i ℓ(y_i, f(x_i)).
-    lam : λ of the kopt convention, λ/2‖f‖² + (1/n) Σ ℓ.
-    partitions : on a Dask cluster (``execution.engine: dask``), the training and test rows held by the
-        workers (:class:`kopt.distributed.partitions.Partitions`); ``X``, ``y`` and ``X_test`` are then
-        None and only solvers declaring ``Solver.distributed`` get the problem.
+    spec : Spec
+        The resolved spec.
+    X, y : array
+        The training rows on the backend, standardized (a dense array, or a SciPy CSR matrix for sparse input), and
+        their labels encoded for the loss: -1/+1 binary, class ids multiclass, 0/1 two-sample, reals.
+    X_test, y_test_raw : array or None
+        The test rows (standardized, of the same kind as ``X``) and the user's labels of them (None without a
+        labelled test split).
+    loss, kernel, regularizer : Component
+        The component instances (the kernel's bandwidth resolved).
+    form : str
+        ``"primal"``, ``"dual"`` or ``"gp"``.
+    backend : Backend
+        The array backend; ``xp`` is its array module.
+    preprocessor : Preprocessor
+        The standardization and label coding.
+    seed : int
+        The spec's seed; draw randomness from :meth:`rng`.
+    features : FeatureSpec
+        The spec's ``model.features``; build the map with :meth:`feature_map`.
+    n_classes : int
+        Classes of a classification target (1 otherwise).
+    sample_weight : array or None
+        Per-row weights of the training rows (float64, normalized to mean 1); only solvers declaring
+        ``Solver.sample_weight`` get them.
+    info : dict
+        Facts the assembly records for the report.
+    partitions : Partitions or None
+        On a Dask cluster, the training and test rows the workers hold; ``X``, ``y`` and ``X_test`` are then None.
+    xp : module
+        The backend's array module (``numpy`` or ``cupy``).
+    n, d : int
+        The number of training rows and of columns.
+    lam : float
+        λ of kopt's convention, λ/2‖f‖² + (1/n) Σ ℓ.
+    n_outputs : int
+        Scores per row.
+    dtype : numpy.dtype
+        The features' precision.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> from kopt.running.assemble import assemble
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+    ...                                  "features": {"count": 64, "block_size": 32}},
+    ...                        "solver": {"name": "dsg"}})
+    >>> problem = assemble(spec, (X, X[:, 0]))
+    >>> problem.n, problem.d, problem.lam, problem.form
+    (30, 2, 0.001, 'primal')
+    >>> problem.feature_map().count
+    64
     """
 
     spec: object
@@ -71,26 +143,32 @@ class Problem:
 
     @property
     def xp(self):
+        """The backend's array module."""
         return self.backend.xp
 
     @property
-    def n(self):
+    def n(self) -> int:
+        """The number of training rows."""
         return self.partitions.n if self.X is None and self.partitions is not None else self.X.shape[0]
 
     @property
-    def d(self):
+    def d(self) -> int:
+        """The number of columns."""
         return self.partitions.d if self.X is None and self.partitions is not None else self.X.shape[1]
 
     @property
-    def lam(self):
+    def lam(self) -> float:
+        """λ of kopt's convention."""
         return self.regularizer.lam
 
     @property
-    def n_outputs(self):
+    def n_outputs(self) -> int:
+        """Scores per row (1, or C for a multiclass loss)."""
         return self.loss.n_outputs(self.n_classes)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
+        """The features' precision."""
         return np.dtype(self.features.dtype)
 
     def label_matrix(self):

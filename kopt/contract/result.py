@@ -6,11 +6,44 @@ from dataclasses import dataclass, field
 
 @dataclass
 class SolverOutput:
-    """A solver's answer: the predictor plus its certificate.
+    """A solver's answer: the predictor plus its certificate, what ``Solver.run`` returns.
 
-    ``objective`` is the primal objective in kopt's convention
-    (λ/2‖f‖² + mean ℓ); ``dual`` and ``gap`` where the form has them.  ``status`` is
-    "converged", "iteration_cap", "interrupted", "diverged" or "done" (a direct solve).
+    The core turns it into the :class:`Result` of :func:`kopt.solve` (the model, the test metrics, the report).
+
+    Parameters
+    ----------
+    predictor, n_iter, success, message, objective, dual, gap, status, info, held_out
+        The attributes below.
+
+    Attributes
+    ----------
+    predictor : Predictor
+        What the model evaluates (:class:`kopt.contract.components.Predictor`).
+    n_iter : int
+        The iterations run.
+    success : bool
+        Whether the solver reached its tolerance (a direct solve: True).
+    message : str
+        How it stopped, in words.
+    objective : float or None
+        The primal objective in kopt's convention, λ/2‖f‖² + mean ℓ.
+    dual, gap : float or None
+        The dual objective and the duality gap, where the form has them.
+    status : str
+        ``"converged"``, ``"iteration_cap"``, ``"interrupted"``, ``"diverged"`` or ``"done"`` (a direct solve).
+    info : dict
+        The solver's own figures, copied into the report's ``solver_info``.
+    held_out : callable or None
+        A function of no arguments returning the scores of the calibration's held-out rows by a model of the
+        solve's settings not fitted on them (``{"rows", "scores", "words"}``, as in
+        :class:`~kopt.contract.components.Plan`), or None; the probability calibration then needs no second solve.
+
+    Examples
+    --------
+    >>> from kopt.contract.result import SolverOutput
+    >>> out = SolverOutput(predictor=None, n_iter=12, objective=0.31, dual=0.30, gap=0.01, status="converged")
+    >>> out.success, out.gap
+    (True, 0.01)
     """
 
     predictor: object
@@ -22,16 +55,72 @@ class SolverOutput:
     gap: float | None = None
     status: str = "done"
     info: dict = field(default_factory=dict)
-    #: None, or a function of no arguments returning ``{"rows", "scores", "words"}`` (the shape of
-    #: :class:`kopt.contract.components.Plan`'s ``held_out``) or None: the scores of the calibration's held-out rows
-    #: (:func:`kopt.models.calibration.held_out_rows`) by a model of the solve's settings not fitted on them, made
-    #: during the solve -- the probability calibration then needs no second solve.  Called only where it calibrates.
     held_out: object = None
 
 
 @dataclass(frozen=True)
 class Result:
-    """The result of :func:`kopt.solve` (built complete; nothing changes it afterwards)."""
+    """The result of :func:`kopt.solve`: the model, its objective and certificate, the test metrics and the report.
+
+    Built complete by :func:`kopt.solve`; nothing changes it afterwards.
+
+    Parameters
+    ----------
+    model, objective, dual, gap, n_iter, success, status, message, metrics, trace, timings, info, report
+        The attributes below.
+    snapshot, lambda_auto, auto
+        The attributes below (None unless asked for or chosen).
+
+    Attributes
+    ----------
+    model : Model
+        The trained model.
+    objective : float or None
+        The primal objective λ/2‖f‖² + mean ℓ.
+    dual : float or None
+        The dual objective, where the form has one.
+    gap : float or None
+        The duality gap ``objective - dual``: an upper bound on how far the objective is from its optimum.
+    n_iter : int
+        The iterations run.
+    success : bool
+        Whether the solver reached its tolerance (or solved directly).
+    status : str
+        ``"converged"``, ``"iteration_cap"``, ``"interrupted"``, ``"diverged"`` or ``"done"``.
+    message : str
+        The solver's words on how it stopped.
+    metrics : dict
+        Test metrics (``accuracy``, ``auc``, ``rmse``, ...) when the data has a test split.
+    trace : list
+        The convergence trace, one record per check.
+    timings : dict
+        Seconds per stage (``load_s``, ``fit_s``, ``wall_s``, ...).
+    info : dict
+        The solver's own figures.
+    report : dict
+        The JSON report ``kopt solve`` writes.
+    snapshot : Snapshot or None
+        The final solver state, with ``kopt.solve(..., keep_state=True)``.
+    lambda_auto : dict or None
+        With ``model.regularizer.lambda: auto``: the λ chosen, the validation metric along the path and its cost.
+    auto : dict or None
+        With ``solver: auto``: the route, centers, bandwidth and λ chosen, the trials and why
+        (``report["auto"]``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> result = kopt.solve(spec, data=(X[:40], X[:40, 0], X[40:], X[40:, 0]))
+    >>> result.success, sorted(result.metrics)
+    (True, ['mae', 'r2', 'rmse'])
+    >>> result.report["objective"] == result.objective
+    True
+    """
 
     model: object
     objective: float | None
@@ -46,13 +135,8 @@ class Result:
     timings: dict
     info: dict
     report: dict
-    #: the final solver state (:class:`kopt.running.checkpoint.Snapshot`) with ``kopt.solve(..., keep_state=True)``
     snapshot: object = None
-    #: ``model.regularizer.lambda: auto``: what was chosen (``lambda``, the validation ``metric`` and its
-    #: value per ``path`` point, ``select_s``, ``refit_warm``; :class:`kopt.running.validation.LambdaChoice`); else None
     lambda_auto: dict = None
-    #: ``solver: auto``: what it measured and chose (``route``, ``centers``, ``bandwidth``, ``lambda``,
-    #: ``validation_score``, ``trials``, ``search_s``, ``why``; report["auto"]); else None
     auto: dict = None
 
     def __repr__(self):

@@ -25,7 +25,25 @@ __all__ = ["Bunch", "load", "names"]
 
 
 class Bunch(dict):
-    """A dict whose keys are also attributes (as scikit-learn's ``Bunch``): ``ds.X`` is ``ds["X"]``."""
+    """A dict whose keys are also attributes (as scikit-learn's ``Bunch``): ``ds.X`` is ``ds["X"]``.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``dict``.
+
+    Attributes
+    ----------
+    <key>
+        Each key, read and set as an attribute.
+
+    Examples
+    --------
+    >>> from kopt.datasets import Bunch
+    >>> ds = Bunch(X=[[0.0, 1.0]], y=[1.0])
+    >>> ds.y is ds["y"]
+    True
+    """
 
     def __getattr__(self, key):
         try:
@@ -40,8 +58,20 @@ class Bunch(dict):
         return list(self.keys())
 
 
-def names() -> list:
-    """The registered dataset presets (built-in and from plugins), sorted."""
+def names() -> list[str]:
+    """The registered dataset presets (built-in and from plugins), sorted.
+
+    Returns
+    -------
+    list of str
+        The names ``kopt.datasets.load`` and a spec's ``data.source`` take (``kopt data list`` prints them).
+
+    Examples
+    --------
+    >>> import kopt
+    >>> "higgs-12k" in kopt.datasets.names()
+    True
+    """
     from ..contract.registry import registry
 
     return sorted(registry().names("dataset"))
@@ -85,6 +115,17 @@ def load(name, *, as_frame=False, return_X_y=False, **options):
     kopt.DataError
         A file is missing and cannot be fetched (``KOPT_OFFLINE=1``: the message names the URL, the path
         it is expected at and its checksum), or does not match its checksum.
+
+    Examples
+    --------
+    The HIGGS sample packaged with kopt (no download):
+
+    >>> import kopt
+    >>> ds = kopt.datasets.load("higgs-12k")
+    >>> ds.X.shape, ds.X_test.shape
+    ((7500, 28), (5000, 28))
+    >>> ds.target_names
+    array([0., 1.])
     """
     from ..contract.registry import registry
 

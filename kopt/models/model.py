@@ -48,7 +48,57 @@ class PredictContext:
 
 
 class Model:
-    """A trained kernel machine: preprocessing + predictor + the spec that made it."""
+    """A trained kernel machine: the preprocessing, the predictor and the spec that made it.
+
+    :func:`kopt.solve` returns one as ``result.model``; :func:`kopt.load_model` reads one from its files.  A model
+    predicts in the user's units: labels as the training labels were coded (class names included), values in the
+    target's units.
+
+    Parameters
+    ----------
+    predictor : Predictor
+        What evaluates the scores (:class:`kopt.contract.components.Predictor`).
+    preprocessor : Preprocessor
+        The column scaling and the label coding of the training data.
+    spec : dict
+        The resolved spec that trained the model.
+    kernel : Kernel
+        The kernel, its bandwidth resolved.
+    loss : Loss
+        The loss it was trained with.
+    backend : Backend, optional
+        The array backend it predicts on (NumPy by default).
+    info : dict, optional
+        Run information stored with the model.
+    calibration : dict, optional
+        A margin classifier's probability calibration.
+
+    Attributes
+    ----------
+    predictor, preprocessor, spec, kernel, loss, backend, info, calibration
+        As given.
+    n_features_in : int
+        The number of columns the model takes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2))
+    >>> y = np.sign(X[:, 0] + 0.3 * rng.normal(size=80))
+    >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+    ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> model = kopt.solve(spec, data=(X, y)).model
+    >>> model.n_features_in
+    2
+    >>> model.predict(X[:3])
+    array([ 1.,  1., -1.])
+    >>> model.predict_proba(X[:3]).shape
+    (3, 2)
+    """
 
     def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None, calibration=None):
         self.predictor = predictor
@@ -58,11 +108,12 @@ class Model:
         self.loss = loss
         self.backend = backend or resolve("numpy")
         self.info = dict(info or {})
-        #: a margin classifier's probability calibration (:mod:`kopt.models.calibration`), or None
+        #: a margin classifier's probability calibration (``kopt.models.calibration``), or None
         self.calibration = calibration
 
     @property
-    def n_features_in(self):
+    def n_features_in(self) -> int:
+        """The number of columns the model takes."""
         return self.preprocessor.n_features
 
     def _context(self):
@@ -82,16 +133,18 @@ class Model:
             Z = self.backend.xp.asarray(Z)
         return Z
 
-    def decision_function(self, X):
-        """Raw scores, ``(n,)`` or ``(n, C)``, as a NumPy array (out of memory:
-        :class:`kopt.errors.OutOfMemoryError`)."""
+    def decision_function(self, X) -> np.ndarray:
+        """Raw scores of the rows of ``X``, ``(n,)`` or ``(n, C)``, as a NumPy array.
+
+        Raises ``DataError`` for rows of another width and ``OutOfMemoryError`` when the scores do not fit.
+        """
         from ..numerics.memory import out_of_memory
 
         rows = f"{X.shape[0]:,} row{'' if X.shape[0] == 1 else 's'}" if hasattr(X, "shape") else "rows"
         with out_of_memory(f"scoring {rows} with the model"):
             return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Labels in the user's coding (classification: the training labels' values, class names included) or
         values in the target's units."""
         return self.preprocessor.decode(self.decision_function(X))
@@ -115,7 +168,7 @@ class Model:
     def predict_log_proba(self, X):
         """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
         loss's σ(f) (one-vs-rest columns normalised), softmax's, or a margin loss's calibration
-        (:mod:`kopt.models.calibration`)."""
+        (``kopt.models.calibration``)."""
 
 
         reason = self.proba_refusal()
@@ -141,7 +194,7 @@ class Model:
             return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
         return _calibration.log_proba(self.calibration, f)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, ``(n, n_classes)`` (:meth:`predict_log_proba`)."""
         return np.exp(self.predict_log_proba(X))
 
@@ -183,8 +236,12 @@ class Model:
         """The model's :func:`content_hash` (what ``model.json`` records as ``model_sha256``)."""
         return content_hash(json.loads(fileset.canonical(self.to_meta())), self.to_arrays())
 
-    def save(self, path):
-        """Write ``<stem>.npz`` and ``<stem>.json`` as one set (:func:`kopt.files.sets.commit`); returns the JSON path."""
+    def save(self, path) -> str:
+        """Write ``<stem>.npz`` (the arrays) and ``<stem>.json`` (the metadata) as one set; returns the JSON path.
+
+        The pair is written atomically: a reader sees the old pair or the new one, never a mix.  The files hold no
+        pickle; :func:`kopt.load_model` reads them back.
+        """
         json_path, npz_path = model_paths(path)
         arrays = self.to_arrays()
         buf = io.BytesIO()
@@ -245,7 +302,47 @@ def _hash_c_order(h, a):
 
 
 def load_model(path, backend="numpy") -> Model:
-    """Load a model written by :meth:`Model.save` (``path``: the .json, the .npz or their stem)."""
+    """Load a model written by :meth:`Model.save` or ``kopt solve``.
+
+    The files' format, checksums and content hash are verified, and the model predicts one row before it is
+    returned.
+
+    Parameters
+    ----------
+    path : str or path
+        The model's ``.json``, its ``.npz`` or their common stem.
+    backend : str, optional
+        ``"numpy"`` (default) or ``"cupy"``: where the model predicts.
+
+    Returns
+    -------
+    Model
+        The model, as it was saved.
+
+    Raises
+    ------
+    ModelFileError
+        A file is missing, corrupt, changed since it was written, or not a kopt model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2))
+    >>> y = np.sign(X[:, 0] + 0.3 * rng.normal(size=80))
+    >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+    ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> model = kopt.solve(spec, data=(X, y)).model
+    >>> path = model.save("model")
+    >>> path
+    'model.json'
+    >>> same = kopt.load_model(path)
+    >>> bool((same.predict(X) == model.predict(X)).all())
+    True
+    """
     meta, arrays, json_path = read_model_files(path)
     model = model_from(meta, arrays, backend, source=json_path)
     model_checks.check_predicts(model, json_path)

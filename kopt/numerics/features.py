@@ -15,7 +15,7 @@ every block is evaluated into the same buffer and immediately reduced with a
 GEMV (the cos is fused with the following product through the cache).  The
 kernel's constant feature scale (√2 for Fourier features) is applied to the
 reduced vector, not to the buffer.  On NumPy the chunks are spread over a pool
-of threads (``threads``, default: :func:`kopt.numerics.threads.resolve_threads`) with per-part buffers: BLAS and NumPy ufuncs release the GIL, and
+of threads (``threads``, default: ``kopt.numerics.threads.resolve_threads``) with per-part buffers: BLAS and NumPy ufuncs release the GIL, and
 BLAS itself is held to one thread meanwhile.  The work is cut into a fixed number
 of parts (:data:`kopt.numerics.threads.PARTS`, whatever the thread count), each owning an
 interleaved set of chunks, and the partial sums are added in part order, so results
@@ -120,7 +120,7 @@ class FeatureMap:
     row_chunk : int
         Upper bound on the rows evaluated at once (NumPy picks cache-sized chunks below it).
     threads : int, optional
-        NumPy worker threads (default :func:`kopt.numerics.threads.resolve_threads`).
+        NumPy worker threads (default ``kopt.numerics.threads.resolve_threads``).
     """
 
     def __init__(self, kernel, n_in, *, seed, block_size=512, count=None, dtype="float32", xp=np, cache_blocks=0,

@@ -42,15 +42,57 @@ class Axis:
 
 @dataclass
 class TuneResult:
-    """What :func:`tune` found.
+    """What :func:`kopt.tune` found.
 
-    Attributes: ``metric`` and ``higher_is_better``; ``rows`` (one dict per grid point: ``params``,
-    ``score`` -- the mean over folds --, ``scores``, ``fit_s``, ``iterations``, ``converged``);
-    ``best_params``, ``best_score``; ``best_spec`` (a :class:`kopt.Spec`); ``refit`` (the
-    :class:`kopt.contract.result.Result` of the best spec on all training rows, or None); ``splits`` (a
-    description), ``warm_start`` (whether the λ path was warm-started) and ``wall_s``; ``info``: the
-    solver, and ``shared`` where the grid ran on one Nyström system per fold and setting
-    (:mod:`kopt.selection.nystrom_folds`: centers, systems built, their seconds and the λ paths').
+    Parameters
+    ----------
+    metric, higher_is_better, axes, rows, best_params, best_score, best_spec, splits, warm_start, wall_s, refit, info
+        The attributes below, set by :func:`kopt.tune`.
+
+    Attributes
+    ----------
+    metric : str
+        The validation metric (``accuracy``, ``auc``, ``rmse``, ``mae`` or ``r2``).
+    higher_is_better : bool
+        Whether a larger ``metric`` is better.
+    axes : list
+        The searched keys and their values.
+    rows : list of dict
+        One per grid point: ``params``, ``score`` (the mean over folds), ``scores``, ``fit_s``, ``iterations``,
+        ``converged``.
+    best_params : dict
+        The best grid point, by dotted key.
+    best_score : float
+        Its mean validation score.
+    best_spec : Spec
+        The spec at the best point.
+    splits : str
+        The validation splits, in words.
+    warm_start : bool
+        Whether the λ path was warm-started.
+    wall_s : float
+        Seconds the search took.
+    refit : Result or None
+        The best spec solved on all training rows and scored on the test split (``refit=True``).
+    info : dict
+        The solver, and ``shared`` where the grid ran on one Nyström system per fold and setting.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2))
+    >>> y = np.sign(X[:, 0] + 0.3 * rng.normal(size=80))
+    >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+    ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> found = kopt.tune(spec, ["model.regularizer.lambda=1e-2,1"], folds=2, data=(X, y), refit=True)
+    >>> found.best_spec["model"]["regularizer"]["lambda"] == found.best_params["model.regularizer.lambda"]
+    True
+    >>> found.refit.success
+    True
     """
 
     metric: str
@@ -163,13 +205,18 @@ def check_axes(spec, axes):
 
 def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_start=True, refit=False,
          overrides=(), progress=False, data=None):
-    """Grid search of a spec on validation folds; returns a :class:`TuneResult`.
+    """Grid search of a spec on validation folds: what ``kopt tune`` runs.
+
+    Each grid point is the spec with the searched keys set; every fold's solve is scored on its held-out rows.  Along
+    λ each solve starts from the previous one where the solver allows (``warm_start``).
 
     Parameters
     ----------
-    spec : path, packaged spec name, dict or Spec
-    grid : list of str or Axis, optional
-        ``KEY=lo:hi:log:n`` / ``KEY=v1,v2,...`` items; default :func:`default_axes`.
+    spec : str, path, dict or Spec
+        A spec file, a packaged spec's name, a dict, or a loaded :class:`kopt.Spec`.
+    grid : list of str, optional
+        ``KEY=lo:hi:log:n`` or ``KEY=v1,v2,...`` items (dotted spec keys); by default λ and, for a kernel with a
+        bandwidth, the bandwidth on a logarithmic grid around the spec's values.
     folds, validation : int, float
         k seeded folds of the training rows, or the held-out fraction of one seeded split (default 0.2).
     metric : str, optional
@@ -181,8 +228,41 @@ def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_star
         Solve the best spec on all training rows and score it on the test split (``result.refit``).
     progress : bool
         A line on stderr per solve.
+    overrides : sequence of str, optional
+        ``KEY=VALUE`` items applied to the spec first, as ``--set`` does.
     data : tuple, optional
         ``(X, y)`` or ``(X, y, X_test, y_test)`` arrays instead of the spec's data.
+
+    Returns
+    -------
+    TuneResult
+        Every grid point's scores, the best point and its spec, and the refit result when ``refit``.
+
+    Raises
+    ------
+    SpecError
+        The spec, a grid item or the metric is malformed, or there is nothing to search.
+    DataError
+        The data cannot be read or does not fit the problem.
+
+    Examples
+    --------
+    Three values of λ, scored by accuracy on three folds of 80 rows:
+
+    >>> import numpy as np
+    >>> import kopt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2))
+    >>> y = np.sign(X[:, 0] + 0.3 * rng.normal(size=80))
+    >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+    ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...         "solver": {"name": "krr_exact"}}
+    >>> found = kopt.tune(spec, ["model.regularizer.lambda=1e-4,1e-2,1"], folds=3, data=(X, y))
+    >>> found.metric, len(found.rows)
+    ('accuracy', 3)
+    >>> found.best_params
+    {'model.regularizer.lambda': 0.01}
     """
     from ..contract.registry import registry
     from ..data import as_dataset, load_data

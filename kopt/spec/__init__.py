@@ -23,7 +23,46 @@ from .messages import message
 
 
 class Spec:
-    """A resolved spec: ``data`` is the plain dict; ``source`` names where it came from."""
+    """A validated spec with every default filled in: what :func:`kopt.load_spec` returns.
+
+    ``spec["model"]`` (and ``spec.data``) are the resolved sections as plain dicts; a solver's ``check_spec`` reads
+    them and the components the spec names (:attr:`loss`, :attr:`regularizer`, :attr:`kernel_class`).
+
+    Parameters
+    ----------
+    data : dict
+        The resolved spec.
+    source : str
+        Where it came from: a file name or ``"<dict>"``.
+    positions : Positions
+        Line and column of each key in the file, for messages.
+    base_dir : pathlib.Path
+        The folder relative data paths are read from.
+    given : dict, optional
+        The spec as its author wrote it (overrides applied, no defaults); ``data`` when None.
+
+    Attributes
+    ----------
+    data : dict
+        The resolved spec.
+    source : str
+        The file name or ``"<dict>"``.
+    given : dict
+        The spec as written: what was chosen rather than defaulted.
+    base_dir : pathlib.Path
+        The folder relative paths are read from.
+
+    Examples
+    --------
+    >>> import kopt
+    >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"},
+    ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+    ...                        "solver": {"name": "krr_exact"}})
+    >>> spec["seed"], spec.get("model", "kernel", "bandwidth")
+    (0, 'auto')
+    >>> spec.loss.name, spec.given["model"]["kernel"]
+    ('square', {'name': 'gaussian'})
+    """
 
     def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path, given: dict | None = None):
         self.data = data
@@ -37,6 +76,7 @@ class Spec:
         return self.data[key]
 
     def get(self, *path, default=None):
+        """The value at a path of keys (``spec.get("model", "loss", "name")``), or ``default`` where a key is missing."""
         node = self.data
         for p in path:
             if not isinstance(node, dict) or p not in node:
@@ -82,6 +122,7 @@ class Spec:
 
     @property
     def solver_class(self):
+        """The spec's solver class (:class:`kopt.contract.components.Solver`)."""
         return registry().get("solver", self["solver"]["name"])
 
     def __repr__(self):
@@ -105,10 +146,44 @@ def _fmt_path(path):
 
 
 def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Spec:
-    """Load, validate and resolve a spec from a path, a dict, or a Spec.
+    """Load, validate and resolve a spec from a path, a dict, or a Spec, reading no data.
 
-    ``check_files=False`` skips the existence check of ``data.train``/``data.test``
-    (used when the caller supplies the arrays).
+    The spec is parsed, the overrides applied, the component names checked, the whole validated against the schema
+    the registered plugins compose, the defaults filled in, ``${VAR}`` expanded in paths and the components'
+    compatibility checked: what ``kopt validate`` does.
+
+    Parameters
+    ----------
+    spec : str, path, dict or Spec
+        A spec file, the name of a packaged spec (``"quickstart"``), a dict, or a Spec (returned as it is unless
+        there are overrides).
+    overrides : sequence of str, optional
+        ``KEY=VALUE`` items (dotted keys, YAML values), as ``--set`` on the command line.
+    check_backend : bool, optional
+        Check that the spec's ``backend`` is available here (CuPy and a device for ``cupy``).
+    check_files : bool, optional
+        Check that ``data.train`` and ``data.test`` exist; False when the caller supplies the arrays.
+
+    Returns
+    -------
+    Spec
+        The resolved spec.
+
+    Raises
+    ------
+    SpecError
+        The spec cannot be parsed, breaks the schema, or asks for an incompatible combination.
+    UnknownComponentError
+        It names a loss, kernel, regularizer, solver or dataset no plugin registers.
+
+    Examples
+    --------
+    >>> import kopt
+    >>> spec = kopt.load_spec("quickstart", ["solver.tol=0.05"])
+    >>> spec["solver"]["name"], spec["solver"]["tol"]
+    ('joker', 0.05)
+    >>> spec["data"]["source"]
+    'higgs-12k'
     """
     if isinstance(spec, Spec):
         if not overrides:

@@ -44,3 +44,15 @@ from .regularizers import (
 )
 from .solver_contract import SOLVER_CHECKS, SolverCheck, check_solver, state_problems  # noqa: E402
 from .solvers import KeepStates, StopAt, check_resume, interrupt_at, solver_for  # noqa: E402
+
+__all__ = [
+    "default_instance", "sample_duals", "sample_labels", "sample_scores", "KERNEL_VALUES", "LOSS_VALUES",
+    "at_other_values", "solver_check_data", "check_strong_duality", "check_weak_duality", "gaussian_gram",
+    "KERNEL_CHECKS", "check_domain", "check_dsg_gradient", "check_engine", "check_exact", "check_kernel",
+    "check_psd", "check_regeneration", "check_unbiased", "kernel_instance", "CHECKS", "check_biconjugate",
+    "check_bounds", "check_conj_domain", "check_conj_edges", "check_conj_gradients", "check_convexity",
+    "check_dtypes", "check_fenchel_young", "check_gradients", "check_interface", "check_labels_validation",
+    "check_loss", "check_prox", "check_moreau_decomposition", "check_moreau_envelope", "check_prox_argmin",
+    "check_regularizer", "check_strong_convexity", "SOLVER_CHECKS", "SolverCheck", "check_solver", "state_problems",
+    "KeepStates", "StopAt", "check_resume", "interrupt_at", "solver_for",
+]
