@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .options import build_options
+from .result import SolverOutput
 
 # JSON-schema fragments shared by components.
 POSITIVE = {"type": "number", "exclusiveMinimum": 0}
@@ -601,8 +602,9 @@ class Solver(Component):
         """
         return ()
 
-    def run(self, problem, run) -> "SolverOutput":
-        """Solve ``problem`` (:class:`kopt.contract.problem.Problem`) and return a :class:`~kopt.contract.result.SolverOutput`.
+    def run(self, problem, run) -> SolverOutput:
+        """Solve ``problem`` (:class:`kopt.contract.problem.Problem`); return a
+        :class:`~kopt.contract.result.SolverOutput`.
 
         ``run`` is the run context: ``run.report(t, state=..., ...)`` reports an iteration (progress, trace,
         checkpoints) and returns False when the run must stop (Ctrl-C); ``run.resume_state`` is the state to start

@@ -5,7 +5,7 @@ the contract classes a plugin subclasses and the result classes (:data:`CONTRACT
 ``Parameters`` (when it takes any), ``Returns`` or ``Yields`` (unless annotated ``-> None``) and ``Examples``; a class
 a summary, ``Parameters`` (when its constructor takes any), ``Attributes`` (not asked of an exception or warning
 class, whose attributes are its message) and ``Examples``.  Constants are
-documented on their API page (:func:`test_every_public_name_is_on_an_api_page`). 
+documented on their API page (:func:`test_every_public_name_is_on_an_api_page`).
 """
 from __future__ import annotations
 
