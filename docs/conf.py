@@ -50,7 +50,7 @@ myst_enable_extensions = ["dollarmath", "colon_fence"]
 # autodoc and numpydoc: the signature carries the type hints; numpydoc renders the sections
 autodoc_typehints = "signature"
 autodoc_member_order = "bysource"
-autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_default_options = {"show-inheritance": True}
 autodoc_preserve_defaults = True
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

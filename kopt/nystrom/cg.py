@@ -40,12 +40,41 @@ REPLACE_FALL = 10.0
 
 
 def center_factors(kernel, C, threads=1):
-    """``(kept, factors)``: the kept centers' dense rows (:func:`.centers.center_basis`'s pivoted basis of the drawn
-    centers ``C``, Fortran order) and their :class:`.factors.CenterFactors`.  Where the basis kept far fewer centers
-    than were drawn (U then has a buffer of its own, in the room R's left: :data:`.centers.COMPACT_SHARE`), the
-    preconditioner estimates T from every drawn center (:func:`.factors.drawn_gram`), not from the kept ones, which the
-    pivoting chose far apart: at 10⁵ rows of 6 columns (4,096 drawn, 2,108 kept, λ 3e-7) CG then reached a relative
-    gap of 1e-2 in 25 steps, not 55.  ``threads``: kopt's workers for that product (the same bits on any count)."""
+    """The kept centers' dense rows and their :class:`CenterFactors`.
+
+    The kept centers are :func:`center_basis`'s pivoted basis of the drawn centers ``C``.  Where the basis kept far
+    fewer centers than were drawn, the preconditioner estimates T from every drawn center (:func:`drawn_gram`), not
+    from the kept ones alone, which the pivoting chose far apart.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel, its bandwidth a number.
+    C : array of shape (m, d)
+        The drawn centers, dense.
+    threads : int, optional
+        kopt's worker threads for the drawn centers' product (the same bits on any count).
+
+    Returns
+    -------
+    kept : array of shape (M, d)
+        The kept centers' rows, in Fortran order.
+    factors : CenterFactors
+        Their factor U, and the drawn centers' Gram where it is used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import center_factors
+    >>> kept, factors = center_factors(kernel, X[:20])
+    >>> kept.shape, factors.U.shape
+    ((20, 2), (20, 20))
+    """
     with blas_threads(1):  # as krr_nystrom factors R: the same kept centers and bits of U
         kept, U = center_basis(kernel, C)
     Ck = kept_centers(C, kept)
@@ -55,12 +84,82 @@ def center_factors(kernel, C, threads=1):
 
 
 class NystromCG:
-    """The problem on rows ``X`` (n × d), targets ``Y`` (n × C, float64, centered as the caller wants them) and
-    dense centers ``C``: U and b are made once; :meth:`start` and :meth:`step` run CG at any λ (a λ path re-factors
-    only the M × M preconditioner, in U's buffer: :mod:`.factors`).  ``U``: R = K_CC = UᵀU in the upper triangle
-    and the diagonal of a Fortran-order M × M float64 array whose strict lower triangle holds the preconditioner's
-    factor -- read it through triangular routines (``solve_triangular(U, ..., lower=False)``,
-    :func:`.factors.upper_times`), never as a dense matrix."""
+    """Kernel ridge regression on Nyström centers by preconditioned conjugate gradients, one pass over the rows a step.
+
+    The problem on rows ``X``, targets ``Y`` and centers ``C``: with R = K_CC = UᵀU and v = U w it solves
+    (T + λI) v = b, T = U⁻ᵀ (A/n) U⁻¹, b = U⁻ᵀ B/n, A = Σ_i w_i k_i k_iᵀ, B = Σ_i w_i k_i y_iᵀ.  T is never formed:
+    T p is one pass of kernel blocks (:class:`RowPass`), so memory is O(M²) at any number of rows.  The
+    preconditioner is the centers' own estimate of T, P = (w̄/M) U Uᵀ + λI (the preconditioner of Rudi et al.
+    (2017), in whitened coordinates), so the number of steps hardly depends on λ or n.  Each output column runs its
+    own CG on the same passes.
+
+    The calling order:
+
+    1. ``cg = NystromCG(kernel, X, Y, C, dtype=...)`` makes U and b (one pass), or ``cg.reweighted(X, Y, weights)``
+       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work);
+    2. ``s = cg.start(lam)`` factors the preconditioner at λ (:meth:`set_lambda`) and returns CG's state, from
+       v = 0 or from a warm start ``v``;
+    3. ``cg.step(s)`` advances the state in place: one pass, T p, then :meth:`precondition` on the new residual;
+    4. ``cg.certificate(s, loss, Y)`` gives the square loss's ``(P, D, scale)`` from what CG carries (no pass);
+       :meth:`refresh` (or :meth:`replace_residual`, which CG continues from) recomputes the scores, T v and the
+       residual with float64 products, the values a certificate that stops a solve must be read from;
+       :meth:`confirm` does both by the stopping rule;
+    5. ``cg.coef(s["v"])`` gives the coefficients w on the kept centers ``cg.C``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The problem's kernel, its bandwidth a number.
+    X : array or sparse matrix of shape (n, d)
+        The training rows (dense on NumPy or CuPy, or SciPy CSR).
+    Y : array of shape (n, k)
+        Float64 targets, one column per output, centered as the caller wants them.
+    C : array of shape (m, d)
+        The drawn centers, dense; :func:`center_factors` keeps a well-conditioned basis of them.
+    dtype : dtype
+        The kernel values' precision in the passes (the problem's ``dtype``); their products are float64.
+    weights : array of shape (n,), optional
+        Row weights (mean 1).
+    threads : int, optional
+        kopt's worker threads for the passes.
+
+    Attributes
+    ----------
+    C : array of shape (M, d)
+        The kept centers, in the basis's pivoted order.
+    M, n : int
+        The kept centers and the rows.
+    U : ndarray of shape (M, M)
+        R = K_CC = UᵀU in its upper triangle and diagonal (float64, Fortran order); its strict lower triangle holds
+        the preconditioner's factor, so read it with triangular routines or :func:`upper_times`, never as a dense
+        matrix.
+    b : array of shape (M, k)
+        The whitened right-hand side.
+    lam : float or None
+        The λ the preconditioner is factored at.
+    rows : RowPass
+        The passes over the rows.
+    passes : int
+        Passes made so far.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import NystromCG
+    >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+    >>> s = cg.start(1e-3)
+    >>> for t in range(15):
+    ...     s = cg.step(s)
+    >>> square = registry().get("loss", "square")()
+    >>> P, D, scale = cg.certificate(cg.refresh(s), square, Y)
+    >>> bool((P - D) / P < 1e-3), cg.coef(s["v"]).shape
+    (True, (20, 1))
+    """
 
     def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
         xp = get_namespace(C)
@@ -102,11 +201,29 @@ class NystromCG:
                     and (X is rows.X or xp.array_equal(X, rows.X)))
 
     def reweighted(self, X, Y, weights, threads=None):
-        """The same centers and U for other targets or row weights on the same rows: one pass for b, no M³ work
-        (``solver: auto`` hands its search's factors to the solve on every row this way), and no pass where the rows,
-        targets and weights are the ones b was made from (``data.held_out``'s model of the search's fit rows).  The
-        two share U's buffer, so its preconditioner too: the one that sets a λ last owns it (:meth:`set_lambda`
-        checks)."""
+        """The same centers and U for other targets or row weights on the same rows.
+
+        One pass for b and no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way);
+        no pass at all where the rows, targets and weights are bit for bit the ones b was made from.  The two CGs share
+        U's buffer, and so its preconditioner: whichever sets a λ last owns it, and :meth:`precondition` factors it
+        again for the other.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (n, d)
+            The rows (the same as this CG's).
+        Y : array of shape (n, k)
+            The new targets.
+        weights : array of shape (n,) or None
+            The new row weights.
+        threads : int, optional
+            kopt's worker threads for the passes.
+
+        Returns
+        -------
+        NystromCG
+            A CG on the same centers and U.
+        """
         import copy
 
         out = copy.copy(self)
@@ -119,8 +236,10 @@ class NystromCG:
         return self.rows.passes
 
     def set_lambda(self, lam):
-        """Factor the preconditioner (w̄/M) U Uᵀ + λ I at ``lam``, in U's buffer (:meth:`.factors.CenterFactors.factor`:
-        M³/3 flops for the product, M³/3 for the Cholesky)."""
+        """Factor the preconditioner (w̄/M) U Uᵀ + λI at ``lam``, in U's buffer (2M³/3 flops).
+
+        Raises ``KoptError`` where the preconditioner is not positive definite at ``lam``.
+        """
         f = self.factors
         if lam == self.lam and f.owner is self and f.factored:
             return
@@ -134,11 +253,12 @@ class NystromCG:
         self.lam = float(lam)
 
     def lambda_floor(self):
-        """The smallest λ the problem's float32 kernel values resolve: half the dtype's epsilon times trace(T), T
-        estimated by the preconditioner's matrix.  Every product rounds a kernel value by up to eps/2 of it, so T + λI
-        as the passes apply it is the true one to within about eps/2 · trace(T); below that, λ is within the rounding
-        and CG's answer is not the spec's (the squared hinge's Newton path stops at the same floor:
-        :mod:`kopt_plugins.auto.planner`).  float64 kernel values: about 1e-16 of the trace."""
+        """The smallest λ the problem's kernel values resolve: half the dtype's epsilon times trace(T).
+
+        Every product rounds a kernel value by up to eps/2 of it, so T + λI as the passes apply it is the true one to
+        within about eps/2 · trace(T); below that, λ is within the rounding and CG's answer is not the spec's.
+        ``solver: auto`` tries no λ below it.
+        """
         return 0.5 * float(np.finfo(self.dtype).eps) * self.scale * self.factors.trace()
 
     def release_preconditioner(self):
@@ -151,11 +271,13 @@ class NystromCG:
         return self.factors.coef(v)
 
     def projected(self, C, w):
-        """A start for CG from another model of the same kernel on the same columns: ``k(·, C) w`` (centers ``C``,
-        coefficients ``w``, M' × outputs) projected on these centers in the kernel's norm, w' = R⁻¹ K(C_kept, C) w,
-        as v = U w' = U⁻ᵀ K(C_kept, C) w: one triangular solve and M M' kernel values, no pass.  Where ``C`` are
-        kept centers of these it is the same model; elsewhere its closest in their span.  ``solver: auto`` starts
-        its grown centers from the smaller model it measured first (:mod:`kopt_plugins.auto.large`)."""
+        """A start for CG from another model of the same kernel on the same columns: ``k(·, C) w`` projected on these
+        centers.
+
+        w' = R⁻¹ K(C_kept, C) w, returned as v = U w' = U⁻ᵀ K(C_kept, C) w: one triangular solve and M M' kernel values,
+        no pass.  Where ``C`` are kept centers of these it is the same model; elsewhere its closest in their span.
+        ``solver: auto`` starts its grown centers from the smaller model it measured first.
+        """
         xp = self.xp
         w = xp.asarray(w, dtype=np.float64)
         with blas_threads(1):  # the same bits on any thread count, as the factors' own solves
@@ -168,17 +290,50 @@ class NystromCG:
         return S, self.factors.whiten(G / self.n)
 
     def precondition(self, r):
-        """P⁻¹ r with P = (w̄/M) U Uᵀ + λI = L Lᵀ at :meth:`set_lambda`'s λ: two M × M triangular solves, no pass."""
+        """P⁻¹ r with P = (w̄/M) U Uᵀ + λI = L Lᵀ at :meth:`set_lambda`'s λ: two M × M triangular solves, no pass.
+
+        Where another CG on the same buffer (:meth:`reweighted`) factored the preconditioner since, it is factored again
+        at this CG's λ first.
+
+        Parameters
+        ----------
+        r : array of shape (M, k)
+            A residual.
+
+        Returns
+        -------
+        array of shape (M, k)
+            P⁻¹ r.
+        """
         if self.factors.owner is not self:  # another CG on the same buffer (:meth:`reweighted`) factored it since
             lam, self.lam = self.lam, None
             self.set_lambda(lam)
         return self.factors.precondition(r)
 
     def start(self, lam, v=None):
-        """CG's state at λ from v: zero (no pass), or a warm start, whose T v and scores come from one pass with
-        float64 products (:meth:`replace_residual` on v alone).  A warm start is usually near its solution, where a
-        float32 pass's rounding is most of the residual: at 10⁶ rows, from the search's certified solution (relative
-        gap 1.9e-3), the carried gap of a float32 start read 0.55 for 7 steps before CG confirmed it."""
+        """CG's state at λ from v: zero (no pass) or a warm start (one pass with float64 products).
+
+        Factors the preconditioner at ``lam`` (:meth:`set_lambda`).  A warm start is usually near its solution, where
+        float32 rounding would be most of the residual, so its T v and scores come from float64 products
+        (:meth:`replace_residual`).
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+        v : array of shape (M, k), optional
+            The whitened coefficients to start from; None starts from zero.
+
+        Returns
+        -------
+        dict
+            The state: ``v``, ``Tv``, ``scores`` (K w), ``r`` (b − T v − λ v), ``p`` (the search direction), ``rz``.
+
+        Raises
+        ------
+        ValueError
+            ``v`` is not of shape (M, k).
+        """
         self.set_lambda(lam)
         C = self.b.shape[1]
         if v is None:
@@ -197,7 +352,22 @@ class NystromCG:
                 "r": self.b.copy(), "p": z, "rz": xp.sum(self.b * z, axis=0)}
 
     def step(self, s):
-        """One CG step on state ``s`` (in place): one pass over the rows."""
+        """One CG step on state ``s``, in place: one pass over the rows.
+
+        The step applies T + λI to the search direction (one pass: :meth:`apply_T`), moves v, T v, the scores and the
+        residual along it, and takes the next direction from the preconditioned residual (:meth:`precondition`).  A
+        column whose residual is exactly zero stays where it is.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state from :meth:`start` (``v``, ``Tv``, ``scores``, ``r``, ``p``, ``rz``).
+
+        Returns
+        -------
+        dict
+            ``s``, advanced one step.
+        """
         xp, lam = self.xp, self.lam
         p = s["p"]
         Kp, Tp = self.apply_T(p)
@@ -221,9 +391,21 @@ class NystromCG:
         s["scores"] += alpha * Kp
 
     def refresh(self, s):
-        """The scores, T v and residual at ``s["v"]`` from one pass with float64 products (in place): the iterations'
-        float32 products drift from the carried ones by float32 rounding, which would bound the certificate; the
-        refreshed ones round as the direct solve's do."""
+        """The scores, T v and residual at ``s["v"]`` from one pass with float64 products, in place.
+
+        The steps' float32 products drift from the exact ones by float32 rounding, which would bound the certificate;
+        the refreshed ones round as a direct solve's do.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state (at least ``v``).
+
+        Returns
+        -------
+        dict
+            ``s`` with ``scores``, ``Tv`` and ``r`` recomputed.
+        """
         S, G = self.rows.products(self.coef(s["v"]), precise=True)
         s["scores"] = S
         s["Tv"] = self.factors.whiten(G / self.n)
@@ -231,21 +413,21 @@ class NystromCG:
         return s
 
     def replace_residual(self, s):
-        """Residual replacement (van der Vorst & Ye 2000, "Residual replacement strategies for Krylov subspace
-        iterative methods"): CG's own state ``s`` refreshed in place (:meth:`refresh`), so that CG continues from the
-        true residual at v, not the carried one.  Each step's float32 products add their rounding to the carried
-        residual, and CG's recurrences drive the carried one down while the true one stalls where that rounding is:
-        measured on 2·10⁵ rows of higgs-shaped's 6 informative columns (8,192 centers drawn, λ 1e-7), the refreshed
-        relative gap stalled near 51 from step 15 on (P 1.8e-4 above the optimum) with the carried residual falling to
-        5e-6; replaced every 5 steps (without the restart), the refreshed gap reached 2.4e-2 at step 30 and 7e-7 at
-        step 60.  The search direction restarts from the refreshed residual (:meth:`restart`)."""
+        """Residual replacement (van der Vorst and Ye (2000)): CG's own state refreshed in place, and its search
+        direction restarted.
+
+        Each step's float32 products add their rounding to the carried residual, and CG's recurrences drive the carried
+        residual down while the true one stalls where that rounding is; continuing from the refreshed residual
+        (:meth:`refresh`) lets the true one follow.  The search direction restarts from it (:meth:`restart`).
+        """
         return self.restart(self.refresh(s))
 
     def restart(self, s):
-        """CG's search direction from its residual alone, p = P⁻¹ r (in place).  After a residual replacement the last
-        direction is not conjugate to the new residual, and a step along it can raise P: at 10⁶ rows, warm from the
-        search's certified λ, replacements every 5 steps without a restart raised P from 0.2743 to 0.352 in 64
-        steps."""
+        """CG's search direction from its residual alone, p = P⁻¹ r, in place.
+
+        After a residual replacement the last direction is not conjugate to the new residual, and a step along it can
+        raise the objective.
+        """
         xp = self.xp
         s["p"] = self.precondition(s["r"])
         s["rz"] = xp.sum(s["r"] * s["p"], axis=0)
@@ -253,18 +435,17 @@ class NystromCG:
 
     def confirm(self, s, t, tol, loss, Y, final=False):
         """``(P, D, scale, carried, confirmed)`` at CG's state ``s`` after step ``t``: the certificate that may stop a
-        solve at relative gap ``tol`` (the targets ``Y`` as CG fits them).
+        solve at relative gap ``tol`` (``Y``: the targets as CG fits them; ``loss``: the square loss).
 
-        The carried certificate (:meth:`certificate` from what CG carries, no pass) only says when to confirm: where
-        its gap meets ``tol`` or the carried preconditioned residual has fallen :data:`REPLACE_FALL` times since the
-        last confirmation (either at most once in :data:`REFRESH_EVERY` steps), or where the carried P meets ``tol``
-        against the best confirmed dual.  A confirmation is one pass with float64 products that CG continues from
-        (:meth:`replace_residual`); with ``final`` (the solve's last step) it refreshes a copy instead, and ``s`` is
-        not changed.  D is the best confirmed dual value (each is a lower bound on the optimum: P minus the best of
-        them bounds the iterate's distance from it; the iterate's own dual gap is about ‖r‖²/λ, and r is not
-        monotone), None before the first; ``confirmed``: whether P and D are this step's refreshed ones.  ``carried``:
-        the carried relative gap (no bound: at 10⁶ rows and λ 1e-7 it met 1e-2 where the refreshed one was 1.05).
-        ``s`` keeps ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements`` (a checkpoint's)."""
+        The carried certificate (:meth:`certificate` from what CG carries, no pass) only says when to confirm: where its
+        gap meets ``tol``, or where the carried preconditioned residual has fallen tenfold since the last confirmation
+        (either at most once in five steps), or where the carried P meets ``tol`` against the best confirmed dual.  A
+        confirmation is one pass with float64 products that CG continues from (:meth:`replace_residual`); with
+        ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  D is the best confirmed
+        dual value (each is a lower bound on the optimum), None before the first; ``confirmed``: whether P and D are
+        this step's refreshed ones; ``carried``: the carried relative gap, which bounds nothing.  ``s`` keeps
+        ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements`` (a checkpoint's).
+        """
         P, D, scale = self.certificate(s, loss, Y)
         best = s.setdefault("best_dual", -np.inf)
         carried = Check(objective=P, dual=max(D, best)).rel_gap

@@ -25,7 +25,8 @@ from ..errors import SpecError
 from ..running.logs import verbose_progress
 from ..spec import load_spec
 
-#: estimator parameter -> the spec key it sets (``*`` : every key of the dict given).
+#: estimator parameter -> the spec key it sets (``*``: every key of the dict given), e.g. ``PARAMETERS["lam"]`` is
+#: ``"model.regularizer.lambda"``.
 PARAMETERS = {
     "loss": "model.loss.name",
     "loss_options": "model.loss.*",
@@ -174,11 +175,29 @@ class KoptEstimator(BaseEstimator):
             raise
 
     def to_spec(self, path=None, *, data=None, name=None) -> str:
-        """The equivalent YAML spec (and, given ``path``, written there).
+        """The equivalent YAML spec, and given ``path``, written there.
 
-        ``data``: the spec's ``data`` section (e.g. ``{"train": "train.csv", "test_fraction": 0.2}``)
-        -- the estimator itself only sets ``standardize``/``standardize_target``.  ``kopt solve`` on
-        the written spec, with the same rows, gives the model ``fit`` gives.
+        ``kopt solve`` on the written spec, with the same rows, gives the model ``fit`` gives.
+
+        Parameters
+        ----------
+        path : str or path, optional
+            Where to write the spec.
+        data : dict, optional
+            The spec's ``data`` section (e.g. ``{"train": "train.csv", "test_fraction": 0.2}``); the estimator
+            itself sets only ``standardize`` and ``standardize_target``.
+        name : str, optional
+            The spec's ``name``.
+
+        Returns
+        -------
+        str
+            The spec as YAML.
+
+        Raises
+        ------
+        kopt.SpecError
+            The parameters do not make a valid spec.
         """
         import yaml
 

@@ -14,7 +14,7 @@ EQUIVALENCE_CHECKS = WEIGHT_CHECKS[-2:]
 DIRECT_SOLVERS = ("krr_exact",)
 
 
-def expected_failed_checks(estimator) -> dict:
+def expected_failed_checks(estimator) -> dict[str, str]:
     """The checks of ``sklearn.utils.estimator_checks`` this estimator is expected to fail, with the reason.
 
     Pass it to ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))`` or
@@ -36,6 +36,23 @@ def expected_failed_checks(estimator) -> dict:
     * float32 features (the default): predictions on a subset or a permutation of the rows agree with
       the full batch to float32 rounding (about 1e-7 relative), not to the checks' 1e-7 absolute+relative
       bound on every row.
+
+    Parameters
+    ----------
+    estimator : KernelClassifier, KernelRegressor or GPRegressor
+        The estimator, with the parameters it will be checked with.
+
+    Returns
+    -------
+    dict
+        Check name -> the reason it is expected to fail.
+
+    Examples
+    --------
+    >>> from kopt.sklearn import KernelClassifier, expected_failed_checks
+    >>> sorted(expected_failed_checks(KernelClassifier(solver="krr_exact", bandwidth=1.0,
+    ...                                                features={"dtype": "float64"})))
+    ['check_classifiers_train']
     """
     reasons = {}
     solver = component("solver", getattr(estimator, "solver", None))

@@ -12,38 +12,118 @@ from .base import KoptEstimator, component, loss_targets
 
 
 class KernelClassifier(ClassifierMixin, KoptEstimator):
-    """A kernel classifier from a kopt spec's ``model`` and ``solver`` sections.
+    """A kernel classifier: a kopt spec's ``model`` and ``solver`` sections as a scikit-learn estimator.
 
-    With no arguments it is kopt's default (docs/defaults.md): ``solver="auto"`` chooses the Nyström
-    center count, the bandwidth and λ on a seeded validation split of the training rows and solves
-    the square loss on ±1 targets (one output per class, one factorisation for all), within
-    a work budget counted by formula (``solver_options={"work": flops}``; ``{"budget": seconds}`` adds a
-    wall-clock limit, which makes the choice depend on the machine where it binds); ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
-    ``auto_`` say what it chose and why.  Any number given is taken as given (GridSearchCV).
+    With no arguments it is kopt's default: ``solver="auto"`` chooses the Nyström center count, the bandwidth and λ
+    on a seeded validation split of the training rows and solves the square loss on ±1 targets (one output per
+    class), within a work budget counted by formula; ``route_``, ``n_features_``, ``bandwidth_``, ``lam_`` and
+    ``auto_`` say what it chose and why.  Any number given is taken as given (``GridSearchCV``).  The parameters map
+    one to one onto spec keys (:data:`PARAMETERS`); ``fit`` validates the spec as ``kopt solve`` does.
 
-    Parameters map onto spec keys (:data:`PARAMETERS`): ``loss`` (a classification loss; a loss with
-    a ``target`` parameter, such as square or huber, gets ``target: binary`` unless
-    ``loss_options`` says otherwise), ``kernel``, ``bandwidth`` (a number, "median", "scale" or
-    "auto"), ``kernel_options``, ``lam`` (kopt's λ of λ/2‖f‖² + mean loss: SVC's C = 1/(λn); "auto"),
-    ``regularizer``/``regularizer_options``, ``form`` (None: the solver's own), ``features``
-    (the random-feature map: a dict, or an int count), ``solver``/``solver_options``,
-    ``standardize`` (z-score the features with training statistics), ``class_weight`` (None, "balanced" or
-    ``{label: weight}``: ``data.class_weight``, multiplying ``sample_weight`` in the loss, in the validation score
-    ``solver="auto"`` chooses by -- balanced accuracy for "balanced" -- and in the calibration), ``backend``,
-    ``random_state`` (the spec's seed; None is seed 0), ``warm_start`` (continue the previous fit
-    with more iterations or another tol) and ``verbose`` (0: quiet; 1: the progress bar, a tqdm bar in a notebook;
-    2: every progress record of the ``kopt`` logger, down to each gap check, on stderr).
+    Parameters
+    ----------
+    loss : str, default "auto"
+        A classification loss (``model.loss.name``): ``square``, ``squared_hinge``, ``hinge``, ``logistic``,
+        ``softmax``, ...; a loss with a ``target`` parameter (square, huber) gets ``target: binary``.
+        ``"auto"`` lets ``solver="auto"`` choose.
+    loss_options : dict, optional
+        The loss's other parameters (``model.loss``), e.g. ``{"delta": 1.0}`` for huber.
+    kernel : str, default "gaussian"
+        The kernel (``model.kernel.name``): ``gaussian``, ``laplacian``, ``matern``, ...
+    bandwidth : float or {"auto", "scale", "median"}, default "auto"
+        The kernel's length scale (``model.kernel.bandwidth``): a number, or a rule computed on the training rows;
+        ``"auto"`` lets ``solver="auto"`` search around the ``scale`` rule.
+    kernel_options : dict, optional
+        The kernel's other parameters (``model.kernel``).
+    lam : float or "auto", default "auto"
+        λ of kopt's objective λ/2‖f‖² + mean loss (``model.regularizer.lambda``); ``"auto"`` chooses it on a
+        validation split.
+    regularizer : str, default "l2"
+        The regularizer (``model.regularizer.name``).
+    regularizer_options : dict, optional
+        The regularizer's other parameters.
+    form : {"primal", "dual"}, optional
+        ``model.form``; None takes the solver's own.
+    features : int or dict, optional
+        The random-feature map or the Nyström centers (``model.features``): a dict, or an int count.
+    solver : str, default "auto"
+        The solver (``solver.name``); ``"auto"`` chooses the route, the number of centers, the bandwidth and λ on a
+        seeded validation split.
+    solver_options : dict, optional
+        The solver's options (``solver``), e.g. ``{"iterations": 500, "tol": 1e-3}``.
+    standardize : bool or "auto", default "auto"
+        Z-score the features with the training statistics (``data.standardize``).
+    class_weight : dict or "balanced", optional
+        ``data.class_weight``: ``{label: weight}`` or ``"balanced"``, multiplying ``sample_weight`` in the loss, in
+        the validation score ``solver="auto"`` chooses by, and in the calibration.
+    backend : {"auto", "numpy", "cupy"}, default "auto"
+        The array backend (``backend``).
+    random_state : int, optional
+        The spec's ``seed``; None is seed 0.  Every random choice comes from it.
+    warm_start : bool, default False
+        Continue the previous fit (more iterations, another ``tol``) instead of starting afresh.
+    verbose : int, default 0
+        0: quiet; 1: a progress bar; 2: every progress record of the ``kopt`` logger on stderr.
 
-    ``predict_proba`` answers for every loss: σ(f) for logistic, softmax's for softmax, and for a margin loss
-    (square, squared hinge, hinge) Platt sigmoids of the scores fitted on held-out rows (``calibration_`` says
-    which: ``solver="auto"``'s validation rows, or a seeded internal split; docs/sklearn.md).
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels, in the order of the columns of :meth:`predict_proba`.
+    n_features_in_ : int
+        Columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names of a pandas ``X`` in ``fit``.
+    model_ : kopt.Model
+        The trained model.
+    n_iter_ : int
+        Iterations the solver ran.
+    objective_ : float
+        The primal objective.
+    dual_objective_, duality_gap_ : float or None
+        The dual objective and the duality gap, where the solver certifies its answer.
+    status_ : str
+        How the solver stopped (``"converged"``, ``"iteration_cap"``, ``"done"``, ...).
+    solver_info_ : dict
+        The solver's own figures.
+    fit_time_ : float
+        Seconds ``fit`` took, the search of ``solver="auto"`` included.
+    spec_ : dict
+        The resolved spec that was solved.
+    route_ : str
+        The solver (and mode) that solved.
+    lam_ : float
+        The λ used.
+    bandwidth_ : float or None
+        The bandwidth used.
+    n_features_ : int or None
+        Centers or random features used; None for the exact kernel.
+    auto_ : dict or None
+        ``solver="auto"``'s record: what it tried and why it chose; None otherwise.
+    calibration_ : dict or None
+        A margin loss's probability calibration (Platt sigmoids fitted on held-out rows); None for the logistic and
+        softmax losses, which have probabilities of their own.
 
-    Attributes after ``fit``: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (pandas
-    input), ``model_`` (the :class:`kopt.Model`), ``n_iter_``, ``objective_``,
-    ``dual_objective_``, ``duality_gap_``, ``status_``, ``solver_info_``, ``fit_time_`` (the search
-    included), ``spec_`` (the resolved spec: what was solved), ``route_`` (the solver and mode that
-    solved), ``lam_``, ``bandwidth_``, ``n_features_`` (centers or random features; None for the exact
-    kernel) and ``auto_`` (``solver="auto"``'s record: what it tried and why it chose; else None).
+    See Also
+    --------
+    KernelRegressor : the same for real targets.
+    kopt.solve : what ``fit`` runs.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from kopt.sklearn import KernelClassifier
+    >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    >>> clf = KernelClassifier(solver="krr_exact", lam=1e-3, bandwidth=2.0).fit(X[:150], y[:150])
+    >>> clf.score(X[150:], y[150:])
+    0.92
+    >>> clf.predict(X[:3]), clf.predict_proba(X[:3]).shape
+    (array([0, 0, 1]), (3, 2))
+
+    The default chooses the route, the centers, the bandwidth and λ itself:
+
+    >>> clf = KernelClassifier().fit(X[:150], y[:150])
+    >>> clf.route_, clf.lam_ > 0
+    ('krr_nystrom', True)
     """
 
     def __init__(self, loss="auto", *, loss_options=None, kernel="gaussian", bandwidth="auto",
@@ -97,8 +177,30 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
                             source="<dict>", path="$.model.loss.name")
         return spec
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on ``X`` (dense or sparse) and labels ``y`` (any hashable labels), optionally weighted."""
+    def fit(self, X, y, sample_weight=None) -> KernelClassifier:
+        """Fit on ``X`` (dense or sparse) and labels ``y`` (any hashable labels), optionally weighted.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The training rows.
+        y : array-like of shape (n_samples,)
+            The labels: numbers or strings, two classes or more.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows (solvers that take them).
+
+        Returns
+        -------
+        KernelClassifier
+            The fitted estimator.
+
+        Raises
+        ------
+        kopt.SpecError
+            A parameter is not a value its spec key allows (the note names the parameter).
+        ValueError
+            Fewer than two classes, or more than two for a binary loss on a solver without one-vs-rest.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_min_samples=2,
                              accept_large_sparse=True)
         check_classification_targets(y)
@@ -122,7 +224,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         self.classes_ = self.model_.preprocessor.classes
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X) -> np.ndarray:
         """Scores: ``(n,)`` for two classes (positive means ``classes_[1]``), ``(n, n_classes)`` otherwise.
 
         A multiclass loss (softmax) on two classes scores f_1 − f_0, the log-odds of ``classes_[1]``.
@@ -132,7 +234,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
             scores = scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Labels in the coding of ``y`` (``classes_``): the sign of the score, or its largest column."""
         scores = self.decision_function(X)
         if scores.ndim == 1:

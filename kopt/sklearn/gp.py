@@ -12,17 +12,72 @@ from .base import KoptEstimator
 
 
 class GPRegressor(RegressorMixin, KoptEstimator):
-    """GP regression (``model.form: gp``, solver ``gp``): posterior mean and standard deviation.
+    """GP regression (``model.form: gp``, solver ``gp``): the posterior mean and standard deviation.
 
     Like scikit-learn's ``GaussianProcessRegressor(kernel=RBF(bandwidth), alpha=noise_variance,
-    normalize_y=standardize_target, optimizer=None)``, fitted by doubly stochastic gradients
-    (docs/gp.md).  ``noise_variance`` is σ² (on the z-scored target when ``standardize_target``);
-    ``variance`` is ``"operator"`` (the variance anywhere, memory O(iterations²·batch_size²)) or
-    ``"none"`` (the mean only); ``iterations`` and ``batch_size`` are the solver's T and B.
-    ``iterations="auto"`` takes about 8 passes over the rows, T = ceil(8n/B), at least 50 and at most
-    200 (the solver's cost grows faster than T², so a tiny input gets a small T: scikit-learn's
-    ``check_estimator`` then takes seconds); the value used is ``iterations_``.
+    normalize_y=standardize_target, optimizer=None)``, fitted by doubly stochastic gradients (:doc:`/docs/gp`).
     Sparse input is densified (the gp solver works on dense rows).
+
+    Parameters
+    ----------
+    kernel : str, default "gaussian"
+        The kernel (``model.kernel.name``).
+    bandwidth : float or {"median", "scale"}, default "median"
+        The kernel's length scale, or the rule computed on the training rows.
+    kernel_options : dict, optional
+        The kernel's other parameters.
+    noise_variance : float, default 0.1
+        The noise variance σ² (on the z-scored target when ``standardize_target``).
+    variance : {"operator", "none"}, default "operator"
+        ``"operator"``: the posterior variance anywhere (memory grows as (iterations · batch_size)²); ``"none"``:
+        the mean only.
+    iterations : int or "auto", default "auto"
+        The solver's T; ``"auto"`` takes about 8 passes over the rows, ceil(8n/B), at least 50 and at most 200.
+    batch_size : int, default 32
+        The solver's B: rows per iteration.
+    features : int or dict, optional
+        The random-feature map (``model.features``).
+    solver_options : dict, optional
+        The gp solver's other options.
+    standardize, standardize_target : bool, default True
+        Z-score the features, and the target, with the training statistics.
+    backend, random_state, verbose
+        As for :class:`KernelClassifier`.
+
+    Attributes
+    ----------
+    iterations_ : int
+        The T used (``iterations="auto"`` resolved).
+    n_features_in_ : int
+        Columns seen in ``fit``.
+    model_ : kopt.Model
+        The trained model.
+    n_iter_ : int
+        Iterations the solver ran.
+    objective_ : float
+        The primal objective.
+    dual_objective_, duality_gap_ : float or None
+        The dual objective and the duality gap, where the solver certifies its answer.
+    status_ : str
+        How the solver stopped.
+    fit_time_ : float
+        Seconds ``fit`` took.
+    spec_ : dict
+        The resolved spec that was solved.
+    route_, lam_, bandwidth_, n_features_, auto_
+        What was solved and, with ``solver="auto"``, what it chose and why (as for :class:`KernelClassifier`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.sklearn import GPRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-2, 2, size=(150, 1))
+    >>> y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=150)
+    >>> gp = GPRegressor(random_state=0).fit(X, y)
+    >>> mean, std = gp.predict(np.array([[0.0], [1.0]]), return_std=True)
+    >>> mean.shape, bool((std > 0).all())
+    ((2,), True)
     """
 
     #: ``iterations="auto"``: T = ceil(AUTO_PASSES·n/B), clipped to [AUTO_MIN, AUTO_MAX]
@@ -86,16 +141,53 @@ class GPRegressor(RegressorMixin, KoptEstimator):
     def _densify(self, X):
         return X.toarray() if hasattr(X, "tocsr") else X
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit the posterior on ``X`` and real targets ``y`` (the gp solver takes no sample weights)."""
+    def fit(self, X, y, sample_weight=None) -> GPRegressor:
+        """Fit the posterior on ``X`` and real targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The training rows.
+        y : array-like of shape (n_samples,)
+            The real targets.
+        sample_weight : None
+            The gp solver takes no sample weights: giving any raises ``kopt.SpecError``.
+
+        Returns
+        -------
+        GPRegressor
+            The fitted estimator.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
                              ensure_min_samples=2, accept_large_sparse=True)
         self.iterations_ = self._iterations(X.shape[0])
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X, return_std=False, return_cov=False):
-        """Posterior mean in the units of ``y``; with ``return_std`` also the posterior standard deviation
-        of the latent f(x) (as scikit-learn's GaussianProcessRegressor without a WhiteKernel)."""
+        """The posterior mean in the units of ``y``; with ``return_std`` also the posterior standard deviation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows to predict.
+        return_std : bool, default False
+            Also return the posterior standard deviation of the latent f(x) (as scikit-learn's
+            ``GaussianProcessRegressor`` without a ``WhiteKernel``).
+        return_cov : bool, default False
+            Not available: the variance is pointwise (raises ``NotImplementedError``).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+            The posterior mean.
+        std : ndarray of shape (n_samples,)
+            The posterior standard deviation, with ``return_std``.
+
+        Raises
+        ------
+        ValueError
+            ``return_std`` on a model fitted with ``variance="none"``.
+        """
         if return_cov:
             raise NotImplementedError("GPRegressor gives the posterior variance pointwise (return_std=True), "
                                       "not the covariance between points")

@@ -11,12 +11,55 @@ from .base import KoptEstimator, loss_targets
 
 
 class KernelRegressor(RegressorMixin, KoptEstimator):
-    """A kernel regressor from a kopt spec's ``model`` and ``solver`` sections.
+    """A kernel regressor: a kopt spec's ``model`` and ``solver`` sections as a scikit-learn estimator.
 
-    The parameters are :class:`KernelClassifier`'s (with a regression ``loss``: square -- kernel
-    ridge regression, KernelRidge's alpha = λn --, huber, absolute, epsilon_insensitive -- SVR's
-    C = 1/(λn) --, lp, quantile) plus ``standardize_target`` (z-score y for the solve; predictions
-    come back in y's units).
+    The parameters are :class:`KernelClassifier`'s, with a regression loss and ``standardize_target``.
+
+    Parameters
+    ----------
+    loss : str, default "square"
+        A regression loss (``model.loss.name``): ``square`` (kernel ridge regression; scikit-learn's ``KernelRidge``
+        alpha is λn), ``huber``, ``absolute``, ``epsilon_insensitive`` (SVR; its C is 1/(λn)), ``lp``, ``quantile``.
+    loss_options, kernel, bandwidth, kernel_options, lam, regularizer, regularizer_options, form, features
+        As for :class:`KernelClassifier`.
+    solver, solver_options, standardize, backend, random_state, warm_start, verbose
+        As for :class:`KernelClassifier`.
+    standardize_target : bool, default False
+        Z-score ``y`` for the solve (``data.standardize_target``); predictions come back in the units of ``y``.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Columns seen in ``fit``.
+    model_ : kopt.Model
+        The trained model.
+    n_iter_ : int
+        Iterations the solver ran.
+    objective_ : float
+        The primal objective.
+    dual_objective_, duality_gap_ : float or None
+        The dual objective and the duality gap, where the solver certifies its answer.
+    status_ : str
+        How the solver stopped.
+    fit_time_ : float
+        Seconds ``fit`` took.
+    spec_ : dict
+        The resolved spec that was solved.
+    route_, lam_, bandwidth_, n_features_, auto_
+        What was solved and, with ``solver="auto"``, what it chose and why (as for :class:`KernelClassifier`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.sklearn import KernelRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-2, 2, size=(200, 2))
+    >>> y = np.sin(X[:, 0]) + 0.5 * X[:, 1]
+    >>> reg = KernelRegressor(solver="krr_exact", lam=1e-4, bandwidth=1.0).fit(X[:150], y[:150])
+    >>> round(reg.score(X[150:], y[150:]), 3)
+    1.0
+    >>> reg.predict(X[150:153]).shape
+    (3,)
     """
 
     def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
@@ -54,14 +97,34 @@ class KernelRegressor(RegressorMixin, KoptEstimator):
                             source="<dict>", path="$.model.loss.name")
         return spec
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on ``X`` (dense or sparse) and real targets ``y``, optionally weighted."""
+    def fit(self, X, y, sample_weight=None) -> KernelRegressor:
+        """Fit on ``X`` (dense or sparse) and real targets ``y``, optionally weighted.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            The training rows.
+        y : array-like of shape (n_samples,)
+            The real targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows (solvers that take them).
+
+        Returns
+        -------
+        KernelRegressor
+            The fitted estimator.
+
+        Raises
+        ------
+        kopt.SpecError
+            A parameter is not a value its spec key allows, or the loss is not a regression loss.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
                              ensure_min_samples=2, accept_large_sparse=True)
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
-    def predict(self, X):
-        """Predictions in the units of ``y``."""
+    def predict(self, X) -> np.ndarray:
+        """Predictions in the units of ``y``, ``(n,)``."""
         scores = self._decision(X)
         return self.model_.preprocessor.decode(scores)
 

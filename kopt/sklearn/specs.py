@@ -13,13 +13,41 @@ from .regressor import KernelRegressor
 
 
 def from_spec(spec, overrides=()):
-    """The estimator of a spec (a path, a YAML string's path, a dict or a :class:`kopt.Spec`).
+    """The scikit-learn estimator of a spec: the inverse of ``estimator.to_spec()``.
 
-    The spec is validated as ``kopt solve`` validates it; its ``model``, ``solver``, ``seed``,
-    ``backend`` and ``data.standardize``/``standardize_target`` become the estimator's
-    parameters (the ``data`` files and ``output`` are the CLI's business).  ``form: gp`` gives a
-    :class:`GPRegressor`, a classification loss a :class:`KernelClassifier`, a regression loss a
-    :class:`KernelRegressor`.
+    The spec is validated as ``kopt solve`` validates it; its ``model``, ``solver``, ``seed``, ``backend`` and
+    ``data.standardize``/``standardize_target`` become the estimator's parameters (the ``data`` files and ``output``
+    are the command line's business).
+
+    Parameters
+    ----------
+    spec : str, path, dict or Spec
+        A spec file, a dict, or a :class:`kopt.Spec`.
+    overrides : sequence of str, optional
+        ``KEY=VALUE`` items applied first, as ``--set`` does.
+
+    Returns
+    -------
+    KernelClassifier, KernelRegressor or GPRegressor
+        ``form: gp`` gives a :class:`GPRegressor`, a classification loss a :class:`KernelClassifier`, a
+        regression loss a :class:`KernelRegressor`.
+
+    Raises
+    ------
+    kopt.SpecError
+        The spec is invalid, or its loss has no estimator (novelty detection, density ratios).
+
+    Examples
+    --------
+    >>> from kopt.sklearn import from_spec
+    >>> spec = {"model": {"loss": {"name": "logistic"}, "kernel": {"name": "laplacian", "bandwidth": 2.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-4}},
+    ...         "solver": {"name": "joker", "tol": 0.01}}
+    >>> clf = from_spec(spec)
+    >>> type(clf).__name__, clf.kernel, clf.lam, clf.solver_options
+    ('KernelClassifier', 'laplacian', 0.0001, {'tol': 0.01})
+    >>> from_spec(spec).get_params() == clf.get_params()
+    True
     """
     from ..spec import Spec
     from ..spec.loader import apply_overrides, read_spec_file
