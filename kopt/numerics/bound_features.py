@@ -16,7 +16,7 @@ or regenerated on every pass (the engine's fused, blocked evaluation; never an n
 Scaling: ψ = φ/√M, so ‖θ‖² of a model f = ψᵀθ is its RKHS norm under the random-feature kernel.
 
 Precision: features and their products are in the map's dtype (float32 by default), each chunk's
-products summed into float64; the Gram is float64 (:func:`gram`): Newton–CG on an ill-conditioned
+products summed into float64; the Gram is float64 (``gram``): Newton–CG on an ill-conditioned
 problem needs a preconditioner more exact than float32 sums give, while float32 products do no harm
 (docs/benchmarks.md, "Measurements behind the code's choices").
 """
@@ -86,7 +86,7 @@ class ChunkedRows:
     """The passes over rows cut into fixed chunks: subclasses give ``_block(lo, hi)``, the (chunk × M)
     features of rows lo:hi, in ``dtype``.
 
-    The chunks are dealt to :data:`kopt.numerics.threads.PARTS` parts (chunk c to part c mod PARTS) and the
+    The chunks are dealt to ``kopt.numerics.threads.PARTS`` parts (chunk c to part c mod PARTS) and the
     parts' sums added in order: the bits do not depend on the thread count.
     """
 
@@ -192,7 +192,7 @@ def gram(op, weights=None, *, chunk_bytes=1 << 23):
 def syrk_update(G, Z, alpha, threads=1):
     """``G += alpha ZᵀZ`` on the upper triangle of the square ``G``, in place; ``Z`` is cast to ``G``'s dtype.
 
-    The triangle is cut into :data:`kopt.numerics.threads.PARTS` column bands of equal area, each a GEMM on
+    The triangle is cut into ``kopt.numerics.threads.PARTS`` column bands of equal area, each a GEMM on
     one BLAS thread, spread over ``threads`` worker threads: a multi-threaded BLAS ``syrk`` (or
     Cholesky) gives different bits on different thread counts, this gives the same on any.  The
     strictly lower triangle of the diagonal blocks is written too; nothing reads it.

@@ -16,7 +16,7 @@ uses the same ones (docs/plugin-guide.md, "Solvers on Nyström centers"):
   and :class:`RowPass` (k(X_chunk, C) made on the fly: K p and Kᵀ(K p) in one pass);
 * the squared hinge -- :class:`HingeNewton` (Newton on the margin rows' system);
 * the solver base and its certificate -- :class:`NystromSolver`, :func:`certificate`;
-* :mod:`kopt.nystrom.cache` -- systems shared by fits that differ only in λ.
+* ``kopt.nystrom.cache`` -- systems shared by fits that differ only in λ.
 """
 from .centers import CENTER_TOLERANCE, NystromRows, center_basis, choose_centers
 from .cg import NystromCG, center_factors

@@ -112,8 +112,39 @@ def centers_used(asked: int, drawn: int, kept: int, *, key: str = "model.feature
 
 
 def choose_centers(problem, count: int):
-    """Sorted indices of ``count`` training rows with distinct values: the first ``count`` of
-    :func:`center_order` (a seeded uniform sample of the distinct rows)."""
+    """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
+
+    A uniform sample of the distinct training rows, drawn from the spec's seed (so the same spec picks the same
+    centers on any machine).
+
+    Parameters
+    ----------
+    problem : Problem
+        The assembled problem (its rows and seed).
+    count : int
+        The number of centers (``model.features.count``); at most the distinct rows.
+
+    Returns
+    -------
+    ndarray of int
+        Sorted row indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> from kopt.running.assemble import assemble
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+    ...                                  "features": {"kind": "nystrom", "count": 20}},
+    ...                        "solver": {"name": "krr_pcg"}})
+    >>> problem = assemble(spec, (X, X[:, 0]))
+    >>> from kopt.nystrom import choose_centers
+    >>> centers = choose_centers(problem, 20)
+    >>> len(centers), bool((np.diff(centers) > 0).all())
+    (20, True)
+    """
     return np.sort(center_order(problem, count))
 
 
@@ -133,14 +164,42 @@ COMPACT_SHARE = 0.5
 
 
 def center_basis(kernel, C, tol=CENTER_TOLERANCE):
-    """``(kept, U)``: a well-conditioned basis of the centers C by R's pivoted Cholesky factorisation.
+    """A well-conditioned basis of the centers C by the pivoted Cholesky factorization of R = K_CC.
 
-    LAPACK's ``?pstrf`` orders the centers greedily, each next the one farthest (in the kernel's
-    feature space) from the span of those before it, and stops where that distance² falls to ``tol``
-    times the mean k(c, c): ``kept`` are the positions of the kept centers in C (that order), U is the
-    upper Cholesky factor of their R = K_CC (float64, R = UᵀU exactly up to rounding).  Repeated or
-    nearly repeated centers -- rows closer than the bandwidth resolves -- are what it drops, and
-    without them λ_min(R) stays near ``tol`` instead of at float64's rounding.
+    LAPACK's ``?pstrf`` orders the centers greedily, each next the one farthest (in the kernel's feature space) from
+    the span of those before it, and stops where that distance² falls to ``tol`` times the mean k(c, c).  Repeated
+    or nearly repeated centers -- rows closer than the bandwidth resolves -- are what it drops; without them the
+    smallest eigenvalue of R stays near ``tol`` instead of at float64's rounding.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel, its bandwidth a number.
+    C : array of shape (m, d)
+        The drawn centers, dense.
+    tol : float, optional
+        The residual variance share below which a center is dropped (:data:`~kopt.nystrom.CENTER_TOLERANCE`).
+
+    Returns
+    -------
+    kept : ndarray of int
+        The positions of the kept centers in ``C``, in the pivoted order.
+    U : ndarray of shape (M, M)
+        The upper Cholesky factor of the kept centers' R = K_CC (float64): R = UᵀU up to rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import center_basis
+    >>> C = np.vstack([X[:5], X[:1]])  # the last center repeats the first
+    >>> kept, U = center_basis(kernel, C)
+    >>> len(kept), U.shape
+    (5, (5, 5))
     """
     from scipy.linalg import lapack
 
@@ -225,18 +284,52 @@ def _xp(a):
 class NystromRows(ChunkedRows):
     """k(X, C) bound to the training rows ``X``: the passes of an M-dimensional solver.
 
-    ``kernel``: the problem's kernel (its bandwidth a number); ``X``: the rows (dense or CSR; CSR rows that take at
-    most :data:`DENSE_COPY_BYTES` dense are densified once); ``C``: the dense centers (n_centers × d, the problem's
-    dtype, on its backend: NumPy or CuPy); ``dtype``: the kernel values' dtype (``problem.dtype``, float32 by
-    default); ``memory_bytes``: K = k(X, C) (n × M in ``dtype``) is computed once and kept when it fits (then
-    :attr:`materialized` is True), else every pass recomputes it a chunk of rows at a time; ``threads``: kopt's
-    worker threads (the solver's ``self.n_threads``).
+    The feature map of this object is k(x, C) itself, unscaled, and the metric of a coefficient vector w is wᵀRw
+    with R = K_CC (not ‖w‖²): whiten with :func:`center_basis`'s U (v = U w, ‖f‖² = ‖v‖²) where a solver wants the
+    identity metric.  Every pass cuts its chunks into a fixed number of parts summed in part order, so its bits do
+    not depend on the thread count.
 
-    The ψ of this map is k(x, C) itself, unscaled, and the metric of a coefficient vector w is wᵀRw with R = K_CC
-    (not ‖w‖²): whiten with :func:`center_basis`'s U (v = U w, ‖f‖² = ‖v‖²) where a solver wants the identity
-    metric.  Attributes: ``n``, ``M``, ``xp``, ``dtype``, ``materialized``, ``K`` (None unless materialized).
-    Every pass cuts its chunks into :data:`kopt.numerics.threads.PARTS` parts summed in part order, so its bits
-    do not depend on the thread count.
+    Parameters
+    ----------
+    kernel : Kernel
+        The problem's kernel, its bandwidth a number.
+    X : array or sparse matrix of shape (n, d)
+        The rows (dense, or CSR: small CSR rows are densified once).
+    C : array of shape (M, d)
+        The dense centers, in the problem's dtype, on its backend.
+    dtype : dtype
+        The kernel values' precision (``problem.dtype``).
+    memory_bytes : int
+        K = k(X, C) is computed once and kept when it takes at most this many bytes, else every pass recomputes it
+        a chunk of rows at a time.
+    threads : int, optional
+        kopt's worker threads (the solver's ``self.n_threads``).
+
+    Attributes
+    ----------
+    n, M : int
+        Rows and centers.
+    xp : module
+        The array module.
+    dtype : dtype
+        The kernel values' precision.
+    materialized : bool
+        Whether K is held.
+    K : array or None
+        K, where held.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import NystromRows
+    >>> rows = NystromRows(kernel, X, X[:20], dtype=np.float64, memory_bytes=1 << 20)
+    >>> rows.materialized, rows.predict(np.ones((20, 1))).shape
+    (True, (200, 1))
     """
 
     #: kernel entries per chunk of a pass (2 MB in float32: small temporaries, per-call costs amortised)

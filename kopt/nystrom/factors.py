@@ -30,9 +30,36 @@ BLOCK = 512
 
 
 def upper_times(U, x, trans=False, block=BLOCK):
-    """U x (``trans``: Uᵀ x) for an upper triangular U of which only the upper triangle and the diagonal are read (its
-    strict lower triangle may hold anything: :class:`CenterFactors`).  A block of columns at a time: GEMMs on the
-    blocks above the diagonal and the diagonal blocks' upper triangles, a BLOCK × BLOCK temporary."""
+    """U x (``trans``: Uᵀ x) for an upper triangular U of which only the upper triangle and the diagonal are read.
+
+    Its strict lower triangle may hold anything (:class:`CenterFactors` keeps the preconditioner's factor there).
+    A block of columns at a time: matrix products on the blocks above the diagonal and the diagonal blocks' upper
+    triangles, with a ``block`` × ``block`` temporary.
+
+    Parameters
+    ----------
+    U : ndarray of shape (M, M)
+        The upper triangular factor.
+    x : array of shape (M,) or (M, k)
+        The vector or matrix to multiply.
+    trans : bool, optional
+        Multiply by Uᵀ instead.
+    block : int, optional
+        Columns per block.
+
+    Returns
+    -------
+    array
+        U x or Uᵀ x, of ``x``'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import upper_times
+    >>> U = np.array([[2.0, 1.0], [99.0, 3.0]])  # the lower entry is not read
+    >>> upper_times(U, np.array([1.0, 1.0])), upper_times(U, np.array([1.0, 1.0]), trans=True)
+    (array([3., 3.]), array([2., 4.]))
+    """
     xp = get_namespace(U)
     M = U.shape[0]
     vector = x.ndim == 1
@@ -53,9 +80,43 @@ def upper_times(U, x, trans=False, block=BLOCK):
 
 
 class CenterFactors:
-    """U (R = UᵀU, upper triangular, M × M float64 in Fortran order, as :func:`kopt.nystrom.center_basis` gives it)
-    and, after :meth:`factor`, the preconditioner P = s U Uᵀ + λ I's Cholesky factor, in U's own buffer (module
-    docstring).  ``U`` is handed over: its strict lower triangle is overwritten by the factor."""
+    """The centers' factor U and, in the same buffer, the preconditioner's Cholesky factor.
+
+    R = K_CC = UᵀU (upper triangular, M × M float64, Fortran order, as :func:`center_basis` gives it); after
+    :meth:`factor`, the preconditioner P = s U Uᵀ + λI = L Lᵀ is held in U's strict lower triangle and a vector, so
+    the two take one M × M buffer.  Read U through its upper triangle only (:func:`upper_times`, triangular solves).
+
+    Parameters
+    ----------
+    U : ndarray of shape (M, M)
+        The upper factor; it is handed over: its strict lower triangle is overwritten by the preconditioner's factor.
+    gram : ndarray of shape (M, M), optional
+        The drawn centers' estimate of T (:func:`drawn_gram`), used instead of U Uᵀ / M where given.
+
+    Attributes
+    ----------
+    U : ndarray of shape (M, M)
+        The buffer.
+    factored : bool
+        Whether the preconditioner is factored.
+    owner : NystromCG or None
+        The CG whose λ the preconditioner is factored at.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import CenterFactors, center_basis
+    >>> kept, U = center_basis(kernel, X[:20])
+    >>> factors = CenterFactors(U)
+    >>> factors.factor(1.0 / 20, 1e-3)
+    >>> factors.factored, factors.precondition(np.ones((20, 1))).shape
+    (True, (20, 1))
+    """
 
     def __init__(self, U, gram=None):
         self.xp = get_namespace(U)
@@ -143,7 +204,7 @@ class CenterFactors:
 
     def factor(self, scale, lam, threads=1):
         """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where :attr:`gram` is set) into the buffer's
-        strict lower triangle (L̃) and :attr:`l_diag` (D), the product on ``threads`` of kopt's workers (the same bits
+        strict lower triangle (L̃) and ``l_diag`` (D), the product on ``threads`` of kopt's workers (the same bits
         on any count).  Raises ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is
         intact)."""
         xp, U = self.xp, self.U
@@ -192,16 +253,44 @@ class CenterFactors:
 
 
 def drawn_gram(kernel, kept, drawn, U, threads=1, block=BLOCK):
-    """G = U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D, the preconditioner's estimate of T from every one of the D drawn
-    centers (lower triangle and diagonal; float64, Fortran order, ``kept``'s count square).
+    """The preconditioner's estimate of T from every one of the D drawn centers.
 
-    T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows.  The drawn centers are a uniform sample of the rows,
-    so their mean of k_c k_cᵀ estimates A/n; the kept ones alone (U Uᵀ / M, Falkon's estimate) are not a uniform
-    sample where the pivoted basis dropped many of them: it keeps the centers farthest apart, which over-weights the
-    edges of the data.  ``kept``, ``drawn``: the centers' dense rows; ``U``: the kept centers' factor (its upper
-    triangle is read).  A block of drawn centers at a time (a kept x ``block`` temporary per worker): their kernel
-    values in float64 and whitened, then every block of G's rows updated by its own product, each on one BLAS thread
-    of kopt's workers, so the bits do not depend on the thread count.  2 M² D + M D kernel-value flops."""
+    G = U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D.  T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows;
+    the drawn centers are a uniform sample of the rows, so their mean of k_c k_cᵀ estimates A/n, while the kept ones
+    alone are not a uniform sample where the pivoted basis dropped many of them.  A block of drawn centers at a
+    time, each on one BLAS thread of kopt's workers, so the bits do not depend on the thread count.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel.
+    kept, drawn : array
+        The kept and the drawn centers' dense rows.
+    U : ndarray of shape (M, M)
+        The kept centers' factor (its upper triangle is read).
+    threads : int, optional
+        kopt's worker threads.
+    block : int, optional
+        Drawn centers per block.
+
+    Returns
+    -------
+    ndarray of shape (M, M)
+        G's lower triangle and diagonal, float64, Fortran order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import center_basis, drawn_gram, kept_centers
+    >>> kept, U = center_basis(kernel, X[:20])
+    >>> drawn_gram(kernel, kept_centers(X[:20], kept), X[:20], U).shape
+    (20, 20)
+    """
     xp = get_namespace(U)
     Ck, Cd = (xp.asarray(C, dtype=np.float64, order="F") for C in (kept, drawn))  # as center_basis reads them
     M, D = Ck.shape[0], Cd.shape[0]

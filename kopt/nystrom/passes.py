@@ -29,13 +29,55 @@ DEVICE_CHUNK_ENTRIES = 1 << 21
 
 
 class RowPass:
-    """The passes over rows ``X`` against centers ``C`` (dense, the problem's dtype) for kernel ``kernel``.
+    """The passes over rows ``X`` against centers ``C``: K p and Kᵀ(K p) in one evaluation of every kernel block.
 
-    ``weights``: the row weights :meth:`products` multiplies by (None: 1); ``threads``: kopt's worker threads;
-    ``chunk_entries``: kernel values per chunk (default :data:`CHUNK_ENTRIES`, :data:`DEVICE_CHUNK_ENTRIES` on
-    CuPy).  Attributes: ``n``, ``M``, ``xp``, ``dtype``, ``chunks`` (the ``(lo, hi)`` row ranges, dealt to
-    :data:`kopt.numerics.threads.PARTS` parts), ``passes`` (passes made so far).  Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once
-    (:meth:`block`) and drops it."""
+    Nothing n × M is held: each pass makes every block k(X[lo:hi], C) once and drops it.  The chunks are dealt to a
+    fixed number of parts summed in part order, so the bits do not depend on the thread count.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel.
+    X : array or sparse matrix of shape (n, d)
+        The rows.
+    C : array of shape (M, d)
+        The centers, dense, in the problem's dtype.
+    dtype : dtype
+        The kernel values' precision.
+    weights : array of shape (n,), optional
+        The row weights :meth:`products` multiplies by.
+    threads : int, optional
+        kopt's worker threads.
+    chunk_entries : int, optional
+        Kernel values per chunk (by default a few MiB; larger on CuPy).
+
+    Attributes
+    ----------
+    n, M : int
+        Rows and centers.
+    xp : module
+        The array module.
+    dtype : dtype
+        The kernel values' precision.
+    chunks : list of tuple of int
+        The ``(lo, hi)`` row ranges.
+    passes : int
+        Passes made so far.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import RowPass
+    >>> rows = RowPass(kernel, X, X[:20], np.float64)
+    >>> S, G = rows.products(np.ones((20, 1)))
+    >>> S.shape, G.shape, rows.passes
+    ((200, 1), (20, 1), 1)
+    """
 
     def __init__(self, kernel, X, C, dtype, weights=None, threads=None, chunk_entries=None):
         self.X, self.C = X, C

@@ -33,16 +33,53 @@ from .system import kept_centers, row_chunks, target_offset
 def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
     """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centers with R = UᵀU.
 
-    ``y`` (n,): the column's targets as the solve fits them; ``scores`` (n,): f = K w from a float64 pass (K the n x M
-    kernel values k(X, C), in the problem's dtype, their products in float64); ``Ktr`` (M,): Kᵀr from the same pass,
-    r_i = w_i ℓ'(f_i) -- the loss's gradient at the scores, times the row weights (for the square loss ℓ'(f) = f − y,
-    so r_i = w_i (f_i − y_i)); ``w`` (M,): the coefficients on the kept centers; ``U``: :func:`center_basis`'s factor
-    of their R = K_CC; ``weights``: the row weights (mean 1) or None.
+    P = λ/2 wᵀRw + (1/n) Σ w_i ℓ(y_i, f_i) (wᵀRw = ‖Uw‖²); D is the dual at α_i = −w_i ℓ'(f_i)/(λn), whose norm in
+    the Nyström kernel K R⁻¹ Kᵀ is ‖U⁻ᵀ Kᵀα‖².  P − D is then a valid duality gap for any convex loss with a
+    conjugate.  ``scale`` is the size of the terms P − D cancels, λ(wᵀRw + αᵀK R⁻¹Kᵀα) + 2 mean|ℓ|: the skeleton's
+    bound of the gap's rounding reads it as :attr:`Check.scale <kopt.contract.iterative.Check>`.
 
-    P = λ/2 wᵀRw + (1/n) Σ w_i ℓ(y_i, f_i) (``wᵀRw = ‖Uw‖²``); D is the dual at α_i = −w_i ℓ'(f_i)/(λn), whose
-    norm in the Nyström kernel K R⁻¹ Kᵀ is αᵀK R⁻¹ Kᵀα = ‖U⁻ᵀ Kᵀα‖² = ‖U⁻ᵀ Ktr‖²/(λn)².  ``scale`` is the size of
-    the terms P − D cancels, λ(wᵀRw + αᵀK R⁻¹Kᵀα) + 2 mean|ℓ|: the skeleton's rounding bound of the gap
-    (:func:`kopt.contract.iterative.rounding_bound`) reads it as :attr:`Check.scale` (docs/reliability.md)."""
+    Parameters
+    ----------
+    loss : Loss
+        The loss, with a conjugate.
+    lam : float
+        λ.
+    y : array of shape (n,)
+        The column's targets as the solve fits them.
+    scores : array of shape (n,)
+        f = K w from a pass with float64 products.
+    Ktr : array of shape (M,)
+        Kᵀr from the same pass, r_i = w_i ℓ'(f_i) (for the square loss, w_i (f_i − y_i)).
+    w : array of shape (M,)
+        The coefficients on the kept centers.
+    U : ndarray of shape (M, M)
+        :func:`center_basis`'s factor of their R = K_CC.
+    weights : array of shape (n,), optional
+        The row weights (mean 1).
+
+    Returns
+    -------
+    P, D, scale : float
+        The primal and dual objectives, and the rounding scale of P − D.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import center_basis, certificate, kept_centers, residual_pass
+    >>> kept, U = center_basis(kernel, X[:20])
+    >>> C = kept_centers(X[:20], kept)
+    >>> w = np.zeros((len(kept), 1))
+    >>> scores, Ktr = residual_pass(kernel, C, np.float64, w, X, Y)
+    >>> square = registry().get("loss", "square")()
+    >>> P, D, scale = certificate(square, 1e-3, Y[:, 0], scores[:, 0], Ktr[:, 0], w[:, 0], U)
+    >>> bool(P >= D)
+    True
+    """
     xp = get_namespace(scores)
     n = y.shape[0]
     norm_p = float(xp.sum(upper_times(U, w) ** 2))  # wᵀRw (U's upper triangle alone: its buffer may hold more)
@@ -56,13 +93,65 @@ def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
 
 
 def dense_centers(problem, centers):
-    """The centers' rows (positions ``centers`` of the training rows), dense in the problem's dtype, on its
-    backend."""
+    """The centers' rows, dense in the problem's dtype, on its backend.
+
+    Parameters
+    ----------
+    problem : Problem
+        The assembled problem.
+    centers : array of int
+        Positions of the centers among the training rows (:func:`choose_centers`).
+
+    Returns
+    -------
+    array of shape (len(centers), d)
+        The rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> from kopt.running.assemble import assemble
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+    ...                                  "features": {"kind": "nystrom", "count": 20}},
+    ...                        "solver": {"name": "krr_pcg"}})
+    >>> problem = assemble(spec, (X, X[:, 0]))
+    >>> from kopt.nystrom import choose_centers, dense_centers
+    >>> C = dense_centers(problem, choose_centers(problem, 20))
+    >>> C.shape, C.dtype
+    ((20, 2), dtype('float32'))
+    """
     return _rows.dense(problem.X, problem.xp.asarray(centers), problem.xp, problem.dtype)
 
 
 class NystromSolver(IterativeSolver):
-    """An iterative solver on the problem's M Nyström centers (``model.features.kind: nystrom``)."""
+    """Base of the iterative solvers on the problem's M Nyström centers (``model.features.kind: nystrom``).
+
+    A subclass supplies ``step`` and ``check`` (and, for a memory plan, ``memory_plan``); the base holds what every
+    such solver shares: ``init`` (the seeded centers, their dense rows, the label matrix less its fixed offset and
+    the sample weights), and ``decision_function``, ``save``, ``load`` and ``finish`` on the coefficients
+    ``state["w"]`` (M × outputs) over the kept centers ``state["C"]``.  The model is a kernel expansion over the
+    kept centers.  :func:`certificate` gives the gap of any convex loss with a conjugate.
+
+    Attributes
+    ----------
+    losses : tuple of str or None
+        The losses the solver solves; None: any loss the certificate takes.
+    kernel_mode, feature_kinds, default_feature_kind, one_vs_rest, needs_conjugate, sample_weight, memory_key
+        The declarations of a Nyström solver (:class:`kopt.contract.components.Solver`): random features are not
+        used, ``nystrom`` centers are, binary losses train one-vs-rest, rows may be weighted, and the memory plan
+        grows with ``model.features.count``.
+
+    Examples
+    --------
+    >>> from kopt.contract.registry import registry
+    >>> from kopt.nystrom import NystromSolver
+    >>> pcg = registry().get("solver", "krr_pcg")
+    >>> issubclass(pcg, NystromSolver), pcg.default_feature_kind
+    (True, 'nystrom')
+    """
 
     forms = ("primal", "dual")
     targets = ("real", "binary")
@@ -133,10 +222,10 @@ class NystromSolver(IterativeSolver):
         return state
 
     def finish(self, state):
-        """A :class:`kopt.models.predictors.KernelExpansion` over the kept centers ``state["C"]`` with coefficients
-        ``state["w"]`` and the fixed ``state["intercept"]``; info ``centers_asked``, ``n_centers`` and ``centers_dropped``
-        (the centers :func:`center_basis` did not keep), and ``centers_note`` with a warning when the model uses
-        fewer centers than ``model.features.count`` asks (:func:`kopt.nystrom.centers.centers_used`)."""
+        """``(predictor, info)``: a kernel expansion over the kept centers ``state["C"]`` with coefficients ``state["w"]``
+        and the intercept, and the solver's facts -- with a note where the basis kept fewer centers than
+        ``model.features.count`` asks.
+        """
         coef = to_numpy(state["w"])
         intercept = to_numpy(state["intercept"]).astype(float).tolist()
         if coef.shape[1] == 1:

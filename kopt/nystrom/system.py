@@ -62,7 +62,7 @@ CHUNK_ENTRIES = 1 << 22
 
 
 #: entries per chunk of a pass that only multiplies the kernel values by a few columns (scores, residuals): no
-#: rank-k update to feed, so a quarter of :data:`CHUNK_ENTRIES` (at its full size the validation scores at 4,096
+#: rank-k update to feed, so a quarter of :data:`~kopt.nystrom.CHUNK_ENTRIES` (at its full size the validation scores at 4,096
 #: centers set the peak, above the Gram's: docs/benchmarks.md, "Measurements behind the code's choices")
 SCORE_ENTRIES = CHUNK_ENTRIES // 4
 
@@ -74,10 +74,38 @@ BLAS_BUFFERS = 32 << 20
 
 
 def system_plan(sizes):
-    """What a :class:`NystromSystem` of ``sizes.count`` centers (at most the rows) holds at its peak, as
-    :mod:`kopt.numerics.memory` plan items: T (A's buffer, later the factor's too) and U, M x M float64 each; the chunk of rows'
-    kernel values in the features' dtype and its float64 copy (:data:`CHUNK_ENTRIES`); the dense centers; the BLAS's
-    work buffers."""
+    """What a :class:`NystromSystem` of ``sizes.count`` centers holds at its peak, as memory plan items.
+
+    T (A's buffer, later the factor's too) and U, M × M float64 each; a chunk of rows' kernel values in the
+    features' dtype and its float64 copy; the dense centers; the BLAS's work buffers.  A solver returns these from
+    its ``memory_plan`` so kopt refuses a system that does not fit before allocating it.
+
+    Parameters
+    ----------
+    sizes : Sizes
+        The problem's sizes (``n``, ``d``, ``count``, ``dtype``, ...).
+
+    Returns
+    -------
+    list of tuple
+        ``(words, bytes)`` items.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> from kopt.running.assemble import assemble
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+    ...                                  "features": {"kind": "nystrom", "count": 20}},
+    ...                        "solver": {"name": "krr_pcg"}})
+    >>> problem = assemble(spec, (X, X[:, 0]))
+    >>> from kopt.nystrom import system_plan
+    >>> from kopt.numerics.memory import Sizes
+    >>> [words for words, size in system_plan(Sizes.of(problem))][0]
+    "two 20 x 20 float64 matrices (the system T and the centers' factor U)"
+    """
     from ..numerics.memory import matrices
 
     M, d = min(sizes.count, sizes.n), sizes.d  # the centers are distinct training rows
@@ -92,8 +120,33 @@ def system_plan(sizes):
 
 
 def row_chunks(X, M, kernel=None, entries=None):
-    """``(lo, hi)`` row ranges of X whose kernel values against M centers, and whose dense rows (unless the
-    kernel takes X's sparse rows as they are), stay within ``entries`` (:data:`CHUNK_ENTRIES`)."""
+    """``(lo, hi)`` row ranges of X whose kernel values against M centers stay within ``entries``.
+
+    The dense rows count too, unless the kernel takes X's sparse rows as they are.
+
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n, d)
+        The rows.
+    M : int
+        The number of centers.
+    kernel : Kernel, optional
+        The kernel (whether it reads sparse rows as they are).
+    entries : int, optional
+        Kernel values per chunk (:data:`~kopt.nystrom.CHUNK_ENTRIES` by default).
+
+    Returns
+    -------
+    list of tuple of int
+        The row ranges, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import row_chunks
+    >>> list(row_chunks(np.zeros((200, 2)), 20, entries=1000))[:2]
+    [(0, 50), (50, 100)]
+    """
     entries = CHUNK_ENTRIES if entries is None else entries
     return _rows.chunks(X.shape[0], max(1, entries // max(1, M, _width(X, kernel))))
 
@@ -129,7 +182,26 @@ def product(A, B):
 
 
 def blas_held(threads):
-    """BLAS held to ``threads`` inside, or left as it is (None)."""
+    """A context in which BLAS is held to ``threads`` threads, or left as it is (None).
+
+    Parameters
+    ----------
+    threads : int or None
+        BLAS threads inside the context.
+
+    Returns
+    -------
+    contextmanager
+        The context.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import blas_held
+    >>> with blas_held(1):
+    ...     float(np.ones((4, 4)).dot(np.ones(4))[0])
+    4.0
+    """
     return contextlib.nullcontext() if threads is None else blas_threads(threads)
 
 
@@ -139,7 +211,26 @@ def _writeable(A):
 
 
 def symmetric_from_lower(A):
-    """A with its lower triangle copied onto its upper one (in place on NumPy)."""
+    """A with its lower triangle copied onto its upper one (in place on NumPy).
+
+    Parameters
+    ----------
+    A : array of shape (M, M)
+        A square matrix whose lower triangle is set.
+
+    Returns
+    -------
+    array of shape (M, M)
+        The symmetric matrix (``A`` itself on NumPy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import symmetric_from_lower
+    >>> symmetric_from_lower(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    array([[1., 2.],
+           [2., 3.]])
+    """
     if get_namespace(A) is np:
         _mirror_upper(A.T)  # A's lower triangle is its transpose's upper one (a view: in place)
         return A
@@ -147,10 +238,32 @@ def symmetric_from_lower(A):
 
 
 def kept_centers(C, kept, own=False):
-    """The rows ``kept`` of the centers C, in that order and in Fortran order (a kernel reads the centers' columns:
-    the sparse-rows Gaussian's xᵀc is X @ Cᵀ, which made a contiguous Cᵀ per chunk of rows from C order, a large share of
-    a wide sparse set's fit).  ``own``: C is handed over (a Fortran-order NumPy array): its rows are put in that order in
-    place, the others last and cut off -- no second M × d copy (docs/benchmarks.md, "Measurements behind the code's choices")."""
+    """The rows ``kept`` of the centers C, in that order and in Fortran order (a kernel reads the centers' columns).
+
+    Parameters
+    ----------
+    C : array of shape (m, d)
+        The drawn centers.
+    kept : array of int
+        The positions to keep (:func:`center_basis`'s).
+    own : bool, optional
+        ``C`` is handed over (a Fortran-order NumPy array): its rows are put in that order in place, the others last
+        and cut off, with no second copy.
+
+    Returns
+    -------
+    array of shape (len(kept), d)
+        The kept rows, Fortran order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import kept_centers
+    >>> C = np.arange(6.0).reshape(3, 2)
+    >>> kept_centers(C, [2, 0])
+    array([[4., 5.],
+           [0., 1.]])
+    """
     xp = get_namespace(C)
     if not (own and xp is np and C.flags.f_contiguous):
         return xp.asfortranarray(C[xp.asarray(kept)])
@@ -195,7 +308,7 @@ def solve_upper_transposed(U, B, side="left"):
     """U⁻ᵀ B (``side="left"``: B Fortran order, its columns solved) or B U⁻¹ (``"right"``: B's rows solved) in place,
     for the upper triangular U of R = UᵀU, on NumPy; returns B.
 
-    The columns (rows) are cut into :data:`kopt.numerics.threads.PARTS` parts whatever the thread count (each at least
+    The columns (rows) are cut into ``kopt.numerics.threads.PARTS`` parts whatever the thread count (each at least
     :data:`SOLVE_PART_MIN` wide), each part one single-threaded ``dtrsm`` of NumPy's BLAS with the GIL released
     (:func:`kopt.numerics.linalg.released_trsm`) on kopt's worker threads: the same bits on any thread count, on every
     core.  A threaded ``dtrsm``'s bits followed the cores (T, and the model, did for 74, 81, 102, 300 ... centers), and
@@ -226,16 +339,65 @@ def solve_upper_transposed(U, B, side="left"):
 
 
 class NystromSystem:
-    """The whitened normal equations of the rows ``X`` (dense or CSR) for targets ``Y`` (n × k) on centers ``C``.
+    """The whitened normal equations of the rows ``X`` for targets ``Y`` on centers ``C``, solved directly.
 
-    ``weights``: per-row weights (mean 1) or None; ``kernel``: a kernel instance (its bandwidth a
-    number); ``own_centers``: C is handed over (a Fortran-order NumPy array the system may reorder and
-    keep).  Kernel values are computed in ``dtype``, A's products in float64: the search must score
-    the system the final solve factors, and a float32 A is not positive semidefinite to the precision
-    small λ needs.  Attributes: ``C`` (the kept centers, in the pivoted order of
-    :func:`kopt.nystrom.center_basis`), ``kept`` (their positions in the given C), ``M`` (their count),
-    ``U`` (R = K_CC = UᵀU), ``n``, ``An`` = A/n (float64, lower triangle; None once :meth:`whitened` made T,
-    which carries it from then on), ``Bn`` = B/n (M × k).
+    With R = K_CC = UᵀU and v = U w, kernel ridge regression on the centers solves (T + λI) v = b with
+    T = U⁻ᵀ (A/n) U⁻¹, A = Σ_i w_i k_i k_iᵀ and b = U⁻ᵀ B/n, B = Σ_i w_i k_i y_iᵀ.  The system is built once (one
+    pass over the rows, M² memory) and factored once per λ, so a λ path costs one Cholesky a point.  Kernel values
+    are computed in ``dtype``, A's products in float64: a float32 A is not positive semidefinite to the precision
+    a small λ needs.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel, its bandwidth a number.
+    X : array or sparse matrix of shape (n, d)
+        The rows (dense or CSR).
+    Y : array of shape (n, k)
+        The targets, one column per output.
+    C : array of shape (m, d)
+        The drawn centers; :func:`center_basis` keeps a well-conditioned basis of them.
+    dtype : dtype, optional
+        The kernel values' precision (float32 by default).
+    weights : array of shape (n,), optional
+        Row weights (mean 1).
+    basis : tuple, optional
+        Another system's ``(kept, U)`` on the same centers and kernel, to reuse.
+    own_centers : bool, optional
+        ``C`` is handed over (a Fortran-order NumPy array the system may reorder and keep).
+
+    Attributes
+    ----------
+    C : array of shape (M, d)
+        The kept centers, in the pivoted order of :func:`center_basis`.
+    kept : ndarray of int
+        Their positions in the given ``C``.
+    M, n : int
+        The kept centers and the rows added.
+    U : ndarray of shape (M, M)
+        R = K_CC = UᵀU.
+    An : ndarray of shape (M, M) or None
+        A/n (float64, lower triangle); None once :meth:`whitened` made T, which carries it from then on.
+    Bn : ndarray of shape (M, k)
+        B/n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import NystromSystem
+    >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+    >>> v = system.solve(1e-3)
+    >>> w = system.coef(v)
+    >>> w.shape, system.M
+    ((20, 1), 20)
+    >>> scores = system.path([1e-2, 1e-3], X[:5])
+    >>> len(scores), scores[0].shape
+    (2, (5, 1))
     """
 
     def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None, basis=None, own_centers=False):
@@ -251,14 +413,14 @@ class NystromSystem:
         self.An = xp.zeros((self.M, self.M), dtype=np.float64)
         self.Bn = xp.zeros((self.M, Y.shape[1]), dtype=np.float64)
         self._whitened = None
-        self._diag = None  # T's diagonal while T's buffer holds a factor (:meth:`_factored`)
+        self._diag = None  # T's diagonal while T's buffer holds a factor (``_factored``)
         self._held = self._release = None  # a factor kept after the call, and its holder's release (:meth:`hold_factor`)
         self._consumed = False  # True once plus(consume=True) took this system's buffers
         self.add_rows(X, Y, weights)
 
     def add_rows(self, X, Y, weights=None):
         """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows.  Kernel values are
-        computed in row chunks of :data:`CHUNK_ENTRIES` (their float64 copy included), so memory stays O(M²)
+        computed in row chunks of :data:`~kopt.nystrom.CHUNK_ENTRIES` (their float64 copy included), so memory stays O(M²)
         whatever n."""
         if self.An is None:
             raise RuntimeError("rows are added to a solved Nystrom system through plus()" if not self._consumed else
@@ -289,7 +451,7 @@ class NystromSystem:
         update: rows · M² flops, instead of M³ to make T again -- ``solver: auto`` adds its validation rows this
         way, so the solve on every row reuses the search's system).
 
-        This system is unchanged (it may be shared: :mod:`kopt.nystrom.cache`), unless ``consume``: then the new
+        This system is unchanged (it may be shared: ``kopt.nystrom.cache``), unless ``consume``: then the new
         system takes over its M × M buffer where it may be written (not a shared one's), one M × M float64
         less at the peak, and this one is no longer usable."""
         self._give_back()
@@ -462,7 +624,7 @@ class NystromSystem:
             if self._consumed:
                 raise RuntimeError("this Nystrom system was consumed by plus(consume=True): use the one it returned")
             # a shared system's A/n is read-only (kopt.nystrom.cache): T then takes a copy, read-only too once made
-            # (threads may share the system, so no factor is made in its buffer: :meth:`_factored`)
+            # (threads may share the system, so no factor is made in its buffer: ``_factored``)
             shared = not _writeable(self.An)
             T = symmetric_from_lower(self.An.copy() if shared else self.An)
             if self.xp is np:
@@ -512,7 +674,7 @@ class NystromSystem:
         after it.
 
         On NumPy, with T writeable, L is made in T's own buffer: the factor takes the lower triangle and the
-        diagonal, T keeps its strict upper triangle and its diagonal is held aside (:meth:`_times_T` multiplies
+        diagonal, T keeps its strict upper triangle and its diagonal is held aside (``_times_T`` multiplies
         by T meanwhile), and leaving the block mirrors T back.  A copy of T per factor was one M × M float64 more
         at the peak.  A shared system's T is read-only (kopt.nystrom.cache): its factor
         is made in a copy.
@@ -528,7 +690,7 @@ class NystromSystem:
             self._unmake_factor(made)
 
     def _make_factor(self, lam, threads, required):
-        """:meth:`_factored`'s factor and what :meth:`_unmake_factor` needs to give T back."""
+        """``_factored``'s factor and what ``_unmake_factor`` needs to give T back."""
         T, _ = self.whitened()
         in_place = self.xp is np and _writeable(T) and T.flags.c_contiguous
         diag = self.xp.diagonal(T).copy()
@@ -559,7 +721,7 @@ class NystromSystem:
         return L, made
 
     def _unmake_factor(self, made):
-        """T itself again after :meth:`_make_factor` (its lower triangle from its upper one, its diagonal put back)."""
+        """T itself again after ``_make_factor`` (its lower triangle from its upper one, its diagonal put back)."""
         T, diag, in_place = made
         if in_place:
             _mirror_upper(T)
@@ -567,7 +729,7 @@ class NystromSystem:
         self._diag = None
 
     def hold_factor(self, lam, threads=1, release=None):
-        """The lower Cholesky factor of T + λI as :meth:`_factored` makes it (``required``), kept after the call
+        """The lower Cholesky factor of T + λI as ``_factored`` makes it (``required``), kept after the call
         until :meth:`release_factor`: on NumPy it lies in T's own buffer (no M × M copy), so T, read through
         :meth:`whitened`, is not itself meanwhile.  ``release``: called with no arguments the first time T is
         read through :meth:`whitened` (or :meth:`plus`) while the factor is held, before T is handed out -- the
@@ -594,7 +756,7 @@ class NystromSystem:
 
     def _times_T(self, v):
         """T v from T's strict upper triangle and its diagonal (the same bits whether or not T's buffer holds a
-        factor in its lower triangle meanwhile: :meth:`_factored`)."""
+        factor in its lower triangle meanwhile: ``_factored``)."""
         T, _ = self.whitened()
         if self.xp is not np:  # pragma: no cover - GPU only (its factor is made in a copy)
             return T @ v
@@ -612,7 +774,7 @@ class NystromSystem:
                 T[np.diag_indices(self.M)] = factor_diag
 
     def factor(self, lam):
-        """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: :meth:`_factored`), in a new
+        """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: ``_factored``), in a new
         array (T is unchanged)."""
         with self._factored(lam, required=True) as L:
             return self.xp.tril(L)
@@ -634,7 +796,7 @@ class NystromSystem:
         """The solve, refined against float64 residuals over the rows X (mixed-precision iterative
         refinement: each step one pass over the rows, corrected through the same factor); returns
         ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w.
-        The factor is made in T's own buffer (:meth:`_factored`)."""
+        The factor is made in T's own buffer (``_factored``)."""
         with self._factored(lam, required=True) as L:
             v = self.solve(lam, L)
             rhs = float(self.xp.sqrt(self.xp.sum(self._rhs() ** 2))) or 1.0
@@ -656,7 +818,7 @@ class NystromSystem:
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
-        scored: where it passes :data:`RESOLVED` of the scores (or T + λI does not factor), rounding, not
+        scored: where it passes ``RESOLVED`` of the scores (or T + λI does not factor), rounding, not
         λ, decides the scores, and the λ is not a choice."""
         self.whitened()  # T first: each λ's factor is made in its buffer
         b = self._rhs()
@@ -691,10 +853,31 @@ class NystromSystem:
 
 
 def target_offset(Y, weights=None):
-    """The targets' (weighted) column means: krr_nystrom's fixed, unpenalised intercept.  The model is
-    f(x) = k(x, C) w + μ with μ the training labels' mean -- on an unbalanced set a higher test accuracy than
-    without (docs/benchmarks.md, "Measurements behind the code's choices"): far from every center
-    the scores fall to the labels' mean, not to 0, the boundary."""
+    """The targets' (weighted) column means: the fixed, unpenalized intercept of the Nyström solvers.
+
+    The model is f(x) = k(x, C) w + μ with μ the training targets' mean: far from every center the scores fall to
+    the targets' mean, not to 0.
+
+    Parameters
+    ----------
+    Y : array of shape (n, k)
+        The targets.
+    weights : array of shape (n,), optional
+        Row weights.
+
+    Returns
+    -------
+    array of shape (k,)
+        The column means.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import target_offset
+    >>> Y = np.array([[1.0], [3.0]])
+    >>> target_offset(Y), target_offset(Y, np.array([3.0, 1.0]))
+    (array([2.]), array([1.5]))
+    """
     xp = get_namespace(Y)
     if weights is None:
         return xp.mean(Y, axis=0)
@@ -702,12 +885,45 @@ def target_offset(Y, weights=None):
 
 
 def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
-    """``(lo, hi, K)`` for row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64, in one
-    float64 buffer reused from chunk to chunk (overwritten by the next: use it before asking for the next one).
-    Chunks are :func:`row_chunks` of ``entries``.  A fresh float64 array per
-    chunk cost several times the reused one, whose pages are faulted in once
-    (docs/benchmarks.md, "Measurements behind the code's choices").
-    ``bound``: ``kernel.bind(C)`` where the caller holds it (several passes, or parts of one, on the same centers)."""
+    """``(lo, hi, K)`` for the row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64.
+
+    One float64 buffer is reused from chunk to chunk: each K is overwritten by the next, so use it before asking for
+    the next one.  The chunks are :func:`row_chunks` of ``entries``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel.
+    C : array of shape (M, d)
+        The centers, dense.
+    dtype : dtype
+        The kernel values' precision.
+    X : array or sparse matrix of shape (n, d)
+        The rows.
+    entries : int, optional
+        Kernel values per chunk.
+    bound : callable, optional
+        ``kernel.bind(C)`` where the caller holds it (several passes on the same centers).
+
+    Yields
+    ------
+    lo, hi : int
+        The chunk's rows.
+    K : ndarray of shape (hi - lo, M)
+        Their kernel values, float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import kernel_chunks
+    >>> [(lo, hi, K.shape) for lo, hi, K in kernel_chunks(kernel, X[:20], np.float32, X, entries=2000)]
+    [(0, 100, (100, 20)), (100, 200, (100, 20))]
+    """
     xp = get_namespace(C)
     buf = None
     k = kernel.bind(C) if bound is None else bound  # C's side of the kernel made once for the pass
@@ -721,7 +937,47 @@ def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
 
 
 def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
-    """One float64 pass over the rows X at w: the scores f = k(X, C) w and Kᵀr with r_i = w_i (f_i − y_i)."""
+    """One pass over the rows X at w with float64 products: the scores f = k(X, C) w and Kᵀr, r_i = w_i (f_i − y_i).
+
+    What the square loss's certificate reads (:func:`certificate`).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel.
+    C : array of shape (M, d)
+        The centers, dense.
+    dtype : dtype
+        The kernel values' precision.
+    w : array of shape (M, k)
+        The coefficients.
+    X : array or sparse matrix of shape (n, d)
+        The rows.
+    Y : array of shape (n, k)
+        The targets.
+    weights : array of shape (n,), optional
+        Row weights.
+
+    Returns
+    -------
+    scores : ndarray of shape (n, k)
+        f.
+    Ktr : ndarray of shape (M, k)
+        Kᵀr.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.sin(X[:, :1])
+    >>> from kopt.nystrom import residual_pass
+    >>> scores, Ktr = residual_pass(kernel, X[:20], np.float64, np.zeros((20, 1)), X, Y)
+    >>> scores.shape, Ktr.shape
+    ((200, 1), (20, 1))
+    """
     xp = get_namespace(C)
     scores = xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
     Ktr = xp.zeros(w.shape, dtype=np.float64)

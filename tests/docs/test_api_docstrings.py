@@ -42,7 +42,7 @@ CONTRACT = (
 #: the packages and contract names whose docstrings are complete; a group joins once its docstrings are written
 CHECKED = ("kopt", "kopt.datasets", "kopt.contract.result", "kopt.selection.tune", "kopt.contract.components",
            "kopt.contract.iterative", "kopt.contract.problem", "kopt.contract.options", "kopt.contract.hookspecs",
-           "kopt.sklearn")
+           "kopt.sklearn", "kopt.nystrom")
 
 
 def _resolve(dotted: str):
