@@ -1,4 +1,7 @@
-"""Check suites a plugin author runs on their own components (docs/plugin-guide.md).
+"""Check suites a plugin author runs on their own components.
+
+``check_loss``, ``check_kernel``, ``check_regularizer`` and ``check_solver`` run every check of a kind; the single
+checks and the samplers they use are public too, for a test that wants one property.
 
 Each check raises ``AssertionError`` with a message naming the component, the violated
 property and the first offending point.

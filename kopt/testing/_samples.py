@@ -10,7 +10,26 @@ TARGETS = ("real", "binary", "multiclass", "unlabeled", "two_sample")
 
 
 def default_instance(cls):
-    """Instantiate a component class with the defaults of its parameter schema."""
+    """Instantiate a component class with the defaults of its parameter schema.
+
+    Parameters
+    ----------
+    cls : type
+        A component class.
+
+    Returns
+    -------
+    Component
+        The instance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kt.default_instance(registry().get("loss", "huber"))
+    HuberLoss(delta=1.0, target='real')
+    """
     return cls(**{k: s["default"] for k, s in cls.params.items() if isinstance(s, dict) and "default" in s})
 
 
@@ -24,7 +43,33 @@ def sum_zero(loss):
 
 
 def sample_labels(loss, n, rng, n_classes=3):
-    """Labels encoded the way a solver sees them for ``loss.target``."""
+    """Labels encoded the way a solver sees them for ``loss.target``.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    n : int
+        How many.
+    rng : numpy.random.Generator
+        Where they come from.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        -1/+1 (binary), class ids (multiclass), 0/1 (two-sample) or reals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> hinge = registry().get("loss", "hinge")()
+    >>> kt.sample_labels(hinge, 5, np.random.default_rng(0))
+    array([ 1.,  1.,  1., -1., -1.])
+    """
     t = loss.target
     if t == "binary":
         return rng.choice(np.array([-1.0, 1.0]), n)
@@ -42,7 +87,35 @@ _SPECIAL = np.array([0.0, 1.0, -1.0, 0.1, -0.1, 0.5, -0.5, 2.0, -2.0])
 
 
 def sample_scores(loss, y, rng, n_classes=3, scale=2.0):
-    """Predictions u for labels y: random ones plus points at the usual kinks."""
+    """Predictions u for labels y: random ones plus points at the usual kinks.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    y : array
+        Labels encoded for the loss's target.
+    rng : numpy.random.Generator
+        Where they come from.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+    scale : float, optional
+        The random scores' scale.
+
+    Returns
+    -------
+    ndarray
+        Scores of ``y``'s length (``(n, C)`` for a multiclass loss).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> hinge = registry().get("loss", "hinge")()
+    >>> kt.sample_scores(hinge, np.array([1.0, -1.0]), np.random.default_rng(0)).shape
+    (2,)
+    """
     y = np.asarray(y)
     n = y.shape[0]
     if is_multiclass(loss):
@@ -72,10 +145,38 @@ def conj_box(loss, y, n_classes=3):
 
 
 def sample_duals(loss, y, rng, n_classes=3, *, interior=0.0):
-    """Points v of the conjugate's domain: random, on the edges and (finite boxes) at the corners.
+    """Points v of the conjugate's domain: random ones, on the edges and (finite boxes) at the corners.
 
-    ``interior`` > 0 keeps every point at least that fraction of the box width (or that
-    distance, for unbounded sides) away from the edges.
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance, with a conjugate.
+    y : array
+        Labels encoded for the loss's target.
+    rng : numpy.random.Generator
+        Where they come from.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+    interior : float, optional
+        Keep every point at least this share of the box width (or this distance, for an unbounded side) away from
+        the edges.
+
+    Returns
+    -------
+    ndarray
+        Points of ``y``'s length, inside ``conj_box(y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> hinge = registry().get("loss", "hinge")()
+    >>> y = np.array([1.0, -1.0, 1.0])
+    >>> v = kt.sample_duals(hinge, y, np.random.default_rng(0))
+    >>> lo, hi = hinge.conj_box(y)
+    >>> bool(((lo <= v) & (v <= hi)).all())
+    True
     """
     lo, hi = conj_box(loss, y, n_classes)
     if sum_zero(loss):

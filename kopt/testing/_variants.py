@@ -16,11 +16,29 @@ _RULE_PARAMS = ("bandwidth_factor", "bandwidth_subsample")
 
 
 def at_other_values(component, values):
-    """``[(label, instance)]``: ``component`` rebuilt with one numeric parameter that is 1 set to a value.
+    """``[(label, instance)]``: ``component`` rebuilt with one numeric parameter that is 1 set to another value.
 
-    Each parameter whose value is the number 1 (not a bool, not a bandwidth rule's factor) gives one
-    instance per value of ``values`` that its schema accepts (an integer-only or enumerated parameter
-    accepts none); ``label`` is ``"scale=0.5"``.  Every other parameter keeps its value.
+    Parameters
+    ----------
+    component : Component
+        The component instance.
+    values : tuple of float
+        The values to try (:data:`~kopt.testing.LOSS_VALUES`, :data:`~kopt.testing.KERNEL_VALUES`).
+
+    Returns
+    -------
+    list of tuple
+        ``(label, instance)`` pairs, ``label`` such as ``"delta=0.5"``: one per parameter whose value is the number
+        1 and per value its schema accepts; every other parameter keeps its value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> huber = kt.default_instance(registry().get("loss", "huber"))
+    >>> [label for label, other in kt.at_other_values(huber, (0.5, 1.7))]
+    ['delta=0.5', 'delta=1.7']
     """
     cls = type(component)
     params = component.options.as_dict()

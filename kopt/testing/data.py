@@ -5,7 +5,33 @@ import numpy as np
 
 
 def solver_check_data(target, *, n=400, n_test=100, d=3, seed=0):
-    """``(X, y, X_test, y_test)``: seeded rows labelled for a loss target (the data :func:`check_solver` uses)."""
+    """``(X, y, X_test, y_test)``: seeded rows labelled for a loss target, the data :func:`~kopt.testing.check_solver` uses.
+
+    Parameters
+    ----------
+    target : str
+        ``"real"``, ``"binary"``, ``"multiclass"``, ``"unlabeled"`` or ``"two_sample"``.
+    n, n_test : int, optional
+        Training and test rows.
+    d : int, optional
+        Columns.
+    seed : int, optional
+        The rows' seed.
+
+    Returns
+    -------
+    tuple of ndarray
+        ``X`` (n, d), ``y`` (n,), ``X_test`` (n_test, d), ``y_test`` (n_test,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> X, y, X_test, y_test = kt.solver_check_data("binary", n=20, n_test=5)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((20, 3), [-1.0, 1.0])
+    """
     rng = np.random.default_rng([seed, 0x6B6F7074])
     X = rng.standard_normal((n + n_test, d))
     signal = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2

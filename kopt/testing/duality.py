@@ -14,7 +14,29 @@ from . import _samples as S
 
 
 def gaussian_gram(X, bandwidth=1.0):
-    """Exact Gaussian kernel matrix, through the registered ``gaussian`` kernel plugin."""
+    """The exact Gaussian kernel matrix of ``X``, through the registered ``gaussian`` kernel.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The points.
+    bandwidth : float, optional
+        The bandwidth.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        k(X, X).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kt.gaussian_gram(np.array([[0.0], [1.0]])).round(4)
+    array([[1.    , 0.6065],
+           [0.6065, 1.    ]])
+    """
     from ..contract.registry import registry
 
     return np.asarray(registry().get("kernel", "gaussian")(bandwidth=bandwidth).exact(X, X), dtype=np.float64)
@@ -26,7 +48,45 @@ def _quad(alpha, K):
 
 
 def check_weak_duality(loss, K, y, lam, rng=None, *, trials=5, n_classes=3):
-    """P(f_α) ≥ D(α) and ``objectives.gap`` ≥ 0 for random feasible α (including box edges)."""
+    """Weak duality: P(f_α) ≥ D(α) and the gap is ≥ 0 at random feasible α, box edges included.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance, with a conjugate.
+    K : ndarray of shape (n, n)
+        A kernel matrix (:func:`~kopt.testing.gaussian_gram`).
+    y : array of shape (n,)
+        Labels encoded for the loss's target.
+    lam : float
+        λ.
+    rng : numpy.random.Generator, optional
+        Where the points come from (seed 0 by default).
+    trials : int, optional
+        Points tried.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+
+    Returns
+    -------
+    bool
+        True when checked; False for a loss without a conjugate.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> hinge = registry().get("loss", "hinge")()
+    >>> kt.check_weak_duality(hinge, kt.gaussian_gram(X), np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0]), 0.1)
+    True
+    """
     if not loss.has_conjugate:
         return False
     rng = rng or np.random.default_rng(0)
@@ -48,12 +108,43 @@ def check_weak_duality(loss, K, y, lam, rng=None, *, trials=5, n_classes=3):
 
 
 def check_strong_duality(loss, K, y, lam, *, rtol=1e-6):
-    """At the optimum the duality gap vanishes (checks the sign and scaling of the dual convention).
+    """Strong duality: at the optimum the duality gap vanishes (the sign and scaling of the dual convention).
 
-    Smooth losses: α* solves the optimality condition λ n α + ℓ'(Kα) = 0 (scipy's ``root``).
-    Nonsmooth scalar losses: α* maximises D(α) over the box (L-BFGS-B with ``conj_grad``),
-    which needs ℓ* differentiable inside its box (hinge, absolute, quantile); ``rtol`` is
-    then loosened to 1e-4 for the first-order solver.
+    A smooth loss's optimum solves λ n α + ℓ'(Kα) = 0; a nonsmooth scalar loss's maximizes D over the box, which
+    needs ℓ* differentiable inside its box (hinge, absolute, quantile).
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance, with a conjugate.
+    K : ndarray of shape (n, n)
+        A kernel matrix (:func:`~kopt.testing.gaussian_gram`).
+    y : array of shape (n,)
+        Labels encoded for the loss's target.
+    lam : float
+        λ.
+    rtol : float, optional
+        Relative tolerance of the gap (loosened to 1e-4 for a nonsmooth loss, solved by a first-order method).
+
+    Returns
+    -------
+    bool
+        True when checked; False for a loss without a conjugate, or a nonsmooth multiclass one.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> square = registry().get("loss", "square")()
+    >>> kt.check_strong_duality(square, kt.gaussian_gram(X), X[:, 0], 0.1)
+    True
     """
     if not loss.has_conjugate or (not loss.smooth and S.is_multiclass(loss)):
         return False

@@ -40,7 +40,28 @@ def _name(kernel):
 
 
 def kernel_instance(cls, **params):
-    """``cls`` built from its schema defaults, with ``bandwidth`` 1.0 unless given."""
+    """``cls`` built from its schema defaults, with ``bandwidth`` 1.0 unless given.
+
+    Parameters
+    ----------
+    cls : type
+        A kernel class.
+    **params
+        Parameters that replace the defaults.
+
+    Returns
+    -------
+    Kernel
+        The instance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kt.kernel_instance(registry().get("kernel", "laplacian")).options.bandwidth
+    1.0
+    """
     args = {k: s["default"] for k, s in cls.params.items() if isinstance(s, dict) and "default" in s}
     if "bandwidth" in cls.params:
         args["bandwidth"] = 1.0
@@ -61,8 +82,34 @@ def _fmap(kernel, d, *, seed=0, block_size=256, count=None, dtype="float64", xp=
     return FeatureMap(kernel, d, seed=seed, block_size=block_size, count=count, dtype=dtype, xp=xp, **kw)
 
 
-def check_exact(kernel, X, Y=None, rtol=1e-6):
-    """``exact`` is finite and symmetric, ``exact(X, Y)`` has shape (n, m), ``diag`` is its diagonal."""
+def check_exact(kernel, X, Y=None, rtol=1e-6) -> None:
+    """``exact`` is finite and symmetric, ``exact(X, Y)`` has shape (n, m), and ``diag`` is its diagonal.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    X : array of shape (n, d)
+        Points in the kernel's domain.
+    Y : array of shape (m, d), optional
+        Other points (``X`` by default).
+    rtol : float, optional
+        Relative tolerance of the symmetry and the diagonal.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_exact(kernel, X)
+    """
     name = _name(kernel)
     X = np.asarray(X, dtype=F64)
     Y = X[::-1][: max(1, X.shape[0] // 2)] if Y is None else np.asarray(Y, dtype=F64)
@@ -81,8 +128,32 @@ def check_exact(kernel, X, Y=None, rtol=1e-6):
     assert KY.shape == (X.shape[0], Y.shape[0]), f"kernel {name!r}: exact(X, Y) has shape {KY.shape}"
 
 
-def check_psd(kernel, X, tol=1e-7):
-    """The Gram matrix exact(X, X) has no eigenvalue below −tol · max(1, trace)."""
+def check_psd(kernel, X, tol=1e-7) -> None:
+    """The Gram matrix exact(X, X) has no eigenvalue below −tol · max(1, trace).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    X : array of shape (n, d)
+        Points in the kernel's domain.
+    tol : float, optional
+        The tolerance.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_psd(kernel, X)
+    """
     K = to_numpy(kernel.exact(np.asarray(X, dtype=F64), np.asarray(X, dtype=F64))).astype(F64)
     K = 0.5 * (K + K.T)
     ev = np.linalg.eigvalsh(K)
@@ -116,11 +187,41 @@ def _within(kernel, what, mean, se, target, z, atol):
             f"(|diff| {dev[i]:.3g} > {z:g} standard errors {se[i]:.3g}) at pair {tuple(int(k) for k in i)}")
 
 
-def check_unbiased(kernel, X, Y=None, *, n_features=1 << 15, block_size=256, seed=0, z=5.0, atol=1e-9):
-    """mean_ω φ_ω(x)φ_ω(y) over ``n_features`` features is within ``z`` standard errors of k(x, y).
+def check_unbiased(kernel, X, Y=None, *, n_features=1 << 15, block_size=256, seed=0, z=5.0, atol=1e-9) -> None:
+    """The mean of φ_ω(x)φ_ω(y) over ``n_features`` random features is within ``z`` standard errors of k(x, y).
 
-    Pairs are all rows of ``X`` against all rows of ``Y`` (default ``X``).  The standard
-    error is that of the mean of the ``n_features / block_size`` independent block means.
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    X : array of shape (n, d)
+        Points in the kernel's domain.
+    Y : array of shape (m, d), optional
+        Other points (``X`` by default).
+    n_features : int, optional
+        Random features averaged.
+    block_size : int, optional
+        Features per block.
+    seed : int, optional
+        The features' seed.
+    z : float, optional
+        Standard errors allowed.
+    atol : float, optional
+        Absolute slack.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_unbiased(kernel, X, n_features=4096)
     """
     X = np.asarray(X, dtype=F64)
     Y = X if Y is None else np.asarray(Y, dtype=F64)
@@ -132,12 +233,37 @@ def check_unbiased(kernel, X, Y=None, *, n_features=1 << 15, block_size=256, see
 
 
 def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, block_size=256, seed=0, z=5.0,
-                       atol=1e-9):
+                       atol=1e-9) -> None:
     """The doubly stochastic gradient (1/B) Σ_i ℓ'(f(x_i), y_i) φ_ω(x_i) φ_ω(·) averages to the stochastic one.
 
-    Evaluated at the rows of ``X`` through the engine (``adjoint`` then ``predict``),
-    compared with (1/B) Σ_i ℓ'(f(x_i), y_i) k(x_i, ·).  ``loss`` defaults to the
-    registered square loss, ``f`` (predictions at ``X``) to 0.5·k(X, x₀).
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    X : array of shape (n, d)
+        Points in the kernel's domain.
+    y : array of shape (n,)
+        Labels for the loss.
+    loss : Loss, optional
+        The loss (the square loss by default).
+    f : array of shape (n,), optional
+        Scores at ``X`` (zero by default).
+    n_features, block_size, seed, z, atol
+        As for :func:`check_unbiased`.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_dsg_gradient(kernel, X, X[:, 0], n_features=4096)
     """
     from ..contract.registry import registry
 
@@ -160,11 +286,37 @@ def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, b
         f"kernel {_name(kernel)!r}: predict(X, adjoint(X, g)) / M differs from the feature average by {err:.3g}")
 
 
-def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64, xp=np):
-    """Block parameters and features are bit-identical across orders, fresh maps and caches; blocks differ.
+def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64, xp=np) -> None:
+    """Block parameters and features are bit-identical across orders, fresh maps and caches, and blocks differ.
 
-    A sampler that draws from a global generator instead of the ``rng`` it is given fails
-    here with "not regenerated from its seed".
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    d : int
+        Input dimension.
+    seed : int, optional
+        The map's seed.
+    blocks : tuple of int, optional
+        The order blocks are drawn in.
+    block_size : int, optional
+        Features per block.
+    xp : module, optional
+        ``numpy`` or ``cupy``.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_regeneration(kernel, 2)
     """
     name = _name(kernel)
     lost = f"kernel {name!r}: a block is not regenerated from its seed (does sample() draw from the rng it is given?)"
@@ -196,8 +348,38 @@ def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64,
                 f"kernel {name!r}: block {j} on the device differs from NumPy by {err:.3g}"
 
 
-def check_engine(kernel, X, *, n_blocks=3, block_size=48, seed=3, n_out=2, xp=np):
-    """predict / adjoint / predict_adjoint equal products with the dense transform (float64 and float32)."""
+def check_engine(kernel, X, *, n_blocks=3, block_size=48, seed=3, n_out=2, xp=np) -> None:
+    """The feature engine's ``predict``, ``adjoint`` and ``predict_adjoint`` equal products with the dense features (float64 and float32).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    X : array of shape (n, d)
+        Points in the kernel's domain.
+    n_blocks, block_size : int, optional
+        The map's size.
+    seed : int, optional
+        The map's seed.
+    n_out : int, optional
+        Output columns.
+    xp : module, optional
+        ``numpy`` or ``cupy``.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_engine(kernel, X)
+    """
     name = _name(kernel)
     X = np.asarray(X, dtype=F64)
     n, d = X.shape
@@ -232,8 +414,30 @@ def check_engine(kernel, X, *, n_blocks=3, block_size=48, seed=3, n_out=2, xp=np
             assert err <= 1e-3, f"kernel {name!r}: float32 features differ from float64 by {err:.3g} (relative)"
 
 
-def check_domain(kernel, X):
-    """A kernel with a restricted ``input_domain`` rejects data outside it with DataError."""
+def check_domain(kernel, X) -> None:
+    """A kernel with a restricted ``input_domain`` rejects data outside it with ``kopt.DataError``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A kernel instance with a numeric bandwidth.
+    X : array of shape (n, d)
+        Points in the kernel's domain.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_domain(kernel, X)
+    """
     X = np.asarray(X, dtype=F64)
     kernel.check_input(X)  # in the domain: accepted
     domain = kernel.input_domain
@@ -257,33 +461,55 @@ KERNEL_CHECKS = ("exact", "psd", "domain", "regeneration", "unbiased", "dsg_grad
 
 
 def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np, skip=(), vary=True):
-    """Run the kernel checks on ``X`` (or points drawn from ``seed``); returns the names of the checks run.
+    """Run the kernel checks on ``X`` (or on points drawn from ``seed``); returns the names of the checks run.
 
-    The checks are :data:`KERNEL_CHECKS`, in that order; the feature checks run only for a
-    kernel with ``has_features``.  Regeneration runs before the statistical checks, so a
-    sampler that ignores the generator it is given is reported as such, not as biased.
+    The checks are :data:`~kopt.testing.KERNEL_CHECKS`, in that order; the feature checks run only for a kernel with
+    ``has_features``.  Regeneration runs before the statistical checks, so a sampler that ignores the generator it is
+    given is reported as such, not as biased.
 
     Parameters
     ----------
-    kernel : kopt.contract.components.Kernel
+    kernel : Kernel
         An instance with a numeric bandwidth.
-    X : array (n, d), optional
-        Points in the kernel's domain; drawn with :func:`sample_inputs` when omitted.
-    d, n : int
+    X : array of shape (n, d), optional
+        Points in the kernel's domain; drawn when omitted.
+    d, n : int, optional
         Dimension and number of drawn points.
-    seed : int
+    seed : int, optional
         Seed of the drawn points and of the feature maps of the statistical checks.
-    n_features : int
+    n_features : int, optional
         Features of the unbiasedness and doubly stochastic gradient checks.
-    xp : module
+    xp : module, optional
         ``numpy`` or ``cupy``: the array module of the regeneration and engine checks.
-    skip : iterable of str
-        Names from :data:`KERNEL_CHECKS` to leave out (e.g. ``("unbiased", "dsg_gradient")`` while
-        iterating on a sampler).  An unknown name raises ValueError.
-    vary : bool
-        Repeat the checks on the kernel rebuilt with each numeric parameter that is 1 (the bandwidth
-        of :func:`kernel_instance`, typically) set to 1.3 (:data:`kopt.testing.KERNEL_VALUES`): at 1 a
-        sampler drawing at the bandwidth σ instead of 1/σ is exact.  A failure there names the value.
+    skip : iterable of str, optional
+        Names from :data:`~kopt.testing.KERNEL_CHECKS` to leave out (e.g. ``("unbiased", "dsg_gradient")`` while
+        iterating on a sampler).
+    vary : bool, optional
+        Repeat the checks on the kernel rebuilt with each numeric parameter that is 1 (the bandwidth, typically) set
+        to the values of :data:`~kopt.testing.KERNEL_VALUES`: at 1 a sampler drawing at the bandwidth σ instead of
+        1/σ is exact.  A failure there names the value.
+
+    Returns
+    -------
+    list of str
+        The checks run, in order.
+
+    Raises
+    ------
+    AssertionError
+        A check fails; the message names the kernel, the check and the first offending point.
+    ValueError
+        ``skip`` names an unknown check.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kernel = kt.kernel_instance(registry().get("kernel", "gaussian"))
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> kt.check_kernel(kernel, n_features=4096)
+    ['exact', 'psd', 'domain', 'regeneration', 'unbiased', 'dsg_gradient', 'engine']
     """
     unknown = set(skip) - set(KERNEL_CHECKS)
     if unknown:

@@ -128,16 +128,62 @@ def _check_derivatives(loss, f, g, H, x, dirs, label, *, expect_smooth, rtol=1e-
                   x=x, curvature=hd, fd=fd2)
 
 
-def check_gradients(loss, u, y):
-    """``grad`` is a subgradient and equals dℓ/du where ℓ is differentiable; ``curvature`` = d²ℓ/du²."""
+def check_gradients(loss, u, y) -> None:
+    """``grad`` is a subgradient and equals dℓ/du where ℓ is differentiable; ``curvature`` is d²ℓ/du².
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u : array
+        Scores (``(n,)``, or ``(n, C)`` for a multiclass loss).
+    y : array
+        Labels encoded for the loss's target.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_gradients(square, u, y)
+    """
     u = np.asarray(u, F64)
     _check_derivatives(loss, lambda a: loss.value(a, y), lambda a: loss.grad(a, y),
                        lambda a: loss.curvature(a, y), u, _directions(u, loss, False), "primal",
                        expect_smooth=loss.smooth)
 
 
-def check_conj_gradients(loss, v, y):
-    """``conj_grad``/``conj_curvature`` match finite differences of ``conj`` at interior points v."""
+def check_conj_gradients(loss, v, y) -> None:
+    """``conj_grad`` and ``conj_curvature`` match finite differences of ``conj`` at interior points v.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance, with a conjugate.
+    v : array
+        Points inside the conjugate's domain.
+    y : array
+        Labels encoded for the loss's target.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_conj_gradients(square, u, y)
+    """
     v = np.asarray(v, F64)
     if not np.all(np.isfinite(np.asarray(loss.conj(v, y), F64))):
         raise AssertionError(f"loss {loss.name!r}: check_conj_gradients needs points inside the domain")
@@ -146,8 +192,31 @@ def check_conj_gradients(loss, v, y):
                        expect_smooth=False)
 
 
-def check_convexity(loss, u1, u2, y):
-    """Midpoint convexity ℓ((u1 + u2)/2) ≤ (ℓ(u1) + ℓ(u2))/2."""
+def check_convexity(loss, u1, u2, y) -> None:
+    """Midpoint convexity: ℓ((u1 + u2)/2) ≤ (ℓ(u1) + ℓ(u2))/2.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u1, u2 : array
+        Two sets of scores.
+    y : array
+        Labels encoded for the loss's target.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_convexity(square, u, u + 1.0, y)
+    """
     u1, u2 = np.asarray(u1, F64), np.asarray(u2, F64)
     a, b = loss.value(u1, y), loss.value(u2, y)
     m = loss.value(0.5 * (u1 + u2), y)
@@ -156,8 +225,31 @@ def check_convexity(loss, u1, u2, y):
         _fail(loss, "value is not convex in u (midpoint test)", bad, u1=u1, u2=u2, mid=m, chord=0.5 * (a + b))
 
 
-def check_bounds(loss, u, y):
-    """|ℓ'| ≤ ``grad_bound()`` and |ℓ'(u) − ℓ'(u')| ≤ ``smoothness()``·|u − u'| where declared."""
+def check_bounds(loss, u, y) -> None:
+    """``abs(grad)`` ≤ ``grad_bound()``, and the gradient is ``smoothness()``-Lipschitz, where the loss declares them.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u : array
+        Scores (``(n,)``, or ``(n, C)`` for a multiclass loss).
+    y : array
+        Labels encoded for the loss's target.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_bounds(square, u, y)
+    """
     u = np.asarray(u, F64)
     g = np.asarray(loss.grad(u, y), F64)
     M = loss.grad_bound()
@@ -177,8 +269,33 @@ def check_bounds(loss, u, y):
             _fail(loss, f"grad is not smoothness() = {L} Lipschitz", bad, u=u, u2=u2, grad=g, grad2=g2)
 
 
-def check_fenchel_young(loss, u, y, v):
-    """ℓ(u) + ℓ*(v) ≥ ⟨u, v⟩ for v in the domain, with equality at v = grad(u) (a subgradient)."""
+def check_fenchel_young(loss, u, y, v) -> None:
+    """Fenchel-Young: ℓ(u) + ℓ*(v) ≥ ⟨u, v⟩ for v in the domain, with equality at v = grad(u).
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u : array
+        Scores (``(n,)``, or ``(n, C)`` for a multiclass loss).
+    y : array
+        Labels encoded for the loss's target.
+    v : array
+        Points of the conjugate's domain.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_fenchel_young(square, u, y, np.array([0.5, -0.5, 1.0]))
+    """
     u, v = np.asarray(u, F64), np.asarray(v, F64)
     lu = np.asarray(loss.value(u, y), F64)
     gap = lu + np.asarray(loss.conj(v, y), F64) - _rows(u * v)
@@ -193,8 +310,33 @@ def check_fenchel_young(loss, u, y, v):
               u=u, grad=g, gap=eq)
 
 
-def check_conj_domain(loss, y, rng=None, n_classes=3):
-    """ℓ* is finite on the closed box ``conj_box(y)`` (Σ v = 0 too if declared) and +inf outside."""
+def check_conj_domain(loss, y, rng=None, n_classes=3) -> None:
+    """ℓ* is finite on the closed box ``conj_box(y)`` (with Σ v = 0 where declared) and +inf outside.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance, with a conjugate.
+    y : array
+        Labels encoded for the loss's target.
+    rng : numpy.random.Generator, optional
+        Where the random points come from (seed 0 by default).
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_conj_domain(square, y)
+    """
     rng = rng or np.random.default_rng(0)
     lo, hi = S.conj_box(loss, y, n_classes)
     if np.any(lo > hi):
@@ -232,8 +374,41 @@ def check_conj_domain(loss, y, rng=None, n_classes=3):
             _fail(loss, "conj must be +inf off the hyperplane Σ v = 0", ~np.isposinf(c), v=off, conj=c)
 
 
-def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5):
-    """ℓ**(u) = sup_{v ∈ dom} uv − ℓ*(v), computed on a grid, equals ℓ(u)."""
+def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5) -> bool | None:
+    """ℓ**(u) = sup over v in the domain of uv − ℓ*(v), computed on a grid, equals ℓ(u).
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u : array
+        Scores (``(n,)``, or ``(n, C)`` for a multiclass loss).
+    y : array
+        Labels encoded for the loss's target.
+    grid : int, optional
+        Points of the grid over the conjugate's domain.
+    rtol : float, optional
+        Relative tolerance.
+
+    Returns
+    -------
+    bool or None
+        False where the check does not apply (a multiclass loss without a sum-zero domain, or more than three classes); None when it passed.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_biconjugate(square, u, y)
+    """
     u = np.asarray(u, F64)
     lu = np.asarray(loss.value(u, y), F64)
     if u.ndim == 2:
@@ -273,9 +448,38 @@ def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5):
 
 
 def check_prox(loss, u, y, steps=(0.1, 1.0, 10.0)):
-    """``prox(u, y, s)`` = argmin_z ℓ(z) + (z − u)²/(2s) (vectorised golden-section reference).
+    """``prox(u, y, s)`` is argmin_z ℓ(z) + (z − u)²/(2s), against a vectorized golden-section reference.
 
-    Skipped (returns False) when the loss raises NotImplementedError.
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u : array
+        Scores (``(n,)``, or ``(n, C)`` for a multiclass loss).
+    y : array
+        Labels encoded for the loss's target.
+    steps : tuple of float, optional
+        The step sizes s tried.
+
+    Returns
+    -------
+    bool
+        True where the loss has a prox and it was checked; False where ``prox`` raises ``NotImplementedError``.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_prox(square, u, y)
+    True
     """
     u = np.asarray(u, F64)
     for s in steps:
@@ -303,10 +507,32 @@ def check_prox(loss, u, y, steps=(0.1, 1.0, 10.0)):
     return True
 
 
-def check_dtypes(loss, u, y, v=None):
+def check_dtypes(loss, u, y, v=None) -> None:
     """float32 inputs give float32 outputs of the same shape, close to the float64 results.
 
-    Labels and points are first rounded to float32 so both precisions see the same inputs.
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    u : array
+        Scores (``(n,)``, or ``(n, C)`` for a multiclass loss).
+    y : array
+        Labels encoded for the loss's target.
+    v : array, optional
+        Points of the conjugate's domain, to check the conjugate's methods too.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> square = registry().get("loss", "square")()
+    >>> u, y = np.array([-1.0, 0.5, 2.0]), np.array([0.0, 1.0, 1.0])
+    >>> kt.check_dtypes(square, u, y)
     """
     y = np.asarray(y)
     if np.issubdtype(y.dtype, np.floating):
@@ -340,7 +566,36 @@ def check_dtypes(loss, u, y, v=None):
 
 
 def check_labels_validation(loss, y_good, n_classes=3):
-    """Encoded labels pass ``check_labels``; wrongly encoded ones raise DataError (skipped for unlabeled losses)."""
+    """Encoded labels pass ``check_labels``; wrongly encoded ones raise ``kopt.DataError``.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    y_good : array
+        Labels encoded for the loss's target.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+
+    Returns
+    -------
+    bool
+        True where checked; False for an unlabeled loss (nothing to check).
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> hinge = registry().get("loss", "hinge")()
+    >>> kt.check_labels_validation(hinge, np.array([1.0, -1.0, 1.0]))
+    True
+    """
     if loss.target == "unlabeled":
         return False
     from ..errors import DataError
@@ -354,8 +609,25 @@ def check_labels_validation(loss, y_good, n_classes=3):
     raise AssertionError(f"loss {loss.name!r}: check_labels accepted {bad[loss.target]} for target {loss.target!r}")
 
 
-def check_interface(loss):
-    """Declared attributes: name, target, flags, a valid parameter schema, n_outputs."""
+def check_interface(loss) -> None:
+    """The declared attributes: ``name``, ``target``, the flags, a valid parameter schema, ``n_outputs``.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kt.check_interface(registry().get("loss", "huber")())
+    """
     import jsonschema
 
     if not isinstance(loss.name, str) or not loss.name:
@@ -378,13 +650,47 @@ CHECKS = ("interface", "labels", "convexity", "gradients", "bounds", "conj_domai
 def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0, skip=(), vary=True):
     """Run every loss check on points drawn from ``seed``; returns the names of the checks run.
 
-    ``labels`` (encoded for ``loss.target``) replaces the drawn labels.  Conjugate checks run
-    when ``loss.has_conjugate``, the prox check when ``prox`` is implemented, the label check
-    unless the loss is ``unlabeled``.  ``skip`` names checks (from ``CHECKS``) to leave out.
+    The checks are :data:`~kopt.testing.CHECKS`; those a loss does not declare (a conjugate, a prox, a gradient
+    bound) are not run.
 
-    ``vary`` (default True): the checks are repeated on the loss rebuilt with each numeric parameter
-    that is 1 set to 0.5 and to 1.7 (:data:`kopt.testing.LOSS_VALUES`), where a factor missing from a
-    formula (a gradient without its 1/scale) no longer cancels; a failure there names the value.
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance.
+    labels : array, optional
+        Labels encoded for the loss's target; drawn when omitted.
+    n : int, optional
+        Points drawn.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+    seed : int, optional
+        The points' seed.
+    skip : iterable of str, optional
+        Names from :data:`~kopt.testing.CHECKS` to leave out.
+    vary : bool, optional
+        Repeat the checks on the loss rebuilt with each numeric parameter that is 1 set to the values of
+        :data:`~kopt.testing.LOSS_VALUES`.
+
+    Returns
+    -------
+    list of str
+        The checks run, in order.
+
+    Raises
+    ------
+    AssertionError
+        A check fails; the message names the loss, the check and the first offending point.
+    ValueError
+        ``skip`` names an unknown check.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> ran = kt.check_loss(registry().get("loss", "hinge")())
+    >>> ran[:4]
+    ['interface', 'labels', 'convexity', 'gradients']
     """
     unknown = set(skip) - set(CHECKS)
     if unknown:
@@ -427,12 +733,34 @@ def _check_loss(loss, labels, n, n_classes, seed, skip):
     return ran
 
 
-def check_conj_edges(loss, y, n_classes=3):
-    """In float32, ℓ* stays finite approaching every finite box edge and matches float64 there.
+def check_conj_edges(loss, y, n_classes=3) -> bool | None:
+    """In float32, ℓ* stays finite approaching every finite edge of its box and matches float64 there.
 
-    Points approach each edge of a bounded box geometrically (down to 2⁻³⁹ of its width, plus
-    the neighbouring float32 numbers); the error allowed is 64 float32 ulps of
-    |ℓ*(v)| + |v|(|v| + |y| + 1), relative where ℓ* is tiny near an edge.
+    Parameters
+    ----------
+    loss : Loss
+        The loss instance, with a conjugate.
+    y : array
+        Labels encoded for the loss's target.
+    n_classes : int, optional
+        Classes, for a multiclass loss.
+
+    Returns
+    -------
+    bool or None
+        False where the check does not apply (a sum-zero domain, or no finite box edge); None when it passed.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> kt.check_conj_edges(registry().get("loss", "hinge")(), np.array([1.0, -1.0]))
     """
     lo, hi = S.conj_box(loss, y, n_classes)
     if S.sum_zero(loss) or lo.ndim != 1:

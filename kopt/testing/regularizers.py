@@ -20,11 +20,30 @@ def _golden(phi, lo, hi, iters=200):
     return 0.5 * (lo + hi)
 
 
-def check_prox_argmin(reg, w, step):
-    """Each coordinate of ``prox(w, step)`` minimises P(z) + (z − w)²/(2 step) (scalar minimisation).
+def check_prox_argmin(reg, w, step) -> None:
+    """Each coordinate of ``prox(w, step)`` minimizes P(z) + (z − w)²/(2 step) (a scalar minimization).
 
-    Assumes coordinate separability (true of l1, l2, elastic_net); a block-coupled penalty
-    should use :func:`check_moreau_envelope` instead.
+    Parameters
+    ----------
+    reg : Regularizer
+        The regularizer instance.
+    w : array
+        The points.
+    step : float
+        The prox's step.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> l2 = registry().get("regularizer", "l2")(**{"lambda": 0.5})
+    >>> w = np.array([0.3, -1.2, 2.0])
+    >>> kt.check_prox_argmin(l2, w, 0.5)
     """
     w = np.asarray(w, F64).ravel()
     z = np.asarray(reg.prox(w, step), F64)
@@ -41,8 +60,31 @@ def check_prox_argmin(reg, w, step):
                              f"prox {z[i]!r}, scalar minimisation {ref[i]!r}")
 
 
-def check_moreau_envelope(reg, w, step):
-    """Moreau: the envelope M(w) = min_z P(z) + ‖z − w‖²/(2s) has gradient (w − prox(w))/s."""
+def check_moreau_envelope(reg, w, step) -> None:
+    """The Moreau envelope M(w) = min_z P(z) + ‖z − w‖²/(2s) has gradient (w − prox(w))/s.
+
+    Parameters
+    ----------
+    reg : Regularizer
+        The regularizer instance.
+    w : array
+        The points.
+    step : float
+        The step s.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> l2 = registry().get("regularizer", "l2")(**{"lambda": 0.5})
+    >>> w = np.array([0.3, -1.2, 2.0])
+    >>> kt.check_moreau_envelope(l2, w, 0.5)
+    """
     w = np.asarray(w, F64)
     z = np.asarray(reg.prox(w, step), F64)
 
@@ -61,8 +103,33 @@ def check_moreau_envelope(reg, w, step):
                                  f"= {grad.flat[j]!r} at coordinate {j} (step={step})")
 
 
-def check_moreau_decomposition(reg, w, step, conj_prox):
-    """w = prox_{sP}(w) + s · prox_{P*/s}(w/s), given the prox of the conjugate ``conj_prox(x, t)``."""
+def check_moreau_decomposition(reg, w, step, conj_prox) -> None:
+    """Moreau's decomposition: w = prox_{sP}(w) + s · prox_{P*/s}(w/s).
+
+    Parameters
+    ----------
+    reg : Regularizer
+        The regularizer instance.
+    w : array
+        The points.
+    step : float
+        The step s.
+    conj_prox : callable
+        ``conj_prox(x, t)``: the prox of t P* at x.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> l2 = registry().get("regularizer", "l2")(**{"lambda": 0.5})
+    >>> w = np.array([0.3, -1.2, 2.0])
+    >>> kt.check_moreau_decomposition(l2, w, 0.5, lambda x, t: 0.5 * x / (0.5 + t))  # P* = ‖·‖²/(2λ)
+    """
     w = np.asarray(w, F64)
     total = np.asarray(reg.prox(w, step), F64) + step * np.asarray(conj_prox(w / step, 1.0 / step), F64)
     bad = ~(np.abs(total - w) <= 1e-9 * (1 + np.abs(w)))
@@ -72,8 +139,29 @@ def check_moreau_decomposition(reg, w, step, conj_prox):
                              f"prox + s·prox* = {total.flat[i]!r}")
 
 
-def check_strong_convexity(reg, a, b):
-    """P − μ/2‖·‖² is convex (midpoint test) for μ = ``strong_convexity()``."""
+def check_strong_convexity(reg, a, b) -> None:
+    """P − μ/2‖·‖² is convex (midpoint test) for μ = ``strong_convexity()``.
+
+    Parameters
+    ----------
+    reg : Regularizer
+        The regularizer instance.
+    a, b : array
+        Two points.
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> l2 = registry().get("regularizer", "l2")(**{"lambda": 0.5})
+    >>> w = np.array([0.3, -1.2, 2.0])
+    >>> kt.check_strong_convexity(l2, w, w + 1.0)
+    """
     mu = reg.strong_convexity()
     if mu < 0:
         raise AssertionError(f"regularizer {reg.name!r}: strong_convexity() = {mu} < 0")
@@ -102,7 +190,39 @@ def check_regularizer_dtypes(reg, w):
 
 
 def check_regularizer(reg, *, n=30, seed=0, separable=True):
-    """Run every regularizer check on seeded points; returns the names of the checks run."""
+    """Run every regularizer check on seeded points; returns the names of the checks run.
+
+    Parameters
+    ----------
+    reg : Regularizer
+        The regularizer instance.
+    n : int, optional
+        Points drawn.
+    seed : int, optional
+        Their seed.
+    separable : bool, optional
+        Whether the prox acts coordinate by coordinate (the scalar argmin check needs it).
+
+    Returns
+    -------
+    list of str
+        The checks run, in order.
+
+    Raises
+    ------
+    AssertionError
+        The property fails; the message names the component, the property and the first offending point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> from kopt.contract.registry import registry
+    >>> l2 = registry().get("regularizer", "l2")(**{"lambda": 0.5})
+    >>> w = np.array([0.3, -1.2, 2.0])
+    >>> kt.check_regularizer(l2)
+    ['prox_argmin', 'moreau_envelope', 'strong_convexity', 'dtypes']
+    """
     rng = np.random.default_rng(seed)
     w = 2.0 * rng.standard_normal(n)
     w[:3] = [0.0, reg.lam * 0.25, -reg.lam * 0.25]  # inside the soft-threshold dead zone

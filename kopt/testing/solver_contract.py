@@ -39,7 +39,33 @@ CHECK_ITERATIONS = 12
 
 @dataclass
 class SolverCheck:
-    """What :func:`check_solver` ran: the check names, the spec it solved, and the runs' results."""
+    """What :func:`~kopt.testing.check_solver` ran: the check names, the spec it solved, and the runs' results.
+
+    Parameters
+    ----------
+    ran, spec, result, resumed, answers
+        The attributes below.
+
+    Attributes
+    ----------
+    ran : tuple of str
+        The checks run, in order (:data:`~kopt.testing.SOLVER_CHECKS`).
+    spec : dict
+        The spec solved.
+    result : Result
+        The first run's result.
+    resumed : Result or None
+        The resumed run's result (the resume check).
+    answers : tuple of dict
+        The answer runs: ``{"loss", "objective", "reference", "n_iter", "status", "result"}`` per reference problem.
+
+    Examples
+    --------
+    >>> import kopt.testing as kt
+    >>> check = kt.check_solver("krr_exact")
+    >>> check.ran[:3], check.result.success
+    (('interface', 'spec', 'solve'), True)
+    """
 
     ran: tuple
     spec: dict
@@ -51,36 +77,65 @@ class SolverCheck:
 
 def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_at=None, seed=0, skip=(), budget=None,
                  rtol=ANSWER_RTOL):
-    """Run a solver through kopt's solver contract on small seeded data (docs/plugin-guide.md).
+    """Run a solver through kopt's solver contract on small seeded data.
 
-    ``solver`` is a registered solver's name or a :class:`kopt.contract.components.Solver` subclass (an
-    unregistered class is registered for the duration of the check).  The spec names the solver,
-    the first form it declares and the first registered loss of a target it declares (``square``
-    for real targets, ``logistic`` for binary, ...) that the spec engine and the solver's
-    ``check_spec`` accept, the ``gaussian`` kernel, 256 features in blocks of 64, l2 with
-    λ = 1e-3 and ``iterations`` = :data:`CHECK_ITERATIONS` where the solver has that option;
-    ``spec_overrides`` (a nested dict) is merged into it last, e.g. ``{"solver": {"step_size":
-    0.1}, "model": {"loss": {"name": "huber"}}}``.  ``data`` is ``(X, y[, X_test, y_test])``
-    (default: 400 + 100 seeded rows in 3 dimensions, labelled for the loss's target).
+    The spec names the solver, the first form it declares and the first registered loss of a target it declares
+    (``square`` for real targets, ``logistic`` for binary, ...) that the spec engine and the solver's ``check_spec``
+    accept, the ``gaussian`` kernel, 256 features in blocks of 64, l2 with λ = 1e-3 and ``iterations`` = 12 where
+    the solver has that option; ``spec_overrides`` is merged into it last.
 
-    The checks (:data:`SOLVER_CHECKS`; ``skip`` leaves out any but spec and solve): the declared capabilities are
-    valid (interface); a spec naming the solver validates (spec); it solves without raising and
-    writes a model and report (solve); status and ``success`` agree with each other and with the
-    stopping rule (status); the objective is finite, and the duality gap, where the form has one,
-    is P − D and not below −rounding (certificate); on small seeded problems with a known optimum
-    (the square loss, the logistic loss; λ = 0.01, bandwidth 1.3) the objective reaches the optimum
-    within ``rtol`` in at most ``budget`` iterations (default: the solver's default ``iterations``),
-    and a dual form closes its gap to ``tol`` = ``rtol`` (answer, :mod:`kopt.testing.answer`);
-    the trace holds iterations 1..n_iter
-    (trace); the model scores the test rows with one finite score (or one per class) per row
-    (predict); the model file loads back with identical predictions (model_file); every
-    checkpoint state is a flat dict of arrays and JSON scalars (state); a second run gives the
-    same model (reproducible); a run interrupted at ``stop_at`` (default: half way) and resumed
-    ends bit-identical to the uninterrupted run (resume, :func:`check_resume`).
+    The checks (:data:`~kopt.testing.SOLVER_CHECKS`): the declared capabilities are valid (interface); a spec naming
+    the solver validates (spec); it solves without raising and writes a model and report (solve); ``status`` and
+    ``success`` agree with each other and with the stopping rule (status); the objective is finite, and the duality
+    gap, where the form has one, is P − D and not below −rounding (certificate); on small seeded problems with a known
+    optimum (the square and the logistic loss) the objective reaches the optimum within ``rtol`` in at most
+    ``budget`` iterations, and a dual form closes its gap to ``rtol`` (answer); the trace holds iterations 1..n_iter
+    (trace); the model scores the test rows with one finite score (or one per class) per row (predict); the model
+    file loads back with identical predictions (model_file); every checkpoint state is a flat dict of arrays and JSON
+    scalars (state); a second run gives the same model (reproducible); a run interrupted at ``stop_at`` and resumed
+    ends bit-identical to the uninterrupted run (resume, :func:`~kopt.testing.check_resume`).
 
-    ``out_dir`` (default: a temporary folder) receives the runs.  Raises ``AssertionError``
-    naming the solver, the part of the contract that failed and what to fix; returns a
-    :class:`SolverCheck`.
+    Parameters
+    ----------
+    solver : str or type
+        A registered solver's name, or a :class:`kopt.contract.components.Solver` subclass (an unregistered class is
+        registered for the duration of the check).
+    data : tuple, optional
+        ``(X, y[, X_test, y_test])``; by default 400 + 100 seeded rows in 3 dimensions, labelled for the loss's
+        target (:func:`~kopt.testing.solver_check_data`).
+    spec_overrides : dict, optional
+        A nested dict merged into the spec last, e.g. ``{"solver": {"step_size": 0.1}, "model": {"loss": {"name":
+        "huber"}}}``.
+    out_dir : str or path, optional
+        Where the runs write (a temporary folder by default).
+    stop_at : int, optional
+        The iteration the resume check interrupts at (half way by default).
+    seed : int, optional
+        The data's and the spec's seed.
+    skip : iterable of str, optional
+        Checks to leave out (any but ``spec`` and ``solve``).
+    budget : int, optional
+        The answer check's iteration budget (the solver's default ``iterations`` by default).
+    rtol : float, optional
+        The answer check's relative tolerance.
+
+    Returns
+    -------
+    SolverCheck
+        What ran, the spec and the runs' results.
+
+    Raises
+    ------
+    AssertionError
+        A part of the contract fails; the message names the solver, the part and what to fix.
+    ValueError
+        ``skip`` names an unknown check, or one that cannot be skipped.
+
+    Examples
+    --------
+    >>> import kopt.testing as kt
+    >>> kt.check_solver("krr_exact").ran[-3:]
+    ('state', 'reproducible', 'resume')
     """
     skippable = [c for c in SOLVER_CHECKS if c not in ("spec", "solve")]
     unknown = sorted(set(skip) - set(skippable))
@@ -518,7 +573,29 @@ class _StateInspector:
 
 
 def state_problems(state):
-    """What makes ``state`` (a solver's ``save()``) unfit for a checkpoint: a list of messages."""
+    """What makes ``state`` (a solver's ``save()``) unfit for a checkpoint.
+
+    A checkpoint holds a flat dict of numeric arrays and JSON scalars under string keys not starting with ``_``.
+
+    Parameters
+    ----------
+    state : object
+        What ``save()`` returned.
+
+    Returns
+    -------
+    list of str
+        One message per problem; empty when the state is fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt.testing as kt
+    >>> kt.state_problems({"w": np.zeros(3), "t": 4})
+    []
+    >>> len(kt.state_problems({"w": [0.0, 1.0]}))
+    1
+    """
     if not isinstance(state, dict):
         return [f"save() returned a {type(state).__name__}; it returns a dict"]
     out = []

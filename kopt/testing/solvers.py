@@ -14,7 +14,27 @@ from ..contract.hookspecs import hookimpl
 
 
 class StopAt:
-    """A run-time hook that requests a stop at ``iteration``, exactly as the first Ctrl-C does."""
+    """A run-time hook that requests a stop at ``iteration``, exactly as the first Ctrl-C does.
+
+    Parameters
+    ----------
+    iteration : int
+        The iteration to stop at.
+
+    Attributes
+    ----------
+    iteration : int
+        As given.
+
+    Examples
+    --------
+    Register it for a while (:func:`~kopt.testing.interrupt_at` does so):
+
+    >>> from kopt.contract.registry import registry
+    >>> from kopt.testing import StopAt
+    >>> name = registry().pm.register(StopAt(3))
+    >>> _ = registry().pm.unregister(name=name)
+    """
 
     def __init__(self, iteration: int):
         self.iteration = int(iteration)
@@ -26,8 +46,29 @@ class StopAt:
 
 
 class KeepStates:
-    """A stand-in for the run context of ``Solver.run(problem, ctx)``: it keeps the solver's state at the
-    iterations in ``keep`` (``states[t]``) and never stops the run; for rate studies of a solver's iterates."""
+    """A stand-in for the run context of ``Solver.run(problem, run)`` that keeps the solver's state at some iterations.
+
+    It never stops the run; for rate studies of a solver's iterates.
+
+    Parameters
+    ----------
+    keep : iterable of int, optional
+        The iterations whose state is kept.
+
+    Attributes
+    ----------
+    states : dict
+        Iteration -> the state the solver reported there.
+    resume_state, start_iteration
+        None and 0: a fresh run.
+
+    Examples
+    --------
+    >>> from kopt.testing import KeepStates
+    >>> run = KeepStates(keep={2})
+    >>> run.report(1, state=lambda: "one"), run.report(2, state=lambda: "two"), run.states
+    (True, True, {2: 'two'})
+    """
 
     def __init__(self, keep=()):
         self.keep, self.states = set(keep), {}
@@ -40,13 +81,58 @@ class KeepStates:
 
 
 def solver_for(spec):
-    """The registered solver of a loaded spec, built from its ``solver`` section."""
+    """The registered solver of a loaded spec, built from its ``solver`` section.
+
+    Parameters
+    ----------
+    spec : Spec
+        A loaded spec (:func:`kopt.load_spec`).
+
+    Returns
+    -------
+    Solver
+        The solver instance.
+
+    Examples
+    --------
+    >>> import kopt
+    >>> from kopt.testing import solver_for
+    >>> solver_for(kopt.load_spec("quickstart")).name
+    'joker'
+    """
     return spec.component(("solver",))
 
 
 @contextlib.contextmanager
 def interrupt_at(iteration: int):
-    """Within the block, every solve stops at ``iteration`` (raising KeyboardInterrupt from ``kopt.solve``)."""
+    """Within the block, every solve stops at ``iteration``, raising ``KeyboardInterrupt`` from ``kopt.solve``.
+
+    Parameters
+    ----------
+    iteration : int
+        The iteration to stop at.
+
+    Yields
+    ------
+    None
+        The block runs with the stop request registered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kopt
+    >>> from kopt.testing import interrupt_at
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}, "features": {"count": 64, "block_size": 32}},
+    ...         "solver": {"name": "dsg", "iterations": 6, "batch_size": 16}}
+    >>> with interrupt_at(2):
+    ...     try:
+    ...         kopt.solve(spec, data=(X, X[:, 0]))
+    ...     except KeyboardInterrupt:
+    ...         print("stopped")
+    stopped
+    """
     from ..contract.registry import registry
 
     reg = registry()
@@ -58,11 +144,41 @@ def interrupt_at(iteration: int):
 
 
 def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
-    """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed; compare bit for bit.
+    """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed, and compare the models bit for bit.
 
-    ``spec`` must checkpoint (``output.checkpoint_every`` is set to ``stop_at + 1`` when missing or 0).
-    The runs write to ``out_dir``/full and ``out_dir``/cut (``out_dir``: a str or a Path).
-    Returns ``(full, resumed)`` results; raises AssertionError if any model array differs.
+    ``output.checkpoint_every`` is set to ``stop_at + 1`` where the spec does not checkpoint.
+
+    Parameters
+    ----------
+    spec : dict
+        The spec.
+    data : tuple, optional
+        ``(X, y[, X_test, y_test])`` instead of the spec's data.
+    stop_at : int
+        The iteration the second run is interrupted at.
+    out_dir : str or path
+        The runs write to ``out_dir/full`` and ``out_dir/cut``.
+
+    Returns
+    -------
+    full, resumed : Result
+        The two runs' results.
+
+    Raises
+    ------
+    AssertionError
+        A model array or the iteration count differs, or the solver ignored the stop request.
+
+    Examples
+    --------
+    >>> import kopt.testing as kt
+    >>> spec = {"model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": 1.0},
+    ...                   "regularizer": {"name": "l2", "lambda": 1e-3}, "features": {"count": 64, "block_size": 32}},
+    ...         "solver": {"name": "dsg", "iterations": 6, "batch_size": 16}}
+    >>> data = kt.solver_check_data("real", n=100, n_test=20)
+    >>> full, resumed = kt.check_resume(spec, data, stop_at=3, out_dir="resume")
+    >>> full.n_iter == resumed.n_iter
+    True
     """
     full, resumed = resume_runs(spec, data, stop_at=stop_at, out_dir=out_dir)
     a, b = full.model.predictor.arrays, resumed.model.predictor.arrays

@@ -5,7 +5,8 @@ the contract classes a plugin subclasses and the result classes (:data:`CONTRACT
 ``Parameters`` (when it takes any), ``Returns`` or ``Yields`` (unless annotated ``-> None``) and ``Examples``; a class
 a summary, ``Parameters`` (when its constructor takes any), ``Attributes`` (not asked of an exception or warning
 class, whose attributes are its message) and ``Examples``.  Constants are
-documented on their API page (:func:`test_every_public_name_is_on_an_api_page`).
+documented on their API page (:func:`test_every_public_name_is_on_an_api_page`).  The build of those pages with
+warnings as errors is part of .ci/run (:func:`test_ci_builds_the_docs`).
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ CONTRACT = (
 #: the packages and contract names whose docstrings are complete; a group joins once its docstrings are written
 CHECKED = ("kopt", "kopt.datasets", "kopt.contract.result", "kopt.selection.tune", "kopt.contract.components",
            "kopt.contract.iterative", "kopt.contract.problem", "kopt.contract.options", "kopt.contract.hookspecs",
-           "kopt.sklearn", "kopt.nystrom")
+           "kopt.sklearn", "kopt.nystrom", "kopt.testing")
 
 
 def _resolve(dotted: str):
@@ -136,3 +137,9 @@ def test_every_public_name_is_on_an_api_page():
             missing.append(dotted)
     assert not missing, f"public names missing from docs/api/*.rst: {missing}"
 
+
+def test_ci_builds_the_docs():
+    """.ci/run installs the docs extra and builds the HTML with warnings as errors: a broken reference fails CI."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r'pip install [^\n]*"\.\[[^\]]*\bdocs\b[^\]]*\]"', ci), ".ci/run does not install .[docs]"
+    assert re.search(r"sphinx -W --keep-going [^\n]*-b html", ci), ".ci/run does not build the docs with -W"
