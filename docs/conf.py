@@ -70,7 +70,8 @@ html_show_sourcelink = False
 
 
 def _index_toctree(app, docname, source):
-    """Append a hidden toctree to index.md: the pages in the order index.md lists them, then the API reference.
+    """Append a hidden toctree to index.md: the pages in the order index.md lists them, the API reference, the design
+    records and the top-level files.
 
     index.md stays plain Markdown that reads the same on a code host; the site's navigation comes from its links.
     """
@@ -82,8 +83,9 @@ def _index_toctree(app, docname, source):
     for name in re.findall(r"\]\(([\w-]+)\.md\)", source[0]):
         if name != "index" and name not in pages:
             pages.append(name)
-    entries = "\n".join(pages + ["api/index", "/README", "/CONTRIBUTING", "/CHANGELOG", "/plugins/datasets/data/ATTRIBUTION"])
-    source[0] += f"\n\n```{{toctree}}\n:hidden:\n:maxdepth: 2\n\n{entries}\n```\n"
+    entries = "\n".join(pages + ["api/index", "design/*", "/README", "/CONTRIBUTING", "/CHANGELOG",
+                                  "/plugins/datasets/data/ATTRIBUTION"])
+    source[0] += f"\n\n```{{toctree}}\n:hidden:\n:glob:\n:maxdepth: 2\n\n{entries}\n```\n"
 
 
 def _root_redirect(app, exception):
