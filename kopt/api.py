@@ -11,8 +11,10 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .contract.registry import registry
 from .contract.result import Result
@@ -30,6 +32,9 @@ from .running.listeners import Checkpointer, TraceRecorder
 from .running.logs import LOGGER, progress_listeners
 from .running.report import build_report, jsonable, timings
 from .spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    from .data import Dataset
 
 
 @dataclass
@@ -56,8 +61,10 @@ class _Call:
     planned_count: bool = False
 
 
-def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=False, sample_weight=None,
-          keep_state=False, scheduler=None, start_from=None, connect_timeout=None, calibrate=True) -> Result:
+def solve(spec: str | os.PathLike | dict | Spec, data: tuple | Dataset | None = None, *,
+          overrides: Sequence[str] = (), resume: bool | checkpoint.Snapshot = False, progress: bool = False, write: bool = False,
+          sample_weight: ArrayLike | None = None, keep_state: bool = False, scheduler: str | object | None = None,
+          start_from: checkpoint.Snapshot | None = None, connect_timeout: float | None = None, calibrate: bool = True) -> Result:
     """Solve a spec and return the model, its objective, its certificate and its test metrics.
 
     The spec is validated before any data is read; every random choice comes from its ``seed``.  This is what

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..data.preprocess import Preprocessor
 from ..errors import KoptError, ModelFileError
@@ -133,7 +134,7 @@ class Model:
             Z = self.backend.xp.asarray(Z)
         return Z
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Raw scores of the rows of ``X``, ``(n,)`` or ``(n, C)``, as a NumPy array.
 
         Raises ``DataError`` for rows of another width and ``OutOfMemoryError`` when the scores do not fit.
@@ -144,7 +145,7 @@ class Model:
         with out_of_memory(f"scoring {rows} with the model"):
             return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Labels in the user's coding (classification: the training labels' values, class names included) or
         values in the target's units."""
         return self.preprocessor.decode(self.decision_function(X))
@@ -165,7 +166,7 @@ class Model:
                 "calibrations were saved, or solved on a Dask cluster (no calibration there yet); solve its spec again "
                 "here")
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
         loss's σ(f) (one-vs-rest columns normalised), softmax's, or a margin loss's calibration
         (``kopt.models.calibration``)."""
@@ -194,11 +195,11 @@ class Model:
             return logp - np.logaddexp.reduce(logp, axis=1, keepdims=True)
         return _calibration.log_proba(self.calibration, f)
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities, ``(n, n_classes)`` (:meth:`predict_log_proba`)."""
         return np.exp(self.predict_log_proba(X))
 
-    def predict_extra(self, X) -> dict:
+    def predict_extra(self, X: ArrayLike) -> dict:
         """Named extra outputs of the predictor (e.g. GP ``variance``, ``lower``, ``upper``)."""
         extra = self.predictor.predict_extra(self._prepare(X), self._context())
         return {k: to_numpy(v) for k, v in extra.items()}
@@ -236,7 +237,7 @@ class Model:
         """The model's :func:`content_hash` (what ``model.json`` records as ``model_sha256``)."""
         return content_hash(json.loads(fileset.canonical(self.to_meta())), self.to_arrays())
 
-    def save(self, path) -> str:
+    def save(self, path: str | os.PathLike) -> str:
         """Write ``<stem>.npz`` (the arrays) and ``<stem>.json`` (the metadata) as one set; returns the JSON path.
 
         The pair is written atomically: a reader sees the old pair or the new one, never a mix.  The files hold no
@@ -301,7 +302,7 @@ def _hash_c_order(h, a):
         h.update(memoryview(np.ascontiguousarray(a[lo:lo + step]).reshape(-1)).cast("B"))
 
 
-def load_model(path, backend="numpy") -> Model:
+def load_model(path: str | os.PathLike, backend: str = "numpy") -> Model:
     """Load a model written by :meth:`Model.save` or ``kopt solve``.
 
     The files' format, checksums and content hash are verified, and the model predicts one row before it is

@@ -22,6 +22,7 @@ import itertools
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -30,6 +31,11 @@ from ..errors import SpecError
 from ..numerics import threads as _threads
 from ..running.validation import AUTO_PATH, LAMBDA, METRICS, best_row, fold_of, make_splits, overrides_of, solve_point
 from . import nystrom_folds as tune_nystrom
+
+if TYPE_CHECKING:
+    import os
+
+    from ..spec import Spec
 
 
 @dataclass(frozen=True)
@@ -203,8 +209,9 @@ def check_axes(spec, axes):
                 raise SpecError(f"{ax.key}={v!r} makes the spec invalid: {exc}", source=f"--grid {ax.key}") from None
 
 
-def tune(spec, grid=None, *, folds=None, validation=None, metric=None, warm_start=True, refit=False,
-         overrides=(), progress=False, data=None):
+def tune(spec: str | os.PathLike | dict | Spec, grid: Sequence[str | Axis] | None = None, *, folds: int | None = None,
+         validation: float | None = None, metric: str | None = None, warm_start: bool = True, refit: bool = False,
+         overrides: Sequence[str] = (), progress: bool = False, data: tuple | None = None) -> TuneResult:
     """Grid search of a spec on validation folds: what ``kopt tune`` runs.
 
     Each grid point is the spec with the searched keys set; every fold's solve is scored on its held-out rows.  Along

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -174,7 +175,8 @@ class KoptEstimator(BaseEstimator):
                 exc.add_note(f"{type(self).__name__} parameter {param!r} ({PARAMETERS.get(param, param)})")
             raise
 
-    def to_spec(self, path=None, *, data=None, name=None) -> str:
+    def to_spec(self, path: str | os.PathLike | None = None, *, data: dict | None = None,
+                name: str | None = None) -> str:
         """The equivalent YAML spec, and given ``path``, written there.
 
         ``kopt solve`` on the written spec, with the same rows, gives the model ``fit`` gives.

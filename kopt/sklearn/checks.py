@@ -1,9 +1,16 @@
 """The checks of scikit-learn's ``sklearn.utils.estimator_checks`` each estimator is expected to fail, and why."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..contract.registry import registry
 from ..models.model import OWN_PROBABILITIES
 from .base import component
+
+if TYPE_CHECKING:
+    from .classifier import KernelClassifier
+    from .gp import GPRegressor
+    from .regressor import KernelRegressor
 
 WEIGHT_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list", "check_sample_weights_pandas_series",
                   "check_sample_weights_shape",
@@ -14,7 +21,7 @@ EQUIVALENCE_CHECKS = WEIGHT_CHECKS[-2:]
 DIRECT_SOLVERS = ("krr_exact",)
 
 
-def expected_failed_checks(estimator) -> dict[str, str]:
+def expected_failed_checks(estimator: KernelClassifier | KernelRegressor | GPRegressor) -> dict[str, str]:
     """The checks of ``sklearn.utils.estimator_checks`` this estimator is expected to fail, with the reason.
 
     Pass it to ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))`` or

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -126,10 +127,12 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
     ('krr_nystrom', True)
     """
 
-    def __init__(self, loss="auto", *, loss_options=None, kernel="gaussian", bandwidth="auto",
-                 kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="auto", solver_options=None, standardize="auto", class_weight=None, backend="auto",
-                 random_state=None, warm_start=False, verbose=False):
+    def __init__(self, loss: str = "auto", *, loss_options: dict | None = None, kernel: str = "gaussian",
+                 bandwidth: float | str = "auto", kernel_options: dict | None = None, lam: float | str = "auto",
+                 regularizer: str = "l2", regularizer_options: dict | None = None, form: str | None = None,
+                 features: int | dict | None = None, solver: str = "auto", solver_options: dict | None = None,
+                 standardize: bool | str = "auto", class_weight: dict | str | None = None, backend: str = "auto",
+                 random_state: int | None = None, warm_start: bool = False, verbose: int | bool = False) -> None:
         self.loss = loss
         self.loss_options = loss_options
         self.kernel = kernel
@@ -177,7 +180,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
                             source="<dict>", path="$.model.loss.name")
         return spec
 
-    def fit(self, X, y, sample_weight=None) -> KernelClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> KernelClassifier:
         """Fit on ``X`` (dense or sparse) and labels ``y`` (any hashable labels), optionally weighted.
 
         Parameters
@@ -224,7 +227,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         self.classes_ = self.model_.preprocessor.classes
         return self
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Scores: ``(n,)`` for two classes (positive means ``classes_[1]``), ``(n, n_classes)`` otherwise.
 
         A multiclass loss (softmax) on two classes scores f_1 − f_0, the log-odds of ``classes_[1]``.
@@ -234,7 +237,7 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
             scores = scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Labels in the coding of ``y`` (``classes_``): the sign of the score, or its largest column."""
         scores = self.decision_function(X)
         if scores.ndim == 1:

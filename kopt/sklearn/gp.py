@@ -4,6 +4,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
@@ -89,9 +90,11 @@ class GPRegressor(RegressorMixin, KoptEstimator):
     form = "gp"
     regularizer = "l2"
 
-    def __init__(self, *, kernel="gaussian", bandwidth="median", kernel_options=None, noise_variance=0.1,
-                 variance="operator", iterations="auto", batch_size=32, features=None, solver_options=None,
-                 standardize=True, standardize_target=True, backend="auto", random_state=None, verbose=False):
+    def __init__(self, *, kernel: str = "gaussian", bandwidth: float | str = "median", kernel_options: dict | None = None,
+                 noise_variance: float = 0.1, variance: str = "operator", iterations: int | str = "auto", batch_size: int = 32,
+                 features: int | dict | None = None, solver_options: dict | None = None, standardize: bool = True,
+                 standardize_target: bool = True, backend: str = "auto", random_state: int | None = None,
+                 verbose: int | bool = False) -> None:
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.kernel_options = kernel_options
@@ -141,7 +144,7 @@ class GPRegressor(RegressorMixin, KoptEstimator):
     def _densify(self, X):
         return X.toarray() if hasattr(X, "tocsr") else X
 
-    def fit(self, X, y, sample_weight=None) -> GPRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> GPRegressor:
         """Fit the posterior on ``X`` and real targets ``y``.
 
         Parameters
@@ -163,7 +166,8 @@ class GPRegressor(RegressorMixin, KoptEstimator):
         self.iterations_ = self._iterations(X.shape[0])
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
-    def predict(self, X, return_std=False, return_cov=False):
+    def predict(self, X: ArrayLike, return_std: bool = False,
+                return_cov: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The posterior mean in the units of ``y``; with ``return_std`` also the posterior standard deviation.
 
         Parameters

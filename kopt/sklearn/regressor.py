@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
@@ -62,10 +63,12 @@ class KernelRegressor(RegressorMixin, KoptEstimator):
     (3,)
     """
 
-    def __init__(self, loss="square", *, loss_options=None, kernel="gaussian", bandwidth="auto",
-                 kernel_options=None, lam="auto", regularizer="l2", regularizer_options=None, form=None, features=None,
-                 solver="auto", solver_options=None, standardize="auto", standardize_target=False, backend="auto",
-                 random_state=None, warm_start=False, verbose=False):
+    def __init__(self, loss: str = "square", *, loss_options: dict | None = None, kernel: str = "gaussian",
+                 bandwidth: float | str = "auto", kernel_options: dict | None = None, lam: float | str = "auto",
+                 regularizer: str = "l2", regularizer_options: dict | None = None, form: str | None = None,
+                 features: int | dict | None = None, solver: str = "auto", solver_options: dict | None = None,
+                 standardize: bool | str = "auto", standardize_target: bool = False, backend: str = "auto",
+                 random_state: int | None = None, warm_start: bool = False, verbose: int | bool = False) -> None:
         self.loss = loss
         self.loss_options = loss_options
         self.kernel = kernel
@@ -97,7 +100,7 @@ class KernelRegressor(RegressorMixin, KoptEstimator):
                             source="<dict>", path="$.model.loss.name")
         return spec
 
-    def fit(self, X, y, sample_weight=None) -> KernelRegressor:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> KernelRegressor:
         """Fit on ``X`` (dense or sparse) and real targets ``y``, optionally weighted.
 
         Parameters
@@ -123,7 +126,7 @@ class KernelRegressor(RegressorMixin, KoptEstimator):
                              ensure_min_samples=2, accept_large_sparse=True)
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predictions in the units of ``y``, ``(n,)``."""
         scores = self._decision(X)
         return self.model_.preprocessor.decode(scores)

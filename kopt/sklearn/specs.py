@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import copy
+import os
+from typing import Sequence
 
 from ..contract.components import BANDWIDTH_PARAMS
 from ..data.schema import DATA_SCHEMA
 from ..errors import SpecError
-from ..spec import load_spec
+from ..spec import Spec, load_spec
 from .classifier import KernelClassifier
 from .gp import GPRegressor
 from .regressor import KernelRegressor
 
 
-def from_spec(spec, overrides=()):
+def from_spec(spec: str | os.PathLike | dict | Spec,
+              overrides: Sequence[str] = ()) -> KernelClassifier | KernelRegressor | GPRegressor:
     """The scikit-learn estimator of a spec: the inverse of ``estimator.to_spec()``.
 
     The spec is validated as ``kopt solve`` validates it; its ``model``, ``solver``, ``seed``, ``backend`` and
@@ -49,7 +52,6 @@ def from_spec(spec, overrides=()):
     >>> from_spec(spec).get_params() == clf.get_params()
     True
     """
-    from ..spec import Spec
     from ..spec.loader import apply_overrides, read_spec_file
 
     resolved = load_spec(spec, overrides, check_files=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import jsonschema
 
@@ -20,6 +21,9 @@ from . import schema as schemas
 from .bounds import find_bad_number
 from .loader import Positions, apply_overrides, expand_vars, read_spec_file
 from .messages import message
+
+if TYPE_CHECKING:
+    from ..contract.components import Component
 
 
 class Spec:
@@ -75,7 +79,7 @@ class Spec:
     def __getitem__(self, key):
         return self.data[key]
 
-    def get(self, *path, default=None):
+    def get(self, *path: str, default: object = None) -> object:
         """The value at a path of keys (``spec.get("model", "loss", "name")``), or ``default`` where a key is missing."""
         node = self.data
         for p in path:
@@ -84,11 +88,11 @@ class Spec:
             node = node[p]
         return node
 
-    def error(self, path, text, *, key=False, cls=SpecError):
+    def error(self, path: tuple, text: str, *, key: bool = False, cls: type = SpecError) -> SpecError:
         """A SpecError pointing at ``path`` (a tuple of keys) in this spec."""
         return _error(self.source, self.positions, path, text, key=key, cls=cls)
 
-    def component(self, kind_path):
+    def component(self, kind_path: tuple[str, ...]) -> Component:
         """Instantiate the component of a section path, e.g. ``("model", "loss")``."""
         section = self.get(*kind_path)
         kind = schemas.COMPONENT_SECTIONS[tuple(kind_path)]
@@ -145,7 +149,8 @@ def _fmt_path(path):
     return out
 
 
-def load_spec(spec, overrides=(), *, check_backend=True, check_files=True) -> Spec:
+def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = (), *, check_backend: bool = True,
+              check_files: bool = True) -> Spec:
     """Load, validate and resolve a spec from a path, a dict, or a Spec, reading no data.
 
     The spec is parsed, the overrides applied, the component names checked, the whole validated against the schema
