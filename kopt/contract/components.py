@@ -228,7 +228,7 @@ class Kernel(Component):
         """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
         against the same centers.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
         augmented centers, which cost a large share of a fit when recomputed per chunk:
-        docs/benchmarks.md, "Measurements behind the code's choices").  Default: ``exact``."""
+        docs/design/nystrom-system.md).  Default: ``exact``."""
         return lambda X: self.exact(X, Y)
 
     def diag(self, X):

@@ -56,7 +56,7 @@ FALKON_CENTERS = 10_000
 FALKON_PENALTY = 1e-6
 FALKON_ITERATIONS = 20
 #: Falkon's kernel blocks are held to this share of the memory available (its ``max_cpu_mem``; unbounded, its CPU path
-#: asked for more than the machine had: docs/benchmarks.md, "Measurements behind the code's choices")
+#: asked for more than the machine had: docs/design/memory.md)
 FALKON_MEMORY_SHARE = 0.5
 #: ``falkon_lean``: Falkon at the center count and block memory of its own lean setting (M = 4,096, its kernel blocks
 #: held to 100 MB), at three bandwidths, each its own fit: σ of ``gamma="scale"`` times these factors
