@@ -352,8 +352,9 @@ def prepare(name: str, rows: int) -> dict:
 def bench(sets, rows, configs, time_limit, out=None, log=print) -> list:
     """Every (set, rows, config) line, largest data first generated; each appended to ``out`` as it comes."""
     from ...files.atomic import dumps
+    from .roofline import run_record
 
-    base = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": revision()}
+    base = {**run_record(), "commit": revision()}
     lines = []
 
     def emit(line):
