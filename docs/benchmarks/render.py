@@ -239,7 +239,7 @@ def scale() -> list[str]:
                      mb(r.get("peak_mb")), gap, what, f"{r['date']}, {r['commit']}"])
     m = recs[0]
     out = ["## `kopt bench scale`: from 10⁵ rows up, against Falkon", "",
-           "Generated rows ([data.md](data.md)): `higgs-shaped` (28 columns of which 6 decide the class; the best "
+           "Generated rows ([datasets.md](datasets.md#generated-sets-at-scale-deformed-digits-and-higgs-shaped-rows)): `higgs-shaped` (28 columns of which 6 decide the class; the best "
            "possible accuracy is 90%) and `digits-8v6` (deformed MNIST digits, tested on real held-out digits). `spec` "
            "is a spec naming only the data, the square loss and a Gaussian kernel (`solver: auto`); `falkon_lean` is "
            "Falkon on the CPU at M = 4,096 with σ given (the scale rule's), penalty 1e-6, 20 CG iterations and 100 MB "

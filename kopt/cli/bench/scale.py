@@ -1,6 +1,6 @@
 """``kopt bench scale``: kopt's routes and the large-scale peers from 10^5 rows up, on generated data (issue 38).
 
-Sets (generated offline into ``$KOPT_DATA/generated``, docs/data.md): ``higgs-shaped`` (28 features, an
+Sets (generated offline into ``$KOPT_DATA/generated``, docs/datasets.md): ``higgs-shaped`` (28 features, an
 exact Bayes accuracy of 90%), ``digits-8v6`` and ``digits-10`` (MNIST-8M-style deformed digits, tested
 on real held-out ones).  The largest size asked for is generated first (its rows/s are reported on a
 ``data`` line); the smaller sizes are its first rows.
