@@ -70,12 +70,12 @@ html_show_sourcelink = False
 
 
 def _index_toctree(app, docname, source):
-    """Append a hidden toctree to index.md: the pages in the order index.md lists them, the API reference, the design
-    records and the top-level files.
+    """Append a hidden toctree to index.md (and to design/index.md): the pages in the order it lists them, then,
+    for the docs index, the design records' index and the API reference.
 
     index.md stays plain Markdown that reads the same on a code host; the site's navigation comes from its links.
     """
-    if docname != "docs/index":
+    if docname not in ("docs/index", "docs/design/index"):
         return
     import re
 
@@ -83,9 +83,13 @@ def _index_toctree(app, docname, source):
     for name in re.findall(r"\]\(([\w-]+)\.md\)", source[0]):
         if name != "index" and name not in pages:
             pages.append(name)
-    entries = "\n".join(pages + ["api/index", "design/*", "/README", "/CONTRIBUTING", "/CHANGELOG",
-                                  "/plugins/datasets/data/ATTRIBUTION"])
-    source[0] += f"\n\n```{{toctree}}\n:hidden:\n:glob:\n:maxdepth: 2\n\n{entries}\n```\n"
+    if docname == "docs/index":
+        pages += ["design/index", "api/index", "/README", "/CONTRIBUTING", "/CHANGELOG", "/plugins/datasets/data/ATTRIBUTION"]
+    else:  # every design record is in the site, listed or not
+        pages += sorted(p.stem for p in Path(app.srcdir, "docs", "design").glob("*.md")
+                        if p.stem != "index" and p.stem not in pages)
+    entries = "\n".join(pages)
+    source[0] += f"\n\n```{{toctree}}\n:hidden:\n:maxdepth: 2\n\n{entries}\n```\n"
 
 
 def _root_redirect(app, exception):

@@ -31,7 +31,9 @@ def plot(src, out):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    lines = [json.loads(s) for s in Path(src).read_text().splitlines() if s.strip()]
+    every = [json.loads(s) for s in Path(src).read_text().splitlines() if s.strip()]
+    latest = {line["set"]: line for line in every if "spec_ratios" in line}  # each set's latest run beside an SVC
+    lines = list(latest.values())
     sets = [line["set"] for line in lines]
     x = np.arange(len(sets))
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
@@ -40,7 +42,7 @@ def plot(src, out):
     targets = (-1.0, 0.5, 1.0)
     for k, ax in enumerate(axes):
         for j, (side, colour) in enumerate((("spec", "tab:blue"), ("estimator", "tab:orange"))):
-            values = [margins(line, side)[k] for line in lines]
+            values = [margins(line, side)[k] if f"{side}_ratios" in line else np.nan for line in lines]
             ax.bar(x + (j - 0.5) * 0.38, values, 0.38, color=colour, label=side)
         ax.axhline(targets[k], color="k", ls="--", lw=1, label="target")
         if k:

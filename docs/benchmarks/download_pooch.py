@@ -1,4 +1,4 @@
-"""kopt's downloader against pooch's on the same file, served from 127.0.0.1 (docs/data.md, 'Why not pooch').
+"""kopt's downloader against pooch's on the same file, served from 127.0.0.1 (docs/design/data-reading.md, 'Why not pooch').
 
     python docs/benchmarks/download_pooch.py [--mb 256] [--repeat 3]   (needs: pip install pooch)
 

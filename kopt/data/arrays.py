@@ -9,7 +9,7 @@
 >>> X, y = kopt.datasets.load("cal_housing", test_set=False, return_X_y=True)   # doctest: +SKIP
 
 The files are found, verified and fetched exactly as for ``data: {source: NAME}`` in a spec
-(docs/data.md): the data folder ``KOPT_DATA``, the SHA-256 checksums, ``KOPT_DATA_MIRROR``,
+(docs/datasets.md): the data folder ``KOPT_DATA``, the SHA-256 checksums, ``KOPT_DATA_MIRROR``,
 ``KOPT_OFFLINE=1``, the parsed-array cache.  ``kopt data list`` lists the presets.
 """
 from __future__ import annotations

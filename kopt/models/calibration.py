@@ -10,7 +10,7 @@ not fitted on (:mod:`kopt.api` says which: ``solver: auto``'s validation rows, o
 
 Isotonic regression is not used: it is a step function (ties and flat stretches at probabilities 0 and 1, an
 infinite log loss on a row past the last step) and needs many more held-out rows per class than two parameters
-do; the sigmoid's log loss on the held-out rows of docs/benchmarks.md ("Probabilities") is the measured check.
+do; the sigmoid's log loss against SVC's calibrations is the measured check (docs/design/calibration.md).
 """
 from __future__ import annotations
 

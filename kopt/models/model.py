@@ -290,8 +290,7 @@ HASH_BLOCK_BYTES = 1 << 24
 
 def _hash_c_order(h, a):
     """Feed ``a``'s bytes in C order to the hash ``h`` without a whole copy (a copy, and ``tobytes()``'s second one, of
-    a model's Fortran-order centers set a wide sparse set's peak: docs/benchmarks.md, "Measurements behind the code's
-    choices")."""
+    a model's Fortran-order centers set a wide sparse set's peak: docs/design/memory.md)."""
     if a.size == 0:
         return
     if a.ndim == 0 or a.flags.c_contiguous:

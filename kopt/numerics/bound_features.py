@@ -18,7 +18,7 @@ Scaling: ψ = φ/√M, so ‖θ‖² of a model f = ψᵀθ is its RKHS norm und
 Precision: features and their products are in the map's dtype (float32 by default), each chunk's
 products summed into float64; the Gram is float64 (``gram``): Newton–CG on an ill-conditioned
 problem needs a preconditioner more exact than float32 sums give, while float32 products do no harm
-(docs/benchmarks.md, "Measurements behind the code's choices").
+(docs/design/nystrom-system.md).
 """
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ class FeatureMap:
         blocks = 1 + min(self.cache_blocks, self.n_blocks or 0)
         params = blocks * self.block_size * (self.n_in + 1) * self.dtype.itemsize
         # per feature: float64 weights, their update and the saved model's copy (BYTES_PER_FEATURE is the
-        # measured count with a margin: docs/benchmarks.md, "Measurements behind the code's choices")
+        # measured count with a margin: docs/design/memory.md)
         weights = BYTES_PER_FEATURE * (self.count or 0)
         lower = "lower model.features.count" + (", model.features.cache_blocks" if self.cache_blocks else "")
         check_allocation(params + weights, f"model.features: {self.count or self.block_size:,} random features "
@@ -284,7 +284,7 @@ class FeatureMap:
             # too few rows to share out (a mini-batch): two passes split by blocks keep every core busy.  On a GPU
             # always: holding every block's features of a chunk caps the chunk at FUSED_BYTES / M rows, and each
             # (chunk, block) pair is a dozen kernel launches: the fused pass ran an order of magnitude slower than
-            # the two passes on an H200 (docs/benchmarks.md, "Measurements behind the code's choices")
+            # the two passes on an H200 (docs/design/kernel-passes.md)
             pred = self.predict(X, coef, blocks)
             return pred, self.adjoint(X, xp.asarray(fn(pred, 0, n)), blocks)
         parts = self._parts(n, nb * F, len(chunks))
@@ -389,7 +389,7 @@ class FeatureMap:
 
         The limit matters on one thread too: OpenBLAS spreads a (256 × 29) @ (29 × 256) GEMM over
         its own threads, far slower than one thread on a loaded 2-core machine
-        (docs/benchmarks.md, "Measurements behind the code's choices").
+        (docs/design/blas-threads.md).
         """
         with _threads.blas_threads(1) if big and self.xp is np else contextlib.nullcontext():
             return _threads.map_parts(work, parts, self.threads)

@@ -30,7 +30,7 @@ def cholesky(A, *, overwrite=False, block=BLOCK, direct_max=DIRECT_MAX, zero_upp
     Only A's lower triangle is read.  ``zero_upper=False`` leaves whatever the upper triangle held
     (LAPACK's output) for callers that only hand L to :func:`cho_solve` / ``solve_triangular(lower=True)``,
     which read the lower triangle alone: zeroing it costs a pass and a copy of each block
-    (docs/benchmarks.md, "Measurements behind the code's choices").
+    (docs/design/blas-threads.md).
     ``released``: factor a C-order NumPy A through NumPy's LAPACKE with the GIL released (:func:`released_cholesky`),
     for factors made on kopt's worker threads (SciPy's holds the GIL: the threads ran one factor at a time).
     Raises ``numpy.linalg.LinAlgError`` when A is not positive definite.
@@ -123,8 +123,8 @@ def cho_solve(L, b, *, released=False):
             return x.reshape(np.shape(b))
     sl = _scipy_linalg(get_namespace(L))
     # only L's lower triangle is read (its upper one may hold other data: NystromSystem factors in T's buffer),
-    # and no finiteness scan of L (an M × M pass per call, a visible share of a profiled fit: docs/benchmarks.md,
-    # "Measurements behind the code's choices"): a factor is finite
+    # and no finiteness scan of L (an M × M pass per call, a visible share of a profiled fit:
+    # docs/design/blas-threads.md): a factor is finite
     z = sl.solve_triangular(L, b, lower=True, check_finite=False)
     return sl.solve_triangular(L, z, lower=True, trans="T", check_finite=False)
 
@@ -140,7 +140,7 @@ def solve_triangular(L, b, *, lower=True, trans="N", unit_diagonal=False):
 #
 # K_BB = Z Zᵀ is symmetric: BLAS's ?syrk computes one triangle, half the flops of the GEMM.  SciPy's
 # wrapper (scipy.linalg.blas.ssyrk) holds the GIL for the whole call, so kopt's worker threads could
-# not overlap two of them (docs/benchmarks.md, "Measurements behind the code's choices").  NumPy's bundled OpenBLAS
+# not overlap two of them (docs/design/blas-threads.md).  NumPy's bundled OpenBLAS
 # exports the CBLAS entry point; a ctypes call releases the GIL, and the library is the one
 # :mod:`kopt.numerics.threads` already holds to one thread inside the worker pool, so every call is a
 # single-threaded, deterministic BLAS call -- the sums are bit-identical on any thread count.

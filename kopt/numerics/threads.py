@@ -4,7 +4,7 @@ kopt parallelises its own loops (feature blocks, kernel row chunks) over a pool 
 threads; NumPy's BLAS calls and ufuncs release the GIL.  While those threads run, BLAS is
 held to one thread (threadpoolctl), else each of kopt's threads would start BLAS's own
 threads and a 2-core machine would run four, several times slower on a busy machine
-(docs/benchmarks.md, "Measurements behind the code's choices").
+(docs/design/blas-threads.md).
 When one big BLAS call is all there is (a Cholesky), BLAS gets the cores instead.
 
 The core count is, in order: the solver's ``threads`` option, ``KOPT_THREADS``, and the
@@ -58,7 +58,7 @@ class _BlasLimit:
     hold BLAS to one thread around its threaded loops and give it the cores for one big
     factorisation inside.  Entered from the orchestrating thread (kopt's pool threads run
     inside such a hold; they do not enter one themselves).  A use costs microseconds
-    (docs/benchmarks.md, "Measurements behind the code's choices").
+    (docs/design/blas-threads.md).
     """
 
     def __init__(self):
@@ -115,8 +115,7 @@ def blas_threads(limit: int = 1, numpy: int | None = None):
     instead.  An OpenBLAS's idle worker threads spin for a while after a call before they sleep, so on a 2-core
     machine a SciPy call right after a NumPy one (or the reverse) shares its cores with the other library's spinning
     thread, which slows both (docs/benchmarks/blas_pools.py), and the Nystrom search alternates the kernel's NumPy
-    products with SciPy's rank-k updates chunk by chunk (docs/benchmarks.md, "NumPy's and SciPy's BLAS pools", and
-    "Measurements behind the code's choices").
+    products with SciPy's rank-k updates chunk by chunk (docs/design/blas-threads.md).
     Solvers whose heavy BLAS is SciPy's hold NumPy's own to one thread, so it never wakes its workers."""
     return _BLAS.hold(max(1, int(limit)), None if numpy is None else max(1, int(numpy)))
 

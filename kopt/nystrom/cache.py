@@ -16,7 +16,7 @@ keeps the last few systems so those fits build it once:
   out first; a system larger than the budget is built and returned, never kept) and drops them all
   when the block ends, so a plain fit never holds memory after it returns.  The key costs one hash of
   the inputs (BLAKE2b: one pass over their bytes) against n M² flops for the system
-  (docs/benchmarks.md, "Measurements behind the code's choices").
+  (docs/design/nystrom-system.md).
 
 Why 16 entries: ``GridSearchCV`` fits every fold of one point before the next point (scikit-learn's
 order), so a hit needs the systems of every fold kept -- and a ``solver: auto`` fit builds one per

@@ -41,7 +41,7 @@ def center_order(problem, count: int):
     read from its tail, so a split's held-out rows are the last to become centers: up to (1 − v) n
     centers, none is a row held out from the fit it scores.  A held-out center corrupts the validation
     score: its coefficient is fitted without its own label, and at small λ its own kernel column decides
-    the score at that row, so the search chose λ and sizes too large (docs/benchmarks.md, "Measurements behind the code's choices").
+    the score at that row, so the search chose λ and sizes too large (docs/design/center-ladder.md).
     """
     from ..numerics.splits import split_permutation
 
@@ -253,7 +253,7 @@ def _sparse_center_kernel(kernel, C, band=512):
     """R = K_CC in float64 for centers densified from sparse rows (text), a band of R's rows at a time: the
     centers as CSR (their nonzeros) against a float64 band of them, so xᵀc is a sparse product and no dense
     float64 copy of every center is made.  R is symmetric: its rows lo..hi are the transpose of the columns
-    k(C, C[lo:hi]) (docs/benchmarks.md, "Measurements behind the code's choices")."""
+    k(C, C[lo:hi]) (docs/design/memory.md)."""
     import scipy.sparse as sp
 
     M = C.shape[0]

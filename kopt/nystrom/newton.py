@@ -50,7 +50,7 @@ MAX_STEPS = 50
 RISE = 1e-12
 #: a Newton solve holds its rows' kernel values (in the problem's dtype) from its first pass on where they take at most
 #: this many bytes: its later passes and its T_S updates then read them instead of computing k(X, C) again (the
-#: search's smaller sizes (docs/benchmarks.md, "Measurements behind the code's choices")).  Above it every pass computes them.
+#: search's smaller sizes: docs/design/squared-hinge-newton.md).  Above it every pass computes them.
 CACHE_BYTES = 64 << 20
 #: bisection steps of the exact line search (the step length to 2⁻⁴⁰)
 LINE_SEARCH_STEPS = 40

@@ -20,7 +20,7 @@ from ..numerics.backend import get_namespace
 
 #: kernel entries per chunk of rows on the host (2 MiB in float32): a chunk stays in one core's L2 between the GEMM,
 #: the exp and the two products that read it (at 10⁵-10⁶ rows and 512-16,384 centers a pass took 0.70-0.91 of
-#: its time at 8 MiB chunks, docs/benchmarks.md, "The pass against the machine's roofline")
+#: its time at 8 MiB chunks: docs/design/kernel-passes.md)
 CHUNK_ENTRIES = 1 << 19
 
 #: kernel entries per chunk on a device (CuPy, 8 MiB in float32): a chunk is a few kernel launches, so larger ones

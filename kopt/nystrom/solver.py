@@ -210,8 +210,8 @@ class NystromSolver(IterativeSolver):
             state["reused_system"] = state["system"] is not None
             if state["system"] is None:
                 state["C"] = _dense(problem, state["centers"])
-            else:  # the system keeps its own dense centers (a second copy set a peak: docs/benchmarks.md,
-                # "Measurements behind the code's choices")
+            else:  # the system keeps its own dense centers (a second copy set a peak:
+                # docs/design/memory.md)
                 state["C"] = state["system"].C
         if "w" in saved:
             state["w"] = problem.xp.asarray(saved["w"], dtype=np.float64)

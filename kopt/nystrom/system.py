@@ -37,7 +37,7 @@ import copy
 import numpy as np
 
 # the NumPy route's BLAS, imported with the plugin, not in a fit's first call
-# (docs/benchmarks.md, "Measurements behind the code's choices")
+# (docs/design/nystrom-system.md)
 from scipy.linalg import blas
 
 from ..numerics import rows as _rows
@@ -57,19 +57,19 @@ PATH_THREADED = 1024
 #: float32, their float64 copy 32 MiB), so wide sparse rows (text: tens of thousands of columns) are densified
 #: a few hundred at a time.  Four times larger, the residual pass alone set a solve's peak; the kernel's GEMM, and a
 #: rank-k update of 1,024 rows at M = 4,096, run at the BLAS's full rate on chunks of this size
-#: (docs/benchmarks.md, "Measurements behind the code's choices")
+#: (docs/design/memory.md)
 CHUNK_ENTRIES = 1 << 22
 
 
 #: entries per chunk of a pass that only multiplies the kernel values by a few columns (scores, residuals): no
 #: rank-k update to feed, so a quarter of :data:`~kopt.nystrom.CHUNK_ENTRIES` (at its full size the validation scores at 4,096
-#: centers set the peak, above the Gram's: docs/benchmarks.md, "Measurements behind the code's choices")
+#: centers set the peak, above the Gram's: docs/design/memory.md)
 SCORE_ENTRIES = CHUNK_ENTRIES // 4
 
 
 #: the BLAS's own work buffers touched by the system's rank-k updates and factorisations (the two OpenBLAS pools of
 #: NumPy and SciPy, per thread), as measured above the system's arrays (docs/benchmarks/memory_plan.json;
-#: docs/benchmarks.md, "Measurements behind the code's choices")
+#: docs/design/memory.md)
 BLAS_BUFFERS = 32 << 20
 
 
@@ -162,8 +162,8 @@ def _gram_update(A, K, alpha=1.0):
     xp = get_namespace(K)
     if xp is np:
         # in Fortran order A.T's upper triangle is A's lower one; Kᵀ is a Fortran-order view of the C-order K,
-        # which BLAS reads without a copy (faster than trans=1 on K: docs/benchmarks.md, "Measurements behind the
-        # code's choices")
+        # which BLAS reads without a copy (faster than trans=1 on K:
+        # docs/design/nystrom-system.md)
         out = blas.dsyrk(alpha, K.T, beta=1.0, c=A.T, trans=0, lower=0, overwrite_c=1)
         if not np.shares_memory(out, A):  # pragma: no cover - a SciPy that copied c after all
             A[...] = out.T
@@ -287,7 +287,7 @@ MIRROR_TILE_BYTES = 8 << 10
 def _mirror_upper(A, tile=None):
     """Copy A's strict upper triangle onto its lower one, in place, one square tile at a time.  A strip of columns at a
     time read one matrix's worth of strided rows per strip, slower than tiles for a C-order A and more so for the
-    transposed view :func:`symmetric_from_lower` hands it (docs/benchmarks.md, "Measurements behind the code's choices")."""
+    transposed view :func:`symmetric_from_lower` hands it (docs/design/nystrom-system.md)."""
     n = A.shape[0]
     tile = tile or int((MIRROR_TILE_BYTES // A.dtype.itemsize) ** 0.5)
     for lo in range(0, n, tile):
@@ -618,7 +618,7 @@ class NystromSystem:
         from the left and from the right in fixed parts: bit-identical on 1 and 2 threads), which A/n then no longer
         holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` does it in M³
         flops instead of 2 M³, and faster, but its bits follow the thread count, and the solve's should not
-        (docs/benchmarks.md, "Measurements behind the code's choices")."""
+        (docs/design/blas-threads.md)."""
         self._give_back()
         if self._whitened is None:
             if self._consumed:
@@ -656,7 +656,7 @@ class NystromSystem:
         positive definite; H's strict upper triangle is not touched.  One BLAS thread by default; ``threads=None``:
         on every worker thread, by tiles in fixed parts (:func:`kopt.numerics.linalg.parted_cholesky`: the search's
         scoring from M = 1,024 on and the squared hinge's Newton steps, where two threads take about 0.6x the time:
-        docs/benchmarks.md, "Measurements behind the code's choices").  Either way the bits do not depend on the
+        docs/design/blas-threads.md).  Either way the bits do not depend on the
         machine's cores (a threaded LAPACK Cholesky's do, and the model solved from it did)."""
         try:
             if threads is None and self.xp is np:
@@ -813,8 +813,8 @@ class NystromSystem:
     def path(self, lams, X):
         """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
         None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
-        for all the λ together, never held whole (n_val × M float32 set a search's peak: docs/benchmarks.md,
-        "Measurements behind the code's choices").
+        for all the λ together, never held whole (n_val × M float32 set a search's peak:
+        docs/design/memory.md).
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is

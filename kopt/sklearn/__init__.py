@@ -39,5 +39,5 @@ __all__ = ["KernelClassifier", "KernelRegressor", "GPRegressor", "from_spec", "e
 
 # the plugins the estimators dispatch to are loaded with this module, as scikit-learn loads its own estimators'
 # code at import: otherwise the first fit in a process paid it, a large share of a small fit
-# (docs/benchmarks.md, "Measurements behind the code's choices")
+# (docs/design/nystrom-system.md)
 registry()

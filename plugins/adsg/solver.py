@@ -261,12 +261,11 @@ class _Blocked(_VarianceReduced):
                 yield ("solver", "blocks"), f"{blocks} blocks is more than the {d} input features (data.n_features)"
 
 
-#: docs/adsg.md, "Against tuned baselines" (docs/benchmarks/adsg_tuned.py)
+#: why: docs/design/adsg-ridge.md (docs/benchmarks/adsg_tuned.py)
 RIDGE_ADVICE = (
     "solver adsg on ridge regression is measured slower than katyusha, its full-vector accelerated peer: with "
     "its step tuned katyusha needed fewer passes and fewer seconds on the ill-conditioned ridge benchmarks of "
-    "docs/adsg.md ('Against tuned baselines and Katyusha'; docs/benchmarks.md, 'Measurements behind the code's "
-    "choices'); consider solver: katyusha"
+    "docs/design/adsg-ridge.md; consider solver: katyusha"
 )
 
 

@@ -1,6 +1,6 @@
 """Where every built-in preset's files come from, and the checksums they must match.
 
-Two kinds of checksum (docs/data.md, "What is verified"):
+Two kinds of checksum (docs/datasets.md, "What is verified"):
 
 - ``sha256`` of the bytes at the URL, where a public record gives it (HIGGS from
   tensorflow/datasets, MNIST from torchvision and tensorflow/datasets,

@@ -101,11 +101,11 @@ def check_cdsg(options):
         )
 
 
-#: docs/dsg.md, "DSG vs UDSG vs CDSG" (docs/benchmarks/dsg_compare.py)
+#: why: docs/design/dsg-family.md (docs/benchmarks/dsg_compare.py)
 CANDIDATES_ADVICE = (
     "candidates: 0 checks every old block at each step; checking 32 drawn at random (candidates: 32) was measured "
     "to reach DSG's final objective sooner on both sets measured, where on ijcnn1 checking all never reached it "
-    "(docs/dsg.md, 'DSG vs UDSG vs CDSG'; docs/benchmarks.md, 'Measurements behind the code's choices')"
+    "(docs/design/dsg-family.md)"
 )
 
 

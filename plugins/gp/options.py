@@ -124,12 +124,12 @@ def _has_test_split(data):
     return bool(data.get("test") or data.get("test_fraction") or data.get("source"))
 
 
-#: docs/gp.md, "Which variance" (docs/benchmarks/gp_operator.py, gp_convergence.py)
+#: why: docs/design/gp-variance.md (docs/benchmarks/gp_operator.py, gp_convergence.py)
 OPERATOR_ADVICE = (
     "variance: operator is measured far less accurate than variance: test_points, which this spec's test split "
     "allows: on Dai et al.'s Fig. 5 set-up its variance stays far from the closed form in the memory that caps T "
-    "(O(T²B²)), where the test-point fits come close (docs/gp.md, 'Which variance'; docs/benchmarks.md, "
-    "'Measurements behind the code's choices'); use the operator for points not known in advance"
+    "(O(T²B²)), where the test-point fits come close (docs/design/gp-variance.md); "
+    "use the operator for points not known in advance"
 )
 
 

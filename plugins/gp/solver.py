@@ -68,7 +68,7 @@ class GPSolver(IterativeSolver):
     stopping = "none"
     iteration_unit = "one mini-batch of batch_size rows and one new feature block (of each map)"
     # the steps are many small and medium GEMMs: OpenBLAS's threads cost more than they give there
-    # (docs/benchmarks.md, "Measurements behind the code's choices"), so BLAS is held to one thread for the whole run
+    # (docs/design/blas-threads.md), so BLAS is held to one thread for the whole run
     blas = "single"
     # T sizes the variance operator's storage and starts the tail average at ⌊T/2⌋: a run continued
     # with a larger cap would not end where a fresh run with that cap ends

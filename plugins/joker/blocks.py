@@ -205,11 +205,11 @@ def _kernel_diag(problem, dtype):
 
 #: bytes per training row and output the features route holds (α, the labels, the dual box's two bounds, the check's
 #: scores and loss values), and per row whatever the outputs (the partition's row indices, the rows' index range);
-#: together they cover the measured peak (docs/benchmarks.md, "Measurements behind the code's choices")
+#: together they cover the measured peak (docs/design/memory.md)
 ROW_BYTES_PER_OUTPUT = 48
 ROW_BYTES = 48
 #: the BLAS's work buffers the block products touch, per worker thread: with the workers' block buffers, what was
-#: measured above the cached factors (docs/benchmarks.md, "Measurements behind the code's choices")
+#: measured above the cached factors (docs/design/memory.md)
 BLAS_BUFFERS = 12 << 20
 
 

@@ -223,7 +223,7 @@ class FeatureEngine:
                     K += T
                     continue
                 # the pieces (cos | sin) side by side in one (|B|, G·F) matrix: one GEMM for the Gram
-                # instead of one per piece, which is faster (docs/benchmarks.md, "Measurements behind the code's choices")
+                # instead of one per piece, which is faster (docs/design/joker-iteration.md)
                 at = 0
                 for piece in parts:
                     Z[:, at:at + piece.shape[1]] = piece
@@ -235,7 +235,7 @@ class FeatureEngine:
                     phis[j] = Zj * self.dtype.type(scale)
                     continue
                 if xp is np:
-                    np.matmul(Zj, Zj.T, out=T)  # the iteration's |B|²M (its time: docs/benchmarks.md)
+                    np.matmul(Zj, Zj.T, out=T)  # the iteration's |B|²M (docs/design/joker-iteration.md)
                     K += T
                 else:  # pragma: no cover - GPU
                     K += Zj @ Zj.T
@@ -269,7 +269,7 @@ class FeatureEngine:
         the group stays in cache).  On a GPU about 64 MB (64 blocks at |B| = 512): there every array call
         is a kernel launch and a Python round trip, and one block's cosines take far less than a call -- per-block
         calls kept Zhang & Lai's HIGGS iteration far above its floor on an H200
-        (docs/benchmarks.md, "Measurements behind the code's choices").
+        (docs/design/kernel-passes.md).
         Groups lie inside the fixed parts, so results do not depend on the thread count.  1 where the
         kernel's features are not column-separable (see :meth:`_groupable`)."""
         if not self._groupable():

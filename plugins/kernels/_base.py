@@ -12,8 +12,7 @@ Every built-in kernel with features implements two methods that
     into the reduced vectors instead of spending a pass over ``Z``.  ``Z`` is an
     ``(n, F)`` array or a tuple of C-contiguous pieces whose side-by-side
     concatenation is the block (e.g. the cos and the sin halves): NumPy's SIMD
-    sin/cos run slower on strided views (docs/benchmarks.md, "Measurements
-    behind the code's choices"), so each piece is
+    sin/cos run slower on strided views (docs/design/kernel-passes.md), so each piece is
     contiguous, carved out of the (contiguous) ``out`` buffer when one is given.
 
 ``features(X, params, out)`` is defined from these two, so the fast path and the

@@ -40,7 +40,7 @@ class GaussianKernel(RandomFourierKernel):
         With a = [x/σ, −‖x/σ‖²/2, 1] and b = [y/σ, 1, −‖y/σ‖²/2], aᵀb = −‖x − y‖²/(2σ²): the
         distance, the scaling and the constants all ride in the GEMM, so the n × m array sees
         only the exp (and a clip at 0 where the rounding could lift a value past 1: :func:`_exp_of_exponents`)
-        -- faster than forming ‖x − y‖² first (docs/benchmarks.md, "Measurements behind the code's choices").
+        -- faster than forming ‖x − y‖² first (docs/design/kernel-passes.md).
         """
         if is_sparse(X):
             return _gaussian_sparse_rows(X, Y, self.bandwidth)
@@ -85,7 +85,7 @@ def _sparse_side(Y):
 
 def _gaussian_sparse_rows(X, Y, sigma, side=None):
     """exp(−‖x − y‖²/(2σ²)) for CSR rows X and dense Y: xᵀy by a sparse product (the rows' nonzeros times
-    Y's rows: far faster than densifying wide rows, docs/benchmarks.md, "Measurements behind the code's choices"),
+    Y's rows: far faster than densifying wide rows, docs/design/kernel-passes.md),
     then the norms and the exp."""
     Y = np.asarray(dense(Y))
     dt = np.result_type(X.dtype, Y.dtype)
@@ -93,8 +93,8 @@ def _gaussian_sparse_rows(X, Y, sigma, side=None):
         dt = np.dtype(np.float64)
     X = X.tocsr().astype(dt, copy=False)
     if side is None or side[0].dtype != dt:
-        # ‖y‖² without a Y-sized temporary (Y * Y made one on every call: docs/benchmarks.md, "Measurements behind
-        # the code's choices")
+        # ‖y‖² without a Y-sized temporary (Y * Y made one on every call:
+        # docs/design/memory.md)
         side = _sparse_side(Y.astype(dt, copy=False))
     Yt, yy = side
     K = np.asarray(X @ Yt, dtype=dt)
@@ -123,7 +123,7 @@ def _exp_of_exponents(xp, K, heights, d):
     value by more than 1.5 (d + 2) ε ``heights`` (ε the dtype's epsilon, ``heights`` = max |hₓ| + max |h_y|: the
     standard dot-product bound).  Below CLIP_ABOVE the clip would move no value by more than the rounding already
     moves its neighbours (an exponent of −10⁻⁶ computed as +10⁻⁶ is as far from its truth either way), and it costs a
-    fifth of a pass (docs/benchmarks.md, "The pass against the machine's roofline"); above, it keeps every value at
+    fifth of a pass (docs/design/kernel-passes.md); above, it keeps every value at
     most 1, and finite for rows far larger than the bandwidth."""
     if 1.5 * (d + 2) * float(np.finfo(K.dtype).eps) * heights > CLIP_ABOVE:
         xp.minimum(K, 0.0, out=K)

@@ -40,7 +40,7 @@ def svm_plan(sizes, threads):
     workers = max(1, min(int(threads), 8))
     if held <= CACHE_BYTES:
         # the passes and the margin rows' updates read the held values as float64 chunks: the system's chunk as the
-        # kernel computes it is gone by then (measured: docs/benchmarks.md, "Memory plans against measured peaks")
+        # kernel computes it is gone by then (measured: docs/design/memory.md)
         plan = [item for item in plan if "the same chunk as computed" not in item[0]]
         plan.append(matrices(1, n, M, sizes.dtype, "the rows' kernel values, held between passes"))
         plan.append((f"{workers} workers' chunks of held kernel values in a margin pass (float64, and the rows inside "

@@ -46,7 +46,7 @@ import numpy as np
 
 from ...files.atomic import dumps
 from ...numerics import threads as _threads
-from .roofline import blas_env, blas_kernels, cos_roofline, gemm_rate, machine
+from .roofline import blas_env, blas_kernels, cos_roofline, gemm_rate, machine, run_record
 
 #: name -> (|B|, K_BB method).  ``today`` is the iteration before issue 29 (a GEMM per feature block).
 VARIANTS = {"today": (512, "gemm"), "syrk-512": (512, "syrk"), "syrk-256": (256, "syrk"),
@@ -158,7 +158,8 @@ def run_joker(rows=1_000_000, dim=28, features=(16384, 100_000), batch_size=None
     gemm_all = gemm1 * threads  # kopt's threads each run a single-threaded BLAS
     todo = [(f"gemm-{batch_size}", batch_size, "gemm")] if batch_size else \
         [(v, *VARIANTS[v]) for v in _variants(variants)]
-    out = {"kind": "cost", "rows": rows, "dim": dim, "threads": threads, "machine": machine(), "blas": blas_kernels(),
+    out = {"kind": "cost", "rows": rows, "dim": dim, "threads": threads, "machine": machine(), **run_record(),
+           "blas": blas_kernels(),
            "blas_env": blas_env(), "roofline": {"cos_G_per_s_all_threads": cos_rate, "sgemm_gflops_1_thread": gemm1,
                                                 "sgemm_gflops_used": gemm_all}, "by_M": []}
     log(f"kopt bench joker: {rows:,} HIGGS-shaped rows; {header(threads)}; cos {cos_rate:.2f} G/s, "

@@ -110,6 +110,27 @@ def machine():
             "loadavg": list(os.getloadavg())}
 
 
+def run_record():
+    """When, at which commit and by which command a benchmark's result was made: the date (UTC), the checkout's short
+    commit (None outside a git checkout) and the command line, so that a result file says how to make it again."""
+    import shlex
+    import subprocess
+    import sys
+    import time
+
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    if os.path.basename(sys.argv[0]) in ("kopt", "__main__.py"):  # the kopt command, or python -m kopt
+        command = " ".join(["kopt", *map(shlex.quote, sys.argv[1:])])
+    else:
+        command = " ".join(["python", *map(shlex.quote, sys.argv)])
+    return {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit, "command": command}
+
+
 def blas_kernels():
     """The BLAS libraries loaded (threadpoolctl): library, version, the kernel set it runs
     (``architecture``, e.g. Haswell = AVX2 kernels, SkylakeX = AVX-512) and its threads."""

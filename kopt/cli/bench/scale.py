@@ -1,6 +1,6 @@
 """``kopt bench scale``: kopt's routes and the large-scale peers from 10^5 rows up, on generated data (issue 38).
 
-Sets (generated offline into ``$KOPT_DATA/generated``, docs/data.md): ``higgs-shaped`` (28 features, an
+Sets (generated offline into ``$KOPT_DATA/generated``, docs/datasets.md): ``higgs-shaped`` (28 features, an
 exact Bayes accuracy of 90%), ``digits-8v6`` and ``digits-10`` (MNIST-8M-style deformed digits, tested
 on real held-out ones).  The largest size asked for is generated first (its rows/s are reported on a
 ``data`` line); the smaller sizes are its first rows.
@@ -56,7 +56,7 @@ FALKON_CENTERS = 10_000
 FALKON_PENALTY = 1e-6
 FALKON_ITERATIONS = 20
 #: Falkon's kernel blocks are held to this share of the memory available (its ``max_cpu_mem``; unbounded, its CPU path
-#: asked for more than the machine had: docs/benchmarks.md, "Measurements behind the code's choices")
+#: asked for more than the machine had: docs/design/memory.md)
 FALKON_MEMORY_SHARE = 0.5
 #: ``falkon_lean``: Falkon at the center count and block memory of its own lean setting (M = 4,096, its kernel blocks
 #: held to 100 MB), at three bandwidths, each its own fit: σ of ``gamma="scale"`` times these factors
@@ -352,8 +352,9 @@ def prepare(name: str, rows: int) -> dict:
 def bench(sets, rows, configs, time_limit, out=None, log=print) -> list:
     """Every (set, rows, config) line, largest data first generated; each appended to ``out`` as it comes."""
     from ...files.atomic import dumps
+    from .roofline import run_record
 
-    base = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": revision()}
+    base = {**run_record(), "commit": revision()}
     lines = []
 
     def emit(line):

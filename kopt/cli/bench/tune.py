@@ -122,7 +122,7 @@ def compare(name, *, lambdas=LAMBDAS, factors=FACTORS, cs=CS, folds=FOLDS, cente
             timeout=3600) -> dict:
     """The set's JSON line: both sides, the ratio of seconds, the machine and its BLAS kernels."""
     from ...numerics.threads import available_cpus
-    from .roofline import blas_kernels, machine
+    from .roofline import blas_kernels, machine, run_record
 
     if len(lambdas) != len(cs):
         from ...errors import KoptError
@@ -140,7 +140,7 @@ def compare(name, *, lambdas=LAMBDAS, factors=FACTORS, cs=CS, folds=FOLDS, cente
         print(f"  {name} {side}: " + (res.get("error") or f"{res['seconds']:.1f} s, cv {res['cv_score']:.4f}, "
                                       f"test {res['test_accuracy']:.4f}"), file=sys.stderr, flush=True)
     line = {"set": name, **out, "folds": folds, "loadavg_before": list(load0), "loadavg_after": list(os.getloadavg()),
-            "machine": machine(), "blas": blas_kernels()}
+            "machine": machine(), "blas": blas_kernels(), **run_record()}
     if "error" not in out["kopt"] and "error" not in out["svc"]:
         ratio = out["kopt"]["seconds"] / out["svc"]["seconds"]
         line["ratio"] = ratio
