@@ -55,6 +55,7 @@ MAX_STEPS = 40
 FINAL_TOL = 1e-2
 #: the solve on every row runs until its gap meets FINAL_TOL, at most this many CG steps: its work bound,
 #: FINAL_STEPS x :func:`.work.cg_step` on every row, is in the plan's record (``final_work_flops``)
+#: (docs/design/large-route.md)
 FINAL_STEPS = 160
 #: CG steps a λ path at M₂ is planned at (the cost model's count: three λs, the first from zero)
 PLANNED_STEPS = 25
@@ -65,6 +66,7 @@ MEMORY_SHARE = 0.5
 MAX_GROWN_CENTERS = 32_768
 #: bandwidth factors (of the sample's choice) the grown size is probed at, where the sample's ladder did not reach
 #: half the grown size itself: more centers resolve a shorter length scale than a few hundred chose
+#: (docs/design/auto-bandwidth-probe.md)
 PROBE_FACTORS = (1.0, 0.5 ** 0.5, 0.5)
 #: the probe's λ steps (a decade: thousands of centers resolve far smaller λ than a few hundred), down to
 #: :data:`PROBE_MIN_LAMBDA`
@@ -321,7 +323,7 @@ def _shortest_tied(found, metric):
     """``(chosen factor, best factor)``: the smallest factor whose best score the best factor's beats by less than the
     validation rows can tell (:data:`.scoring.MIN_GAIN`, or :data:`.scoring.GAIN_ERRORS` standard errors of the
     paired difference, the larger): a tie on the sample breaks towards the shorter length scale
-    (docs/design/large-route.md)."""
+    (docs/design/auto-bandwidth-probe.md)."""
     top = max(found, key=lambda g: found[g][0])
     for g in sorted(found):  # from the shortest length scale up: the first the best does not beat
         gained = scoring.gain(metric, found[g][0], found[top][0])

@@ -6,19 +6,16 @@ For C ≥ 3 classes each pair of classes (a, b) is the exact kernel ridge regres
 many classes and moderate n the pairs are the cheaper of the two, and every row is a center.  :func:`affordable` is
 that comparison, at the ladder's top size (``max_centers``).
 
-On mnist-10k the pairs on every row scored above one-vs-rest on the ladder's top size and above SVC, and their
-accuracy is flat in λ and in the bandwidth, so the search below is coarse (docs/defaults.md, "Multiclass: pairs of
-classes"; docs/benchmarks.md, "Measurements behind the code's choices").
-
-The search, on the same seeded validation split as the Nyström ladder (:func:`kopt.running.validation.make_splits`): each
-pair is solved on its fit rows, and the pairs' votes on the validation rows score a (bandwidth, λ); with more
-than :data:`SCORED_PAIRS` pairs, a seeded sample of that many pairs is solved, each scored on its own two classes'
-validation rows (their accuracy pooled), so the search costs what 10 classes' does.  Bandwidth: the
-spec's rule at 1x, then √2 longer, and on while the longer one scores higher, else once √2 shorter
-(:data:`FACTOR_STEPS` at most), each at the middle of :data:`FIRST_LAMBDAS`; then λ at the chosen bandwidth: the
-other :data:`FIRST_LAMBDAS`, and a decade further past the better end while that scores higher.  Five solves of the
-pairs where every (bandwidth, λ) pair of those was nine (mnist-10k: the same choice).  Kernel values are computed once per bandwidth: each class's block against itself
-and against the validation rows, each pair's cross block when the pair is solved.
+The pairs' accuracy is flat in λ and in the bandwidth, so the search is coarse
+(docs/design/multiclass-pairs.md).  It runs on the same seeded validation split as the Nyström ladder
+(:func:`kopt.running.validation.make_splits`): each pair is solved on its fit rows, and the pairs' votes on the
+validation rows score a (bandwidth, λ); with more than :data:`SCORED_PAIRS` pairs, a seeded sample of that many pairs
+is solved, each scored on its own two classes' validation rows (their accuracy pooled), so the search costs what 10
+classes' does.  Bandwidth: the spec's rule at 1x, then √2 longer, and on while the longer one scores higher, else
+once √2 shorter (:data:`FACTOR_STEPS` at most), each at the middle of :data:`FIRST_LAMBDAS`; then λ at the chosen
+bandwidth: the other :data:`FIRST_LAMBDAS`, and a decade further past the better end while that scores higher.
+Kernel values are computed once per bandwidth: each class's block against itself and against the validation rows,
+each pair's cross block when the pair is solved.
 """
 from __future__ import annotations
 
@@ -33,8 +30,7 @@ from kopt.numerics import threads as _threads
 from . import scoring
 
 #: the λ values (indices into the planner's λ path of half decades) scored first: 1e-4, 1e-6 and 1e-8 (exact pairs are
-#: flat in λ: docs/benchmarks.md, "Measurements behind the code's choices"); the bandwidths are compared at the middle
-#: one
+#: flat in λ); the bandwidths are compared at the middle one
 FIRST_LAMBDAS = (6, 10, 14)
 #: the step past the better end while that scores higher: a decade
 LAMBDA_STEP = 2

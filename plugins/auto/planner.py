@@ -49,6 +49,7 @@ LOSS_ERRORS = 2.0
 SHORTEN_WHILE_RESOLVED = True
 #: the squared hinge's λ path solves each λ until a Newton step lowers its objective by less than this share: the
 #: last steps move single rows across the margin, which validation accuracy does not see
+#: (docs/design/squared-hinge-newton.md)
 HINGE_RTOL = 1e-6
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)

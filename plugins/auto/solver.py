@@ -6,7 +6,7 @@ the training rows (:mod:`.planner`) and returns the concrete spec that ``kopt.so
 every training row -- ``report.json``'s ``spec`` is that spec, so ``kopt solve`` on it reproduces the
 model, and ``report["auto"]`` says what was tried, what was chosen and why.
 
-Routes (docs/defaults.md):
+Routes (docs/defaults.md says how to read and override them):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
   nearly free, so it is also the search's model.  Past :data:`.large.SEARCH_ROWS` training rows the search runs
