@@ -1,442 +1,273 @@
-"""What ``solver: auto`` measures: Nyström centers, bandwidth and λ on a validation split.
+"""What ``solver: auto`` measures: Nyström centers, bandwidth and λ on a validation split (the ladder).
 
-The search runs on the square loss's normal equations (:class:`kopt.nystrom.system.NystromSystem`),
-where a λ path costs one M × M Cholesky per λ on top of the system itself:
+The search runs on the square loss's normal equations (:class:`kopt.nystrom.system.NystromSystem`), where a λ path
+costs one M × M Cholesky per λ on top of the system itself.  :func:`search` is a sequence of named steps:
 
-1. the training rows are split once, seeded by the spec's seed (:func:`kopt.running.validation.make_splits`, 20%
-   held out);
-2. centers: the first M rows of one seeded order of the training rows (:func:`kopt.nystrom.center_order`,
-   unsupervised: no label is read), so each size holds the smaller ones and is the sample ``krr_nystrom``
-   draws for ``features.count: M``; M starts at :data:`FIRST_CENTERS` and doubles.  The order puts the
-   held-out rows last, so up to 80% of the rows no center is a row the validation scores are taken on (a
-   held-out center's coefficient is fitted without its label: it biased the search towards large λ);
-3. the bandwidth is tried at ½, 1 and 2 times the spec's rule (``auto``: the ``scale`` rule) at the
-   first size, at the best factor and 1/√2 of it at the second (more centers resolve a shorter
-   length scale, never a longer one), and from the third size on at 1/√2 of it again while the
-   shorter one won the last size by more than :data:`GAIN_ERRORS` standard errors, else kept (one
-   system costs more than all smaller ones together); a number, or another rule, is taken as given;
-4. λ walks :data:`LAMBDAS` (half decades, 1e-1 .. 1e-9) at the first size, then the best λ and
-   one half decade either side of it (more where the best lies at an end); or is the spec's number.
-   A λ whose system A/n + λR does not factor, or is conditioned beyond what float64 resolves
-   (:meth:`NystromSystem.path`), would give another λ's solution and is not a choice;
-5. M stops doubling when the last doubling gained less than a third of the tolerance kopt's
-   defaults are held to (:data:`MIN_GAIN`: 0.1 points of accuracy, 0.67% of RMSE) -- gains shrink
-   with each doubling, so the sizes left could not add up to the tolerance --, or less than
-   :data:`GAIN_ERRORS` standard errors of the paired difference on the validation rows (:func:`_gain_error`:
-   the rows cannot tell that it gained, nor would they a smaller later gain), when the next size
-   would pass ``max_centers`` (capped by the memory available: :meth:`.solver.AutoSolver.most_centers`) or the rows
-   (a squared-hinge search: only where the square loss's path at that size, measured anyway, did not gain either --
-   the hinge's score stalls at its λ floor while more centers still resolve the function),
-   or when the next size's work, counted by formula (:mod:`.work`: its systems' n M² + M³/3 flops and kernel
-   values, its λ path's Choleskys), would pass the work budget -- never where a clock says so, so the same spec
-   and seed stop at the same size on any machine.  A wall-clock limit the user sets (``solver.budget``) stops it
-   too, where the time spent plus the next size's work at the rate measured so far would pass it (the choice then
-   depends on the machine, and the report says so).
+1. :func:`_split_rows`: the training rows split once, seeded by the spec's seed (20% held out);
+2. each size M of the ladder (:data:`FIRST_CENTERS`, doubled; the first M rows of one seeded
+   :func:`kopt.nystrom.center_order`, which reaches the held-out rows last) is one :class:`Level`:
 
-The best (M, bandwidth, λ) by validation accuracy (RMSE for a real target) wins; ties go to the
-larger λ and the fewer centers, and more centers win only by :data:`MIN_GAIN`.  Its system then takes the validation rows' sums too (their kernel values
-are at hand), which makes it the system of every training row: the solve on all rows reuses it
-(:attr:`Search.system`) instead of building it again.
+   * :func:`_factors`: the bandwidths it tries -- ½, 1 and 2 times the spec's rule at the first size, the best
+     and 1/√2 of it at the second, and from the third on 1/√2 again only while the shorter one won the last size
+     by more than :data:`.scoring.GAIN_ERRORS` standard errors (:func:`_shortens`);
+   * :func:`_try_bandwidth`: one system per bandwidth and its λ path (:func:`_square_path`: :data:`LAMBDA_REACH`
+     half decades about the last size's λ, widened while the best lies at an end), and for the squared hinge its
+     Newton λ path on the same system (:func:`hinge_path`);
+   * :func:`_screen_loss` (the loss left to auto, first size only): the squared hinge beside the square loss;
+   * :func:`_stops`: the ladder stops where the doubling gained less than :data:`.scoring.MIN_GAIN` or what the
+     validation rows can tell, or where the next size's work, counted by formula (:mod:`.work`), would pass the
+     budget -- never where a clock says so, unless the user set a wall-clock limit (``solver.budget``);
+3. :func:`_result`: the best trial's system takes the validation rows' sums too, which makes it the system of every
+   training row, so the final solve reuses it.
+
+The best (M, bandwidth, λ) by validation score wins; ties go to the larger λ and the fewer centers, and more
+centers win only by :data:`.scoring.MIN_GAIN` (docs/design/center-ladder.md).
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kopt.numerics import rows as _rows
 
-from . import work
+from . import scoring, work
 
 #: the λ path (kopt's convention λ/2‖f‖² + mean ℓ): half decades from 1e-1 down to 1e-9
 LAMBDAS = tuple(float(f"{10.0 ** (-k / 2):.6g}") for k in range(2, 19))
 #: the first center count of the ladder (doubled while it pays)
 FIRST_CENTERS = 256
-#: a doubling that gains less than this stops the ladder: accuracy points (absolute), or RMSE (relative)
-MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "weighted_accuracy": 0.001, "rmse": 0.0067}
-#: a doubling whose validation gain is within this many standard errors of its paired difference (:func:`_gain_error`)
-#: stops the ladder: the validation rows cannot tell that it gained, so a further doubling (whose gains are smaller)
-#: could not be told apart either
-GAIN_ERRORS = 1.0
-#: ``choose_loss``: the squared hinge replaces the square loss only where it gains at least :data:`MIN_GAIN` and more
-#: than this many standard errors of the paired difference on the validation rows.  Two, not :data:`GAIN_ERRORS`' one:
-#: the square loss is the default the hinge must displace, and where the two losses are alike a one-error rule takes
-#: the hinge on about one seed in six (a one-sided normal tail), which would make the loss follow the seed
+#: the squared hinge replaces the square loss (the loss left to auto) only where it gains at least
+#: :data:`.scoring.MIN_GAIN` and more than this many standard errors: the square loss is the default it must
+#: displace, and one error would take the hinge on about one seed in six where the two are alike
+#: (docs/design/loss-auto.md)
 LOSS_ERRORS = 2.0
 #: from the third size on, the bandwidth is shortened by 1/√2 again while the shorter one won the last size by more
-#: than :data:`GAIN_ERRORS` standard errors
+#: than :data:`.scoring.GAIN_ERRORS` standard errors
 SHORTEN_WHILE_RESOLVED = True
-#: the squared hinge's λ path solves each λ until a Newton step lowers its objective by less than this share
-#: (:class:`kopt.nystrom.newton.HingeNewton`'s ``rtol``): the last steps move single rows across the
-#: margin, which validation accuracy does not see (ijcnn1 at 1,024 centers: steps 5-9 of a warm λ each lowered J by
-#: 1e-7..1e-8)
+#: the squared hinge's λ path solves each λ until a Newton step lowers its objective by less than this share: the
+#: last steps move single rows across the margin, which validation accuracy does not see
+#: (docs/design/squared-hinge-newton.md)
 HINGE_RTOL = 1e-6
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
-#: λ values either side of the previous size's best, at the later sizes; the window widens while the best lies
-#: at its end, so a λ that moves further with the size is still followed (validation error is unimodal in λ)
+#: λ values either side of the previous size's best at the later sizes (the window widens while the best lies at its
+#: end: validation error is unimodal in λ)
 LAMBDA_REACH = 1
 
 
-def metric_of(problem):
-    """rmse for a real target; balanced accuracy where the spec asks for balanced classes (``data.class_weight:
-    balanced``), the rows' weighted accuracy where it gives the classes' weights; else accuracy."""
-    if problem.preprocessor.target == "real":
-        return "rmse"
-    given = (problem.spec.get("data") or {}).get("class_weight")
-    return "accuracy" if given is None else "balanced_accuracy" if given == "balanced" else "weighted_accuracy"
+# -- the records the steps hand on -------------------------------------------------------------------------------
 
 
-def _outcomes(metric, S, Y, y_scale, weights=None):
-    """Per validation row: 1/0 for a right/wrong class, or the squared error (in the target's units); balanced
-    accuracy weighs a row 1 / (classes x its class's rows), weighted accuracy by its weight (``weights``: the
-    validation rows'), each normalised to mean 1 over the rows, so their mean is the metric."""
-    if metric == "rmse":
-        return ((S[:, 0] - Y[:, 0]) * y_scale) ** 2
-    if S.shape[1] == 1:
-        right, truth = (np.sign(S[:, 0]) == np.sign(Y[:, 0])).astype(np.float64), Y[:, 0] > 0
-    else:
-        right, truth = (np.argmax(S, axis=1) == np.argmax(Y, axis=1)).astype(np.float64), np.argmax(Y, axis=1)
-    if metric == "balanced_accuracy":  # each row counts 1 / (classes x its class's rows): the mean is balanced accuracy
-        _, index, counts = np.unique(truth, return_inverse=True, return_counts=True)
-        right = right * (len(truth) / (len(counts) * counts[index.ravel()]))
-    elif metric == "weighted_accuracy" and weights is not None:
-        weights = np.asarray(weights, dtype=np.float64)
-        right = right * (weights / weights.mean())
-    return right
+@dataclass
+class Trial:
+    """One model the search scored: a center count, a bandwidth and the best λ of its path.
 
-
-def _score(metric, rows):
-    """The validation score of per-row outcomes (:func:`_outcomes`): higher is better (−RMSE)."""
-    return -float(np.sqrt(np.mean(rows))) if metric == "rmse" else float(np.mean(rows))
-
-
-def _tied(metric, score):
-    """The score λ paths are ranked by: the score itself, or for the weighted metrics (balanced, weighted accuracy)
-    its whole multiples of :data:`MIN_GAIN` -- a few heavy rows make every other row's weight a sliver, and a
-    difference under MIN_GAIN is a tie, which the larger λ wins (plain accuracy and RMSE: unchanged)."""
-    if metric in ("balanced_accuracy", "weighted_accuracy") and np.isfinite(score):
-        return math.floor(score / MIN_GAIN[metric] + 1e-9)
-    return score
-
-
-def _gain(metric, old, new):
-    """What a larger size gained: accuracy points (as a fraction), or the relative cut in RMSE."""
-    if metric == "rmse":
-        return (new - old) / abs(old) if old else 0.0  # scores are −RMSE
-    return new - old
-
-
-def _gain_error(metric, old_rows, new_rows):
-    """The standard error of :func:`_gain` between two models scored on the same validation rows (paired: the
-    per-row differences of their outcomes), in :func:`_gain`'s units."""
-    n = len(old_rows)
-    if n < 2:
-        return 0.0
-    error = float(np.std(new_rows - old_rows, ddof=1)) / math.sqrt(n)
-    if metric == "rmse":  # a relative cut in RMSE: d(MSE) / (2 MSE), by the delta method
-        mse = float(np.mean(old_rows))
-        return error / (2.0 * mse) if mse > 0 else 0.0
-    return error
-
-
-def _better(metric, trial, best):
-    """Whether ``trial`` beats ``best``: any gain at the same or fewer centers; at more centers a gain of at
-    least :data:`MIN_GAIN`, the gain that keeps the ladder growing (a smaller gain is within what the
-    validation rows can tell, and the smaller model solves and predicts faster)."""
-    gain = _gain(metric, best["score"], trial["score"])
-    return gain >= MIN_GAIN[metric] if trial["centers"] > best["centers"] else gain > 0
-
-
-def _gain_words(metric, gain):
-    return f"{100 * gain:.2f}% of RMSE" if metric == "rmse" else f"{100 * gain:.2f} points"
-
-
-def _budget_words(budget):
-    """The search's progress against its work budget and its ETA at the rate measured so far
-    (:meth:`.work.Budget.words`; the solve on every row comes after)."""
-    return budget.words()
-
-
-def _lambda_window(count, center):
-    """Indices of the λ path to try: all of them, or :data:`LAMBDA_REACH` either side of ``center``."""
-    if center is None:
-        return list(range(count))
-    return list(range(max(0, center - LAMBDA_REACH), min(count, center + LAMBDA_REACH + 1)))
-
-
-def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, validation, log, hinge=False, budget=None,
-           budget_s=None, choose_loss=False):
-    """Measure the ladder; returns a :class:`Search`.
-
-    ``budget``: the :class:`.work.Budget` the ladder's work is counted in (None: :func:`.work.default_work` of the
-    rows, with ``budget_s`` seconds as its wall-clock limit, None: none).
-
-    ``bandwidth_rule``: True to search factors of ``problem.kernel``'s bandwidth, False to keep it;
-    ``lambdas``: the λ values; ``counts``: the center counts to try (None: the doubling ladder up to
-    ``max_centers``); ``hinge``: score the squared hinge (``svm_nystrom``) on each system, for a binary target
-    (:func:`_hinge_path`): its λ and validation score are the trial's; ``choose_loss``: for a binary target, the
-    squared hinge's λ path is measured beside the square loss's on the first size's chosen system, and where it gains
-    what the validation rows can tell (:func:`_choose_loss`) the rest of the ladder is the squared hinge's, as with
-    ``hinge``; else the square loss's (``Search.loss_choice`` says what was measured).
+    ``path`` maps each λ tried to its validation score (:func:`.scoring.path_words`).  A squared-hinge trial also
+    keeps its system's square-loss path (``square_*``) and its Newton steps; ``loss`` names the loss where the two
+    compete (the loss left to auto); ``skipped`` says why a bandwidth was not tried for the hinge.
     """
-    from kopt.numerics.backend import to_numpy
-    from kopt.nystrom import cache as nystrom_cache
-    from kopt.nystrom.centers import center_order
-    from kopt.nystrom.system import target_offset
-    from kopt.running.validation import make_splits
 
-    t0 = time.perf_counter()
-    xp = problem.xp
-    n = problem.n
-    if budget is None:
-        budget = work.Budget(work.default_work(n), budget_s, rule=work.rule_words())
-    (tr, va), = make_splits(n, seed, validation=validation)
-    metric = metric_of(problem)
-    Y = problem.label_matrix()
-    w = problem.sample_weight
-    intercept = to_numpy(target_offset(Y, w))  # krr_nystrom's fixed intercept: the systems fit Y − μ
-    Y = Y - problem.xp.asarray(intercept)
-    y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
-    X_fit, X_val = _rows.take(problem.X, xp.asarray(tr)), _rows.take(problem.X, xp.asarray(va))
-    Y_fit, Y_val = Y[xp.asarray(tr)], to_numpy(Y[xp.asarray(va)]) + intercept
-    w_fit = None if w is None else w[xp.asarray(tr)]
-    w_val = None if w is None else to_numpy(w[xp.asarray(va)])
-    hinge = hinge and Y.shape[1] == 1 and metric != "rmse"
-    choose_loss = choose_loss and not hinge and Y.shape[1] == 1 and metric != "rmse"
-    y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge or choose_loss else None  # the ±1 labels the hinge reads
-    d, outputs, n_fit, n_val = int(problem.d), int(Y.shape[1]), len(tr), len(va)
+    centers: int
+    bandwidth_factor: float
+    bandwidth: float | None
+    lam: float
+    score: float
+    lam_index: int
+    path: dict
+    loss: str | None = None
+    seconds: float = 0.0
+    square_lam_index: int | None = None
+    square_score: float | None = None
+    square_path: dict | None = None
+    newton_steps: int | None = None
+    skipped: str | None = None
 
-    def system_work(M, lams):  # a trial's work by formula: its system, the validation rows' kernel values, its path
-        return (work.system(n_fit, M, d) + work.kernel_values(n_val, M, d)
-                + lams * work.direct_lambda(M, n_val, outputs))
+    def record(self) -> dict:
+        """The report's entry (``report["auto"]["trials"]``): the fields set, as JSON holds them."""
+        out = {"centers": self.centers, "bandwidth_factor": self.bandwidth_factor, "bandwidth": self.bandwidth,
+               "lam": self.lam, "score": self.score, "lam_index": self.lam_index, "path": self.path}
+        if self.loss is not None:
+            out["loss"] = self.loss
+        out["seconds"] = self.seconds
+        for name in ("square_lam_index", "square_score", "square_path", "newton_steps", "skipped"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
 
-    hinge_index = None  # the last level's hinge λ (its window's center at the next size)
-    hinge_inside = level_inside = None  # the fit rows inside the last level's (this level's) best hinge margin
-    order = center_order(problem, max(counts) if counts else max_centers)
-    cls, options = type(problem.kernel), problem.kernel.options.as_dict()
-    has_bw = "bandwidth" in options
-    base_bw = options.get("bandwidth")
-    ladder = list(counts) if counts else _ladder(len(order), max_centers)
-    trials, best, previous_best, kept, best_scores = [], None, None, None, None
-    previous_square = None  # a hinge search: the last level's best square-loss score and per-row outcomes
-    previous_rows = level_rows = None  # the per-row outcomes of the last level's best and of this one's
-    shorten = False  # from the third size on: whether a shorter bandwidth is tried too
-    factor, lam_index = 1.0, None
-    loss_choice = None  # choose_loss: the first size's comparison of the two losses (:func:`_choose_loss`)
-    both = False  # choose_loss, the hinge taken: at each later size both losses' models compete
-    for level, M in enumerate(ladder):
-        if not has_bw or not bandwidth_rule or (level >= 2 and not shorten):
-            factors = (factor,)
-        elif level == 0:
-            factors = FIRST_FACTORS
-        else:
-            factors = (factor, float(f"{factor / math.sqrt(2):.6g}"))
-        centers = np.sort(order[:M])  # krr_nystrom's centers for features.count = M (kopt.nystrom.choose_centers)
-        level_best, factor_rows, level_square = None, {}, None
-        square_best = -np.inf  # the level's best square-loss score so far (the hinge runs only where it is beaten)
-        for f in factors:
-            t1 = time.perf_counter()
-            if kept is not None:
-                # the best so far waits as its T alone while another system is built, at this size too: with
-                # features.count given, the three bandwidths' systems at one size held two systems' U, T and centers
-                # at once (docs/benchmarks.md, "Measurements behind the code's choices")
-                kept[0].shed()
-            # the bandwidth as the chosen spec will write it (6 digits), so the final solve's kernel is this one
-            kernel = cls(**{**options, "bandwidth": _digits(base_bw * f)}) if has_bw else problem.kernel
-            # the dense centers made for this system only, in the Fortran order it keeps them in, and handed over:
-            # it reorders them in place (a copy of its own, while this one lived, was M x d float32 more at the
-            # peak: docs/benchmarks.md, "Measurements behind the code's choices")
-            C = _rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F")
-            system = nystrom_cache.system(kernel, X_fit, Y_fit, C, dtype=problem.dtype, weights=w_fit,
-                                          own_centers=True)
-            del C
-            budget.count(system_work(M, 0))
-            tried = _lambda_window(len(lambdas), lam_index)
-            scores, outcomes, raw = {}, {}, {}
-            while True:
-                todo = [i for i in tried if i not in scores]
-                budget.count(len(todo) * work.direct_lambda(M, n_val, outputs))
-                for i, S in zip(todo, system.path([lambdas[i] for i in todo], X_val)):
-                    # a λ the system does not resolve is not a choice
-                    if S is None:
-                        scores[i] = -np.inf
-                    else:
-                        raw[i] = to_numpy(S) + intercept  # the held-out scores: kopt.api calibrates on them
-                        outcomes[i] = _outcomes(metric, raw[i], Y_val, y_scale, w_val)
-                        scores[i] = _score(metric, outcomes[i])
-                # ties: the larger λ (lambdas run from large to small, so the first best)
-                k = max(scores, key=lambda i: (_tied(metric, scores[i]), -i))
-                wider = _lambda_window(len(lambdas), k)
-                if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
-                    break
-                tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
-            square = dict(lam_index=k, score=scores[k], path=_path_words(lambdas, scores))
-            trial_bw = _digits(base_bw * f) if has_bw else None
-            target, square_kept = system, None  # the system the trial's loss runs on; the square model kept aside
-            if hinge and (level_square is None or scores[k] > level_square[0]):
-                level_square = (scores[k], outcomes[k])  # the level's best square-loss score, and its per-row outcomes
-            hinge_start, skipped = None, False
-            if hinge and scores[k] < square_best:
-                # the square loss's path is nearly free, the hinge's is Newton steps: a bandwidth the square loss scores
-                # below one already tried at this size is not tried for the hinge (not a choice)
-                skipped, scores, outcomes, raw = True, {k: -np.inf}, {}, {}
-            elif hinge:  # the trial is the squared hinge's on this system (its T becomes the margin rows')
-                square_best = square["score"]
-                if both:
-                    # the loss left to auto: the square loss's model at this size competes with the hinge's too
-                    square_trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=trial_bw, lam=lambdas[k],
-                                        score=scores[k], lam_index=k, path=square["path"], loss="square",
-                                        seconds=time.perf_counter() - t1)
-                    if _better(metric, square_trial, best):
-                        # it beats the best so far, so one of this size's two models replaces that one (released
-                        # first: its T's room holds the copy) and the square loss's system is kept as it is -- the
-                        # hinge's Newton steps run on a copy of its T
-                        kept = best_scores = None
-                        square_kept = (square_trial, system, raw[k])
-                        target = system.own_copy()
-                k, scores, outcomes, hinge_start = _hinge_path(
-                    target, X_fit, y_fit, w_fit, X_val, Y_val, lambdas, k if hinge_index is None else hinge_index,
-                    hinge_inside, metric=metric, val_weights=w_val)
-                raw = {k: hinge_start.pop("val_scores")}
-                budget.count(hinge_start["steps"] * work.newton_step(n_fit, M, d)
-                             + len(scores) * work.direct_lambda(M, n_val))
-            trial = dict(centers=int(M), bandwidth_factor=f, bandwidth=trial_bw,
-                         lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores),
-                         seconds=time.perf_counter() - t1)
-            if hinge:
-                trial.update(square_lam_index=square["lam_index"], square_score=square["score"],
-                             square_path=square["path"], newton_steps=0 if skipped else hinge_start.pop("steps"))
-                if skipped:
-                    trial["skipped"] = "the square loss scored this bandwidth below another at this size"
-            trials.append(trial)
-            said = (f"square loss {abs(square['score']):.5g}, below this size's best: not tried for the hinge" if skipped
-                    else f"best lambda {trial['lam']:g}, validation {metric} {abs(trial['score']):.5g} "
-                         f"({trial['seconds']:.2f} s)")
-            log(f"auto: {M} centers, bandwidth {trial['bandwidth'] if has_bw else '-'} (x{f:g}): {said} "
-                f"[{_budget_words(budget)}]")
-            factor_rows[f] = outcomes.get(k)
-            if skipped:
-                del system, target
-                continue
-            if level_best is None or trial["score"] > level_best["score"]:
-                level_best, level_rows = trial, outcomes[k]
-                level_inside = hinge_start["inside"] if hinge else None
-            if square_kept is not None:
-                best, kept, best_scores = square_kept[0], (square_kept[1], centers, None), square_kept[2]
-            if best is None or _better(metric, trial, best):
-                # the solve on every row reuses this system
-                best, kept = trial, (target, centers, hinge_start)
-                best_scores = raw.get(k)
-            del system, target, square_kept
-        if choose_loss and level == 0:
-            # the loss is screened on the first size's chosen system, where a Newton step is cheap: the squared hinge
-            # only where it gains what the validation rows can tell; it then runs the rest of the ladder as a search
-            # for the squared hinge does (each size's square path, then the hinge's from the last size's margin rows)
-            system, chosen_centers, _ = kept
-            if system.shed_state:
-                system.restore(_rows.dense(problem.X, xp.asarray(chosen_centers), xp, problem.dtype, order="F"))
-            square_rows = _outcomes(metric, best_scores, Y_val, y_scale, w_val)
-            loss_choice, hinge_system, hinge_trial, hinge_rows, start = _choose_loss(
-                system, best, square_rows, X_fit, y_fit, w_fit, X_val, Y_val, w_val, lambdas, metric, budget, d)
-            trials.append(hinge_trial)
-            log(f"auto: the squared hinge on {M} centers: best lambda {hinge_trial['lam']:g}, validation {metric} "
-                f"{abs(hinge_trial['score']):.5g} against the square loss's {abs(best['score']):.5g}: "
-                f"{loss_choice['why']} [{_budget_words(budget)}]")
-            del system
-            if loss_choice["chosen"] == "squared_hinge":
-                hinge = both = True
-                hinge_trial.update(square_lam_index=best["lam_index"], square_score=best["score"],
-                                   square_path=best["path"])
-                best_scores = start.pop("val_scores")
-                level_inside, level_rows = start["inside"], hinge_rows
-                best = level_best = hinge_trial
-                kept = (hinge_system, chosen_centers, start)
-                level_square = (hinge_trial["square_score"], square_rows)
-            del hinge_system, start
-        if level >= 1 and len(factors) == 2:
-            # the shorter bandwidth is tried again at the next size while it won here by more than the validation
-            # rows' standard error (more centers resolve a shorter length scale); else the bandwidth is kept
-            longer, shorter = factors
-            won = level_best["bandwidth_factor"] == shorter and factor_rows.get(longer) is not None
-            shorten = SHORTEN_WHILE_RESOLVED and won and _gain(
-                metric, _score(metric, factor_rows[longer]), level_best["score"]) > GAIN_ERRORS * _gain_error(
-                metric, factor_rows[longer], factor_rows[shorter])
-        factor, lam_index = level_best["bandwidth_factor"], level_best.get("square_lam_index", level_best["lam_index"])
-        hinge_index = level_best["lam_index"] if hinge else None
-        hinge_inside = level_inside if hinge else None
-        if level + 1 < len(ladder):
-            if previous_best is not None and counts is None:
-                gain = _gain(metric, previous_best["score"], level_best["score"])
-                noise = GAIN_ERRORS * _gain_error(metric, previous_rows, level_rows)
-                if gain < max(MIN_GAIN[metric], noise):
-                    square_gain = square_noise = None
-                    if hinge and previous_square is not None:
-                        # the squared hinge's score can stall where its λ reaches what float32 resolves while more
-                        # centers still resolve the function: the square loss's path, measured at each size anyway,
-                        # says whether they do (w8a: the hinge +0.06 points from 512 to 1,024 centers, the square
-                        # loss +0.47)
-                        square_gain = _gain(metric, previous_square[0], level_square[0])
-                        square_noise = GAIN_ERRORS * _gain_error(metric, previous_square[1], level_square[1])
-                    if square_gain is None or square_gain < max(MIN_GAIN[metric], square_noise):
-                        log(f"auto: {M} centers gained {_gain_words(metric, gain)} over {M // 2} (< "
-                            f"{_gain_words(metric, MIN_GAIN[metric])}, or within the validation rows' "
-                            f"{_gain_words(metric, noise)} standard error): stop growing")
-                        break
-                    log(f"auto: {M} centers gained the squared hinge {_gain_words(metric, gain)} over {M // 2}, the "
-                        f"square loss {_gain_words(metric, square_gain)} (more than the validation rows' "
-                        f"{_gain_words(metric, square_noise)} standard error): more centers still resolve more")
-            next_factors = 2 if has_bw and bandwidth_rule and (level == 0 or shorten) else 1
-            # the next size's work by formula (its systems and a λ window of 2 LAMBDA_REACH + 1), never its time
-            projected = next_factors * system_work(ladder[level + 1], 2 * LAMBDA_REACH + 1)
-            if not budget.affords(projected):
-                log(f"auto: {ladder[level + 1]} centers would count {projected:.2g} flops, past the work budget "
-                    f"({budget.spent:.2g} of {budget.work:.2g} spent): stop growing")
-                break
-            if budget.out_of_time(f"the ladder after {M} centers", projected):
-                log(f"auto: {ladder[level + 1]} centers would pass the time limit ({budget.seconds:g} s, "
-                    f"{budget.elapsed():.1f} s spent): stop growing -- this choice depends on the machine's speed")
-                break
-        previous_best, previous_rows, previous_square = level_best, level_rows, level_square
-    split = f"validation {len(va)} of {n} rows, seed {seed}"
-    if both and best.get("loss") == "square":
-        hinge_best = max((t for t in trials if t.get("square_score") is not None and np.isfinite(t["score"])),
-                         key=lambda t: t["score"])
-        loss_choice = {**loss_choice, "chosen": "square", "screen": loss_choice["chosen"],
-                       "why": loss_choice["why"] + f"; then the square loss's model at {best['centers']} centers "
-                              f"({abs(best['score']):.5g}) beat the squared hinge's best ({abs(hinge_best['score']):.5g} "
-                              f"at {hinge_best['centers']}) by the ladder's rule: the square loss"}
-    system, centers, hinge_start = kept
-    if system.shed_state:
-        system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
-    if hinge_start is not None:
-        # the hinge's system sums the fit rows inside the chosen solution's margin: counted over every training row,
-        # it is svm_nystrom's start (the validation rows go in as they fall inside the margin)
-        system.rescale(n)
-        in_T = np.zeros(n, dtype=bool)
-        in_T[tr] = to_numpy(hinge_start["in_T"])
-        hinge_start.pop("inside", None)
-        hinge_start["in_T"] = xp.asarray(in_T)
-        return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, hinge_start,
-                      va, best_scores, loss_choice)
-    # the chosen system over every training row: the fit rows' sums plus the validation rows', which is the
-    # system krr_nystrom builds from scratch on the same centers and kernel
-    # consume: the search's system is not used again, so the new one takes its M x M buffer (a shared one's is copied)
-    system = system.plus(X_val, Y[xp.asarray(va)], None if w is None else w[xp.asarray(va)], consume=True)
-    return Search(best, trials, split, time.perf_counter() - t0, metric, system, centers, intercept, None, va,
-                  best_scores, loss_choice)
+
+@dataclass
+class HingeSolution:
+    """The squared hinge's solution at its best λ (:func:`hinge_path`): the whitened coefficients ``v``, the offset
+    ``b``, the fit rows inside its margin, the rows the system's T sums (``in_T``), the Newton steps the path took,
+    and the validation rows' scores."""
+
+    v: object
+    b: float
+    inside: object
+    in_T: object
+    steps: int
+    val_scores: np.ndarray
+
+
+@dataclass
+class LossChoice:
+    """The loss left to auto: the squared hinge against the square loss on the first size's chosen system
+    (:func:`_screen_loss`).  ``screen`` is set where the hinge won the screen and a square-loss model won the
+    ladder."""
+
+    chosen: str
+    centers: int
+    bandwidth_factor: float
+    square_score: float
+    squared_hinge_score: float
+    square_lambda: float
+    squared_hinge_lambda: float
+    gain: float
+    standard_error: float
+    newton_steps: int
+    seconds: float
+    why: str
+    screen: str | None = None
+
+    def record(self) -> dict:
+        """``report["auto"]["loss"]``."""
+        out = {k: getattr(self, k) for k in ("chosen", "centers", "bandwidth_factor", "square_score",
+                                             "squared_hinge_score", "square_lambda", "squared_hinge_lambda", "gain",
+                                             "standard_error", "newton_steps", "seconds", "why")}
+        if self.screen is not None:
+            out["screen"] = self.screen
+        return out
+
+
+@dataclass
+class Rows:
+    """The search's split of the training rows: fit rows on the device, the validation rows' targets on the host.
+
+    ``Y_fit`` and ``Y_val_centered`` are the targets less their mean ``intercept`` (the systems fit Y − μ);
+    ``Y_val`` is the validation targets as given, which the scores (plus μ) are compared with.  ``y_fit``: the ±1 labels the squared
+    hinge reads (None where it is not measured).
+    """
+
+    fit: np.ndarray
+    validation: np.ndarray
+    metric: str
+    intercept: np.ndarray
+    y_scale: float
+    X_fit: object
+    Y_fit: object
+    w_fit: object
+    X_val: object
+    Y_val: np.ndarray
+    w_val: np.ndarray | None
+    Y_val_centered: object
+    w_val_device: object
+    y_fit: object
+    d: int
+    outputs: int
+
+    @property
+    def n_fit(self) -> int:
+        return len(self.fit)
+
+    @property
+    def n_val(self) -> int:
+        return len(self.validation)
+
+    def outcomes(self, S) -> np.ndarray:
+        """The validation rows' outcomes of scores ``S`` (host, the intercept added)."""
+        return scoring.outcomes(self.metric, S, self.Y_val, self.y_scale, self.w_val)
+
+
+@dataclass
+class _Setting:
+    """What every step of one search reads: the problem, its split, the λ path, the budget and the log, the center
+    order and the ladder of sizes, and the spec's kernel."""
+
+    problem: object
+    rows: Rows
+    lambdas: tuple
+    budget: work.Budget
+    log: object
+    order: np.ndarray
+    ladder: list
+    counts: list | None
+    bandwidth_rule: bool
+    options: dict
+    has_bw: bool
+
+    def bandwidth(self, factor):
+        """The bandwidth at ``factor`` as the chosen spec will write it (6 digits), None for a kernel without one."""
+        return scoring.digits(self.options["bandwidth"] * factor) if self.has_bw else None
+
+    def kernel(self, factor):
+        if not self.has_bw:
+            return self.problem.kernel
+        return type(self.problem.kernel)(**{**self.options, "bandwidth": self.bandwidth(factor)})
+
+    def system_work(self, M, lams) -> float:
+        """A trial's work by formula: its system, the validation rows' kernel values, ``lams`` λs of its path."""
+        r = self.rows
+        return (work.system(r.n_fit, M, r.d) + work.kernel_values(r.n_val, M, r.d)
+                + lams * work.direct_lambda(M, r.n_val, r.outputs))
+
+
+@dataclass
+class Kept:
+    """The best model's system so far (waiting as its T alone while others are built), its centers (indices into
+    the training rows), and for the squared hinge its solution."""
+
+    system: object
+    centers: np.ndarray
+    hinge: HingeSolution | None = None
+
+
+@dataclass
+class Level:
+    """One size of the ladder: its best trial, that trial's per-row outcomes (and margin rows), the best square-loss
+    score and outcomes of a hinge search, and each bandwidth factor's outcomes."""
+
+    M: int
+    factors: tuple
+    centers: np.ndarray
+    best: Trial | None = None
+    rows: np.ndarray | None = None
+    inside: object = None
+    square: tuple | None = None
+    factor_rows: dict = field(default_factory=dict)
+    square_best: float = -np.inf
+
+
+@dataclass
+class Ladder:
+    """What the ladder carries from one size to the next: every trial, the best so far and its system, the
+    bandwidth factor and λ the next size starts from, and the loss measured."""
+
+    trials: list
+    hinge: bool
+    best: Trial | None = None
+    kept: Kept | None = None
+    best_scores: np.ndarray | None = None
+    factor: float = 1.0
+    lam_index: int | None = None
+    hinge_index: int | None = None
+    hinge_inside: object = None
+    shorten: bool = False
+    previous: Level | None = None
+    both: bool = False
+    loss_choice: LossChoice | None = None
 
 
 @dataclass
 class Search:
     """What :func:`search` measured: the ``best`` trial, every trial, the split's description, the seconds
     spent, the metric, and the best trial's system over every training row (``system``: a
-    :class:`NystromSystem` on the centers ``centers``, indices into the training rows, for the targets less
-    their mean ``intercept``)."""
+    :class:`kopt.nystrom.system.NystromSystem` on the centers ``centers``, indices into the training rows, for the
+    targets less their mean ``intercept``)."""
 
-    best: dict
+    best: Trial
     trials: list
     split: str
     seconds: float
@@ -444,79 +275,447 @@ class Search:
     system: object
     centers: np.ndarray
     intercept: np.ndarray
-    #: the squared hinge's start (a ``hinge`` search): ``in_T`` (the training rows the system's T sums), ``v``, ``b``
+    #: the squared hinge's start (a hinge search): ``in_T`` (the training rows the system's T sums), ``v``, ``b``
     hinge_start: dict | None = None
     #: the validation rows (indices into the training rows) and the best trial's scores of them, ``(n_va, C)``: the
     #: scores of a model not fitted on those rows, which the probability calibration is fitted on
     validation_rows: np.ndarray | None = None
     validation_scores: np.ndarray | None = None
-    #: a ``choose_loss`` search's comparison of the square loss and the squared hinge (:func:`_choose_loss`): the loss
-    #: chosen, both scores, the gain and its standard error, and why
-    loss_choice: dict | None = None
+    #: the loss left to auto: the squared hinge measured against the square loss
+    loss_choice: LossChoice | None = None
 
 
-def _choose_loss(system, best, square_rows, X_fit, y_fit, w_fit, X_val, Y_val, w_val, lambdas, metric, budget, d):
-    """The squared hinge against the square loss on the square loss's chosen system (its centers and bandwidth):
-    the hinge's λ path (:func:`_hinge_path`, from the square loss's λ) on a copy of the system (Newton steps change
-    T), scored on the same validation rows.  The hinge is chosen only where it gains at least :data:`MIN_GAIN` and
-    more than :data:`LOSS_ERRORS` standard errors of the paired difference (:func:`_gain_error`), so the loss is
-    changed only for a gain the validation rows can tell, and steadily across seeds.  Returns ``(record,
-    the hinge's system, its trial, its per-row outcomes, its start)``."""
+# -- the search --------------------------------------------------------------------------------------------------
+
+
+def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, validation, log, hinge=False, budget=None,
+           budget_s=None, choose_loss=False) -> Search:
+    """Measure the ladder; returns a :class:`Search`.
+
+    Parameters
+    ----------
+    problem : kopt.running.assemble.Problem
+        The training rows, targets, weights, kernel and spec.
+    bandwidth_rule : bool
+        True to search factors of ``problem.kernel``'s bandwidth, False to keep it.
+    lambdas : tuple of float
+        The λ values (:data:`LAMBDAS`, or the spec's one λ).
+    counts : list of int or None
+        The center counts to try; None: the doubling ladder up to ``max_centers``.
+    max_centers : int
+        The largest center count the ladder tries.
+    seed : int
+        The spec's seed: the split and the center order.
+    validation : float
+        The held-out share of the training rows.
+    log : callable
+        Takes one progress line.
+    hinge : bool
+        Score the squared hinge (``svm_nystrom``) on each system, for a binary target: its λ and validation score
+        are the trial's (:func:`hinge_path`).
+    budget : kopt_plugins.auto.work.Budget or None
+        The work the ladder may count; None: :func:`.work.default_work` of the rows, with ``budget_s`` seconds as
+        its wall-clock limit.
+    choose_loss : bool
+        For a binary target, the squared hinge is measured beside the square loss on the first size's chosen system
+        and, where it gains what the validation rows can tell, runs the rest of the ladder (:func:`_screen_loss`).
+
+    Returns
+    -------
+    Search
+    """
+    from kopt.nystrom.centers import center_order
+
+    t0 = time.perf_counter()
+    if budget is None:
+        budget = work.Budget(work.default_work(problem.n), budget_s, rule=work.rule_words())
+    rows, hinge, choose_loss = _split_rows(problem, seed, validation, hinge, choose_loss)
+    order = center_order(problem, max(counts) if counts else max_centers)
+    ladder = list(counts) if counts else _ladder(len(order), max_centers)
+    options = problem.kernel.options.as_dict()
+    s = _Setting(problem, rows, lambdas, budget, log, order, ladder, counts, bandwidth_rule, options,
+                 "bandwidth" in options)
+    state = Ladder(trials=[], hinge=hinge)
+    for number, M in enumerate(ladder):
+        level = Level(M, _factors(s, state, number), np.sort(order[:M]))
+        for f in level.factors:
+            _try_bandwidth(s, state, level, f)
+        if choose_loss and number == 0:
+            _screen_loss(s, state, level)
+        if number >= 1 and len(level.factors) == 2:
+            state.shorten = _shortens(s, level)
+        _carry(state, level)
+        if number + 1 < len(ladder) and _stops(s, state, level, number):
+            break
+        state.previous = level
+    return _result(s, state, seed, time.perf_counter() - t0)
+
+
+def _split_rows(problem, seed, validation, hinge, choose_loss):
+    """``(rows, hinge, choose_loss)``: the seeded split's :class:`Rows`, and whether the squared hinge is the
+    ladder's loss or screened beside the square loss (a binary target only)."""
+    from kopt.numerics.backend import to_numpy
+    from kopt.nystrom.system import target_offset
+    from kopt.running.validation import make_splits
+
+    xp = problem.xp
+    (tr, va), = make_splits(problem.n, seed, validation=validation)
+    metric = scoring.metric_of(problem)
+    Y = problem.label_matrix()
+    w = problem.sample_weight
+    intercept = to_numpy(target_offset(Y, w))  # krr_nystrom's fixed intercept: the systems fit Y − μ
+    Y = Y - xp.asarray(intercept)
+    y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
+    trx, vax = xp.asarray(tr), xp.asarray(va)
+    X_fit, X_val = _rows.take(problem.X, trx), _rows.take(problem.X, vax)
+    Y_fit, Y_val = Y[trx], to_numpy(Y[vax]) + intercept
+    w_fit = None if w is None else w[trx]
+    w_val = None if w is None else to_numpy(w[vax])
+    binary = Y.shape[1] == 1 and metric != "rmse"
+    hinge = hinge and binary
+    choose_loss = choose_loss and not hinge and binary
+    y_fit = Y_fit[:, 0] + float(intercept[0]) if hinge or choose_loss else None  # the ±1 labels the hinge reads
+    rows = Rows(tr, va, metric, intercept, y_scale, X_fit, Y_fit, w_fit, X_val, Y_val, w_val, Y[vax],
+                None if w is None else w[vax], y_fit, int(problem.d), int(Y.shape[1]))
+    return rows, hinge, choose_loss
+
+
+def _factors(s, state, number):
+    """The bandwidth factors size ``number`` of the ladder tries (module docstring, step 2)."""
+    if not s.has_bw or not s.bandwidth_rule or (number >= 2 and not state.shorten):
+        return (state.factor,)
+    if number == 0:
+        return FIRST_FACTORS
+    return (state.factor, scoring.digits(state.factor / math.sqrt(2)))
+
+
+@dataclass
+class _Path:
+    """A square-loss λ path on one system: the best λ's index ``k``, and each λ's score, per-row outcomes and
+    validation scores (the intercept added)."""
+
+    k: int
+    scores: dict
+    outcomes: dict
+    raw: dict
+
+
+def _square_path(s, system, M, start) -> _Path:
+    """The square loss's λ path on ``system``: :data:`LAMBDA_REACH` either side of λ index ``start`` (all of them
+    where None), widened while the best lies at an end of what was tried.  A λ whose system does not factor, or is
+    conditioned beyond what float64 resolves (:meth:`NystromSystem.path`), is not a choice."""
+    from kopt.numerics.backend import to_numpy
+
+    r, lambdas = s.rows, s.lambdas
+    tried = _lambda_window(len(lambdas), start)
+    scores, outcomes, raw = {}, {}, {}
+    while True:
+        todo = [i for i in tried if i not in scores]
+        s.budget.count(len(todo) * work.direct_lambda(M, r.n_val, r.outputs))
+        for i, S in zip(todo, system.path([lambdas[i] for i in todo], r.X_val)):
+            if S is None:
+                scores[i] = -np.inf
+            else:
+                raw[i] = to_numpy(S) + r.intercept  # the held-out scores: kopt.api calibrates on them
+                outcomes[i] = r.outcomes(raw[i])
+                scores[i] = scoring.score(r.metric, outcomes[i])
+        # ties: the larger λ (lambdas run from large to small, so the first best)
+        k = max(scores, key=lambda i: (scoring.tied(r.metric, scores[i]), -i))
+        wider = _lambda_window(len(lambdas), k)
+        if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
+            return _Path(k, scores, outcomes, raw)
+        tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
+
+
+def _system(s, state, level, factor):
+    """The Nyström system of ``level``'s centers at bandwidth ``factor`` on the fit rows (its work counted).  The best
+    system so far waits as its T alone while this one is built (docs/design/memory.md)."""
+    from kopt.nystrom import cache as nystrom_cache
+
+    problem, r = s.problem, s.rows
+    if state.kept is not None:
+        state.kept.system.shed()
+    # the dense centers made for this system only, in the Fortran order it keeps them in, and handed over
+    C = _rows.dense(problem.X, problem.xp.asarray(level.centers), problem.xp, problem.dtype, order="F")
+    system = nystrom_cache.system(s.kernel(factor), r.X_fit, r.Y_fit, C, dtype=problem.dtype, weights=r.w_fit,
+                                  own_centers=True)
+    del C
+    s.budget.count(s.system_work(level.M, 0))
+    return system
+
+
+def _try_bandwidth(s, state, level, factor):
+    """One bandwidth at ``level``'s size: its system, its square-loss λ path, and (a hinge search) the squared hinge's
+    path on the same system; the trial is logged, and kept where it is the best so far."""
     t1 = time.perf_counter()
-    hinge_system = system.own_copy()  # the square loss's system stays as it is, should the square loss stand
-    k, scores, outcomes, start = _hinge_path(hinge_system, X_fit, y_fit, w_fit, X_val, Y_val, lambdas,
-                                             best["lam_index"], None, metric=metric, val_weights=w_val)
-    M, n_fit, n_val = int(system.M), int(X_fit.shape[0]), int(X_val.shape[0])
-    steps = int(start.pop("steps"))
-    budget.count(steps * work.newton_step(n_fit, M, d) + len(scores) * work.direct_lambda(M, n_val))
-    gain = _gain(metric, best["score"], scores[k])
-    error = _gain_error(metric, square_rows, outcomes[k])
-    hinge = gain >= MIN_GAIN[metric] and gain > LOSS_ERRORS * error
-    trial = dict(centers=int(best["centers"]), bandwidth_factor=best["bandwidth_factor"], bandwidth=best["bandwidth"],
-                 lam=lambdas[k], score=scores[k], lam_index=k, path=_path_words(lambdas, scores), loss="squared_hinge",
-                 newton_steps=steps, seconds=time.perf_counter() - t1)
-    words = (f"the squared hinge gained {_gain_words(metric, gain)}, at least {_gain_words(metric, MIN_GAIN[metric])} "
-             f"and more than {LOSS_ERRORS:g} x the validation rows' {_gain_words(metric, error)} standard error: "
-             f"chosen" if hinge else
-             f"the squared hinge gained {_gain_words(metric, gain)} (< {_gain_words(metric, MIN_GAIN[metric])}, or "
-             f"within {LOSS_ERRORS:g} x the validation rows' {_gain_words(metric, error)} standard error): the square "
-             f"loss stands")
-    record = {"chosen": "squared_hinge" if hinge else "square", "centers": int(best["centers"]),
-              "bandwidth_factor": best["bandwidth_factor"], "square_score": abs(float(best["score"])),
-              "squared_hinge_score": abs(float(scores[k])), "square_lambda": best["lam"], "squared_hinge_lambda":
-              lambdas[k], "gain": float(gain), "standard_error": float(error), "newton_steps": steps,
-              "seconds": trial["seconds"], "why": words}
-    return record, hinge_system, trial, outcomes[k], start
+    system = _system(s, state, level, factor)
+    path = _square_path(s, system, level.M, state.lam_index)
+    if state.hinge:
+        _try_hinge(s, state, level, factor, system, path, t1)
+        return
+    k = path.k
+    trial = Trial(centers=int(level.M), bandwidth_factor=factor, bandwidth=s.bandwidth(factor), lam=s.lambdas[k],
+                  score=path.scores[k], lam_index=k, path=scoring.path_words(s.lambdas, path.scores),
+                  seconds=time.perf_counter() - t1)
+    _record(s, state, level, trial)
+    level.factor_rows[factor] = path.outcomes.get(k)
+    if level.best is None or trial.score > level.best.score:
+        level.best, level.rows, level.inside = trial, path.outcomes[k], None
+    if state.best is None or _better(s.rows.metric, trial, state.best):
+        state.best, state.kept, state.best_scores = trial, Kept(system, level.centers), path.raw.get(k)
 
 
-def _path_words(lambdas, scores):
-    return {f"{lambdas[i]:g}": (round(scores[i], 6) if np.isfinite(scores[i]) else None) for i in sorted(scores)}
+def _try_hinge(s, state, level, factor, system, path, t1):
+    """The squared hinge on ``system`` after its square-loss ``path``: its Newton λ path from the last size's λ and
+    margin rows, unless the square loss scored this bandwidth below one already tried at this size (the hinge's
+    path costs Newton steps; the square loss's is nearly free).  With the loss left to auto, the square loss's model
+    competes too, and the hinge's steps then run on a copy of the system's T."""
+    r, lambdas, k = s.rows, s.lambdas, path.k
+    square_path = scoring.path_words(lambdas, path.scores)
+    if level.square is None or path.scores[k] > level.square[0]:
+        level.square = (path.scores[k], path.outcomes[k])  # the level's best square-loss score and outcomes
+    common = dict(centers=int(level.M), bandwidth_factor=factor, bandwidth=s.bandwidth(factor))
+    if path.scores[k] < level.square_best:
+        trial = Trial(**common, lam=lambdas[k], score=-np.inf, lam_index=k,
+                      path=scoring.path_words(lambdas, {k: -np.inf}), seconds=time.perf_counter() - t1,
+                      square_lam_index=k, square_score=path.scores[k], square_path=square_path, newton_steps=0,
+                      skipped="the square loss scored this bandwidth below another at this size")
+        _record(s, state, level, trial)
+        level.factor_rows[factor] = None
+        return
+    level.square_best = path.scores[k]
+    target, square_kept = system, None
+    if state.both:
+        square = Trial(**common, lam=lambdas[k], score=path.scores[k], lam_index=k, path=square_path, loss="square",
+                       seconds=time.perf_counter() - t1)
+        if _better(r.metric, square, state.best):
+            # the square loss's model beats the best so far: released first (its T's room holds the copy), the
+            # square loss's system kept as it is, and the hinge's Newton steps run on a copy of its T
+            state.kept = state.best_scores = None
+            square_kept = (square, system, path.raw[k])
+            target = system.own_copy()
+    start = k if state.hinge_index is None else state.hinge_index
+    hk, scores, outcomes, solution = hinge_path(target, r.X_fit, r.y_fit, r.w_fit, r.X_val, r.Y_val, lambdas, start,
+                                                state.hinge_inside, metric=r.metric, val_weights=r.w_val)
+    s.budget.count(solution.steps * work.newton_step(r.n_fit, level.M, r.d)
+                   + len(scores) * work.direct_lambda(level.M, r.n_val))
+    trial = Trial(**common, lam=lambdas[hk], score=scores[hk], lam_index=hk, path=scoring.path_words(lambdas, scores),
+                  seconds=time.perf_counter() - t1, square_lam_index=k, square_score=path.scores[k],
+                  square_path=square_path, newton_steps=solution.steps)
+    _record(s, state, level, trial)
+    level.factor_rows[factor] = outcomes.get(hk)
+    if level.best is None or trial.score > level.best.score:
+        level.best, level.rows, level.inside = trial, outcomes[hk], solution.inside
+    if square_kept is not None:
+        state.best, state.kept, state.best_scores = square_kept[0], Kept(square_kept[1], level.centers), square_kept[2]
+    if state.best is None or _better(r.metric, trial, state.best):
+        state.best, state.kept = trial, Kept(target, level.centers, solution)
+        state.best_scores = solution.val_scores
 
 
-def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None, metric="accuracy",
-                val_weights=None):
-    """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``): each λ solved by
-    :class:`kopt.nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
-    validation rows; :data:`LAMBDA_REACH` half decades either side of ``center``, widened while the best lies at an
-    end (as the square loss's path).  ``start_inside``: the fit rows inside the last size's chosen margin, where the
-    first Newton step starts.  The system's T is the margin rows' from then on.  Returns ``(best index, scores,
-    per-row outcomes, start)`` with ``start`` the best λ's ``v``, ``b``, its margin rows (``inside``), the rows T
-    sums (``in_T``) and the Newton steps taken (``steps``)."""
+def _record(s, state, level, trial):
+    """``trial`` joins the report's trials, and its line the log."""
+    state.trials.append(trial)
+    said = (f"square loss {abs(trial.square_score):.5g}, below this size's best: not tried for the hinge"
+                   if trial.skipped else
+                   f"best lambda {trial.lam:g}, validation {s.rows.metric} {abs(trial.score):.5g} "
+                   f"({trial.seconds:.2f} s)")
+    s.log(f"auto: {level.M} centers, bandwidth {trial.bandwidth if s.has_bw else '-'} (x{trial.bandwidth_factor:g}): "
+          f"{said} [{s.budget.words()}]")
+
+
+def _better(metric, trial, best) -> bool:
+    """Whether ``trial`` beats ``best``: any gain at the same or fewer centers; at more centers a gain of at least
+    :data:`.scoring.MIN_GAIN` (a smaller gain is within what the validation rows can tell, and the smaller model
+    solves and predicts faster)."""
+    gained = scoring.gain(metric, best.score, trial.score)
+    return gained >= scoring.MIN_GAIN[metric] if trial.centers > best.centers else gained > 0
+
+
+def _screen_loss(s, state, level):
+    """The loss left to auto, at the first size: the squared hinge's λ path (:func:`hinge_path`, from the square
+    loss's λ) on a copy of the chosen system, scored on the same validation rows.  Chosen only where it gains at
+    least :data:`.scoring.MIN_GAIN` and more than :data:`LOSS_ERRORS` standard errors of the paired difference, so
+    the loss changes only for a gain the validation rows can tell, and steadily across seeds; it then runs the rest
+    of the ladder as a hinge search (each size's square-loss path, then the hinge's from the last size's margin)."""
+    problem, r, kept, best = s.problem, s.rows, state.kept, state.best
+    if kept.system.shed_state:
+        kept.system.restore(_rows.dense(problem.X, problem.xp.asarray(kept.centers), problem.xp, problem.dtype,
+                                        order="F"))
+    square_rows = r.outcomes(state.best_scores)
+    t1 = time.perf_counter()
+    hinge_system = kept.system.own_copy()  # the square loss's system stays as it is, should the square loss stand
+    k, scores, outcomes, solution = hinge_path(hinge_system, r.X_fit, r.y_fit, r.w_fit, r.X_val, r.Y_val, s.lambdas,
+                                               best.lam_index, None, metric=r.metric, val_weights=r.w_val)
+    M = int(kept.system.M)
+    s.budget.count(solution.steps * work.newton_step(r.n_fit, M, r.d) + len(scores) * work.direct_lambda(M, r.n_val))
+    trial = Trial(centers=int(best.centers), bandwidth_factor=best.bandwidth_factor, bandwidth=best.bandwidth,
+                  lam=s.lambdas[k], score=scores[k], lam_index=k, path=scoring.path_words(s.lambdas, scores),
+                  loss="squared_hinge", newton_steps=solution.steps, seconds=time.perf_counter() - t1)
+    state.loss_choice = choice = _loss_choice(r.metric, best, trial, scoring.gain_error(r.metric, square_rows,
+                                                                                         outcomes[k]))
+    state.trials.append(trial)
+    s.log(f"auto: the squared hinge on {level.M} centers: best lambda {trial.lam:g}, validation {r.metric} "
+          f"{abs(trial.score):.5g} against the square loss's {abs(best.score):.5g}: {choice.why} "
+          f"[{s.budget.words()}]")
+    if choice.chosen == "squared_hinge":
+        state.hinge = state.both = True
+        trial.square_lam_index, trial.square_score, trial.square_path = best.lam_index, best.score, best.path
+        state.best_scores = solution.val_scores
+        level.inside, level.rows = solution.inside, outcomes[k]
+        state.best = level.best = trial
+        state.kept = Kept(hinge_system, kept.centers, solution)
+        level.square = (trial.square_score, square_rows)
+
+
+def _loss_choice(metric, square, hinge, error) -> LossChoice:
+    """The screen's record: the squared hinge's trial ``hinge`` against the square loss's ``square``, the gain's
+    standard error ``error``, and the rule's words."""
+    gained = scoring.gain(metric, square.score, hinge.score)
+    chosen = gained >= scoring.MIN_GAIN[metric] and gained > LOSS_ERRORS * error
+    least, words = scoring.gain_words(metric, scoring.MIN_GAIN[metric]), scoring.gain_words(metric, error)
+    why = (f"the squared hinge gained {scoring.gain_words(metric, gained)}, at least {least} and more than "
+           f"{LOSS_ERRORS:g} x the validation rows' {words} standard error: chosen" if chosen else
+           f"the squared hinge gained {scoring.gain_words(metric, gained)} (< {least}, or within {LOSS_ERRORS:g} x "
+           f"the validation rows' {words} standard error): the square loss stands")
+    return LossChoice(chosen="squared_hinge" if chosen else "square", centers=int(square.centers),
+                      bandwidth_factor=square.bandwidth_factor, square_score=abs(float(square.score)),
+                      squared_hinge_score=abs(float(hinge.score)), square_lambda=square.lam,
+                      squared_hinge_lambda=hinge.lam, gain=float(gained), standard_error=float(error),
+                      newton_steps=hinge.newton_steps, seconds=hinge.seconds, why=why)
+
+
+def _shortens(s, level) -> bool:
+    """Whether the next size tries 1/√2 of the bandwidth again: the shorter of this size's two factors won, by more
+    than :data:`.scoring.GAIN_ERRORS` standard errors of the paired difference (more centers resolve a shorter length
+    scale); else the bandwidth is kept."""
+    metric, rows = s.rows.metric, level.factor_rows
+    longer, shorter = level.factors
+    won = level.best.bandwidth_factor == shorter and rows.get(longer) is not None
+    return SHORTEN_WHILE_RESOLVED and won and scoring.gain(
+        metric, scoring.score(metric, rows[longer]), level.best.score) > scoring.GAIN_ERRORS * scoring.gain_error(
+        metric, rows[longer], rows[shorter])
+
+
+def _carry(state, level):
+    """What the next size starts from: this size's best bandwidth factor, its square-loss λ, and (the squared
+    hinge) its λ and margin rows."""
+    best = level.best
+    state.factor = best.bandwidth_factor
+    state.lam_index = best.square_lam_index if best.square_lam_index is not None else best.lam_index
+    state.hinge_index = best.lam_index if state.hinge else None
+    state.hinge_inside = level.inside if state.hinge else None
+
+
+def _stops(s, state, level, number) -> bool:
+    """Whether the ladder stops after size ``number``: its doubling gained nothing the validation rows can tell
+    (:func:`_gained`), or the next size's work, counted by formula, would pass the budget, or the user's wall-clock
+    limit would pass."""
+    M, budget = level.M, s.budget
+    if state.previous is not None and s.counts is None and not _gained(s, state, level):
+        return True
+    more = 2 if s.has_bw and s.bandwidth_rule and (number == 0 or state.shorten) else 1
+    # the next size's work by formula (its systems and a λ window of 2 LAMBDA_REACH + 1), never its time
+    projected = more * s.system_work(s.ladder[number + 1], 2 * LAMBDA_REACH + 1)
+    if not budget.affords(projected):
+        s.log(f"auto: {s.ladder[number + 1]} centers would count {projected:.2g} flops, past the work budget "
+              f"({budget.spent:.2g} of {budget.work:.2g} spent): stop growing")
+        return True
+    if budget.out_of_time(f"the ladder after {M} centers", projected):
+        s.log(f"auto: {s.ladder[number + 1]} centers would pass the time limit ({budget.seconds:g} s, "
+              f"{budget.elapsed():.1f} s spent): stop growing -- this choice depends on the machine's speed")
+        return True
+    return False
+
+
+def _gained(s, state, level) -> bool:
+    """Whether the last doubling gained at least :data:`.scoring.MIN_GAIN` and more than what the validation rows
+    can tell (:data:`.scoring.GAIN_ERRORS` standard errors of the paired difference).  A hinge search also asks the
+    square loss's path: the hinge's score can stall at the λ float32 resolves while more centers still resolve the
+    function (docs/design/loss-auto.md)."""
+    metric, previous, least = s.rows.metric, state.previous, scoring.MIN_GAIN[s.rows.metric]
+    gained = scoring.gain(metric, previous.best.score, level.best.score)
+    noise = scoring.GAIN_ERRORS * scoring.gain_error(metric, previous.rows, level.rows)
+    if gained >= max(least, noise):
+        return True
+    square_gain = square_noise = None
+    if state.hinge and previous.square is not None:
+        square_gain = scoring.gain(metric, previous.square[0], level.square[0])
+        square_noise = scoring.GAIN_ERRORS * scoring.gain_error(metric, previous.square[1], level.square[1])
+    if square_gain is None or square_gain < max(least, square_noise):
+        s.log(f"auto: {level.M} centers gained {scoring.gain_words(metric, gained)} over {level.M // 2} (< "
+              f"{scoring.gain_words(metric, least)}, or within the validation rows' "
+              f"{scoring.gain_words(metric, noise)} standard error): stop growing")
+        return False
+    s.log(f"auto: {level.M} centers gained the squared hinge {scoring.gain_words(metric, gained)} over "
+          f"{level.M // 2}, the square loss {scoring.gain_words(metric, square_gain)} (more than the validation rows' "
+          f"{scoring.gain_words(metric, square_noise)} standard error): more centers still resolve more")
+    return True
+
+
+def _result(s, state, seed, seconds) -> Search:
+    """The :class:`Search`: the best trial's system restored, and for the square loss given the validation rows'
+    sums too (the system of every training row, which the final solve reuses); for the squared hinge its start over
+    every training row."""
+    from kopt.numerics.backend import to_numpy
+
+    problem, r, xp = s.problem, s.rows, s.problem.xp
+    split = f"validation {r.n_val} of {problem.n} rows, seed {seed}"
+    if state.both and state.best.loss == "square":
+        _square_won(state)
+    system, centers, hinge = state.kept.system, state.kept.centers, state.kept.hinge
+    if system.shed_state:
+        system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
+    common = dict(best=state.best, trials=state.trials, split=split, seconds=seconds, metric=r.metric,
+                  centers=centers, intercept=r.intercept, validation_rows=r.validation,
+                  validation_scores=state.best_scores, loss_choice=state.loss_choice)
+    if hinge is not None:
+        # the hinge's system sums the fit rows inside the chosen solution's margin: counted over every training row,
+        # it is svm_nystrom's start (the validation rows go in as they fall inside the margin)
+        system.rescale(problem.n)
+        in_T = np.zeros(problem.n, dtype=bool)
+        in_T[r.fit] = to_numpy(hinge.in_T)
+        return Search(system=system, hinge_start={"v": hinge.v, "b": hinge.b, "in_T": xp.asarray(in_T)}, **common)
+    # the fit rows' sums plus the validation rows' are the system krr_nystrom builds from scratch on the same centers
+    # and kernel; consume: the search's system is not used again, so the new one takes its M x M buffer
+    system = system.plus(r.X_val, r.Y_val_centered, r.w_val_device, consume=True)
+    return Search(system=system, **common)
+
+
+def _square_won(state):
+    """The loss left to auto, the hinge chosen by the screen, and a square-loss model won the ladder: the record says
+    both."""
+    trials = [t for t in state.trials if t.square_score is not None and np.isfinite(t.score)]
+    hinge_best = max(trials, key=lambda t: t.score)
+    choice, best = state.loss_choice, state.best
+    choice.why += (f"; then the square loss's model at {best.centers} centers ({abs(best.score):.5g}) beat the "
+                   f"squared hinge's best ({abs(hinge_best.score):.5g} at {hinge_best.centers}) by the ladder's "
+                   f"rule: the square loss")
+    choice.screen, choice.chosen = choice.chosen, "square"
+
+
+def hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_inside=None, metric="accuracy",
+               val_weights=None):
+    """The squared hinge's λ path on a system of the fit rows ``X`` (±1 labels ``y``).
+
+    Each λ is solved by :class:`kopt.nystrom.newton.HingeNewton` to its end, warm from the last, and scored on the
+    validation rows; :data:`LAMBDA_REACH` half decades either side of index ``center``, widened while the best lies
+    at an end (as the square loss's path), never below what the kernel values resolve (:func:`_hinge_lambdas`).
+    ``start_inside``: the fit rows inside the last size's chosen margin, where the first Newton step starts.  The
+    system's T is the margin rows' from then on.
+
+    Returns
+    -------
+    tuple
+        ``(best index, scores, per-row outcomes, HingeSolution)``.
+    """
     from kopt.numerics.backend import to_numpy
     from kopt.nystrom.newton import MAX_STEPS, HingeNewton
 
     newton = HingeNewton(system, X, y, lambdas[0], weights, rtol=HINGE_RTOL, start_inside=start_inside)
     scores, outcomes, points, steps = {}, {}, {}, 0
-    # the λ the Newton steps resolve: a kernel value's rounding (half the dtype's epsilon, relative) is the same
-    # row's value in another chunk of rows, so T_S, updated row by row, is the true Hessian to within
-    # eps/2 · ‖T‖ ≤ eps/2 · trace(T); Newton with that Hessian converges only while this stays below λ (ijcnn1,
-    # float32, 1,024 centers: 9 steps at 1e-7, none converged within 50 at 1e-8)
-    floor = 0.5 * float(np.finfo(system.dtype).eps) * float(system.xp.trace(system.whitened()[0]))
-    # (a λ the spec gives is taken as given, resolved or not)
-    usable = [i for i in range(len(lambdas)) if lambdas[i] >= floor] if len(lambdas) > 1 else [0]
-    usable = usable or [0]  # every λ of the path below the floor: its largest
-    center = min(center, usable[-1])
-    tried = [i for i in _lambda_window(len(lambdas), center) if i in usable]
+    usable = _hinge_lambdas(system, lambdas)
+    tried = [i for i in _lambda_window(len(lambdas), min(center, usable[-1])) if i in usable]
     while True:
         todo = [i for i in tried if i not in scores]
         if todo and scores and todo[0] < min(scores):  # the window widened towards larger λ: walk up from the nearest
@@ -529,26 +728,38 @@ def _hinge_path(system, X, y, weights, X_val, Y_val, lambdas, center, start_insi
                 if newton.converged:
                     break
             S = system.scores(X_val, newton.w[:, None]) + newton.b
-            outcomes[i] = _outcomes(metric, to_numpy(S), Y_val, 1.0, val_weights)
-            scores[i] = _score(metric, outcomes[i])
+            outcomes[i] = scoring.outcomes(metric, to_numpy(S), Y_val, 1.0, val_weights)
+            scores[i] = scoring.score(metric, outcomes[i])
             points[i] = (newton.v.copy(), newton.b, newton.inside(), to_numpy(S))
-        k = max(scores, key=lambda i: (_tied(metric, scores[i]), -i))
+        k = max(scores, key=lambda i: (scoring.tied(metric, scores[i]), -i))
         wider = [i for i in _lambda_window(len(lambdas), k) if i in usable]
         if k not in (min(tried), max(tried)) or set(wider) <= set(scores):
             break
         tried = sorted(set(tried) | set(wider))
     newton.settle()  # the system's T the margin rows' again, its factor given back
     v, b, inside, val_scores = points[k]
-    return k, scores, outcomes, {"v": v, "b": b, "inside": inside, "in_T": newton.in_T, "steps": steps,
-                                 "val_scores": val_scores}
+    return k, scores, outcomes, HingeSolution(v, b, inside, newton.in_T, steps, val_scores)
 
 
-def _digits(x):
-    """``x`` to the 6 significant digits a chosen spec records."""
-    return float(f"{x:.6g}")
+def _hinge_lambdas(system, lambdas):
+    """The indices of the λs the hinge's Newton steps resolve: at least half the dtype's epsilon times trace(T) (a
+    kernel value's rounding is another chunk's value of the same row, so T is the Hessian to within that), or the
+    largest where none is; a path of one λ (the spec's) is taken as given (docs/design/squared-hinge-newton.md)."""
+    if len(lambdas) == 1:
+        return [0]
+    floor = 0.5 * float(np.finfo(system.dtype).eps) * float(system.xp.trace(system.whitened()[0]))
+    return [i for i in range(len(lambdas)) if lambdas[i] >= floor] or [0]
+
+
+def _lambda_window(count, center):
+    """Indices of the λ path to try: all of them, or :data:`LAMBDA_REACH` either side of ``center``."""
+    if center is None:
+        return list(range(count))
+    return list(range(max(0, center - LAMBDA_REACH), min(count, center + LAMBDA_REACH + 1)))
 
 
 def _ladder(rows, max_centers):
+    """The sizes: :data:`FIRST_CENTERS` doubled while below the rows and ``max_centers``, then the smaller of those."""
     out, M = [], FIRST_CENTERS
     top = min(rows, max_centers)
     while M < top:

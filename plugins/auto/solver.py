@@ -6,7 +6,7 @@ the training rows (:mod:`.planner`) and returns the concrete spec that ``kopt.so
 every training row -- ``report.json``'s ``spec`` is that spec, so ``kopt solve`` on it reproduces the
 model, and ``report["auto"]`` says what was tried, what was chosen and why.
 
-Routes (docs/defaults.md):
+Routes (docs/defaults.md says how to read and override them):
 
 * the square loss: ``krr_nystrom`` -- one Cholesky of the M × M Nyström system; its λ path is
   nearly free, so it is also the search's model.  Past :data:`.large.SEARCH_ROWS` training rows the search runs
@@ -48,7 +48,7 @@ from kopt.numerics import memory
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 
-from . import columns, large, pairs, planner, work
+from . import columns, large, pairs, planner, scoring, work
 
 
 class AutoSolver(Solver):
@@ -179,7 +179,6 @@ class AutoSolver(Solver):
         ``log``: a callable taking one progress line, or None.
         """
         spec = problem.spec
-        o = self.options
         kernel = spec["model"]["kernel"]
         lam = spec["model"]["regularizer"].get("lambda")
         count = ((given.get("model") or {}).get("features") or {}).get("count")
@@ -188,7 +187,7 @@ class AutoSolver(Solver):
         if problem.loss.name == "square" and not count and problem.preprocessor.target == "multiclass":
             from kopt.numerics.backend import to_numpy
 
-            if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), o.max_centers):
+            if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), self.options.max_centers):
                 return self._square_chosen(self._plan_pairs(problem, kernel, lam, log, budget), given, problem)
         log(f"auto: work budget {budget.work:.3g} flops for the search on {problem.n:,} training rows of {problem.d} "
             f"columns ({budget.rule}; the solve on every row comes after)" + (
@@ -197,38 +196,44 @@ class AutoSolver(Solver):
         if problem.n > large.SEARCH_ROWS:
             return self._square_chosen(self._finish(self._plan_large(problem, kernel, lam, count, budget, log), budget,
                                                     log), given, problem)
-        # one length scale per column is not searched here: on a small set it fits the validation rows, not the test
-        # rows, in many times the whole fit's time (docs/defaults.md, "Past 50,000 rows"; docs/benchmarks.md,
-        # "Measurements behind the code's choices")
-        # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the kernel's
-        # NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
+        # one length scale per column is searched past SEARCH_ROWS only: on a small set it fits the validation rows,
+        # not the test rows (docs/design/large-route.md)
+        return self._finish(self._plan_direct(problem, given, kernel, lam, count, budget, log), budget, log)
+
+    def _plan_direct(self, problem, given, kernel, lam, count, budget, log):
+        """The plan up to :data:`.large.SEARCH_ROWS` training rows: the ladder on every row (:mod:`.planner`), then
+        the chosen route on the ladder's chosen system."""
+        o = self.options
         most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
+        # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the
+        # kernel's NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
         with _threads.scipy_blas():
             found = planner.search(
                 problem, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
                 counts=[int(count)] if count else None, max_centers=most, budget=budget,
-                seed=spec["seed"], validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge",
-                choose_loss=self.loss_left_to_auto(given))
-        best, trials, metric = found.best, found.trials, found.metric
+                seed=problem.spec["seed"], validation=o.validation, log=log,
+                hinge=problem.loss.name == "squared_hinge", choose_loss=self.loss_left_to_auto(given))
+        best = found.best
         loss = self._loss_record(given, problem, found.loss_choice)
-        overrides, words = self.route(problem.loss, best["centers"], loss and loss["chosen"])
-        overrides["model.regularizer.lambda"] = best["lam"]
+        overrides, words = self.route(problem.loss, best.centers, loss and loss["chosen"])
+        overrides["model.regularizer.lambda"] = best.lam
         solver = overrides["solver"]
-        if best["bandwidth"] is not None:
-            overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
+        if best.bandwidth is not None:
+            overrides["model.kernel.bandwidth"] = float(f"{best.bandwidth:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
-        sizes = sorted({t["centers"] for t in trials})
-        why = (f"{best['centers']} centers (tried {', '.join(map(str, sizes))}), bandwidth "
-               f"{overrides.get('model.kernel.bandwidth', '-')} (x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} "
-               f"rule), lambda {best['lam']:g}: the best validation {metric} ({abs(best['score']):.5g}) on the "
-               f"{'squared hinge' if found.hinge_start is not None else 'square loss'}'s Nystrom path"
-               + (f" (loss auto: {found.loss_choice['why']})" if found.loss_choice else "") + f"; then {words}")
+        sizes = sorted({t.centers for t in found.trials})
+        why = (f"{best.centers} centers (tried {', '.join(map(str, sizes))}), bandwidth "
+               f"{overrides.get('model.kernel.bandwidth', '-')} (x{best.bandwidth_factor:g} the "
+               f"{kernel.get('bandwidth')} rule), lambda {best.lam:g}: the best validation {found.metric} "
+               f"({abs(best.score):.5g}) on the {'squared hinge' if found.hinge_start is not None else 'square loss'}'s "
+               f"Nystrom path" + (f" (loss auto: {found.loss_choice.why})" if found.loss_choice else "")
+               + f"; then {words}")
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
-                  "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
-                  "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
-                  "validation_score": abs(best["score"]), "split": found.split, "search_s": found.seconds,
-                  "budget_s": o.budget, "trials": trials, "why": why}
+                  "centers": best.centers, "bandwidth": overrides.get("model.kernel.bandwidth"),
+                  "bandwidth_factor": best.bandwidth_factor, "lambda": best.lam, "metric": found.metric,
+                  "validation_score": abs(best.score), "split": found.split, "search_s": found.seconds,
+                  "budget_s": o.budget, "trials": [t.record() for t in found.trials], "why": why}
         if loss is not None:
             record["loss"] = loss
         if not count and most < min(o.max_centers, problem.n):
@@ -242,7 +247,7 @@ class AutoSolver(Solver):
         if solver["name"] == "krr_nystrom" or found.hinge_start is not None:  # the chosen loss's own held-out scores
             held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
                         "words": f"solver auto's validation rows ({found.split})"}
-        return self._finish(Plan(overrides, record, start, held_out), budget, log)
+        return Plan(overrides, record, start, held_out)
 
     @staticmethod
     def loss_left_to_auto(given) -> bool:
@@ -255,7 +260,7 @@ class AutoSolver(Solver):
         if not self.loss_left_to_auto(given):
             return None
         if measured is not None:
-            return measured
+            return measured.record()
         if problem.preprocessor.target == "multiclass" or problem.label_matrix().shape[1] > 1:
             why = "more than two classes: the square loss, one output per class (the squared hinge is measured for " \
                   "a binary target)"
@@ -299,7 +304,7 @@ class AutoSolver(Solver):
         its bandwidth by the chosen factor; else ``(problem, None)``."""
         if kernel.get("bandwidth") != "auto":
             return problem, None
-        found = columns.choose(problem, fit=fit, validation=validation, metric=planner.metric_of(problem),
+        found = columns.choose(problem, fit=fit, validation=validation, metric=scoring.metric_of(problem),
                                budget=budget, log=log, seed=problem.spec["seed"])
         if found is None:
             return problem, None
@@ -312,129 +317,176 @@ class AutoSolver(Solver):
         return problem, scales
 
     def _plan_large(self, problem, kernel, lam, count, budget, log):
-        """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the direct search on a seeded
-        sample, then, for the square loss, the centers grown on every row by conjugate gradients (krr_pcg)."""
-
-        from kopt.numerics.backend import to_numpy
-
+        """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the column scales, the direct
+        search on a seeded sample, then, for the square loss, the centers grown on every row by conjugate gradients
+        (krr_pcg)."""
         t0 = time.perf_counter()
-        o, seed, n = self.options, problem.spec["seed"], problem.n
+        seed, n = problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
-        square = problem.loss.name == "square"
         given = problem
         problem, column_scales = self._column_scales(problem, kernel, fit, va, budget, log)
         if column_scales is not None:
             # from here on the search reads the column-scaled copy: the rows as given go (Solver.plan may release them;
-            # the solve on every row assembles its problem again) -- 1,068 MiB at 10⁷ rows of 28 float32 columns
+            # the solve on every row assembles its problem again)
             given.X = None
         del given
         rows = large.sample_rows(problem, fit)
         sample = large.sample_problem(problem, rows)
         log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centers "
             f"grown on every row, scored on {len(va):,} held-out rows")
+        square = problem.loss.name == "square"
         with _threads.scipy_blas():
             found = planner.search(
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
                 counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
                 budget=budget.share(large.SAMPLE_SHARE * budget.work) if square and not count else budget,
-                seed=seed, validation=o.validation, log=log, hinge=problem.loss.name == "squared_hinge")
-        best, trials, metric = dict(found.best), list(found.trials), found.metric
-        chosen_kernel = problem.kernel
-        if best["bandwidth"] is not None:
-            chosen_kernel = type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": best["bandwidth"]})
-        start, grown, held_out, held_rows = None, None, None, None
+                seed=seed, validation=self.options.validation, log=log, hinge=problem.loss.name == "squared_hinge")
+        chosen = LargeChoice(best=found.best, trials=[t.record() for t in found.trials], metric=found.metric,
+                             split=f"validation {len(va)} of {n} rows, seed {seed}; direct search on {sample.n} "
+                                   f"seeded rows", sample_n=sample.n, column_scales=column_scales)
         if square:
-            # the sample's model scored on the held-out rows of every row: what the grown centers must beat
-            system = found.system
-            w1 = system.coef(system.solve(best["lam"]))
-            X_va = _rows.take(problem.X, problem.xp.asarray(va))
-            S1 = to_numpy(system.scores(X_va, w1)) + found.intercept
-            budget.count(work.kernel_values(len(va), int(best["centers"]), int(problem.d)))
-            Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
-            y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
-            best["full_rows"] = planner._outcomes(metric, S1, Y_va, y_scale)
-            best["full_score"] = planner._score(metric, best["full_rows"])
-            best["model"] = (system.C, w1)  # the grown centers' CG starts from it (:func:`.large.grow`)
-            held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
-            if int(max(int(t["centers"]) for t in trials)) > int(best["centers"]) and not count:
-                # the ladder found no gain past its choice: did the rows still gain? (:func:`.large.rows_gain`)
-                best["rows_gain"] = large.rows_gain(sample, found, chosen_kernel, best["lam"], X_va, Y_va,
-                                                    best["full_rows"], metric, y_scale, budget)
-                log(f"auto: the sample's {sample.n:,} rows gained "
-                    f"{planner._gain_words(metric, best['rows_gain'][0])} over half of them on the held-out rows "
-                    f"(standard error {planner._gain_words(metric, best['rows_gain'][1])})")
-            del system, found
-            log(f"auto: the sample's model ({best['centers']} centers, lambda {best['lam']:g}) scores "
-                f"{metric} {abs(best['full_score']):.5g} on the {len(va):,} held-out rows")
+            first, chosen.held_out = self._sample_model(problem, sample, found, va, count, kernel, budget, log)
+            del found  # its system's M x M buffers go before the grown centers' are made
             if not count:
-                with _threads.scipy_blas():
-                    best["bandwidth_rule"] = kernel.get("bandwidth") == "auto"
-                    best["tried_centers"] = max(int(t["centers"]) for t in trials)
-                    grown = large.grow(problem, best, kernel=chosen_kernel, fit=fit, validation=va, budget=budget,
-                                       max_centers=large.MAX_GROWN_CENTERS, metric=metric, log=log, sample=rows)
-            if grown is not None:
-                trials.append({"centers": grown["centers"],
-                               "bandwidth": grown["kernel"].options.as_dict().get("bandwidth"), "lam": grown["lam"],
-                               "score": grown["score"], "path": grown["path"], "seconds": grown["seconds"],
-                               "cg_steps": grown["steps"], "rows": int(len(fit))})
-                gain = planner._gain(metric, best["full_score"], grown["score"])
-                if gain >= planner.MIN_GAIN[metric]:
-                    log(f"auto: {grown['centers']} centers on every row gained {planner._gain_words(metric, gain)} "
-                        f"over the sample's model: chosen")
-                    could = large.rows_could_gain(gain, n, len(fit), sample.n)
-                    if could < planner.MIN_GAIN[metric]:
-                        # the held-out rows could not change the model by what the search calls a gain: the model is
-                        # the grown path's, of the fit rows (data.held_out), and the solve on every row is not run
-                        held_rows = {"rows": int(len(va)), "seed": int(seed)}
-                        log(f"auto: the {len(va):,} held-out rows could gain at most {100 * could:.3g}"
-                            f"{'% of RMSE' if metric == 'rmse' else ' points'} over the {len(fit):,} fit rows' model "
-                            f"(the learning curve: {planner._gain_words(metric, gain)} from {sample.n:,} rows), less "
-                            f"than the {planner._gain_words(metric, planner.MIN_GAIN[metric])} the search calls a "
-                            f"gain: the model is the fit rows' (data.held_out), no solve on every row")
-                    best.update(centers=grown["centers"], lam=grown["lam"], score=grown["score"],
-                                bandwidth_factor=best["bandwidth_factor"] * grown["bandwidth_factor"],
-                                bandwidth=grown["kernel"].options.as_dict().get("bandwidth", best["bandwidth"]))
-                    start = {"v": grown["v"], "factors": grown["cg"]}
-                    # the held-out rows rode in every pass of the grown path with weight 0: their scores by the chosen
-                    # settings' model of the fit rows are the calibration's (no second solve on a split of its own)
-                    held_out = {"rows": va, "scores": grown["validation_scores"],
-                                "words": f"solver auto's {len(va)} held-out rows (seed {seed}), scored by the grown "
-                                         f"path's model of the other rows"}
-                else:
-                    log(f"auto: {grown['centers']} centers on every row gained {planner._gain_words(metric, gain)} "
-                        f"(< {planner._gain_words(metric, planner.MIN_GAIN[metric])}): the sample's choice stands")
-                grown = grown["centers"]
-        overrides, words = self.route(problem.loss, best["centers"])
-        if start is not None:  # the grown centers: CG on every row, warm from the search's solution and factors
+                self._grow(problem, chosen, first, fit, va, rows, sample.n, budget, log)
+        return self._large_plan(problem, kernel, chosen, t0)
+
+    def _sample_model(self, problem, sample, found, va, count, kernel, budget, log):
+        """``(SampleModel, held out)``: the sample's model scored on the held-out rows of every row (what the grown
+        centers must beat, and the calibration's scores where nothing is grown), and what its rows gained over half
+        of them where its ladder found no gain from more centers (:func:`.large.rows_gain`)."""
+        from kopt.numerics.backend import to_numpy
+
+        best, metric, seed = found.best, found.metric, problem.spec["seed"]
+        chosen_kernel = self._chosen_kernel(problem, best.bandwidth)
+        system = found.system
+        w1 = system.coef(system.solve(best.lam))
+        X_va = _rows.take(problem.X, problem.xp.asarray(va))
+        S1 = to_numpy(system.scores(X_va, w1)) + found.intercept
+        budget.count(work.kernel_values(len(va), int(best.centers), int(problem.d)))
+        Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
+        y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
+        full_rows = scoring.outcomes(metric, S1, Y_va, y_scale)
+        tried = max(int(t.centers) for t in found.trials)
+        first = large.SampleModel(centers=int(best.centers), lam=best.lam, full_score=scoring.score(metric, full_rows),
+                                  full_rows=full_rows, model=(system.C, w1), tried_centers=tried,
+                                  bandwidth_rule=kernel.get("bandwidth") == "auto")
+        held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
+        if tried > int(best.centers) and not count:
+            # the ladder found no gain past its choice: did the rows still gain?
+            first.rows_gain = large.rows_gain(sample, found, chosen_kernel, best.lam, X_va, Y_va, full_rows, metric,
+                                              y_scale, budget)
+            log(f"auto: the sample's {sample.n:,} rows gained {scoring.gain_words(metric, first.rows_gain.gain)} over "
+                f"half of them on the held-out rows (standard error "
+                f"{scoring.gain_words(metric, first.rows_gain.noise)})")
+        log(f"auto: the sample's model ({best.centers} centers, lambda {best.lam:g}) scores {metric} "
+            f"{abs(first.full_score):.5g} on the {len(va):,} held-out rows")
+        return first, held_out
+
+    @staticmethod
+    def _chosen_kernel(problem, bandwidth):
+        """The problem's kernel at the chosen bandwidth (None: the kernel as it is)."""
+        if bandwidth is None:
+            return problem.kernel
+        return type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": bandwidth})
+
+    def _grow(self, problem, chosen, first, fit, va, rows, sample_n, budget, log):
+        """The centers grown on every row (:func:`.large.grow`), kept in ``chosen`` where they beat the sample's model
+        by :data:`.scoring.MIN_GAIN`; where the held-out rows could not change the model by what the search calls a
+        gain (:func:`.large.rows_could_gain`), the model is the fit rows' (``data.held_out``)."""
+        metric, n, seed = chosen.metric, problem.n, problem.spec["seed"]
+        with _threads.scipy_blas():
+            grown = large.grow(problem, first, kernel=self._chosen_kernel(problem, chosen.best.bandwidth), fit=fit,
+                               validation=va, budget=budget, max_centers=large.MAX_GROWN_CENTERS, metric=metric,
+                               log=log, sample=rows)
+        if grown is None:
+            return
+        chosen.trials.append(grown.record(len(fit)))
+        chosen.grown = grown.centers
+        gain = scoring.gain(metric, first.full_score, grown.score)
+        least = scoring.MIN_GAIN[metric]
+        if gain < least:
+            log(f"auto: {grown.centers} centers on every row gained {scoring.gain_words(metric, gain)} "
+                f"(< {scoring.gain_words(metric, least)}): the sample's choice stands")
+            return
+        log(f"auto: {grown.centers} centers on every row gained {scoring.gain_words(metric, gain)} over the sample's "
+            f"model: chosen")
+        could = large.rows_could_gain(gain, n, len(fit), sample_n)
+        if could < least:
+            # the held-out rows could not change the model by what the search calls a gain: the model is the grown
+            # path's, of the fit rows (data.held_out), and the solve on every row is not run
+            chosen.held_rows = {"rows": int(len(va)), "seed": int(seed)}
+            log(f"auto: the {len(va):,} held-out rows could gain at most {100 * could:.3g}"
+                f"{'% of RMSE' if metric == 'rmse' else ' points'} over the {len(fit):,} fit rows' model "
+                f"(the learning curve: {scoring.gain_words(metric, gain)} from {sample_n:,} rows), less "
+                f"than the {scoring.gain_words(metric, least)} the search calls a gain: the model is the fit rows' "
+                f"(data.held_out), no solve on every row")
+        best = chosen.best
+        chosen.best = dataclasses.replace(
+            best, centers=grown.centers, lam=grown.lam, score=grown.score,
+            bandwidth_factor=best.bandwidth_factor * grown.bandwidth_factor,
+            bandwidth=grown.kernel.options.as_dict().get("bandwidth", best.bandwidth))
+        chosen.start = {"v": grown.v, "factors": grown.cg}
+        # the held-out rows rode in every pass of the grown path with weight 0: their scores by the chosen settings'
+        # model of the fit rows are the calibration's (no second solve on a split of its own)
+        chosen.held_out = {"rows": va, "scores": grown.validation_scores,
+                           "words": f"solver auto's {len(va)} held-out rows (seed {seed}), scored by the grown "
+                                    f"path's model of the other rows"}
+
+    def _large_plan(self, problem, kernel, chosen, t0):
+        """The large route's :class:`Plan`: the route (krr_pcg warm from the grown path, else the sample's route),
+        the chosen settings as spec overrides, and the report's record."""
+        n, best, metric = problem.n, chosen.best, chosen.metric
+        overrides, words = self.route(problem.loss, best.centers)
+        final_work = None
+        if chosen.start is not None:  # the grown centers: CG on every row, warm from the search's solution and factors
             overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL, "iterations": large.FINAL_STEPS}
-            final_work = large.FINAL_STEPS * work.cg_step(n, int(best["centers"]), int(problem.d),
+            final_work = large.FINAL_STEPS * work.cg_step(n, int(best.centers), int(problem.d),
                                                           int(problem.label_matrix().shape[1]))
             words = ("krr_pcg (the square loss on every row by conjugate gradients, one pass of kernel blocks a step, "
                      "warm from the search)")
-        overrides["model.regularizer.lambda"] = best["lam"]
-        if best["bandwidth"] is not None:
-            overrides["model.kernel.bandwidth"] = float(f"{best['bandwidth']:.6g}")
+        overrides["model.regularizer.lambda"] = best.lam
+        if best.bandwidth is not None:
+            overrides["model.kernel.bandwidth"] = float(f"{best.bandwidth:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
-        if column_scales is not None:
-            overrides["data.column_scales"] = [float(f"{c:.6g}") for c in column_scales]
+        scales = None if chosen.column_scales is None else [float(f"{c:.6g}") for c in chosen.column_scales]
+        if scales is not None:
+            overrides["data.column_scales"] = scales
+        held_rows = chosen.held_rows
         if held_rows is not None:
             overrides["data.held_out"] = held_rows
             words += f", on the {n - held_rows['rows']:,} fit rows (data.held_out: the {held_rows['rows']:,} held-out rows)"
         solver = overrides["solver"]
-        seconds = time.perf_counter() - t0
-        why = (f"{best['centers']} centers, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
-               f"(x{best['bandwidth_factor']:g} the {kernel.get('bandwidth')} rule), lambda {best['lam']:g}: the best "
-               f"validation {metric} ({abs(best['score']):.5g}) of the direct search on {sample.n:,} rows"
-               + (f" and the centers grown to {grown} on every row" if grown else "") + f"; then {words}")
+        why = (f"{best.centers} centers, bandwidth {overrides.get('model.kernel.bandwidth', '-')} "
+               f"(x{best.bandwidth_factor:g} the {kernel.get('bandwidth')} rule), lambda {best.lam:g}: the best "
+               f"validation {metric} ({abs(best.score):.5g}) of the direct search on {chosen.sample_n:,} rows"
+               + (f" and the centers grown to {chosen.grown} on every row" if chosen.grown else "") + f"; then {words}")
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
-                  "centers": best["centers"], "bandwidth": overrides.get("model.kernel.bandwidth"),
-                  "bandwidth_factor": best["bandwidth_factor"], "lambda": best["lam"], "metric": metric,
-                  "validation_score": abs(best["score"]), "split": f"validation {len(va)} of {n} rows, seed {seed}; "
-                  f"direct search on {sample.n} seeded rows", "search_s": seconds, "budget_s": o.budget,
-                  "trials": trials, "why": why,
-                  "column_scales": None if column_scales is None else overrides["data.column_scales"],
+                  "centers": best.centers, "bandwidth": overrides.get("model.kernel.bandwidth"),
+                  "bandwidth_factor": best.bandwidth_factor, "lambda": best.lam, "metric": metric,
+                  "validation_score": abs(best.score), "split": chosen.split, "search_s": time.perf_counter() - t0,
+                  "budget_s": self.options.budget, "trials": chosen.trials, "why": why, "column_scales": scales,
                   "held_out": held_rows}
-        if start is not None:
+        if final_work is not None:
             record["final_work_flops"] = final_work  # the solve on every row's bound, beside the search's budget
-        return Plan(overrides, record, start, held_out)
+        return Plan(overrides, record, chosen.start, chosen.held_out)
+
+
+@dataclasses.dataclass
+class LargeChoice:
+    """The large route's choice as it is made: the best trial (the sample's, or the grown centers'), the report's
+    trials, the metric and split words, the column scales, and where the centers grew, the start the solve on every
+    row takes (``start``), the held-out rows' scores (``held_out``) and the held-out rows left out of the final
+    solve (``held_rows``)."""
+
+    best: planner.Trial
+    trials: list
+    metric: str
+    split: str
+    sample_n: int
+    column_scales: object = None
+    start: dict | None = None
+    held_out: dict | None = None
+    held_rows: dict | None = None
+    grown: int | None = None

@@ -18,12 +18,10 @@ column scales and λ on a quiet machine, a busy one, and on 1 or 16 threads.
 * a Newton step of the squared hinge: one pass over the fit rows and one M³/3 Cholesky.
 
 **The default budget** (:func:`default_work`) is :data:`WORK_PER` flops per :data:`WORK_ROWS` training rows, at
-least :data:`WORK_MIN`: 1.2·10¹³ flops up to 500,000 rows, 2.4·10¹³ at 10⁶.  It is the old default's intent,
-120 s per 500,000 training rows and at least 120 s, translated once at the reference rates
-:data:`REFERENCE_FLOPS` (10¹¹ flop/s: the float64 BLAS roofline measured on the two-core development machine,
-docs/defaults.md) -- at which a kernel value of 28 columns (88 flops) runs at 1.1·10⁹ a second, the pass rates
-the old cost model measured there (0.8-2 G kernel values/s).  A faster or slower machine spends more or less time
-on the same work, and chooses the same model.
+least :data:`WORK_MIN`: 1.2·10¹³ flops up to 500,000 rows, 2.4·10¹³ at 10⁶: 120 s per 500,000 training rows and at
+least 120 s, at the reference rate :data:`REFERENCE_FLOPS` (10¹¹ flop/s, a float64 BLAS roofline of two cores;
+docs/design/work-budget.md).  A faster or slower machine spends more or less time on the same work, and chooses the
+same model.
 
 **Time** enters twice, never as a choice: a rate measured as the work counted so far over the seconds it took
 turns the budget into an estimated time for the progress lines (:meth:`Budget.words`), and a wall-clock limit the

@@ -107,7 +107,7 @@ def test_a_spec_naming_only_loss_and_kernel_chooses_and_says_why(tmp_path):
     auto = r.auto
     assert auto["route"] == "krr_nystrom" and auto["metric"] == "accuracy"
     assert auto["centers"] in {t["centers"] for t in auto["trials"]}
-    from kopt_plugins.auto.planner import MIN_GAIN
+    from kopt_plugins.auto.scoring import MIN_GAIN
 
     # the best score, except that more centers must gain MIN_GAIN to win
     chosen = [t for t in auto["trials"] if t["centers"] == auto["centers"] and t["lam"] == auto["lambda"]
@@ -196,7 +196,7 @@ def test_cli_summary_and_report(tmp_path):
 
 
 def test_gain_error_is_the_paired_standard_error():
-    from kopt_plugins.auto.planner import _gain, _gain_error, _score
+    from kopt_plugins.auto.scoring import gain, gain_error, score
 
     rng = np.random.default_rng(0)
     old = (rng.random(4000) < 0.8).astype(float)
@@ -205,33 +205,33 @@ def test_gain_error_is_the_paired_standard_error():
     new[flip[:130]] = 1.0
     new[flip[130:]] = 0.0
     d = new - old
-    assert _gain_error("accuracy", old, new) == pytest.approx(d.std(ddof=1) / np.sqrt(4000))
-    assert _gain_error("accuracy", old, old) == 0.0  # the same model: nothing to tell apart
+    assert gain_error("accuracy", old, new) == pytest.approx(d.std(ddof=1) / np.sqrt(4000))
+    assert gain_error("accuracy", old, old) == 0.0  # the same model: nothing to tell apart
     # RMSE: the relative cut's error by the delta method, against the spread of many resampled validation sets
     e_old = rng.gamma(2.0, 1.0, 3000)
     e_new = e_old * rng.uniform(0.8, 1.15, 3000)
     boots = []
     for _ in range(400):
         i = rng.integers(0, 3000, 3000)
-        boots.append(_gain("rmse", _score("rmse", e_old[i]), _score("rmse", e_new[i])))
-    assert _gain_error("rmse", e_old, e_new) == pytest.approx(np.std(boots), rel=0.15)
+        boots.append(gain("rmse", score("rmse", e_old[i]), score("rmse", e_new[i])))
+    assert gain_error("rmse", e_old, e_new) == pytest.approx(np.std(boots), rel=0.15)
 
 
 @pytest.mark.slow
 def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gained(monkeypatch):
     """On few, noisy validation rows a doubling's gain is within its standard error: the ladder stops there,
     though the gain passes MIN_GAIN; with the noise rule off it goes on."""
-    from kopt_plugins.auto import planner
+    from kopt_plugins.auto import scoring
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((1500, 4))
     y = np.where(X[:, 0] + 1.5 * rng.standard_normal(1500) > 0, 1, -1)  # mostly label noise
     spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
             "solver": {"name": "auto", "max_centers": 1024}, "output": {"model": False, "report": False}}
-    monkeypatch.setattr(planner, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # only the noise rule can stop it
+    monkeypatch.setattr(scoring, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # only the noise rule can stop it
     r = _solve(spec, (X, y))
     sizes = {t["centers"] for t in r.auto["trials"]}
-    monkeypatch.setattr(planner, "GAIN_ERRORS", 0.0)
+    monkeypatch.setattr(scoring, "GAIN_ERRORS", 0.0)
     off = _solve(spec, (X, y))
     assert max(sizes) < max(t["centers"] for t in off.auto["trials"]) == 1024
 

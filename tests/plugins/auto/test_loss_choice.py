@@ -145,7 +145,7 @@ def test_the_hinge_ladder_grows_while_the_square_loss_still_gains():
     gains nothing from 512 to 1,024 centers, the square loss 0.83 points: the ladder goes on to 2,048, where neither
     gains, and stops.  (The board of seed 1 showed it until 7935c10: the kernel values' rounding near 1 moved its
     1,024-center square loss by 3 of the 1,200 validation rows, below the gain.)"""
-    from kopt_plugins.auto.planner import MIN_GAIN
+    from kopt_plugins.auto.scoring import MIN_GAIN
 
     X, y = _board(8000, seed=2)
     r = _solve(_spec({"name": "squared_hinge"}, seed=2), _split(X, y, 6000))
@@ -167,7 +167,7 @@ def test_after_the_hinge_is_chosen_the_square_losss_model_still_competes_at_each
     so a square-loss model wins; the chosen spec (the square loss) solved from scratch is the same model."""
     from kopt_plugins.auto import planner
 
-    real = planner._hinge_path
+    real = planner.hinge_path
 
     def worse_past_the_screen(system, *args, **kwargs):
         k, scores, outcomes, start = real(system, *args, **kwargs)
@@ -175,7 +175,7 @@ def test_after_the_hinge_is_chosen_the_square_losss_model_still_competes_at_each
             scores = {i: v - 0.05 for i, v in scores.items()}
         return k, scores, outcomes, start
 
-    monkeypatch.setattr(planner, "_hinge_path", worse_past_the_screen)
+    monkeypatch.setattr(planner, "hinge_path", worse_past_the_screen)
     X, y = _board(8000, seed=0)
     data = _split(X, y, 6000)
     r = _solve(_spec({"name": "auto"}), data)

@@ -77,10 +77,10 @@ def _same(fits):
 def test_the_small_route_chooses_the_same_model_on_any_machine(monkeypatch, capfd):
     """3,000 rows: the ladder grows until the next size's counted work would pass 4e9 flops (only that rule can
     stop it here: the gain rules are off), at 512 centers."""
-    from kopt_plugins.auto import planner
+    from kopt_plugins.auto import scoring
 
-    monkeypatch.setattr(planner, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})
-    monkeypatch.setattr(planner, "GAIN_ERRORS", -1e9)
+    monkeypatch.setattr(scoring, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})
+    monkeypatch.setattr(scoring, "GAIN_ERRORS", -1e9)
     X, y = curved_classes(3000, 3, 0, 2, noise=0.3)
     spec = {"seed": 3, "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
             "solver": {"name": "auto", "work": 4e9}, "output": {"model": False, "report": False}}
@@ -181,10 +181,10 @@ def test_the_squared_hinge_chooses_the_same_model_on_any_machine(monkeypatch, ca
     on) factor on every worker thread by tiles in fixed parts: the same model on 1 and 2 threads and on a busy
     machine.  A threaded LAPACK Cholesky gave another model on 1 thread (its bits follow the cores)."""
     from kopt.nystrom.system import PATH_THREADED
-    from kopt_plugins.auto import planner
+    from kopt_plugins.auto import scoring
 
-    monkeypatch.setattr(planner, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # the ladder grows to its budget
-    monkeypatch.setattr(planner, "GAIN_ERRORS", -1e9)
+    monkeypatch.setattr(scoring, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # the ladder grows to its budget
+    monkeypatch.setattr(scoring, "GAIN_ERRORS", -1e9)
     X, y = curved_classes(3000, 5, 0, 2, noise=0.5)
     spec = {"seed": 3, "model": {"loss": {"name": "squared_hinge"}, "kernel": {"name": "gaussian"}},
             "solver": {"name": "auto", "work": 4e10}, "output": {"model": False, "report": False}}

@@ -377,10 +377,10 @@ def test_the_bandwidth_is_probed_only_past_the_sizes_the_sample_tried(small_samp
     problem = _wiggly_problem("probe")
     fit, va = large.split(problem.n, 5)
     # full_score 0: any rung gains (where the sample tried more centers, 128 on every row are tried first)
-    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 0.0}
+    first = large.SampleModel(centers=64, lam=1e-4, tried_centers=tried, full_score=0.0)
     grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
                        metric="accuracy", log=lambda line: None, sample=large.sample_rows(problem, fit))
-    assert grown is not None and grown["centers"] == 512
+    assert grown is not None and grown.centers == 512
     assert bool(calls) == probed
 
 
@@ -407,8 +407,8 @@ def test_more_centers_are_grown_only_while_the_validation_rows_tell_a_gain(small
     monkeypatch.setattr(cg_module, "NystromCG", counting)
     problem = _wiggly_problem("rung")
     fit, va = large.split(problem.n, 5)
-    first = {"centers": 64, "lam": 1e-4, "tried_centers": tried, "full_score": 1.0,
-             "full_rows": np.ones(len(va)), "rows_gain": rows_gain}
+    first = large.SampleModel(centers=64, lam=1e-4, tried_centers=tried, full_score=1.0,
+                              full_rows=np.ones(len(va)), rows_gain=rows_gain)
     lines = []
     grown = large.grow(problem, first, kernel=problem.kernel, fit=fit, validation=va, budget_s=600, max_centers=512,
                        metric="accuracy", log=lines.append, sample=large.sample_rows(problem, fit))
@@ -418,14 +418,14 @@ def test_more_centers_are_grown_only_while_the_validation_rows_tell_a_gain(small
         said = "more rows and centers do not pay" if rows_gain else "more centers do not pay"
         assert any(said in line for line in lines), lines
     else:  # the ladder was still gaining: the rows' gain is not asked
-        assert grown is not None and grown["centers"] == grown_to
+        assert grown is not None and grown.centers == grown_to
 
 
 def test_the_rows_gain_is_the_sample_against_half_of_it(small_sample):
     """rows_gain: the chosen system on a seeded half of the sample, scored on the held-out rows against the whole
     sample's model -- on a boundary that needs its rows, the whole sample gains by more than its standard error."""
     from kopt.numerics.backend import to_numpy
-    from kopt_plugins.auto import planner, work
+    from kopt_plugins.auto import planner, scoring, work
 
     large = small_sample
     problem = _wiggly_problem("rows", n=6000)
@@ -436,7 +436,7 @@ def test_the_rows_gain_is_the_sample_against_half_of_it(small_sample):
     X_va = problem.X[va]
     Y_va = to_numpy(problem.label_matrix()[va])
     S = to_numpy(found.system.scores(X_va, found.system.coef(found.system.solve(1e-4)))) + found.intercept
-    full_rows = planner._outcomes("accuracy", S, Y_va, 1.0)
+    full_rows = scoring.outcomes("accuracy", S, Y_va, 1.0)
     budget = work.Budget(1e13, None)
     gain, noise = large.rows_gain(sample, found, problem.kernel, 1e-4, X_va, Y_va, full_rows, "accuracy", 1.0, budget)
     assert gain > noise > 0 and budget.spent > 0
@@ -473,13 +473,13 @@ def test_the_grown_path_tries_no_lambda_below_the_floor(small_sample, lam_start)
     fit, va = large.split(problem.n, 5)
     lines = []
     order = center_order(problem, 256)
-    grown = large._grown_path(problem, problem.kernel, order, 256, lam_start, fit=fit, validation=va,
+    grown = large.grown_path(problem, problem.kernel, order, 256, lam_start, fit=fit, validation=va,
                               metric="accuracy", log=lines.append, threads=None,
                               budget=work.Budget(1e13, None))
     assert grown is not None
-    tried = [float(lam) for lam in grown["path"]]
-    assert tried and min(tried) >= grown["cg"].lambda_floor()
-    if lam_start < grown["cg"].lambda_floor():
+    tried = [float(lam) for lam in grown.path]
+    assert tried and min(tried) >= grown.cg.lambda_floor()
+    if lam_start < grown.cg.lambda_floor():
         assert any("below what the float32 kernel values resolve" in line and "the path starts at" in line
                    for line in lines), lines
     else:
@@ -499,7 +499,7 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
     step = work.cg_step(problem.n, 256, int(problem.d))
 
     def path(budget, lines):
-        return large._grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va,
+        return large.grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va,
                                  metric="accuracy", log=lines.append, threads=None, budget=budget)
 
     class Counted(work.Budget):  # the work counted after each call: the factors, then one call a λ
@@ -509,7 +509,7 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
 
     lines, spent = [], []
     free = path(Counted(1e13, None), lines)
-    lams = list(free["path"])
+    lams = list(free.path)
     taken = [int(re.search(r"\((\d+) CG steps so far", line).group(1)) for line in lines if "CG steps so far" in line]
     assert len(lams) >= 4 and len(taken) == len(lams)
     # the work of the first three λs, one more λ's preconditioner, and one step fewer than the third took warm (a
@@ -519,7 +519,7 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
     budget = work.Budget(spent[3] + work.cg_lambda(256) + (warm - 1 + 0.5) * step * (1 + 1 / REFRESH_EVERY), None)
     lines = []
     cut = path(budget, lines)
-    assert list(cut["path"]) == lams[:3]
+    assert list(cut.path) == lams[:3]
     assert any(f"affords {warm - 1} CG steps, fewer than the {warm}" in line and "not started" in line
                for line in lines), lines
 
@@ -535,7 +535,7 @@ def test_the_bandwidth_probe_spends_no_more_than_its_share(small_sample):
     fit, va = large.split(problem.n, 5)
     sample = large.sample_rows(problem, fit)
     centers = np.sort(sample[:128])
-    args = (problem, problem.kernel, {"lam": 1e-3}, sample, va, centers, "accuracy")
+    args = (problem, problem.kernel, 1e-3, sample, va, centers, "accuracy")
     free, lines = work.Budget(1e13, None), []
     large.probe_bandwidth(*args, lines.append, budget=free)
     step = work.cg_step(len(sample), 128, int(problem.d))
@@ -552,14 +552,14 @@ def test_the_probe_takes_the_shortest_length_scale_the_validation_rows_cannot_te
                                                                                                  monkeypatch):
     """Among the factors whose best score the best factor's beats by less than the validation rows can tell, the
     probe takes the shortest length scale (the grown model's centers and rows resolve it); a real gain still wins."""
-    from kopt_plugins.auto import planner, work
+    from kopt_plugins.auto import scoring, work
 
     large = small_sample
     problem = _wiggly_problem("probe-ties")
     fit, va = large.split(problem.n, 5)
     sample = large.sample_rows(problem, fit)
-    args = (problem, problem.kernel, {"lam": 1e-3}, sample, va, np.sort(sample[:128]), "accuracy")
-    real = planner._outcomes
+    args = (problem, problem.kernel, 1e-3, sample, va, np.sort(sample[:128]), "accuracy")
+    real = scoring.outcomes
     for perfect, expect in ((False, 0.5), (True, 1.0)):  # x1's outcomes as they are, then every row right
         def outcomes(metric, S, Y, y_scale, _perfect=perfect):
             rows = real(metric, S, Y, y_scale)
@@ -573,7 +573,7 @@ def test_the_probe_takes_the_shortest_length_scale_the_validation_rows_cannot_te
                 "bandwidth"], 3)
             return _solve(cg, *a, **k)
 
-        monkeypatch.setattr(planner, "_outcomes", outcomes)
+        monkeypatch.setattr(scoring, "outcomes", outcomes)
         monkeypatch.setattr(large, "solve_lambda", tracking)
         lines = []
         factor, _ = large.probe_bandwidth(*args, lines.append, budget=work.Budget(1e13, None))
@@ -600,7 +600,7 @@ def test_the_bandwidth_probe_starts_above_the_floor(small_sample, monkeypatch):
     sample = large.sample_rows(problem, fit)
     for lam0 in (1e-11, 1e-4):  # below the floor (about 6e-8 here), and above it
         tried.clear()
-        large.probe_bandwidth(problem, problem.kernel, {"lam": lam0}, sample, va, np.sort(sample[:128]), "accuracy",
+        large.probe_bandwidth(problem, problem.kernel, lam0, sample, va, np.sort(sample[:128]), "accuracy",
                               lambda line: None, budget=work.Budget(1e13, None))
         assert tried and all(lam >= floor for _, lam, floor in tried)
         assert len({(cg, lam) for cg, lam, _ in tried}) == len(tried)
@@ -657,15 +657,15 @@ def test_the_rung_solves_its_first_lambda_and_walks_no_further(small_sample):
 
     def path(**kw):
         budget = work.Budget(1e13, None)
-        out = large._grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va, metric="accuracy",
+        out = large.grown_path(problem, problem.kernel, order, 256, 1e-1, fit=fit, validation=va, metric="accuracy",
                                 log=lambda line: None, threads=None, budget=budget, **kw)
         return out, budget.spent
 
     walked, _ = path()
     once, spent = path(walk=False)
-    assert len(walked["path"]) >= 2 and list(once["path"]) == list(walked["path"])[:1]
-    assert once["score"] == pytest.approx(walked["path"][next(iter(walked["path"]))], abs=1e-6)  # the path rounds
-    small = once["cg"]
-    started, spent_started = path(walk=False, start=(small.C[::2], small.coef(once["v"])[::2]))
+    assert len(walked.path) >= 2 and list(once.path) == list(walked.path)[:1]
+    assert once.score == pytest.approx(walked.path[next(iter(walked.path))], abs=1e-6)  # the path rounds
+    small = once.cg
+    started, spent_started = path(walk=False, start=(small.C[::2], small.coef(once.v)[::2]))
     assert spent_started > spent  # the projection's kernel values and the start's pass are counted
-    assert started["path"].keys() == once["path"].keys()
+    assert started.path.keys() == once.path.keys()

@@ -207,17 +207,17 @@ def test_the_estimator_with_the_squared_hinge_takes_this_route():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_search_tries_no_hinge_lambda_below_the_kernel_rounding(dtype):
     """The hinge's λ path skips λ < eps/2 · trace(T): float32 kernel values resolve no λ of 1e-9, float64 ones do."""
-    from kopt_plugins.auto.planner import LAMBDAS, _hinge_path
+    from kopt_plugins.auto.planner import LAMBDAS, hinge_path
 
     X, y = _data(n=600)
     y = y.astype(float)
     system = NystromSystem(GaussianKernel(bandwidth=1.0), X[:500], y[:500, None], X[:60].astype(dtype), dtype=dtype)
     system.whitened()
     floor = 0.5 * float(np.finfo(dtype).eps) * float(np.trace(system.whitened()[0]))
-    k, scores, outcomes, start = _hinge_path(system, X[:500].astype(dtype), y[:500], None, X[500:].astype(dtype),
+    k, scores, outcomes, start = hinge_path(system, X[:500].astype(dtype), y[:500], None, X[500:].astype(dtype),
                                              y[500:, None], LAMBDAS, len(LAMBDAS) - 1)
     tried = [LAMBDAS[i] for i in scores]
-    assert min(tried) >= floor and LAMBDAS[k] in tried and start["steps"] > 0
+    assert min(tried) >= floor and LAMBDAS[k] in tried and start.steps > 0
     assert (min(tried) < 1e-8) == (dtype == np.float64)  # the window widened down to the path's end in float64
 
 
