@@ -332,10 +332,32 @@ def _run(spec, call, cluster):
             report["calibration"] = {k: v for k, v in calibration.items()}
             report["timings"]["calibration_s"] = calibration.pop("seconds")
             model.calibration = calibration
+    if model.calibration is None and needs_calibration(problem):  # the model file says why it has none
+        model.info["no_calibration"] = NO_CALIBRATION[
+            "dask" if cluster is not None else "calibrate" if not call.calibrate else
+            "rows" if problem.X is None or problem.y is None else "scores"]
     if call.write:
         check_finite_model(result)
         write_outputs(spec, result)
     return result
+
+
+#: why a margin classifier's model has no probability calibration, as its ``info.no_calibration`` records it (what
+#: ``kopt predict --proba`` and ``predict_proba`` then say)
+NO_CALIBRATION = {
+    "calibrate": "it was solved with calibrate=False; solve it again without it (the default calibrates)",
+    "dask": "it was solved on a Dask cluster, which does not calibrate yet; solve its spec without a scheduler",
+    "rows": "its training rows were not in memory to score held-out rows on",
+    "scores": "the held-out scores its calibration is fitted on were not finite",
+}
+
+
+def needs_calibration(problem) -> bool:
+    """Whether the problem's model gets a probability calibration: a classifier of a margin loss (the logistic and
+    softmax losses give their own probabilities)."""
+    from .models.model import OWN_PROBABILITIES
+
+    return problem.preprocessor.target in ("binary", "multiclass") and problem.loss.name not in OWN_PROBABILITIES
 
 
 def calibrate_model(spec, problem, model, held_out, solver):
@@ -351,11 +373,10 @@ def calibrate_model(spec, problem, model, held_out, solver):
     one more solve, on 80% of the rows.  The calibration's dict says which rows (``source``) and how many (``rows``);
     ``seconds`` is its cost."""
     from .models import calibration as _calibration
-    from .models.model import OWN_PROBABILITIES
     from .numerics import rows as _rows
     from .numerics.backend import to_numpy
 
-    if problem.preprocessor.target not in ("binary", "multiclass") or problem.loss.name in OWN_PROBABILITIES:
+    if not needs_calibration(problem):
         return None
     if problem.X is None or problem.y is None:
         return None
