@@ -6,6 +6,7 @@ the spec to solve on the training rows they read; every run then goes through :f
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -18,7 +19,7 @@ from .contract.registry import registry
 from .contract.result import Result
 from .data import as_dataset, load_data
 from .data.progress import drawing
-from .errors import ConvergenceWarning, DataError, FeatureCountWarning, NonFiniteModelError
+from .errors import ConvergenceWarning, DataError, FeatureCountWarning, NonFiniteModelError, SpecError
 from .models.model import Model
 from .numerics.backend import resolve
 from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, peak_rss_mb
@@ -79,9 +80,12 @@ def solve(spec, data=None, *, overrides=(), resume=False, progress=False, write=
     none, as the validation solves of ``lambda: auto`` and ``kopt tune`` do).
     """
     t0 = time.perf_counter()
-    if scheduler is not None:
-        given = [f"execution.scheduler={scheduler}"] if isinstance(scheduler, str) else []
-        overrides = (*overrides, "execution.engine=dask", *given)
+    if scheduler is not None:  # a message about it names the parameter the caller gave
+        from .spec.loader import Override
+
+        face = f"kopt.solve(scheduler={scheduler!r})" if isinstance(scheduler, str) else "kopt.solve(scheduler=...)"
+        given = [Override(f"execution.scheduler={json.dumps(scheduler)}", face)] if isinstance(scheduler, str) else []
+        overrides = (*overrides, Override("execution.engine=dask", face), *given)
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
     call = _Call(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
@@ -173,8 +177,15 @@ def _plan(spec, call):
     with out_of_memory(_reading(spec, call.data)):
         problem = assemble(spec, ds, sample_weight=call.sample_weight)
     log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if call.progress else None
-    with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
-        chosen = spec.component(("solver",)).plan(problem, spec.given, log)
+    try:
+        with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
+            chosen = spec.component(("solver",)).plan(problem, spec.given, log)
+    except SpecError as exc:  # its split of the training rows: said at the spec key that asked for it
+        if exc.parameter != "validation":
+            raise
+        given = "validation" in (spec.given.get("solver") or {})
+        raise spec.error(("solver", "validation") if given else ("solver", "name"),
+                         f"solver {spec['solver']['name']!r} chooses on held-out training rows: {exc.detail}") from None
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
     given_count = ((spec.given.get("model") or {}).get("features") or {}).get("count")

@@ -17,18 +17,30 @@ class SpecError(KoptError, ValueError):
 
     Attributes give the location so tools can point at it: ``source`` (file
     name or ``<dict>``), ``path`` (key path such as ``$.solver.tol``),
-    ``line``/``column`` (1-based, ``None`` for dict specs).
+    ``line``/``column`` (1-based, ``None`` for dict specs).  ``parameter`` and
+    ``value``: the argument of a Python call the error is about (``validation``
+    of :func:`kopt.tune`), shown as ``validation=0.2`` unless a face that takes
+    it under another name re-labels it (:meth:`relabel`: the CLI's ``--validation``).
     """
 
     exit_status = 2
 
-    def __init__(self, message, *, source=None, path=None, line=None, column=None):
+    def __init__(self, message, *, source=None, path=None, line=None, column=None, parameter=None, value=None):
+        if source is None and parameter is not None:
+            source = f"{parameter}={value!r}"
         self.source = source
         self.path = path
         self.line = line
         self.column = column
         self.detail = message
+        self.parameter = parameter
+        self.value = value
         super().__init__(self._format())
+
+    def relabel(self, source):
+        """This error with ``source`` for its words (a face's flag for :attr:`parameter`)."""
+        return type(self)(self.detail, source=source, path=self.path, line=self.line, column=self.column,
+                          parameter=self.parameter, value=self.value)
 
     def _format(self):
         where = self.source or "<spec>"

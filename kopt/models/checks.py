@@ -205,15 +205,12 @@ def check_predicts(model, source):
             from None
 
 
-def check_hash(meta: dict, arrays: dict, source):
-    """``model_sha256``, where the file records one, against the content's hash computed now
+def check_hash(meta: dict, computed: str, source):
+    """``model_sha256``, where the file records one, against ``computed``, the content's hash computed now
     (:func:`kopt.models.model.content_hash`)."""
     recorded = meta.get("model_sha256")
     if recorded is None:  # written before the hash was recorded
         return
-    from .model import content_hash
-
-    computed = content_hash(meta, arrays)
     if computed != recorded:
         raise ModelFileError(hash_mismatch(source, recorded, computed))
 
