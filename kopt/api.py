@@ -6,6 +6,7 @@ the spec to solve on the training rows they read; every run then goes through :f
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -20,7 +21,7 @@ from .contract.registry import registry
 from .contract.result import Result
 from .data import as_dataset, load_data
 from .data.progress import drawing
-from .errors import ConvergenceWarning, DataError, FeatureCountWarning, NonFiniteModelError
+from .errors import ConvergenceWarning, DataError, FeatureCountWarning, NonFiniteModelError, SpecError
 from .models.model import Model
 from .numerics.backend import resolve
 from .numerics.memory import SOLVE_ADVICE, check_plan, out_of_memory, peak_rss_mb
@@ -146,9 +147,12 @@ def solve(spec: str | os.PathLike | dict | Spec, data: tuple | Dataset | None = 
     (20,)
     """
     t0 = time.perf_counter()
-    if scheduler is not None:
-        given = [f"execution.scheduler={scheduler}"] if isinstance(scheduler, str) else []
-        overrides = (*overrides, "execution.engine=dask", *given)
+    if scheduler is not None:  # a message about it names the parameter the caller gave
+        from .spec.loader import Override
+
+        face = f"kopt.solve(scheduler={scheduler!r})" if isinstance(scheduler, str) else "kopt.solve(scheduler=...)"
+        given = [Override(f"execution.scheduler={json.dumps(scheduler)}", face)] if isinstance(scheduler, str) else []
+        overrides = (*overrides, Override("execution.engine=dask", face), *given)
     if not isinstance(spec, Spec) or overrides:
         spec = load_spec(spec, overrides, check_files=data is None)
     call = _Call(data=data, resume=resume, progress=progress, write=write, sample_weight=sample_weight,
@@ -240,8 +244,15 @@ def _plan(spec, call):
     with out_of_memory(_reading(spec, call.data)):
         problem = assemble(spec, ds, sample_weight=call.sample_weight)
     log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if call.progress else None
-    with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
-        chosen = spec.component(("solver",)).plan(problem, spec.given, log)
+    try:
+        with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
+            chosen = spec.component(("solver",)).plan(problem, spec.given, log)
+    except SpecError as exc:  # its split of the training rows: said at the spec key that asked for it
+        if exc.parameter != "validation":
+            raise
+        given = "validation" in (spec.given.get("solver") or {})
+        raise spec.error(("solver", "validation") if given else ("solver", "name"),
+                         f"solver {spec['solver']['name']!r} chooses on held-out training rows: {exc.detail}") from None
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
     given_count = ((spec.given.get("model") or {}).get("features") or {}).get("count")
@@ -399,10 +410,32 @@ def _run(spec, call, cluster):
             report["calibration"] = {k: v for k, v in calibration.items()}
             report["timings"]["calibration_s"] = calibration.pop("seconds")
             model.calibration = calibration
+    if model.calibration is None and needs_calibration(problem):  # the model file says why it has none
+        model.info["no_calibration"] = NO_CALIBRATION[
+            "dask" if cluster is not None else "calibrate" if not call.calibrate else
+            "rows" if problem.X is None or problem.y is None else "scores"]
     if call.write:
         check_finite_model(result)
         write_outputs(spec, result)
     return result
+
+
+#: why a margin classifier's model has no probability calibration, as its ``info.no_calibration`` records it (what
+#: ``kopt predict --proba`` and ``predict_proba`` then say)
+NO_CALIBRATION = {
+    "calibrate": "it was solved with calibrate=False; solve it again without it (the default calibrates)",
+    "dask": "it was solved on a Dask cluster, which does not calibrate yet; solve its spec without a scheduler",
+    "rows": "its training rows were not in memory to score held-out rows on",
+    "scores": "the held-out scores its calibration is fitted on were not finite",
+}
+
+
+def needs_calibration(problem) -> bool:
+    """Whether the problem's model gets a probability calibration: a classifier of a margin loss (the logistic and
+    softmax losses give their own probabilities)."""
+    from .models.model import OWN_PROBABILITIES
+
+    return problem.preprocessor.target in ("binary", "multiclass") and problem.loss.name not in OWN_PROBABILITIES
 
 
 def calibrate_model(spec, problem, model, held_out, solver):
@@ -418,11 +451,10 @@ def calibrate_model(spec, problem, model, held_out, solver):
     one more solve, on 80% of the rows.  The calibration's dict says which rows (``source``) and how many (``rows``);
     ``seconds`` is its cost."""
     from .models import calibration as _calibration
-    from .models.model import OWN_PROBABILITIES
     from .numerics import rows as _rows
     from .numerics.backend import to_numpy
 
-    if problem.preprocessor.target not in ("binary", "multiclass") or problem.loss.name in OWN_PROBABILITIES:
+    if not needs_calibration(problem):
         return None
     if problem.X is None or problem.y is None:
         return None

@@ -55,6 +55,10 @@ class SpecError(KoptError, ValueError):
         As given: where the problem is, so a tool can point at it.
     detail : str
         The message without the location.
+    parameter, value
+        The argument of a Python call the error is about (``validation`` of :func:`kopt.tune`), shown as
+        ``validation=0.2`` unless a face that takes it under another name re-labels it (:meth:`relabel`: the CLI's
+        ``--validation``).
 
     Examples
     --------
@@ -71,13 +75,22 @@ class SpecError(KoptError, ValueError):
 
     exit_status = 2
 
-    def __init__(self, message, *, source=None, path=None, line=None, column=None):
+    def __init__(self, message, *, source=None, path=None, line=None, column=None, parameter=None, value=None):
+        if source is None and parameter is not None:
+            source = f"{parameter}={value!r}"
         self.source = source
         self.path = path
         self.line = line
         self.column = column
         self.detail = message
+        self.parameter = parameter
+        self.value = value
         super().__init__(self._format())
+
+    def relabel(self, source):
+        """This error with ``source`` for its words (a face's flag for :attr:`parameter`)."""
+        return type(self)(self.detail, source=source, path=self.path, line=self.line, column=self.column,
+                          parameter=self.parameter, value=self.value)
 
     def _format(self):
         where = self.source or "<spec>"

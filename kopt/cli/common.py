@@ -44,11 +44,22 @@ def check_extras(spec):
                          "(pip install 'kopt[plot]') or set output.plot: false (--set output.plot=false)")
 
 
-def scheduler_overrides(scheduler):
-    """``--set`` items that run a spec on the Dask cluster ``scheduler`` (none without one)."""
+def scheduler_overrides(scheduler, flag="--scheduler"):
+    """``--set`` items that run a spec on the Dask cluster ``scheduler`` (none without one), each saying it came
+    from ``--scheduler ADDRESS`` (a message about execution.engine names that flag, not a --set never typed)."""
+    from ..spec.loader import Override
+
     if not scheduler:
         return []
-    return ["execution.engine=dask", f"execution.scheduler={json.dumps(scheduler)}"]
+    face = f"{flag} {scheduler}"
+    return [Override("execution.engine=dask", face), Override(f"execution.scheduler={json.dumps(scheduler)}", face)]
+
+
+def flag_override(item, flag):
+    """The ``--set`` item ``item`` that the command-line flag ``flag`` (as the user typed it) stands for."""
+    from ..spec.loader import Override
+
+    return Override(item, flag)
 
 
 @contextlib.contextmanager

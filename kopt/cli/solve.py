@@ -1,11 +1,12 @@
 """``kopt solve``: a spec solved, its model and report written, the summary printed."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 
 from ..errors import Terminated
-from .common import check_extras, cwd_paths, data_lines, scheduler_overrides
+from .common import check_extras, cwd_paths, data_lines, flag_override, scheduler_overrides
 
 
 def _listeners(args, spec):
@@ -31,11 +32,11 @@ def cmd_solve(args):
 
     overrides = cwd_paths(args.overrides)
     if args.out:
-        overrides.append(f"output.dir={args.out}")
+        overrides.append(flag_override(f"output.dir={json.dumps(args.out)}", f"--out {args.out}"))
     if args.plot:
-        overrides.append("output.plot=true")
+        overrides.append(flag_override("output.plot=true", "--plot"))
     if args.force:
-        overrides.append("output.overwrite=true")
+        overrides.append(flag_override("output.overwrite=true", "--force"))
     overrides += scheduler_overrides(args.scheduler)
     spec = load_spec(resolve_spec_arg(args.spec), overrides)
     check_extras(spec)

@@ -4,8 +4,12 @@ from __future__ import annotations
 import json
 import os
 
+from ..errors import SpecError
 from ..files.atomic import writing
 from .common import cwd_paths, data_lines
+
+#: kopt.tune's parameters -> the flags of kopt tune that give them
+FLAGS = {"folds": "--folds", "validation": "--validation", "metric": "--metric", "grid": "--grid"}
 
 
 def cmd_tune(args):
@@ -20,9 +24,14 @@ def cmd_tune(args):
     out_dir = args.out or os.path.join("runs", f"{spec['name']}_tune")
     if args.refit:  # the refit's model lands beside the search's files
         spec = load_spec(spec, [f"output.dir={json.dumps(os.path.join(out_dir, 'refit'))}"])
-    with data_lines(args.quiet):
-        result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
-                      warm_start=not args.no_warm_start, progress=not args.quiet)
+    try:
+        with data_lines(args.quiet):
+            result = tune(spec, args.grid, folds=args.folds, validation=args.validation, metric=args.metric,
+                          warm_start=not args.no_warm_start, progress=not args.quiet)
+    except SpecError as exc:  # kopt.tune's parameters are this command's flags
+        if exc.parameter in FLAGS:
+            raise exc.relabel(f"{FLAGS[exc.parameter]} {exc.value}") from None
+        raise
     print(tune_report.table(result))
     if args.refit:
         from ..api import solve

@@ -55,7 +55,8 @@ DATA_SCHEMA = {
                                          "scale, for every kernel; solver: auto chooses it past 50,000 training rows "
                                          "(docs/defaults.md)"},
         "class_weight": {"anyOf": [{"enum": ["balanced", None]},
-                                   {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}],
+                                   {"type": "object", "additionalProperties": {"type": "number", "minimum": 0,
+                                                                                   "title": "a class weight"}}],
                          "description": "weights of the classes of a classification target, multiplying the rows' "
                                         "weights in the loss, solver auto's validation score and the probability "
                                         "calibration: absent or null (none; the default), balanced (n / (classes x rows of the class); "
@@ -68,7 +69,8 @@ DATA_SCHEMA = {
                      "description": "training rows left out of the fit: {rows: m, seed: s} gives m seeded rows "
                                     "(kopt.running.validation.make_splits(n, s), s defaulting to the spec's seed) "
                                     "weight 0; they stay in place (standardization still reads them) and the model "
-                                    "is fitted on the others. solver: auto's large route names them where the rows "
+                                    "is fitted on the others, which must be at least 2 rows (of two classes or more for a "
+                                    "classifier). solver: auto's large route names them where the rows "
                                     "it held out could not change the model (docs/defaults.md)"},
         "nonfinite": {"enum": ["error", "drop", "zero", "mean"], "default": "error",
                       "description": "NaN/inf/missing cells: error, drop the rows, or fill with zero or the "

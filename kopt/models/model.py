@@ -162,9 +162,11 @@ class Model:
             return None
         if self.preprocessor.target not in ("binary", "multiclass"):
             return f"this model has a {self.preprocessor.target} target, not classes: it has no class probabilities"
-        return (f"this model (loss {self.loss.name!r}) has no probability calibration: it was written by a kopt before "
-                "calibrations were saved, or solved on a Dask cluster (no calibration there yet); solve its spec again "
-                "here")
+        why = self.info.get("no_calibration")  # recorded since the reason is; a file without it is older
+        if not isinstance(why, str):
+            why = ("it was written by a kopt before calibrations were saved, or solved on a Dask cluster (no "
+                   "calibration there yet); solve its spec again here")
+        return f"this model (loss {self.loss.name!r}) has no probability calibration: {why}"
 
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
@@ -304,13 +306,14 @@ def _hash_c_order(h, a):
 def load_model(path: str | os.PathLike, backend: str = "numpy") -> Model:
     """Load a model written by :meth:`Model.save` or ``kopt solve``.
 
-    The files' format, checksums and content hash are verified, and the model predicts one row before it is
-    returned.
+    ``path`` is the .json, the .npz, their stem or the folder that holds ``model.json``.  Every field is checked on
+    its own and against the others, one row goes through every prediction path and ``model_sha256`` is recomputed
+    (``kopt.models.checks``): a file that fails is refused.
 
     Parameters
     ----------
     path : str or path
-        The model's ``.json``, its ``.npz`` or their common stem.
+        The model's ``.json``, its ``.npz``, their common stem or the folder holding ``model.json``.
     backend : str, optional
         ``"numpy"`` (default) or ``"cupy"``: where the model predicts.
 
@@ -346,11 +349,17 @@ def load_model(path: str | os.PathLike, backend: str = "numpy") -> Model:
     meta, arrays, json_path = read_model_files(path)
     model = model_from(meta, arrays, backend, source=json_path)
     model_checks.check_predicts(model, json_path)
+    if meta.get("model_sha256") is not None:
+        model_checks.check_hash(meta, content_hash(meta, arrays), json_path)
     return model
 
 
 def read_model_files(path):
-    """``(meta, arrays, json_path)`` of a model file set, verified (format, checksums, no pickle)."""
+    """``(meta, arrays, json_path)`` of a model file set, verified (format, checksums, no pickle, every field on
+    its own and against the others: :mod:`kopt.models.checks`).  ``path``: the .json, the .npz, their stem, or
+    the output folder that holds ``model.json``."""
+    if os.path.isdir(path) and not os.path.exists(model_paths(path)[0]):
+        path = os.path.join(path, "model.json")  # kopt solve's output folder
     json_path, npz_path = model_paths(path)
     try:
         with open(json_path, encoding="utf-8") as fh:
@@ -361,7 +370,10 @@ def read_model_files(path):
         raise ModelFileError(f"{json_path}: not a kopt model (invalid JSON: {exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelFileError(f"{json_path}: not a kopt model file (no 'format: {FORMAT}' marker)")
-    if meta.get("format_version", 0) > FORMAT_VERSION:
+    version = meta.get("format_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise ModelFileError(f"{json_path}: field 'format_version' is {version!r}; expected a whole number")
+    if version > FORMAT_VERSION:
         raise ModelFileError(f"{json_path}: written by a newer kopt (format {meta['format_version']}); upgrade kopt")
     try:
         with open(npz_path, "rb") as fh:
@@ -379,7 +391,23 @@ def read_model_files(path):
         raise ModelFileError(f"{npz_path}: cannot read arrays: {exc}") from None
     model_checks.check_meta(meta, json_path)
     model_checks.check_arrays(arrays, meta, npz_path)
+    model_checks.check_fields(meta, arrays, json_path)
     return meta, arrays, json_path
+
+
+def _component(reg, kind, meta, source):
+    """The kernel or loss a model file's field ``kind`` (``{name, ...parameters}``) describes, or the
+    :class:`ModelFileError` that says why the field describes none."""
+    params = dict(meta[kind]) if isinstance(meta.get(kind), dict) else None
+    name = None if params is None else params.pop("name", None)
+    if not isinstance(name, str):
+        raise ModelFileError(f"{source}: field {kind} must be a mapping with a 'name' (a string)")
+    try:
+        return reg.get(kind, name)(**params)
+    except KoptError as exc:
+        raise ModelFileError(f"{source}: field {kind}: {exc}") from None
+    except (TypeError, ValueError) as exc:  # the component's own check of its parameters
+        raise ModelFileError(f"{source}: field {kind}: {exc}") from None
 
 
 def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -> Model:
@@ -397,13 +425,7 @@ def model_from(meta: dict, arrays: dict, backend="numpy", *, source="<model>") -
         raise ModelFileError(f"{source}: predictor {name!r} is not registered (is its plugin installed?); "
                              f"registered predictors: {', '.join(reg.names('predictor')) or '(none)'}")
     cls = entry.cls
-    try:
-        kernel_meta = dict(meta["kernel"])
-        kernel = reg.get("kernel", kernel_meta.pop("name"))(**kernel_meta)
-        loss_meta = dict(meta["loss"])
-        loss = reg.get("loss", loss_meta.pop("name"))(**loss_meta)
-    except KoptError as exc:
-        raise ModelFileError(f"{source}: {exc}") from None
+    kernel, loss = _component(reg, "kernel", meta, source), _component(reg, "loss", meta, source)
     from . import calibration as _calibration
 
     _calibration.check(meta.get("calibration"), source)  # absent in files written before calibrations: None

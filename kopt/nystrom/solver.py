@@ -166,11 +166,10 @@ class NystromSolver(IterativeSolver):
     losses = None
 
     def check_spec(self, spec):
-        """Refuse a loss outside :attr:`losses` (where it is not None), naming the solvers that take it."""
+        """Refuse a loss outside :attr:`losses` (where it is not None), naming the registered solvers that accept
+        the spec (``spec.solvers_accepting()``: their declared capabilities and checks decide)."""
         if self.losses is not None and spec.loss.name not in self.losses:
-            yield ("model", "loss", "name"), (
-                f"solver {self.name!r} solves the {' or '.join(self.losses)} loss only, not {spec.loss.name!r}; use "
-                "solver joker (mode: primal on Nystrom centers) for other losses, or solver: auto")
+            yield ("model", "loss", "name"), loss_refusal(self.name, " or ".join(self.losses), spec)
 
     def init(self, problem, dense_centers=True):
         """The state every Nyström solver starts from: ``centers`` (positions of the seeded centers), ``C`` (their
@@ -250,3 +249,11 @@ def _planned_system(problem, state, saved):
             and system.kernel.options.as_dict() == problem.kernel.options.as_dict()
             and system.Bn.shape[1] == state["Y"].shape[1])
     return system if same else None
+
+
+def loss_refusal(solver, losses, spec):
+    """The sentence refusing ``spec``'s loss for ``solver``, which solves ``losses`` (words) only: the registered
+    solvers that accept the spec as written are named (``spec.solvers_accepting()``), none where none does."""
+    ok = spec.solvers_accepting()
+    text = f"solver {solver!r} solves the {losses} loss only, not {spec.loss.name!r}"
+    return text + (f"; solvers that accept this spec: {', '.join(ok)}" if ok else "")

@@ -103,27 +103,43 @@ def class_row_weights(spec: Spec, y):
     return w
 
 
-def held_out_rows(spec: Spec, n):
+def held_out_rows(spec: Spec, n, y=None):
     """The training rows ``data.held_out`` leaves out of the fit (sorted positions among the ``n`` rows, after any
     zero-weight rows are dropped), or None: the held-out side of :func:`kopt.running.validation.make_splits`
-    ``(n, seed)``, so they are the rows ``solver: auto`` held out with the same count and seed."""
+    ``(n, seed)``, so they are the rows ``solver: auto`` held out with the same count and seed.  Refused where
+    they leave fewer than :data:`MIN_FIT_ROWS` rows to fit, or (``y``: the training labels) a classifier rows of
+    one class only."""
     given = (spec.data.get("data") or {}).get("held_out")
     if given is None:
         return None
     where = ("data", "held_out")
-    if spec["solver"]["name"] == "auto":
-        raise spec.error(where, "solver auto holds out its own validation rows (solver.options.validation); "
-                                "data.held_out is for a named solver")
-    try:
-        check_solver_weights(spec)
-    except SpecError as exc:
-        raise spec.error(where, f"data.held_out gives its rows weight 0, and {exc.detail}") from None
+    reg = registry()
+    cls = spec.solver_class
+    takes = [n for n in reg.names("solver") if reg.get("solver", n).sample_weight and not reg.get("solver", n).plans]
+    if cls.plans:
+        raise spec.error(where, f"solver {cls.name!r} holds out its own validation rows to choose the spec; "
+                                f"data.held_out is for a solver that takes row weights: {', '.join(takes) or '(none)'}")
+    if not cls.sample_weight:
+        raise spec.error(where, f"data.held_out gives its rows weight 0, and solver {cls.name!r} takes no row weights; "
+                                f"solvers that take data.held_out: {', '.join(takes) or '(none)'}")
     m = int(given["rows"])
-    if m >= n:
-        raise spec.error(where, f"data.held_out holds out {m} of the {n} training rows; at least one must be left to "
-                                "fit")
+    if n - m < MIN_FIT_ROWS:
+        raise spec.error(where, f"data.held_out holds out {m} of the {n} training rows and leaves {max(n - m, 0)} to "
+                                f"fit; at least {MIN_FIT_ROWS} must be left: hold out at most {n - MIN_FIT_ROWS}")
     (_, held), = make_splits(n, int(given.get("seed", spec["seed"])), validation=m / n)
+    if y is not None and spec.loss.target in ("binary", "multiclass"):
+        fit = np.ones(n, dtype=bool)
+        fit[held] = False
+        left = np.unique(np.asarray(y)[fit])
+        if left.size < 2:
+            raise spec.error(where, f"data.held_out holds out {m} of the {n} training rows, and the {n - m} left to "
+                                    f"fit all have label {left[0].item()!r}; a classifier is fitted on rows of at least two "
+                                    "classes: hold out fewer rows (or another seed)")
     return held
+
+
+#: the fewest training rows ``data.held_out`` may leave to fit (and, for a classifier, they must hold two classes)
+MIN_FIT_ROWS = 2
 
 
 def _label_text(value):
@@ -185,8 +201,11 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
     target = loss.target
     if target == "binary" and one_vs_rest(spec) and rows.label_values().size > 2:
         target = "multiclass"  # the solver trains one binary problem per class (one-vs-rest)
-    pre = rows.fit_preprocessor(target, spec["data"])
-    rows.prepare(pre, np.dtype(spec["model"]["features"]["dtype"]))
+    try:
+        pre = rows.fit_preprocessor(target, spec["data"])
+        rows.prepare(pre, np.dtype(spec["model"]["features"]["dtype"]))
+    except DataError as exc:
+        raise _auto_loss_labels(spec, rows, exc) from None
     if target == loss.target:
         rows.check_labels(loss)
     kernel = build_kernel(spec, rows.bandwidth_rows(spec))
@@ -194,6 +213,33 @@ def assemble(spec: Spec, data=None, backend=None, sample_weight=None) -> Problem
     return Problem(spec=spec, loss=loss, kernel=kernel, regularizer=spec.component(("model", "regularizer")),
                    form=spec["model"]["form"], backend=backend, preprocessor=pre, seed=spec["seed"],
                    features=FeatureSpec(**spec["model"]["features"]), n_classes=n_classes, **rows.problem_fields(backend))
+
+
+def _auto_loss_labels(spec: Spec, rows, exc):
+    """A labels error in the words of a spec that left the loss to its solver (``model.loss.name: auto``), said at
+    the key the user wrote: the solver chooses a classifier's loss, and labels of numbers that are not class ids
+    (:meth:`Preprocessor.fit`'s refusal) are a real-valued target.  Other specs: ``exc`` unchanged."""
+    from ..spec import AUTO_LOSS
+
+    if ((spec.given.get("model") or {}).get("loss") or {}).get("name") != AUTO_LOSS:
+        return exc
+    regression = ", ".join(n for n in registry().names("loss") if registry().get("loss", n).target == "real")
+    values = rows.label_values()
+    real = values.dtype.kind == "f" and not np.all(values == np.round(values))
+    if real:
+        ds = getattr(rows, "ds", None)
+        hint = default_label_hint(ds) if ds is not None else None
+        return spec.error(("model", "loss", "name"),
+                          f"loss 'auto' lets solver {spec['solver']['name']!r} choose a classifier's loss, and the "
+                          f"labels are real values ({values.size:,} distinct: {_preview(values)}): for a real-valued "
+                          f"target name a regression loss: {regression}" + (f"; note: {hint}" if hint else ""))
+    return type(exc)(f"{exc} (loss 'auto' reads the labels as classes: if the target is real-valued, name a "
+                     f"regression loss: {regression})")
+
+
+def _preview(values, k=4):
+    return ", ".join(f"{v.item():g}" if hasattr(v, "item") else str(v) for v in values[:k]) + (
+        ", ..." if len(values) > k else "")
 
 
 def training_columns(info):
@@ -274,7 +320,7 @@ class LocalRows:
                 weights = weights[keep]
             weights = weights * (weights.size / weights.sum())
         rows = cls(ds, weights)
-        rows.held_out = held_out_rows(spec, ds.X.shape[0])
+        rows.held_out = held_out_rows(spec, ds.X.shape[0], ds.y)
         return rows
 
     def require_labels(self, loss):

@@ -24,22 +24,32 @@ METRICS = {"accuracy": True, "auc": True, "r2": True, "rmse": False, "mae": Fals
 def make_splits(n, seed, folds=None, validation=None):
     """``[(train_rows, held_out_rows), ...]``: ``folds`` seeded folds, or one seeded validation split."""
     if folds is not None and validation is not None:
-        raise SpecError("give folds or validation, not both", source="kopt tune")
+        raise SpecError("give folds or validation, not both", parameter="folds", value=folds)
     perm = split_permutation(n, seed)
     if folds is not None:
         if not (isinstance(folds, int) and 2 <= folds <= n):
             raise SpecError(f"folds must be an integer from 2 to the {n} training rows, got {folds!r}",
-                            source="--folds")
+                            parameter="folds", value=folds)
         parts = np.array_split(perm, folds)
         return [(np.sort(np.concatenate(parts[:i] + parts[i + 1:])), np.sort(parts[i])) for i in range(folds)]
     validation = 0.2 if validation is None else validation
     if not 0 < validation < 1:
-        raise SpecError(f"validation is the held-out fraction, in (0, 1); got {validation!r}", source="--validation")
+        raise SpecError(f"validation is the held-out fraction, in (0, 1); got {validation!r}",
+                        parameter="validation", value=validation)
     m = int(round(validation * n))
     if not 1 <= m < n:
-        raise SpecError(f"validation {validation} holds out {m} of {n} rows; it needs at least one on each side",
-                        source="--validation")
+        raise SpecError(f"a held-out share of {validation:g} of {n} training row{'s' if n != 1 else ''} holds out "
+                        f"{m}; a split needs a row on each side: at least {rows_for_split(validation)} training rows",
+                        parameter="validation", value=validation)
     return [(np.sort(perm[m:]), np.sort(perm[:m]))]
+
+
+def rows_for_split(validation) -> int:
+    """The fewest training rows a held-out share ``validation`` splits with a row on each side."""
+    n = 2
+    while not 1 <= int(round(validation * n)) < n:
+        n += 1
+    return n
 
 
 def fold_of(ds, tr, va):
@@ -59,7 +69,7 @@ def solve_point(solve, base, fold, params, metric, start_from, *, keep_state, sa
                   calibrate=False)
     if metric not in r.metrics:
         raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
-                        f"{', '.join(r.metrics) or 'none'}", source="--metric")
+                        f"{', '.join(r.metrics) or 'none'}", parameter="metric", value=metric)
     return r
 
 
@@ -126,7 +136,13 @@ def select_lambda(spec, ds, *, solve, sample_weight=None, progress=False) -> Lam
     if ds.y is None:
         raise SpecError("lambda: auto needs labelled training data", source=base.source)
     n = ds.X.shape[0]
-    (tr, va), = make_splits(n, base["seed"], validation=AUTO_VALIDATION)
+    try:
+        (tr, va), = make_splits(n, base["seed"], validation=AUTO_VALIDATION)
+    except SpecError:
+        raise base.error(("model", "regularizer", "lambda"),
+                         f"auto scores each λ on {AUTO_VALIDATION:g} of the training rows held out, and {n} training "
+                         f"row{'s' if n != 1 else ''} cannot be split so (at least {rows_for_split(AUTO_VALIDATION)}); "
+                         "give λ a number") from None
     fold = fold_of(ds, tr, va)
     weights = None if sample_weight is None else np.asarray(sample_weight)[tr]
     path, snaps = [], {}

@@ -143,7 +143,7 @@ def fold_metric(problem, metric, S, y_val, means):
                           problem.preprocessor)
     if metric not in values:
         raise SpecError(f"metric {metric!r} is not reported for this spec's target; it reports "
-                        f"{', '.join(values) or 'none'}", source="--metric")
+                        f"{', '.join(values) or 'none'}", parameter="metric", value=metric)
     return float(values[metric])
 
 

@@ -117,28 +117,28 @@ class TuneResult:
 
 def parse_axis(item: str) -> Axis:
     """``KEY=lo:hi:log|lin:n`` or ``KEY=v1,v2,...`` -> :class:`Axis`; a :class:`SpecError` (exit 2) naming the key."""
-    src = f"--grid {item}"
+    src = dict(parameter="grid", value=item)
     key, sep, raw = item.partition("=")
     key = key.strip()
     if not sep or not key or any(not p for p in key.split(".")):
-        raise SpecError(f"expected KEY.PATH=lo:hi:log:n or KEY.PATH=v1,v2,..., got {item!r}", source=src)
+        raise SpecError(f"expected KEY.PATH=lo:hi:log:n or KEY.PATH=v1,v2,..., got {item!r}", **src)
     raw = raw.strip()
     if ":" in raw:
         parts = raw.split(":")
         if len(parts) != 4 or parts[2] not in ("log", "lin"):
-            raise SpecError(f"{key}: a range is lo:hi:log:n or lo:hi:lin:n, got {raw!r}", source=src)
+            raise SpecError(f"{key}: a range is lo:hi:log:n or lo:hi:lin:n, got {raw!r}", **src)
         lo, hi = _number(key, parts[0], src), _number(key, parts[1], src)
         try:
             n = int(parts[3])
         except ValueError:
             n = 0
         if n < 1:
-            raise SpecError(f"{key}: the number of values must be an integer >= 1, got {parts[3]!r}", source=src)
+            raise SpecError(f"{key}: the number of values must be an integer >= 1, got {parts[3]!r}", **src)
         if not lo <= hi:
-            raise SpecError(f"{key}: the range {raw!r} ends below its start", source=src)
+            raise SpecError(f"{key}: the range {raw!r} ends below its start", **src)
         if parts[2] == "log":
             if not lo > 0:
-                raise SpecError(f"{key}: a log range needs lo > 0, got {parts[0]!r}", source=src)
+                raise SpecError(f"{key}: a log range needs lo > 0, got {parts[0]!r}", **src)
             values = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
         else:
             values = np.linspace(lo, hi, n) if n > 1 else np.array([lo])
@@ -146,7 +146,7 @@ def parse_axis(item: str) -> Axis:
     else:
         values = [_number(key, v, src) for v in raw.split(",")]
     if len(set(values)) != len(values):
-        raise SpecError(f"{key}: the grid repeats a value ({raw!r})", source=src)
+        raise SpecError(f"{key}: the grid repeats a value ({raw!r})", **src)
     return Axis(key, tuple(values))
 
 
@@ -154,9 +154,9 @@ def _number(key, text, src):
     try:
         v = float(text)
     except ValueError:
-        raise SpecError(f"{key}: grid values must be numbers, got {text.strip()!r}", source=src) from None
+        raise SpecError(f"{key}: grid values must be numbers, got {text.strip()!r}", **src) from None
     if not np.isfinite(v):
-        raise SpecError(f"{key}: grid values must be finite, got {text.strip()!r}", source=src)
+        raise SpecError(f"{key}: grid values must be finite, got {text.strip()!r}", **src)
     return int(v) if v == int(v) and "." not in text and "e" not in text.lower() else v
 
 
@@ -192,21 +192,21 @@ def check_axes(spec, axes):
     seen = set()
     for ax in axes:
         if ax.key in seen:
-            raise SpecError(f"{ax.key} is given twice", source=f"--grid {ax.key}")
+            raise SpecError(f"{ax.key} is given twice", parameter="grid", value=ax.key)
         seen.add(ax.key)
         node = spec.data
         for part in ax.key.split(".")[:-1]:
             node = node.get(part) if isinstance(node, dict) else None
         if not isinstance(node, dict):
-            raise SpecError(f"{ax.key}: the spec has no section {ax.key.rsplit('.', 1)[0]!r}", source=f"--grid {ax.key}")
+            raise SpecError(f"{ax.key}: the spec has no section {ax.key.rsplit('.', 1)[0]!r}", parameter="grid", value=ax.key)
         current = node.get(ax.key.rsplit(".", 1)[1])
         if isinstance(current, (bool, list, dict)) or (current is not None and not isinstance(current, (int, float, str))):
-            raise SpecError(f"{ax.key} is not a numeric key (the spec has {current!r} there)", source=f"--grid {ax.key}")
+            raise SpecError(f"{ax.key} is not a numeric key (the spec has {current!r} there)", parameter="grid", value=ax.key)
         for v in ax.values:
             try:
                 load_spec(spec, overrides_of({ax.key: v}), check_files=False)
             except SpecError as exc:
-                raise SpecError(f"{ax.key}={v!r} makes the spec invalid: {exc}", source=f"--grid {ax.key}") from None
+                raise SpecError(f"{ax.key}={v!r} makes the spec invalid: {exc}", parameter="grid", value=ax.key) from None
 
 
 def tune(spec: str | os.PathLike | dict | Spec, grid: Sequence[str | Axis] | None = None, *, folds: int | None = None,
@@ -285,7 +285,7 @@ def tune(spec: str | os.PathLike | dict | Spec, grid: Sequence[str | Axis] | Non
     target = base.loss.target
     metric = metric or ("rmse" if target == "real" else "accuracy")
     if metric not in METRICS:
-        raise SpecError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}", source="--metric")
+        raise SpecError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}", parameter="metric", value=metric)
     solver_cls = registry().get("solver", base["solver"]["name"])
     warm = bool(warm_start and solver_cls.lambda_warm_start)
     ds = as_dataset(data) if data is not None else load_data(base["data"])

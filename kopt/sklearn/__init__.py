@@ -11,8 +11,8 @@
 
 The constructor arguments map one to one onto spec keys (the table is :data:`PARAMETERS` and
 docs/sklearn.md); ``fit`` builds the spec dict and validates it with :func:`kopt.load_spec`, so a
-bad value gets exactly the :class:`kopt.SpecError` the CLI prints (with a note naming the
-estimator parameter).  Training is :func:`kopt.solve` on the arrays; ``estimator.to_spec()`` is the
+bad value gets the :class:`kopt.SpecError` the CLI prints, in the estimator's words (the parameter,
+``KernelClassifier: class_weight[0]: ...``, where the CLI names the spec key).  Training is :func:`kopt.solve` on the arrays; ``estimator.to_spec()`` is the
 equivalent YAML spec and :func:`from_spec` builds the estimator from one -- the CLI and the
 estimators are the same thing seen two ways.
 

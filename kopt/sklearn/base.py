@@ -22,7 +22,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 from .. import errors
 from ..api import solve
 from ..contract.registry import registry
-from ..errors import SpecError
 from ..running.logs import verbose_progress
 from ..spec import load_spec
 
@@ -166,14 +165,23 @@ class KoptEstimator(BaseEstimator):
         return _plain(spec)
 
     def _validated_spec(self):
-        """The estimator's spec, validated by the spec engine (the CLI's messages)."""
-        try:
-            return load_spec(self._spec_dict(output=dict(_NO_FILES)), check_files=False)
-        except SpecError as exc:
-            param = _param_of(exc.path)
-            if param:
-                exc.add_note(f"{type(self).__name__} parameter {param!r} ({PARAMETERS.get(param, param)})")
-            raise
+        """The estimator's spec, validated by the spec engine: the CLI's messages, in the estimator's words (a
+        message about ``$.data.class_weight[0]`` names ``KernelClassifier: class_weight[0]``)."""
+        return load_spec(self._spec_dict(output=dict(_NO_FILES)), check_files=False, faces=self._faces())
+
+    def _faces(self):
+        """Which spec keys each of this estimator's parameters sets (:class:`kopt.spec.loader.Face`)."""
+        from ..spec.loader import Face
+
+        faces = []
+        for prefix, param in _PATH_PARAMS:
+            if param not in self.get_params(deep=False):
+                continue
+            path = tuple(prefix[2:].split("."))
+            if param == "features" and self._features_section() is not None and not isinstance(self.features, dict):
+                path = ("model", "features", "count")  # features=N sets the count
+            faces.append(Face(path, type(self).__name__, param))
+        return faces
 
     def to_spec(self, path: str | os.PathLike | None = None, *, data: dict | None = None,
                 name: str | None = None) -> str:
@@ -225,12 +233,7 @@ class KoptEstimator(BaseEstimator):
             from ..running.assemble import check_sample_weight, check_solver_weights
 
             check_sample_weight(sample_weight, X.shape[0])  # the weights themselves first, then the solver
-            try:
-                check_solver_weights(spec)
-            except SpecError as exc:
-                exc.add_note(f"{type(self).__name__}(solver={self.solver!r}) cannot use sample_weight; choose one "
-                             "of the solvers named")
-                raise
+            check_solver_weights(spec)  # its message names the estimator's solver= (the spec's faces)
         warm = self._warm_start_from(spec, X, y, sample_weight)
         if warm is _UNCHANGED:  # the earlier fit already is what this fit would give
             self.spec_ = copy.deepcopy(spec.data)
@@ -364,13 +367,3 @@ class _Unchanged:
 
 
 _UNCHANGED = _Unchanged()
-
-
-def _param_of(path):
-    if not path:
-        return None
-    for prefix, param in _PATH_PARAMS:
-        if path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "["):
-            return param
-    return None
-

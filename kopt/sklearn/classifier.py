@@ -8,7 +8,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..contract.registry import registry
-from ..errors import SpecError
 from .base import KoptEstimator, component, loss_targets
 
 
@@ -175,9 +174,9 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         if target not in ("binary", "multiclass"):
             regression = ", ".join(n for n in registry().names("loss")
                                    if loss_targets(n) & {"binary", "multiclass"})
-            raise SpecError(f"KernelClassifier needs a classification loss; loss {spec.loss.name!r} is a {target} "
-                            f"loss (use KernelRegressor for real targets). Classification losses: {regression}",
-                            source="<dict>", path="$.model.loss.name")
+            raise spec.error(("model", "loss", "name"),
+                             f"KernelClassifier needs a classification loss; loss {spec.loss.name!r} is a {target} "
+                             f"loss (use KernelRegressor for real targets). Classification losses: {regression}")
         return spec
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> KernelClassifier:

@@ -8,7 +8,6 @@ from numpy.typing import ArrayLike
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
-from ..errors import SpecError
 from .base import KoptEstimator
 
 
@@ -136,9 +135,10 @@ class GPRegressor(RegressorMixin, KoptEstimator):
     def _validated_spec(self):
         spec = super()._validated_spec()
         if spec["solver"]["variance"] == "test_points":
-            raise SpecError("GPRegressor predicts at any point, so it needs variance 'operator' (or 'none'); "
-                            "'test_points' gives the variance only at a test split known at fit time (use "
-                            "kopt solve with a spec for that)", source="<dict>", path="$.solver.variance")
+            raise spec.error(("solver", "variance"),
+                             "GPRegressor predicts at any point, so it needs variance 'operator' (or 'none'); "
+                             "'test_points' gives the variance only at a test split known at fit time (use "
+                             "kopt solve with a spec for that)")
         return spec
 
     def _densify(self, X):

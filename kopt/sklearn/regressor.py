@@ -7,7 +7,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from ..contract.registry import registry
-from ..errors import SpecError
+from ..spec import AUTO_LOSS
 from .base import KoptEstimator, loss_targets
 
 
@@ -95,9 +95,14 @@ class KernelRegressor(RegressorMixin, KoptEstimator):
         spec = super()._validated_spec()
         if spec.loss.target != "real":
             real = ", ".join(n for n in registry().names("loss") if "real" in loss_targets(n))
-            raise SpecError(f"{type(self).__name__} needs a regression loss; loss {spec.loss.name!r} is a "
-                            f"{spec.loss.target} loss (use KernelClassifier for labels). Regression losses: {real}",
-                            source="<dict>", path="$.model.loss.name")
+            if spec.given["model"]["loss"]["name"] == AUTO_LOSS:  # the user wrote auto: the solver's choice is a class loss
+                raise spec.error(("model", "loss", "name"),
+                                 f"loss 'auto' lets the solver choose a classification loss (KernelClassifier's "
+                                 f"default); {type(self).__name__} names its regression loss: {real} (the default: "
+                                 "square)")
+            raise spec.error(("model", "loss", "name"),
+                             f"{type(self).__name__} needs a regression loss; loss {spec.loss.name!r} is a "
+                             f"{spec.loss.target} loss (use KernelClassifier for labels). Regression losses: {real}")
         return spec
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> KernelRegressor:

@@ -12,15 +12,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-import jsonschema
-
 from ..contract.registry import registry, unknown_component
-from ..errors import SpecError
+from ..errors import KoptError, SpecError
 from ..numerics import backend as backends
 from . import schema as schemas
 from .bounds import find_bad_number
-from .loader import Positions, apply_overrides, expand_vars, read_spec_file
+from .loader import Override, Positions, apply_overrides, expand_vars, read_spec_file
 from .messages import message
+from .numbers import SpecValidator, read_numbers
 
 if TYPE_CHECKING:
     from ..contract.components import Component
@@ -129,15 +128,23 @@ class Spec:
         """The spec's solver class (:class:`kopt.contract.components.Solver`)."""
         return registry().get("solver", self["solver"]["name"])
 
+    def solvers_accepting(self) -> list:
+        """The other registered solvers that accept this spec as its author wrote it, each with its default
+        options: what a solver's refusal may suggest instead (their declared capabilities and their own checks
+        decide, so a plugin never names solvers it cannot vouch for)."""
+        return _solvers_accepting(self)
+
     def __repr__(self):
         return f"Spec({self.source!r})"
 
 
 def _error(source, positions, path, text, *, key=False, cls=SpecError):
+    """The error at key ``path``, in the words the user gave it: the spec file's line and column, the ``--set`` or
+    flag that set it, or the Python parameter it came through (:class:`kopt.spec.loader.Face`)."""
     path = tuple(path)
-    override = positions.override_for(path) if positions else None
-    if override is not None:
-        return cls(text, source=f"--set {'.'.join(override)}", path=_fmt_path(path))
+    face = positions.face_for(path) if positions else None
+    if face is not None:
+        return cls(text, source=face.source, path=face.shown(path, _fmt_path(path)))
     line, col = positions.locate(path, key=key) if positions else (None, None)
     return cls(text, source=source, path=_fmt_path(path), line=line, column=col)
 
@@ -150,7 +157,7 @@ def _fmt_path(path):
 
 
 def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = (), *, check_backend: bool = True,
-              check_files: bool = True) -> Spec:
+              check_files: bool = True, faces: Sequence = ()) -> Spec:
     """Load, validate and resolve a spec from a path, a dict, or a Spec, reading no data.
 
     The spec is parsed, the overrides applied, the component names checked, the whole validated against the schema
@@ -168,6 +175,10 @@ def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = 
         Check that the spec's ``backend`` is available here (CuPy and a device for ``cupy``).
     check_files : bool, optional
         Check that ``data.train`` and ``data.test`` exist; False when the caller supplies the arrays.
+    faces : sequence of kopt.spec.loader.Face, optional
+        Which keys the user gave through which parameters (the estimators'), so that a message names those.  A
+        Spec given with ``overrides`` keeps its source, positions and faces: the overrides are kopt's own choices
+        (a chosen λ, a plan), and a message about a key still names what the user wrote.
 
     Returns
     -------
@@ -193,7 +204,10 @@ def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = 
     if isinstance(spec, Spec):
         if not overrides:
             return spec
-        spec = spec.data
+        doc, positions = copy.deepcopy(spec.data), spec.positions.copy() if spec.positions else Positions(None)
+        positions.faces += apply_overrides(doc, [o if isinstance(o, Override) else Override(o) for o in overrides])
+        return _resolve(doc, spec.source, positions, spec.base_dir, spec.data.get("name") or "spec", check_backend,
+                        check_files)
     if isinstance(spec, (str, os.PathLike)):
         from .packaged import resolve_spec_arg
 
@@ -206,15 +220,21 @@ def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = 
         base_dir, default_name = Path.cwd(), "spec"
     else:
         raise SpecError(f"a spec is a path or a dict, got {type(spec).__name__}", source="<spec>")
-    positions.overrides = [tuple(p) for p in apply_overrides(doc, overrides)]
+    positions.faces = list(faces) + apply_overrides(doc, overrides)
+    return _resolve(doc, source, positions, base_dir, default_name, check_backend, check_files)
 
+
+def _resolve(doc, source, positions, base_dir, default_name, check_backend, check_files) -> Spec:
+    """:func:`load_spec` on the parsed document with its overrides applied."""
+    reg = registry()
+    schema = schemas.compose(reg)
+    read_numbers(doc, schema)  # 1e-6 as YAML 1.2 reads it; 1e4 or 1.0 where an integer is wanted
     bad = find_bad_number(doc)
     if bad is not None:
         raise _error(source, positions, bad[0], bad[1])
-    reg = registry()
     auto_loss = _resolve_auto_loss(doc, reg, source, positions)
     _check_component_names(doc, reg, source, positions)
-    _validate_schema(doc, schemas.compose(reg), source, positions)
+    _validate_schema(doc, schema, source, positions)
     explicit_lambda = "lambda" in ((doc.get("model") or {}).get("regularizer") or {})
     given = copy.deepcopy(doc)
     if auto_loss:
@@ -277,7 +297,7 @@ def _check_component_names(doc, reg, source, positions):
 
 
 def _validate_schema(doc, schema, source, positions):
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = SpecValidator(schema)
     errors = sorted(validator.iter_errors(doc), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if not errors:
         return
@@ -480,9 +500,10 @@ def _check_execution(spec: Spec, reg, solver_cls):
     if ex["engine"] != "dask":
         return
     if not solver_cls.distributed:
-        ok = [n for n in reg.names("solver") if reg.get("solver", n).distributed]
-        raise spec.error(("execution", "engine"), f"solver {solver_cls.name!r} cannot run on a Dask cluster; solvers "
-                         f"that can: {', '.join(ok) or '(none)'} (or drop execution / --scheduler)")
+        ok = spec.solvers_accepting()  # those that run this spec on the cluster
+        raise spec.error(("execution", "engine"), f"solver {solver_cls.name!r} cannot run on a Dask cluster; "
+                         + (f"solvers that run this spec there: {', '.join(ok)}" if ok else
+                            "no solver registered runs this spec there") + "; or run it here, without a scheduler")
     from .scheduler import check_address
 
     problem = check_address(ex["scheduler"])
@@ -490,6 +511,38 @@ def _check_execution(spec: Spec, reg, solver_cls):
         raise spec.error(("execution", "scheduler"), problem)
     if spec["backend"] == "cupy":
         raise spec.error(("backend",), "a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
+
+
+_TRYING = []  # set while solvers_accepting tries the solvers: a refusal inside a trial names none
+
+
+def _solvers_accepting(spec: Spec) -> list:
+    """The registered solvers that accept ``spec`` as its author wrote it (``spec.given``) with only the solver
+    changed, each with its default options: what a refusal may suggest instead, from the solvers' declared
+    capabilities and their own checks, never from a list of names.  The spec's own solver is left out."""
+    import warnings
+
+    if _TRYING:
+        return []
+    out = []
+    _TRYING.append(True)
+    try:
+        for name in registry().names("solver"):
+            if name == spec["solver"]["name"]:
+                continue
+            trial = copy.deepcopy(spec.given)
+            trial["solver"] = {"name": name}
+            trial.setdefault("output", {})["dir"] = spec["output"]["dir"]
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    load_spec(trial, check_files=False, check_backend=False)
+            except (SpecError, KoptError):
+                continue
+            out.append(name)
+    finally:
+        _TRYING.pop()
+    return out
 
 
 def component_params(section: dict) -> dict:

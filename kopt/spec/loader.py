@@ -11,18 +11,83 @@ from ..errors import SpecError
 from .bounds import MAX_BYTES, check_yaml_size
 
 
-class Positions:
-    """Maps key paths of a YAML document to (line, column), 1-based."""
+class Face:
+    """How the user gave the spec keys under ``prefix``: the words a message about them uses.
 
-    def __init__(self, root=None, overrides=()):
+    ``source`` is what the user wrote (``--set solver.tol``, ``--scheduler local:1``, ``KernelClassifier``);
+    ``name`` the parameter a key path is shown as (``class_weight``: ``$.data.class_weight[0]`` becomes
+    ``class_weight[0]``), or None to show the spec's key path (``--set``), or ``""`` to show none (a flag that
+    names no key, such as ``--scheduler``)."""
+
+    def __init__(self, prefix, source, name=None):
+        self.prefix = tuple(prefix)
+        self.source = source
+        self.name = name
+
+    def covers(self, path) -> bool:
+        return tuple(path[: len(self.prefix)]) == self.prefix
+
+    def shown(self, path, spec_path: str):
+        """The key path as this face shows it (None: none)."""
+        if self.name is None:
+            return spec_path
+        if self.name == "":
+            return None
+        rest = tuple(path[len(self.prefix):])
+        return self.name + "".join(f"[{p!r}]" if isinstance(p, str) and not p.lstrip("-").isdigit() else f"[{p}]"
+                                   for p in rest)
+
+    def __repr__(self):
+        return f"Face({self.prefix!r}, {self.source!r}, {self.name!r})"
+
+
+class Override(str):
+    """A ``KEY.PATH=VALUE`` item that another flag or parameter stands for: ``face`` (a :class:`Face` source and
+    name) says what the user wrote, so a message about the key names that instead of ``--set``.  ``face=None``:
+    kopt's own override (a value it chose), which keeps the words of the spec it changes."""
+
+    def __new__(cls, item, face=None, name=""):
+        obj = super().__new__(cls, item)
+        obj.face = face
+        obj.name = name
+        return obj
+
+
+class Positions:
+    """Maps key paths of a YAML document to (line, column), 1-based, and to the :class:`Face` the user gave them
+    through (``--set`` and the flags and parameters that stand for spec keys)."""
+
+    def __init__(self, root=None, overrides=(), faces=()):
         self.root = root
-        self.overrides = [tuple(p) for p in overrides]
+        self.faces = [f if isinstance(f, Face) else Face(f, f"--set {'.'.join(map(str, f))}") for f in overrides]
+        self.faces += list(faces)
+
+    @property
+    def overrides(self):
+        """The key paths given on the command line (``--set`` and the flags that set spec keys)."""
+        return [f.prefix for f in self.faces]
+
+    @overrides.setter
+    def overrides(self, paths):
+        self.faces = [p if isinstance(p, Face) else Face(p, f"--set {'.'.join(map(str, p))}") for p in paths]
+
+    def face_for(self, path):
+        """The :class:`Face` the key ``path`` was given through (the longest prefix that covers it), or None
+        (the spec's own text)."""
+        found = [f for f in self.faces if f.covers(path)]
+        if not found:  # a key the user set part of (--set data.held_out.rows for a message about data.held_out)
+            found = [f for f in self.faces if f.prefix[: len(path)] == tuple(path)]
+            return found[0] if len(found) == 1 else None
+        return max(found, key=lambda f: len(f.prefix))
 
     def override_for(self, path):
-        for p in self.overrides:
-            if tuple(path[: len(p)]) == p:
-                return p
-        return None
+        face = self.face_for(path)
+        return None if face is None else face.prefix
+
+    def copy(self):
+        out = Positions(self.root)
+        out.faces = list(self.faces)
+        return out
 
     def locate(self, path, *, key=False):
         """Line and column of the value at ``path`` (of its key when ``key``),
@@ -136,10 +201,12 @@ def parse_override(item: str, source="--set"):
 
 
 def apply_overrides(doc: dict, overrides):
-    """Apply ``--set`` items in place; returns the list of overridden key paths."""
-    paths = []
+    """Apply ``--set`` items in place; returns the :class:`Face` of each item the user gave (an
+    :class:`Override`'s own, ``--set KEY`` for a plain item; none for kopt's own overrides)."""
+    faces = []
     for item in overrides:
-        parts, value = parse_override(item)
+        face = getattr(item, "face", False)
+        parts, value = parse_override(item, source=face or "--set")
         node = doc
         for i, p in enumerate(parts[:-1]):
             nxt = node.get(p) if isinstance(node, dict) else None
@@ -148,12 +215,15 @@ def apply_overrides(doc: dict, overrides):
             if not isinstance(nxt, dict):
                 raise SpecError(
                     f"cannot set {'.'.join(parts)}: {'.'.join(parts[: i + 1])} is a {type(nxt).__name__}, not a mapping",
-                    source=f"--set {item}",
+                    source=face or f"--set {item}",
                 )
             node = nxt
         node[parts[-1]] = value
-        paths.append(parts)
-    return paths
+        if face is False:
+            faces.append(Face(parts, f"--set {'.'.join(parts)}"))
+        elif face is not None:
+            faces.append(Face(parts, face, item.name))
+    return faces
 
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")

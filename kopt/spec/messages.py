@@ -27,7 +27,8 @@ def type_of(value):
 def describe(schema: dict) -> str:
     """'a number > 0', 'one of: a, b', 'a positive number or 'median''."""
     if "const" in schema:
-        return repr(schema["const"])
+        c = schema["const"]
+        return repr(c) if isinstance(c, str) else _fmt(c)
     if "enum" in schema:
         return "one of: " + ", ".join(_fmt(v) for v in schema["enum"])
     for key in ("oneOf", "anyOf"):
@@ -53,8 +54,11 @@ def describe(schema: dict) -> str:
 
 
 def _fmt(v):
+    """A spec value as YAML writes it: true, false, null."""
     if isinstance(v, bool):
         return "true" if v else "false"
+    if v is None:
+        return "null"
     return str(v)
 
 
@@ -92,9 +96,9 @@ def message(error) -> tuple[list, str, bool]:
         extra = f" ({describe(want)})" if want else ""
         return path, f"missing required key {missing!r}{extra}", False
     if v == "type":
-        return path, f"expected {describe(schema)}, got {show(inst)} ({type_of(inst)})", False
+        return path, _expected(schema, inst, with_type=True), False
     if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        return path, f"expected {describe(schema)}, got {show(inst)}", False
+        return path, _expected(schema, inst), False
     if v in ("enum", "const"):
         allowed = schema["enum"] if v == "enum" else [schema["const"]]
         hint = difflib.get_close_matches(str(inst), [str(a) for a in allowed], n=1, cutoff=0.6)
@@ -103,9 +107,86 @@ def message(error) -> tuple[list, str, bool]:
             text += f" (did you mean {hint[0]!r}?)"
         return path, text, False
     if v in ("oneOf", "anyOf"):
-        return path, f"expected {describe(schema)}, got {show(inst)}", False
+        return _alternatives(error, path)
     if v == "pattern" and path == ["name"]:
         return path, f"expected a run name without '/' or '\\' (not '.' or '..'): it names the folder runs/NAME; got {show(inst)}", False
     if v == "minLength":
         return path, "must not be empty", False
+    if v == "minItems":
+        return path, f"expected a list of at least {schema['minItems']} item(s), got {show(inst)}", False
     return path, f"{error.message}", False
+
+
+def _expected(schema, inst, *, with_type=False):
+    """'a class weight must be a number >= 0, got -1.0' where the schema has a ``title``, else 'expected a number
+    >= 0, got -1.0' (with the value's type after a type mismatch)."""
+    got = f"{show(inst)} ({type_of(inst)})" if with_type else show(inst)
+    if schema.get("title"):
+        return f"{schema['title']} must be {describe(schema)}, got {got}"
+    return f"expected {describe(schema)}, got {got}"
+
+
+#: a value's JSON-schema type (a bool is not an integer; an integer is also a number)
+def _json_type(value):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return {float: "number", str: "string", dict: "object", list: "array"}.get(type(value), "?")
+
+
+def _branch_types(schema):
+    """The JSON types an alternative of an ``anyOf``/``oneOf`` takes (None: any)."""
+    if "type" in schema:
+        t = schema["type"]
+        return set(t) if isinstance(t, list) else {t}
+    if "enum" in schema or "const" in schema:
+        return {_json_type(v) for v in (schema["enum"] if "enum" in schema else [schema["const"]])}
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            out = set()
+            for sub in schema[key]:
+                types = _branch_types(sub)
+                if types is None:
+                    return None
+                out |= types
+            return out
+    return None
+
+
+def _takes(schema, value) -> bool:
+    types = _branch_types(schema)
+    t = _json_type(value)
+    return types is None or t in types or (t == "integer" and "number" in types)
+
+
+#: the checks that judge a value itself (not a key inside it): where one fails, the other alternatives are other ways
+#: to write the value
+_ON_THE_VALUE = ("type", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "enum", "const", "minLength",
+                 "minItems", "maxItems", "pattern")
+
+
+def _alternatives(error, path):
+    """An ``anyOf``/``oneOf`` the value fails: where one alternative takes the value's type, what that alternative
+    says is wrong (the inner key and its range), with the other alternatives where the value itself is at fault;
+    else the whole rule."""
+    branches = error.schema[error.validator]
+    inst = error.instance
+    whole = f"expected {describe(error.schema)}, got {show(inst)}"
+    if error.schema.get("title"):
+        whole = f"{error.schema['title']} must be {describe(error.schema)}, got {show(inst)}"
+    taking = [i for i, b in enumerate(branches) if _takes(b, inst)]
+    if len(taking) != 1 or not error.context:
+        return path, whole, False
+    i = taking[0]
+    inner = [e for e in error.context if e.relative_schema_path and e.relative_schema_path[0] == i]
+    if not inner:
+        return path, whole, False
+    first = sorted(inner, key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))[0]
+    sub_path, text, key = message(first)
+    others = [describe(b) for j, b in enumerate(branches) if j != i]
+    if sub_path == path and others and first.validator in _ON_THE_VALUE:
+        text += f" (or {' or '.join(others)})"
+    return sub_path, text, key

@@ -55,9 +55,10 @@ class ExactKRR(IterativeSolver):
 
     def check_spec(self, spec):
         if spec.loss.name != "square":
+            ok = spec.solvers_accepting()  # the solvers whose own checks accept this spec
             yield ("model", "loss", "name"), (
-                f"solver 'krr_exact' solves the square loss only, not {spec.loss.name!r}; "
-                "use solver joker for other losses")
+                f"solver 'krr_exact' solves the square loss only, not {spec.loss.name!r}"
+                + (f"; solvers that accept this spec: {', '.join(ok)}" if ok else ""))
 
     def init(self, problem):
         n = problem.n

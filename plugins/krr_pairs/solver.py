@@ -87,9 +87,10 @@ class PairsKRR(IterativeSolver):
 
     def check_spec(self, spec):
         if spec.loss.name != "square":
+            ok = spec.solvers_accepting()  # the solvers whose own checks accept this spec
             yield ("model", "loss", "name"), (
-                f"solver 'krr_pairs' solves the square loss only, not {spec.loss.name!r}; use svm_nystrom or joker "
-                "for other losses, or solver: auto")
+                f"solver 'krr_pairs' solves the square loss only, not {spec.loss.name!r}"
+                + (f"; solvers that accept this spec: {', '.join(ok)}" if ok else ""))
 
     def init(self, problem):
         if problem.preprocessor.target != "multiclass" or problem.n_classes < 3:

@@ -83,9 +83,10 @@ class NystromSVM(IterativeSolver):
 
     def check_spec(self, spec):
         if spec.loss.name != "squared_hinge":
+            ok = spec.solvers_accepting()  # the solvers whose own checks accept this spec
             yield ("model", "loss", "name"), (
-                f"solver 'svm_nystrom' solves the squared hinge only, not {spec.loss.name!r}; use krr_nystrom for the "
-                "square loss, joker for others, or solver: auto")
+                f"solver 'svm_nystrom' solves the squared hinge only, not {spec.loss.name!r}"
+                + (f"; solvers that accept this spec: {', '.join(ok)}" if ok else ""))
 
     def init(self, problem):
         centers = choose_centers(problem, problem.features.count)

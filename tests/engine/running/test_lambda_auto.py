@@ -186,8 +186,8 @@ def test_report_cli_summary_and_timings(tmp_path):
     assert f"{auto['path'][0]['lambda']:g}: " in text
 
 
-@pytest.mark.parametrize("value, phrase", [(-1, "expected a number >= 0 or 'auto', got -1"),
-                                           ("autox", "expected a number >= 0 or 'auto', got 'autox'"),
+@pytest.mark.parametrize("value, phrase", [(-1, "expected a number >= 0, got -1 (or 'auto')"),
+                                           ("autox", "got 'autox'; allowed: auto (did you mean 'auto'?)"),
                                            ("Auto", "got 'Auto'")])
 def test_bad_lambda_values_exit_2_naming_the_key(tmp_path, capsys, value, phrase):
     spec = tmp_path / "s.yaml"

@@ -292,9 +292,12 @@ def test_held_out_rows_have_no_say_in_the_model_and_are_the_seeded_split():
 
 
 @pytest.mark.parametrize("held, solver, match", [
-    ({"rows": 1200}, "krr_pcg", "holds out 1200 of the 1200 training rows; at least one must be left"),
-    ({"rows": 100}, "auto", "solver auto holds out its own validation rows"),
-    ({"rows": 100}, "gp", "data.held_out gives its rows weight 0, and solver 'gp' does not accept sample weights"),
+    ({"rows": 1200}, "krr_pcg", "holds out 1200 of the 1200 training rows and leaves 0 to fit; at least 2 must"),
+    ({"rows": 1199}, "krr_pcg", "holds out 1199 of the 1200 training rows and leaves 1 to fit; at least 2 must"),
+    ({"rows": 100}, "auto", "solver 'auto' holds out its own validation rows"),
+    ({"rows": 100}, "gp", "data.held_out gives its rows weight 0, and solver 'gp' takes no row weights; solvers "
+                          "that take data.held_out: cdsg, dsg, joker, krr_exact, krr_nystrom, krr_pairs, krr_pcg, "
+                          "svm_nystrom, udsg"),
 ])
 def test_held_out_refuses_what_it_cannot_do_naming_the_key(held, solver, match):
     X, y, Xt, yt = _binary()
