@@ -57,7 +57,7 @@ class SpecError(KoptError, ValueError):
         The message without the location.
     parameter, value
         The argument of a Python call the error is about (``validation`` of :func:`kopt.tune`), shown as
-        ``validation=0.2`` unless a face that takes it under another name re-labels it (:meth:`relabel`: the CLI's
+        ``validation=0.2`` unless a face that takes it under another name re-labels it (``relabel``: the CLI's
         ``--validation``).
 
     Examples

@@ -42,7 +42,7 @@ class Face:
 
 
 class Override(str):
-    """A ``KEY.PATH=VALUE`` item that another flag or parameter stands for: ``face`` (a :class:`Face` source and
+    """A ``KEY.PATH=VALUE`` item that another flag or parameter stands for: ``face`` (a ``Face`` source and
     name) says what the user wrote, so a message about the key names that instead of ``--set``.  ``face=None``:
     kopt's own override (a value it chose), which keeps the words of the spec it changes."""
 
@@ -54,7 +54,7 @@ class Override(str):
 
 
 class Positions:
-    """Maps key paths of a YAML document to (line, column), 1-based, and to the :class:`Face` the user gave them
+    """Maps key paths of a YAML document to (line, column), 1-based, and to the ``Face`` the user gave them
     through (``--set`` and the flags and parameters that stand for spec keys)."""
 
     def __init__(self, root=None, overrides=(), faces=()):
