@@ -1,5 +1,5 @@
 """The default route's learning curve by center count, on the sets where ``kopt bench defaults`` misses a target
-(docs/defaults.md, "What bounds the defaults where the targets are not met").
+(docs/design/center-ladder.md).
 
 For each set and each count M, the defaults' spec (``kopt bench defaults``' spec side) with ``model.features.count:
 M`` given: ``solver: auto`` then chooses the bandwidth and λ at that M on its seeded validation split and solves on

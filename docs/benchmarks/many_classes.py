@@ -1,4 +1,4 @@
-"""kopt's defaults on a many-class set (docs/defaults.md, "Multiclass: pairs of classes"): no preset has
+"""kopt's defaults on a many-class set (docs/design/multiclass-pairs.md): no preset has
 more than 10 classes, so a letter-like synthetic one -- scikit-learn's make_classification, 26 classes, 16 features,
 16,000 training and 4,000 test rows, seed 0.
 

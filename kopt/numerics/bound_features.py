@@ -168,9 +168,7 @@ def gram(op, weights=None, *, chunk_bytes=1 << 23):
     The upper triangle of an ``(M, M)`` float64 array: a symmetric rank-k update per chunk of
     ``op.features(rows)`` (cast to float64) on ``op.threads`` BLAS threads.  float64 costs twice
     float32's flops, and it is what makes the Gram a preconditioner Newton–CG can trust on an
-    ill-conditioned problem: with float32 sums, CG went from 1 to 50 products a Newton step near
-    the optimum on ijcnn1 (Nyström M = 1000), with float64 it stays at 1.  Rows of weight 0 cost
-    nothing.
+    ill-conditioned problem (docs/design/nystrom-system.md).  Rows of weight 0 cost nothing.
     """
     xp = op.xp
     G = xp.zeros((op.M, op.M), dtype=np.float64)

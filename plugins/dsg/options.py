@@ -45,7 +45,7 @@ CDSG = {
                    "description": "M ≥ |ℓ'| of eq. 9; null: use the batch's mean ℓ'² for M² (an estimate of E ℓ'² ≤ M²)"},
     "candidates": {"type": "integer", "minimum": 0, "default": 32,
                    "description": "old blocks checked per iteration, drawn uniformly; 0: all (Li & Póczos's rule, one "
-                                  "fused prediction + adjoint of every block; measured slower, docs/dsg.md)"},
+                                  "fused prediction + adjoint of every block; measured slower, docs/design/dsg-family.md)"},
     "variance": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "null"}], "default": None,
                  "description": "σ² of eq. 9 (variance of the feature products); null: estimated on 128 rows"},
 }

@@ -274,7 +274,7 @@ def test_every_packaged_spec_validates_silently(capsys):
 
 
 def test_validate_warns_for_cdsg_checking_every_block(capsys):
-    """cdsg's check_spec: candidates: 0 (every block) is measured slower than candidates: 32 (docs/dsg.md)."""
+    """cdsg's check_spec: candidates: 0 (every block) is measured slower than candidates: 32 (docs/design/dsg-family.md)."""
     assert main(["validate", "cdsg_a9a"]) == 0  # the default, candidates: 32, is the measured-faster one
     assert capsys.readouterr().err == ""
     assert main(["validate", "cdsg_a9a", "--set", "solver.candidates=0"]) == 0

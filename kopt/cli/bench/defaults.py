@@ -1,4 +1,4 @@
-"""``kopt bench defaults``: kopt's defaults against SVC on every set, nobody tuning either (issue 24).
+"""``kopt bench defaults``: kopt's defaults against SVC on every set, nobody tuning either.
 
 For each set, four configurations, each fit in a process of its own, one after the other,
 ``repeat`` times alternating (the medians are reported):
@@ -21,8 +21,8 @@ its own, ``--grid-time-limit``, 1,200 s by default, and a grid killed at it repo
 the spec naming ``loss: squared_hinge`` (binary sets only); ``spec_square``, the spec naming the square loss.
 
 Fit seconds exclude loading (kopt's include its search: ``timings.auto_s + fit_s``); peak MB is the
-process's whole peak resident memory, loading included, the same way for every side.  The targets
-(issue 24): accuracy at least the better SVC's minus 0.3 points (RMSE at most 1.02x the better
+process's whole peak resident memory, loading included, the same way for every side.  The targets:
+accuracy at least the better SVC's minus 0.3 points (RMSE at most 1.02x the better
 SVR's), fit time at most 0.5x and peak memory at most 1x that SVC's.
 """
 from __future__ import annotations

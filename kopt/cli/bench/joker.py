@@ -48,7 +48,7 @@ from ...files.atomic import dumps
 from ...numerics import threads as _threads
 from .roofline import blas_env, blas_kernels, cos_roofline, gemm_rate, machine, run_record
 
-#: name -> (|B|, K_BB method).  ``today`` is the iteration before issue 29 (a GEMM per feature block).
+#: name -> (|B|, K_BB method).  ``today`` is the iteration with K_BB by a GEMM per feature block.
 VARIANTS = {"today": (512, "gemm"), "syrk-512": (512, "syrk"), "syrk-256": (256, "syrk"),
             "syrk-128": (128, "syrk"), "syrk-64": (64, "syrk")}
 #: Zhang & Lai's HIGGS run (Table A.3): 50,000 iterations of |B| = 512 on 8.8M training rows
@@ -148,7 +148,7 @@ def run_joker(rows=1_000_000, dim=28, features=(16384, 100_000), batch_size=None
 
     ``batch_size`` (an older calling convention) replaces the variants by ``today``'s GEMM at that |B|.
     Each line also projects Zhang & Lai's run *at today's epochs* (``project_iterations`` × 512 rows),
-    the figure issue 12 reported; the certificate-based projection is :func:`project`'s.
+    the first projection's figure; the certificate-based projection is :func:`project`'s.
     """
     threads = _threads.resolve_threads(threads)
     X, y = _data(rows, dim)
@@ -343,7 +343,7 @@ def joker(args) -> int:
     return 0
 
 
-# -- the trust-region model through products only (issue 29 (c)): measured, not shipped -------------------
+# -- the trust-region model through products only: measured, not shipped (docs/design/joker-iteration.md) --
 
 def _pcg(apply_A, b, apply_P, tol, max_iter):
     """Preconditioned CG on A s = b from 0: the products it took to reach ‖r‖ ≤ tol‖b‖ (None: not within
@@ -370,7 +370,7 @@ def _pcg(apply_A, b, apply_P, tol, max_iter):
 
 def product_solve(rows=1_000_000, dim=28, M=100_000, batch_size=512, lam_j=2.0**-7, tol=1e-4, max_iter=2000,
                   jacobi=64, ranks=(32, 128), threads=None, log=print):
-    """Issue 29 (c): could the block's trust-region model use K_BB only through products φ(X_B)(φ(X_B)ᵀv)?
+    """Could the block's trust-region model use K_BB only through products φ(X_B)(φ(X_B)ᵀv)?
 
     For one block of HIGGS-shaped rows at M features: the time to form K_BB (syrk, the shipped route), the
     time of one product through φ(X_B) kept in memory (|B|·M floats read twice), and the products that

@@ -5,7 +5,7 @@ a process of their own, one after the other (a peer measured in the same process
 kopt run, is slowed by thread contention), ``repeat`` times alternating; the medians are printed
 as one JSON line per set: kopt's and the peer's metric, fit seconds (data loading excluded),
 predict seconds (the test split), peak resident memory (the whole process, loading included) and
-the ratios kopt/peer, with the targets of issue 12 and whether this run met them.
+the ratios kopt/peer, with the benchmark's targets and whether this run met them.
 
 Both sides read the same data through kopt's loader and the spec's ``data`` section (the same
 split); the peer gets what scikit-learn users do: features z-scored with training statistics

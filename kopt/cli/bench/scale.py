@@ -1,4 +1,4 @@
-"""``kopt bench scale``: kopt's routes and the large-scale peers from 10^5 rows up, on generated data (issue 38).
+"""``kopt bench scale``: kopt's routes and the large-scale peers from 10^5 rows up, on generated data.
 
 Sets (generated offline into ``$KOPT_DATA/generated``, docs/datasets.md): ``higgs-shaped`` (28 features, an
 exact Bayes accuracy of 90%), ``digits-8v6`` and ``digits-10`` (MNIST-8M-style deformed digits, tested

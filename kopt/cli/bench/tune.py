@@ -1,4 +1,4 @@
-"""``kopt bench tune``: ``kopt tune`` against ``GridSearchCV(SVC)`` -- the same grid size, the same folds (issue 24).
+"""``kopt bench tune``: ``kopt tune`` against ``GridSearchCV(SVC)`` -- the same grid size, the same folds.
 
 For each set two configurations, each in a process of its own, one after the other:
 
@@ -14,7 +14,7 @@ For each set two configurations, each in a process of its own, one after the oth
 The grids have the same number of points (λ and C values, one per bandwidth factor); the searches
 run on the same rows.  Seconds are the search's wall time with the refit, without loading the data;
 ``GridSearchCV`` runs ``--jobs`` fits at a time (default: the CPUs available, as kopt's BLAS uses them).
-The target (issue 24): kopt's seconds at most 0.3x SVC's.
+The target: kopt's seconds at most 0.3x SVC's.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Shen et al.'s claim in its regime, CI-sized: on an ill-conditioned ridge problem (κ ≫ n, λ small, b = 1)
 ADSG reaches 1e-6 relative suboptimality in fewer passes than SVRG and MRBCD with their steps tuned.
 
-The full-size measurement is docs/benchmarks/adsg_tuned.py (docs/adsg.md, "Against tuned baselines").
+The full-size measurement is docs/benchmarks/adsg_tuned.py (docs/design/adsg-ridge.md).
 Each baseline runs over a step grid from its default step upwards (smaller steps were slower in every
 run of the benchmark) until a step diverges, so the grid brackets its best stable step.
 """

@@ -213,7 +213,7 @@ def test_reuters_l1_logistic_spec_runs(shared_data, tmp_path):
 
 
 def test_validate_warns_in_one_line_that_katyusha_is_measured_better_on_ridge(capsys):
-    """adsg's check_spec warns (kopt.SpecWarning) on ridge, where docs/adsg.md measures katyusha better;
+    """adsg's check_spec warns (kopt.SpecWarning) on ridge, where docs/design/adsg-ridge.md measures katyusha better;
     the spec stays valid, and an adsg spec outside the measured case gets no warning."""
     from kopt.cli import main
 
