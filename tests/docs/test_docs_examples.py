@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("docs/plugin-guide.md", "README.md", "docs/sklearn.md")
+DOCS = ("docs/plugin-guide.md", "docs/plugin-example-gd.md", "docs/plugin-example-nystrom.md", "README.md", "docs/sklearn.md")
 MARKER = re.compile(r"^<!--\s*example:\s*(file|skip)\s*(.*?)\s*-->$")
 
 #: blocks that do not run, in documents whose markers belong to others: (document, a piece of the block, why)

@@ -19,7 +19,7 @@ from kopt.spec import load_spec
 from kopt.testing import check_solver
 
 PACKAGE = HERE / "thirdparty" / "kopt_nystrom_logistic" / "__init__.py"
-GUIDE = HERE.parent / "docs" / "plugin-guide.md"
+GUIDE = HERE.parent / "docs" / "plugin-example-nystrom.md"
 MARKER = "<!-- the file tests/thirdparty/kopt_nystrom_logistic/__init__.py, checked by tests/plugin_api/test_nystrom_plugin_example.py -->"
 
 

@@ -172,7 +172,7 @@ def test_example_solver_is_listed_and_passes_check_solver_when_installed(gd_site
 
 def test_plugin_guide_shows_the_example_solver_whole():
     """The guide's code block is the package file itself, so the two cannot drift apart."""
-    guide = (HERE.parent / "docs" / "plugin-guide.md").read_text(encoding="utf-8")
+    guide = (HERE.parent / "docs" / "plugin-example-gd.md").read_text(encoding="utf-8")
     marker = "<!-- the file tests/thirdparty/kopt_gd_solver/__init__.py, checked by tests/plugin_api/test_plugins.py -->"
     assert guide.count(marker) == 1
     block = guide.split(marker, 1)[1].split("```python\n", 1)[1].split("\n```\n", 1)[0] + "\n"
