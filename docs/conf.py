@@ -60,7 +60,7 @@ numpydoc_validation_checks: set[str] = set()
 # is offline, without intersphinx), so their names are let through
 nitpicky = True
 nitpick_ignore_regex = [
-    ("py:.*", r"(numpy|np|scipy|sklearn|pandas|dask|distributed|cupy|pluggy|pathlib|os|contextlib|collections\.abc|typing)(\..*)?"),
+    ("py:.*", r"(numpy|np|scipy|sklearn|pandas|dask|distributed|cupy|pluggy|pathlib|os|contextlib|types|collections\.abc|typing)(\..*)?"),
     ("py:class", r"(Path|Callable|Iterable|Iterator|Mapping|Sequence|ArrayLike|NDArray|Any|Literal|Optional|Union)"),
 ]
 html_theme = "alabaster"
