@@ -158,9 +158,8 @@ class CenterFactors:
     @property
     def owner(self):
         """The CG whose scale and λ the factor is (CGs on other row weights may share the buffer), or None.  Held by a
-        weak reference: the CG holds these factors, and a reference back made a cycle that only the garbage collector
-        freed -- its M x M buffer outlived the CG (three bandwidth probes' buffers, 490 MB, were still alive when the
-        grown centers' was made at 10⁶ rows)."""
+        weak reference: the CG holds these factors, and a reference back would make a cycle that only the garbage
+        collector frees, keeping the M × M buffer alive after its CG."""
         return None if self._owner is None else self._owner()
 
     @owner.setter

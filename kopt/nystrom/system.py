@@ -621,8 +621,8 @@ class NystromSystem:
 
         On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
         from the left and from the right in fixed parts: bit-identical on 1 and 2 threads), which A/n then no longer
-        holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` does it in M³
-        flops instead of 2 M³, and faster, but its bits follow the thread count, and the solve's should not
+        holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` would take M³ flops
+        instead of 2 M³, but its bits follow the thread count, and the solve's should not
         (docs/design/blas-threads.md)."""
         self._give_back()
         if self._whitened is None:
@@ -818,8 +818,7 @@ class NystromSystem:
     def path(self, lams: Sequence[float], X: ArrayLike) -> list[np.ndarray | None]:
         """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
         None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
-        for all the λ together, never held whole (n_val × M float32 set a search's peak:
-        docs/design/memory.md).
+        for all the λ together, never held whole (they would set a search's memory peak: docs/design/memory.md).
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
