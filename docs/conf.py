@@ -52,6 +52,8 @@ autodoc_typehints = "signature"
 autodoc_member_order = "bysource"
 autodoc_default_options = {"show-inheritance": True}
 autodoc_preserve_defaults = True
+# the signature names NumPy's alias, not the union it stands for
+autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike"}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
@@ -60,8 +62,8 @@ numpydoc_validation_checks: set[str] = set()
 # is offline, without intersphinx), so their names are let through
 nitpicky = True
 nitpick_ignore_regex = [
-    ("py:.*", r"(numpy|np|scipy|sklearn|pandas|dask|distributed|cupy|pluggy|pathlib|os|collections\.abc|typing)(\..*)?"),
-    ("py:class", r"(Path|Callable|Iterable|Iterator|Mapping|Sequence|ArrayLike|NDArray|Any|Literal|Optional|Union)"),
+    ("py:.*", r"(numpy|np|scipy|sklearn|pandas|dask|distributed|cupy|pluggy|pathlib|os|contextlib|types|collections\.abc|typing)(\..*)?"),
+    ("py:class", r"(Path|Callable|Iterable|Iterator|Mapping|Sequence|ArrayLike|NDArray|Any|Literal|Optional|Union|TypeAliasForwardRef)"),
 ]
 html_theme = "alabaster"
 html_title = f"kopt {release}"

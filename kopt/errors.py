@@ -48,6 +48,8 @@ class SpecError(KoptError, ValueError):
         The key path, such as ``"$.solver.tol"``.
     line, column : int, optional
         1-based position in the spec file; None for a dict spec.
+    parameter, value : optional
+        The argument of a Python call the error is about, and its value.
 
     Attributes
     ----------
@@ -88,7 +90,7 @@ class SpecError(KoptError, ValueError):
         super().__init__(self._format())
 
     def relabel(self, source):
-        """This error with ``source`` for its words (a face's flag for :attr:`parameter`)."""
+        """This error with ``source`` for its words (a face's flag for ``parameter``)."""
         return type(self)(self.detail, source=source, path=self.path, line=self.line, column=self.column,
                           parameter=self.parameter, value=self.value)
 

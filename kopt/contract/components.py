@@ -12,10 +12,16 @@ it with ``kopt.numerics.backend.get_namespace(*arrays)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+
+import numpy as np
 
 from .options import build_options
 from .result import SolverOutput
+
+if TYPE_CHECKING:  # the layers above (the run context, the spec, the data) are named in the docstrings, not imported
+    from ..numerics.memory import Sizes
+    from .problem import Problem
 
 # JSON-schema fragments shared by components.
 POSITIVE = {"type": "number", "exclusiveMinimum": 0}
@@ -179,7 +185,7 @@ class Loss(Component):
         """The number of scores per row for ``n_classes`` classes: 1, or C for a multiclass loss."""
         return 1
 
-    def check_labels(self, y, *, source="labels"):
+    def check_labels(self, y: np.ndarray, *, source: str = "labels") -> None:
         """Raise :class:`kopt.errors.DataError` unless ``y`` is encoded for this loss's target.
 
         Called by the core after label encoding.  binary: -1/+1; multiclass: integer
@@ -207,44 +213,44 @@ class Loss(Component):
             raise DataError(f"{source}: loss {self.name!r} needs {what}; got {first!r} ({int(bad.sum())} bad values)")
 
     # primal
-    def value(self, u, y):
+    def value(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         """ℓ(y, u), elementwise."""
         raise NotImplementedError
 
-    def grad(self, u, y):
+    def grad(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         """∂ℓ/∂u at ``u``, elementwise (a subgradient where ℓ is not differentiable)."""
         raise NotImplementedError
 
-    def curvature(self, u, y):
+    def curvature(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         """∂²ℓ/∂u² at ``u``, elementwise (a generalized second derivative where ℓ has none)."""
         raise NotImplementedError
 
-    def grad_bound(self):
+    def grad_bound(self) -> float | None:
         """A bound M on ``abs(grad(u, y))`` where one exists (CDSG needs it), else None."""
         return None
 
-    def smoothness(self):
+    def smoothness(self) -> float | None:
         """The Lipschitz constant of ℓ' in u (ADSG needs it), None if nonsmooth."""
         return None
 
     # conjugate
-    def conj(self, v, y):
+    def conj(self, v: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The conjugate ℓ*(y, v) = sup_u v u − ℓ(y, u), elementwise; +inf outside :meth:`conj_box`."""
         raise NotImplementedError
 
-    def conj_grad(self, v, y):
+    def conj_grad(self, v: np.ndarray, y: np.ndarray) -> np.ndarray:
         """∂ℓ*/∂v at ``v``, elementwise."""
         raise NotImplementedError
 
-    def conj_curvature(self, v, y):
+    def conj_curvature(self, v: np.ndarray, y: np.ndarray) -> np.ndarray:
         """∂²ℓ*/∂v² at ``v``, elementwise."""
         raise NotImplementedError
 
-    def conj_box(self, y):
+    def conj_box(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lo, hi)`` arrays (may hold ±inf) bounding the domain of ``conj(·, y)``."""
         raise NotImplementedError
 
-    def prox(self, u, y, step):
+    def prox(self, u: np.ndarray, y: np.ndarray, step: float) -> np.ndarray:
         """argmin_z ℓ(y, z) + (z - u)²/(2 step).
 
         Raise NotImplementedError when there is none; ``kopt.numerics.prox.newton_prox`` gives one
@@ -253,7 +259,7 @@ class Loss(Component):
         raise NotImplementedError
 
     # optional extras, declared by a flag
-    def offset_grad(self, u, tau):
+    def offset_grad(self, u: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """∂ℓ/∂τ at scores ``u`` for the offset ``tau`` (only when :attr:`has_offset`).
 
         The offset travels in the label slot: ``value(u, tau)`` and ``grad(u, tau)``; a solver
@@ -261,7 +267,7 @@ class Loss(Component):
         """
         raise NotImplementedError(f"loss {self.name!r} has no offset (has_offset is False)")
 
-    def balance_weights(self, y):
+    def balance_weights(self, y: np.ndarray) -> np.ndarray:
         """Per-row weights of the training rows with labels ``y`` (only when :attr:`has_balance_weights`).
 
         A solver multiplies every row's loss and gradient by its weight.  Raise ``ValueError``
@@ -329,38 +335,38 @@ class Kernel(Component):
     #: their width (callers densify X otherwise: ``kopt.numerics.rows.kernel_rows``)
     sparse_rows: ClassVar[bool] = False
 
-    def check_input(self, X) -> None:
+    def check_input(self, X: np.ndarray) -> None:
         """Raise :class:`kopt.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
 
-    def exact(self, X, Y):
+    def exact(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         """The kernel matrix k(X, Y), ``(len(X), len(Y))``."""
         raise NotImplementedError
 
-    def bind(self, Y):
+    def bind(self, Y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
         against the same centers.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
         augmented centers, costly to recompute per chunk).  Default: ``exact``."""
         return lambda X: self.exact(X, Y)
 
-    def diag(self, X):
+    def diag(self, X: np.ndarray) -> np.ndarray:
         """The diagonal k(x, x) of the rows of ``X``, ``(len(X),)``."""
         raise NotImplementedError
 
-    def sample(self, rng, n_in: int, count: int) -> dict:
+    def sample(self, rng: np.random.Generator, n_in: int, count: int) -> dict:
         """The parameters of ``count`` random features on ``n_in`` inputs, drawn from the NumPy generator ``rng``."""
         raise NotImplementedError
 
-    def features(self, X, params: dict, out=None):
+    def features(self, X: np.ndarray, params: dict, out: np.ndarray | None = None) -> np.ndarray:
         """The unscaled features of the rows of ``X`` for ``params`` (what :meth:`sample` drew), ``(len(X), count)``;
         written into ``out`` when given."""
         raise NotImplementedError
 
     # the feature engine's fast path (optional: the defaults fall back on ``features``)
-    def prepare_rows(self, X):
+    def prepare_rows(self, X: np.ndarray) -> np.ndarray:
         """Per-row transform computed once per row chunk and shared by every feature block (default: ``X``)."""
         return X
 
-    def raw_features(self, P, params: dict, out=None):
+    def raw_features(self, P: np.ndarray, params: dict, out: np.ndarray | None = None) -> tuple[np.ndarray | tuple, float]:
         """``(Z, scale)``: the block's features are ``scale * Z`` for rows ``P = prepare_rows(X)``.
 
         ``Z`` is an ``(n, F)`` array or a tuple of C-contiguous pieces laid side by side; the
@@ -413,11 +419,11 @@ class Regularizer(Component):
                             "and this step needs a number", source="model.regularizer.lambda")
         return float(self.options.lambda_)
 
-    def value(self, w):
+    def value(self, w: np.ndarray) -> float:
         """The penalty λ P(w)."""
         raise NotImplementedError
 
-    def prox(self, w, step):
+    def prox(self, w: np.ndarray, step: float) -> np.ndarray:
         """argmin_z λ P(z) + ‖z - w‖²/(2 step), blockwise."""
         raise NotImplementedError
 
@@ -544,7 +550,7 @@ class Solver(Component):
     #: subset of them at the same λ (``lambda: auto``'s refit after its validation path).
     refit_warm_start: ClassVar[bool] = False
 
-    def refit_state(self, saved: dict, rows, n: int):
+    def refit_state(self, saved: dict, rows: np.ndarray, n: int) -> dict | None:
         """The final state ``saved`` of a run on the training rows ``rows`` (sorted indices into the
         ``n`` training rows), made the starting state of the same spec on all ``n`` rows; or None
         (start as usual).  Solvers with ``refit_warm_start`` implement it; the result must be a
@@ -560,7 +566,7 @@ class Solver(Component):
     #: to the solver.  None: ``model.loss.name: auto`` is refused for this solver.
     auto_loss: ClassVar[dict | None] = None
 
-    def plan(self, problem, given: dict, log=None) -> "Plan":
+    def plan(self, problem: Problem, given: dict, log: Callable[[str], None] | None = None) -> Plan:
         """A :class:`Plan`: the spec to solve on all training rows, the record of how it was chosen, and
         optionally the start of that solve.  ``given`` is the spec as its author wrote it (before
         defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it.  The
@@ -575,7 +581,7 @@ class Solver(Component):
     #: words added to the refusal of a plan that does not fit: another route (``"or use solver krr_nystrom"``)
     memory_hint: ClassVar[str] = ""
 
-    def memory_plan(self, sizes) -> list:
+    def memory_plan(self, sizes: Sizes) -> list[tuple[str, int]]:
         """What the solver will hold at its peak beside the training data, as ``(words, bytes)`` items, e.g.
         ``kopt.numerics.memory.matrices(2, M, M, "float64", "the system and its factor")``, in terms of ``sizes``
         (:class:`kopt.numerics.memory.Sizes`: ``n``, ``d``, ``count`` M, ``outputs``, ``dtype``, ``n_test``; ``problem``
@@ -585,14 +591,14 @@ class Solver(Component):
         ``[]``, declares nothing: nothing is checked."""
         return []
 
-    def memory_sizes(self, problem):
+    def memory_sizes(self, problem: Problem) -> Sizes:
         """The :class:`kopt.numerics.memory.Sizes` the plan is taken at: the problem's own (a planning solver's the largest
         it may try)."""
         from ..numerics.memory import Sizes
 
         return Sizes.of(problem)
 
-    def check_spec(self, spec):
+    def check_spec(self, spec) -> Iterable[tuple[tuple, str]]:
         """Extra compatibility checks on the resolved spec, before data is read.
 
         ``spec`` is the :class:`kopt.spec.Spec`: ``spec["model"]`` etc. are the resolved
@@ -602,7 +608,7 @@ class Solver(Component):
         """
         return ()
 
-    def run(self, problem, run) -> SolverOutput:
+    def run(self, problem: Problem, run) -> SolverOutput:
         """Solve ``problem`` (:class:`kopt.contract.problem.Problem`); return a
         :class:`~kopt.contract.result.SolverOutput`.
 
@@ -699,18 +705,18 @@ class Predictor:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
 
-    def __init__(self, arrays: dict, meta: dict):
+    def __init__(self, arrays: dict, meta: dict) -> None:
         self.arrays = arrays
         self.meta = meta
 
-    def decision_function(self, X, context):
+    def decision_function(self, X: np.ndarray, context) -> np.ndarray:
         """Raw scores for standardized ``X``: ``(n,)`` or ``(n, C)``.
 
         ``context`` is the :class:`kopt.models.model.PredictContext` (kernel, loss, backend, preprocessor).
         """
         raise NotImplementedError
 
-    def predict_extra(self, X, context) -> dict:
+    def predict_extra(self, X: np.ndarray, context) -> dict:
         """Additional named outputs (e.g. GP variance); empty by default."""
         return {}
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import numpy as np
 
@@ -43,6 +43,10 @@ from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from .components import Solver
 from .result import SolverOutput
+
+if TYPE_CHECKING:
+    from .components import Predictor
+    from .problem import Problem
 
 #: The shared option vocabulary (JSON-schema fragments).  Documented once, here and in
 #: docs/plugin-guide.md; each solver's page says what one iteration is.
@@ -290,46 +294,46 @@ class IterativeSolver(Solver):
     divergence_hint: ClassVar[str] = "lower the step size or raise lambda"
 
     # -- the contract ---------------------------------------------------------------------------
-    def init(self, problem):
+    def init(self, problem: Problem) -> object:
         """The starting state of a fresh run (any object; the skeleton only passes it back)."""
         raise NotImplementedError
 
-    def step(self, state, t: int) -> Step | None:
+    def step(self, state: object, t: int) -> Step | None:
         """Iteration ``t`` (1-based).  Draw randomness from ``problem.rng(stream, t)`` so a
         resumed run repeats it.  Raise :class:`Diverged` if the iterate blew up."""
         raise NotImplementedError
 
-    def check(self, state, rows) -> Check:
+    def check(self, state: object, rows: np.ndarray | None) -> Check:
         """The objective and gap (or criterion) now; ``rows``: sorted training row indices to
         estimate on, or None for all.  Must not change the iterates."""
         return Check()
 
-    def decision_function(self, state, X):
+    def decision_function(self, state: object, X: np.ndarray) -> np.ndarray:
         """Scores of the current iterate on standardized rows ``X`` (``(n,)`` or ``(n, C)``)."""
         raise NotImplementedError
 
-    def scorer(self, state, X):
+    def scorer(self, state: object, X: np.ndarray) -> Callable[[], np.ndarray]:
         """A callable giving the current scores of the fixed rows ``X`` (the holdout subset).
         Override to keep the scores up to date incrementally."""
         return lambda: self.decision_function(state, X)
 
-    def cadence(self, state) -> tuple[int, int]:
+    def cadence(self, state: object) -> tuple[int, int]:
         """Default ``(check_every, holdout_every)`` when the options leave them null."""
         return 1, 1
 
-    def save(self, state) -> dict:
+    def save(self, state: object) -> dict:
         """The checkpoint: a flat dict of arrays and JSON scalars from which :meth:`load` rebuilds ``state``."""
         raise NotImplementedError
 
-    def load(self, problem, saved: dict):
+    def load(self, problem: Problem, saved: dict) -> object:
         """The state of a run resumed from :meth:`save`'s dict."""
         raise NotImplementedError
 
-    def finish(self, state) -> tuple:
+    def finish(self, state: object) -> tuple[Predictor, dict]:
         """``(predictor, info)``: the model's :class:`kopt.contract.components.Predictor` and a dict of facts."""
         raise NotImplementedError
 
-    def held_out(self, state):
+    def held_out(self, state: object) -> dict | None:
         """The calibration's held-out scores where the solve made them (the dict ``SolverOutput.held_out`` returns), else
         None (the default: the calibration solves the spec again on the other rows)."""
         return None
@@ -340,7 +344,7 @@ class IterativeSolver(Solver):
         """Worker threads for this run (the ``threads`` option, ``KOPT_THREADS``, the available CPUs)."""
         return _threads.resolve_threads(shared_option(self, "threads"))
 
-    def run(self, problem, run) -> SolverOutput:
+    def run(self, problem: Problem, run) -> SolverOutput:
         """Run the skeleton's loop on ``problem`` with this solver's methods; see :meth:`kopt.contract.components.Solver.run`."""
         # "all": the solver's heavy BLAS is SciPy's (factorisations, rank-k updates): NumPy's own OpenBLAS, where it is
         # another library, is held to one thread (kopt.numerics.threads.scipy_blas)

@@ -16,7 +16,10 @@ are in the problem's dtype, the Gram in float64 (see :mod:`kopt.numerics.bound_f
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..contract.components import Kernel
+from ..contract.problem import Problem
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.bound_features import ChunkedRows
@@ -111,7 +114,7 @@ def centers_used(asked: int, drawn: int, kept: int, *, key: str = "model.feature
     return info
 
 
-def choose_centers(problem, count: int):
+def choose_centers(problem: Problem, count: int) -> np.ndarray:
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
     A uniform sample of the distinct training rows, drawn from the spec's seed (so the same spec picks the same
@@ -163,7 +166,7 @@ SPARSE_CENTERS = 0.1
 COMPACT_SHARE = 0.5
 
 
-def center_basis(kernel, C, tol=CENTER_TOLERANCE):
+def center_basis(kernel: Kernel, C: np.ndarray, tol: float = CENTER_TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
     """A well-conditioned basis of the centers C by the pivoted Cholesky factorization of R = K_CC.
 
     LAPACK's ``?pstrf`` orders the centers greedily, each next the one farthest (in the kernel's feature space) from
@@ -335,7 +338,8 @@ class NystromRows(ChunkedRows):
     #: kernel entries per chunk of a pass (2 MB in float32: small temporaries, per-call costs amortised)
     CHUNK_ENTRIES = 1 << 19
 
-    def __init__(self, kernel, X, C, *, dtype, memory_bytes, threads=None):
+    def __init__(self, kernel: Kernel, X: ArrayLike, C: np.ndarray, *, dtype: np.dtype | type, memory_bytes: int,
+                 threads: int | None = None) -> None:
         self.kernel = kernel
         self.C = C
         self.dtype = np.dtype(dtype)

@@ -15,7 +15,9 @@ Rudi, Carratino & Rosasco 2017, "FALKON", in kopt's whitened coordinates).  Each
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from kopt.contract.components import Kernel, Loss
 from kopt.contract.iterative import Check
 from kopt.errors import KoptError
 
@@ -39,7 +41,7 @@ REFRESH_EVERY = 5
 REPLACE_FALL = 10.0
 
 
-def center_factors(kernel, C, threads=1):
+def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1) -> tuple[np.ndarray, CenterFactors]:
     """The kept centers' dense rows and their :class:`CenterFactors`.
 
     The kept centers are :func:`center_basis`'s pivoted basis of the drawn centers ``C``.  Where the basis kept far
@@ -161,7 +163,8 @@ class NystromCG:
     (True, (20, 1))
     """
 
-    def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
+    def __init__(self, kernel: Kernel, X: ArrayLike, Y: np.ndarray, C: np.ndarray, *, dtype: np.dtype | type | str,
+                 weights: np.ndarray | None = None, threads: int | None = None) -> None:
         xp = get_namespace(C)
         self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
         self.C, self.factors = center_factors(kernel, C, resolve_threads(threads))
@@ -200,7 +203,7 @@ class NystromCG:
         return bool(xp.array_equal(Y, self.Y) and (weights is None or xp.array_equal(weights, self.weights))
                     and (X is rows.X or xp.array_equal(X, rows.X)))
 
-    def reweighted(self, X, Y, weights, threads=None):
+    def reweighted(self, X: ArrayLike, Y: np.ndarray, weights: np.ndarray | None, threads: int | None = None) -> NystromCG:
         """The same centers and U for other targets or row weights on the same rows.
 
         One pass for b and no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way);
@@ -235,7 +238,7 @@ class NystromCG:
         """The passes over the rows made so far (:class:`.passes.RowPass`'s count: b's, every step's, every refresh's)."""
         return self.rows.passes
 
-    def set_lambda(self, lam):
+    def set_lambda(self, lam: float) -> None:
         """Factor the preconditioner (w̄/M) U Uᵀ + λI at ``lam``, in U's buffer (2M³/3 flops).
 
         Raises ``KoptError`` where the preconditioner is not positive definite at ``lam``.
@@ -252,7 +255,7 @@ class NystromCG:
         f.owner = self
         self.lam = float(lam)
 
-    def lambda_floor(self):
+    def lambda_floor(self) -> float:
         """The smallest λ the problem's kernel values resolve: half the dtype's epsilon times trace(T).
 
         Every product rounds a kernel value by up to eps/2 of it, so T + λI as the passes apply it is the true one to
@@ -266,7 +269,7 @@ class NystromCG:
         to free)."""
         self.lam = None
 
-    def coef(self, v):
+    def coef(self, v: np.ndarray) -> np.ndarray:
         """w = U⁻¹ v: the coefficients on the centers."""
         return self.factors.coef(v)
 
@@ -289,7 +292,7 @@ class NystromCG:
         S, G = self.rows.products(self.coef(v))
         return S, self.factors.whiten(G / self.n)
 
-    def precondition(self, r):
+    def precondition(self, r: np.ndarray) -> np.ndarray:
         """P⁻¹ r with P = (w̄/M) U Uᵀ + λI = L Lᵀ at :meth:`set_lambda`'s λ: two M × M triangular solves, no pass.
 
         Where another CG on the same buffer (:meth:`reweighted`) factored the preconditioner since, it is factored again
@@ -310,7 +313,7 @@ class NystromCG:
             self.set_lambda(lam)
         return self.factors.precondition(r)
 
-    def start(self, lam, v=None):
+    def start(self, lam: float, v: np.ndarray | None = None) -> dict:
         """CG's state at λ from v: zero (no pass) or a warm start (one pass with float64 products).
 
         Factors the preconditioner at ``lam`` (:meth:`set_lambda`).  A warm start is usually near its solution, where
@@ -351,7 +354,7 @@ class NystromCG:
         return {"v": v, "Tv": xp.zeros_like(v), "scores": xp.zeros((self.n, v.shape[1]), dtype=np.float64),
                 "r": self.b.copy(), "p": z, "rz": xp.sum(self.b * z, axis=0)}
 
-    def step(self, s):
+    def step(self, s: dict) -> dict:
         """One CG step on state ``s``, in place: one pass over the rows.
 
         The step applies T + λI to the search direction (one pass: :meth:`apply_T`), moves v, T v, the scores and the
@@ -390,7 +393,7 @@ class NystromCG:
         """f += α K p: the scores follow v (on a Dask cluster they live on the workers: :mod:`.distributed`)."""
         s["scores"] += alpha * Kp
 
-    def refresh(self, s):
+    def refresh(self, s: dict) -> dict:
         """The scores, T v and residual at ``s["v"]`` from one pass with float64 products, in place.
 
         The steps' float32 products drift from the exact ones by float32 rounding, which would bound the certificate;
@@ -412,7 +415,7 @@ class NystromCG:
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
         return s
 
-    def replace_residual(self, s):
+    def replace_residual(self, s: dict) -> dict:
         """Residual replacement (van der Vorst and Ye (2000)): CG's own state refreshed in place, and its search
         direction restarted.
 
@@ -422,7 +425,7 @@ class NystromCG:
         """
         return self.restart(self.refresh(s))
 
-    def restart(self, s):
+    def restart(self, s: dict) -> dict:
         """CG's search direction from its residual alone, p = P⁻¹ r, in place.
 
         After a residual replacement the last direction is not conjugate to the new residual, and a step along it can
@@ -433,7 +436,8 @@ class NystromCG:
         s["rz"] = xp.sum(s["r"] * s["p"], axis=0)
         return s
 
-    def confirm(self, s, t, tol, loss, Y, final=False):
+    def confirm(self, s: dict, t: int, tol: float, loss: Loss, Y: np.ndarray,
+                final: bool = False) -> tuple[float, float | None, float, float, bool]:
         """``(P, D, scale, carried, confirmed)`` at CG's state ``s`` after step ``t``: the certificate that may stop a
         solve at relative gap ``tol`` (``Y``: the targets as CG fits them; ``loss``: the square loss).
 
@@ -488,7 +492,7 @@ class NystromCG:
         rows = RowPass(kernel, X, self.C, self.dtype, threads=self.rows.threads, chunk_entries=chunk)
         return rows.scores_pass(self.coef(v))
 
-    def certificate(self, s, loss, Y):
+    def certificate(self, s: dict, loss: Loss, Y: np.ndarray) -> tuple[float, float, float]:
         """``(P, D, scale)`` summed over the output columns at state ``s`` for targets ``Y``: the Nyström problem's
         primal and dual from the carried scores and Kᵀr (:func:`kopt.nystrom.certificate`)."""
         from .solver import certificate

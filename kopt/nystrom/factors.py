@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from ..contract.components import Kernel
 from ..numerics.backend import get_namespace
 from ..numerics.linalg import released_trsm, solve_triangular
 from ..numerics.threads import blas_threads, parallel_map
@@ -29,7 +30,7 @@ from ..numerics.threads import blas_threads, parallel_map
 BLOCK = 512
 
 
-def upper_times(U, x, trans=False, block=BLOCK):
+def upper_times(U: np.ndarray, x: np.ndarray, trans: bool = False, block: int = BLOCK) -> np.ndarray:
     """U x (``trans``: Uᵀ x) for an upper triangular U of which only the upper triangle and the diagonal are read.
 
     Its strict lower triangle may hold anything (:class:`CenterFactors` keeps the preconditioner's factor there).
@@ -118,7 +119,7 @@ class CenterFactors:
     (True, (20, 1))
     """
 
-    def __init__(self, U, gram=None):
+    def __init__(self, U: np.ndarray, gram: np.ndarray | None = None) -> None:
         self.xp = get_namespace(U)
         self.U = np.asfortranarray(U) if self.xp is np else U  # LAPACK factors a Fortran-order buffer in place
         self.M = U.shape[0]
@@ -157,9 +158,8 @@ class CenterFactors:
     @property
     def owner(self):
         """The CG whose scale and λ the factor is (CGs on other row weights may share the buffer), or None.  Held by a
-        weak reference: the CG holds these factors, and a reference back made a cycle that only the garbage collector
-        freed -- its M x M buffer outlived the CG (three bandwidth probes' buffers, 490 MB, were still alive when the
-        grown centers' was made at 10⁶ rows)."""
+        weak reference: the CG holds these factors, and a reference back would make a cycle that only the garbage
+        collector frees, keeping the M × M buffer alive after its CG."""
         return None if self._owner is None else self._owner()
 
     @owner.setter
@@ -202,7 +202,7 @@ class CenterFactors:
             U[lo:hi, lo:hi] = xp.triu(U[lo:hi, lo:hi]) + xp.tril(scale * G[lo:hi, lo:hi], -1)
         return scale * xp.diagonal(G).copy()
 
-    def factor(self, scale, lam, threads=1):
+    def factor(self, scale: float, lam: float, threads: int = 1) -> None:
         """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where :attr:`gram` is set) into the buffer's
         strict lower triangle (L̃) and ``l_diag`` (D), the product on ``threads`` of kopt's workers (the same bits
         on any count).  Raises ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is
@@ -236,7 +236,7 @@ class CenterFactors:
                 U[idx, idx] = self.u_diag
         self.l_diag = d
 
-    def precondition(self, r):
+    def precondition(self, r: np.ndarray) -> np.ndarray:
         """P⁻¹ r = L̃⁻ᵀ D⁻² L̃⁻¹ r: two unit-diagonal triangular solves on the strict lower triangle."""
         d = self.l_diag
         d2 = (d * d)[:, None] if r.ndim == 2 else d * d
@@ -252,7 +252,8 @@ class CenterFactors:
         return solve_triangular(self.U, v, lower=False)
 
 
-def drawn_gram(kernel, kept, drawn, U, threads=1, block=BLOCK):
+def drawn_gram(kernel: Kernel, kept: np.ndarray, drawn: np.ndarray, U: np.ndarray, threads: int = 1,
+               block: int = BLOCK) -> np.ndarray:
     """The preconditioner's estimate of T from every one of the D drawn centers.
 
     G = U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D.  T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows;

@@ -13,7 +13,9 @@ sums added in part order, so the bits do not depend on the thread count; BLAS is
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ..contract.components import Kernel
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
@@ -79,7 +81,8 @@ class RowPass:
     ((200, 1), (20, 1), 1)
     """
 
-    def __init__(self, kernel, X, C, dtype, weights=None, threads=None, chunk_entries=None):
+    def __init__(self, kernel: Kernel, X: ArrayLike, C: np.ndarray, dtype: np.dtype | type, weights: np.ndarray | None = None,
+                 threads: int | None = None, chunk_entries: int | None = None) -> None:
         self.X, self.C = X, C
         self.kernel = kernel
         self.dtype = np.dtype(dtype)
@@ -99,7 +102,8 @@ class RowPass:
         rows = _rows.kernel_rows(self.kernel, self.X, slice(lo, hi), self.xp, self.dtype)
         return self.bound(rows).astype(self.dtype, copy=False)
 
-    def products(self, P, scores_out=None, weighted=True, precise=False):
+    def products(self, P: np.ndarray, scores_out: np.ndarray | None = None, weighted: bool = True,
+                 precise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(S, G)``: S = K P (float64, written into ``scores_out`` when given) and G = Kᵀ(w ⊙ S) (float64),
         in one evaluation of every kernel block.  ``precise``: the products in float64 too (the kernel values are
         still the dtype's): the certificate's pass, whose rounding is the direct solve's."""

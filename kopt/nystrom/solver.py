@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..contract.components import Loss
 from ..contract.iterative import IterativeSolver
+from ..contract.problem import Problem
 from ..models.predictors import KernelExpansion
 from ..numerics import rows as _rows
 from ..numerics.backend import get_namespace, to_numpy
@@ -30,7 +32,8 @@ from .factors import upper_times
 from .system import kept_centers, row_chunks, target_offset
 
 
-def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
+def certificate(loss: Loss, lam: float, y: np.ndarray, scores: np.ndarray, Ktr: np.ndarray, w: np.ndarray,
+                U: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float, float]:
     """One output column's ``(P, D, scale)`` at the coefficients ``w`` on centers with R = UᵀU.
 
     P = λ/2 wᵀRw + (1/n) Σ w_i ℓ(y_i, f_i) (wᵀRw = ‖Uw‖²); D is the dual at α_i = −w_i ℓ'(f_i)/(λn), whose norm in
@@ -92,7 +95,7 @@ def certificate(loss, lam, y, scores, Ktr, w, U, weights=None):
     return P, D, lam * (norm_p + norm_d) + 2.0 * float(xp.mean(xp.abs(loss.value(scores, y))))
 
 
-def dense_centers(problem, centers):
+def dense_centers(problem: Problem, centers: np.ndarray) -> np.ndarray:
     """The centers' rows, dense in the problem's dtype, on its backend.
 
     Parameters

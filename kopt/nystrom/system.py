@@ -33,17 +33,21 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # the NumPy route's BLAS, imported with the plugin, not in a fit's first call
 # (docs/design/nystrom-system.md)
 from scipy.linalg import blas
 
+from ..contract.components import Kernel
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
 from ..numerics.linalg import cho_solve, cholesky, parted_cholesky, released_trsm, solve_triangular
+from ..numerics.memory import Sizes
 from ..numerics.threads import blas_threads
 from .centers import center_basis, leading_rows
 
@@ -73,7 +77,7 @@ SCORE_ENTRIES = CHUNK_ENTRIES // 4
 BLAS_BUFFERS = 32 << 20
 
 
-def system_plan(sizes):
+def system_plan(sizes: Sizes) -> list[tuple[str, int]]:
     """What a :class:`NystromSystem` of ``sizes.count`` centers holds at its peak, as memory plan items.
 
     T (A's buffer, later the factor's too) and U, M × M float64 each; a chunk of rows' kernel values in the
@@ -119,7 +123,7 @@ def system_plan(sizes):
             ("the BLAS's work buffers", BLAS_BUFFERS)]
 
 
-def row_chunks(X, M, kernel=None, entries=None):
+def row_chunks(X: ArrayLike, M: int, kernel: Kernel | None = None, entries: int | None = None) -> list[tuple[int, int]]:
     """``(lo, hi)`` row ranges of X whose kernel values against M centers stay within ``entries``.
 
     The dense rows count too, unless the kernel takes X's sparse rows as they are.
@@ -181,7 +185,7 @@ def product(A, B):
     return A @ B  # pragma: no cover - GPU only
 
 
-def blas_held(threads):
+def blas_held(threads: int | None) -> contextlib.AbstractContextManager:
     """A context in which BLAS is held to ``threads`` threads, or left as it is (None).
 
     Parameters
@@ -210,7 +214,7 @@ def _writeable(A):
     return getattr(getattr(A, "flags", None), "writeable", True)
 
 
-def symmetric_from_lower(A):
+def symmetric_from_lower(A: np.ndarray) -> np.ndarray:
     """A with its lower triangle copied onto its upper one (in place on NumPy).
 
     Parameters
@@ -237,7 +241,7 @@ def symmetric_from_lower(A):
     return get_namespace(A).tril(A) + get_namespace(A).tril(A, -1).T  # pragma: no cover - GPU only
 
 
-def kept_centers(C, kept, own=False):
+def kept_centers(C: np.ndarray, kept: ArrayLike, own: bool = False) -> np.ndarray:
     """The rows ``kept`` of the centers C, in that order and in Fortran order (a kernel reads the centers' columns).
 
     Parameters
@@ -400,7 +404,8 @@ class NystromSystem:
     (2, (5, 1))
     """
 
-    def __init__(self, kernel, X, Y, C, dtype=np.float32, weights=None, basis=None, own_centers=False):
+    def __init__(self, kernel: Kernel, X: ArrayLike, Y: np.ndarray, C: np.ndarray, dtype: np.dtype | type = np.float32,
+                 weights: np.ndarray | None = None, basis: tuple | None = None, own_centers: bool = False) -> None:
         xp = get_namespace(C)
         self.kernel, self.dtype, self.xp = kernel, np.dtype(dtype), xp
         if basis is None:
@@ -616,8 +621,8 @@ class NystromSystem:
 
         On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
         from the left and from the right in fixed parts: bit-identical on 1 and 2 threads), which A/n then no longer
-        holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` does it in M³
-        flops instead of 2 M³, and faster, but its bits follow the thread count, and the solve's should not
+        holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` would take M³ flops
+        instead of 2 M³, but its bits follow the thread count, and the solve's should not
         (docs/design/blas-threads.md)."""
         self._give_back()
         if self._whitened is None:
@@ -779,11 +784,11 @@ class NystromSystem:
         with self._factored(lam, required=True) as L:
             return self.xp.tril(L)
 
-    def coef(self, v):
+    def coef(self, v: np.ndarray) -> np.ndarray:
         """w = U⁻¹ v: the model's coefficients on the centers, from the whitened ones."""
         return solve_triangular(self.U, v, lower=False)
 
-    def solve(self, lam, L=None):
+    def solve(self, lam: float, L: np.ndarray | None = None) -> np.ndarray:
         """v (M × k) minimising λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖² (w = :meth:`coef` of it); ``L``:
         :meth:`factor`'s, if at hand."""
         if L is None:
@@ -810,11 +815,10 @@ class NystromSystem:
                 with blas_threads(1):
                     v = v - cho_solve(L, g)
 
-    def path(self, lams, X):
+    def path(self, lams: Sequence[float], X: ArrayLike) -> list[np.ndarray | None]:
         """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
         None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
-        for all the λ together, never held whole (n_val × M float32 set a search's peak:
-        docs/design/memory.md).
+        for all the λ together, never held whole (they would set a search's memory peak: docs/design/memory.md).
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
         (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
@@ -852,7 +856,7 @@ class NystromSystem:
         return out
 
 
-def target_offset(Y, weights=None):
+def target_offset(Y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """The targets' (weighted) column means: the fixed, unpenalized intercept of the Nyström solvers.
 
     The model is f(x) = k(x, C) w + μ with μ the training targets' mean: far from every center the scores fall to
@@ -884,7 +888,8 @@ def target_offset(Y, weights=None):
     return (weights[:, None] * Y).sum(axis=0) / weights.sum()
 
 
-def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
+def kernel_chunks(kernel: Kernel, C: np.ndarray, dtype: np.dtype | type, X: ArrayLike, entries: int | None = None,
+                  bound: Callable | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
     """``(lo, hi, K)`` for the row chunks of X: K = k(X[lo:hi], C) computed in ``dtype`` and held in float64.
 
     One float64 buffer is reused from chunk to chunk: each K is overwritten by the next, so use it before asking for
@@ -936,7 +941,8 @@ def kernel_chunks(kernel, C, dtype, X, entries=None, bound=None):
         yield lo, hi, out
 
 
-def residual_pass(kernel, C, dtype, w, X, Y, weights=None):
+def residual_pass(kernel: Kernel, C: np.ndarray, dtype: np.dtype | type, w: np.ndarray, X: ArrayLike, Y: np.ndarray,
+                  weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One pass over the rows X at w with float64 products: the scores f = k(X, C) w and Kᵀr, r_i = w_i (f_i − y_i).
 
     What the square loss's certificate reads (:func:`certificate`).

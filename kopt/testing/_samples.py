@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..contract.components import Component, Loss
+
 TARGETS = ("real", "binary", "multiclass", "unlabeled", "two_sample")
 
 
-def default_instance(cls):
+def default_instance(cls: type) -> Component:
     """Instantiate a component class with the defaults of its parameter schema.
 
     Parameters
@@ -42,7 +44,7 @@ def sum_zero(loss):
     return bool(loss.conj_sum_zero)
 
 
-def sample_labels(loss, n, rng, n_classes=3):
+def sample_labels(loss: Loss, n: int, rng: np.random.Generator, n_classes: int = 3) -> np.ndarray:
     """Labels encoded the way a solver sees them for ``loss.target``.
 
     Parameters
@@ -86,7 +88,8 @@ def sample_labels(loss, n, rng, n_classes=3):
 _SPECIAL = np.array([0.0, 1.0, -1.0, 0.1, -0.1, 0.5, -0.5, 2.0, -2.0])
 
 
-def sample_scores(loss, y, rng, n_classes=3, scale=2.0):
+def sample_scores(loss: Loss, y: np.ndarray, rng: np.random.Generator, n_classes: int = 3,
+                  scale: float = 2.0) -> np.ndarray:
     """Predictions u for labels y: random ones plus points at the usual kinks.
 
     Parameters
@@ -144,7 +147,8 @@ def conj_box(loss, y, n_classes=3):
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
 
 
-def sample_duals(loss, y, rng, n_classes=3, *, interior=0.0):
+def sample_duals(loss: Loss, y: np.ndarray, rng: np.random.Generator, n_classes: int = 3, *,
+                 interior: float = 0.0) -> np.ndarray:
     """Points v of the conjugate's domain: random ones, on the edges and (finite boxes) at the corners.
 
     Parameters

@@ -7,6 +7,8 @@ the instances :func:`at_other_values` gives.
 """
 from __future__ import annotations
 
+from ..contract.components import Component
+
 #: values a loss parameter that is 1 is also checked at
 LOSS_VALUES = (0.5, 1.7)
 #: values a kernel parameter that is 1 (the bandwidth, typically) is also checked at
@@ -15,7 +17,7 @@ KERNEL_VALUES = (1.3,)
 _RULE_PARAMS = ("bandwidth_factor", "bandwidth_subsample")
 
 
-def at_other_values(component, values):
+def at_other_values(component: Component, values: tuple[float, ...]) -> list[tuple[str, Component]]:
     """``[(label, instance)]``: ``component`` rebuilt with one numeric parameter that is 1 set to another value.
 
     Parameters

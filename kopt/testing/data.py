@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def solver_check_data(target, *, n=400, n_test=100, d=3, seed=0):
+def solver_check_data(target: str, *, n: int = 400, n_test: int = 100, d: int = 3,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(X, y, X_test, y_test)``: seeded rows labelled for a loss target, the data :func:`~kopt.testing.check_solver` uses.
 
     Parameters

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..contract.components import Loss
 from ..numerics import objectives
 from . import _samples as S
 
 
-def gaussian_gram(X, bandwidth=1.0):
+def gaussian_gram(X: np.ndarray, bandwidth: float = 1.0) -> np.ndarray:
     """The exact Gaussian kernel matrix of ``X``, through the registered ``gaussian`` kernel.
 
     Parameters
@@ -47,7 +48,8 @@ def _quad(alpha, K):
     return float(np.sum(alpha * (K @ alpha)))
 
 
-def check_weak_duality(loss, K, y, lam, rng=None, *, trials=5, n_classes=3):
+def check_weak_duality(loss: Loss, K: np.ndarray, y: np.ndarray, lam: float, rng: np.random.Generator | None = None,
+                       *, trials: int = 5, n_classes: int = 3) -> bool:
     """Weak duality: P(f_α) ≥ D(α) and the gap is ≥ 0 at random feasible α, box edges included.
 
     Parameters
@@ -107,7 +109,7 @@ def check_weak_duality(loss, K, y, lam, rng=None, *, trials=5, n_classes=3):
     return True
 
 
-def check_strong_duality(loss, K, y, lam, *, rtol=1e-6):
+def check_strong_duality(loss: Loss, K: np.ndarray, y: np.ndarray, lam: float, *, rtol: float = 1e-6) -> bool:
     """Strong duality: at the optimum the duality gap vanishes (the sign and scaling of the dual convention).
 
     A smooth loss's optimum solves λ n α + ℓ'(Kα) = 0; a nonsmooth scalar loss's maximizes D over the box, which

@@ -24,10 +24,14 @@ What is checked (docs/kernels.md):
 """
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Iterable
+
 import numpy as np
 
 from kopt.errors import DataError
 
+from ..contract.components import Kernel, Loss
 from ..numerics.backend import to_numpy
 from ..numerics.features import FeatureMap
 from ._variants import KERNEL_VALUES, run_at_other_values
@@ -39,7 +43,7 @@ def _name(kernel):
     return kernel.name or type(kernel).__name__
 
 
-def kernel_instance(cls, **params):
+def kernel_instance(cls: type, **params: object) -> Kernel:
     """``cls`` built from its schema defaults, with ``bandwidth`` 1.0 unless given.
 
     Parameters
@@ -82,7 +86,7 @@ def _fmap(kernel, d, *, seed=0, block_size=256, count=None, dtype="float64", xp=
     return FeatureMap(kernel, d, seed=seed, block_size=block_size, count=count, dtype=dtype, xp=xp, **kw)
 
 
-def check_exact(kernel, X, Y=None, rtol=1e-6) -> None:
+def check_exact(kernel: Kernel, X: np.ndarray, Y: np.ndarray | None = None, rtol: float = 1e-6) -> None:
     """``exact`` is finite and symmetric, ``exact(X, Y)`` has shape (n, m), and ``diag`` is its diagonal.
 
     Parameters
@@ -128,7 +132,7 @@ def check_exact(kernel, X, Y=None, rtol=1e-6) -> None:
     assert KY.shape == (X.shape[0], Y.shape[0]), f"kernel {name!r}: exact(X, Y) has shape {KY.shape}"
 
 
-def check_psd(kernel, X, tol=1e-7) -> None:
+def check_psd(kernel: Kernel, X: np.ndarray, tol: float = 1e-7) -> None:
     """The Gram matrix exact(X, X) has no eigenvalue below −tol · max(1, trace).
 
     Parameters
@@ -187,7 +191,8 @@ def _within(kernel, what, mean, se, target, z, atol):
             f"(|diff| {dev[i]:.3g} > {z:g} standard errors {se[i]:.3g}) at pair {tuple(int(k) for k in i)}")
 
 
-def check_unbiased(kernel, X, Y=None, *, n_features=1 << 15, block_size=256, seed=0, z=5.0, atol=1e-9) -> None:
+def check_unbiased(kernel: Kernel, X: np.ndarray, Y: np.ndarray | None = None, *, n_features: int = 1 << 15,
+                   block_size: int = 256, seed: int = 0, z: float = 5.0, atol: float = 1e-9) -> None:
     """The mean of φ_ω(x)φ_ω(y) over ``n_features`` random features is within ``z`` standard errors of k(x, y).
 
     Parameters
@@ -232,8 +237,9 @@ def check_unbiased(kernel, X, Y=None, *, n_features=1 << 15, block_size=256, see
     _within(kernel, "E[φ(x)φ(x')] ≠ k(x, x')", mean, se, K, z, atol)
 
 
-def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, block_size=256, seed=0, z=5.0,
-                       atol=1e-9) -> None:
+def check_dsg_gradient(kernel: Kernel, X: np.ndarray, y: np.ndarray, *, loss: Loss | None = None,
+                       f: np.ndarray | None = None, n_features: int = 1 << 15, block_size: int = 256, seed: int = 0,
+                       z: float = 5.0, atol: float = 1e-9) -> None:
     """The doubly stochastic gradient (1/B) Σ_i ℓ'(f(x_i), y_i) φ_ω(x_i) φ_ω(·) averages to the stochastic one.
 
     Parameters
@@ -286,7 +292,8 @@ def check_dsg_gradient(kernel, X, y, *, loss=None, f=None, n_features=1 << 15, b
         f"kernel {_name(kernel)!r}: predict(X, adjoint(X, g)) / M differs from the feature average by {err:.3g}")
 
 
-def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64, xp=np) -> None:
+def check_regeneration(kernel: Kernel, d: int, *, seed: int = 7, blocks: tuple[int, ...] = (0, 5, 2, 1),
+                       block_size: int = 64, xp: ModuleType = np) -> None:
     """Block parameters and features are bit-identical across orders, fresh maps and caches, and blocks differ.
 
     Parameters
@@ -348,7 +355,8 @@ def check_regeneration(kernel, d, *, seed=7, blocks=(0, 5, 2, 1), block_size=64,
                 f"kernel {name!r}: block {j} on the device differs from NumPy by {err:.3g}"
 
 
-def check_engine(kernel, X, *, n_blocks=3, block_size=48, seed=3, n_out=2, xp=np) -> None:
+def check_engine(kernel: Kernel, X: np.ndarray, *, n_blocks: int = 3, block_size: int = 48, seed: int = 3,
+                 n_out: int = 2, xp: ModuleType = np) -> None:
     """The feature engine's ``predict``, ``adjoint`` and ``predict_adjoint`` equal products with the dense features (float64 and float32).
 
     Parameters
@@ -414,7 +422,7 @@ def check_engine(kernel, X, *, n_blocks=3, block_size=48, seed=3, n_out=2, xp=np
             assert err <= 1e-3, f"kernel {name!r}: float32 features differ from float64 by {err:.3g} (relative)"
 
 
-def check_domain(kernel, X) -> None:
+def check_domain(kernel: Kernel, X: np.ndarray) -> None:
     """A kernel with a restricted ``input_domain`` rejects data outside it with ``kopt.DataError``.
 
     Parameters
@@ -460,7 +468,9 @@ def check_domain(kernel, X) -> None:
 KERNEL_CHECKS = ("exact", "psd", "domain", "regeneration", "unbiased", "dsg_gradient", "engine")
 
 
-def check_kernel(kernel, X=None, *, d=3, n=6, seed=0, n_features=1 << 15, xp=np, skip=(), vary=True):
+def check_kernel(kernel: Kernel, X: np.ndarray | None = None, *, d: int = 3, n: int = 6, seed: int = 0,
+                 n_features: int = 1 << 15, xp: ModuleType = np, skip: Iterable[str] = (),
+                 vary: bool = True) -> list[str]:
     """Run the kernel checks on ``X`` (or on points drawn from ``seed``); returns the names of the checks run.
 
     The checks are :data:`~kopt.testing.KERNEL_CHECKS`, in that order; the feature checks run only for a kernel with

@@ -15,8 +15,11 @@ multiclass losses) wherever the gradient is differentiable.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 
+from ..contract.components import Loss
 from . import _samples as S
 from ._variants import LOSS_VALUES, run_at_other_values
 
@@ -128,7 +131,7 @@ def _check_derivatives(loss, f, g, H, x, dirs, label, *, expect_smooth, rtol=1e-
                   x=x, curvature=hd, fd=fd2)
 
 
-def check_gradients(loss, u, y) -> None:
+def check_gradients(loss: Loss, u: np.ndarray, y: np.ndarray) -> None:
     """``grad`` is a subgradient and equals dℓ/du where ℓ is differentiable; ``curvature`` is d²ℓ/du².
 
     Parameters
@@ -159,7 +162,7 @@ def check_gradients(loss, u, y) -> None:
                        expect_smooth=loss.smooth)
 
 
-def check_conj_gradients(loss, v, y) -> None:
+def check_conj_gradients(loss: Loss, v: np.ndarray, y: np.ndarray) -> None:
     """``conj_grad`` and ``conj_curvature`` match finite differences of ``conj`` at interior points v.
 
     Parameters
@@ -192,7 +195,7 @@ def check_conj_gradients(loss, v, y) -> None:
                        expect_smooth=False)
 
 
-def check_convexity(loss, u1, u2, y) -> None:
+def check_convexity(loss: Loss, u1: np.ndarray, u2: np.ndarray, y: np.ndarray) -> None:
     """Midpoint convexity: ℓ((u1 + u2)/2) ≤ (ℓ(u1) + ℓ(u2))/2.
 
     Parameters
@@ -225,7 +228,7 @@ def check_convexity(loss, u1, u2, y) -> None:
         _fail(loss, "value is not convex in u (midpoint test)", bad, u1=u1, u2=u2, mid=m, chord=0.5 * (a + b))
 
 
-def check_bounds(loss, u, y) -> None:
+def check_bounds(loss: Loss, u: np.ndarray, y: np.ndarray) -> None:
     """``abs(grad)`` ≤ ``grad_bound()``, and the gradient is ``smoothness()``-Lipschitz, where the loss declares them.
 
     Parameters
@@ -269,7 +272,7 @@ def check_bounds(loss, u, y) -> None:
             _fail(loss, f"grad is not smoothness() = {L} Lipschitz", bad, u=u, u2=u2, grad=g, grad2=g2)
 
 
-def check_fenchel_young(loss, u, y, v) -> None:
+def check_fenchel_young(loss: Loss, u: np.ndarray, y: np.ndarray, v: np.ndarray) -> None:
     """Fenchel-Young: ℓ(u) + ℓ*(v) ≥ ⟨u, v⟩ for v in the domain, with equality at v = grad(u).
 
     Parameters
@@ -310,7 +313,7 @@ def check_fenchel_young(loss, u, y, v) -> None:
               u=u, grad=g, gap=eq)
 
 
-def check_conj_domain(loss, y, rng=None, n_classes=3) -> None:
+def check_conj_domain(loss: Loss, y: np.ndarray, rng: np.random.Generator | None = None, n_classes: int = 3) -> None:
     """ℓ* is finite on the closed box ``conj_box(y)`` (with Σ v = 0 where declared) and +inf outside.
 
     Parameters
@@ -374,7 +377,8 @@ def check_conj_domain(loss, y, rng=None, n_classes=3) -> None:
             _fail(loss, "conj must be +inf off the hyperplane Σ v = 0", ~np.isposinf(c), v=off, conj=c)
 
 
-def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5) -> bool | None:
+def check_biconjugate(loss: Loss, u: np.ndarray, y: np.ndarray, *, grid: int = 4001,
+                      rtol: float = 1e-5) -> bool | None:
     """ℓ**(u) = sup over v in the domain of uv − ℓ*(v), computed on a grid, equals ℓ(u).
 
     Parameters
@@ -447,7 +451,7 @@ def check_biconjugate(loss, u, y, *, grid=4001, rtol=1e-5) -> bool | None:
         _fail(loss, "numeric biconjugate sup_v uv − ℓ*(v) differs from ℓ(u)", bad, u=u, loss=lu, biconjugate=best)
 
 
-def check_prox(loss, u, y, steps=(0.1, 1.0, 10.0)):
+def check_prox(loss: Loss, u: np.ndarray, y: np.ndarray, steps: tuple[float, ...] = (0.1, 1.0, 10.0)) -> bool:
     """``prox(u, y, s)`` is argmin_z ℓ(z) + (z − u)²/(2s), against a vectorized golden-section reference.
 
     Parameters
@@ -507,7 +511,7 @@ def check_prox(loss, u, y, steps=(0.1, 1.0, 10.0)):
     return True
 
 
-def check_dtypes(loss, u, y, v=None) -> None:
+def check_dtypes(loss: Loss, u: np.ndarray, y: np.ndarray, v: np.ndarray | None = None) -> None:
     """float32 inputs give float32 outputs of the same shape, close to the float64 results.
 
     Parameters
@@ -565,7 +569,7 @@ def check_dtypes(loss, u, y, v=None) -> None:
                   x=x64, float32=o, float64=ref)
 
 
-def check_labels_validation(loss, y_good, n_classes=3):
+def check_labels_validation(loss: Loss, y_good: np.ndarray, n_classes: int = 3) -> bool:
     """Encoded labels pass ``check_labels``; wrongly encoded ones raise ``kopt.DataError``.
 
     Parameters
@@ -609,7 +613,7 @@ def check_labels_validation(loss, y_good, n_classes=3):
     raise AssertionError(f"loss {loss.name!r}: check_labels accepted {bad[loss.target]} for target {loss.target!r}")
 
 
-def check_interface(loss) -> None:
+def check_interface(loss: Loss) -> None:
     """The declared attributes: ``name``, ``target``, the flags, a valid parameter schema, ``n_outputs``.
 
     Parameters
@@ -647,7 +651,8 @@ CHECKS = ("interface", "labels", "convexity", "gradients", "bounds", "conj_domai
           "biconjugate", "conj_gradients", "conj_edges", "prox", "dtypes")
 
 
-def check_loss(loss, labels=None, *, n=40, n_classes=3, seed=0, skip=(), vary=True):
+def check_loss(loss: Loss, labels: np.ndarray | None = None, *, n: int = 40, n_classes: int = 3, seed: int = 0,
+               skip: Iterable[str] = (), vary: bool = True) -> list[str]:
     """Run every loss check on points drawn from ``seed``; returns the names of the checks run.
 
     The checks are :data:`~kopt.testing.CHECKS`; those a loss does not declare (a conjugate, a prox, a gradient
@@ -733,7 +738,7 @@ def _check_loss(loss, labels, n, n_classes, seed, skip):
     return ran
 
 
-def check_conj_edges(loss, y, n_classes=3) -> bool | None:
+def check_conj_edges(loss: Loss, y: np.ndarray, n_classes: int = 3) -> bool | None:
     """In float32, ℓ* stays finite approaching every finite edge of its box and matches float64 there.
 
     Parameters

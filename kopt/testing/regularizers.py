@@ -5,7 +5,11 @@ AssertionError naming the regularizer, the property and the first failing point.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
+
+from ..contract.components import Regularizer
 
 F64 = np.float64
 
@@ -20,7 +24,7 @@ def _golden(phi, lo, hi, iters=200):
     return 0.5 * (lo + hi)
 
 
-def check_prox_argmin(reg, w, step) -> None:
+def check_prox_argmin(reg: Regularizer, w: np.ndarray, step: float) -> None:
     """Each coordinate of ``prox(w, step)`` minimizes P(z) + (z − w)²/(2 step) (a scalar minimization).
 
     Parameters
@@ -60,7 +64,7 @@ def check_prox_argmin(reg, w, step) -> None:
                              f"prox {z[i]!r}, scalar minimisation {ref[i]!r}")
 
 
-def check_moreau_envelope(reg, w, step) -> None:
+def check_moreau_envelope(reg: Regularizer, w: np.ndarray, step: float) -> None:
     """The Moreau envelope M(w) = min_z P(z) + ‖z − w‖²/(2s) has gradient (w − prox(w))/s.
 
     Parameters
@@ -103,7 +107,8 @@ def check_moreau_envelope(reg, w, step) -> None:
                                  f"= {grad.flat[j]!r} at coordinate {j} (step={step})")
 
 
-def check_moreau_decomposition(reg, w, step, conj_prox) -> None:
+def check_moreau_decomposition(reg: Regularizer, w: np.ndarray, step: float,
+                               conj_prox: Callable[[np.ndarray, float], np.ndarray]) -> None:
     """Moreau's decomposition: w = prox_{sP}(w) + s · prox_{P*/s}(w/s).
 
     Parameters
@@ -139,7 +144,7 @@ def check_moreau_decomposition(reg, w, step, conj_prox) -> None:
                              f"prox + s·prox* = {total.flat[i]!r}")
 
 
-def check_strong_convexity(reg, a, b) -> None:
+def check_strong_convexity(reg: Regularizer, a: np.ndarray, b: np.ndarray) -> None:
     """P − μ/2‖·‖² is convex (midpoint test) for μ = ``strong_convexity()``.
 
     Parameters
@@ -189,7 +194,7 @@ def check_regularizer_dtypes(reg, w):
         raise AssertionError(f"regularizer {reg.name!r}: value() must return a Python float")
 
 
-def check_regularizer(reg, *, n=30, seed=0, separable=True):
+def check_regularizer(reg: Regularizer, *, n: int = 30, seed: int = 0, separable: bool = True) -> list[str]:
     """Run every regularizer check on seeded points; returns the names of the checks run.
 
     Parameters

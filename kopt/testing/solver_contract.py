@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import os
 import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
@@ -75,8 +77,9 @@ class SolverCheck:
     answers: tuple = ()
 
 
-def check_solver(solver, *, data=None, spec_overrides=None, out_dir=None, stop_at=None, seed=0, skip=(), budget=None,
-                 rtol=ANSWER_RTOL):
+def check_solver(solver: str | type[Solver], *, data: tuple | None = None, spec_overrides: dict | None = None,
+                 out_dir: str | os.PathLike | None = None, stop_at: int | None = None, seed: int = 0,
+                 skip: Iterable[str] = (), budget: int | None = None, rtol: float = ANSWER_RTOL) -> SolverCheck:
     """Run a solver through kopt's solver contract on small seeded data.
 
     The spec names the solver, the first form it declares and the first registered loss of a target it declares
@@ -572,7 +575,7 @@ class _StateInspector:
         yield from self.found[:3]
 
 
-def state_problems(state):
+def state_problems(state: object) -> list[str]:
     """What makes ``state`` (a solver's ``save()``) unfit for a checkpoint.
 
     A checkpoint holds a flat dict of numeric arrays and JSON scalars under string keys not starting with ``_``.

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
 from ..contract.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from ..contract.components import Solver
+    from ..contract.result import Result
+    from ..spec import Spec
 
 
 class StopAt:
@@ -36,7 +43,7 @@ class StopAt:
     >>> _ = registry().pm.unregister(name=name)
     """
 
-    def __init__(self, iteration: int):
+    def __init__(self, iteration: int) -> None:
         self.iteration = int(iteration)
 
     @hookimpl
@@ -70,7 +77,7 @@ class KeepStates:
     (True, True, {2: 'two'})
     """
 
-    def __init__(self, keep=()):
+    def __init__(self, keep: Iterable[int] = ()) -> None:
         self.keep, self.states = set(keep), {}
         self.resume_state, self.start_iteration = None, 0
 
@@ -80,7 +87,7 @@ class KeepStates:
         return True
 
 
-def solver_for(spec):
+def solver_for(spec: Spec) -> Solver:
     """The registered solver of a loaded spec, built from its ``solver`` section.
 
     Parameters
@@ -104,7 +111,7 @@ def solver_for(spec):
 
 
 @contextlib.contextmanager
-def interrupt_at(iteration: int):
+def interrupt_at(iteration: int) -> Iterator[None]:
     """Within the block, every solve stops at ``iteration``, raising ``KeyboardInterrupt`` from ``kopt.solve``.
 
     Parameters
@@ -143,7 +150,8 @@ def interrupt_at(iteration: int):
         reg.pm.unregister(name=name)
 
 
-def check_resume(spec: dict, data=None, *, stop_at: int, out_dir):
+def check_resume(spec: dict, data: tuple | None = None, *, stop_at: int,
+                 out_dir: str | os.PathLike) -> tuple[Result, Result]:
     """Solve ``spec`` uninterrupted, then interrupted at ``stop_at`` and resumed, and compare the models bit for bit.
 
     ``output.checkpoint_every`` is set to ``stop_at + 1`` where the spec does not checkpoint.
