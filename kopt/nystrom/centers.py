@@ -186,11 +186,11 @@ def rpcholesky_order(problem, count: int, kernel=None):
     The candidates are the first rows of :func:`center_order` (a seeded uniform sample of the distinct rows, the held-out
     rows of the spec's validation split last), as many as :func:`rpcholesky_pool` allows.  Each next center is drawn
     with probability proportional to its residual variance k(x, x) − k(x, S) K_SS⁻¹ k(S, x) given the centers S drawn
-    before it (Chen, Epperly, Tropp and Webber, "Randomly pivoted Cholesky", 2022): a row the centers already
+    before it (Chen et al. (2025), "RPCholesky"): a row the centers already
     explain is rarely drawn, so each center carries more of the kernel than a uniform one.  The draws come
     :data:`RPC_BLOCK` at a time, each accepted with probability its residual now over its residual when drawn (the
-    block's rejection sampling of Epperly, Tropp and Webber, "Embrace rejection", 2024: the same distribution as one at
-    a time).  It stops early where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
+    block's rejection sampling of Epperly et al. (2024): the same distribution as one at a time).  It stops early
+    where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
     k(x, x): fewer centers then explain them all.  Seeded by the spec's seed; the products run on one BLAS thread,
     so the draws do not depend on the thread count.  ``kernel``: the kernel the residuals are measured in (default:
     the problem's).  P M (d + M) flops for P candidates and M centers."""
