@@ -554,8 +554,9 @@ def _try_hinge(s, state, level, factor, system, centers, path, t1):
     s.budget.count(solution.steps * work.newton_step(r.n_fit, level.M, r.d)
                    + len(scores) * work.direct_lambda(level.M, r.n_val))
     trial = Trial(**common, lam=lambdas[hk], score=scores[hk], lam_index=hk, path=scoring.path_words(lambdas, scores),
-                  seconds=time.perf_counter() - t1, square_lam_index=k, square_score=path.scores[k],
-                  square_path=square_path, newton_steps=solution.steps)
+                  loss="squared_hinge" if state.both else None, seconds=time.perf_counter() - t1,
+                  square_lam_index=k, square_score=path.scores[k], square_path=square_path,
+                  newton_steps=solution.steps)
     _record(s, state, level, trial)
     level.factor_rows[factor] = outcomes.get(hk)
     if level.best is None or trial.score > level.best.score:
@@ -579,11 +580,14 @@ def _record(s, state, level, trial):
 
 
 def _better(metric, trial, best) -> bool:
-    """Whether ``trial`` beats ``best``: any gain at the same or fewer centers; at more centers a gain of at least
-    :data:`.scoring.MIN_GAIN` (a smaller gain is within what the validation rows can tell, and the smaller model
-    solves and predicts faster)."""
+    """Whether ``trial`` beats ``best``: a model that costs no more wins by any gain; a costlier one -- more centers,
+    or, where both losses compete, the squared hinge against the square loss at as many centers (Newton steps
+    against one Cholesky) -- by at least :data:`.scoring.MIN_GAIN` (a smaller gain is within what the validation
+    rows can tell, and the cheaper model solves and predicts faster; docs/design/loss-auto.md)."""
     gained = scoring.gain(metric, best.score, trial.score)
-    return gained >= scoring.MIN_GAIN[metric] if trial.centers > best.centers else gained > 0
+    costlier = trial.centers > best.centers or (
+        trial.centers == best.centers and trial.loss == "squared_hinge" and best.loss == "square")
+    return gained >= scoring.MIN_GAIN[metric] if costlier else gained > 0
 
 
 def _rpcholesky_applies(problem, validation):
