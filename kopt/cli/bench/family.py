@@ -8,7 +8,8 @@ one task.
 
 Configurations, each fit in a process of its own with a time limit:
 
-* ``kopt``: the spec that names only the data, the square loss and a Gaussian kernel (``solver: auto``);
+* ``kopt``: the spec ``KernelClassifier()`` / ``KernelRegressor()`` fit: the data, the loss left to auto (the square
+  loss for a real target) and a Gaussian kernel (``solver: auto``);
 * ``falkon``: Falkon at M = 4,096, σ picked by hand among 0.5, 1 and 2 times scikit-learn's scale rule by its test
   score (each σ its own fit; the line's fit is the chosen σ's);
 * ``falkon_hopt``: ``falkon.hopt``'s NystromCompReg on 20,000 rows (a σ per column, the penalty, the centers), then
@@ -51,10 +52,11 @@ def data_spec(family, index, rows):
 
 
 def spec_of(family, index, rows, kind):
-    """The defaults' spec: the data, the square loss (on class labels, or the real target) and a Gaussian kernel."""
-    target = "real" if kind == "regression" else "binary"
+    """The defaults' spec, as ``KernelClassifier()`` and ``KernelRegressor()`` fit: the data, the loss left to auto
+    for class labels (the square loss for a real target) and a Gaussian kernel."""
+    loss = {"name": "square"} if kind == "regression" else {"name": "auto"}
     return {"name": f"family_{family}_{index}_{rows}", "data": data_spec(family, index, rows),
-            "model": {"loss": {"name": "square", "target": target}, "kernel": {"name": "gaussian"}},
+            "model": {"loss": loss, "kernel": {"name": "gaussian"}},
             "output": {"model": False, "report": False, "plot": False}}
 
 
@@ -83,7 +85,8 @@ def run_kopt(family, index, rows, kind):
     auto = r.auto or {}
     return {**_score(r.metrics, kind), "fit_s": r.timings["fit_s"] + r.timings.get("auto_s", 0.0),
             "search_s": r.timings.get("auto_s", 0.0), "success": r.success,
-            "auto": {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "held_out")},
+            "auto": {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "held_out",
+                                              "loss", "centers_rule")},
             "stages": [{k: t.get(k) for k in ("centers", "bandwidth_factor", "lam", "score", "seconds", "rows",
                                               "cg_steps")} for t in auto.get("trials") or []],
             "detail": f"solver auto -> {auto.get('route')}, {auto.get('centers')} centers"}
