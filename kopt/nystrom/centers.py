@@ -213,10 +213,14 @@ def rpcholesky_order(problem, count: int, kernel=None):
 
 def _rpcholesky(kernel, X, count, rng):
     """Positions in ``X`` of up to ``count`` centers drawn by blocked randomly pivoted Cholesky with rejection
-    (:func:`rpcholesky_order`)."""
+    (:func:`rpcholesky_order`).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
+    then the accepted ones' columns of the factor are made for every candidate at once: GEMMs, not a rank-one
+    update per center."""
+    from scipy.linalg import solve_triangular
+
     P = X.shape[0]
     count = min(count, P)
-    F = np.zeros((P, count), dtype=np.float64)  # the candidates' Cholesky factor, column by column
+    F = np.zeros((P, count), dtype=np.float64)  # the candidates' Cholesky factor, a block of columns at a time
     d = np.asarray(kernel.diag(X), dtype=np.float64).copy()
     floor = CENTER_TOLERANCE * float(np.mean(d))
     chosen = []
@@ -227,22 +231,30 @@ def _rpcholesky(kernel, X, count, rng):
         cand = np.searchsorted(np.cumsum(d), rng.random(min(RPC_BLOCK, count - len(chosen))) * total)
         cand = np.minimum(cand, P - 1)
         i = len(chosen)
-        G = np.asarray(kernel.exact(X, X[cand]), dtype=np.float64) - F[:, :i] @ F[cand, :i].T
+        H = np.asarray(kernel.exact(X[cand], X[cand]), dtype=np.float64) - F[cand, :i] @ F[cand, :i].T
+        G = H.copy()  # the candidates' residual kernel, kept for the accepted ones' factor
         drawn_at = d[cand].copy()
         accept = rng.random(len(cand))
-        for j, c in enumerate(cand):
-            g = G[:, j]
-            if g[c] <= floor or accept[j] * drawn_at[j] > g[c]:
+        took = []
+        for j in range(len(cand)):
+            h = H[j, j]
+            if h <= floor or accept[j] * drawn_at[j] > h:
                 continue  # already explained, or rejected: its residual fell since it was drawn
-            col = g / np.sqrt(g[c])
-            F[:, len(chosen)] = col
-            chosen.append(int(c))
-            np.maximum(d - col * col, 0.0, out=d)
-            d[c] = 0.0
-            if j + 1 < len(cand):
-                G[:, j + 1:] -= np.outer(col, col[cand[j + 1:]])
-            if len(chosen) == count:
+            col = H[:, j] / np.sqrt(h)
+            H -= np.outer(col, col)
+            took.append(j)
+            if i + len(took) == count:
                 break
+        if not took:
+            continue
+        A = cand[took]
+        L = np.linalg.cholesky(G[np.ix_(took, took)])
+        K = np.asarray(kernel.exact(X, X[A]), dtype=np.float64) - F[:, :i] @ F[A, :i].T
+        cols = solve_triangular(L, K.T, lower=True, check_finite=False).T  # K L⁻ᵀ
+        F[:, i:i + len(A)] = cols
+        np.maximum(d - np.einsum("ij,ij->i", cols, cols), 0.0, out=d)
+        d[A] = 0.0
+        chosen.extend(int(c) for c in A)
     return np.asarray(chosen, dtype=np.int64)
 
 
