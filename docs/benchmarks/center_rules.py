@@ -8,7 +8,7 @@ the chosen settings, ``krr_pcg``'s conjugate gradients (Falkon's preconditioner,
 of 1e-3 on the same rows: their steps.  One JSON line per (task, M, rule), then the per-rule means.
 
     python docs/benchmarks/center_rules.py --family 1 --tasks 12 --rows 20000 --centers 256 1024 \
-        --out FILE.jsonl
+        --out docs/benchmarks/center_rules.jsonl
 """
 from __future__ import annotations
 
