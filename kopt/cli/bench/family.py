@@ -197,10 +197,12 @@ def bench(family_tasks, configs, time_limit, falkon_python=None, out=None, svc_r
           log=print) -> list:
     """Every (task, config) line, then the summary line; each appended to ``out`` as it comes."""
     from ...files.atomic import dumps
-    from .roofline import machine
-    from .scale import prepare, revision  # noqa: F401  (revision: the commit of every line)
+    from .roofline import machine, run_record
 
-    base = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": revision()}
+    # every line says when, at which commit, by which command and on which machine (a child's own record is kept)
+    base = {**run_record(), "machine": machine()}
+    if command:
+        base["command"] = command
     lines = []
 
     def emit(line):
@@ -212,7 +214,7 @@ def bench(family_tasks, configs, time_limit, falkon_python=None, out=None, svc_r
             with open(out, "a", encoding="utf-8") as fh:
                 fh.write(text + "\n")
 
-    emit({"kind": "run", "command": command, "machine": machine(), "configs": list(configs)})
+    emit({"kind": "run", "configs": list(configs)})
     for task in family_tasks:
         prepared = _prepared(task)
         emit({"kind": "data", "task": task.describe(), **prepared})
@@ -312,8 +314,7 @@ def family(args) -> int:
         raise KoptError(f"unknown configuration {', '.join(unknown)}; configurations: {', '.join(CONFIGS)}")
     chosen = tasks(args.family, args.tasks, args.first, args.max_rows, args.rows) if args.tasks else []
     chosen += public_sets(chosen_sets(args.sets, SETS)) if args.sets else []
-    command = "kopt bench family " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "kopt bench family"
-    bench(chosen, configs, args.time_limit, args.falkon_python, args.out, args.svc_rows, command)
+    bench(chosen, configs, args.time_limit, args.falkon_python, args.out, args.svc_rows)
     return 0
 
 
