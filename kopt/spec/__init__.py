@@ -129,9 +129,16 @@ class Spec:
         return registry().get("solver", self["solver"]["name"])
 
     def solvers_accepting(self) -> list:
-        """The other registered solvers that accept this spec as its author wrote it, each with its default
-        options: what a solver's refusal may suggest instead (their declared capabilities and their own checks
-        decide, so a plugin never names solvers it cannot vouch for)."""
+        """The other registered solvers that accept this spec as its author wrote it, each with its default options.
+
+        What a solver's refusal may suggest instead: each solver's declared capabilities and its own
+        ``check_spec`` decide, so a plugin never names solvers it cannot vouch for.
+
+        Returns
+        -------
+        list of str
+            Solver names, sorted; empty where no other solver accepts the spec (or inside another such call).
+        """
         return _solvers_accepting(self)
 
     def __repr__(self):
