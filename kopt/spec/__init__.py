@@ -308,10 +308,15 @@ def _validate_schema(doc, schema, source, positions):
     errors = sorted(validator.iter_errors(doc), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if not errors:
         return
-    issues = []
-    for err in errors[:8]:
+    issues, seen = [], set()
+    for err in errors:  # each distinct problem once (a value several rules refuse alike is said once)
         path, text, key = message(err)
-        issues.append(_error(source, positions, path, text, key=key))
+        issue = _error(source, positions, path, text, key=key)
+        if str(issue) not in seen:
+            seen.add(str(issue))
+            issues.append(issue)
+        if len(issues) == 8:
+            break
     first = issues[0]
     if len(issues) > 1:
         first = SpecError(

@@ -209,7 +209,9 @@ def test_json_log_object_alone():
 def test_bad_log_every_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["solve", "quickstart", "--log-every", "soon"])
-    assert exc.value.code == 2 and "'10s'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "'10s'" in err
+    assert err.startswith("kopt: error: kopt solve: argument --log-every: ") and err.count("\n") == 1
 
 
 def test_specs_dir_of_a_checkout():
