@@ -151,4 +151,6 @@ def progress_listeners(progress) -> list:
         return [LogProgress()]
     if progress is True:
         return [display_listener()]
+    if not isinstance(progress, (list, tuple)):
+        raise TypeError(f"progress={progress!r}: expected True, False or a list of listener objects")
     return list(progress)

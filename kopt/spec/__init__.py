@@ -208,6 +208,9 @@ def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = 
     >>> spec["data"]["source"]
     'higgs-12k'
     """
+    if isinstance(overrides, (str, bytes)) or not hasattr(overrides, "__iter__"):
+        raise SpecError(f"expected a list of 'KEY.PATH=VALUE' items, got {overrides!r}", parameter="overrides",
+                        value=overrides)
     if isinstance(spec, Spec):
         if not overrides:
             return spec
