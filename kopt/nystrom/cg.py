@@ -39,33 +39,39 @@ REFRESH_EVERY = 5
 REPLACE_FALL = 10.0
 
 
-def center_factors(kernel, C, threads=1):
+def center_factors(kernel, C, threads=1, estimate=None):
     """``(kept, factors)``: the kept centers' dense rows (:func:`.centers.center_basis`'s pivoted basis of the drawn
     centers ``C``, Fortran order) and their :class:`.factors.CenterFactors`.  Where the basis kept far fewer centers
     than were drawn (U then has a buffer of its own, in the room R's left: :data:`.centers.COMPACT_SHARE`), the
     preconditioner estimates T from every drawn center (:func:`.factors.drawn_gram`), not from the kept ones, which the
     pivoting chose far apart: at 10⁵ rows of 6 columns (4,096 drawn, 2,108 kept, λ 3e-7) CG then reached a relative
-    gap of 1e-2 in 25 steps, not 55.  ``threads``: kopt's workers for that product (the same bits on any count)."""
+    gap of 1e-2 in 25 steps, not 55.  ``threads``: kopt's workers for that product (the same bits on any count).
+    ``estimate``: dense rows of a uniform sample of the training rows, where the centers are not one (randomly
+    pivoted Cholesky's, :func:`.centers.rpcholesky_order`): the preconditioner estimates T from them instead."""
     with blas_threads(1):  # as krr_nystrom factors R: the same kept centers and bits of U
         kept, U = center_basis(kernel, C)
     Ck = kept_centers(C, kept)
     M, drawn = Ck.shape[0], C.shape[0]
-    gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
+    if estimate is not None:
+        gram = drawn_gram(kernel, Ck, estimate, U, threads=threads)
+    else:
+        gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
     return Ck, CenterFactors(U, gram=gram)
 
 
 class NystromCG:
     """The problem on rows ``X`` (n × d), targets ``Y`` (n × C, float64, centered as the caller wants them) and
-    dense centers ``C``: U and b are made once; :meth:`start` and :meth:`step` run CG at any λ (a λ path re-factors
+    dense centers ``C`` (``estimate``: dense rows of a uniform sample of the rows, where ``C`` is not one:
+    :func:`center_factors`): U and b are made once; :meth:`start` and :meth:`step` run CG at any λ (a λ path re-factors
     only the M × M preconditioner, in U's buffer: :mod:`.factors`).  ``U``: R = K_CC = UᵀU in the upper triangle
     and the diagonal of a Fortran-order M × M float64 array whose strict lower triangle holds the preconditioner's
     factor -- read it through triangular routines (``solve_triangular(U, ..., lower=False)``,
     :func:`.factors.upper_times`), never as a dense matrix."""
 
-    def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None):
+    def __init__(self, kernel, X, Y, C, *, dtype, weights=None, threads=None, estimate=None):
         xp = get_namespace(C)
         self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
-        self.C, self.factors = center_factors(kernel, C, resolve_threads(threads))
+        self.C, self.factors = center_factors(kernel, C, resolve_threads(threads), estimate)
         self.M = self.C.shape[0]
         self._bind(X, Y, weights, threads)
 
