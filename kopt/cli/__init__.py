@@ -234,6 +234,23 @@ def build_parser():
                    help="the deformed digits' test set: the last N of the 10,000 mnist digits (default: the preset's "
                         "2,000, of which 389 are 8s and 6s; 5,000 gives 981)")
     q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.scale", "scale")(a))
+    q = bsub.add_parser("family", help="kopt's defaults against Falkon, falkon.hopt and SVC on a seeded family of "
+                                       "generated tasks: the spread of the ratios (median, worst)")
+    q.add_argument("--family", type=int, required=True, metavar="SEED",
+                   help="the family's seed (report one no rule was developed on)")
+    q.add_argument("--tasks", type=int, default=12, metavar="N", help="tasks of the family (default 12)")
+    q.add_argument("--first", type=int, default=0, metavar="I", help="the first task's index (default 0)")
+    q.add_argument("--rows", type=int, metavar="N", help="training rows of every task (default: each task's draw)")
+    q.add_argument("--max-rows", type=int, metavar="N", help="at most this many training rows a task")
+    q.add_argument("--configs", nargs="+", metavar="CONFIG",
+                   help="kopt, falkon, falkon_hopt, svc (default: all)")
+    q.add_argument("--falkon-python", metavar="PATH",
+                   help="the Python interpreter Falkon is installed in (without it the Falkon lines are skipped)")
+    q.add_argument("--svc-rows", type=int, default=50_000, metavar="N", help="SVC up to this many rows (default 50000)")
+    q.add_argument("--time-limit", type=float, default=1800.0, metavar="S",
+                   help="seconds per configuration and task; past it the process is killed and reported timed_out")
+    q.add_argument("--out", metavar="FILE", help="append the JSON lines to FILE (and each fit's log to FILE.log)")
+    q.set_defaults(func=lambda a: _lazy("kopt.cli.bench.family", "family")(a))
     q = bsub.add_parser("tune", help="kopt tune against GridSearchCV(SVC) on mnist-10k and ijcnn1: the same grid size, "
                                      "the same folds, each in its own process")
     q.add_argument("--sets", nargs="+", metavar="SET", help="mnist-10k, ijcnn1 (default: both)")

@@ -47,6 +47,8 @@ class FeatureSpec:
     seed: int
     cache_blocks: int = 0
     kind: str = "random"
+    #: how Nyström centers are drawn: ``uniform`` or ``rpcholesky`` (:func:`kopt.nystrom.choose_centers`)
+    centers: str = "uniform"
 
 _STREAMS = {}
 

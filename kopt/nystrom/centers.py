@@ -114,11 +114,16 @@ def centers_used(asked: int, drawn: int, kept: int, *, key: str = "model.feature
     return info
 
 
-def choose_centers(problem: Problem, count: int) -> np.ndarray:
+#: the center rules of ``model.features.centers``
+CENTER_RULES = ("uniform", "rpcholesky")
+
+
+def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -> np.ndarray:
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
-    A uniform sample of the distinct training rows, drawn from the spec's seed (so the same spec picks the same
-    centers on any machine).
+    By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of :func:`center_order`
+    (a seeded uniform sample of the distinct rows); ``rpcholesky``, :func:`rpcholesky_order`'s under ``kernel``.
+    Either is drawn from the spec's seed, so the same spec picks the same centers on any machine.
 
     Parameters
     ----------
@@ -126,6 +131,8 @@ def choose_centers(problem: Problem, count: int) -> np.ndarray:
         The assembled problem (its rows and seed).
     count : int
         The number of centers (``model.features.count``); at most the distinct rows.
+    kernel : Kernel, optional
+        The kernel ``rpcholesky`` pivots on; the problem's by default.
 
     Returns
     -------
@@ -148,7 +155,95 @@ def choose_centers(problem: Problem, count: int) -> np.ndarray:
     >>> len(centers), bool((np.diff(centers) > 0).all())
     (20, True)
     """
+    rule = getattr(problem.features, "centers", "uniform") if getattr(problem, "features", None) else "uniform"
+    if rule == "rpcholesky":
+        return np.sort(rpcholesky_order(problem, count, kernel))
     return np.sort(center_order(problem, count))
+
+
+#: randomly pivoted Cholesky's factor of its candidate rows holds at most this many float64 values (128 MiB), and its
+#: candidates are at least twice the centers asked for (:func:`rpcholesky_order`)
+RPC_ENTRIES = 1 << 24
+#: the candidates it draws at a time (each accepted or rejected in turn: :func:`rpcholesky_order`)
+RPC_BLOCK = 64
+#: the random stream of its draws, beside the spec's seed
+RPC_STREAM = 0x72706368
+#: its candidates are at most this share of the training rows: the held-out rows of ``solver: auto``'s default
+#: validation split (20%, the last rows :func:`center_order` reaches) are never candidates
+RPC_ROWS_SHARE = 0.8
+
+
+def rpcholesky_pool(n: int, count: int, d: int) -> int:
+    """The candidate rows randomly pivoted Cholesky draws ``count`` centers from, of ``n`` training rows of ``d``
+    columns: as many as its factor's :data:`RPC_ENTRIES` hold (a wide row's dense values counted too), at least twice
+    ``count``, at most :data:`RPC_ROWS_SHARE` of the rows."""
+    return int(max(1, min(int(RPC_ROWS_SHARE * n), max(2 * count, RPC_ENTRIES // max(count, d, 1)))))
+
+
+def rpcholesky_order(problem, count: int, kernel=None):
+    """Indices of up to ``count`` training rows chosen by randomly pivoted Cholesky, in the order chosen.
+
+    The candidates are the first rows of :func:`center_order` (a seeded uniform sample of the distinct rows, the held-out
+    rows of the spec's validation split last), as many as :func:`rpcholesky_pool` allows.  Each next center is drawn
+    with probability proportional to its residual variance k(x, x) − k(x, S) K_SS⁻¹ k(S, x) given the centers S drawn
+    before it (Chen, Epperly, Tropp and Webber, "Randomly pivoted Cholesky", 2022): a row the centers already
+    explain is rarely drawn, so each center carries more of the kernel than a uniform one.  The draws come
+    :data:`RPC_BLOCK` at a time, each accepted with probability its residual now over its residual when drawn (the
+    block's rejection sampling of Epperly, Tropp and Webber, "Embrace rejection", 2024: the same distribution as one at
+    a time).  It stops early where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
+    k(x, x): fewer centers then explain them all.  Seeded by the spec's seed; the products run on one BLAS thread,
+    so the draws do not depend on the thread count.  ``kernel``: the kernel the residuals are measured in (default:
+    the problem's).  P M (d + M) flops for P candidates and M centers."""
+    from ..numerics.backend import to_numpy
+
+    if problem.X is None:
+        from ..errors import KoptError
+
+        raise KoptError("model.features.centers: rpcholesky draws its centers from the training rows on one machine; "
+                        "on a Dask cluster use model.features.centers: uniform")
+    kernel = problem.kernel if kernel is None else kernel
+    pool = center_order(problem, rpcholesky_pool(problem.n, count, int(problem.d)))
+    X = np.asarray(to_numpy(_rows.dense(problem.X, problem.xp.asarray(np.sort(pool)), problem.xp, problem.dtype)),
+                   dtype=np.float64)
+    X = X[np.argsort(np.argsort(pool))]  # back in the seeded order
+    with _threads.blas_threads(1):
+        chosen = _rpcholesky(kernel, X, count, np.random.default_rng([int(problem.seed), RPC_STREAM]))
+    return pool[chosen]
+
+
+def _rpcholesky(kernel, X, count, rng):
+    """Positions in ``X`` of up to ``count`` centers drawn by blocked randomly pivoted Cholesky with rejection
+    (:func:`rpcholesky_order`)."""
+    P = X.shape[0]
+    count = min(count, P)
+    F = np.zeros((P, count), dtype=np.float64)  # the candidates' Cholesky factor, column by column
+    d = np.asarray(kernel.diag(X), dtype=np.float64).copy()
+    floor = CENTER_TOLERANCE * float(np.mean(d))
+    chosen = []
+    while len(chosen) < count:
+        total = float(d.sum())
+        if total <= floor * P:
+            break
+        cand = np.searchsorted(np.cumsum(d), rng.random(min(RPC_BLOCK, count - len(chosen))) * total)
+        cand = np.minimum(cand, P - 1)
+        i = len(chosen)
+        G = np.asarray(kernel.exact(X, X[cand]), dtype=np.float64) - F[:, :i] @ F[cand, :i].T
+        drawn_at = d[cand].copy()
+        accept = rng.random(len(cand))
+        for j, c in enumerate(cand):
+            g = G[:, j]
+            if g[c] <= floor or accept[j] * drawn_at[j] > g[c]:
+                continue  # already explained, or rejected: its residual fell since it was drawn
+            col = g / np.sqrt(g[c])
+            F[:, len(chosen)] = col
+            chosen.append(int(c))
+            np.maximum(d - col * col, 0.0, out=d)
+            d[c] = 0.0
+            if j + 1 < len(cand):
+                G[:, j + 1:] -= np.outer(col, col[cand[j + 1:]])
+            if len(chosen) == count:
+                break
+    return np.asarray(chosen, dtype=np.int64)
 
 
 #: a center is kept while its kernel column's residual variance, after the span of the centers kept before it,

@@ -41,7 +41,8 @@ REFRESH_EVERY = 5
 REPLACE_FALL = 10.0
 
 
-def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1) -> tuple[np.ndarray, CenterFactors]:
+def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
+                   estimate: np.ndarray | None = None) -> tuple[np.ndarray, CenterFactors]:
     """The kept centers' dense rows and their :class:`CenterFactors`.
 
     The kept centers are :func:`center_basis`'s pivoted basis of the drawn centers ``C``.  Where the basis kept far
@@ -56,6 +57,9 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1) -> tuple[np.
         The drawn centers, dense.
     threads : int, optional
         kopt's worker threads for the drawn centers' product (the same bits on any count).
+    estimate : array of shape (m, d), optional
+        Dense rows of a uniform sample of the training rows, where the centers are not one (randomly pivoted
+        Cholesky's, :func:`rpcholesky_order`): the preconditioner estimates T from them instead.
 
     Returns
     -------
@@ -81,7 +85,10 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1) -> tuple[np.
         kept, U = center_basis(kernel, C)
     Ck = kept_centers(C, kept)
     M, drawn = Ck.shape[0], C.shape[0]
-    gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
+    if estimate is not None:
+        gram = drawn_gram(kernel, Ck, estimate, U, threads=threads)
+    else:
+        gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
     return Ck, CenterFactors(U, gram=gram)
 
 
@@ -124,6 +131,8 @@ class NystromCG:
         Row weights (mean 1).
     threads : int, optional
         kopt's worker threads for the passes.
+    estimate : array of shape (m, d), optional
+        Dense rows of a uniform sample of the rows, where ``C`` is not one (:func:`center_factors`).
 
     Attributes
     ----------
@@ -164,10 +173,11 @@ class NystromCG:
     """
 
     def __init__(self, kernel: Kernel, X: ArrayLike, Y: np.ndarray, C: np.ndarray, *, dtype: np.dtype | type | str,
-                 weights: np.ndarray | None = None, threads: int | None = None) -> None:
+                 weights: np.ndarray | None = None, threads: int | None = None,
+                 estimate: np.ndarray | None = None) -> None:
         xp = get_namespace(C)
         self.xp, self.n, self.dtype, self.kernel = xp, X.shape[0], np.dtype(dtype), kernel
-        self.C, self.factors = center_factors(kernel, C, resolve_threads(threads))
+        self.C, self.factors = center_factors(kernel, C, resolve_threads(threads), estimate)
         self.M = self.C.shape[0]
         self._bind(X, Y, weights, threads)
 

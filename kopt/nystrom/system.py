@@ -116,11 +116,25 @@ def system_plan(sizes: Sizes) -> list[tuple[str, int]]:
     problem = sizes.problem
     sparse = problem is not None and _rows.is_sparse(problem.X) and getattr(problem.kernel, "sparse_rows", False)
     rows = max(1, min(sizes.n, CHUNK_ENTRIES // max(1, M, 0 if sparse else d)))
-    return [matrices(2, M, M, "float64", "the system T and the centers' factor U"),
+    plan = [matrices(2, M, M, "float64", "the system T and the centers' factor U"),
             matrices(1, rows, M, "float64", "a chunk of rows' kernel values"),
             matrices(1, rows, M, sizes.dtype, "the same chunk as computed"),
             matrices(2, M, d + 2, sizes.dtype, "the dense centers, and as the kernel reads them"),
             ("the BLAS's work buffers", BLAS_BUFFERS)]
+    if problem is not None and getattr(getattr(problem, "features", None), "centers", "uniform") == "rpcholesky":
+        plan += rpcholesky_plan(sizes.n, M, d)
+    return plan
+
+
+def rpcholesky_plan(n, count, d):
+    """What :func:`kopt.nystrom.centers.rpcholesky_order` holds while it draws ``count`` centers from ``n`` rows of
+    ``d`` columns: its candidates' factor and their dense rows (float64), and a block of their kernel values."""
+    from ..numerics.memory import matrices
+    from .centers import RPC_BLOCK, rpcholesky_pool
+
+    P = rpcholesky_pool(n, count, d)
+    return [matrices(1, P, min(count, P), "float64", "randomly pivoted Cholesky's factor of its candidate rows"),
+            matrices(1, P, d + RPC_BLOCK, "float64", "its candidate rows, and a block of their kernel values")]
 
 
 def row_chunks(X: ArrayLike, M: int, kernel: Kernel | None = None, entries: int | None = None) -> list[tuple[int, int]]:

@@ -53,6 +53,11 @@ CORE_SCHEMA = {
                                                 "on Nystrom centers: krr_nystrom, krr_pcg, krr_pairs, svm_nystrom), "
                                                 "else random"},
                         "count": {"type": "integer", "minimum": 1, "default": 4096, "description": "M, the number of random features (fixed-map solvers) or Nystrom centers"},
+                        "centers": {"enum": ["uniform", "rpcholesky"], "default": "uniform",
+                                    "description": "how Nystrom centers are drawn from the training rows: uniform (a "
+                                                   "seeded uniform sample of the distinct rows) or rpcholesky "
+                                                   "(randomly pivoted Cholesky: each next center drawn in proportion "
+                                                   "to what the centers before it leave unexplained)"},
                         "block_size": {"type": "integer", "minimum": 1, "default": 512, "description": "features per seeded block"},
                         "dtype": {"enum": ["float32", "float64"], "default": "float32"},
                         "seed": {"type": "integer", "minimum": 0, "description": "feature seed (default: the spec's seed)"},

@@ -44,6 +44,10 @@ FIRST_CENTERS = 256
 #: displace, and one error would take the hinge on about one seed in six where the two are alike
 #: (docs/design/loss-auto.md)
 LOSS_ERRORS = 2.0
+#: randomly pivoted Cholesky's centers replace the uniform ones only where, at the first size and the chosen bandwidth,
+#: they gain at least :data:`.scoring.MIN_GAIN` and more than this many standard errors: uniform centers are the
+#: default they must displace, as the square loss is the hinge's (:data:`LOSS_ERRORS`; docs/design/auto-centers.md)
+CENTER_ERRORS = 2.0
 #: from the third size on, the bandwidth is shortened by 1/√2 again while the shorter one won the last size by more
 #: than :data:`.scoring.GAIN_ERRORS` standard errors
 SHORTEN_WHILE_RESOLVED = True
@@ -67,7 +71,8 @@ class Trial:
 
     ``path`` maps each λ tried to its validation score (:func:`.scoring.path_words`).  A squared-hinge trial also
     keeps its system's square-loss path (``square_*``) and its Newton steps; ``loss`` names the loss where the two
-    compete (the loss left to auto); ``skipped`` says why a bandwidth was not tried for the hinge.
+    compete (the loss left to auto); ``skipped`` says why a bandwidth was not tried for the hinge; ``center_rule``
+    is ``rpcholesky`` where its centers are randomly pivoted Cholesky's (uniform where unset).
     """
 
     centers: int
@@ -84,6 +89,7 @@ class Trial:
     square_path: dict | None = None
     newton_steps: int | None = None
     skipped: str | None = None
+    center_rule: str | None = None
 
     def record(self) -> dict:
         """The report's entry (``report["auto"]["trials"]``): the fields set, as JSON holds them."""
@@ -92,7 +98,7 @@ class Trial:
         if self.loss is not None:
             out["loss"] = self.loss
         out["seconds"] = self.seconds
-        for name in ("square_lam_index", "square_score", "square_path", "newton_steps", "skipped"):
+        for name in ("square_lam_index", "square_score", "square_path", "newton_steps", "skipped", "center_rule"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         return out
@@ -140,6 +146,26 @@ class LossChoice:
         if self.screen is not None:
             out["screen"] = self.screen
         return out
+
+
+@dataclass
+class CenterChoice:
+    """The centers' rule at the first size (:func:`_screen_centers`): randomly pivoted Cholesky's centers against the
+    uniform ones, at the chosen bandwidth."""
+
+    chosen: str
+    centers: int
+    bandwidth_factor: float
+    uniform_score: float
+    rpcholesky_score: float
+    gain: float
+    standard_error: float
+    seconds: float
+    why: str
+
+    def record(self) -> dict:
+        """``report["auto"]["centers_rule"]``."""
+        return dict(vars(self))
 
 
 @dataclass
@@ -197,6 +223,7 @@ class _Setting:
     bandwidth_rule: bool
     options: dict
     has_bw: bool
+    screen_centers: bool = False
 
     def bandwidth(self, factor):
         """The bandwidth at ``factor`` as the chosen spec will write it (6 digits), None for a kernel without one."""
@@ -206,6 +233,15 @@ class _Setting:
         if not self.has_bw:
             return self.problem.kernel
         return type(self.problem.kernel)(**{**self.options, "bandwidth": self.bandwidth(factor)})
+
+    def rpcholesky_centers(self, M, factor):
+        """Randomly pivoted Cholesky's ``M`` centers at bandwidth ``factor`` (sorted indices into the training rows),
+        their work counted."""
+        from kopt.nystrom.centers import rpcholesky_order, rpcholesky_pool
+
+        problem = self.problem
+        self.budget.count(work.rpcholesky(rpcholesky_pool(problem.n, M, int(problem.d)), M, int(problem.d)))
+        return np.sort(rpcholesky_order(problem, M, self.kernel(factor)))
 
     def system_work(self, M, lams) -> float:
         """A trial's work by formula: its system, the validation rows' kernel values, ``lams`` λs of its path."""
@@ -258,6 +294,8 @@ class Ladder:
     previous: Level | None = None
     both: bool = False
     loss_choice: LossChoice | None = None
+    center_rule: str = "uniform"
+    center_choice: CenterChoice | None = None
 
 
 @dataclass
@@ -283,13 +321,15 @@ class Search:
     validation_scores: np.ndarray | None = None
     #: the loss left to auto: the squared hinge measured against the square loss
     loss_choice: LossChoice | None = None
+    #: randomly pivoted Cholesky's centers measured against uniform ones (a ``screen_centers`` search)
+    center_choice: CenterChoice | None = None
 
 
 # -- the search --------------------------------------------------------------------------------------------------
 
 
 def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, validation, log, hinge=False, budget=None,
-           budget_s=None, choose_loss=False) -> Search:
+           budget_s=None, choose_loss=False, screen_centers=False) -> Search:
     """Measure the ladder; returns a :class:`Search`.
 
     Parameters
@@ -319,6 +359,9 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     choose_loss : bool
         For a binary target, the squared hinge is measured beside the square loss on the first size's chosen system
         and, where it gains what the validation rows can tell, runs the rest of the ladder (:func:`_screen_loss`).
+    screen_centers : bool
+        Measure randomly pivoted Cholesky's centers beside the uniform ones at the first size, and take them for the
+        rest of the ladder where they gain what the validation rows can tell (:func:`_screen_centers`).
 
     Returns
     -------
@@ -334,7 +377,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
     ladder = list(counts) if counts else _ladder(len(order), max_centers)
     options = problem.kernel.options.as_dict()
     s = _Setting(problem, rows, lambdas, budget, log, order, ladder, counts, bandwidth_rule, options,
-                 "bandwidth" in options)
+                 "bandwidth" in options, screen_centers and _rpcholesky_applies(problem, validation))
     state = Ladder(trials=[], hinge=hinge)
     for number, M in enumerate(ladder):
         level = Level(M, _factors(s, state, number), np.sort(order[:M]))
@@ -342,6 +385,8 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
             _try_bandwidth(s, state, level, f)
         if choose_loss and number == 0:
             _screen_loss(s, state, level)
+        if s.screen_centers and number == 0:
+            _screen_centers(s, state, level)
         if number >= 1 and len(level.factors) == 2:
             state.shorten = _shortens(s, level)
         _carry(state, level)
@@ -427,45 +472,53 @@ def _square_path(s, system, M, start) -> _Path:
         tried = sorted(set(tried) | set(wider))  # the best lies at an end of the window: look past it
 
 
-def _system(s, state, level, factor):
-    """The Nyström system of ``level``'s centers at bandwidth ``factor`` on the fit rows (its work counted).  The best
-    system so far waits as its T alone while this one is built (docs/design/memory.md)."""
+def _system(s, state, level, factor, rule=None):
+    """``(system, centers)``: the Nyström system at bandwidth ``factor`` on the fit rows of ``level``'s centers by the
+    ladder's center rule (``rule``: another), its work counted.  The best system so far waits as its T alone while
+    this one is built (docs/design/memory.md)."""
     from kopt.nystrom import cache as nystrom_cache
 
     problem, r = s.problem, s.rows
+    rule = state.center_rule if rule is None else rule
+    centers = level.centers if rule == "uniform" else s.rpcholesky_centers(level.M, factor)
     if state.kept is not None:
         state.kept.system.shed()
     # the dense centers made for this system only, in the Fortran order it keeps them in, and handed over
-    C = _rows.dense(problem.X, problem.xp.asarray(level.centers), problem.xp, problem.dtype, order="F")
+    C = _rows.dense(problem.X, problem.xp.asarray(centers), problem.xp, problem.dtype, order="F")
     system = nystrom_cache.system(s.kernel(factor), r.X_fit, r.Y_fit, C, dtype=problem.dtype, weights=r.w_fit,
                                   own_centers=True)
     del C
     s.budget.count(s.system_work(level.M, 0))
-    return system
+    return system, centers
 
 
 def _try_bandwidth(s, state, level, factor):
     """One bandwidth at ``level``'s size: its system, its square-loss λ path, and (a hinge search) the squared hinge's
     path on the same system; the trial is logged, and kept where it is the best so far."""
     t1 = time.perf_counter()
-    system = _system(s, state, level, factor)
+    system, centers = _system(s, state, level, factor)
     path = _square_path(s, system, level.M, state.lam_index)
     if state.hinge:
-        _try_hinge(s, state, level, factor, system, path, t1)
+        _try_hinge(s, state, level, factor, system, centers, path, t1)
         return
     k = path.k
     trial = Trial(centers=int(level.M), bandwidth_factor=factor, bandwidth=s.bandwidth(factor), lam=s.lambdas[k],
                   score=path.scores[k], lam_index=k, path=scoring.path_words(s.lambdas, path.scores),
-                  seconds=time.perf_counter() - t1)
+                  seconds=time.perf_counter() - t1, center_rule=_rule_word(state.center_rule))
     _record(s, state, level, trial)
     level.factor_rows[factor] = path.outcomes.get(k)
     if level.best is None or trial.score > level.best.score:
         level.best, level.rows, level.inside = trial, path.outcomes[k], None
     if state.best is None or _better(s.rows.metric, trial, state.best):
-        state.best, state.kept, state.best_scores = trial, Kept(system, level.centers), path.raw.get(k)
+        state.best, state.kept, state.best_scores = trial, Kept(system, centers), path.raw.get(k)
 
 
-def _try_hinge(s, state, level, factor, system, path, t1):
+def _rule_word(rule):
+    """A trial's ``center_rule``: set where its centers are not uniform ones."""
+    return None if rule == "uniform" else rule
+
+
+def _try_hinge(s, state, level, factor, system, centers, path, t1):
     """The squared hinge on ``system`` after its square-loss ``path``: its Newton λ path from the last size's λ and
     margin rows, unless the square loss scored this bandwidth below one already tried at this size (the hinge's
     path costs Newton steps; the square loss's is nearly free).  With the loss left to auto, the square loss's model
@@ -474,7 +527,8 @@ def _try_hinge(s, state, level, factor, system, path, t1):
     square_path = scoring.path_words(lambdas, path.scores)
     if level.square is None or path.scores[k] > level.square[0]:
         level.square = (path.scores[k], path.outcomes[k])  # the level's best square-loss score and outcomes
-    common = dict(centers=int(level.M), bandwidth_factor=factor, bandwidth=s.bandwidth(factor))
+    common = dict(centers=int(level.M), bandwidth_factor=factor, bandwidth=s.bandwidth(factor),
+                  center_rule=_rule_word(state.center_rule))
     if path.scores[k] < level.square_best:
         trial = Trial(**common, lam=lambdas[k], score=-np.inf, lam_index=k,
                       path=scoring.path_words(lambdas, {k: -np.inf}), seconds=time.perf_counter() - t1,
@@ -507,9 +561,9 @@ def _try_hinge(s, state, level, factor, system, path, t1):
     if level.best is None or trial.score > level.best.score:
         level.best, level.rows, level.inside = trial, outcomes[hk], solution.inside
     if square_kept is not None:
-        state.best, state.kept, state.best_scores = square_kept[0], Kept(square_kept[1], level.centers), square_kept[2]
+        state.best, state.kept, state.best_scores = square_kept[0], Kept(square_kept[1], centers), square_kept[2]
     if state.best is None or _better(r.metric, trial, state.best):
-        state.best, state.kept = trial, Kept(target, level.centers, solution)
+        state.best, state.kept = trial, Kept(target, centers, solution)
         state.best_scores = solution.val_scores
 
 
@@ -530,6 +584,82 @@ def _better(metric, trial, best) -> bool:
     solves and predicts faster)."""
     gained = scoring.gain(metric, best.score, trial.score)
     return gained >= scoring.MIN_GAIN[metric] if trial.centers > best.centers else gained > 0
+
+
+def _rpcholesky_applies(problem, validation):
+    """Whether randomly pivoted Cholesky's centers may be screened: a kernel with a diagonal, and a validation split
+    no larger than the share its candidates leave out (:data:`kopt.nystrom.centers.RPC_ROWS_SHARE`), so that no
+    held-out row is a candidate."""
+    from kopt.nystrom.centers import RPC_ROWS_SHARE
+
+    try:
+        problem.kernel.diag(problem.X[:1])
+    except (NotImplementedError, TypeError):
+        return False
+    return validation <= 1.0 - RPC_ROWS_SHARE + 1e-12
+
+
+def _screen_centers(s, state, level):
+    """The centers' rule, at the first size and the loss chosen there: randomly pivoted Cholesky's centers
+    (:func:`kopt.nystrom.centers.rpcholesky_order`) at the size's chosen bandwidth, their λ path (the squared hinge's
+    from the square loss's λ, for a hinge search) scored on the same validation rows as the uniform centers' best.
+    Taken for the rest of the ladder only where they gain at least :data:`.scoring.MIN_GAIN` and more than
+    :data:`CENTER_ERRORS` standard errors of the paired difference; where taken, their trial competes as any other
+    (docs/design/auto-centers.md)."""
+    r, best = s.rows, level.best
+    t1 = time.perf_counter()
+    factor = best.bandwidth_factor
+    system, centers = _system(s, state, level, factor, rule="rpcholesky")
+    path = _square_path(s, system, level.M, None)
+    k = path.k
+    common = dict(centers=int(level.M), bandwidth_factor=factor, bandwidth=s.bandwidth(factor), center_rule="rpcholesky")
+    square, solution = None, None
+    if state.hinge:
+        square = (path.scores[k], path.outcomes.get(k))
+        hk, scores, outcomes, solution = hinge_path(system, r.X_fit, r.y_fit, r.w_fit, r.X_val, r.Y_val, s.lambdas, k,
+                                                    None, metric=r.metric, val_weights=r.w_val)
+        s.budget.count(solution.steps * work.newton_step(r.n_fit, level.M, r.d)
+                       + len(scores) * work.direct_lambda(level.M, r.n_val))
+        trial = Trial(**common, lam=s.lambdas[hk], score=scores[hk], lam_index=hk,
+                      path=scoring.path_words(s.lambdas, scores), loss="squared_hinge" if state.both else None,
+                      seconds=time.perf_counter() - t1, square_lam_index=k, square_score=path.scores[k],
+                      square_path=scoring.path_words(s.lambdas, path.scores), newton_steps=solution.steps)
+        rows, raw = outcomes.get(hk), solution.val_scores
+    else:
+        trial = Trial(**common, lam=s.lambdas[k], score=path.scores[k], lam_index=k,
+                      path=scoring.path_words(s.lambdas, path.scores), seconds=time.perf_counter() - t1)
+        rows, raw = path.outcomes.get(k), path.raw.get(k)
+    _record(s, state, level, trial)
+    error = scoring.gain_error(r.metric, level.rows, rows) if rows is not None else 0.0
+    state.center_choice = choice = _center_choice(r.metric, best, trial, error)
+    s.log(f"auto: randomly pivoted Cholesky's {level.M} centers: {choice.why}")
+    if choice.chosen != "rpcholesky":
+        return
+    state.center_rule = "rpcholesky"
+    level.best, level.rows, level.inside = trial, rows, None if solution is None else solution.inside
+    if square is not None:
+        level.square = square
+    if _better(r.metric, trial, state.best):
+        state.best, state.kept, state.best_scores = trial, Kept(system, centers, solution), raw
+
+
+def _center_choice(metric, uniform, rpc, error) -> CenterChoice:
+    """The centers screen's record: randomly pivoted Cholesky's trial ``rpc`` against the uniform ``uniform``, the
+    gain's standard error ``error``, and the rule's words."""
+    gained = scoring.gain(metric, uniform.score, rpc.score) if np.isfinite(rpc.score) else -np.inf
+    chosen = gained >= scoring.MIN_GAIN[metric] and gained > CENTER_ERRORS * error
+    least, words = scoring.gain_words(metric, scoring.MIN_GAIN[metric]), scoring.gain_words(metric, error)
+    said = scoring.gain_words(metric, gained) if np.isfinite(gained) else "nothing (no lambda solved)"
+    why = (f"validation {metric} {abs(rpc.score):.5g} against the uniform centers' {abs(uniform.score):.5g}: gained "
+           f"{said}, at least {least} and more than {CENTER_ERRORS:g} x the validation rows' {words} standard error: "
+           f"chosen" if chosen else
+           f"validation {metric} {abs(rpc.score):.5g} against the uniform centers' {abs(uniform.score):.5g}: gained "
+           f"{said} (< {least}, or within {CENTER_ERRORS:g} x the validation rows' {words} standard error): the "
+           f"uniform centers stand")
+    return CenterChoice(chosen="rpcholesky" if chosen else "uniform", centers=int(uniform.centers),
+                        bandwidth_factor=uniform.bandwidth_factor, uniform_score=abs(float(uniform.score)),
+                        rpcholesky_score=abs(float(rpc.score)), gain=float(gained) if np.isfinite(gained) else None,
+                        standard_error=float(error), seconds=rpc.seconds, why=why)
 
 
 def _screen_loss(s, state, level):
@@ -668,7 +798,8 @@ def _result(s, state, seed, seconds) -> Search:
         system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
     common = dict(best=state.best, trials=state.trials, split=split, seconds=seconds, metric=r.metric,
                   centers=centers, intercept=r.intercept, validation_rows=r.validation,
-                  validation_scores=state.best_scores, loss_choice=state.loss_choice)
+                  validation_scores=state.best_scores, loss_choice=state.loss_choice,
+                  center_choice=state.center_choice)
     if hinge is not None:
         # the hinge's system sums the fit rows inside the chosen solution's margin: counted over every training row,
         # it is svm_nystrom's start (the validation rows go in as they fall inside the margin)

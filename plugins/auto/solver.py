@@ -84,14 +84,15 @@ class AutoSolver(Solver):
     auto_loss = {"name": "square", "target": "binary"}
 
     def memory_plan(self, sizes):
-        """The search at M centers (``sizes.count``): the system it builds (krr_nystrom's), the best system so far
-        held aside as its T alone (at most M x M float64), a squared-hinge solve's held-factor columns (M x M/8
-        float64), and the split's fit and validation rows, copied."""
+        """The search at M centers (``sizes.count``): the system it builds (krr_nystrom's), randomly pivoted
+        Cholesky's candidates where it draws its centers, the best system so far held aside as its T alone (at most
+        M x M float64), a squared-hinge solve's held-factor columns (M x M/8 float64), and the split's fit and
+        validation rows, copied."""
         from kopt.nystrom.newton import held_columns_plan
-        from kopt.nystrom.system import system_plan
+        from kopt.nystrom.system import rpcholesky_plan, system_plan
 
         M = min(sizes.count, sizes.n)
-        return [*system_plan(sizes),
+        return [*system_plan(sizes), *rpcholesky_plan(sizes.n, M, sizes.d),
                 memory.matrices(1, M, M, "float64", "the best system so far, its T"),
                 held_columns_plan(M, sizes.n),
                 memory.matrices(1, sizes.n, sizes.d, sizes.dtype, "the fit and validation rows, copied"),
@@ -213,7 +214,8 @@ class AutoSolver(Solver):
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
                 counts=[int(count)] if count else None, max_centers=most, budget=budget,
                 seed=problem.spec["seed"], validation=o.validation, log=log,
-                hinge=problem.loss.name == "squared_hinge", choose_loss=self.loss_left_to_auto(given))
+                hinge=problem.loss.name == "squared_hinge", choose_loss=self.loss_left_to_auto(given),
+                screen_centers=self.centers_left_to_auto(given))
         best = found.best
         loss = self._loss_record(given, problem, found.loss_choice)
         overrides, words = self.route(problem.loss, best.centers, loss and loss["chosen"])
@@ -222,12 +224,15 @@ class AutoSolver(Solver):
         if best.bandwidth is not None:
             overrides["model.kernel.bandwidth"] = float(f"{best.bandwidth:.6g}")
             overrides["model.kernel.bandwidth_factor"] = 1.0
+        if best.center_rule is not None:  # the model's centers are randomly pivoted Cholesky's
+            overrides["model.features.centers"] = best.center_rule
         sizes = sorted({t.centers for t in found.trials})
         why = (f"{best.centers} centers (tried {', '.join(map(str, sizes))}), bandwidth "
                f"{overrides.get('model.kernel.bandwidth', '-')} (x{best.bandwidth_factor:g} the "
                f"{kernel.get('bandwidth')} rule), lambda {best.lam:g}: the best validation {found.metric} "
                f"({abs(best.score):.5g}) on the {'squared hinge' if found.hinge_start is not None else 'square loss'}'s "
                f"Nystrom path" + (f" (loss auto: {found.loss_choice.why})" if found.loss_choice else "")
+               + (" on randomly pivoted Cholesky's centers" if best.center_rule else "")
                + f"; then {words}")
         record = {"route": solver["name"] + (f" ({solver['mode']})" if "mode" in solver else ""),
                   "centers": best.centers, "bandwidth": overrides.get("model.kernel.bandwidth"),
@@ -236,6 +241,8 @@ class AutoSolver(Solver):
                   "budget_s": o.budget, "trials": [t.record() for t in found.trials], "why": why}
         if loss is not None:
             record["loss"] = loss
+        if found.center_choice is not None:
+            record["centers_rule"] = found.center_choice.record()
         if not count and most < min(o.max_centers, problem.n):
             record["memory_cap"] = most  # the ladder stopped there: more centers would not fit the memory available
         start = None
@@ -248,6 +255,13 @@ class AutoSolver(Solver):
             held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
                         "words": f"solver auto's validation rows ({found.split})"}
         return Plan(overrides, record, start, held_out)
+
+    @staticmethod
+    def centers_left_to_auto(given) -> bool:
+        """Whether the search chooses the centers' rule: the spec's author gave neither ``model.features.count`` nor
+        ``model.features.centers`` (a given count is the model they asked for)."""
+        features = (given.get("model") or {}).get("features") or {}
+        return not features.get("count") and "centers" not in features
 
     @staticmethod
     def loss_left_to_auto(given) -> bool:

@@ -15,7 +15,8 @@ column scales and λ on a quiet machine, a busy one, and on 1 or 16 threads.
 * a conjugate-gradient step on n rows (:func:`cg_step`): one pass of n M kernel values, two products with them
   (4 n M flops an output), and a λ's preconditioner M³/3 (:func:`cg_lambda`); the factors of the centers, 2 M³
   a path (:func:`cg_factors`);
-* a Newton step of the squared hinge: one pass over the fit rows and one M³/3 Cholesky.
+* a Newton step of the squared hinge: one pass over the fit rows and one M³/3 Cholesky;
+* randomly pivoted Cholesky's centers (:func:`rpcholesky`): P M kernel values of its P candidates and P M².
 
 **The default budget** (:func:`default_work`) is :data:`WORK_PER` flops per :data:`WORK_ROWS` training rows, at
 least :data:`WORK_MIN`: 1.2·10¹³ flops up to 500,000 rows, 2.4·10¹³ at 10⁶: 120 s per 500,000 training rows and at
@@ -91,6 +92,12 @@ def cg_lambda(M: int) -> float:
 def cg_factors(M: int) -> float:
     """The centers' factor of a CG path (the pivoted Cholesky of K_CC): M³/3."""
     return M ** 3 / 3.0
+
+
+def rpcholesky(P: int, M: int, d: int) -> float:
+    """Randomly pivoted Cholesky drawing ``M`` centers from ``P`` candidate rows: their P M kernel values and the
+    factor's updates, P M² (:func:`kopt.nystrom.centers.rpcholesky_order`)."""
+    return kernel_values(P, M, d) + float(P) * M * M
 
 
 def newton_step(n: int, M: int, d: int) -> float:

@@ -1,5 +1,5 @@
 """Built-in dataset presets: real public data sets (fetched into ``$KOPT_DATA`` on first use, or packaged)
-the synthetic generator of Dai et al. (2014), and the generated sets at scale (deformed digits, HIGGS-shaped rows)."""
+the synthetic generator of Dai et al. (2014), and the generated sets at scale (deformed digits, HIGGS-shaped rows, the task family)."""
 from kopt.contract.hookspecs import hookimpl
 
 from .digits import DeformedDigits, DeformedDigits8v6
@@ -8,9 +8,10 @@ from .higgs_shaped import HiggsShaped
 from .libsvm import A9a, Ijcnn1, Reuters, W8a
 from .synthetic import DaiSynthetic
 from .tabular import CalHousing, Mnist
+from .task_family import TaskFamily
 
 PRESETS = [A9a, CalHousing, DaiSynthetic, DeformedDigits, DeformedDigits8v6, Higgs, Higgs12k, HiggsShaped, Ijcnn1,
-           Mnist, Reuters, W8a]
+           Mnist, Reuters, TaskFamily, W8a]
 
 
 @hookimpl

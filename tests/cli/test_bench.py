@@ -329,3 +329,47 @@ def test_bench_scale_names_the_library_falkon_runs_on():
                                           "blas": "Intel(R) oneAPI Math Kernel Library Version 2024.2 for x"}
     torch.__config__ = types.SimpleNamespace(show=lambda: "PyTorch built with:\n  - GCC 13.3\n")
     assert scale.torch_library(torch)["blas"] is None
+
+
+def test_bench_family_reports_the_spread_of_the_ratios_over_the_tasks():
+    """The summary's per-task ratios against each peer and their median and worst over the family (accuracy: the
+    lowest points; RMSE, fit time: the highest ratio)."""
+    from kopt.cli.bench.family import summary
+
+    def fit(index, kind, config, **k):
+        return {"kind": "fit", "status": "ok", "config": config, "task": {"index": index, "kind": kind, "rows": 10}, **k}
+
+    lines = [{"kind": "data", "task": {"index": i}, "data_mb": 10.0} for i in range(3)] + [
+        fit(0, "binary", "kopt", accuracy=0.90, fit_s=10.0, search_s=4.0, peak_mb=110.0),
+        fit(0, "binary", "falkon", accuracy=0.88, fit_s=20.0),
+        fit(1, "binary", "kopt", accuracy=0.80, fit_s=30.0, search_s=20.0, peak_mb=60.0),
+        fit(1, "binary", "falkon", accuracy=0.81, fit_s=10.0),
+        fit(1, "binary", "falkon_hopt", accuracy=0.79, fit_s=10.0, tune_s=20.0),
+        fit(2, "regression", "kopt", rmse=0.5, fit_s=5.0, search_s=1.0, peak_mb=30.0),
+        fit(2, "regression", "falkon", rmse=0.4, fit_s=5.0),
+        {"kind": "fit", "status": "timed_out", "config": "svc", "task": {"index": 2, "kind": "regression"}},
+    ]
+    out = summary(lines)
+    f = out["spread"]["falkon"]
+    assert f["tasks"] == 3
+    assert f["accuracy_points"]["median"] == pytest.approx(0.5) and f["accuracy_points"]["worst"] == pytest.approx(-1.0)
+    assert f["rmse_ratio"] == {"median": 1.25, "worst": 1.25}
+    assert f["fit_ratio"]["median"] == pytest.approx(1.0) and f["fit_ratio"]["worst"] == pytest.approx(3.0)
+    assert f["kopt_peak_above_data_mb"]["worst"] == pytest.approx(100.0)
+    h = out["spread"]["falkon_hopt"]
+    assert h["tasks"] == 1 and h["fit_ratio_with_tuning"]["worst"] == pytest.approx(1.0)
+    assert "svc" not in out["spread"]
+
+
+def test_bench_family_runs_kopt_on_a_tiny_task_and_skips_falkon_without_its_interpreter(tmp_path, monkeypatch):
+    from kopt.cli.bench import family
+
+    monkeypatch.setenv("KOPT_DATA", str(tmp_path))
+    monkeypatch.setattr(family, "TEST_ROWS", 300)
+    lines = family.bench(family.tasks(5, 1, rows=1500), ["kopt", "falkon"], 300, out=str(tmp_path / "f.jsonl"),
+                         log=lambda *a, **k: None)
+    fits = [ln for ln in lines if ln["kind"] == "fit"]
+    assert fits[0]["status"] == "ok" and fits[0]["fit_s"] > 0 and ("accuracy" in fits[0] or "rmse" in fits[0])
+    assert fits[1]["status"] == "skipped" and "falkon-python" in fits[1]["why"]
+    assert lines[-1]["kind"] == "summary" and lines[0]["kind"] == "run"
+    assert len((tmp_path / "f.jsonl").read_text().splitlines()) == len(lines)
