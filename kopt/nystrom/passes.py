@@ -102,7 +102,8 @@ class RowPass:
     def products(self, P, scores_out=None, weighted=True, precise=False):
         """``(S, G)``: S = K P (float64, written into ``scores_out`` when given) and G = Kᵀ(w ⊙ S) (float64),
         in one evaluation of every kernel block.  ``precise``: the products in float64 too (the kernel values are
-        still the dtype's): the certificate's pass, whose rounding is the direct solve's."""
+        still the dtype's): the certificate's pass, whose rounding is the direct solve's.  The weights w are one per
+        row, or one per row and column of P (n × C: each output its own, a Newton step's curvature)."""
         xp = self.xp
         P = xp.asarray(P)
         dtype = np.dtype(np.float64) if precise else self.dtype
@@ -118,7 +119,7 @@ class RowPass:
                 s = K @ Pd
                 S[lo:hi] = s
                 if w is not None:
-                    s = s * w[lo:hi, None].astype(dtype)
+                    s = s * (w[lo:hi, None] if w.ndim == 1 else w[lo:hi]).astype(dtype)
                 acc += K.T @ s
             return acc
 
