@@ -15,7 +15,7 @@ uses the same ones (docs/plugin-guide.md, "Solvers on Nyström centers"):
   :func:`drawn_gram`)
   and :class:`RowPass` (k(X_chunk, C) made on the fly: K p and Kᵀ(K p) in one pass);
 * the squared hinge -- :class:`HingeNewton` (Newton on the margin rows' system);
-* any smooth loss -- :class:`SmoothNewton` and :class:`NewtonRows` (:mod:`kopt.nystrom.smooth`: Newton steps, each
+* any smooth loss -- :class:`SmoothNewton` and :class:`NewtonRows` (``kopt.nystrom.smooth``: Newton steps, each
   system by :class:`NystromCG` on rows weighed by the loss's curvature, :meth:`NystromCG.weighted_system`), and
   :func:`best_offset` (the loss's best constant, the model's fixed offset);
 * the solver base and its certificate -- :class:`NystromSolver`, :func:`certificate`;

@@ -96,7 +96,9 @@ class NystromCG:
     The calling order:
 
     1. ``cg = NystromCG(kernel, X, Y, C, dtype=...)`` makes U and b (one pass), or ``cg.reweighted(X, Y, weights)``
-       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work);
+       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work), or
+       ``cg.weighted_system(weights, b)`` for rows weighed by a smooth loss's curvature and a given right-hand side
+       (no pass: a Newton step's system, :class:`SmoothNewton`);
     2. ``s = cg.start(lam)`` factors the preconditioner at λ (:meth:`set_lambda`) and returns CG's state, from
        v = 0 or from a warm start ``v``;
     3. ``cg.step(s)`` advances the state in place: one pass, T p, then :meth:`precondition` on the new residual;
@@ -112,8 +114,9 @@ class NystromCG:
         The problem's kernel, its bandwidth a number.
     X : array or sparse matrix of shape (n, d)
         The training rows (dense on NumPy or CuPy, or SciPy CSR).
-    Y : array of shape (n, k)
-        Float64 targets, one column per output, centered as the caller wants them.
+    Y : array of shape (n, k) or None
+        Float64 targets, one column per output, centered as the caller wants them; None: no b (no pass), the
+        systems come from :meth:`weighted_system`.
     C : array of shape (m, d)
         The drawn centers, dense; :func:`center_factors` keeps a well-conditioned basis of them.
     dtype : dtype
@@ -161,7 +164,7 @@ class NystromCG:
     (True, (20, 1))
     """
 
-    #: the preconditioner's estimate of T weighs its rows by these (one per row of :attr:`estimate_rows`, or per drawn
+    #: the preconditioner's estimate of T weighs its rows by these (one per row of ``estimate_rows``, or per drawn
     #: center), or None: the rows' mean weight (:meth:`weighted_system`)
     estimate_weights = None
     #: the dense rows the weighted estimate is made from (None: the drawn centers)
@@ -242,11 +245,11 @@ class NystromCG:
     def weighted_system(self, weights, b, estimate_weights=None, estimate_rows=None):
         """The system (T_W + λI) x = ``b`` on the same centers, U and rows, the rows weighed by ``weights``: a Newton
         step of a smooth loss, W = the row weights times the loss's curvature at the current scores
-        (:mod:`kopt.nystrom.smooth`).  ``weights``: (n,), or (n, C) -- one column per output, each output's CG on its
+        (:class:`SmoothNewton`).  ``weights``: (n,), or (n, C) -- one column per output, each output's CG on its
         own weights over the same passes; ``b``: the whitened right-hand side (M × C), given: no pass.  The
         preconditioner estimates T_W from its rows weighed by ``estimate_weights`` (one per row of ``estimate_rows``,
         the dense rows it is made from, or per drawn center where those are None:
-        :meth:`.factors.CenterFactors.factor`); without them from the rows' mean weight, as :meth:`reweighted`.  The
+        :meth:`CenterFactors.factor`); without them from the rows' mean weight, as :meth:`reweighted`.  The
         view shares U's buffer (:meth:`reweighted`); its passes count from zero."""
         import copy
 

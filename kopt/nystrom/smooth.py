@@ -15,8 +15,8 @@ hinge, Huber -- the loss's ``curvature`` is the element of its generalized Hessi
 1. the Newton system (T_D + λI) d = −g by :class:`kopt.nystrom.NystromCG`'s CG from d = 0
    (:meth:`~kopt.nystrom.NystromCG.weighted_system`: b = −g needs no pass), each CG step one pass of kernel blocks
    over the rows (float32 products), until its preconditioned residual is η times the first (the forcing term,
-   :func:`forcing`), at most ``cg_steps`` steps.  The preconditioner estimates T_D from the drawn centers (and, past
-   a size, more seeded rows: :func:`estimate_count`), each weighed by its curvature (Meanti, Carratino, Rosasco &
+   :func:`forcing`), at most ``cg_steps`` steps.  The preconditioner estimates T_D from the drawn centers (and, where
+   asked, more seeded rows), each weighed by its curvature (Meanti, Carratino, Rosasco &
    Rudi 2020, "Kernel methods through the roof", for LogisticFalkon);
 2. a step length a by backtracking from 1 (Armijo) on J(v + a d), whose scores f + a K d CG carries: no pass;
 3. v ← v + a d and one pass with float64 products at v: the scores f, Kᵀ(w ⊙ ℓ'), the gradient, the curvature
@@ -81,11 +81,41 @@ def next_forcing(eta, gradient, predicted, last):
 
 
 def best_offset(loss, Y, weights=None, sums=None):
-    """The best constant of ``loss`` per column of the targets ``Y`` (n × C): argmin_c Σ_i w_i ℓ(y_i, c), by Newton's
-    method on Σ w ℓ'(y, c) (increasing in c) kept inside a bracket that halves where Newton leaves it; float64 (C,).
+    """The best constant of a loss for each output column: the model's fixed offset b₀.
 
-    ``sums``: a callable ``sums(c) -> (Σ w ℓ'(y, c), Σ w ℓ''(y, c))`` per column for constants ``c`` (C,) (a Dask
-    cluster's round); None: from ``Y`` and ``weights`` here."""
+    argmin_c Σ_i w_i ℓ(y_i, c), by Newton's method on Σ w ℓ'(y, c) (increasing in c for a convex loss), kept inside
+    a bracket that halves where Newton leaves it.  For the square loss and the squared hinge it is the labels' mean,
+    for the logistic loss the log-odds of the positive rows.
+
+    Parameters
+    ----------
+    loss : Loss
+        A convex loss with ``grad`` and ``curvature``.
+    Y : array of shape (n, C)
+        The targets as the loss reads them (±1 for a binary loss), float64.
+    weights : array of shape (n,), optional
+        Row weights.
+    sums : callable, optional
+        ``sums(c) -> (Σ w ℓ'(y, c), Σ w ℓ''(y, c))`` per column for constants ``c`` of shape (C,), host arrays: the
+        sums made elsewhere (a Dask cluster's round); None: from ``Y`` and ``weights`` here.
+
+    Returns
+    -------
+    ndarray of shape (C,)
+        The constant of each column, float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> from kopt.nystrom import best_offset
+    >>> y = np.array([1.0, 1.0, 1.0, -1.0])[:, None]
+    >>> logistic = registry().get("loss", "logistic")()
+    >>> round(float(best_offset(logistic, y)[0]), 6) == round(float(np.log(3.0)), 6)
+    True
+    >>> float(best_offset(registry().get("loss", "squared_hinge")(), y)[0])
+    0.5
+    """
     xp = get_namespace(Y)
     if sums is None:
         def sums(c):
@@ -139,13 +169,50 @@ def relative_gaps(P, D):
 
 
 class NewtonRows:
-    """The rows' side of :class:`SmoothNewton` on one machine: the training rows' passes (``cg``'s, a
-    :class:`kopt.nystrom.NystromCG` made without targets), their targets ``Y`` (n × C, float64, as the loss reads
-    them), the row ``weights`` (None, or n of mean 1), the ``offset`` b₀ (C) and the positions ``estimate`` of the
-    rows the preconditioner estimates T_D from (their curvature is sent back by every :meth:`gradient`).
+    """The rows' side of :class:`SmoothNewton` on one machine: its passes, the scores and the curvature.
 
-    It keeps the scores F = f + b₀ and the curvature weights D = w ⊙ ℓ''(F) of the last :meth:`gradient` (n × C
-    float64 each)."""
+    It keeps the scores F = f + b₀ and the curvature weights D = w ⊙ ℓ''(F) of the last :meth:`gradient`.  A Dask
+    cluster's rows' side has the same methods, each pass one round over the partitions (``newton_pcg``'s).
+
+    Parameters
+    ----------
+    cg : NystromCG
+        The training rows' passes and the centers' factors, made without targets (``Y=None``).
+    loss : Loss
+        A smooth loss with a conjugate.
+    Y : array of shape (n, C)
+        The targets as the loss reads them (±1 one-vs-rest columns, or real), float64.
+    offset : ndarray of shape (C,)
+        The fixed offset b₀ of each column (:func:`best_offset`).
+    weights : array of shape (n,), optional
+        Row weights (mean 1).
+    estimate : array of int, optional
+        Positions of the rows the preconditioner estimates T_D from (the drawn centers, and more rows): their
+        curvature comes back from every :meth:`gradient`.
+
+    Attributes
+    ----------
+    F, D : array of shape (n, C) or None
+        The scores with the offset and the curvature weights at the last :meth:`gradient`.
+    passes : int
+        Passes over the rows made so far.
+    n, M : int
+        The rows and the kept centers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> from kopt.nystrom import NystromCG, NewtonRows
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+    >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+    ...                   Y, np.zeros(1), estimate=np.arange(20))
+    >>> G, sums, curvature = rows.gradient(np.zeros((rows.M, 1)))
+    >>> G.shape, sums.shape, float(curvature[0, 0])
+    ((20, 1), (4, 1), 0.25)
+    """
 
     def __init__(self, cg, loss, Y, offset, weights=None, estimate=None):
         self.cg, self.loss, self.Y, self.weights = cg, loss, Y, weights
@@ -163,8 +230,8 @@ class NewtonRows:
 
     def gradient(self, W):
         """One pass with float64 products at the coefficients ``W`` (M × C): ``(G, sums, curvature)`` with
-        G = Kᵀ(w ⊙ ℓ'(F)) (M × C), ``sums`` the (4, C) array of :func:`certificate_of` and ``curvature`` ℓ''(F) at the
-        :attr:`estimate` rows (times their weights; rows × C), F = K W + b₀."""
+        G = Kᵀ(w ⊙ ℓ'(F)) (M × C), ``sums`` the (4, C) array of ``certificate_of`` and ``curvature`` ℓ''(F) at the
+        ``estimate`` rows (times their weights; rows × C), F = K W + b₀."""
         xp, loss, Y, b0 = self.xp, self.loss, self.Y, xp_offset(self.xp, self.offset)
         S, G = self.cg.rows.predict_adjoint(W, lambda f, lo, hi: self._w(loss.grad(f + b0, Y[lo:hi]), lo, hi))
         self.passes += 1
@@ -181,7 +248,7 @@ class NewtonRows:
         return G, to_numpy(sums), at
 
     def system(self, b, estimate_weights, estimate_rows=None):
-        """The Newton system at the last :meth:`gradient`: :meth:`kopt.nystrom.NystromCG.weighted_system` on D."""
+        """The Newton system at the last :meth:`gradient`: :meth:`NystromCG.weighted_system` on D."""
         return self.cg.weighted_system(self.D, b, estimate_weights, estimate_rows)
 
     def step_pass(self, system, s):
@@ -211,14 +278,61 @@ def xp_offset(xp, offset):
 
 
 class SmoothNewton:
-    """Newton–CG on the rows' side ``rows`` (:class:`NewtonRows`, or a cluster's) at λ ``lam`` (see the module
-    docstring).  ``tol``: the relative duality gap the solve is held to (0: none; it also sets the forcing floor);
-    ``cg_steps``: CG steps per Newton step at most; ``estimate_rows``: the preconditioner's dense rows where they
-    are more than the drawn centers (else None).
+    """Newton's method for a smooth loss on Nyström centers, each step's system solved by the preconditioned CG.
 
-    The state is a dict (:meth:`start`): ``v`` (M × C), ``g``, ``W`` = U⁻¹v, ``P``, ``D``, ``scale``, ``rel`` (per
-    column), ``eta`` (each column's next forcing term, :func:`next_forcing`: kept in a checkpoint), ``estimate`` (the
-    preconditioner's weights), and the last step's ``cg_steps`` and ``steps`` (step lengths)."""
+    See this module's description (``kopt.nystrom.smooth``): each :meth:`step` runs CG on the curvature-weighted
+    system to its forcing term, a backtracking line search with no pass, and one float64 pass at the new point,
+    whose certificate is the state's ``P`` and ``D``.
+
+    Parameters
+    ----------
+    rows : NewtonRows
+        The rows' side (or a cluster's, with the same methods).
+    lam : float
+        λ.
+    tol : float, optional
+        The relative duality gap each column is held to (a column that meets it takes no more steps; 0: none).
+    cg_steps : int, optional
+        CG steps per Newton step, at most.
+    estimate_rows : array, optional
+        The preconditioner's dense rows where they are more than the drawn centers (then ``rows.estimate`` are
+        their positions).
+
+    Attributes
+    ----------
+    rows : NewtonRows
+        The rows' side.
+    lam, tol : float
+        λ and the tolerance.
+    cg_steps : int
+        The CG steps' cap.
+
+    Notes
+    -----
+    The state is a dict (:meth:`start`): ``v`` (M × C), ``g`` (the gradient), ``W`` = U⁻¹v, ``P``, ``D``, ``scale``
+    and ``rel`` (per column, host arrays), ``eta`` (each column's next forcing term, kept in a checkpoint),
+    ``estimate`` (the curvature at the preconditioner's rows) and the last step's ``cg_steps`` and ``steps`` (step
+    lengths).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.contract.registry import registry
+    >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton, best_offset
+    >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> Y = np.where(np.sin(2 * X[:, :1]) + 0.3 * rng.normal(size=(300, 1)) > 0, 1.0, -1.0)
+    >>> logistic = registry().get("loss", "logistic")()
+    >>> cg = NystromCG(kernel, X, None, X[:30], dtype="float64")
+    >>> rows = NewtonRows(cg, logistic, Y, best_offset(logistic, Y), estimate=np.arange(30))
+    >>> newton = SmoothNewton(rows, 1e-3, tol=1e-8)
+    >>> state = newton.start(np.zeros((cg.M, 1)))
+    >>> while not newton.done(state):
+    ...     state = newton.step(state)
+    >>> bool(state["rel"][0] <= 1e-8), state["W"].shape == (cg.M, 1)
+    (True, True)
+    """
 
     def __init__(self, rows, lam, tol=0.0, cg_steps=50, estimate_rows=None):
         self.rows, self.lam, self.tol, self.cg_steps = rows, float(lam), float(tol), int(cg_steps)
@@ -228,7 +342,7 @@ class SmoothNewton:
 
     def start(self, v, eta=None):
         """The state at v (M × C): one float64 pass.  ``eta``: the forcing terms of a run this one continues (a
-        checkpoint's), else :data:`FORCING_MAX`."""
+        checkpoint's), else ``FORCING_MAX``."""
         state = {"v": self.xp.asarray(v, dtype=np.float64)}
         self._at(state)
         C = state["v"].shape[1]
