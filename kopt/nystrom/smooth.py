@@ -55,6 +55,34 @@ FORCING_TOL = 0.3
 OFFSET_STEPS = 100
 
 
+def newton_loss(loss) -> bool:
+    """Whether Newton's method on Nyström centers (:class:`SmoothNewton`) solves a loss.
+
+    A smooth loss with a conjugate (the certificate), a bounded curvature (its ``smoothness``, the Lipschitz constant
+    of ℓ', is a number: the logistic loss, the squared hinge, Huber, the square loss), no offset of its own, on real or
+    ±1 targets.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss.
+
+    Returns
+    -------
+    bool
+        True where :class:`SmoothNewton` solves it.
+
+    Examples
+    --------
+    >>> from kopt.contract.registry import registry
+    >>> from kopt.nystrom import newton_loss
+    >>> [newton_loss(registry().get("loss", name)()) for name in ("logistic", "squared_hinge", "hinge", "lp")]
+    [True, True, False, False]
+    """
+    return bool(loss.smooth and loss.has_conjugate and loss.target in ("real", "binary")
+                and not getattr(loss, "has_offset", False) and loss.smoothness() is not None)
+
+
 def forcing(eta, rel_gap, tol):
     """The forcing term η of one column's Newton step -- its CG stops where the preconditioned residual is η times
     the first -- from ``eta``, the column's own (:func:`next_forcing`; :data:`FORCING_MAX` at the first step), but no

@@ -25,14 +25,7 @@ import numpy as np
 from kopt.contract.iterative import Check, Step, common_options
 from kopt.numerics.backend import to_numpy
 from kopt.nystrom import NystromCG, NystromSolver, dense_centers
-from kopt.nystrom.smooth import NewtonRows, SmoothNewton, best_offset
-
-
-def eligible(loss) -> bool:
-    """Whether Newton's method applies to ``loss``: smooth, with a conjugate (the certificate) and a bounded curvature
-    (its ``smoothness``, the Lipschitz constant of ℓ'), on real or ±1 targets."""
-    return bool(loss.smooth and loss.has_conjugate and loss.target in ("real", "binary")
-                and not getattr(loss, "has_offset", False) and loss.smoothness() is not None)
+from kopt.nystrom.smooth import NewtonRows, SmoothNewton, best_offset, newton_loss
 
 
 class NystromNewton(NystromSolver):
@@ -56,7 +49,7 @@ class NystromNewton(NystromSolver):
 
     def check_spec(self, spec):
         loss = spec.loss
-        if not eligible(loss):
+        if not newton_loss(loss):
             why = ("it has no conjugate" if not loss.has_conjugate else
                    f"its target is {loss.target}" if loss.target not in ("real", "binary") else
                    "its curvature is unbounded" if loss.smoothness() is None else "it has an offset")
@@ -95,9 +88,11 @@ class NystromNewton(NystromSolver):
         return 1, 0  # the certificate comes with every step's float64 pass; holdout metrics at the end
 
     # -- the skeleton's contract ----------------------------------------------------------------------------
-    def init(self, problem, start=None, eta=None):
+    def init(self, problem, start=None, eta=None, model=None):
         """Newton at v = 0, or from ``start`` (whitened coefficients of a run at another λ, or a checkpoint's, with
-        ``eta`` its forcing terms); one float64 pass."""
+        ``eta`` its forcing terms), or from ``model`` ``(C, w)``: another model of the same kernel on the same columns
+        (``solver: auto``'s search on a sample), projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`);
+        one float64 pass."""
         state = super().init(problem, dense_centers=False)
         Y = problem.label_matrix()  # as the loss reads them: ±1 (one-vs-rest columns) or real
         weights = state["weights"]
@@ -107,6 +102,8 @@ class NystromNewton(NystromSolver):
         rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=state["centers"])
         newton = SmoothNewton(rows, problem.lam, tol=self.options.tol, cg_steps=self.options.cg_steps)
         xp = problem.xp
+        if model is not None:
+            start = cg.projected(*model)
         v = xp.zeros((cg.M, Y.shape[1]), dtype=np.float64) if start is None else xp.asarray(start, dtype=np.float64)
         if v.shape != (cg.M, Y.shape[1]):
             v = xp.zeros((cg.M, Y.shape[1]), dtype=np.float64)  # another basis's start: from zero
@@ -133,9 +130,9 @@ class NystromNewton(NystromSolver):
         return {"v": to_numpy(ns["v"]), "eta": np.asarray(ns["eta"], dtype=np.float64)}
 
     def load(self, problem, saved):
-        """A checkpoint (``v`` and ``eta``: the run continues with the same bits) or a warm start at another λ
-        (``v`` alone)."""
-        return self.init(problem, start=saved.get("v"), eta=saved.get("eta"))
+        """A checkpoint (``v`` and ``eta``: the run continues with the same bits), a warm start at another λ (``v``
+        alone), or ``solver: auto``'s start (``model``: the search's model on a sample, projected)."""
+        return self.init(problem, start=saved.get("v"), eta=saved.get("eta"), model=saved.get("model"))
 
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}
