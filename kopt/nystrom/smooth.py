@@ -108,7 +108,7 @@ def next_forcing(eta, gradient, predicted, last):
     return np.minimum(FORCING_MAX, ew)
 
 
-def best_offset(loss, Y, weights=None, sums=None):
+def best_offset(loss, Y, weights=None, sums=None, span=None):
     """The best constant of a loss for each output column: the model's fixed offset b₀.
 
     argmin_c Σ_i w_i ℓ(y_i, c), by Newton's method on Σ w ℓ'(y, c) (increasing in c for a convex loss), kept inside
@@ -126,6 +126,8 @@ def best_offset(loss, Y, weights=None, sums=None):
     sums : callable, optional
         ``sums(c) -> (Σ w ℓ'(y, c), Σ w ℓ''(y, c))`` per column for constants ``c`` of shape (C,), host arrays: the
         sums made elsewhere (a Dask cluster's round); None: from ``Y`` and ``weights`` here.
+    span : ndarray of shape (C,), optional
+        With ``sums``, in place of ``Y`` (then None): the largest |y| of each column, where the bracket starts.
 
     Returns
     -------
@@ -144,7 +146,7 @@ def best_offset(loss, Y, weights=None, sums=None):
     >>> float(best_offset(registry().get("loss", "squared_hinge")(), y)[0])
     0.5
     """
-    xp = get_namespace(Y)
+    xp = get_namespace(Y) if Y is not None else np
     if sums is None:
         def sums(c):
             c = xp.asarray(c)[None, :] + xp.zeros_like(Y)
@@ -152,9 +154,10 @@ def best_offset(loss, Y, weights=None, sums=None):
             if weights is not None:
                 g, h = g * weights[:, None], h * weights[:, None]
             return to_numpy(xp.sum(g, axis=0)), to_numpy(xp.sum(h, axis=0))
-    C = Y.shape[1]
-    span = max(1.0, float(to_numpy(xp.max(xp.abs(Y)))) if Y.shape[0] else 1.0)
-    lo, hi = np.full(C, -span), np.full(C, span)
+    if span is None:
+        span = to_numpy(xp.max(xp.abs(Y), axis=0)) if Y.shape[0] else np.zeros(Y.shape[1])
+    span = np.maximum(1.0, np.asarray(span, dtype=np.float64))
+    lo, hi = -span.copy(), span.copy()
     for _ in range(60):  # widen the bracket until Σ w ℓ' changes sign in every column
         glo, _ = sums(lo)
         ghi, _ = sums(hi)

@@ -37,6 +37,7 @@ class NystromNewton(NystromSolver):
     warm_start = True
     lambda_warm_start = True
     needs_smooth_loss = True
+    distributed = True  # one round over the partitions per pass on a Dask cluster (.distributed, docs/scale.md)
     iteration_unit = ("one Newton step: conjugate gradients on the curvature-weighted system (one pass of kernel blocks "
                       "a step), a line search, one float64 pass")
     divergence_hint = "raise lambda"
@@ -93,21 +94,30 @@ class NystromNewton(NystromSolver):
         ``eta`` its forcing terms), or from ``model`` ``(C, w)``: another model of the same kernel on the same columns
         (``solver: auto``'s search on a sample), projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`);
         one float64 pass."""
-        state = super().init(problem, dense_centers=False)
-        Y = problem.label_matrix()  # as the loss reads them: ±1 (one-vs-rest columns) or real
-        weights = state["weights"]
-        cg = NystromCG(problem.kernel, problem.X, None, dense_centers(problem, state["centers"]), dtype=problem.dtype,
-                       weights=weights, threads=self.n_threads)
-        offset = best_offset(problem.loss, Y, weights)
-        rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=state["centers"])
+        if problem.partitions is not None:  # on a Dask cluster: the same Newton, each pass one round
+            from . import distributed
+
+            rows, centers = distributed.rows_of(problem)
+            cg, offset = rows.cg, rows.offset
+            state = {"problem": problem, "centers": centers, "weights": None, "system": None, "w": None}
+            outputs = problem.n_classes if problem.preprocessor.target == "multiclass" else 1
+        else:
+            state = super().init(problem, dense_centers=False)
+            Y = problem.label_matrix()  # as the loss reads them: ±1 (one-vs-rest columns) or real
+            outputs, weights = Y.shape[1], state["weights"]
+            cg = NystromCG(problem.kernel, problem.X, None, dense_centers(problem, state["centers"]),
+                           dtype=problem.dtype, weights=weights, threads=self.n_threads)
+            offset = best_offset(problem.loss, Y, weights)
+            rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=state["centers"])
+            state["Y"] = Y
         newton = SmoothNewton(rows, problem.lam, tol=self.options.tol, cg_steps=self.options.cg_steps)
         xp = problem.xp
         if model is not None:
             start = cg.projected(*model)
-        v = xp.zeros((cg.M, Y.shape[1]), dtype=np.float64) if start is None else xp.asarray(start, dtype=np.float64)
-        if v.shape != (cg.M, Y.shape[1]):
-            v = xp.zeros((cg.M, Y.shape[1]), dtype=np.float64)  # another basis's start: from zero
-        state.update(Y=Y, intercept=xp.asarray(offset), cg=cg, rows=rows, newton=newton, C=cg.C, U=cg.U)
+        v = xp.zeros((cg.M, outputs), dtype=np.float64) if start is None else xp.asarray(start, dtype=np.float64)
+        if v.shape != (cg.M, outputs):
+            v = xp.zeros((cg.M, outputs), dtype=np.float64)  # another basis's start: from zero
+        state.update(intercept=xp.asarray(offset), cg=cg, rows=rows, newton=newton, C=cg.C, U=cg.U)
         state["newton_state"] = newton.start(v, eta)
         state["w"] = state["newton_state"]["W"]
         return state
@@ -137,8 +147,15 @@ class NystromNewton(NystromSolver):
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}
 
+    def partition_scorer(self, state, rows):
+        """On a Dask cluster: the holdout rows ``rows`` of the test partitions (None: all) scored on the workers."""
+        score = state["rows"].scorer(rows, to_numpy(state["intercept"]), state["problem"].dtype)
+        return lambda: score(state["w"])
+
     def finish(self, state):
         predictor, info = super().finish(state)
         info["passes"] = int(state["rows"].passes)
         info["offset"] = to_numpy(state["intercept"]).astype(float).tolist()
+        if state["problem"].partitions is not None:
+            info.update(state["rows"].summary())
         return predictor, info
