@@ -1,7 +1,6 @@
 """KernelClassifier(loss="logistic") against Falkon's LogisticFalkon at the same centers, on HIGGS-shaped rows.
 
-    flock /tmp/kopt-heavy.lock python docs/benchmarks/logistic_falkon.py --rows 1000000 \\
-        --falkon-python /path/to/falkon/venv/bin/python
+    FALKON_PYTHON=/path/to/falkon/venv/bin/python python docs/benchmarks/logistic_falkon.py --rows 1000000
 
 The rows are the ``higgs-shaped`` preset's (28 standard-normal columns, labels from a fixed rule on the first 6, 10% of
 them flipped: the best possible accuracy is 90%), its 100,000 test rows.  Each configuration runs in a process of its
@@ -188,9 +187,10 @@ def main(argv=None):
         print(json.dumps({"kopt / falkon_same": ratios}))
     commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
-    result = {"benchmark": "logistic_falkon", "date": time.strftime("%Y-%m-%d"), "commit": commit,
-              "command": "python docs/benchmarks/logistic_falkon.py " + " ".join(argv if argv is not None else
-                                                                                 sys.argv[1:]),
+    # the command as it reproduces the run: the falkon interpreter by its variable, the default output file
+    command = (f"FALKON_PYTHON=<a falkon venv>/bin/python python docs/benchmarks/logistic_falkon.py --rows {a.rows} "
+               f"--configs {' '.join(a.configs)}")
+    result = {"benchmark": "logistic_falkon", "date": time.strftime("%Y-%m-%d"), "commit": commit, "command": command,
               "machine": _machine(), "loadavg": list(os.getloadavg()), "lines": lines, "ratios": ratios}
     with open(a.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, default=float)
