@@ -127,7 +127,8 @@ def best_offset(loss, Y, weights=None, sums=None, span=None):
         ``sums(c) -> (Σ w ℓ'(y, c), Σ w ℓ''(y, c))`` per column for constants ``c`` of shape (C,), host arrays: the
         sums made elsewhere (a Dask cluster's round); None: from ``Y`` and ``weights`` here.
     span : ndarray of shape (C,), optional
-        With ``sums``, in place of ``Y`` (then None): the largest |y| of each column, where the bracket starts.
+        With ``sums``, in place of ``Y`` (then None): the largest absolute target of each column, where the bracket
+        starts.
 
     Returns
     -------
