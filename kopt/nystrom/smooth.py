@@ -53,6 +53,79 @@ FORCING_MAX = 0.5
 FORCING_TOL = 0.3
 #: the bisection and Newton steps of :func:`best_offset`, at most
 OFFSET_STEPS = 100
+#: the preconditioner's weights are this share of the mean curvature and the rest each row's own: a shrinkage of the
+#: few estimate rows' curvature towards their mean (on few centers and nearly separable rows each row's own alone took
+#: more passes than the mean; on 10⁵ higgs-shaped rows both were as good: docs/design/newton-pcg.md)
+CURVATURE_SHRINK = 0.5
+#: the preconditioner's estimate rows (:func:`estimate_count`): as many as make its estimate cost about this many
+#: passes over the rows a Newton step, counted in flops (each estimate row 2 M² for its whitening and its product, a
+#: pass n M kernel values of 2 d + 36 flops)
+ESTIMATE_PASSES = 1.0
+
+
+def estimate_count(n, d, drawn, M):
+    """How many rows the preconditioner estimates T_D from: the ``drawn`` centers at least, more where the rows are
+    many against the ``M`` kept centers -- as many as cost :data:`ESTIMATE_PASSES` passes over the ``n`` rows of
+    ``d`` columns a Newton step, by the flops each costs (a count of the sizes: the same on any machine).  More rows
+    estimate T_D better and take CG steps off every Newton step: at 10⁵ higgs-shaped rows 8,192 rows took 16
+    passes where the 4,096 drawn centers took 22 (docs/design/newton-pcg.md).
+
+    Parameters
+    ----------
+    n, d : int
+        The training rows and their columns.
+    drawn, M : int
+        The drawn and the kept centers.
+
+    Returns
+    -------
+    int
+        The estimate's rows, between ``drawn`` and ``n``.
+    """
+    rows = int(ESTIMATE_PASSES * n * (2 * d + 36) / (2.0 * max(1, M)))
+    return int(min(n, max(drawn, rows)))
+
+
+def estimate_positions(rng, n, d, centers, M):
+    """The rows the preconditioner estimates T_D from: the drawn ``centers`` and, where :func:`estimate_count` asks
+    for more, rows drawn by ``rng`` from the others; sorted positions, and whether there are more than the centers.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The seeded stream the further rows are drawn from (the solver's: ``problem.rng("newton_estimate")``).
+    n, d : int
+        The training rows and their columns.
+    centers : ndarray of int
+        The drawn centers' positions.
+    M : int
+        The kept centers.
+
+    Returns
+    -------
+    positions : ndarray of int
+        The estimate's rows: ``centers`` as given where they are all, else every row's position, sorted.
+    more : bool
+        Whether they are more than the drawn centers (then the estimate is made from their kernel values, the dense
+        rows at ``positions``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kopt.nystrom import estimate_positions
+    >>> positions, more = estimate_positions(np.random.default_rng(0), 10_000_000, 6, np.arange(0, 4096), 2048)
+    >>> more, len(positions) > 4096, bool(np.all(np.diff(positions) > 0))
+    (True, True, True)
+    """
+    centers = np.asarray(centers, dtype=np.int64)
+    count = estimate_count(n, d, len(centers), M)
+    if count <= len(centers):
+        return centers, False
+    others = rng.choice(n - len(centers), size=count - len(centers), replace=False)
+    # the i-th row not a center: i plus the centers at or before it (centers sorted)
+    others, ordered = np.sort(others), np.sort(centers)
+    shift = np.searchsorted(ordered - np.arange(len(ordered)), others, side="right")
+    return np.sort(np.concatenate([ordered, others + shift])), True
 
 
 def newton_loss(loss) -> bool:
@@ -408,8 +481,9 @@ class SmoothNewton:
         if not live.all():
             b = b * xp.asarray(live.astype(np.float64))[None, :]
         weights = None
-        if state["estimate"] is not None:
+        if state["estimate"] is not None:  # the live columns' mean curvature, shrunk towards its mean
             weights = xp.mean(state["estimate"][:, xp.asarray(np.flatnonzero(live))], axis=1)
+            weights = (1.0 - CURVATURE_SHRINK) * weights + CURVATURE_SHRINK * xp.mean(weights)
         system = self.rows.system(b, weights, self.estimate_rows)
         s = system.start(lam)
         eta = np.array([forcing(state["eta"][c], state["rel"][c], self.tol) for c in range(C)])

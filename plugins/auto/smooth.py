@@ -74,7 +74,7 @@ def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, b
     ``sample``, ``validation``: indices into the training rows; ``centers``: indices into ``sample`` of the search's
     chosen centers (drawn); ``kernel``: at the chosen bandwidth; ``lam``: the search's λ, where the walk starts;
     ``walk``: False for a λ the spec gives (that λ alone)."""
-    from kopt.nystrom import NewtonRows, NystromCG, SmoothNewton, best_offset
+    from kopt.nystrom import NewtonRows, NystromCG, SmoothNewton, best_offset, estimate_positions
 
     t0 = time.perf_counter()
     xp = problem.xp
@@ -91,7 +91,9 @@ def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, b
     M, n, d, outputs = int(cg.M), int(X.shape[0]), int(problem.d), int(Y.shape[1])
     budget.count(work.cg_factors(M))
     offset = best_offset(loss, Y, ws)
-    rows = NewtonRows(cg, loss, Y, offset, ws, estimate=np.asarray(centers))
+    positions, more = estimate_positions(problem.rng("newton_estimate"), n, d, np.asarray(centers), M)
+    rows = NewtonRows(cg, loss, Y, offset, ws, estimate=positions)
+    estimate_rows = _rows.dense(X, xp.asarray(positions), xp, problem.dtype) if more else None
     step = work.cg_step(n, M, d, outputs)
     lam_work = work.cg_lambda(M) + work.kernel_values(len(validation), M, d)
     y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
@@ -102,7 +104,7 @@ def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, b
             break
         at = float(f"{lam / PATH_STEP ** k:.6g}")
         passes = rows.passes
-        newton = SmoothNewton(rows, at, tol=PATH_TOL)
+        newton = SmoothNewton(rows, at, tol=PATH_TOL, estimate_rows=estimate_rows)
         state = newton.start(xp.zeros((M, outputs)) if v is None else v)
         for _ in range(PATH_STEPS):
             if newton.done(state) or budget.left() < step * (newton.cg_steps + 1):

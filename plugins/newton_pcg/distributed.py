@@ -25,7 +25,7 @@ import numpy as np
 from kopt.distributed.partitions import Held, local_problem, worker_template
 from kopt.errors import KoptError
 from kopt.numerics import rows as _rows
-from kopt.nystrom import NystromCG, RowPass, best_offset
+from kopt.nystrom import NystromCG, RowPass, best_offset, estimate_positions
 from kopt.nystrom.centers import choose_centers
 from kopt.nystrom.cg import center_factors
 
@@ -144,7 +144,10 @@ class PartitionNewtonRows:
         self.K = len(self.parts.rows)
         self.rounds = self.passes = 0
         self.pending = None
-        self.estimate = centers
+        self.estimate, more = estimate_positions(problem.rng("newton_estimate"), problem.n, problem.d, centers,
+                                                 self.cg.M)
+        self.estimate_rows = _rows.dense(self.parts.take(self.estimate), None, np, problem.dtype) if more else None
+        centers = self.estimate  # the rows whose curvature each gradient round sends back
         off = self.parts.offsets
         on_workers = self.parts.put(None, self.cg.C)  # the kept centers, sent once inside a task (recomputable)
         template = worker_template(problem)
@@ -239,9 +242,11 @@ def _total(pieces):
 
 
 def rows_of(problem):
-    """``(rows' side, centers)`` on ``problem.partitions``: the seeded centers (one machine's), gathered once."""
-    centers = choose_centers(problem, problem.features.count)
+    """``(rows' side, centers)`` on ``problem.partitions``: the seeded centers (one machine's), gathered once, and the
+    preconditioner's estimate rows (one machine's: :func:`kopt.nystrom.estimate_positions`), gathered where they are
+    more than the centers."""
+    centers = np.asarray(choose_centers(problem, problem.features.count), dtype=np.int64)
     C = _rows.dense(problem.partitions.take(centers), None, np, problem.dtype)
-    rows = PartitionNewtonRows(problem, C, np.asarray(centers, dtype=np.int64))
+    rows = PartitionNewtonRows(problem, C, centers)
     rows.preprocessor = problem.preprocessor
     return rows, centers

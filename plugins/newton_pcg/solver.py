@@ -5,8 +5,8 @@ objective λ/2 wᵀRw + (1/n) Σ w_i ℓ(y_i, f(x_i)) for any smooth loss with a
 logistic loss, the squared hinge, Huber, the square loss, and a third party's that declares ``curvature`` and
 ``smoothness``).  One iteration is one Newton step (:mod:`kopt.nystrom.smooth`): CG on the Newton system -- the
 square loss's system on rows weighed by the loss's curvature -- each CG step one pass of kernel blocks over the rows,
-the preconditioner the curvature-weighted estimate of that system from the drawn centers (and more seeded rows past
-a size); a step length by backtracking, no pass; one float64 pass at the new point, whose gradient, curvature and
+the preconditioner the curvature-weighted estimate of that system from the drawn centers and, where the rows are
+many, more seeded rows (``kopt.nystrom.estimate_positions``); a step length by backtracking, no pass; one float64 pass at the new point, whose gradient, curvature and
 certificate serve the next step.  The relative duality gap of that pass is the stopping rule (``tol``).  Memory is
 O(M²) (U and the preconditioner's factor in one M × M buffer, the preconditioner's estimate in a second where it is
 made from kernel values) plus one block of kernel values per thread plus O(n C) scores.
@@ -25,7 +25,7 @@ import numpy as np
 from kopt.contract.iterative import Check, Step, common_options
 from kopt.numerics.backend import to_numpy
 from kopt.nystrom import NystromCG, NystromSolver, dense_centers
-from kopt.nystrom.smooth import NewtonRows, SmoothNewton, best_offset, newton_loss
+from kopt.nystrom.smooth import NewtonRows, SmoothNewton, best_offset, estimate_positions, newton_loss
 
 
 class NystromNewton(NystromSolver):
@@ -108,9 +108,13 @@ class NystromNewton(NystromSolver):
             cg = NystromCG(problem.kernel, problem.X, None, dense_centers(problem, state["centers"]),
                            dtype=problem.dtype, weights=weights, threads=self.n_threads)
             offset = best_offset(problem.loss, Y, weights)
-            rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=state["centers"])
+            positions, more = estimate_positions(problem.rng("newton_estimate"), problem.n, problem.d,
+                                                 state["centers"], cg.M)
+            rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=positions)
+            rows.estimate_rows = dense_centers(problem, positions) if more else None
             state["Y"] = Y
-        newton = SmoothNewton(rows, problem.lam, tol=self.options.tol, cg_steps=self.options.cg_steps)
+        newton = SmoothNewton(rows, problem.lam, tol=self.options.tol, cg_steps=self.options.cg_steps,
+                              estimate_rows=rows.estimate_rows)
         xp = problem.xp
         if model is not None:
             start = cg.projected(*model)

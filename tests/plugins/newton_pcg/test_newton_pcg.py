@@ -221,3 +221,45 @@ def test_a_pass_weighs_each_column_by_its_own_weights():
     S, G = rows.products(P)
     K = kernel.exact(X.astype(np.float64), C.astype(np.float64))
     np.testing.assert_allclose(G, K.T @ (W * (K @ P)), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.slow
+def test_the_memory_is_planned_and_never_n_by_m(monkeypatch):
+    """The traced peak of a solve stays far below the n × M kernel matrix, and within the solver's memory plan."""
+    import tracemalloc
+
+    from kopt.contract.registry import registry
+    from kopt.numerics import memory
+    from kopt.nystrom import passes
+
+    monkeypatch.setattr(passes, "CHUNK_ENTRIES", 1 << 16)
+    X, y, Xt, yt = _data(n=30000, d=3, n_test=100)
+    M = 256
+    kopt.solve(_spec(count=M, iterations=1, tol=0), data=(X, y, Xt, yt))  # imports, pools: not traced
+    tracemalloc.start()
+    try:
+        kopt.solve(_spec(count=M, iterations=3, tol=0), data=(X, y, Xt, yt))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * X.shape[0] * M * 4, peak
+    solver = registry().get("solver", "newton_pcg")()
+    planned = memory.total(solver.memory_plan(memory.Sizes(n=30000, d=3, count=M, dtype=np.dtype("float32"),
+                                                           kind="nystrom")))
+    assert peak <= planned + X.nbytes + Xt.nbytes + (8 << 20), (peak, planned)  # the rows' copies, small temporaries
+
+
+def test_more_estimate_rows_take_passes_off(monkeypatch):
+    """The preconditioner's estimate of T_D from more rows than the drawn centers (where the rows are many against the
+    centers: kopt.nystrom.estimate_positions) takes CG steps off every Newton step; the model is the same."""
+    from kopt.nystrom import smooth
+
+    X, y, Xt, yt = _data(n=6000, flip=0.02)
+    spec = _spec(count=300, lam=1e-5, tol=1e-6)
+    monkeypatch.setattr(smooth, "ESTIMATE_PASSES", 0.0)  # the drawn centers alone
+    centers = kopt.solve(spec, data=(X, y, Xt, yt))
+    monkeypatch.setattr(smooth, "ESTIMATE_PASSES", 5.0)  # 5 x 6000 x (2 x 5 + 36) / (2 x 300): 2,300 rows
+    more = kopt.solve(spec, data=(X, y, Xt, yt))
+    assert centers.status == more.status == "converged"
+    assert more.objective == pytest.approx(centers.objective, rel=1e-5)
+    assert more.info["passes"] < 0.8 * centers.info["passes"], (more.info["passes"], centers.info["passes"])
