@@ -89,7 +89,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         gram = drawn_gram(kernel, Ck, estimate, U, threads=threads)
     else:
         gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
-    return Ck, CenterFactors(U, gram=gram)
+    return Ck, CenterFactors(U, gram=gram, source=(kernel, Ck, C if estimate is None else estimate, kept))
 
 
 class NystromCG:
@@ -105,7 +105,9 @@ class NystromCG:
     The calling order:
 
     1. ``cg = NystromCG(kernel, X, Y, C, dtype=...)`` makes U and b (one pass), or ``cg.reweighted(X, Y, weights)``
-       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work);
+       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work), or
+       ``cg.weighted_system(weights, b)`` for rows weighed by a smooth loss's curvature and a given right-hand side
+       (no pass: a Newton step's system, :class:`SmoothNewton`);
     2. ``s = cg.start(lam)`` factors the preconditioner at λ (:meth:`set_lambda`) and returns CG's state, from
        v = 0 or from a warm start ``v``;
     3. ``cg.step(s)`` advances the state in place: one pass, T p, then :meth:`precondition` on the new residual;
@@ -121,8 +123,9 @@ class NystromCG:
         The problem's kernel, its bandwidth a number.
     X : array or sparse matrix of shape (n, d)
         The training rows (dense on NumPy or CuPy, or SciPy CSR).
-    Y : array of shape (n, k)
-        Float64 targets, one column per output, centered as the caller wants them.
+    Y : array of shape (n, k) or None
+        Float64 targets, one column per output, centered as the caller wants them; None: no b (no pass), the
+        systems come from :meth:`weighted_system`.
     C : array of shape (m, d)
         The drawn centers, dense; :func:`center_factors` keeps a well-conditioned basis of them.
     dtype : dtype
@@ -172,6 +175,12 @@ class NystromCG:
     (True, (20, 1))
     """
 
+    #: the preconditioner's estimate of T weighs its rows by these (one per row of ``estimate_rows``, or per drawn
+    #: center), or None: the rows' mean weight (:meth:`weighted_system`)
+    estimate_weights = None
+    #: the dense rows the weighted estimate is made from (None: the drawn centers)
+    estimate_rows = None
+
     def __init__(self, kernel: Kernel, X: ArrayLike, Y: np.ndarray, C: np.ndarray, *, dtype: np.dtype | type | str,
                  weights: np.ndarray | None = None, threads: int | None = None,
                  estimate: np.ndarray | None = None) -> None:
@@ -192,11 +201,14 @@ class NystromCG:
         return self.factors.U
 
     def _bind(self, X, Y, weights, threads):
-        """The rows' side: the passes, b, and the preconditioner's scale (w̄/M)."""
-        same = self._same_rows(X, Y, weights)
+        """The rows' side: the passes, b (None without targets ``Y``: :meth:`weighted_system` gives it), and the
+        preconditioner's scale (w̄/M)."""
+        same = Y is not None and self._same_rows(X, Y, weights)
         self.weights, self.Y = weights, Y
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
-        if not same:
+        if Y is None:
+            self.b = None
+        elif not same:
             Yw = Y if weights is None else Y * weights[:, None]
             self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
         self.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
@@ -208,7 +220,7 @@ class NystromCG:
         xp, rows = self.xp, getattr(self, "rows", None)
         if rows is None or _rows.is_sparse(X) or _rows.is_sparse(rows.X) or X.shape != rows.X.shape:
             return False
-        if (weights is None) != (self.weights is None) or Y.shape != self.Y.shape:
+        if (weights is None) != (self.weights is None) or self.Y is None or Y.shape != self.Y.shape:
             return False
         return bool(xp.array_equal(Y, self.Y) and (weights is None or xp.array_equal(weights, self.weights))
                     and (X is rows.X or xp.array_equal(X, rows.X)))
@@ -243,6 +255,27 @@ class NystromCG:
         out._bind(X, Y, weights, threads)
         return out
 
+    def weighted_system(self, weights, b, estimate_weights=None, estimate_rows=None):
+        """The system (T_W + λI) x = ``b`` on the same centers, U and rows, the rows weighed by ``weights``: a Newton
+        step of a smooth loss, W = the row weights times the loss's curvature at the current scores
+        (:class:`SmoothNewton`).  ``weights``: (n,), or (n, C) -- one column per output, each output's CG on its
+        own weights over the same passes; ``b``: the whitened right-hand side (M × C), given: no pass.  The
+        preconditioner estimates T_W from its rows weighed by ``estimate_weights`` (one per row of ``estimate_rows``,
+        the dense rows it is made from, or per drawn center where those are None:
+        :meth:`CenterFactors.factor`); without them from the rows' mean weight, as :meth:`reweighted`.  The
+        view shares U's buffer (:meth:`reweighted`); its passes count from zero."""
+        import copy
+
+        out = copy.copy(self)
+        out.weights, out.Y, out.b, out.lam = weights, None, b, None
+        out.rows = RowPass(self.kernel, self.rows.X, self.C, self.dtype, weights, threads=self.rows.threads)
+        out.estimate_weights, out.estimate_rows = estimate_weights, estimate_rows
+        if estimate_weights is not None:
+            out.scale = 1.0  # the weighted estimate is a mean over its rows (CenterFactors.factor)
+        else:
+            out.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
+        return out
+
     @property
     def passes(self):
         """The passes over the rows made so far (:class:`.passes.RowPass`'s count: b's, every step's, every refresh's)."""
@@ -258,7 +291,8 @@ class NystromCG:
             return
         self.lam = None
         try:
-            f.factor(self.scale, lam, threads=self.factor_threads)
+            f.factor(self.scale, lam, threads=self.factor_threads, weights=self.estimate_weights,
+                     rows=self.estimate_rows)
         except np.linalg.LinAlgError:
             raise KoptError(f"the Nystrom preconditioner is not positive definite at lambda {lam:g}; raise lambda") \
                 from None
