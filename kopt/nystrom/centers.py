@@ -122,7 +122,7 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
     By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of :func:`center_order`
-    (a seeded uniform sample of the distinct rows); ``rpcholesky``, :func:`rpcholesky_order`'s under ``kernel``.
+    (a seeded uniform sample of the distinct rows); ``rpcholesky``, ``rpcholesky_order``'s under ``kernel``.
     Either is drawn from the spec's seed, so the same spec picks the same centers on any machine.
 
     Parameters
@@ -183,7 +183,7 @@ def rpcholesky_pool(n: int, count: int, d: int) -> int:
 def rpcholesky_order(problem, count: int, kernel=None):
     """Indices of up to ``count`` training rows chosen by randomly pivoted Cholesky, in the order chosen.
 
-    The candidates are the first rows of :func:`center_order` (a seeded uniform sample of the distinct rows, the held-out
+    The candidates are the first rows of ``center_order`` (a seeded uniform sample of the distinct rows, the held-out
     rows of the spec's validation split last), as many as :func:`rpcholesky_pool` allows.  Each next center is drawn
     with probability proportional to its residual variance k(x, x) − k(x, S) K_SS⁻¹ k(S, x) given the centers S drawn
     before it (Chen, Epperly, Tropp and Webber, "Randomly pivoted Cholesky", 2022): a row the centers already

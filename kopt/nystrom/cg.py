@@ -59,7 +59,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         kopt's worker threads for the drawn centers' product (the same bits on any count).
     estimate : array of shape (m, d), optional
         Dense rows of a uniform sample of the training rows, where the centers are not one (randomly pivoted
-        Cholesky's, :func:`rpcholesky_order`): the preconditioner estimates T from them instead.
+        Cholesky's, ``rpcholesky_order``): the preconditioner estimates T from them instead.
 
     Returns
     -------

@@ -87,7 +87,7 @@ def estimate_count(n, d, drawn, M):
 
 
 def estimate_positions(rng, n, d, centers, M):
-    """The rows the preconditioner estimates T_D from: the drawn ``centers`` and, where :func:`estimate_count` asks
+    """The rows the preconditioner estimates T_D from: the drawn ``centers`` and, where ``estimate_count`` asks
     for more, rows drawn by ``rng`` from the others; sorted positions, and whether there are more than the centers.
 
     Parameters
