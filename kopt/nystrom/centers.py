@@ -121,7 +121,7 @@ CENTER_RULES = ("uniform", "rpcholesky")
 def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -> np.ndarray:
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
-    By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of :func:`center_order`
+    By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of ``center_order``
     (a seeded uniform sample of the distinct rows); ``rpcholesky``, ``rpcholesky_order``'s under ``kernel``.
     Either is drawn from the spec's seed, so the same spec picks the same centers on any machine.
 
