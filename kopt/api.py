@@ -355,7 +355,8 @@ def _run(spec, call, cluster):
     resume_state, start, trace = _start(spec, call, snapshot, solver, backend)
     run = RunContext(spec, problem, reg.pm, out_dir=out_dir, checkpoint_every=spec["output"]["checkpoint_every"],
                      resume_state=resume_state, start_iteration=start,
-                     total_iterations=spec["solver"].get("iterations"))
+                     total_iterations=spec["solver"].get("iterations"),
+                     stopping=getattr(solver, "stopping", None), tol=spec["solver"].get("tol"))
     tracer = TraceRecorder(trace)
     keeper = StateKeeper() if call.keep_state else None
     listeners = [tracer, *([Checkpointer(out_dir, spec.data, sname, tracer)] if run.checkpoint_every else []),

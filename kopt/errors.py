@@ -90,7 +90,18 @@ class SpecError(KoptError, ValueError):
         super().__init__(self._format())
 
     def relabel(self, source):
-        """This error with ``source`` for its words (a face's flag for ``parameter``)."""
+        """This error in another face's words: the CLI's ``--validation 0.2`` for ``kopt.tune``'s ``validation``.
+
+        Parameters
+        ----------
+        source : str
+            What the user wrote in that face.
+
+        Returns
+        -------
+        SpecError
+            The same error (same class, detail, path and parameter) with ``source`` in front.
+        """
         return type(self)(self.detail, source=source, path=self.path, line=self.line, column=self.column,
                           parameter=self.parameter, value=self.value)
 

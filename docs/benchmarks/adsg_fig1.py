@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 import warnings
 
 import numpy as np
-import scipy
 import scipy.sparse.linalg as sla
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 from kopt.contract.registry import registry
 from kopt.data.readers import read_file
 from kopt.spec import component_params
@@ -190,12 +189,6 @@ def table(results):
     return "\n".join(rows)
 
 
-def machine():
-    return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "scipy": scipy.__version__, "kopt": kopt.__version__,
-            "note": "2 cores shared with other engineers' jobs while this ran"}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=50)
@@ -210,7 +203,6 @@ def main():
         return
     path = args.out + ".json"
     results = json.load(open(path)) if os.path.exists(path) else {}
-    results.pop("machine", None)
     for ds in args.datasets.split(","):
         X, y = load(ds)
         for pb in args.problems.split(","):
@@ -231,14 +223,14 @@ def main():
                 entry["runs"][m] = r
                 print(f"  {m:6s} final rel {rel[-1]:.2e}  reach {r['reach']}  {r['seconds'][-1]:.0f}s", flush=True)
             results.setdefault(ds, {})[pb] = entry
-            results["machine"] = machine()
+            results.update(run_record())
             with open(path, "w") as fh:
                 json.dump(results, fh, indent=1)
     figure(results, args.out + ".png")
     print(table(results))
     if args.timing:
         X, y = load("reuters")
-        t = {"timing": timing(X, y), "machine": machine(), "what": "seconds per epoch, reuters ridge, 3 repeats"}
+        t = {"timing": timing(X, y), "what": "seconds per epoch, reuters ridge, 3 repeats", **run_record()}
         print(t, flush=True)
         with open(os.path.join(HERE, "adsg_timing.json"), "w") as fh:
             json.dump(t, fh, indent=1)

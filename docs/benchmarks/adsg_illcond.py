@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N, D, BLOCKS = 100, 200, 4
@@ -41,7 +42,7 @@ def optimum(X, y, lam):
 
 def main():
     X, y = data()
-    out = {"n": N, "d": D, "blocks": BLOCKS, "batch_size": 1, "epochs": EPOCHS, "runs": {}}
+    out = {"n": N, "d": D, "blocks": BLOCKS, "batch_size": 1, "epochs": EPOCHS, "runs": {}, **run_record()}
     for lam in LAMBDAS:
         f_star = optimum(X, y, lam)
         for label, solver in SOLVERS.items():

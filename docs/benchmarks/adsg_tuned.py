@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 from kopt.contract.hookspecs import hookimpl
 from kopt.contract.registry import registry
 
@@ -133,6 +134,7 @@ def tuned(name, base, X, y, lam, budget, default_step):
 
 def run_problem(problem, lams, methods):
     cfg = PROBLEMS[problem]
+    stamp = run_record()  # each entry says which run made it; the file's top level names the latest
     X, y = make_data(problem)
     n = X.shape[0]
     b, B, budget = cfg["batch_size"], cfg["blocks"], cfg["budget"]
@@ -161,7 +163,8 @@ def run_problem(problem, lams, methods):
                            "default": next(r["passes"] for r in rows if r["step_multiplier"] == 1.0)}
         key = f"{problem} lambda={lam:g}"
         merged = json.load(open(OUT)) if os.path.exists(OUT) else {}
-        merged[key] = {**merged.get(key, {}), **entry}
+        merged[key] = {**merged.get(key, {}), **entry, **stamp}
+        merged.update(stamp)
         with open(OUT, "w") as fh:
             json.dump(merged, fh, indent=1)
 
@@ -172,6 +175,9 @@ def table():
     print("| problem | n × d | b, B | κ/n | " + " | ".join(cols) + " |")
     print("| --- | --- | --- | --- | " + " | ".join("---" for _ in cols) + " |")
     for key, e in data.items():
+        if not isinstance(e, dict) or "kappa_over_n" not in e:  # the file's stamp, not a problem's entry
+            continue
+
         def cell(c):
             r = e.get(c)
             if r is None:

@@ -36,7 +36,7 @@ def main(argv=None):
     from scipy.linalg import blas
     from threadpoolctl import threadpool_info
 
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
     from kopt.numerics import threads
 
     rng = np.random.default_rng(0)
@@ -56,7 +56,7 @@ def main(argv=None):
         out["dsyrk_after_numpy_matmul_numpy_held_ms"] = _ms(after_numpy)
     out["blas"] = [{k: i.get(k) for k in ("filepath", "version", "architecture", "num_threads")}
                    for i in threadpool_info() if i["user_api"] == "blas"]
-    out["machine"] = machine()
+    out.update(run_record())
     text = json.dumps(out)
     print(text)
     if args.json:

@@ -17,8 +17,6 @@ import bz2
 import json
 import lzma
 import os
-import platform
-import subprocess
 import time
 import warnings
 
@@ -87,25 +85,6 @@ def scores(p, y):
             "ece": ece(p, y), "accuracy": float(np.mean((p > 0.5) == y))}
 
 
-def machine():
-    from threadpoolctl import threadpool_info
-
-    flags = ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    flags = line.split(":", 1)[1].strip()
-                if line.startswith("flags"):
-                    have = set(line.split(":", 1)[1].split())
-                    flags += " | " + " ".join(f for f in ("avx2", "avx512f", "fma") if f in have)
-                    break
-    except OSError:
-        pass
-    blas = [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")} for i in threadpool_info()]
-    return {"cpu": flags, "cores": os.cpu_count(), "python": platform.python_version(), "blas": blas}
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train", type=int, default=5000)
@@ -117,17 +96,14 @@ def main():
     from sklearn.svm import SVC
 
     import kopt
+    from kopt.cli.bench.roofline import run_record
     from kopt.sklearn import KernelClassifier
 
     warnings.simplefilter("ignore")
-    info = machine()
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
-    except OSError:
-        commit = "?"
-    out = {"machine": info, "commit": commit, "kopt": kopt.__version__, "train": args.train, "test": args.test,
-           "date": time.strftime("%Y-%m-%d"), "sets": {}, "class_weight": None}
-    print(json.dumps(info))
+    stamp = run_record()
+    out = {"kopt": kopt.__version__, "train": args.train, "test": args.test, "sets": {}, "class_weight": None,
+           **stamp}
+    print(json.dumps(stamp["machine"]))
     loaded = {}
     for name, load in sets().items():
         (Xtr, ytr), (Xte, yte) = load()

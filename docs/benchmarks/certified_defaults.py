@@ -59,7 +59,7 @@ def one(task, rows):
 
 
 def main():
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rows", type=int)
@@ -69,8 +69,7 @@ def main():
     a = ap.parse_args()
     out = []
     for task in a.tasks:
-        line = {"benchmark": "certified_defaults", "date": time.strftime("%Y-%m-%d"), **one(task, a.rows),
-                "machine": machine()}
+        line = {"benchmark": "certified_defaults", **one(task, a.rows), **run_record()}
         print(json.dumps({k: v for k, v in line.items() if k != "machine"}), flush=True)
         out.append(line)
     if a.json:

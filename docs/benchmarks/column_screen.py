@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import warnings
@@ -32,6 +31,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     warnings.simplefilter("ignore")
     import kopt
+    from kopt.cli.bench.roofline import run_record
     from kopt.numerics.backend import resolve
     from kopt.running.assemble import assemble
     from kopt_plugins.auto import columns, large
@@ -41,8 +41,7 @@ def main(argv=None):
                            "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
                            "backend": "numpy"})
     problem = assemble(spec, None, resolve("numpy"))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=HERE).stdout.strip()
+    stamp = run_record()
     with open(a.out, "w", encoding="utf-8") as out:
         for screen in (False, True):
             columns.SCREEN = screen
@@ -54,10 +53,10 @@ def main(argv=None):
                                        log=lines.append, seed=seed)
                 kept = list(range(problem.d)) if found is None else np.flatnonzero(found[0] > 0).tolist()
                 score = [float(m.group(1)) for m in (re.search(r"validation accuracy ([0-9.]+)", x) for x in lines) if m]
-                row = {"date": time.strftime("%Y-%m-%d"), "commit": commit, "rows": a.rows,
+                row = {"rows": a.rows,
                        "search": "screen" if screen else "sweeps", "seed": seed, "kept": kept,
                        "relevant_found": kept == list(range(6)), "validation_accuracy": score[-1] if score else None,
-                       "seconds": round(time.perf_counter() - t, 1)}
+                       "seconds": round(time.perf_counter() - t, 1), **stamp}
                 print(json.dumps(row), flush=True)
                 out.write(json.dumps(row) + "\n")
     return 0

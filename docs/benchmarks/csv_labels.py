@@ -26,6 +26,8 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 import data_load  # noqa: E402
 
+from kopt.cli.bench.roofline import run_record  # noqa: E402
+
 
 def class_name_copy(src: Path, dst: Path):
     """``src`` with its first cell 1/0 written as ``s``/``b``."""
@@ -81,7 +83,8 @@ def main():
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True).stdout.strip()
         result = {"rows": args.rows, "bytes_gz": numeric.stat().st_size, "before": args.before, "after": head,
-                  "load_average": os.getloadavg(), "runs": runs, "summary": {k: summary(v) for k, v in runs.items()}}
+                  "load_average": os.getloadavg(), "runs": runs, "summary": {k: summary(v) for k, v in runs.items()},
+                  **run_record()}
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     for k, s in result["summary"].items():
         print(f"{k:18s} parse {s['open_s']['median']:.2f} s ({s['open_s']['min']:.2f}-{s['open_s']['max']:.2f})  "

@@ -103,7 +103,7 @@ def main():
     p.add_argument("--max-rounds", type=int, default=40)
     p.add_argument("--out", default=os.path.join(HERE, "dask_scale.json"))
     args = p.parse_args()
-    from kopt.cli.bench.roofline import cpu_flags
+    from kopt.cli.bench.roofline import cpu_flags, run_record
 
     flags = cpu_flags()
     print(f"{os.cpu_count()} CPUs, flags {' '.join(flags)}, load {os.getloadavg()[0]:.2f}", flush=True)
@@ -117,7 +117,7 @@ def main():
               f"load {r['load_s']:.1f} s, accuracy {r['metrics'].get('accuracy')}", flush=True)
     out = {"args": vars(args), "load": os.getloadavg(), "cpus": os.cpu_count(), "cpu_flags": flags,
            "platform": platform.platform(),
-           "runs": runs}
+           "runs": runs, **run_record()}
     with open(args.out, "w") as fh:
         json.dump(out, fh, indent=1)
     print(f"wrote {args.out}")

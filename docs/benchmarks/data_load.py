@@ -27,7 +27,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -139,7 +138,9 @@ def bench(args) -> dict:
     work = Path(args.workdir or tempfile.mkdtemp(prefix="kopt_data_bench_"))
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, KOPT_DATA=str(work / "kopt_data"))
-    result = {"machine": machine(), "files": [], "memory": [], "cached_load": {}, "cold_load_1m": {}}
+    from kopt.cli.bench.roofline import run_record  # here, not at the top: a child's memory is measured without it
+
+    result = {**run_record(), "files": [], "memory": [], "cached_load": {}, "cold_load_1m": {}}
     try:
         for rows in args.rows:
             path = work / f"higgs_like_{rows}.csv.gz"
@@ -198,21 +199,6 @@ def compare_small(path, work, env, repeat, result):
     print(f"  cached: kopt open {w['kopt_open_s']['median'] * 1e3:.1f} ms, open + full pass "
           f"{w['kopt_open_and_full_pass_s']['median']:.3f}s vs np.load(.npy) + pass "
           f"{w['np_load_npy_and_full_pass_s']['median']:.3f}s", flush=True)
-
-
-def machine() -> dict:
-    import numpy as np
-    import scipy
-
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "platform": platform.platform(),
-            "note": "shared 2-core machine (other engineers' jobs ran at the same time)"}
 
 
 def plot(result, out_png):

@@ -310,10 +310,15 @@ def _read(path):
 
 
 def _merge(path, rows, key):
-    """Add ``rows`` to the JSON list at ``path``, replacing rows with the same key."""
+    """Add ``rows``, each stamped with its run (run_record()), to the JSON list at ``path``, replacing rows with the
+    same key."""
+    from kopt.cli.bench.roofline import run_record
+
     def ident(r):  # rows written before the λ rule was a key are the λ = 1e-4 runs
         return tuple(r.get(k, "1e-4" if k == "lambda_rule" else None) for k in key)
 
+    stamp = run_record()
+    rows = [{**r, **stamp} for r in rows]
     new = {ident(r) for r in rows}
     kept = [r for r in _read(path) if ident(r) not in new]
     with open(path, "w", encoding="utf-8") as fh:

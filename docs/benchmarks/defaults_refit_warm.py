@@ -9,6 +9,7 @@ sys.path.insert(0, "docs/benchmarks")
 import defaults as D
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 
 warnings.simplefilter("ignore")
 spec = D.spec_for("higgs-12k", "auto", {"bandwidth": "scale"}, "auto")
@@ -24,7 +25,7 @@ out = {"set": "higgs-12k", "route": "joker exact dual, squared hinge", "lambda":
        "refit_accuracy": r.metrics["accuracy"], "cold_fit_s": c.timings["fit_s"], "cold_iter": c.n_iter,
        "cold_accuracy": c.metrics["accuracy"], "cold_wall_s": wc,
        "path": [{k: p[k] for k in ("lambda", "score", "fit_s", "iterations", "warm", "refine")} for p in a["path"]],
-       "load_1min": os.getloadavg()[0]}
+       "load_1min": os.getloadavg()[0], **run_record()}
 print(json.dumps(out))
 with open("docs/benchmarks/defaults_refit_warm.json", "w") as fh:
     json.dump(out, fh, indent=1)

@@ -22,6 +22,8 @@ import time
 
 import yaml
 
+from kopt.cli.bench.roofline import run_record
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = {"seed": 0, "data": {"source": "higgs-12k"}, "backend": "numpy",
         "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian", "bandwidth": "median"},
@@ -81,7 +83,7 @@ def main():
         print(f"{name:16s} {'identical' if one == two else 'DIFFERENT'}  {one[:16]} {two[:16]}  "
               f"({s1:.1f}s / {s2:.1f}s)", flush=True)
     with open(args.json, "w", encoding="utf-8") as fh:
-        json.dump({"load": os.getloadavg(), "rows": rows}, fh, indent=2)
+        json.dump({"load": os.getloadavg(), "rows": rows, **run_record()}, fh, indent=2)
     return 0 if all(r["same"] for r in rows) else 1
 
 

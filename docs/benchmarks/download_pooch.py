@@ -54,6 +54,7 @@ def main():
     args = ap.parse_args()
     import pooch
 
+    from kopt.cli.bench.roofline import run_record
     from kopt.data.download import Remote, fetch
 
     served = tempfile.mkdtemp(prefix="kopt-dl-src-")
@@ -90,7 +91,7 @@ def main():
                      "pooch": round(_import_s("import pooch", args.repeat), 3),
                      "requests": round(_import_s("import requests", args.repeat), 3)},
         "versions": {"pooch": pooch.__version__, "python": platform.python_version()},
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}",
+        **run_record(),
     }
     out = Path(__file__).with_suffix(".json")
     out.write_text(json.dumps(result, indent=2) + "\n")

@@ -24,11 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import numpy as np
 
+from kopt.cli.bench.roofline import run_record
 from kopt.contract.hookspecs import hookimpl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -210,8 +210,7 @@ def main():
     a = ap.parse_args()
     load0 = os.getloadavg()
     results = [bench(d, a.repeat, not a.no_peer) for d in a.data]
-    doc = {"results": results, "loadavg_before_after": [load0, os.getloadavg()],
-           "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "numpy": np.__version__}}
+    doc = {"results": results, "loadavg_before_after": [load0, os.getloadavg()], **run_record()}
     with open(a.out + ".json", "w") as fh:
         json.dump(doc, fh, indent=2)
     plot(results, a.out + ".png")

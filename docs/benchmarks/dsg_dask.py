@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 import warnings
 
@@ -78,6 +77,8 @@ def main():
     warnings.simplefilter("ignore")
     from distributed import Client, LocalCluster
 
+    from kopt.cli.bench.roofline import run_record
+
     rows = []
     for name in args.cases:
         spec = case_spec(name)
@@ -94,8 +95,7 @@ def main():
         rows.append(row)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     with open(args.out, "w") as f:
-        json.dump({"cases": rows, "load_average_at_end": load, "cpus": os.cpu_count(),
-                   "platform": platform.platform()}, f, indent=1)
+        json.dump({"cases": rows, "load_average_at_end": load, **run_record()}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -22,12 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import numpy as np
 
 from kopt.api import assemble
+from kopt.cli.bench.roofline import run_record
 from kopt.spec import load_spec
 from kopt.testing import KeepStates, solver_for
 
@@ -112,8 +112,7 @@ def main():
         print(f"{name:10s} λ={lam:g} θν={r['theta_nu']:.3g} θ={r['theta']:.4g} t0={r['t0']:g} B=F={B} T={T}: "
               f"slope t={T // 4}..{T}: last {r['slope_last_two_octaves']['last']:.2f}, "
               f"averaged {r['slope_last_two_octaves']['averaged']:.2f}  ({r['fit_s']:.1f} s)", flush=True)
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
-                       "load": os.getloadavg()}, "runs": runs}
+    out = {"runs": runs, **run_record()}
     with open(os.path.join(HERE, "dsg_rate.json"), "w") as fh:
         json.dump(out, fh, indent=1)
 

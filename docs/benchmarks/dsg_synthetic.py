@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import numpy as np
@@ -47,6 +46,7 @@ class _Keep:
 
 def run(n_train, iterations, out):
     from kopt.api import assemble
+    from kopt.cli.bench.roofline import run_record
     from kopt.spec import load_spec
     from kopt_plugins.datasets.synthetic import dai_target
 
@@ -80,7 +80,7 @@ def run(n_train, iterations, out):
            "features_evaluated": iterations * (iterations + 1) / 2 * spec["solver"]["batch_size"]
            * spec["model"]["features"]["block_size"],
            "slopes_from_t16": slopes, "rows": rows, "loadavg_before_after": [load0, os.getloadavg()],
-           "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(), "numpy": np.__version__}}
+           **run_record()}
     with open(out + ".json", "w") as fh:
         json.dump(res, fh, indent=2)
     plot(res, out + ".png")

@@ -20,12 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import numpy as np
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "..", "shared", "data", "cal_housing.data.xz")
@@ -89,8 +89,8 @@ def main():
     ap.add_argument("--only", choices=["subsample", "full"], default=None)
     args = ap.parse_args()
     q = 0.05 if args.quick else 1.0
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
-                       "note": "shared 2-core machine; times are noisy"}, "runs": []}
+    stamp = run_record()  # the file's and each new run's: with --only, the other run keeps its own
+    out = {"runs": [], **stamp}
     path = os.path.join(HERE, "gp_cal_housing_quick.json" if args.quick else "gp_cal_housing.json")
     if os.path.exists(path) and args.only:
         with open(path) as fh:
@@ -98,12 +98,12 @@ def main():
     if args.only in (None, "subsample"):
         T = max(20, int(args.sub_iterations * q))
         s = spec("subsample", T, max(1, T // 15), max_rows=args.sub_rows, compare=True)
-        out["runs"].append(run("subsample", s))
+        out["runs"].append({**run("subsample", s), **stamp})
         out["runs"][-1]["exact"] = exact_reference(s)
         print("exact posterior", out["runs"][-1]["exact"], flush=True)
     if args.only in (None, "full"):
         T = max(10, int(args.full_iterations * q))
-        out["runs"].append(run("full", spec("full", T, max(1, T // 12))))
+        out["runs"].append({**run("full", spec("full", T, max(1, T // 12))), **stamp})
     with open(path, "w") as fh:
         json.dump(out, fh, indent=1)
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import numpy as np
 
 import kopt
 from kopt.api import assemble
+from kopt.cli.bench.roofline import run_record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -119,8 +119,7 @@ def main():
     ap.add_argument("--setups", default="paper,ci")
     args = ap.parse_args()
     scale = 0.05 if args.quick else 1.0
-    results = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
-                           "note": "shared 2-core machine; times are noisy"}, "runs": [], "expected": {}}
+    results = {"runs": [], "expected": {}, **run_record()}
     for setup in args.setups.split(","):
         s = SETUPS[setup]
         T, T_op = max(20, int(s["T"] * scale)), max(10, int(s["T_op"] * scale))

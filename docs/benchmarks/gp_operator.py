@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 
 import numpy as np
@@ -27,6 +26,7 @@ from gp_convergence import SETUPS, spec
 
 import kopt
 from kopt.api import assemble
+from kopt.cli.bench.roofline import run_record
 from kopt_plugins.gp.exact import exact_posterior, expected_iterates, rel_error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,8 +79,7 @@ def main():
               f"mean {r['mean_rel_err']:.3g} var {r['var_rel_err']:.3g} "
               f"(floor {r['floor_mean_rel_err']:.3g} / {r['floor_var_rel_err']:.3g})"
               f"  {r['memory_mb']:.0f} MiB  {r['wall_s']:.1f} s", flush=True)
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
-                       "load": os.getloadavg()}, "setups": {k: SETUPS[k] for k in setups}, "runs": runs}
+    out = {"load": os.getloadavg(), "setups": {k: SETUPS[k] for k in setups}, "runs": runs, **run_record()}
     name = "gp_operator" if setups == ["paper", "ci"] else "gp_operator_" + "_".join(setups)
     with open(os.path.join(HERE, name + ".json"), "w") as fh:
         json.dump(out, fh, indent=1)

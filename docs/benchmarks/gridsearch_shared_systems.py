@@ -43,8 +43,7 @@ def search(estimator, X, y, grid, folds, share):
 
 def main():
     import kopt
-    from kopt.cli.bench.joker import blas_kernels
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
     from kopt.data import load_data
     from kopt.running.validation import make_splits
     from kopt.sklearn import KernelClassifier
@@ -67,7 +66,7 @@ def main():
                      "same_results": bool(same)}
         print(f"{name}: plain {plain['seconds']:.1f} s, shared {shared['seconds']:.1f} s "
               f"({shared['hits']} hits, {shared['misses']} builds), same results: {same}", flush=True)
-    out.update(loadavg_before=list(load0), loadavg_after=list(os.getloadavg()), machine=machine(), blas=blas_kernels())
+    out.update(loadavg_before=list(load0), loadavg_after=list(os.getloadavg()), **run_record())
     print(json.dumps(out))
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -138,12 +137,14 @@ def main():
         return child(json.loads(args.child))
     out_path = os.path.join(HERE, "joker_bench.json")
     out = json.load(open(out_path)) if os.path.exists(out_path) else {}
-    out["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "python": sys.version.split()[0],
-                      "numpy": np.__version__, "load_average_at_start": os.getloadavg(),
-                      "note": "shared 2-core machine: other engineers' jobs ran beside this one"}
+    from kopt.cli.bench.roofline import run_record
+
+    stamp = run_record()  # the file's and each set's entry: with --only, the other sets keep their own
+    out.update(stamp, load_average_at_start=os.getloadavg())
     todo = args.only or list(DATASETS) + list(EXTRA)
     for ds in todo:
         rows = out.setdefault(ds, {})
+        rows.update(stamp)
         if ds in DATASETS:
             rows["target"] = DATASETS[ds]["target"]
             for m in MODELS:
@@ -171,7 +172,7 @@ def main():
                 rows[m] = {"timed": repeat({"kind": "joker", "spec": os.path.join(SPECS, f),
                                             "overrides": ["solver.holdout_every=0"]}, max(1, args.repeats // 3))}
                 print(ds, m, rows[m]["timed"]["metrics"], rows[m]["timed"]["fit_s_median"], flush=True)
-        out["machine"]["load_average_at_end"] = os.getloadavg()
+        out["load_average_at_end"] = os.getloadavg()
         with open(out_path, "w") as fh:
             json.dump(out, fh, indent=1, default=float)
     plot(out)

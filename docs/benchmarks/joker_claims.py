@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "joker_claims.json")
@@ -110,7 +111,9 @@ def main():
     args = ap.parse_args()
     res = group(args.only)
     merged = json.load(open(OUT)) if os.path.exists(OUT) else {}
-    merged[args.only] = {"load": os.getloadavg(), "runs": res}
+    stamp = run_record()  # the group's and the file's: the other groups keep their own
+    merged[args.only] = {"load": os.getloadavg(), "runs": res, **stamp}
+    merged.update(stamp)
     with open(OUT, "w") as fh:
         json.dump(merged, fh, indent=1)
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 import warnings
 
 import numpy as np
 
 import kopt
+from kopt.cli.bench.roofline import run_record
 from kopt.contract.hookspecs import hookimpl
 from kopt.contract.registry import registry
 
@@ -99,9 +99,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     warm, k = 2, args.iters
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "numpy": np.__version__,
-                       "load_average_at_start": os.getloadavg()},
-           "by_M": [], "by_B": [], "exact_by_n": []}
+    out = {**run_record(), "load_average_at_start": os.getloadavg(), "by_M": [], "by_B": [], "exact_by_n": []}
     Ms = [2048, 4096, 8192, 16384, 32768] if not args.quick else [2048, 8192]
     for M in Ms:
         for mk in ("features", "exact"):

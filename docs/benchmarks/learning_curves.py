@@ -53,7 +53,7 @@ def main(argv=None):
         return 0
     import subprocess
 
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
 
     for name in args.sets:
         for count in args.counts:
@@ -61,7 +61,7 @@ def main(argv=None):
                                   text=True, timeout=1800)
             line = (json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else
                     {"set": name, "centers": count, "error": proc.stderr.strip().splitlines()[-1:]})
-            line["machine"] = machine()
+            line.update(run_record())
             print(json.dumps(line), flush=True)
             if args.json:
                 with open(args.json, "a", encoding="utf-8") as fh:

@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import subprocess
 import time
 import warnings
 
@@ -80,30 +78,15 @@ def fit(X, y, Xt, yt, **params):
     return clf, float(np.mean(clf.predict(Xt) == yt)), seconds
 
 
-def machine():
-    from threadpoolctl import threadpool_info
-
-    flags = set()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            flags = set(next(line for line in fh if line.startswith("flags")).split(":")[1].split())
-    except (OSError, StopIteration):
-        pass
-    blas = [f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}" for i in threadpool_info()
-            if i.get("user_api") == "blas"]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout
-    return {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "flags": sorted(flags & {"avx2", "avx512f", "avx512bw", "amx_tile"}), "blas": blas,
-            "commit": commit.strip(), "date": time.strftime("%Y-%m-%d")}
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=[*PRESETS, *PUBLIC])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(HERE, "loss_choice.jsonl"))
     args = parser.parse_args(argv)
-    run = machine()
+    from kopt.cli.bench.roofline import run_record
+
+    run = run_record()
     print(json.dumps(run), flush=True)
     lines = []
     for name in args.sets:

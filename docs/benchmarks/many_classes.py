@@ -53,4 +53,8 @@ else:
     from sklearn.svm import SVC
     sc = StandardScaler().fit(Xtr); m = SVC(C=10.0 if side == "svc_c10" else 1.0).fit(sc.transform(Xtr), ytr)
     fit = time.perf_counter() - t; acc = float(np.mean(m.predict(sc.transform(Xte)) == yte)); extra = {}
-print(json.dumps({"side": side, "acc": round(acc, 4), "fit_s": round(fit, 2), "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), **extra}), flush=True)
+peak_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+from kopt.cli.bench.roofline import run_record  # noqa: E402  (after the peak is read: the SVC sides' peak is SVC's)
+
+print(json.dumps({"side": side, "acc": round(acc, 4), "fit_s": round(fit, 2), "peak_mb": peak_mb, **extra,
+                  **run_record()}), flush=True)

@@ -147,13 +147,10 @@ def main(argv=None):
     def write():
         if not args.json:
             return
-        from kopt.cli.bench.roofline import machine
+        from kopt.cli.bench.roofline import run_record
 
         with open(args.json, "w", encoding="utf-8") as fh:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                    cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-            json.dump({"benchmark": "memory_plan", "date": time.strftime("%Y-%m-%d"), "commit": commit,
-                       "machine": machine(), "cases": results}, fh, indent=1)
+            json.dump({"benchmark": "memory_plan", **run_record(), "cases": results}, fh, indent=1)
             fh.write("\n")
 
     for index, case in enumerate(CASES):

@@ -71,7 +71,10 @@ def main(argv=None):
         row = {"which": a.which, "lambda": a.lam, **({"dsg_iterations": a.iterations} if a.which == "softmax_dsg" else {}), "accuracy": r.metrics["accuracy"], "fit_s": r.timings["fit_s"],
                "iterations": r.n_iter, "success": r.success,
                "rel_gap": None if r.gap is None else r.gap / max(abs(r.objective), abs(r.dual))}
+    from kopt.cli.bench.roofline import run_record
+
     row["load"] = os.getloadavg()[0]
+    row.update(run_record())
     print(json.dumps(row), flush=True)
     with open(os.path.join(HERE, "multiclass.jsonl"), "a", encoding="utf-8") as fh:
         fh.write(json.dumps(row) + "\n")

@@ -18,7 +18,6 @@ import argparse
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -69,10 +68,9 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     from sklearn.model_selection import train_test_split
 
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=HERE).stdout.strip()
+    stamp = run_record()
     rows = []
     with open(a.out, "w", encoding="utf-8") as out:
         for name in a.sets:
@@ -86,13 +84,13 @@ def main(argv=None):
                     t = time.perf_counter()
                     model.fit(Xtr, ytr)
                     fit_s = time.perf_counter() - t
-                    row = {"date": time.strftime("%Y-%m-%d"), "commit": commit, "set": name, "seed": seed,
+                    row = {"set": name, "seed": seed,
                            "side": side, "accuracy": float(np.mean(model.predict(Xte) == yte)), "fit_s": fit_s,
-                           "route": getattr(model, "route_", None), "centers": getattr(model, "n_features_", None)}
+                           "route": getattr(model, "route_", None), "centers": getattr(model, "n_features_", None),
+                           **stamp}
                     rows.append(row)
                     out.write(json.dumps(row) + "\n")
                     print(json.dumps(row), flush=True)
-        out.write(json.dumps({"machine": machine()}) + "\n")
     for name in a.sets:
         mean = {s: (np.mean([r["accuracy"] for r in rows if r["set"] == name and r["side"] == s]),
                     np.mean([r["fit_s"] for r in rows if r["set"] == name and r["side"] == s]))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 import warnings
@@ -53,6 +52,7 @@ def main(argv=None):
     from distributed import Client, LocalCluster
 
     import kopt
+    from kopt.cli.bench.roofline import run_record
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "gpu"))
     from device_rates import higgs_shaped
 
@@ -62,8 +62,8 @@ def main(argv=None):
     warnings.simplefilter("ignore")  # tol 0: both runs stop at the cap, by design
     t0 = time.perf_counter()
     one = kopt.solve(s, data=(X, y, Xt, yt))
-    res = {"rows": a.rows, "centers": a.centers, "iterations": a.iterations, "cpus": os.cpu_count(),
-           "machine": platform.processor() or platform.machine(), "load_average_start": os.getloadavg()[0],
+    res = {"rows": a.rows, "centers": a.centers, "iterations": a.iterations, **run_record(),
+           "load_average_start": os.getloadavg()[0],
            "one_machine": side(one, time.perf_counter() - t0)}
     half = a.rows // 2
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, \

@@ -64,7 +64,7 @@ def main(argv=None):
         print(json.dumps(child(a.child, a.centers, a.iterations)), flush=True)
         return 0
     import kopt
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
     from kopt.data import load_data
 
     load_data({"source": "higgs-shaped", "options": {"rows": max(a.rows)}})  # generate the largest once
@@ -82,10 +82,8 @@ def main(argv=None):
         hi["step_exponent"] = math.log(hi["step_s"] / lo["step_s"]) / k
         print(f"{lo['rows']:,} -> {hi['rows']:,}: fit time grows as n^{hi['fit_exponent']:.2f}, a step as "
               f"n^{hi['step_exponent']:.2f}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=HERE).stdout.strip()
-    doc = {"benchmark": "pcg_growth", "date": time.strftime("%Y-%m-%d"), "commit": commit, "kopt": kopt.__version__,
-           "machine": machine(), "centers": a.centers, "iterations": a.iterations, "runs": runs}
+    doc = {"benchmark": "pcg_growth", **run_record(), "kopt": kopt.__version__,
+           "centers": a.centers, "iterations": a.iterations, "runs": runs}
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"wrote {a.out}")

@@ -89,7 +89,7 @@ def roofline(centers, columns, repeat=20):
 
 
 def main():
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
@@ -99,15 +99,13 @@ def main():
     ap.add_argument("--roofline", action="store_true", help="the pass's parts alone on one core (module docstring)")
     a = ap.parse_args()
     if a.roofline:
-        out = {"benchmark": "pcg_pass_roofline", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
-               **roofline(a.centers, a.columns)}
+        out = {"benchmark": "pcg_pass_roofline", **run_record(), **roofline(a.centers, a.columns)}
         print(json.dumps(out, indent=1))
         if a.json:
             with open(a.json, "w", encoding="utf-8") as fh:
                 json.dump(out, fh, indent=1)
         return
-    out = {"benchmark": "pcg_pass", "date": time.strftime("%Y-%m-%d"), "machine": machine(),
-           "cases": [one(n, a.centers, a.columns) for n in a.rows]}
+    out = {"benchmark": "pcg_pass", **run_record(), "cases": [one(n, a.centers, a.columns) for n in a.rows]}
     for c in out["cases"]:
         print(f"{c['rows']:>11,} rows  {c['centers']} centers ({c['kept_centers']} kept)  {c['columns']} columns  "
               f"set-up {c['setup_s']:.1f} s  one CG step {c['step_s']:.1f} s  {c['kernel_values_per_s']:.3g} kernel values/s")

@@ -124,11 +124,11 @@ def main():
     ap.add_argument("--centers", type=int, default=512)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    from kopt.cli.bench.roofline import machine
+    from kopt.cli.bench.roofline import run_record
 
     for name in a.sets:
         line = run(name, a.centers, lambda s: print(s, flush=True))
-        line["machine"] = machine()
+        line.update(run_record())
         print(json.dumps(line), flush=True)
         if a.out:
             with open(a.out, "a") as f:

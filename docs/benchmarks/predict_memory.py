@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -72,6 +71,8 @@ def run_child(python, argv, env):
 
 
 def main():
+    from kopt.cli.bench.roofline import run_record  # this process only stamps: the child's memory is measured
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--python", default=sys.executable, help="interpreter whose kopt runs predict")
@@ -94,7 +95,7 @@ def main():
         result = {"rows": args.rows, "file_mb": round(data.stat().st_size / 2**20, 1),
                   "float32_features_mb": round(args.rows * 28 * 4 / 2**20, 1), "peak_rss_mb": round(peak_mb, 1),
                   "seconds": round(seconds, 2), "cache_entries": len(entries), "cache_mb": round(cache_mb, 1),
-                  "metrics": line, "python": args.python, "load": os.getloadavg(), "machine": platform.node()}
+                  "metrics": line, "python": args.python, "load": os.getloadavg(), **run_record()}
     print(json.dumps(result, indent=2))
     with open(args.json, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=2)

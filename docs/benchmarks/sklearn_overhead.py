@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 import warnings
 
@@ -60,6 +59,7 @@ def main():
 
     import kopt
     import kopt.sklearn as ks
+    from kopt.cli.bench.roofline import run_record
     from kopt.models.model import Model
     from kopt.sklearn import ConvergenceWarning
 
@@ -125,8 +125,7 @@ def main():
               f"(overhead {row['fit_overhead_ms']:+.1f}); predict {row['api_predict_ms']:6.1f} -> "
               f"{row['estimator_predict_ms']:6.1f} ms (overhead {row['predict_overhead_ms']:+.1f}); wrapper's own "
               f"time: fit {row['fit_wrapper_own_ms']:.2f} ms, predict {row['predict_wrapper_own_ms']:.2f} ms")
-    out = {"machine": platform.platform(), "python": platform.python_version(), "cases": rows,
-           "command": "python docs/benchmarks/sklearn_overhead.py"}
+    out = {"cases": rows, **run_record()}
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(out, fh, indent=2)
 

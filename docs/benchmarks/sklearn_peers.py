@@ -66,6 +66,7 @@ def main():
     from sklearn.pipeline import make_pipeline
     from sklearn.svm import SVC, SVR
 
+    from kopt.cli.bench.roofline import run_record
     from kopt.sklearn import GPRegressor, KernelClassifier, KernelRegressor
 
     warnings.simplefilter("ignore")
@@ -135,7 +136,7 @@ def main():
     rows.append(row)
     print(json.dumps(row))
     with open(os.path.join(HERE, "sklearn_peers.json"), "w", encoding="utf-8") as fh:
-        json.dump({"command": "python docs/benchmarks/sklearn_peers.py", "rows": rows}, fh, indent=2)
+        json.dump({"rows": rows, **run_record()}, fh, indent=2)
 
 
 if __name__ == "__main__":

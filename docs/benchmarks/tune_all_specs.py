@@ -90,6 +90,7 @@ def table(path):
 
 
 def main(argv=None):
+    from kopt.cli.bench.roofline import run_record
     from kopt.spec.packaged import names as packaged_names
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -111,7 +112,8 @@ def main(argv=None):
             done = {json.loads(line)["spec"] for line in fh if line.strip()}
         names = [n for n in names if n not in done]
     for name in names:
-        row = check(name, a.max_rows, a.iterations, dict(item.split("=", 1) for item in a.substitute))
+        row = {**check(name, a.max_rows, a.iterations, dict(item.split("=", 1) for item in a.substitute)),
+               **run_record()}
         print(json.dumps(row), flush=True)
         with open(os.path.join(HERE, "tune_all_specs.jsonl"), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")

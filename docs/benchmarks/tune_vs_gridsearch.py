@@ -83,6 +83,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--which", required=True, choices=["svc", "nystrom", "nystrom-cold", "exact", "exact-cold"])
     a = ap.parse_args(argv)
+    from kopt.cli.bench.roofline import run_record
     from kopt.data import load_data
     from kopt.spec import load_spec
 
@@ -96,7 +97,7 @@ def main(argv=None):
         wall, best, score, iters = run_kopt(route, not a.which.endswith("cold"), X, y, sigmas)
     row = {"which": a.which, "wall_s": round(wall, 2), "best": best, "cv_accuracy": round(score, 5),
            "iterations": iters, "grid": f"{len(LAMBDAS)} lambda x {len(sigmas)} bandwidth x {FOLDS} folds",
-           "n": int(X.shape[0]), "load": os.getloadavg()[0]}
+           "n": int(X.shape[0]), "load": os.getloadavg()[0], **run_record()}
     print(json.dumps(row), flush=True)
     with open(os.path.join(HERE, "tune_vs_gridsearch.jsonl"), "a", encoding="utf-8") as fh:
         fh.write(json.dumps(row) + "\n")

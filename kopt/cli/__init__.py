@@ -46,12 +46,20 @@ def _add_connect_timeout(p):
                    help="with --scheduler tcp://...: how long to wait for the scheduler to answer (default 10)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors (an unknown flag, a bad value, a missing argument) are one line like
+    every other error: ``kopt: error: kopt solve: argument --log-every: ...`` and where to read the flags; exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"kopt: error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="kopt", description="Train kernel machines from YAML problem specs.")
+    parser = _Parser(prog="kopt", description="Train kernel machines from YAML problem specs.")
     from ..contract.version import __version__
 
     parser.add_argument("--version", action="version", version=f"kopt {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     p = sub.add_parser("solve", help="solve a spec: model, report (and plot) into output.dir")

@@ -31,8 +31,8 @@ def cmd_solve(args):
     from ..spec.packaged import resolve_spec_arg
 
     overrides = cwd_paths(args.overrides)
-    if args.out:
-        overrides.append(flag_override(f"output.dir={json.dumps(args.out)}", f"--out {args.out}"))
+    if args.out is not None:
+        overrides.append(flag_override(f"output.dir={json.dumps(args.out)}", f"--out {args.out or repr(args.out)}"))
     if args.plot:
         overrides.append(flag_override("output.plot=true", "--plot"))
     if args.force:

@@ -138,6 +138,22 @@ def read_file(path, opts: dict):
     return X, y
 
 
+def numpy_load_error(path, exc) -> DataError:
+    """The error for a ``.npy`` file NumPy cannot load without pickle: a file that is not ``.npy`` at all (NumPy
+    then speaks of pickled data, and of loading it unsafely, which kopt never does), or one of Python objects."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError:
+        magic = b""
+    if magic != b"\x93NUMPY":
+        return DataError(f"{path}: not a NumPy .npy file (it does not begin with NumPy's header); is the format "
+                         "right (--format, data.format)?")
+    if "pickle" in str(exc):
+        return DataError(f"{path}: the array holds Python objects; kopt reads numeric arrays only (no pickle)")
+    return DataError(f"{path}: cannot read NumPy file: {exc}")
+
+
 def read_numpy(path, opts, fmt):
     """A 2-D ``.npy`` (label column per ``opts['label']``) or an ``.npz`` with ``X`` (and ``y``),
     or a scipy ``save_npz`` sparse matrix (no labels).  Headers are checked before any array is
@@ -147,7 +163,7 @@ def read_numpy(path, opts, fmt):
         try:
             obj = np.load(path, mmap_mode="r", allow_pickle=False)
         except Exception as exc:
-            raise DataError(f"{path}: cannot read NumPy file: {exc}") from None
+            raise numpy_load_error(path, exc) from None
         if not isinstance(obj, np.ndarray) or obj.ndim != 2:
             raise DataError(f"{path}: expected a 2-D array (rows x columns), got shape {np.shape(obj)}")
         _check_numeric(path, "the array", obj)

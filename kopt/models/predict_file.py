@@ -29,7 +29,7 @@ import numpy as np
 
 from ..data.csvstream import NonFinite, index_column, iter_parsed, label_index, sniff
 from ..data.ranges import first_out_of_range, out_of_range_message
-from ..data.readers import parse_options, read_table
+from ..data.readers import numpy_load_error, parse_options, read_table
 from ..errors import DataError
 from ..files.atomic import atomic_open
 from ..numerics.metrics import evaluate
@@ -273,7 +273,7 @@ def _npy_blocks(path, opts, model, model_name, labels, say):
     try:
         A = np.load(path, mmap_mode="r", allow_pickle=False)
     except Exception as exc:
-        raise DataError(f"{path}: cannot read NumPy file: {exc}") from None
+        raise numpy_load_error(path, exc) from None
     if not isinstance(A, np.ndarray) or A.ndim != 2 or A.dtype.kind not in "biuf":
         raise DataError(f"{path}: expected a 2-D numeric array (rows x columns), got {np.shape(A)} {A.dtype}")
     plan = plan_columns(model, path, None, A.shape[1], labels, opts.get("label"), model_name)

@@ -15,6 +15,10 @@ uses the same ones (docs/plugin-guide.md, "Solvers on Nyström centers"):
   :func:`drawn_gram`)
   and :class:`RowPass` (k(X_chunk, C) made on the fly: K p and Kᵀ(K p) in one pass);
 * the squared hinge -- :class:`HingeNewton` (Newton on the margin rows' system);
+* any smooth loss -- :class:`SmoothNewton` and :class:`NewtonRows` (``kopt.nystrom.smooth``: Newton steps, each
+  system by :class:`NystromCG` on rows weighed by the loss's curvature, :meth:`NystromCG.weighted_system`), and
+  :func:`best_offset` (the loss's best constant, the model's fixed offset), :func:`newton_loss` (the losses it
+  solves), :func:`estimate_positions` (the rows its preconditioner is estimated from);
 * the solver base and its certificate -- :class:`NystromSolver`, :func:`certificate`;
 * ``kopt.nystrom.cache`` -- systems shared by fits that differ only in λ.
 """
@@ -23,6 +27,7 @@ from .cg import NystromCG, center_factors
 from .factors import CenterFactors, drawn_gram, upper_times
 from .newton import HingeNewton
 from .passes import RowPass
+from .smooth import NewtonRows, SmoothNewton, best_offset, estimate_positions, newton_loss
 from .solver import NystromSolver, certificate, dense_centers
 from .system import (
     CHUNK_ENTRIES,
@@ -42,5 +47,5 @@ __all__ = [
     "CENTER_TOLERANCE", "CHUNK_ENTRIES", "CenterFactors", "SCORE_ENTRIES", "HingeNewton", "NystromCG", "NystromRows", "NystromSolver",
     "NystromSystem", "RowPass", "blas_held", "center_basis", "certificate", "choose_centers", "dense_centers",
     "kept_centers", "kernel_chunks", "residual_pass", "row_chunks", "symmetric_from_lower", "system_plan",
-    "target_offset", "upper_times", "center_factors", "drawn_gram",
+    "target_offset", "upper_times", "center_factors", "drawn_gram", "NewtonRows", "SmoothNewton", "best_offset", "estimate_positions", "newton_loss",
 ]

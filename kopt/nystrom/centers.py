@@ -121,9 +121,9 @@ CENTER_RULES = ("uniform", "rpcholesky")
 def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -> np.ndarray:
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
-    By the spec's center rule (``model.features.centers``): ``uniform``, a uniform sample of the distinct training
-    rows (the first ``count`` of :func:`center_order`); ``rpcholesky``, randomly pivoted Cholesky's
-    (:func:`rpcholesky_order`).  Both are drawn from the spec's seed, so the same spec picks the same centers.
+    By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of ``center_order``
+    (a seeded uniform sample of the distinct rows); ``rpcholesky``, ``rpcholesky_order``'s under ``kernel``.
+    Either is drawn from the spec's seed, so the same spec picks the same centers on any machine.
 
     Parameters
     ----------
@@ -132,7 +132,7 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
     count : int
         The number of centers (``model.features.count``); at most the distinct rows.
     kernel : Kernel, optional
-        The kernel randomly pivoted Cholesky measures residuals in (default: the problem's).
+        The kernel ``rpcholesky`` pivots on; the problem's by default.
 
     Returns
     -------
@@ -183,7 +183,7 @@ def rpcholesky_pool(n: int, count: int, d: int) -> int:
 def rpcholesky_order(problem, count: int, kernel=None):
     """Indices of up to ``count`` training rows chosen by randomly pivoted Cholesky, in the order chosen.
 
-    The candidates are the first rows of :func:`center_order` (a seeded uniform sample of the distinct rows, the held-out
+    The candidates are the first rows of ``center_order`` (a seeded uniform sample of the distinct rows, the held-out
     rows of the spec's validation split last), as many as :func:`rpcholesky_pool` allows.  Each next center is drawn
     with probability proportional to its residual variance k(x, x) − k(x, S) K_SS⁻¹ k(S, x) given the centers S drawn
     before it (Chen et al. (2025), "RPCholesky"): a row the centers already

@@ -36,8 +36,8 @@ REFRESH_EVERY = 5
 #: a confirmation also runs where CG's carried preconditioned residual has fallen this many times since the last one
 #: (at most once in :data:`REFRESH_EVERY` steps), and CG continues from its residual
 #: (:meth:`NystromCG.replace_residual`): the float32 products' rounding is a fixed share of each step, so once the
-#: carried residual has fallen far below the rounding it carries, the true one no longer follows it (on 1,500 rows,
-#: 200 centers, λ 1e-5 the refreshed gap stalled at 1.1e-5 through step 200 without replacement)
+#: carried residual has fallen far below the rounding it carries, the true one no longer follows it
+#: (docs/design/krr-pcg-certificate.md, "Residual replacement")
 REPLACE_FALL = 10.0
 
 
@@ -47,7 +47,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
 
     The kept centers are :func:`center_basis`'s pivoted basis of the drawn centers ``C``.  Where the basis kept far
     fewer centers than were drawn, the preconditioner estimates T from every drawn center (:func:`drawn_gram`), not
-    from the kept ones alone, which the pivoting chose far apart; where ``estimate`` is given, from those rows.
+    from the kept ones alone, which the pivoting chose far apart.
 
     Parameters
     ----------
@@ -57,10 +57,9 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         The drawn centers, dense.
     threads : int, optional
         kopt's worker threads for the drawn centers' product (the same bits on any count).
-    estimate : array of shape (D, d), optional
-        Dense rows of a uniform sample of the training rows, which the preconditioner estimates T from where the
-        centers are not a uniform sample (randomly pivoted Cholesky's, :func:`kopt.nystrom.centers.rpcholesky_order`;
-        docs/design/auto-centers.md).
+    estimate : array of shape (m, d), optional
+        Dense rows of a uniform sample of the training rows, where the centers are not one (randomly pivoted
+        Cholesky's, ``rpcholesky_order``): the preconditioner estimates T from them instead.
 
     Returns
     -------
@@ -90,7 +89,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         gram = drawn_gram(kernel, Ck, estimate, U, threads=threads)
     else:
         gram = drawn_gram(kernel, Ck, C, U, threads=threads) if M * M <= COMPACT_SHARE * drawn * drawn else None
-    return Ck, CenterFactors(U, gram=gram)
+    return Ck, CenterFactors(U, gram=gram, source=(kernel, Ck, C if estimate is None else estimate, kept))
 
 
 class NystromCG:
@@ -106,7 +105,9 @@ class NystromCG:
     The calling order:
 
     1. ``cg = NystromCG(kernel, X, Y, C, dtype=...)`` makes U and b (one pass), or ``cg.reweighted(X, Y, weights)``
-       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work);
+       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work), or
+       ``cg.weighted_system(weights, b)`` for rows weighed by a smooth loss's curvature and a given right-hand side
+       (no pass: a Newton step's system, :class:`SmoothNewton`);
     2. ``s = cg.start(lam)`` factors the preconditioner at λ (:meth:`set_lambda`) and returns CG's state, from
        v = 0 or from a warm start ``v``;
     3. ``cg.step(s)`` advances the state in place: one pass, T p, then :meth:`precondition` on the new residual;
@@ -122,8 +123,9 @@ class NystromCG:
         The problem's kernel, its bandwidth a number.
     X : array or sparse matrix of shape (n, d)
         The training rows (dense on NumPy or CuPy, or SciPy CSR).
-    Y : array of shape (n, k)
-        Float64 targets, one column per output, centered as the caller wants them.
+    Y : array of shape (n, k) or None
+        Float64 targets, one column per output, centered as the caller wants them; None: no b (no pass), the
+        systems come from :meth:`weighted_system`.
     C : array of shape (m, d)
         The drawn centers, dense; :func:`center_factors` keeps a well-conditioned basis of them.
     dtype : dtype
@@ -132,9 +134,8 @@ class NystromCG:
         Row weights (mean 1).
     threads : int, optional
         kopt's worker threads for the passes.
-    estimate : array of shape (D, d), optional
-        Dense rows of a uniform sample of the training rows the preconditioner estimates T from, where ``C`` is not
-        a uniform sample (:func:`center_factors`).
+    estimate : array of shape (m, d), optional
+        Dense rows of a uniform sample of the rows, where ``C`` is not one (:func:`center_factors`).
 
     Attributes
     ----------
@@ -174,6 +175,12 @@ class NystromCG:
     (True, (20, 1))
     """
 
+    #: the preconditioner's estimate of T weighs its rows by these (one per row of ``estimate_rows``, or per drawn
+    #: center), or None: the rows' mean weight (:meth:`weighted_system`)
+    estimate_weights = None
+    #: the dense rows the weighted estimate is made from (None: the drawn centers)
+    estimate_rows = None
+
     def __init__(self, kernel: Kernel, X: ArrayLike, Y: np.ndarray, C: np.ndarray, *, dtype: np.dtype | type | str,
                  weights: np.ndarray | None = None, threads: int | None = None,
                  estimate: np.ndarray | None = None) -> None:
@@ -184,21 +191,54 @@ class NystromCG:
         self._bind(X, Y, weights, threads)
 
     @property
-    def factor_threads(self):
-        """kopt's worker threads the preconditioner's product runs on: the passes' own."""
+    def factor_threads(self) -> int:
+        """kopt's worker threads the preconditioner's product runs on: the passes' own.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> cg.factor_threads == cg.rows.threads
+        True
+        """
         return self.rows.threads
 
     @property
-    def U(self):
-        """The buffer holding U in its upper triangle (class docstring)."""
+    def U(self) -> np.ndarray:
+        """The M × M buffer holding U (R = K_CC = UᵀU) in its upper triangle; read it with :func:`upper_times`.
+
+        Its strict lower triangle holds the preconditioner's factor (the class docstring).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> from kopt.nystrom import upper_times
+        >>> R = upper_times(cg.U, upper_times(cg.U, np.eye(cg.M)), trans=True)  # UᵀU
+        >>> bool(np.allclose(R, kernel.exact(cg.C, cg.C)))
+        True
+        """
         return self.factors.U
 
     def _bind(self, X, Y, weights, threads):
-        """The rows' side: the passes, b, and the preconditioner's scale (w̄/M)."""
-        same = self._same_rows(X, Y, weights)
+        """The rows' side: the passes, b (None without targets ``Y``: :meth:`weighted_system` gives it), and the
+        preconditioner's scale (w̄/M)."""
+        same = Y is not None and self._same_rows(X, Y, weights)
         self.weights, self.Y = weights, Y
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
-        if not same:
+        if Y is None:
+            self.b = None
+        elif not same:
             Yw = Y if weights is None else Y * weights[:, None]
             self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
         self.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
@@ -210,12 +250,13 @@ class NystromCG:
         xp, rows = self.xp, getattr(self, "rows", None)
         if rows is None or _rows.is_sparse(X) or _rows.is_sparse(rows.X) or X.shape != rows.X.shape:
             return False
-        if (weights is None) != (self.weights is None) or Y.shape != self.Y.shape:
+        if (weights is None) != (self.weights is None) or self.Y is None or Y.shape != self.Y.shape:
             return False
         return bool(xp.array_equal(Y, self.Y) and (weights is None or xp.array_equal(weights, self.weights))
                     and (X is rows.X or xp.array_equal(X, rows.X)))
 
-    def reweighted(self, X: ArrayLike, Y: np.ndarray, weights: np.ndarray | None, threads: int | None = None) -> NystromCG:
+    def reweighted(self, X: ArrayLike, Y: np.ndarray, weights: np.ndarray | None,
+                   threads: int | None = None) -> NystromCG:
         """The same centers and U for other targets or row weights on the same rows.
 
         One pass for b and no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way);
@@ -238,6 +279,19 @@ class NystromCG:
         -------
         NystromCG
             A CG on the same centers and U.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> other = cg.reweighted(X, np.cos(X[:, :1]), None)
+        >>> other.U is cg.U, other.passes  # one pass: b for the new targets
+        (True, 1)
         """
         import copy
 
@@ -245,22 +299,83 @@ class NystromCG:
         out._bind(X, Y, weights, threads)
         return out
 
+    def weighted_system(self, weights, b, estimate_weights=None, estimate_rows=None):
+        """The system (T_W + λI) x = ``b`` on the same centers, U and rows, the rows weighed by ``weights``: a Newton
+        step of a smooth loss, W = the row weights times the loss's curvature at the current scores
+        (:class:`SmoothNewton`).  ``weights``: (n,), or (n, C) -- one column per output, each output's CG on its
+        own weights over the same passes; ``b``: the whitened right-hand side (M × C), given: no pass.  The
+        preconditioner estimates T_W from its rows weighed by ``estimate_weights`` (one per row of ``estimate_rows``,
+        the dense rows it is made from, or per drawn center where those are None:
+        :meth:`CenterFactors.factor`); without them from the rows' mean weight, as :meth:`reweighted`.  The
+        view shares U's buffer (:meth:`reweighted`); its passes count from zero."""
+        import copy
+
+        out = copy.copy(self)
+        out.weights, out.Y, out.b, out.lam = weights, None, b, None
+        out.rows = RowPass(self.kernel, self.rows.X, self.C, self.dtype, weights, threads=self.rows.threads)
+        out.estimate_weights, out.estimate_rows = estimate_weights, estimate_rows
+        if estimate_weights is not None:
+            out.scale = 1.0  # the weighted estimate is a mean over its rows (CenterFactors.factor)
+        else:
+            out.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
+        return out
+
     @property
-    def passes(self):
-        """The passes over the rows made so far (:class:`.passes.RowPass`'s count: b's, every step's, every refresh's)."""
+    def passes(self) -> int:
+        """The passes over the rows made so far (:class:`RowPass`'s count: b's, every step's, every refresh's).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> before = cg.passes
+        >>> s = cg.step(s)
+        >>> cg.passes - before
+        1
+        """
         return self.rows.passes
 
     def set_lambda(self, lam: float) -> None:
         """Factor the preconditioner (w̄/M) U Uᵀ + λI at ``lam``, in U's buffer (2M³/3 flops).
 
-        Raises ``KoptError`` where the preconditioner is not positive definite at ``lam``.
+        Nothing is done where the preconditioner is already factored at ``lam`` for this CG.
+
+        Parameters
+        ----------
+        lam : float
+            λ, positive.
+
+        Raises
+        ------
+        KoptError
+            The preconditioner is not positive definite at ``lam`` (λ far too small for the centers).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> cg.set_lambda(1e-3)
+        >>> cg.lam
+        0.001
         """
         f = self.factors
         if lam == self.lam and f.owner is self and f.factored:
             return
         self.lam = None
         try:
-            f.factor(self.scale, lam, threads=self.factor_threads)
+            f.factor(self.scale, lam, threads=self.factor_threads, weights=self.estimate_weights,
+                     rows=self.estimate_rows)
         except np.linalg.LinAlgError:
             raise KoptError(f"the Nystrom preconditioner is not positive definite at lambda {lam:g}; raise lambda") \
                 from None
@@ -273,25 +388,116 @@ class NystromCG:
         Every product rounds a kernel value by up to eps/2 of it, so T + λI as the passes apply it is the true one to
         within about eps/2 · trace(T); below that, λ is within the rounding and CG's answer is not the spec's.
         ``solver: auto`` tries no λ below it.
+
+        Returns
+        -------
+        float
+            The floor; float32 kernel values give one 2²⁹ times float64's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> single = NystromCG(kernel, X, Y, X[:20], dtype="float32")
+        >>> round(single.lambda_floor() / cg.lambda_floor())
+        536870912
         """
         return 0.5 * float(np.finfo(self.dtype).eps) * self.scale * self.factors.trace()
 
-    def release_preconditioner(self):
-        """Forget the preconditioner's λ: :meth:`set_lambda` factors it again (it lives in U's buffer: no memory
-        to free)."""
+    def release_preconditioner(self) -> None:
+        """Forget the preconditioner's λ: :meth:`set_lambda` factors it again.
+
+        The preconditioner lives in U's buffer, so there is no memory to free.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> cg.set_lambda(1e-3)
+        >>> cg.release_preconditioner()
+        >>> cg.lam is None
+        True
+        """
         self.lam = None
 
     def coef(self, v: np.ndarray) -> np.ndarray:
-        """w = U⁻¹ v: the coefficients on the centers."""
+        """The coefficients on the kept centers, w = U⁻¹ v, from whitened ones.
+
+        Parameters
+        ----------
+        v : array of shape (M, k)
+            Whitened coefficients (CG's ``s["v"]``).
+
+        Returns
+        -------
+        array of shape (M, k)
+            w, so that the model is k(·, C) w on the kept centers C (the attribute ``C``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> for _ in range(10):
+        ...     s = cg.step(s)
+        >>> w = cg.coef(s["v"])
+        >>> fit = kernel.exact(X, cg.C) @ w
+        >>> w.shape, bool(np.allclose(fit, s["scores"]))
+        ((20, 1), True)
+        """
         return self.factors.coef(v)
 
-    def projected(self, C, w):
+    def projected(self, C: np.ndarray, w: np.ndarray) -> np.ndarray:
         """A start for CG from another model of the same kernel on the same columns: ``k(·, C) w`` projected on these
         centers.
 
         w' = R⁻¹ K(C_kept, C) w, returned as v = U w' = U⁻ᵀ K(C_kept, C) w: one triangular solve and M M' kernel values,
         no pass.  Where ``C`` are kept centers of these it is the same model; elsewhere its closest in their span.
         ``solver: auto`` starts its grown centers from the smaller model it measured first.
+
+        Parameters
+        ----------
+        C : array of shape (m, d)
+            The other model's centers.
+        w : array of shape (m,) or (m, k)
+            Its coefficients.
+
+        Returns
+        -------
+        array of shape (M, k)
+            Whitened coefficients to pass to :meth:`start` as ``v``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> small = NystromCG(kernel, X, Y, X[:10], dtype="float64")
+        >>> s = small.start(1e-3)
+        >>> for _ in range(10):
+        ...     s = small.step(s)
+        >>> v = cg.projected(small.C, small.coef(s["v"]))
+        >>> bool(np.allclose(kernel.exact(X, cg.C) @ cg.coef(v), s["scores"]))
+        True
         """
         xp = self.xp
         w = xp.asarray(w, dtype=np.float64)
@@ -299,8 +505,35 @@ class NystromCG:
             K = self.kernel.exact(xp.asarray(self.C, dtype=np.float64), xp.asarray(C, dtype=np.float64))
             return self.factors.whiten(K @ (w if w.ndim == 2 else w[:, None]))
 
-    def apply_T(self, v):
-        """``(K w, T v)`` for w = U⁻¹ v: one pass."""
+    def apply_T(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The scores K w and T v for w = U⁻¹ v: one pass over the rows.
+
+        Parameters
+        ----------
+        v : array of shape (M, k)
+            Whitened coefficients.
+
+        Returns
+        -------
+        scores : array of shape (n, k)
+            K w, the model's values on the rows.
+        Tv : array of shape (M, k)
+            T v = U⁻ᵀ (A/n) w.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> v = np.ones((cg.M, 1))
+        >>> scores, Tv = cg.apply_T(v)
+        >>> scores.shape, Tv.shape
+        ((200, 1), (20, 1))
+        """
         S, G = self.rows.products(self.coef(v))
         return S, self.factors.whiten(G / self.n)
 
@@ -319,6 +552,22 @@ class NystromCG:
         -------
         array of shape (M, k)
             P⁻¹ r.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> cg.set_lambda(1e-3)
+        >>> from kopt.nystrom import upper_times
+        >>> UUt = upper_times(cg.U, upper_times(cg.U, np.eye(cg.M), trans=True))  # U Uᵀ
+        >>> P = cg.scale * UUt + 1e-3 * np.eye(cg.M)
+        >>> bool(np.allclose(P @ cg.precondition(cg.b), cg.b))
+        True
         """
         if self.factors.owner is not self:  # another CG on the same buffer (:meth:`reweighted`) factored it since
             lam, self.lam = self.lam, None
@@ -348,6 +597,26 @@ class NystromCG:
         ------
         ValueError
             ``v`` is not of shape (M, k).
+        KoptError
+            The preconditioner is not positive definite at ``lam`` (:meth:`set_lambda`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> sorted(s), bool(np.all(s["v"] == 0))
+        (['Tv', 'p', 'r', 'rz', 'scores', 'v'], True)
+        >>> for _ in range(10):
+        ...     s = cg.step(s)
+        >>> warm = cg.start(1e-4, s["v"])  # a smaller λ from the solution at 1e-3: one float64 pass
+        >>> cg.lam, warm["v"].shape
+        (0.0001, (20, 1))
         """
         self.set_lambda(lam)
         C = self.b.shape[1]
@@ -382,6 +651,22 @@ class NystromCG:
         -------
         dict
             ``s``, advanced one step.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> first = float(cg.relative_residual(s)[0])
+        >>> for _ in range(15):
+        ...     s = cg.step(s)
+        >>> first, bool(cg.relative_residual(s)[0] < 1e-3)
+        (1.0, True)
         """
         xp, lam = self.xp, self.lam
         p = s["p"]
@@ -401,8 +686,35 @@ class NystromCG:
         s["rz"] = rz
         return s
 
-    def advance_scores(self, s, alpha, Kp):
-        """f += α K p: the scores follow v (on a Dask cluster they live on the workers: :mod:`.distributed`)."""
+    def advance_scores(self, s: dict, alpha: np.ndarray, Kp: np.ndarray) -> None:
+        """Move the scores along the step, f += α K p, in place.
+
+        A CG whose rows live on a Dask cluster keeps the scores on the workers and moves them there instead.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state.
+        alpha : array of shape (k,)
+            The step length of each output column.
+        Kp : array of shape (n, k)
+            K p, the search direction's scores (from :meth:`apply_T`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> Kp, _ = cg.apply_T(s["p"])
+        >>> cg.advance_scores(s, np.array([0.5]), Kp)
+        >>> bool(np.allclose(s["scores"], 0.5 * Kp))
+        True
+        """
         s["scores"] += alpha * Kp
 
     def refresh(self, s: dict) -> dict:
@@ -420,6 +732,23 @@ class NystromCG:
         -------
         dict
             ``s`` with ``scores``, ``Tv`` and ``r`` recomputed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> for _ in range(5):
+        ...     s = cg.step(s)
+        >>> carried = s["r"].copy()
+        >>> s = cg.refresh(s)
+        >>> bool(np.allclose(s["r"], carried))  # float64 rows: the carried residual was already exact
+        True
         """
         S, G = self.rows.products(self.coef(s["v"]), precise=True)
         s["scores"] = S
@@ -434,6 +763,32 @@ class NystromCG:
         Each step's float32 products add their rounding to the carried residual, and CG's recurrences drive the carried
         residual down while the true one stalls where that rounding is; continuing from the refreshed residual
         (:meth:`refresh`) lets the true one follow.  The search direction restarts from it (:meth:`restart`).
+
+        Parameters
+        ----------
+        s : dict
+            CG's state (at least ``v``).
+
+        Returns
+        -------
+        dict
+            ``s`` refreshed, with ``p`` and ``rz`` from its residual.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> for _ in range(5):
+        ...     s = cg.step(s)
+        >>> s = cg.replace_residual(s)
+        >>> bool(np.allclose(s["p"], cg.precondition(s["r"])))
+        True
         """
         return self.restart(self.refresh(s))
 
@@ -442,6 +797,29 @@ class NystromCG:
 
         After a residual replacement the last direction is not conjugate to the new residual, and a step along it can
         raise the objective.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state (at least ``r``).
+
+        Returns
+        -------
+        dict
+            ``s`` with ``p`` and ``rz`` = rᵀ P⁻¹ r.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.restart(cg.start(1e-3))
+        >>> bool(np.allclose(s["rz"], (cg.b * cg.precondition(cg.b)).sum(axis=0)))
+        True
         """
         xp = self.xp
         s["p"] = self.precondition(s["r"])
@@ -450,17 +828,62 @@ class NystromCG:
 
     def confirm(self, s: dict, t: int, tol: float, loss: Loss, Y: np.ndarray,
                 final: bool = False) -> tuple[float, float | None, float, float, bool]:
-        """``(P, D, scale, carried, confirmed)`` at CG's state ``s`` after step ``t``: the certificate that may stop a
-        solve at relative gap ``tol`` (``Y``: the targets as CG fits them; ``loss``: the square loss).
+        """The certificate that may stop a solve at relative gap ``tol``, at CG's state ``s`` after step ``t``.
 
         The carried certificate (:meth:`certificate` from what CG carries, no pass) only says when to confirm: where its
         gap meets ``tol``, or where the carried preconditioned residual has fallen tenfold since the last confirmation
         (either at most once in five steps), or where the carried P meets ``tol`` against the best confirmed dual.  A
         confirmation is one pass with float64 products that CG continues from (:meth:`replace_residual`); with
-        ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  D is the best confirmed
-        dual value (each is a lower bound on the optimum), None before the first; ``confirmed``: whether P and D are
-        this step's refreshed ones; ``carried``: the carried relative gap, which bounds nothing.  ``s`` keeps
-        ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements`` (a checkpoint's).
+        ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  ``s`` keeps
+        ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements``, which a checkpoint saves.
+        docs/design/krr-pcg-certificate.md gives the reasons.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state.
+        t : int
+            The steps made so far.
+        tol : float
+            The relative gap that stops the solve (0: never met, confirm only when ``final``).
+        loss : Loss
+            The square loss.
+        Y : array of shape (n, k)
+            The targets as CG fits them.
+        final : bool, optional
+            Whether this is the solve's last step: the certificate is then always confirmed.
+
+        Returns
+        -------
+        P : float
+            The primal value (the refreshed one where ``confirmed``).
+        D : float or None
+            The best confirmed dual value (each is a lower bound on the optimum); None before the first confirmation.
+        scale : float
+            The certificate's scale (:func:`kopt.nystrom.certificate`).
+        carried : float
+            The carried relative gap, which bounds nothing.
+        confirmed : bool
+            Whether P and D are this step's refreshed ones.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> square = registry().get("loss", "square")()
+        >>> s = cg.start(1e-3)
+        >>> for t in range(1, 16):
+        ...     s = cg.step(s)
+        ...     P, D, scale, carried, confirmed = cg.confirm(s, t, 1e-6, square, Y)
+        ...     if confirmed and (P - D) <= 1e-6 * abs(P):
+        ...         break
+        >>> confirmed, s["replacements"] >= 1
+        (True, True)
         """
         P, D, scale = self.certificate(s, loss, Y)
         best = s.setdefault("best_dual", -np.inf)
@@ -482,31 +905,175 @@ class NystromCG:
         s["best_dual"] = max(D, best)
         return P, s["best_dual"], scale, carried, True
 
-    def Ktr(self, s):
-        """Kᵀr, r_i = w_i (f_i − y_i), at state ``s``: n Uᵀ (T v − b) (the certificate's product, no pass)."""
+    def Ktr(self, s: dict) -> np.ndarray:
+        """Kᵀr with r_i = w_i (f_i − y_i) at state ``s``: n Uᵀ (T v − b), the certificate's product, no pass.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state (``Tv``).
+
+        Returns
+        -------
+        array of shape (M, k)
+            Kᵀr over the kept centers.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.refresh(cg.start(1e-3))
+        >>> direct = kernel.exact(X, cg.C).T @ (s["scores"] - Y)
+        >>> bool(np.allclose(cg.Ktr(s), direct))
+        True
+        """
         return self.n * upper_times(self.U, s["Tv"] - self.b, trans=True)
 
-    def preconditioned_residual(self, s):
+    def preconditioned_residual(self, s: dict) -> float:
         """‖r‖_{P⁻¹} / ‖b‖_{P⁻¹}, the largest over the output columns: CG's own measure of how far v is from the
-        solution (with P ≈ T + λI, its square is about the error's share of the solution's energy)."""
+        solution.
+
+        With P ≈ T + λI its square is about the error's share of the solution's energy.  ‖b‖_{P⁻¹} is kept in ``s``
+        (``bz``), once per solve.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state (``r``, ``rz``).
+
+        Returns
+        -------
+        float
+            The ratio, 1 at v = 0.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> cg.preconditioned_residual(s)
+        1.0
+        """
         xp = self.xp
         if s.get("bz") is None:  # ‖b‖²_{P⁻¹} at this λ: once per solve, not once per step
             s["bz"] = xp.sum(self.b * self.precondition(self.b), axis=0)
         return float(xp.max(xp.sqrt(xp.maximum(s["rz"], 0.0) / xp.maximum(s["bz"], 1e-300))))
 
-    def relative_residual(self, s):
-        """‖b − (T + λI) v‖ / ‖b‖ per column (the carried residual)."""
+    def relative_residual(self, s: dict) -> np.ndarray:
+        """‖b − (T + λI) v‖ / ‖b‖ per output column, from the carried residual.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state (``r``).
+
+        Returns
+        -------
+        array of shape (k,)
+            The relative residual of each column.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> cg.relative_residual(cg.start(1e-3))
+        array([1.])
+        """
         xp = self.xp
         return xp.sqrt(xp.sum(s["r"] ** 2, axis=0)) / xp.maximum(xp.sqrt(xp.sum(self.b ** 2, axis=0)), 1e-300)
 
-    def scores_of(self, X, v, kernel, chunk=1 << 21):
-        """k(X, C) w for other rows X (validation rows), a block at a time."""
+    def scores_of(self, X: ArrayLike, v: np.ndarray, kernel: Kernel, chunk: int = 1 << 21) -> np.ndarray:
+        """The model's values k(X, C) w on other rows (validation rows), a block at a time.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (m, d)
+            The rows.
+        v : array of shape (M, k)
+            Whitened coefficients.
+        kernel : Kernel
+            The kernel (this CG's, or the same kernel bound to the rows).
+        chunk : int, optional
+            Kernel values per block.
+
+        Returns
+        -------
+        array of shape (m, k)
+            k(X, C) U⁻¹ v.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.start(1e-3)
+        >>> s = cg.step(s)
+        >>> bool(np.allclose(cg.scores_of(X, s["v"], kernel), s["scores"]))
+        True
+        """
         rows = RowPass(kernel, X, self.C, self.dtype, threads=self.rows.threads, chunk_entries=chunk)
         return rows.scores_pass(self.coef(v))
 
     def certificate(self, s: dict, loss: Loss, Y: np.ndarray) -> tuple[float, float, float]:
-        """``(P, D, scale)`` summed over the output columns at state ``s`` for targets ``Y``: the Nyström problem's
-        primal and dual from the carried scores and Kᵀr (:func:`kopt.nystrom.certificate`)."""
+        """The Nyström problem's primal and dual values at state ``s`` for targets ``Y``, summed over the output columns.
+
+        From the carried scores and Kᵀr (:meth:`Ktr`), no pass (:func:`kopt.nystrom.certificate`); after
+        :meth:`refresh` they are float64 values a stopping rule may read.
+
+        Parameters
+        ----------
+        s : dict
+            CG's state.
+        loss : Loss
+            The square loss.
+        Y : array of shape (n, k)
+            The targets as CG fits them.
+
+        Returns
+        -------
+        P : float
+            The primal objective.
+        D : float
+            A dual value, a lower bound on the optimum.
+        scale : float
+            The certificate's scale.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> square = registry().get("loss", "square")()
+        >>> s = cg.start(1e-3)
+        >>> for _ in range(15):
+        ...     s = cg.step(s)
+        >>> P, D, scale = cg.certificate(cg.refresh(s), square, Y)
+        >>> bool(D <= P), bool((P - D) / P < 1e-3)
+        (True, True)
+        """
         from .solver import certificate
 
         Ktr, w = self.Ktr(s), self.coef(s["v"])

@@ -13,6 +13,12 @@ upper triangle and the diagonal only.  At M = 8,192 that is 512 MiB where U, UU�
 UUᵀ is not kept: :meth:`CenterFactors.factor` writes P's lower triangle from U a block of rows at a time (M³/3
 flops, the cost of the Cholesky itself) and LAPACK factors it in place; a λ path pays that product once per λ.
 Everything stays float64: a float32 P at a small λ has a backward error of about M·eps·‖P‖, far above λ.
+
+A Newton step of a smooth loss (:mod:`kopt.nystrom.smooth`) weighs the rows by the loss's curvature, T_D = U⁻ᵀ (Σ_i D_i
+k_i k_iᵀ / n) U⁻¹, and its preconditioner weighs the rows it estimates T from by the same curvature (``weights`` of
+:meth:`CenterFactors.factor`; the preconditioner of Meanti, Carratino, Rosasco & Rudi 2020 for the logistic loss):
+the kept centers' curvature scales U Uᵀ's columns, or -- where the basis dropped many centers, or more rows are
+asked -- the weighted mean of z_j z_jᵀ over those rows is made afresh (:func:`drawn_gram`).
 """
 from __future__ import annotations
 
@@ -119,12 +125,16 @@ class CenterFactors:
     (True, (20, 1))
     """
 
-    def __init__(self, U: np.ndarray, gram: np.ndarray | None = None) -> None:
+    def __init__(self, U: np.ndarray, gram: np.ndarray | None = None, source: tuple | None = None) -> None:
         self.xp = get_namespace(U)
         self.U = np.asfortranarray(U) if self.xp is np else U  # LAPACK factors a Fortran-order buffer in place
         self.M = U.shape[0]
         #: the preconditioner's estimate of T where it is not U Uᵀ / M: :func:`drawn_gram` (its lower triangle), or None
         self.gram = gram
+        #: ``(kernel, kept rows, drawn rows, kept)``: the kernel, the kept centers' and every drawn center's dense rows
+        #: and the kept ones' positions among the drawn, from which :meth:`factor` weighs the estimate of T (None: a
+        #: weighted factor is refused)
+        self.source = source
         self.u_diag = self.xp.diagonal(U).copy()
         self.l_diag = None  # D = diag(L) once factored
         self._trace = None  # U Uᵀ's trace, once asked (:meth:`trace`)
@@ -171,15 +181,17 @@ class CenterFactors:
         lower triangle is U[I, i:] U[:i, i:]ᵀ left of the diagonal block (U[:i, i:] lies above the diagonal, which no
         block writes) and U[I, i:] U[I, i:]ᵀ on it, from a copy of U[I, i:] whose own lower part is zeroed.  The blocks
         are independent: ``threads`` of kopt's workers make them, each on one BLAS thread (a threaded GEMM's bits
-        follow the thread count; one block's bits do not depend on who makes it)."""
+        follow the thread count; one block's bits do not depend on who makes it).  ``scale``: a number, or one per
+        center (U diag(s) Uᵀ: each column of U scaled)."""
         xp, U, M = self.xp, self.U, self.M
         diag = xp.empty(M, dtype=np.float64)
+        vector = getattr(scale, "ndim", 0) == 1
 
         def one(lo):
             hi = min(M, lo + block)
             rows = U[lo:hi, lo:].copy()
             rows[:, :hi - lo] = xp.triu(rows[:, :hi - lo])
-            scaled = rows * scale
+            scaled = rows * (scale[None, lo:] if vector else scale)
             if lo:
                 U[lo:hi, :lo] = scaled @ U[:lo, lo:].T
             on = scaled @ rows.T
@@ -192,9 +204,22 @@ class CenterFactors:
             parallel_map(one, sorted(starts, key=lambda lo: -(M - lo) * (lo + block)), threads if xp is np else 1)
         return diag
 
-    def _write_gram(self, scale, block=BLOCK):
-        """The buffer's strict lower triangle := that of s G (:attr:`gram`); returns its diagonal."""
-        xp, U, G, M = self.xp, self.U, self.gram, self.M
+    def _write_weighted(self, scale, weights, rows, threads):
+        """The buffer's strict lower triangle := that of ``scale`` T̂_w (:meth:`factor`); returns its diagonal."""
+        if self.source is None:
+            raise ValueError("these factors were made without their centers' rows: no weighted preconditioner")
+        kernel, kept_rows, drawn_rows, kept = self.source
+        weights = self.xp.asarray(weights, dtype=np.float64)
+        if rows is None and self.gram is None:  # the kept centers' weights on U Uᵀ's columns, as a mean over them
+            return self._write_product(scale / self.M * weights[self.xp.asarray(kept)], threads)
+        G = drawn_gram(kernel, kept_rows, drawn_rows if rows is None else rows, self.U, threads=threads,
+                       weights=weights)
+        return self._write_gram(scale, G)
+
+    def _write_gram(self, scale, G=None, block=BLOCK):
+        """The buffer's strict lower triangle := that of s G (:attr:`gram`, or the given G); returns its diagonal."""
+        xp, U, M = self.xp, self.U, self.M
+        G = self.gram if G is None else G
         for lo in range(0, M, block):
             hi = min(M, lo + block)
             if lo:
@@ -202,14 +227,25 @@ class CenterFactors:
             U[lo:hi, lo:hi] = xp.triu(U[lo:hi, lo:hi]) + xp.tril(scale * G[lo:hi, lo:hi], -1)
         return scale * xp.diagonal(G).copy()
 
-    def factor(self, scale: float, lam: float, threads: int = 1) -> None:
+    def factor(self, scale: float, lam: float, threads: int = 1, weights: np.ndarray | None = None,
+               rows: np.ndarray | None = None) -> None:
         """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where :attr:`gram` is set) into the buffer's
         strict lower triangle (L̃) and ``l_diag`` (D), the product on ``threads`` of kopt's workers (the same bits
         on any count).  Raises ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is
-        intact)."""
+        intact).
+
+        ``weights``: the estimate of T weighs its rows (a Newton system's curvature at them): P = ``scale`` T̂_w +
+        ``lam`` I with T̂_w = mean_j w_j z_j z_jᵀ over the estimate's rows, z_j = U⁻ᵀ k(kept, x_j).  Its rows are
+        ``rows`` (dense, in the problem's dtype: the drawn centers and more rows of the problem), else the drawn
+        centers, and ``weights`` one per row, float64.  Where neither :attr:`gram` is set nor ``rows`` are given, the
+        kept centers' weights scale U Uᵀ's columns (T̂_w = U diag(w_kept) Uᵀ / M: no kernel values); else T̂_w is made
+        by :func:`drawn_gram` in an M × M float64 array of its own, for this factor only."""
         xp, U = self.xp, self.U
         self.l_diag = None
-        diag = self._write_product(scale, threads) if self.gram is None else self._write_gram(scale)
+        if weights is None:
+            diag = self._write_product(scale, threads) if self.gram is None else self._write_gram(scale)
+        else:
+            diag = self._write_weighted(scale, weights, rows, threads)
         idx = xp.arange(self.M)
         U[idx, idx] = diag + lam
         with blas_threads(1):  # the same bits on any thread count (a threaded LAPACK Cholesky's follow the cores)
@@ -253,8 +289,8 @@ class CenterFactors:
 
 
 def drawn_gram(kernel: Kernel, kept: np.ndarray, drawn: np.ndarray, U: np.ndarray, threads: int = 1,
-               block: int = BLOCK) -> np.ndarray:
-    """The preconditioner's estimate of T from every one of the D drawn centers.
+               block: int = BLOCK, weights: np.ndarray | None = None) -> np.ndarray:
+    """The preconditioner's estimate of T from every one of the D drawn centers (or from any rows, weighed).
 
     G = U⁻ᵀ K(kept, drawn) K(drawn, kept) U⁻¹ / D.  T = U⁻ᵀ (A/n) U⁻¹ with A/n the mean of k_i k_iᵀ over the rows;
     the drawn centers are a uniform sample of the rows, so their mean of k_c k_cᵀ estimates A/n, while the kept ones
@@ -273,6 +309,10 @@ def drawn_gram(kernel: Kernel, kept: np.ndarray, drawn: np.ndarray, U: np.ndarra
         kopt's worker threads.
     block : int, optional
         Drawn centers per block.
+    weights : ndarray of shape (D,), optional
+        One weight per row of ``drawn``: G = U⁻ᵀ K(kept, drawn) diag(weights) K(drawn, kept) U⁻¹ / D, the estimate of
+        a Newton system's T_D from its curvature at those rows (``drawn`` may then be any rows of the problem:
+        :meth:`CenterFactors.factor`).
 
     Returns
     -------
@@ -294,6 +334,8 @@ def drawn_gram(kernel: Kernel, kept: np.ndarray, drawn: np.ndarray, U: np.ndarra
     """
     xp = get_namespace(U)
     Ck, Cd = (xp.asarray(C, dtype=np.float64, order="F") for C in (kept, drawn))  # as center_basis reads them
+    if weights is not None:
+        weights = xp.asarray(weights, dtype=np.float64)
     M, D = Ck.shape[0], Cd.shape[0]
     G = xp.zeros((M, M), dtype=np.float64, order="F")
     workers = threads if xp is np else 1
@@ -313,9 +355,11 @@ def drawn_gram(kernel: Kernel, kept: np.ndarray, drawn: np.ndarray, U: np.ndarra
 
             parallel_map(whiten, range(lo, hi, sub), workers)
 
-            def rows(r, W=W):
+            Ww = W if weights is None else W * weights[None, lo:hi]
+
+            def rows(r, W=W, Ww=Ww):
                 q = min(M, r + block)
-                G[r:q, :q] += W[r:q] @ W[:q].T
+                G[r:q, :q] += Ww[r:q] @ W[:q].T
 
             parallel_map(rows, sorted(range(0, M, block), key=lambda r: -r), workers)
     G /= D

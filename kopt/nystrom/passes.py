@@ -103,17 +103,19 @@ class RowPass:
         return self.bound(rows).astype(self.dtype, copy=False)
 
     def products(self, P: np.ndarray, scores_out: np.ndarray | None = None, weighted: bool = True,
-                 precise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                 precise: bool = False, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(S, G)``: S = K P (float64, written into ``scores_out`` when given) and G = Kᵀ(w ⊙ S) (float64),
         in one evaluation of every kernel block.  ``precise``: the products in float64 too (the kernel values are
-        still the dtype's): the certificate's pass, whose rounding is the direct solve's."""
+        still the dtype's): the certificate's pass, whose rounding is the direct solve's.  The weights w are one per
+        row, or one per row and column of P (n × C: each output its own, a Newton step's curvature): the pass's own,
+        or ``weights`` for this pass alone."""
         xp = self.xp
         P = xp.asarray(P)
         dtype = np.dtype(np.float64) if precise else self.dtype
         Pd = P.astype(dtype)
         C = P.shape[1]
         S = xp.empty((self.n, C), dtype=np.float64) if scores_out is None else scores_out
-        w = self.weights if weighted else None
+        w = (self.weights if weights is None else weights) if weighted else None
 
         def work(p):
             acc = xp.zeros((self.M, C), dtype=np.float64)
@@ -122,7 +124,7 @@ class RowPass:
                 s = K @ Pd
                 S[lo:hi] = s
                 if w is not None:
-                    s = s * w[lo:hi, None].astype(dtype)
+                    s = s * (w[lo:hi, None] if w.ndim == 1 else w[lo:hi]).astype(dtype)
                 acc += K.T @ s
             return acc
 

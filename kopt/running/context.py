@@ -50,11 +50,14 @@ class RunContext:
     ----------
     resume_state : dict or None -- the state of the checkpoint being resumed.
     start_iteration : int -- the iteration to continue from (0 for a fresh run).
-    total_iterations : int or None -- for the progress bar.
+    total_iterations : int or None -- the iteration cap, for the progress bar.
+    stopping : str or None -- the solver's stopping rule (``"gap"``, ``"criterion"``, ``"none"``; None: unknown):
+    whether the run may end before the cap, which the progress line's time left must say.
+    tol : float or None -- the tolerance the gap or criterion is held to.
     """
 
     def __init__(self, spec, problem, pm, *, out_dir=None, checkpoint_every=0, resume_state=None, start_iteration=0,
-                 total_iterations=None):
+                 total_iterations=None, stopping=None, tol=None):
         self.spec = spec
         self.problem = problem
         self.pm = pm
@@ -63,6 +66,8 @@ class RunContext:
         self.resume_state = resume_state
         self.start_iteration = int(start_iteration)
         self.total_iterations = total_iterations
+        self.stopping = stopping
+        self.tol = tol
         self.stop_requested = False
         self.stop_signal = None  # signal.SIGINT or SIGTERM when a signal asked for the stop
         self.interrupted = False

@@ -1,8 +1,8 @@
 """Progress from Python: log records through the ``logging`` logger ``kopt``, a tqdm bar in notebooks.
 
 * :class:`LogProgress` is what ``kopt.solve`` registers by default (``progress=False``): an INFO record when
-  the run starts, one every 10 s (iteration, objective, gap, rows/s, ETA -- the line ``kopt solve`` prints
-  in a log) and one at the end; a DEBUG record at every duality-gap check.  They reach whatever the
+  the run starts, one every 10 s (iteration, objective, gap, rows/s, the time left as far as it is known -- the
+  line ``kopt solve`` prints in a log) and one at the end, saying what stopped the run; a DEBUG record at every duality-gap check.  They reach whatever the
   application configured (``logging.basicConfig(level=logging.INFO)``, a notebook's or a batch job's
   handlers); with nothing configured they are dropped, like any library's.
 * :class:`NotebookBar` is ``progress=True`` inside a Jupyter kernel: a live ``tqdm.auto`` bar.  Elsewhere
@@ -17,7 +17,7 @@ import logging
 import sys
 
 from ..contract.hookspecs import hookimpl
-from .listeners import ProgressBar
+from .listeners import ProgressBar, RunRate, run_may_stop_early
 
 LOGGER = logging.getLogger("kopt")
 LOGGER.addHandler(logging.NullHandler())  # a library's logger: the application decides where records go
@@ -51,7 +51,8 @@ class LogProgress(ProgressBar):
         super().kopt_run_end(run, result)
 
     def _draw(self, run, record, final=False):
-        self.logger.info("%s%s", self.line(run, record, final), "  (end)" if final else "")
+        end = f"  (end: {final})" if isinstance(final, str) else "  (end)" if final else ""
+        self.logger.info("%s%s", self.line(run, record, final), end)
         self.shown = True
 
 
@@ -60,13 +61,17 @@ class NotebookBar:
 
     def __init__(self):
         self.bar = None
+        self.rate = None
 
     @hookimpl
     def kopt_run_start(self, run):
         from tqdm.auto import tqdm
 
+        self.rate = RunRate()
+        # a run that stops on its gap does not end at its cap: no time "remaining" to the cap on its bar
+        fmt = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]" if run_may_stop_early(run) else None
         self.bar = tqdm(total=run.total_iterations, initial=run.start_iteration or 0, unit="it",
-                        desc=run.spec.get("name") or "kopt")
+                        desc=run.spec.get("name") or "kopt", bar_format=fmt)
 
     @hookimpl
     def kopt_iteration(self, run, record):
@@ -77,6 +82,12 @@ class NotebookBar:
             post["obj"] = f"{record.objective:.6g}"
         if record.gap is not None:
             post["gap"] = f"{record.gap:.3g}"
+        self.rate.update(record)
+        stats = self.rate.stats(run, record)
+        if stats.get("halving_s") is not None:
+            post["halving"] = f"{stats['halving_s']:.3g}s"
+        if stats.get("estimate_s") is not None:
+            post["about"] = f"{stats['estimate_s']:.0f}s left"
         if post:
             self.bar.set_postfix(post, refresh=False)
         self.bar.update(max(0, record.iteration - self.bar.n))
@@ -140,4 +151,6 @@ def progress_listeners(progress) -> list:
         return [LogProgress()]
     if progress is True:
         return [display_listener()]
+    if not isinstance(progress, (list, tuple)):
+        raise TypeError(f"progress={progress!r}: expected True, False or a list of listener objects")
     return list(progress)

@@ -199,7 +199,7 @@ def check_axes(spec, axes):
             node = node.get(part) if isinstance(node, dict) else None
         if not isinstance(node, dict):
             raise SpecError(f"{ax.key}: the spec has no section {ax.key.rsplit('.', 1)[0]!r}", parameter="grid", value=ax.key)
-        current = node.get(ax.key.rsplit(".", 1)[1])
+        current = node.get(ax.key.rsplit(".", 1)[-1])
         if isinstance(current, (bool, list, dict)) or (current is not None and not isinstance(current, (int, float, str))):
             raise SpecError(f"{ax.key} is not a numeric key (the spec has {current!r} there)", parameter="grid", value=ax.key)
         for v in ax.values:

@@ -22,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 from .. import errors
 from ..api import solve
 from ..contract.registry import registry
+from ..errors import SpecError
 from ..running.logs import verbose_progress
 from ..spec import load_spec
 
@@ -87,6 +88,9 @@ def _seed(random_state):
         return int(random_state)
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(np.iinfo(np.int32).max))
+    if not isinstance(random_state, np.random.RandomState):
+        raise ValueError(f"random_state={random_state!r}: expected None, an int >= 0, a numpy RandomState or a "
+                         "numpy Generator")
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
@@ -107,12 +111,25 @@ class KoptEstimator(BaseEstimator):
     """What every kopt estimator shares: spec building, validation, fitting, pickling, ``to_spec``."""
 
     # -- the spec ----------------------------------------------------------------------------------
+    def _options(self, param) -> dict:
+        """A ``*_options`` parameter as the spec keys it adds (None: none); anything but a mapping is refused,
+        naming the parameter."""
+        value = getattr(self, param)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            from ..spec.messages import show, type_of
+
+            raise SpecError(f"expected a mapping of spec keys (a dict), got {show(value)} ({type_of(value)})",
+                            source=type(self).__name__, path=param)
+        return value
+
     def _model_section(self) -> dict:
         reg_name = self.regularizer
         model = {
-            "loss": {"name": self.loss, **(self.loss_options or {})},
+            "loss": {"name": self.loss, **self._options("loss_options")},
             "kernel": self._kernel_section(),
-            "regularizer": {"name": reg_name, "lambda": self.lam, **(self.regularizer_options or {})},
+            "regularizer": {"name": reg_name, "lambda": self.lam, **self._options("regularizer_options")},
         }
         form = self.form if self.form is not None else self._default_form()
         if form is not None:
@@ -130,7 +147,7 @@ class KoptEstimator(BaseEstimator):
         if self.bandwidth is not None and not (self.bandwidth in ("median", "scale", "auto") and cls is not None
                                                and "bandwidth" not in cls.params):
             kernel["bandwidth"] = self.bandwidth
-        kernel.update(self.kernel_options or {})
+        kernel.update(self._options("kernel_options"))
         return kernel
 
     def _features_section(self):
@@ -146,7 +163,7 @@ class KoptEstimator(BaseEstimator):
         return None if cls is None else cls.forms[0]
 
     def _solver_section(self) -> dict:
-        return {"name": self.solver, **(self.solver_options or {})}
+        return {"name": self.solver, **self._options("solver_options")}
 
     def _data_section(self) -> dict:
         return {"standardize": self.standardize}

@@ -156,9 +156,9 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         solver = component("solver", self.solver)
         if self.loss == "auto" and solver is not None and solver.auto_loss is None:
             # a named solver that does not choose the loss solves the square loss on ±1 targets, as it always has
-            model["loss"] = {**(self.loss_options or {}), "name": "square"}
+            model["loss"] = {**self._options("loss_options"), "name": "square"}
         cls = component("loss", model["loss"]["name"])
-        if cls is not None and "target" in cls.params and "target" not in (self.loss_options or {}):
+        if cls is not None and "target" in cls.params and "target" not in self._options("loss_options"):
             model["loss"]["target"] = "binary"
         return model
 

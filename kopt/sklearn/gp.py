@@ -118,7 +118,7 @@ class GPRegressor(RegressorMixin, KoptEstimator):
 
     def _solver_section(self):
         return {"name": "gp", "noise_variance": self.noise_variance, "variance": self.variance,
-                "iterations": self._iterations(), "batch_size": self.batch_size, **(self.solver_options or {})}
+                "iterations": self._iterations(), "batch_size": self.batch_size, **self._options("solver_options")}
 
     def _iterations(self, n=None):
         """``iterations`` with ``"auto"`` resolved for ``n`` rows (None: the fitted rows, else the cap)."""

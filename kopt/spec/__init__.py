@@ -129,9 +129,16 @@ class Spec:
         return registry().get("solver", self["solver"]["name"])
 
     def solvers_accepting(self) -> list:
-        """The other registered solvers that accept this spec as its author wrote it, each with its default
-        options: what a solver's refusal may suggest instead (their declared capabilities and their own checks
-        decide, so a plugin never names solvers it cannot vouch for)."""
+        """The other registered solvers that accept this spec as its author wrote it, each with its default options.
+
+        What a solver's refusal may suggest instead: each solver's declared capabilities and its own
+        ``check_spec`` decide, so a plugin never names solvers it cannot vouch for.
+
+        Returns
+        -------
+        list of str
+            Solver names, sorted; empty where no other solver accepts the spec (or inside another such call).
+        """
         return _solvers_accepting(self)
 
     def __repr__(self):
@@ -201,6 +208,9 @@ def load_spec(spec: str | os.PathLike | dict | Spec, overrides: Sequence[str] = 
     >>> spec["data"]["source"]
     'higgs-12k'
     """
+    if isinstance(overrides, (str, bytes)) or not hasattr(overrides, "__iter__"):
+        raise SpecError(f"expected a list of 'KEY.PATH=VALUE' items, got {overrides!r}", parameter="overrides",
+                        value=overrides)
     if isinstance(spec, Spec):
         if not overrides:
             return spec
@@ -301,10 +311,15 @@ def _validate_schema(doc, schema, source, positions):
     errors = sorted(validator.iter_errors(doc), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if not errors:
         return
-    issues = []
-    for err in errors[:8]:
+    issues, seen = [], set()
+    for err in errors:  # each distinct problem once (a value several rules refuse alike is said once)
         path, text, key = message(err)
-        issues.append(_error(source, positions, path, text, key=key))
+        issue = _error(source, positions, path, text, key=key)
+        if str(issue) not in seen:
+            seen.add(str(issue))
+            issues.append(issue)
+        if len(issues) == 8:
+            break
     first = issues[0]
     if len(issues) > 1:
         first = SpecError(

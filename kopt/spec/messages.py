@@ -68,7 +68,10 @@ _SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist = 2, 4, 4
 
 
 def show(value):
-    """A short repr of a spec value (bounded work, whatever the value's size)."""
+    """A short repr of a spec value (bounded work, whatever the value's size); true, false and null as YAML
+    spells them."""
+    if isinstance(value, bool) or value is None:
+        return _fmt(value)
     text = _SHORT.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -93,7 +93,7 @@ CORE_SCHEMA = {
             "additionalProperties": False,
             "default": {},
             "properties": {
-                "dir": {"type": "string", "description": "output directory (default runs/<name>)"},
+                "dir": {"type": "string", "minLength": 1, "description": "output directory (default runs/<name>)"},
                 "model": {"type": "boolean", "default": True, "description": "write model.json + model.npz"},
                 "report": {"type": "boolean", "default": True, "description": "write report.json"},
                 "plot": {"type": "boolean", "default": False, "description": "write convergence.png (needs matplotlib)"},

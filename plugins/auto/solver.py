@@ -48,7 +48,7 @@ from kopt.numerics import memory
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 
-from . import columns, large, pairs, planner, records, scoring, work
+from . import columns, large, pairs, planner, records, scoring, smooth, work
 
 
 class AutoSolver(Solver):
@@ -128,9 +128,13 @@ class AutoSolver(Solver):
         if spec["model"]["form"] == "gp":
             yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
 
-    def route(self, loss, centers, chosen=None):
+    def route(self, loss, centers, chosen=None, large=False):
         """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centers; ``chosen``: the loss
-        the search chose where the spec left it to auto (``square`` or ``squared_hinge``), also set in the overrides."""
+        the search chose where the spec left it to auto (``square``, ``squared_hinge`` or ``logistic``), also set in the
+        overrides; ``large``: the route past :data:`.large.SEARCH_ROWS` rows, where the squared hinge is solved by
+        Newton-CG passes (``newton_pcg``) rather than its margin rows' system (n M² a build)."""
+        from kopt.nystrom import newton_loss
+
         nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
         if chosen is not None:
             section = dict(self.auto_loss) if chosen == "square" else {"name": chosen}
@@ -139,9 +143,13 @@ class AutoSolver(Solver):
         if name == "square":
             return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
                     "krr_nystrom (the square loss: one Cholesky on the centers)")
-        if name == "squared_hinge":
+        if name == "squared_hinge" and not large:
             return ({"solver": {"name": "svm_nystrom"}, "model.form": "primal", **nystrom},
                     "svm_nystrom (the squared hinge: Newton steps, each one Cholesky on the centers' margin rows)")
+        if name in smooth.AUTO_LOSSES or newton_loss(loss):
+            return ({"solver": {"name": "newton_pcg", "tol": smooth.FINAL_TOL}, "model.form": "primal", **nystrom},
+                    f"newton_pcg (the {name.replace('_', ' ')} loss: Newton steps, each by conjugate gradients on the "
+                    f"curvature-weighted rows, one pass of kernel blocks a step)")
         if loss.smooth:
             return ({"solver": {"name": "joker", "mode": "primal"}, "model.form": "dual", **nystrom},
                     f"joker's primal Newton-CG on the centers ({loss.name} has a Lipschitz gradient)")
@@ -195,8 +203,9 @@ class AutoSolver(Solver):
                 f"; time limit {budget.seconds:g} s (solver.budget): where it binds, the choice depends on the "
                 "machine" if budget.seconds is not None else ""))
         if problem.n > large.SEARCH_ROWS:
-            return self._square_chosen(self._finish(self._plan_large(problem, kernel, lam, count, budget, log), budget,
-                                                    log), given, problem)
+            return self._square_chosen(self._finish(self._plan_large(problem, kernel, lam, count, budget, log,
+                                                                     self.loss_left_to_auto(given)), budget, log),
+                                       given, problem)
         # one length scale per column is searched past SEARCH_ROWS only: on a small set it fits the validation rows,
         # not the test rows (docs/design/large-route.md)
         return self._finish(self._plan_direct(problem, given, kernel, lam, count, budget, log), budget, log)
@@ -287,7 +296,7 @@ class AutoSolver(Solver):
         """A plan of a route the squared hinge is not measured on (one-vs-one pairs, the grown centers): where the
         author left the loss to auto, its record says the square loss was taken and why."""
         loss = self._loss_record(given, problem)
-        if loss is not None:
+        if loss is not None and "loss" not in plan.record:  # the large route records its own measurement
             plan.record["loss"] = loss
         return plan
 
@@ -330,10 +339,14 @@ class AutoSolver(Solver):
             kernel=type(problem.kernel)(**{**base, "bandwidth": float(f"{base['bandwidth'] * factor:.6g}")}))
         return problem, scales
 
-    def _plan_large(self, problem, kernel, lam, count, budget, log):
+    def _plan_large(self, problem, kernel, lam, count, budget, log, choose_loss=False):
         """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the column scales, the direct
         search on a seeded sample, then, for the square loss, the centers grown on every row by conjugate gradients
-        (krr_pcg)."""
+        (krr_pcg); for another smooth loss its own λ on the sample (:mod:`.smooth`) and newton_pcg on every row.
+        ``choose_loss``: the spec left the loss to auto (for a binary target the logistic loss and the squared hinge
+        are scored beside the square loss on the held-out rows)."""
+        from kopt.nystrom import newton_loss
+
         t0 = time.perf_counter()
         seed, n = problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
@@ -349,22 +362,70 @@ class AutoSolver(Solver):
         log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centers "
             f"grown on every row, scored on {len(va):,} held-out rows")
         square = problem.loss.name == "square"
+        newton = not square and newton_loss(problem.loss)  # a named smooth loss: its own λ, then newton_pcg
+        choose_loss = choose_loss and square and problem.label_matrix().shape[1] == 1 and \
+            problem.preprocessor.target == "binary"
         with _threads.scipy_blas():
             found = planner.search(
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
                 counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
-                budget=budget.share(large.SAMPLE_SHARE * budget.work) if square and not count else budget,
+                budget=budget.share(large.SAMPLE_SHARE * budget.work) if (square or newton) and not count else budget,
                 seed=seed, validation=self.options.validation, log=log, hinge=problem.loss.name == "squared_hinge")
         chosen = LargeChoice(best=found.best, trials=[t.record() for t in found.trials], metric=found.metric,
                              split=f"validation {len(va)} of {n} rows, seed {seed}; direct search on {sample.n} "
                                    f"seeded rows", sample_n=sample.n, column_scales=column_scales)
         if square:
             first, chosen.held_out = self._sample_model(problem, sample, found, va, count, kernel, budget, log)
+            if choose_loss:
+                self._screen_losses(problem, chosen, first, found, rows, va, budget, log)
             del found  # its system's M x M buffers go before the grown centers' are made
-            if not count:
+            if not count and chosen.loss is None:
                 self._grow(problem, chosen, first, fit, va, rows, sample.n, budget, log)
+        elif newton:
+            centers, best = found.centers, found.best
+            del found
+            path = smooth.loss_path(problem, problem.loss, rows, va, centers, self._chosen_kernel(problem, best.bandwidth),
+                                    best.lam, chosen.metric, budget, log, walk=lam == "auto")
+            if path is not None:
+                self._take_path(chosen, path, va, seed)
         return self._large_plan(problem, kernel, chosen, t0)
+
+    def _screen_losses(self, problem, chosen, first, found, rows, va, budget, log):
+        """The loss left to auto past :data:`.large.SEARCH_ROWS` rows (a binary target): the logistic loss's and the
+        squared hinge's own λ paths on the sample at its chosen centers and bandwidth, each scored on the held-out rows
+        beside the square loss's sample model (:func:`.smooth.choose_loss`); the winner, if any, is the plan's."""
+        from kopt.contract.registry import registry
+
+        best = found.best
+        kernel = self._chosen_kernel(problem, best.bandwidth)
+        paths = []
+        for name in smooth.AUTO_LOSSES:
+            loss = registry().get("loss", name)()
+            paths.append(smooth.loss_path(problem, loss, rows, va, found.centers, kernel, best.lam, chosen.metric,
+                                          budget.share(budget.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log))
+        picked, chosen.loss_record = smooth.choose_loss(problem, first.full_score, first.full_rows, paths,
+                                                        chosen.metric)
+        log(f"auto: loss: {chosen.loss_record['why']}")
+        for path in paths:
+            if path is not None:
+                chosen.trials.append(path.record(best.centers))
+        if picked is not None:
+            chosen.loss = picked.loss
+            self._take_path(chosen, picked, va, problem.spec["seed"], record=False)
+
+    @staticmethod
+    def _take_path(chosen, path, va, seed, record=True):
+        """The smooth loss's path chosen: its λ and score, its model as the start of the solve on every row, its
+        held-out scores (a margin classifier's calibration)."""
+        chosen.best = dataclasses.replace(chosen.best, lam=path.lam, score=path.score)
+        chosen.start = {"model": path.model}
+        chosen.newton = True
+        chosen.held_out = {"rows": va, "scores": path.scores,
+                           "words": f"solver auto's {len(va)} held-out rows (seed {seed}), scored by the {path.loss} "
+                                    f"loss's model of the sample's rows"}
+        if record:
+            chosen.trials.append(path.record(chosen.best.centers))
 
     def _sample_model(self, problem, sample, found, va, count, kernel, budget, log):
         """``(SampleModel, held out)``: the sample's model scored on the held-out rows of every row (what the grown
@@ -452,9 +513,11 @@ class AutoSolver(Solver):
         """The large route's :class:`Plan`: the route (krr_pcg warm from the grown path, else the sample's route),
         the chosen settings as spec overrides, and the report's record."""
         n, best, metric = problem.n, chosen.best, chosen.metric
-        overrides, words = self.route(problem.loss, best.centers)
+        overrides, words = self.route(problem.loss, best.centers, chosen.loss, large=True)
         final_work = None
-        if chosen.start is not None:  # the grown centers: CG on every row, warm from the search's solution and factors
+        if chosen.newton:  # a smooth loss's own λ on the sample: newton_pcg on every row, warm from its model
+            words += ", warm from the sample's model"
+        elif chosen.start is not None:  # the grown centers: CG on every row, warm from the search's solution and factors
             overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL, "iterations": large.FINAL_STEPS}
             final_work = large.FINAL_STEPS * work.cg_step(n, int(best.centers), int(problem.d),
                                                           int(problem.label_matrix().shape[1]))
@@ -484,6 +547,8 @@ class AutoSolver(Solver):
                   "held_out": held_rows}
         if final_work is not None:
             record["final_work_flops"] = final_work  # the solve on every row's bound, beside the search's budget
+        if chosen.loss_record is not None:
+            record["loss"] = chosen.loss_record
         return Plan(overrides, record, chosen.start, chosen.held_out)
 
 
@@ -504,3 +569,8 @@ class LargeChoice:
     held_out: dict | None = None
     held_rows: dict | None = None
     grown: int | None = None
+    #: the loss left to auto where another than the square loss won (:mod:`.smooth`), and the measurement's record
+    loss: str | None = None
+    loss_record: dict | None = None
+    #: the solve on every row is newton_pcg's, warm from a smooth loss's model of the sample (``start``)
+    newton: bool = False

@@ -164,8 +164,9 @@ def test_log_mode_progress_lines_every_n_iterations():
     lines = stream.getvalue().splitlines()
     assert [ln.split()[2] for ln in lines] == ["25/100", "50/100", "60/100"]
     assert "\r" not in stream.getvalue() and "\033" not in stream.getvalue()
-    assert "200 rows/s" in lines[0] and "ETA 38s" in lines[0] and "gap 0.004" in lines[0]
-    assert lines[-1].endswith("(end)") and "ETA" not in lines[-1]
+    # the solver's stopping rule unknown: the cap's time is the most there is left, and labelled so
+    assert "200 rows/s" in lines[0] and "at most 38s (the cap)" in lines[0] and "gap 0.004" in lines[0]
+    assert lines[-1].endswith("(end: interrupted)") and "at most" not in lines[-1]
 
 
 def test_log_mode_by_time_and_default_mode_off_a_terminal():
@@ -201,13 +202,16 @@ def test_json_log_object_alone():
     log.kopt_run_end(run=_Run(), result=None)
     events = [json.loads(x) for x in stream.getvalue().splitlines()]
     assert [e["event"] for e in events] == ["start", "progress", "progress", "interrupted"]
-    assert events[1]["rows_per_s"] == pytest.approx(10.0) and events[1]["eta_s"] == pytest.approx(98.0)
+    assert events[1]["rows_per_s"] == pytest.approx(10.0) and events[1]["cap_left_s"] == pytest.approx(98.0)
+    assert "eta_s" not in events[1] and events[-1]["stopped_by"] == "interrupted"
 
 
 def test_bad_log_every_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["solve", "quickstart", "--log-every", "soon"])
-    assert exc.value.code == 2 and "'10s'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "'10s'" in err
+    assert err.startswith("kopt: error: kopt solve: argument --log-every: ") and err.count("\n") == 1
 
 
 def test_specs_dir_of_a_checkout():

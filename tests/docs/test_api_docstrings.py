@@ -1,4 +1,5 @@
-"""The public API's docstrings: every public name has its numpydoc sections and its Examples run as doctests.
+"""The public API's docstrings: every public name and every public method has its numpydoc sections, and the
+Examples run as doctests.
 
 The public names are ``kopt.__all__``, ``kopt.sklearn.__all__``, ``kopt.nystrom.__all__``, ``kopt.testing.__all__``,
 the contract classes a plugin subclasses and the result classes (:data:`CONTRACT`).  A function needs a summary,
@@ -7,13 +8,22 @@ a summary, ``Parameters`` (when its constructor takes any), ``Attributes`` (not 
 class, whose attributes are its message) and ``Examples``.  Constants are
 documented on their API page (:func:`test_every_public_name_is_on_an_api_page`).  The build of those pages with
 warnings as errors is part of .ci/run (:func:`test_ci_builds_the_docs`).
+
+The public methods and properties of those classes (:data:`METHODS`: names not starting with ``_``, defined in kopt,
+the first definition along the class's MRO) need a summary, ``Parameters`` (when they take any), ``Returns`` or
+``Yields`` (unless annotated ``-> None``; a property describes its value in the summary), ``Raises`` where their body
+raises (a bare re-raise and a contract method's ``NotImplementedError`` aside), type hints on every parameter and the
+return, and ``Examples`` on the classes a plugin author drives or implements (:data:`EXAMPLE_CLASSES`).  Every
+method's Examples run as doctests.
 """
 from __future__ import annotations
 
+import ast
 import doctest
 import importlib
 import inspect
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +81,93 @@ def _checked(dotted: str) -> bool:
 
 CALLABLES = [n for n in _public_names() if _documented(n)]
 
+#: the classes whose every public method carries an Examples section: what a plugin author drives (the Nyström
+#: service) or implements (the Loss and Kernel contracts)
+EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSystem", "kopt.nystrom.passes.RowPass",
+                   "kopt.contract.components.Loss", "kopt.contract.components.Kernel")
+#: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
+METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg",)
+
+
+def _public_methods() -> dict[str, tuple[type, str]]:
+    """``{"module.Class.name": (defining class, name)}`` over the public classes' public methods and properties, each
+    once, under the class that defines it."""
+    out = {}
+    for dotted in CALLABLES:
+        cls = _resolve(dotted)
+        if not inspect.isclass(cls):
+            continue
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            owner = next((k for k in cls.__mro__ if name in vars(k)), None)
+            if owner is None or not (owner.__module__ or "").startswith("kopt"):
+                continue
+            if _function_of(vars(owner)[name]) is None:
+                continue
+            out.setdefault(f"{owner.__module__}.{owner.__qualname__}.{name}", (owner, name))
+    return dict(sorted(out.items()))
+
+
+def _function_of(attr):
+    """The function behind a class attribute: a method, a static or class method, or a property's getter."""
+    if isinstance(attr, (staticmethod, classmethod)):
+        attr = attr.__func__
+    elif isinstance(attr, property):
+        attr = attr.fget
+    return attr if inspect.isfunction(attr) else None
+
+
+METHODS = _public_methods()
+
+
+def _method_checked(dotted: str) -> bool:
+    owner, _ = METHODS[dotted]
+    return owner.__module__ in METHODS_CHECKED
+
+
+def _raises(func) -> list[str]:
+    """The exceptions a function's own body raises by name (a bare re-raise and ``NotImplementedError`` aside)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            name = exc.id if isinstance(exc, ast.Name) else exc.attr if isinstance(exc, ast.Attribute) else None
+            if name and name != "NotImplementedError":
+                out.append(name)
+    return out
+
+
+def _missing_method_sections(owner: type, name: str) -> list[str]:
+    attr = vars(owner)[name]
+    func = _function_of(attr)
+    doc = numpydoc.NumpyDocString(inspect.getdoc(func) or "")
+    sig = inspect.signature(func)
+    params = [p for i, p in enumerate(sig.parameters.values())
+              if not (i == 0 and not isinstance(attr, staticmethod) and p.name in ("self", "cls"))]
+    missing = []
+    if not "".join(doc["Summary"]).strip():
+        missing.append("a summary")
+    if params and not doc["Parameters"] and not isinstance(attr, property):
+        missing.append("Parameters")
+    if not isinstance(attr, property) and sig.return_annotation not in (None, "None") \
+            and not (doc["Returns"] or doc["Yields"]):
+        missing.append("Returns (or annotate -> None)")
+    if _raises(func) and not doc["Raises"]:
+        missing.append(f"Raises ({', '.join(sorted(set(_raises(func))))})")
+    unhinted = [p.name for p in params if p.annotation is inspect.Parameter.empty]
+    if unhinted:
+        missing.append(f"type hints on {', '.join(unhinted)}")
+    if sig.return_annotation is inspect.Signature.empty:
+        missing.append("a return type hint")
+    if f"{owner.__module__}.{owner.__qualname__}" in EXAMPLE_CLASSES and not "".join(doc["Examples"]).strip():
+        missing.append("Examples")
+    return missing
+
 
 def _takes_parameters(func) -> bool:
     try:
@@ -121,6 +218,72 @@ def test_docstring_examples_run(dotted, tmp_path, monkeypatch):
             runner.run(test)
     summary = runner.summarize(verbose=False)
     assert summary.failed == 0, f"{dotted}: {summary.failed} of {summary.attempted} examples failed (output above)"
+
+
+@pytest.mark.parametrize("dotted", [n for n in METHODS if _method_checked(n)])
+def test_method_docstring_has_its_sections(dotted):
+    missing = _missing_method_sections(*METHODS[dotted])
+    assert not missing, f"{dotted}: the docstring or signature lacks {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("dotted", [n for n in METHODS if _method_checked(n)])
+def test_method_docstring_examples_run(dotted, tmp_path, monkeypatch):
+    """A method's Examples run as a doctest, as a public name's do."""
+    monkeypatch.chdir(tmp_path)
+    func = _function_of(vars(METHODS[dotted][0])[METHODS[dotted][1]])
+    tests = doctest.DocTestFinder(recurse=False).find(func, dotted, globs={})
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    with np.printoptions(legacy=False, precision=6):
+        for test in tests:
+            runner.run(test)
+    summary = runner.summarize(verbose=False)
+    assert summary.failed == 0, f"{dotted}: {summary.failed} of {summary.attempted} examples failed (output above)"
+
+
+def test_the_method_walk_finds_the_service_and_the_contract():
+    """The walk over public methods reaches what a plugin author calls and implements."""
+    for dotted in ("kopt.nystrom.cg.NystromCG.step", "kopt.nystrom.system.NystromSystem.solve",
+                   "kopt.nystrom.passes.RowPass.products", "kopt.contract.components.Loss.grad",
+                   "kopt.contract.components.Kernel.exact", "kopt.models.model.Model.predict"):
+        assert dotted in METHODS, f"{dotted} is not among the public methods walked"
+    assert not any(name.rpartition(".")[2].startswith("_") for name in METHODS)
+
+
+def test_the_method_check_tells_a_complete_docstring():
+    """The section check on methods made for it: each gap is named, a complete method passes."""
+    class Made:
+        def bare(self, x):
+            if x < 0:
+                raise ValueError("x")
+            return x
+
+        def complete(self, x: float) -> float:
+            """Twice ``x``.
+
+            Parameters
+            ----------
+            x : float
+                A number at least 0.
+
+            Returns
+            -------
+            float
+                2 x.
+
+            Raises
+            ------
+            ValueError
+                ``x`` is below 0.
+            """
+            if x < 0:
+                raise ValueError("x")
+            return 2 * x
+
+    missing = _missing_method_sections(Made, "bare")
+    for gap in ("a summary", "Parameters", "Returns (or annotate -> None)", "Raises (ValueError)",
+                "type hints on x", "a return type hint"):
+        assert gap in missing
+    assert _missing_method_sections(Made, "complete") == []
 
 
 def test_every_public_name_is_on_an_api_page():

@@ -92,6 +92,8 @@ DATA_CASES = [
     ("npy-overflow", "a.npy", npy_bytes(np.array([[0.0, 1.0, 1e39]])), ["a.npy", "float32 range"]),
     ("npy-3d", "a.npy", npy_bytes(np.zeros((2, 2, 2))), ["a.npy", "2-D"]),
     ("npy-strings", "a.npy", npy_bytes(np.array([["1", "2"]])), ["a.npy", "dtype <U1"]),
+    # a text file named .npy: NumPy speaks of pickled data and of loading it unsafely, which kopt never does
+    ("npy-not-npy", "a.npy", b"1,2,3\n0,1,4\n", ["a.npy", "not a NumPy .npy file", "format"]),
 ]
 
 

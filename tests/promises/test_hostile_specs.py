@@ -69,6 +69,18 @@ SPEC_CASES = [
      ["$.name", "runs/NAME", "'../../x'"]),
     ("name-dot-dot", GOOD.replace("name: t", "name: '..'"), [], ["$.name"]),
     ("name-absolute", GOOD.replace("name: t", "name: /etc/x"), [], ["$.name"]),
+    # a value every loss's rule refuses alike is said once, in one line
+    ("set-loss-to-a-number", GOOD, ["--set", "model.loss=3"], ["--set model.loss", "$.model.loss",
+                                                               "expected a mapping, got 3"]),
+    ("seed-true", GOOD, ["--set", "seed=true"], ["$.seed", "got true (boolean)"]),
+    ("output-dir-empty", GOOD, ["--set", "output.dir="], ["$.output.dir", "must not be empty"]),
+    ("seed-exponent-inf", GOOD, ["--set", "seed=1e400"], ["$.seed", "finite"]),
+    ("count-not-whole", GOOD, ["--set", "model.features.count=2.5e0"], ["$.model.features.count", "an integer",
+                                                                         "2.5"]),
+    ("class-weight-negative", GOOD.replace("label: 0}", "label: 0, class_weight: {1: -2}}"), [],
+     ["$.data.class_weight[1]", "a class weight must be a number >= 0, got -2"]),
+    ("held-out-rows-zero", GOOD.replace("label: 0}", "label: 0, held_out: {rows: 0}}"), [],
+     ["$.data.held_out.rows", ">= 1", "got 0"]),
 ]
 
 
@@ -89,6 +101,35 @@ def workdir(tmp_path, monkeypatch):
 def test_hostile_spec(case_id, text, extra, phrases, workdir, capsys):
     (workdir / "spec.yaml").write_text(text)
     check_error(["validate", "spec.yaml", *extra], capsys, phrases)
+
+
+# (id, argv, phrases): wrong flags and flag values end in one line naming the command and the flag, exit 2
+USAGE_CASES = [
+    ("unknown-flag", ["solve", "spec.yaml", "--foo"], ["unrecognized arguments: --foo"]),
+    ("log-every-word", ["solve", "spec.yaml", "--log-every", "soon"], ["kopt solve", "--log-every", "'soon'"]),
+    ("folds-word", ["tune", "spec.yaml", "--folds", "x"], ["kopt tune", "--folds", "'x'"]),
+    ("missing-argument", ["predict", "out/model.json"], ["kopt predict", "required"]),
+    ("bad-choice", ["predict", "m.json", "d.csv", "--labels", "middle"], ["--labels", "'middle'"]),
+    ("no-command", [], ["kopt", "COMMAND"]),
+]
+
+
+@pytest.mark.parametrize("case_id,argv,phrases", USAGE_CASES, ids=[c[0] for c in USAGE_CASES])
+def test_wrong_flags_are_one_line(case_id, argv, phrases, workdir, capsys):
+    (workdir / "spec.yaml").write_text(GOOD)
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and err.startswith("kopt: error: ") and err.count("\n") == 1, err
+    assert "usage:" not in err and "--help" in err
+    for phrase in phrases:
+        assert phrase in err, err
+
+
+def test_an_empty_out_is_refused_not_ignored(workdir, capsys):
+    (workdir / "spec.yaml").write_text(GOOD)
+    check_error(["solve", "spec.yaml", "--out", ""], capsys, ["--out ''", "must not be empty"])
+    assert not (workdir / "out").exists() and not (workdir / "model.json").exists()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])

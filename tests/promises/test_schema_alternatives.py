@@ -171,3 +171,34 @@ def _put(spec, path, value):
     for p in path[:-1]:
         node = node.setdefault(p, {})
     node[path[-1]] = value
+
+
+# -- the estimators share the schema: the same cases, from Python, name the parameter -------------------------------
+#: spec key -> the KernelClassifier parameter that sets it (the estimator's defaults: kernel gaussian, regularizer l2)
+ESTIMATOR_PARAMS = {("data", "class_weight"): "class_weight", ("model", "kernel", "bandwidth"): "bandwidth",
+                    ("model", "regularizer", "lambda"): "lam"}
+ESTIMATOR_CASES = [c for c in CASES if c.values[0] in ESTIMATOR_PARAMS
+                   and all(v in ("gaussian", "l2") for _, v in c.values[1])]
+
+
+def test_the_estimator_cases_cover_each_parameter():
+    assert {c.values[0] for c in ESTIMATOR_CASES} == set(ESTIMATOR_PARAMS)
+
+
+@pytest.mark.parametrize("path,context,value,inner,phrases", ESTIMATOR_CASES)
+def test_each_broken_alternative_is_named_in_the_estimator_s_words(path, context, value, inner, phrases):
+    import numpy as np
+
+    from kopt.sklearn import KernelClassifier
+
+    param = ESTIMATOR_PARAMS[path]
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(SpecError) as caught:
+        KernelClassifier(**{param: value}).fit(X, y)
+    text = str(caught.value).splitlines()[0]
+    shown = param + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in inner)
+    assert text.startswith(f"KernelClassifier: {shown}: "), (text, shown)
+    for phrase in phrases:
+        assert phrase in text, (phrase, text)
+    assert "$." not in text

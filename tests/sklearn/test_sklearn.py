@@ -229,7 +229,7 @@ def test_gp_regressor_mean_and_std():
 
 def test_sample_weight_refused_by_a_solver_without_them_naming_those_that_take_them():
     X, y = _data()
-    with pytest.raises(kopt.SpecError, match="solvers that do: auto, cdsg, dsg, joker, krr_exact, krr_nystrom, krr_pairs, krr_pcg, svm_nystrom, udsg"):
+    with pytest.raises(kopt.SpecError, match="solvers that do: auto, cdsg, dsg, joker, krr_exact, krr_nystrom, krr_pairs, krr_pcg, newton_pcg, svm_nystrom, udsg"):
         KernelClassifier(solver="adsg", loss="logistic", kernel="linear", backend="numpy").fit(
             X, y, sample_weight=np.ones(len(X)))
 

@@ -188,7 +188,7 @@ def compare(name: str, repeat: int = 3, timeout: float = TIME_LIMIT_S, sides=SID
             grid_timeout: float = GRID_TIME_LIMIT_S) -> dict:
     """The set's JSON line: every side's medians, the better SVC, the ratios and the targets met.  A side whose run
     passed its time limit (``timeout``; ``grid_timeout`` for ``svc_grid``) is not run again."""
-    from .roofline import machine, run_record
+    from .roofline import run_record
 
     task = SETS[name][1]
     metric = "rmse" if task == "real" else "accuracy"
@@ -208,7 +208,7 @@ def compare(name: str, repeat: int = 3, timeout: float = TIME_LIMIT_S, sides=SID
     out = {side: summarize(runs[side]) for side in sides}
     peers = [s for s in PEER_SIDES if s in out and metric in out[s]]
     line = {"set": name, "metric": metric, **out, "repeat": repeat, "loadavg_before": list(load0),
-            "loadavg_after": list(os.getloadavg()), "machine": machine(), **run_record()}
+            "loadavg_after": list(os.getloadavg()), **run_record()}
     if not peers:
         return line
     better = (min if metric == "rmse" else max)(peers, key=lambda s: out[s][metric])

@@ -21,7 +21,7 @@ import numpy as np
 from ...files.atomic import dumps
 from ...numerics import threads as _threads
 from ...numerics.features import FeatureMap
-from .roofline import cos_roofline, machine, median_time, run_record, sgemm_rate
+from .roofline import cos_roofline, median_time, run_record, sgemm_rate
 
 
 def sklearn_rate(X, M, sigma, repeat, work=2e7):
@@ -51,7 +51,7 @@ def run_features(rows=100_000, dim=28, features=(4096, 32768), repeat=3, block_s
     result = {
         "rows": rows, "dim": dim, "block_size": block_size, "threads": threads, "repeat": repeat,
         "dtype": "float32", "kernel": f"gaussian (bandwidth {sigma:.3g}, sincos pairs)",
-        "machine": machine(), **run_record(),
+        **run_record(),
     }
     elements = int(min(1 << 27, max(1 << 20, rows * max(features))))  # as much work as one predict, capped
     cos1 = cos_roofline(1, elements=elements, repeat=repeat)

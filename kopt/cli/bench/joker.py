@@ -158,7 +158,7 @@ def run_joker(rows=1_000_000, dim=28, features=(16384, 100_000), batch_size=None
     gemm_all = gemm1 * threads  # kopt's threads each run a single-threaded BLAS
     todo = [(f"gemm-{batch_size}", batch_size, "gemm")] if batch_size else \
         [(v, *VARIANTS[v]) for v in _variants(variants)]
-    out = {"kind": "cost", "rows": rows, "dim": dim, "threads": threads, "machine": machine(), **run_record(),
+    out = {"kind": "cost", "rows": rows, "dim": dim, "threads": threads, **run_record(),
            "blas": blas_kernels(),
            "blas_env": blas_env(), "roofline": {"cos_G_per_s_all_threads": cos_rate, "sgemm_gflops_1_thread": gemm1,
                                                 "sgemm_gflops_used": gemm_all}, "by_M": []}

@@ -170,7 +170,7 @@ def _judge(bench: BenchSet, kopt_side, ratios):
 
 def compare(bench: BenchSet, repeat=3, spec=None, overrides=(), timeout=3600, log=print) -> dict:
     """Run kopt and the peer ``repeat`` times each, alternating; the set's JSON line as a dict."""
-    from .roofline import machine, run_record
+    from .roofline import run_record
 
     spec = spec or bench.spec
     load0 = os.getloadavg()
@@ -189,7 +189,7 @@ def compare(bench: BenchSet, repeat=3, spec=None, overrides=(), timeout=3600, lo
     return {"set": bench.name, "metric": bench.metric, "kopt": k, "peer": p, "ratios": ratios,
             "targets": {key: f"{op} {bound:g}" for key, (op, bound) in bench.targets.items()},
             "met": _judge(bench, k, ratios), "repeat": repeat, "loadavg_before": list(load0),
-            "loadavg_after": list(os.getloadavg()), "machine": machine(), **run_record()}
+            "loadavg_after": list(os.getloadavg()), **run_record()}
 
 
 def peers(args) -> int:

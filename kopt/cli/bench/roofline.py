@@ -110,9 +110,20 @@ def machine():
             "loadavg": list(os.getloadavg())}
 
 
-def run_record():
-    """When, at which commit and by which command a benchmark's result was made: the date (UTC), the checkout's short
-    commit (None outside a git checkout) and the command line, so that a result file says how to make it again."""
+def run_record() -> dict:
+    """The stamp every benchmark record carries: when, at which commit, on which machine and by which command.
+
+    ``kopt bench`` and every script of docs/benchmarks/ that writes a result file stamp each record with it, so
+    that a result file says how to make it again and where its figures come from.
+
+    Returns
+    -------
+    dict
+        ``date`` (UTC, ``YYYY-MM-DD``), ``commit`` (the checkout's short commit; None outside a git checkout),
+        ``command`` (the command line, as ``kopt ...`` or ``python ...``) and ``machine`` (:func:`machine`: the
+        CPU model and flags, the BLAS libraries threadpoolctl sees with their kernels, versions and threads, the
+        OpenBLAS variables, the versions and the load).
+    """
     import shlex
     import subprocess
     import sys
@@ -128,7 +139,8 @@ def run_record():
         command = " ".join(["kopt", *map(shlex.quote, sys.argv[1:])])
     else:
         command = " ".join(["python", *map(shlex.quote, sys.argv)])
-    return {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit, "command": command}
+    return {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit, "command": command,
+            "machine": machine()}
 
 
 def blas_kernels():

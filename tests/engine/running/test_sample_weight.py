@@ -51,7 +51,8 @@ def test_solvers_without_the_capability_refuse_weights_naming_those_that_take_th
         kopt.solve(spec, data=(X, y), sample_weight=np.ones(len(X)))
     assert exc.value.path == "$.solver.name"
     ok = [n for n in registry().names("solver") if registry().get("solver", n).sample_weight]
-    assert ok == ["auto", "cdsg", "dsg", "joker", "krr_exact", "krr_nystrom", "krr_pairs", "krr_pcg", "svm_nystrom", "udsg"]
+    assert ok == ["auto", "cdsg", "dsg", "joker", "krr_exact", "krr_nystrom", "krr_pairs", "krr_pcg", "newton_pcg", "svm_nystrom",
+                  "udsg"]
     assert f"solvers that do: {', '.join(ok)}" in str(exc.value)
     assert not registry().get("solver", "gp").sample_weight
 
@@ -297,7 +298,7 @@ def test_held_out_rows_have_no_say_in_the_model_and_are_the_seeded_split():
     ({"rows": 100}, "auto", "solver 'auto' holds out its own validation rows"),
     ({"rows": 100}, "gp", "data.held_out gives its rows weight 0, and solver 'gp' takes no row weights; solvers "
                           "that take data.held_out: cdsg, dsg, joker, krr_exact, krr_nystrom, krr_pairs, krr_pcg, "
-                          "svm_nystrom, udsg"),
+                          "newton_pcg, svm_nystrom, udsg"),
 ])
 def test_held_out_refuses_what_it_cannot_do_naming_the_key(held, solver, match):
     X, y, Xt, yt = _binary()

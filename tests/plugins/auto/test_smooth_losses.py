@@ -1,0 +1,91 @@
+"""solver: auto's smooth losses past its sample size (plugins/auto/smooth.py): a named loss gets its own λ on the
+sample and newton_pcg on every row; the loss left to auto scores the logistic loss and the squared hinge beside the
+square loss on the held-out rows."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kopt
+from kopt_plugins.auto import smooth
+
+
+@pytest.fixture
+def small_sample(monkeypatch):
+    """auto's large-data route at test size: the direct search on 1,500 rows, 400 validation rows."""
+    from kopt_plugins.auto import large
+
+    monkeypatch.setattr(large, "SEARCH_ROWS", 1500)
+    monkeypatch.setattr(large, "VALIDATION_ROWS", 400)
+    monkeypatch.setattr(large, "MAX_GROWN_CENTERS", 512)
+    return large
+
+
+def _data(n=4000, n_test=1000, seed=4, flip=0.05):
+    """A boundary with label noise: the sign of sin(3 x0) sin(3 x1) on two columns, 5% of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n + n_test, 2)).astype(np.float32)
+    y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) > 0, 1, -1) * np.where(rng.random(n + n_test) < flip, -1, 1)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _spec(loss, **solver):
+    return {"name": "smooth-large", "seed": 5, "model": {"loss": loss, "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "max_centers": 64, **solver}, "output": {"model": False, "report": False}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loss", [{"name": "logistic"}, {"name": "huber", "target": "binary"}, {"name": "squared_hinge"}])
+def test_a_named_smooth_loss_gets_its_own_lambda_and_newton_pcg_on_every_row(small_sample, loss):
+    X, y, Xt, yt = _data()
+    r = kopt.solve(_spec(loss), data=(X, y, Xt, yt))
+    auto = r.auto
+    assert auto["route"] == "newton_pcg" and r.report["spec"]["solver"]["name"] == "newton_pcg"
+    path = [t for t in auto["trials"] if t.get("loss") == loss["name"] and "passes" in t]
+    assert len(path) == 1 and path[0]["lam"] == auto["lambda"] and len(path[0]["path"]) >= 2  # the walk took steps
+    assert "warm from the sample's model" in auto["why"]
+    assert r.status == "converged" and r.info["rel_gap"] <= smooth.FINAL_TOL
+    assert r.metrics["accuracy"] > 0.85
+
+
+@pytest.mark.slow
+def test_a_given_lambda_is_the_path_s_only_lambda(small_sample):
+    X, y, Xt, yt = _data()
+    spec = _spec({"name": "logistic"})
+    spec["model"]["regularizer"] = {"name": "l2", "lambda": 1e-4}
+    r = kopt.solve(spec, data=(X, y, Xt, yt))
+    path = [t for t in r.auto["trials"] if "passes" in t]
+    assert r.auto["lambda"] == 1e-4 and list(path[0]["path"]) == ["0.0001"]
+
+
+@pytest.mark.slow
+def test_the_loss_left_to_auto_scores_the_logistic_loss_and_the_squared_hinge(small_sample):
+    X, y, Xt, yt = _data()
+    r = kopt.solve(_spec({"name": "auto"}), data=(X, y, Xt, yt))
+    record = r.auto["loss"]
+    assert {"square_score", "logistic_score", "squared_hinge_score", "logistic_standard_error"} <= set(record)
+    assert record["chosen"] in ("square", "logistic", "squared_hinge") and "held-out rows" in record["why"]
+    solver = r.report["spec"]["solver"]["name"]
+    assert (solver == "newton_pcg") == (record["chosen"] != "square")
+    if record["chosen"] != "square":
+        assert r.report["spec"]["model"]["loss"]["name"] == record["chosen"]
+
+
+def test_another_loss_is_chosen_only_past_two_standard_errors():
+    rng = np.random.default_rng(0)
+    square = (rng.random(2000) < 0.85).astype(float)
+
+    def path(name, won, lost):
+        rows = square.copy()
+        rows[np.flatnonzero(rows == 0)[:won]] = 1.0  # rows the square loss had wrong and this one right
+        rows[np.flatnonzero(square == 1)[:lost]] = 0.0  # and the other way
+        return smooth.LossPath(loss=name, lam=1e-5, score=float(rows.mean()), rows=rows, scores=None, model=None,
+                               path={}, passes=1, seconds=0.0)
+
+    # 0.3 points within two standard errors (0.29 points each), and 3 points
+    small, large = path("logistic", 20, 14), path("squared_hinge", 60, 0)
+    picked, record = smooth.choose_loss(None, float(square.mean()), square, [small, None], "accuracy")
+    assert picked is None and record["chosen"] == "square" and "square loss stands" in record["why"]
+    picked, record = smooth.choose_loss(None, float(square.mean()), square, [small, large], "accuracy")
+    assert picked is large and record["chosen"] == "squared_hinge"
+    assert record["squared_hinge_gain"] == pytest.approx(0.03)
