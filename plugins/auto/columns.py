@@ -115,14 +115,19 @@ class _Trials:
 
 
 #: below :data:`.large.SEARCH_ROWS` rows the columns are screened only where the screen's trials (d + 5 of them)
-#: count at most this share of the budget left: the ladder's sizes need the rest
+#: count at most this share of the budget left: the ladder's sizes need the rest (:func:`screened`)
 DIRECT_SHARE = 0.25
 
 
-def affordable(problem, fit, validation, budget) -> bool:
-    """Whether the column screen (d + 5 trials at :data:`CENTERS` centers) counts at most :data:`DIRECT_SHARE` of
-    what is left of ``budget``."""
+def screened(problem, fit, validation, budget, metric) -> bool:
+    """Whether the direct route screens the columns: each half of the validation rows it scores holds enough rows
+    that one row's outcome moves the score by at most :data:`.scoring.MIN_GAIN` (1/MIN_GAIN rows: fewer cannot
+    resolve the gain the drops are held to), and the screen (d + 5 trials at :data:`CENTERS` centers) counts at most
+    :data:`DIRECT_SHARE` of what is left of ``budget``."""
     from .planner import LAMBDAS
+
+    if min(VALIDATION_ROWS, len(validation)) // 2 < int(np.ceil(1.0 / scoring.MIN_GAIN[metric])):
+        return False
 
     n_fit, n_val, d = min(FIT_ROWS, len(fit)), min(VALIDATION_ROWS, len(validation)), int(problem.d)
     M = min(CENTERS, n_fit)

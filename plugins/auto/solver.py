@@ -217,11 +217,11 @@ class AutoSolver(Solver):
         from kopt.running.validation import make_splits
 
         o = self.options
+        most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
         (fit, va), = make_splits(problem.n, problem.spec["seed"], validation=o.validation)
         column_scales = None
-        if not count and columns.affordable(problem, fit, va, budget):
+        if not count and columns.screened(problem, fit, va, budget, scoring.metric_of(problem)):
             problem, column_scales = self._column_scales(problem, kernel, fit, va, budget, log, drops_only=True)
-        most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the
         # kernel's NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
         with _threads.scipy_blas():
