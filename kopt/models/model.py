@@ -361,6 +361,9 @@ def read_model_files(path):
     if os.path.isdir(path) and not os.path.exists(model_paths(path)[0]):
         path = os.path.join(path, "model.json")  # kopt solve's output folder
     json_path, npz_path = model_paths(path)
+    if os.path.isfile(path) and Path(path).suffix not in (".json", ".npz") and not os.path.exists(json_path):
+        raise ModelFileError(f"{path}: not a model file; give the model's .json (or its .npz, their stem, or the "
+                             "folder that holds model.json)")
     try:
         with open(json_path, encoding="utf-8") as fh:
             meta = json.load(fh)

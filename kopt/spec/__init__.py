@@ -514,16 +514,16 @@ def _check_execution(spec: Spec, reg, solver_cls):
     ex = spec["execution"]
     if ex["engine"] != "dask":
         return
+    from .scheduler import check_address
+
+    problem = check_address(ex["scheduler"])  # first: no solver runs on a scheduler that is not one
+    if problem:
+        raise spec.error(("execution", "scheduler"), problem)
     if not solver_cls.distributed:
         ok = spec.solvers_accepting()  # those that run this spec on the cluster
         raise spec.error(("execution", "engine"), f"solver {solver_cls.name!r} cannot run on a Dask cluster; "
                          + (f"solvers that run this spec there: {', '.join(ok)}" if ok else
                             "no solver registered runs this spec there") + "; or run it here, without a scheduler")
-    from .scheduler import check_address
-
-    problem = check_address(ex["scheduler"])
-    if problem:
-        raise spec.error(("execution", "scheduler"), problem)
     if spec["backend"] == "cupy":
         raise spec.error(("backend",), "a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
 
