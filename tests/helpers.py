@@ -319,3 +319,14 @@ def check_error(argv, capsys, phrases=()):
     for phrase in phrases:
         assert phrase in err, f"{phrase!r} not in {err!r}"
     return err
+
+
+def clustered_rows(n, seed=0):
+    """Rows of two columns, 90% of them in three tight clusters and the rest spread over a square, and a smooth
+    low-noise target: uniform Nyström centers crowd the clusters (the center-rule tests' data)."""
+    rng = np.random.default_rng(seed)
+    tight = rng.random(n) < 0.9
+    middles = np.array([[-1.5, 0.5], [1.0, -1.0], [0.5, 1.5]])
+    X = np.where(tight[:, None], middles[rng.integers(0, 3, n)] + 0.05 * rng.standard_normal((n, 2)),
+                 rng.uniform(-3, 3, (n, 2)))
+    return X, np.sin(2 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.01 * rng.standard_normal(n)

@@ -8,7 +8,7 @@ the chosen settings, ``krr_pcg``'s conjugate gradients (Falkon's preconditioner,
 of 1e-3 on the same rows: their steps.  One JSON line per (task, M, rule), then the per-rule means.
 
     python docs/benchmarks/center_rules.py --family 1 --tasks 12 --rows 20000 --centers 256 1024 \
-        --out FILE.jsonl
+        --out docs/benchmarks/center_rules.jsonl
 """
 from __future__ import annotations
 
@@ -119,19 +119,17 @@ def main(argv=None):
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    from kopt.cli.bench.roofline import machine
-    from kopt.cli.bench.scale import revision
+    from kopt.cli.bench.roofline import machine, run_record
 
-    head = {"kind": "run", "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": revision(),
-            "command": "python docs/benchmarks/center_rules.py " + " ".join(sys.argv[1:]), "machine": machine()}
-    lines = [head]
+    run = {**run_record(), "machine": machine()}  # every record says when, at which commit, where and how
+    lines = []
     for i in range(a.first, a.first + a.tasks):
         for line in measure(a.family, i, a.rows, a.centers):
-            lines.append(line)
-            print(json.dumps(line), flush=True)
+            lines.append({**run, **line})
+            print(json.dumps(lines[-1]), flush=True)
     for M in a.centers:
         for rule in ("uniform", "rpcholesky"):
-            mine = [ln for ln in lines[1:] if ln["M"] == M and ln["rule"] == rule]
+            mine = [ln for ln in lines if ln["M"] == M and ln["rule"] == rule]
             print(f"M {M} {rule}: mean cg steps {np.mean([ln['cg_steps'] for ln in mine]):.1f}, "
                   f"center seconds {np.mean([ln['center_seconds'] for ln in mine]):.2f}", file=sys.stderr)
     if a.out:

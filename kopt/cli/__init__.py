@@ -242,6 +242,8 @@ def build_parser():
     q.add_argument("--first", type=int, default=0, metavar="I", help="the first task's index (default 0)")
     q.add_argument("--rows", type=int, metavar="N", help="training rows of every task (default: each task's draw)")
     q.add_argument("--max-rows", type=int, metavar="N", help="at most this many training rows a task")
+    q.add_argument("--sets", nargs="+", metavar="SET",
+                   help="public sets to add as tasks: higgs-12k, ijcnn1, a9a, w8a, cal_housing, reuters, mnist-10k")
     q.add_argument("--configs", nargs="+", metavar="CONFIG",
                    help="kopt, falkon, falkon_hopt, svc (default: all)")
     q.add_argument("--falkon-python", metavar="PATH",

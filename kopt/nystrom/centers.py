@@ -121,9 +121,9 @@ CENTER_RULES = ("uniform", "rpcholesky")
 def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -> np.ndarray:
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
-    By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of ``center_order``
-    (a seeded uniform sample of the distinct rows); ``rpcholesky``, ``rpcholesky_order``'s under ``kernel``.
-    Either is drawn from the spec's seed, so the same spec picks the same centers on any machine.
+    By the spec's center rule (``model.features.centers``): ``uniform``, a uniform sample of the distinct training
+    rows (the first ``count`` of :func:`center_order`); ``rpcholesky``, randomly pivoted Cholesky's
+    (:func:`rpcholesky_order`).  Both are drawn from the spec's seed, so the same spec picks the same centers.
 
     Parameters
     ----------
@@ -132,7 +132,7 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
     count : int
         The number of centers (``model.features.count``); at most the distinct rows.
     kernel : Kernel, optional
-        The kernel ``rpcholesky`` pivots on; the problem's by default.
+        The kernel randomly pivoted Cholesky measures residuals in (default: the problem's).
 
     Returns
     -------
@@ -183,14 +183,14 @@ def rpcholesky_pool(n: int, count: int, d: int) -> int:
 def rpcholesky_order(problem, count: int, kernel=None):
     """Indices of up to ``count`` training rows chosen by randomly pivoted Cholesky, in the order chosen.
 
-    The candidates are the first rows of ``center_order`` (a seeded uniform sample of the distinct rows, the held-out
+    The candidates are the first rows of :func:`center_order` (a seeded uniform sample of the distinct rows, the held-out
     rows of the spec's validation split last), as many as :func:`rpcholesky_pool` allows.  Each next center is drawn
     with probability proportional to its residual variance k(x, x) − k(x, S) K_SS⁻¹ k(S, x) given the centers S drawn
-    before it (Chen, Epperly, Tropp and Webber, "Randomly pivoted Cholesky", 2022): a row the centers already
+    before it (Chen et al. (2025), "RPCholesky"): a row the centers already
     explain is rarely drawn, so each center carries more of the kernel than a uniform one.  The draws come
     :data:`RPC_BLOCK` at a time, each accepted with probability its residual now over its residual when drawn (the
-    block's rejection sampling of Epperly, Tropp and Webber, "Embrace rejection", 2024: the same distribution as one at
-    a time).  It stops early where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
+    block's rejection sampling of Epperly et al. (2024): the same distribution as one at a time).  It stops early
+    where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
     k(x, x): fewer centers then explain them all.  Seeded by the spec's seed; the products run on one BLAS thread,
     so the draws do not depend on the thread count.  ``kernel``: the kernel the residuals are measured in (default:
     the problem's).  P M (d + M) flops for P candidates and M centers."""
@@ -213,10 +213,14 @@ def rpcholesky_order(problem, count: int, kernel=None):
 
 def _rpcholesky(kernel, X, count, rng):
     """Positions in ``X`` of up to ``count`` centers drawn by blocked randomly pivoted Cholesky with rejection
-    (:func:`rpcholesky_order`)."""
+    (:func:`rpcholesky_order`).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
+    then the accepted ones' columns of the factor are made for every candidate at once: GEMMs, not a rank-one
+    update per center."""
+    from scipy.linalg import solve_triangular
+
     P = X.shape[0]
     count = min(count, P)
-    F = np.zeros((P, count), dtype=np.float64)  # the candidates' Cholesky factor, column by column
+    F = np.zeros((P, count), dtype=np.float64)  # the candidates' Cholesky factor, a block of columns at a time
     d = np.asarray(kernel.diag(X), dtype=np.float64).copy()
     floor = CENTER_TOLERANCE * float(np.mean(d))
     chosen = []
@@ -227,22 +231,30 @@ def _rpcholesky(kernel, X, count, rng):
         cand = np.searchsorted(np.cumsum(d), rng.random(min(RPC_BLOCK, count - len(chosen))) * total)
         cand = np.minimum(cand, P - 1)
         i = len(chosen)
-        G = np.asarray(kernel.exact(X, X[cand]), dtype=np.float64) - F[:, :i] @ F[cand, :i].T
+        H = np.asarray(kernel.exact(X[cand], X[cand]), dtype=np.float64) - F[cand, :i] @ F[cand, :i].T
+        G = H.copy()  # the candidates' residual kernel, kept for the accepted ones' factor
         drawn_at = d[cand].copy()
         accept = rng.random(len(cand))
-        for j, c in enumerate(cand):
-            g = G[:, j]
-            if g[c] <= floor or accept[j] * drawn_at[j] > g[c]:
+        took = []
+        for j in range(len(cand)):
+            h = H[j, j]
+            if h <= floor or accept[j] * drawn_at[j] > h:
                 continue  # already explained, or rejected: its residual fell since it was drawn
-            col = g / np.sqrt(g[c])
-            F[:, len(chosen)] = col
-            chosen.append(int(c))
-            np.maximum(d - col * col, 0.0, out=d)
-            d[c] = 0.0
-            if j + 1 < len(cand):
-                G[:, j + 1:] -= np.outer(col, col[cand[j + 1:]])
-            if len(chosen) == count:
+            col = H[:, j] / np.sqrt(h)
+            H -= np.outer(col, col)
+            took.append(j)
+            if i + len(took) == count:
                 break
+        if not took:
+            continue
+        A = cand[took]
+        L = np.linalg.cholesky(G[np.ix_(took, took)])
+        K = np.asarray(kernel.exact(X, X[A]), dtype=np.float64) - F[:, :i] @ F[A, :i].T
+        cols = solve_triangular(L, K.T, lower=True, check_finite=False).T  # K L⁻ᵀ
+        F[:, i:i + len(A)] = cols
+        np.maximum(d - np.einsum("ij,ij->i", cols, cols), 0.0, out=d)
+        d[A] = 0.0
+        chosen.extend(int(c) for c in A)
     return np.asarray(chosen, dtype=np.int64)
 
 

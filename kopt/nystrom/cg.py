@@ -47,7 +47,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
 
     The kept centers are :func:`center_basis`'s pivoted basis of the drawn centers ``C``.  Where the basis kept far
     fewer centers than were drawn, the preconditioner estimates T from every drawn center (:func:`drawn_gram`), not
-    from the kept ones alone, which the pivoting chose far apart.
+    from the kept ones alone, which the pivoting chose far apart; where ``estimate`` is given, from those rows.
 
     Parameters
     ----------
@@ -57,9 +57,10 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         The drawn centers, dense.
     threads : int, optional
         kopt's worker threads for the drawn centers' product (the same bits on any count).
-    estimate : array of shape (m, d), optional
-        Dense rows of a uniform sample of the training rows, where the centers are not one (randomly pivoted
-        Cholesky's, ``rpcholesky_order``): the preconditioner estimates T from them instead.
+    estimate : array of shape (D, d), optional
+        Dense rows of a uniform sample of the training rows, which the preconditioner estimates T from where the
+        centers are not a uniform sample (randomly pivoted Cholesky's, :func:`kopt.nystrom.centers.rpcholesky_order`;
+        docs/design/auto-centers.md).
 
     Returns
     -------
@@ -134,8 +135,9 @@ class NystromCG:
         Row weights (mean 1).
     threads : int, optional
         kopt's worker threads for the passes.
-    estimate : array of shape (m, d), optional
-        Dense rows of a uniform sample of the rows, where ``C`` is not one (:func:`center_factors`).
+    estimate : array of shape (D, d), optional
+        Dense rows of a uniform sample of the training rows the preconditioner estimates T from, where ``C`` is not
+        a uniform sample (:func:`center_factors`).
 
     Attributes
     ----------

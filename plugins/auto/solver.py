@@ -48,7 +48,7 @@ from kopt.numerics import memory
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 
-from . import columns, large, pairs, planner, scoring, smooth, work
+from . import columns, large, pairs, planner, records, scoring, smooth, work
 
 
 class AutoSolver(Solver):
@@ -559,7 +559,7 @@ class LargeChoice:
     row takes (``start``), the held-out rows' scores (``held_out``) and the held-out rows left out of the final
     solve (``held_rows``)."""
 
-    best: planner.Trial
+    best: records.Trial
     trials: list
     metric: str
     split: str

@@ -337,9 +337,9 @@ def test_bench_family_reports_the_spread_of_the_ratios_over_the_tasks():
     from kopt.cli.bench.family import summary
 
     def fit(index, kind, config, **k):
-        return {"kind": "fit", "status": "ok", "config": config, "task": {"index": index, "kind": kind, "rows": 10}, **k}
+        return {"kind": "fit", "status": "ok", "config": config, "task": {"key": index, "kind": kind, "rows": 10}, **k}
 
-    lines = [{"kind": "data", "task": {"index": i}, "data_mb": 10.0} for i in range(3)] + [
+    lines = [{"kind": "data", "task": {"key": i}, "data_mb": 10.0} for i in range(3)] + [
         fit(0, "binary", "kopt", accuracy=0.90, fit_s=10.0, search_s=4.0, peak_mb=110.0),
         fit(0, "binary", "falkon", accuracy=0.88, fit_s=20.0),
         fit(1, "binary", "kopt", accuracy=0.80, fit_s=30.0, search_s=20.0, peak_mb=60.0),
@@ -347,7 +347,7 @@ def test_bench_family_reports_the_spread_of_the_ratios_over_the_tasks():
         fit(1, "binary", "falkon_hopt", accuracy=0.79, fit_s=10.0, tune_s=20.0),
         fit(2, "regression", "kopt", rmse=0.5, fit_s=5.0, search_s=1.0, peak_mb=30.0),
         fit(2, "regression", "falkon", rmse=0.4, fit_s=5.0),
-        {"kind": "fit", "status": "timed_out", "config": "svc", "task": {"index": 2, "kind": "regression"}},
+        {"kind": "fit", "status": "timed_out", "config": "svc", "task": {"key": 2, "kind": "regression"}},
     ]
     out = summary(lines)
     f = out["spread"]["falkon"]
@@ -373,3 +373,13 @@ def test_bench_family_runs_kopt_on_a_tiny_task_and_skips_falkon_without_its_inte
     assert fits[1]["status"] == "skipped" and "falkon-python" in fits[1]["why"]
     assert lines[-1]["kind"] == "summary" and lines[0]["kind"] == "run"
     assert len((tmp_path / "f.jsonl").read_text().splitlines()) == len(lines)
+    assert fits[0]["task"]["key"] == "5:0" and lines[1]["rows"] == 1500
+
+
+def test_bench_family_takes_the_public_sets_as_tasks_of_their_own(tmp_path, monkeypatch, seeded_data):
+    from kopt.cli.bench import family
+
+    entries = family.public_sets(["higgs-12k", "cal_housing"])
+    assert [(e.key, e.kind) for e in entries] == [("higgs-12k", "binary"), ("cal_housing", "regression")]
+    assert family.spec_of(entries[1])["model"]["loss"] == {"name": "square"}
+    assert family.spec_of(entries[0])["model"]["loss"] == {"name": "auto"}

@@ -4,11 +4,12 @@ The tasks are ``data.source: task-family`` (plugins/datasets/task_family.py): ta
 column count (4 to 60), share of relevant columns (10% to 100%), label noise (0 to 20%), kind (binary, multiclass,
 regression) and rows (10⁴ to 10⁶, capped by ``--max-rows``).  Draw the family from a seed no rule was developed on
 (``--family``): what is reported is the spread of the ratios to the peers over the family (median and worst), not
-one task.
+one task.  ``--sets`` adds the public sets at hand (those of ``kopt bench defaults``) as tasks of their own.
 
 Configurations, each fit in a process of its own with a time limit:
 
-* ``kopt``: the spec that names only the data, the square loss and a Gaussian kernel (``solver: auto``);
+* ``kopt``: the spec ``KernelClassifier()`` / ``KernelRegressor()`` fit: the data, the loss left to auto (the square
+  loss for a real target) and a Gaussian kernel (``solver: auto``);
 * ``falkon``: Falkon at M = 4,096, σ picked by hand among 0.5, 1 and 2 times scikit-learn's scale rule by its test
   score (each σ its own fit; the line's fit is the chosen σ's);
 * ``falkon_hopt``: ``falkon.hopt``'s NystromCompReg on 20,000 rows (a σ per column, the penalty, the centers), then
@@ -26,6 +27,7 @@ ratio) and kopt's fit over the peer's, then their median and worst over the fami
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -45,30 +47,54 @@ TEST_ROWS = 20_000
 SVC_ROWS = 50_000
 
 
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One task of the benchmark: a generated task of the family, or a public set.  ``key`` names it in the lines
+    (``F:I`` for task I of family F, the set's name); ``kind`` is binary, multiclass or regression; ``data`` the
+    spec's data section; ``info`` what the lines say of it."""
+
+    key: str
+    kind: str
+    data: dict
+    info: dict
+
+    def describe(self) -> dict:
+        return {"key": self.key, "kind": self.kind, **self.info}
+
+
 def data_spec(family, index, rows):
     return {"source": "task-family", "options": {"family": int(family), "index": int(index), "rows": int(rows),
                                                  "test_rows": TEST_ROWS}}
 
 
-def spec_of(family, index, rows, kind):
-    """The defaults' spec: the data, the square loss (on class labels, or the real target) and a Gaussian kernel."""
-    target = "real" if kind == "regression" else "binary"
-    return {"name": f"family_{family}_{index}_{rows}", "data": data_spec(family, index, rows),
-            "model": {"loss": {"name": "square", "target": target}, "kernel": {"name": "gaussian"}},
+def spec_of(entry):
+    """The defaults' spec, as ``KernelClassifier()`` and ``KernelRegressor()`` fit: the data, the loss left to auto
+    for class labels (the square loss for a real target) and a Gaussian kernel."""
+    loss = {"name": "square"} if entry.kind == "regression" else {"name": "auto"}
+    return {"name": f"family_{entry.key.replace(':', '_')}", "data": dict(entry.data),
+            "model": {"loss": loss, "kernel": {"name": "gaussian"}},
             "output": {"model": False, "report": False, "plot": False}}
 
 
 def tasks(family, count, first=0, max_rows=None, rows=None):
     """The family's tasks ``first .. first + count - 1`` with their rows (``rows`` given, else the draw's, at most
     ``max_rows``)."""
-    from kopt_plugins.datasets.task_family import Task, draw
+    from kopt_plugins.datasets.task_family import draw
 
     out = []
     for i in range(first, first + count):
         t = draw(family, i)
         n = int(rows) if rows else min(t.rows, int(max_rows)) if max_rows else t.rows
-        out.append(Task(**{**t.__dict__, "rows": n}))
+        out.append(Entry(f"{family}:{i}", t.kind, data_spec(family, i, n), {**t.describe(), "rows": n}))
     return out
+
+
+def public_sets(names):
+    """The public sets ``names`` (``kopt bench defaults``' sets and their splits) as tasks."""
+    from .defaults import SETS
+
+    kinds = {"binary": "binary", "multiclass": "multiclass", "real": "regression"}
+    return [Entry(name, kinds[SETS[name][1]], dict(SETS[name][0]), {"set": name}) for name in names]
 
 
 # -- the child processes --------------------------------------------------------------------------------
@@ -76,28 +102,35 @@ def _score(metrics, kind):
     return {"rmse": metrics.get("rmse")} if kind == "regression" else {"accuracy": metrics.get("accuracy")}
 
 
-def run_kopt(family, index, rows, kind):
+def run_kopt(entry):
     import kopt
 
-    r = kopt.solve(spec_of(family, index, rows, kind), progress=True)  # auto's log on stderr
+    kind = entry.kind
+    r = kopt.solve(spec_of(entry), progress=True)  # auto's log on stderr
     auto = r.auto or {}
     return {**_score(r.metrics, kind), "fit_s": r.timings["fit_s"] + r.timings.get("auto_s", 0.0),
             "search_s": r.timings.get("auto_s", 0.0), "success": r.success,
-            "auto": {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "held_out")},
+            "auto": {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "held_out",
+                                              "loss", "centers_rule")},
             "stages": [{k: t.get(k) for k in ("centers", "bandwidth_factor", "lam", "score", "seconds", "rows",
                                               "cg_steps")} for t in auto.get("trials") or []],
             "detail": f"solver auto -> {auto.get('route')}, {auto.get('centers')} centers"}
 
 
-def run_svc(family, index, rows, kind):
+def run_svc(entry):
+    import scipy.sparse as sp
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC, SVR
 
     from ...data import load_data
 
-    ds = load_data(data_spec(family, index, rows))
-    scaler = StandardScaler().fit(ds.X)
-    X, Xt = scaler.transform(ds.X), scaler.transform(ds.X_test)
+    kind = entry.kind
+    ds = load_data(entry.data)
+    if sp.issparse(ds.X):  # sparse rows as they are (kopt's standardize: auto leaves them too)
+        X, Xt = ds.X, ds.X_test
+    else:
+        scaler = StandardScaler().fit(ds.X)
+        X, Xt = scaler.transform(ds.X), scaler.transform(ds.X_test)
     y, yt = np.asarray(ds.y), np.asarray(ds.y_test)
     fits = []
     for C in (10.0, 1.0):
@@ -115,7 +148,7 @@ def run_svc(family, index, rows, kind):
 
 
 def child_main(argv=None):
-    """``python -m kopt.cli.bench.family --child CONFIG --family F --index I --rows N --kind K``: one JSON line."""
+    """``python -m kopt.cli.bench.family --child CONFIG --entry JSON``: one JSON line."""
     import argparse
 
     from ...numerics.memory import peak_rss_mb
@@ -123,13 +156,10 @@ def child_main(argv=None):
 
     ap = argparse.ArgumentParser(prog="python -m kopt.cli.bench.family")
     ap.add_argument("--child", choices=("kopt", "svc"), required=True)
-    ap.add_argument("--family", type=int, required=True)
-    ap.add_argument("--index", type=int, required=True)
-    ap.add_argument("--rows", type=int, required=True)
-    ap.add_argument("--kind", required=True)
+    ap.add_argument("--entry", required=True, help="the task as JSON: key, kind, data, info")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    out = (run_kopt if a.child == "kopt" else run_svc)(a.family, a.index, a.rows, a.kind)
+    out = (run_kopt if a.child == "kopt" else run_svc)(Entry(**json.loads(a.entry)))
     out.update(status="ok", peak_mb=peak_rss_mb(), machine=machine())
     from ...files.atomic import dumps
 
@@ -138,21 +168,23 @@ def child_main(argv=None):
 
 
 # -- the parent ----------------------------------------------------------------------------------------
-def _write_rows(task, folder):
-    """The task's rows as ``.npy`` files for the Falkon child (it does not import kopt)."""
+def _write_rows(entry, folder):
+    """The task's rows as ``.npy`` files for the Falkon child (it does not import kopt); sparse rows densified."""
+    import scipy.sparse as sp
+
     from ...data import load_data
 
-    ds = load_data(data_spec(task.family, task.index, task.rows))
+    ds = load_data(entry.data)
     for name, a in (("X", ds.X), ("y", ds.y), ("Xt", ds.X_test), ("yt", ds.y_test)):
-        np.save(os.path.join(folder, f"{name}.npy"), np.asarray(a))
+        a = a.toarray() if sp.issparse(a) else a
+        np.save(os.path.join(folder, f"{name}.npy"), np.asarray(a, dtype=np.float32 if name.startswith("X") else None))
 
 
 def fit_line(task, config, time_limit, falkon_python, scratch, log_file=None):
     from .scale import run_child
 
     if config in ("kopt", "svc"):
-        args = ["--child", config, "--family", str(task.family), "--index", str(task.index), "--rows",
-                str(task.rows), "--kind", task.kind]
+        args = ["--child", config, "--entry", json.dumps(dataclasses.asdict(task))]
         return run_child(args, time_limit, log_file, _command=[sys.executable, "-m", "kopt.cli.bench.family"])
     if not falkon_python:
         return {"status": "skipped", "why": "no --falkon-python: the interpreter Falkon is installed in"}
@@ -165,10 +197,12 @@ def bench(family_tasks, configs, time_limit, falkon_python=None, out=None, svc_r
           log=print) -> list:
     """Every (task, config) line, then the summary line; each appended to ``out`` as it comes."""
     from ...files.atomic import dumps
-    from .roofline import machine
-    from .scale import prepare, revision  # noqa: F401  (revision: the commit of every line)
+    from .roofline import machine, run_record
 
-    base = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": revision()}
+    # every line says when, at which commit, by which command and on which machine (a child's own record is kept)
+    base = {**run_record(), "machine": machine()}
+    if command:
+        base["command"] = command
     lines = []
 
     def emit(line):
@@ -180,20 +214,21 @@ def bench(family_tasks, configs, time_limit, falkon_python=None, out=None, svc_r
             with open(out, "a", encoding="utf-8") as fh:
                 fh.write(text + "\n")
 
-    emit({"kind": "run", "command": command, "machine": machine(), "configs": list(configs)})
+    emit({"kind": "run", "configs": list(configs)})
     for task in family_tasks:
-        emit({"kind": "data", "task": task.describe(), **_prepared(task)})
+        prepared = _prepared(task)
+        emit({"kind": "data", "task": task.describe(), **prepared})
         scratch = tempfile.mkdtemp(prefix="kopt-family-")
         try:
             if any(c.startswith("falkon") for c in configs) and falkon_python:
                 _write_rows(task, scratch)
             for config in configs:
                 head = {"kind": "fit", "task": task.describe(), "config": config, "time_limit_s": time_limit}
-                if config == "svc" and task.rows > svc_rows:
+                if config == "svc" and prepared["rows"] > svc_rows:
                     emit({**head, "status": "skipped", "why": f"more than {svc_rows:,} rows"})
                     continue
-                log(f"kopt bench family: task {task.index} ({task.kind}, {task.d} columns, {task.rows:,} rows) "
-                    f"{config}", file=sys.stderr, flush=True)
+                log(f"kopt bench family: {task.key} ({task.kind}, {prepared['rows']:,} rows) {config}",
+                    file=sys.stderr, flush=True)
                 emit({**head, **fit_line(task, config, time_limit, falkon_python, scratch,
                                          out + ".log" if out else None)})
         finally:
@@ -209,8 +244,11 @@ def _prepared(task):
 
     t0 = time.perf_counter()
     with drawing(True):
-        ds = load_data(data_spec(task.family, task.index, task.rows))
-    return {"seconds": round(time.perf_counter() - t0, 2), "data_mb": round(ds.X.nbytes / 2**20, 1)}
+        ds = load_data(task.data)
+    X = ds.X
+    nbytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr") else X.nbytes
+    return {"seconds": round(time.perf_counter() - t0, 2), "data_mb": round(nbytes / 2**20, 1),
+            "rows": int(X.shape[0]), "columns": int(X.shape[1])}
 
 
 def ratios(lines) -> list:
@@ -220,8 +258,8 @@ def ratios(lines) -> list:
     fits = {}
     for ln in lines:
         if ln.get("kind") == "fit" and ln.get("status") == "ok":
-            fits[(ln["task"]["index"], ln["config"])] = ln
-    data = {ln["task"]["index"]: ln.get("data_mb") for ln in lines if ln.get("kind") == "data"}
+            fits[(ln["task"]["key"], ln["config"])] = ln
+    data = {ln["task"]["key"]: ln.get("data_mb") for ln in lines if ln.get("kind") == "data"}
     out = []
     for (index, config), k in sorted(fits.items()):
         if config != "kopt":
@@ -230,7 +268,7 @@ def ratios(lines) -> list:
             p = fits.get((index, peer))
             if p is None:
                 continue
-            row = {"index": index, "kind": k["task"]["kind"], "rows": k["task"]["rows"], "peer": peer}
+            row = {"key": index, "kind": k["task"]["kind"], "rows": k["task"].get("rows"), "peer": peer}
             if k["task"]["kind"] == "regression":
                 row["rmse_ratio"] = k["rmse"] / p["rmse"]
             else:
@@ -264,16 +302,19 @@ def summary(lines) -> dict:
 
 
 def family(args) -> int:
-    """``kopt bench family`` (args: family, tasks, first, rows, max_rows, configs, time_limit, falkon_python, out)."""
+    """``kopt bench family`` (args: family, tasks, first, rows, max_rows, sets, configs, time_limit, falkon_python,
+    svc_rows, out)."""
     from ...errors import KoptError
+    from .defaults import SETS
+    from .runs import chosen_sets
 
     configs = list(args.configs or CONFIGS)
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         raise KoptError(f"unknown configuration {', '.join(unknown)}; configurations: {', '.join(CONFIGS)}")
-    chosen = tasks(args.family, args.tasks, args.first, args.max_rows, args.rows)
-    command = "kopt bench family " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "kopt bench family"
-    bench(chosen, configs, args.time_limit, args.falkon_python, args.out, args.svc_rows, command)
+    chosen = tasks(args.family, args.tasks, args.first, args.max_rows, args.rows) if args.tasks else []
+    chosen += public_sets(chosen_sets(args.sets, SETS)) if args.sets else []
+    bench(chosen, configs, args.time_limit, args.falkon_python, args.out, args.svc_rows)
     return 0
 
 

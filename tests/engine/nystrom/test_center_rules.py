@@ -5,21 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import clustered_rows as _clustered
 
 import kopt
 from kopt.nystrom import NystromCG
 from kopt.nystrom.centers import RPC_ROWS_SHARE, center_order, rpcholesky_order, rpcholesky_pool
 from kopt.running.assemble import assemble
-
-
-def _clustered(n, seed=0):
-    """90% of the rows in three tight clusters, the rest spread over a square: uniform centers crowd the clusters."""
-    rng = np.random.default_rng(seed)
-    tight = rng.random(n) < 0.9
-    middles = np.array([[-1.5, 0.5], [1.0, -1.0], [0.5, 1.5]])
-    X = np.where(tight[:, None], middles[rng.integers(0, 3, n)] + 0.05 * rng.standard_normal((n, 2)),
-                 rng.uniform(-3, 3, (n, 2)))
-    return X, np.sin(2 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.01 * rng.standard_normal(n)
 
 
 def _spec(rule="uniform", count=64, solver="krr_nystrom", lam=1e-7, seed=0):
