@@ -123,3 +123,17 @@ def test_three_partitions_every_class_one_vs_rest(client):
                                atol=5e-3)
     assert many.objective == pytest.approx(one.objective, rel=2 * TOL)
     assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=0.01)
+
+
+@pytest.mark.slow
+def test_column_scales_apply_on_the_partitions_as_on_one_machine(client):
+    """data.column_scales (solver: auto's per-column length scales) multiply the standardized columns on the workers
+    too, and a column of scale 0 is left out there as on one machine: the same centers and model."""
+    spec = _spec()
+    spec["data"]["column_scales"] = [1.0, 0.5, 0.0] + [1.0] * 25
+    one = kopt.solve(spec)
+    many = _on(client, spec)
+    a, b = one.model.predictor.arrays["support"], many.model.predictor.arrays["support"]
+    assert a.shape == b.shape == (a.shape[0], 27)
+    np.testing.assert_array_equal(a, b)
+    assert many.objective == pytest.approx(one.objective, rel=2 * TOL)
