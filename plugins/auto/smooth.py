@@ -102,7 +102,8 @@ def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, b
     M, n, d, outputs = int(cg.M), int(X.shape[0]), int(problem.d), int(Y.shape[1])
     budget.count(work.cg_factors(M))
     offset = best_offset(loss, Y, ws)
-    positions, more = estimate_positions(problem.rng("newton_estimate"), n, d, np.asarray(centers), M)
+    positions, more = estimate_positions(problem.rng("newton_estimate"), n, d, np.asarray(centers), M,
+                                         problem.features.centers == "uniform")
     rows = NewtonRows(cg, loss, Y, offset, ws, estimate=positions)
     estimate_rows = _rows.dense(X, xp.asarray(positions), xp, problem.dtype) if more else None
     step = work.cg_step(n, M, d, outputs)
