@@ -86,9 +86,11 @@ def estimate_count(n, d, drawn, M):
     return int(min(n, max(drawn, rows)))
 
 
-def estimate_positions(rng, n, d, centers, M):
+def estimate_positions(rng, n, d, centers, M, uniform=True):
     """The rows the preconditioner estimates T_D from: the drawn ``centers`` and, where ``estimate_count`` asks
     for more, rows drawn by ``rng`` from the others; sorted positions, and whether there are more than the centers.
+    Centers not drawn uniformly (``uniform`` False: ``model.features.centers: rpcholesky``, which keeps them far
+    apart) are no sample of the rows: the estimate's rows are then all drawn by ``rng``.
 
     Parameters
     ----------
@@ -100,6 +102,8 @@ def estimate_positions(rng, n, d, centers, M):
         The drawn centers' positions.
     M : int
         The kept centers.
+    uniform : bool, optional
+        Whether the centers are a uniform sample of the rows.
 
     Returns
     -------
@@ -119,6 +123,8 @@ def estimate_positions(rng, n, d, centers, M):
     """
     centers = np.asarray(centers, dtype=np.int64)
     count = estimate_count(n, d, len(centers), M)
+    if not uniform:
+        return np.sort(rng.choice(n, size=count, replace=False)), True
     if count <= len(centers):
         return centers, False
     others = rng.choice(n - len(centers), size=count - len(centers), replace=False)

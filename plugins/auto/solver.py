@@ -399,13 +399,17 @@ class AutoSolver(Solver):
 
         best = found.best
         kernel = self._chosen_kernel(problem, best.bandwidth)
+        # the screen's own work budget: where the square loss stands, the grown centers see the search's as before
+        screen = work.Budget(smooth.screen_work(len(rows), int(best.centers), int(problem.d)), budget.seconds,
+                             rule="the loss screen's own")
         paths = []
         for name in smooth.AUTO_LOSSES:
             loss = registry().get("loss", name)()
             paths.append(smooth.loss_path(problem, loss, rows, va, found.centers, kernel, best.lam, chosen.metric,
-                                          budget.share(budget.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log))
+                                          screen.share(screen.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log))
         picked, chosen.loss_record = smooth.choose_loss(problem, first.full_score, first.full_rows, paths,
                                                         chosen.metric)
+        chosen.loss_record["work_flops"] = screen.spent
         log(f"auto: loss: {chosen.loss_record['why']}")
         for path in paths:
             if path is not None:

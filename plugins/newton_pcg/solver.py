@@ -110,7 +110,7 @@ class NystromNewton(NystromSolver):
                            dtype=problem.dtype, weights=weights, threads=self.n_threads)
             offset = best_offset(problem.loss, Y, weights)
             positions, more = estimate_positions(problem.rng("newton_estimate"), problem.n, problem.d,
-                                                 state["centers"], cg.M)
+                                                 state["centers"], cg.M, problem.features.centers == "uniform")
             rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=positions)
             rows.estimate_rows = dense_centers(problem, positions) if more else None
             state["Y"] = Y
