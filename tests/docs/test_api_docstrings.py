@@ -86,7 +86,8 @@ CALLABLES = [n for n in _public_names() if _documented(n)]
 EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSystem", "kopt.nystrom.passes.RowPass",
                    "kopt.contract.components.Loss", "kopt.contract.components.Kernel")
 #: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
-METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes")
+METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
+                                       "kopt.nystrom.factors")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
