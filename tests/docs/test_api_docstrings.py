@@ -87,7 +87,7 @@ EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSyst
                    "kopt.contract.components.Loss", "kopt.contract.components.Kernel")
 #: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
 METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
-                                       "kopt.nystrom.factors", "kopt.nystrom.newton")
+                                       "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
