@@ -23,7 +23,6 @@ asked -- the weighted mean of z_j z_jᵀ over those rows is made afresh (:func:`
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,9 +30,6 @@ from ..contract.components import Kernel
 from ..numerics.backend import get_namespace
 from ..numerics.linalg import released_trsm, solve_triangular
 from ..numerics.threads import blas_threads, parallel_map
-
-if TYPE_CHECKING:
-    from .cg import NystromCG
 
 #: rows of P's lower triangle written per block (:meth:`CenterFactors.factor`): three BLOCK × M float64 temporaries
 #: per worker thread
@@ -240,8 +236,9 @@ class CenterFactors:
         return mean_weight / self.M if self.per_center else mean_weight
 
     @property
-    def owner(self) -> NystromCG | None:
-        """The CG whose scale and λ the factor is (CGs on other row weights may share the buffer), or None.
+    def owner(self) -> object | None:
+        """The :class:`NystromCG` whose scale and λ the factor is (CGs on other row weights may share the buffer), or
+        None.
 
         Held by a weak reference: the CG holds these factors, and a reference back would make a cycle that only the
         garbage collector frees, keeping the M × M buffer alive after its CG.
@@ -261,7 +258,7 @@ class CenterFactors:
         return None if self._owner is None else self._owner()
 
     @owner.setter
-    def owner(self, cg):
+    def owner(self, cg: object | None) -> None:
         self._owner = None if cg is None else weakref.ref(cg)
 
     def _write_product(self, scale, threads=1, block=BLOCK):

@@ -35,8 +35,6 @@ square loss on the final margin rows, their system made from nothing, whose bits
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -44,10 +42,15 @@ from ..numerics import rows as _rows
 from ..numerics import threads as _threads_mod
 from ..numerics.backend import get_namespace, to_numpy
 from ..numerics.linalg import cho_solve, solve_triangular
-from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks, solve_upper_transposed
-
-if TYPE_CHECKING:
-    from .system import NystromSystem
+from .system import (
+    CHUNK_ENTRIES,
+    SCORE_ENTRIES,
+    NystromSystem,
+    blas_held,
+    kernel_chunks,
+    row_chunks,
+    solve_upper_transposed,
+)
 
 #: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
 MAX_STEPS = 50

@@ -85,9 +85,14 @@ CALLABLES = [n for n in _public_names() if _documented(n)]
 #: service) or implements (the Loss and Kernel contracts)
 EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSystem", "kopt.nystrom.passes.RowPass",
                    "kopt.contract.components.Loss", "kopt.contract.components.Kernel")
+#: parameters whose class lives in a layer above the contract (the spec, kopt.spec.Spec; a run's context,
+#: kopt.running): the contract may not import it, not even for type checking (tests/engine/test_layers.py), so the
+#: docstring names the type and the signature does not
+UPPER_LAYER_PARAMETERS = ("spec", "run")
 #: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
 METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
-                                       "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers")
+                                       "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers",
+                                       "kopt.nystrom.solver")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
@@ -160,7 +165,8 @@ def _missing_method_sections(owner: type, name: str) -> list[str]:
         missing.append("Returns (or annotate -> None)")
     if _raises(func) and not doc["Raises"]:
         missing.append(f"Raises ({', '.join(sorted(set(_raises(func))))})")
-    unhinted = [p.name for p in params if p.annotation is inspect.Parameter.empty]
+    unhinted = [p.name for p in params
+                if p.annotation is inspect.Parameter.empty and p.name not in UPPER_LAYER_PARAMETERS]
     if unhinted:
         missing.append(f"type hints on {', '.join(unhinted)}")
     if sig.return_annotation is inspect.Signature.empty:
