@@ -99,6 +99,10 @@ class CenterFactors:
         The upper factor; it is handed over: its strict lower triangle is overwritten by the preconditioner's factor.
     gram : ndarray of shape (M, M), optional
         The drawn centers' estimate of T (:func:`drawn_gram`), used instead of U Uᵀ / M where given.
+    source : tuple, optional
+        ``(kernel, kept rows, drawn rows, kept)``: the kernel, the kept centers' and every drawn center's dense rows
+        and the kept ones' positions among the drawn, from which :meth:`factor` weighs the estimate of T
+        (:func:`center_factors` gives it; without it a weighted factor is refused).
 
     Attributes
     ----------
@@ -342,6 +346,8 @@ class CenterFactors:
         ------
         numpy.linalg.LinAlgError
             P is not positive definite (the buffer's U is intact).
+        ValueError
+            ``weights`` are given to factors made without their centers' rows (``source``).
 
         Examples
         --------
@@ -355,8 +361,10 @@ class CenterFactors:
         >>> factors.factor(factors.scale_for(1.0), 1e-3)
         >>> factors.factored, factors.l_diag.shape
         (True, (20,))
-        >>> factors.factor(factors.scale_for(1.0), 1e-3, weights=np.full(20, 0.5))  # half the curvature everywhere
-        >>> factors.factored
+        >>> from kopt.nystrom import center_factors
+        >>> kept_rows, made = center_factors(kernel, X[:20])  # factors that keep their centers' rows
+        >>> made.factor(made.scale_for(1.0), 1e-3, weights=np.full(20, 0.5))  # half the curvature at every center
+        >>> made.factored
         True
         """
         xp, U = self.xp, self.U
