@@ -119,19 +119,17 @@ def main(argv=None):
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    from kopt.cli.bench.roofline import machine
-    from kopt.cli.bench.scale import revision
+    from kopt.cli.bench.roofline import run_record
 
-    head = {"kind": "run", "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": revision(),
-            "command": "python docs/benchmarks/center_rules.py " + " ".join(sys.argv[1:]), "machine": machine()}
-    lines = [head]
+    stamp = run_record()  # each line says which run made it
+    lines = []
     for i in range(a.first, a.first + a.tasks):
         for line in measure(a.family, i, a.rows, a.centers):
-            lines.append(line)
+            lines.append({**line, **stamp})
             print(json.dumps(line), flush=True)
     for M in a.centers:
         for rule in ("uniform", "rpcholesky"):
-            mine = [ln for ln in lines[1:] if ln["M"] == M and ln["rule"] == rule]
+            mine = [ln for ln in lines if ln["M"] == M and ln["rule"] == rule]
             print(f"M {M} {rule}: mean cg steps {np.mean([ln['cg_steps'] for ln in mine]):.1f}, "
                   f"center seconds {np.mean([ln['center_seconds'] for ln in mine]):.2f}", file=sys.stderr)
     if a.out:
