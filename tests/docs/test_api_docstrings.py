@@ -86,13 +86,13 @@ CALLABLES = [n for n in _public_names() if _documented(n)]
 EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSystem", "kopt.nystrom.passes.RowPass",
                    "kopt.contract.components.Loss", "kopt.contract.components.Kernel")
 #: parameters whose class lives in a layer above the contract (the spec, kopt.spec.Spec; a run's context,
-#: kopt.running): the contract may not import it, not even for type checking (tests/engine/test_layers.py), so the
-#: docstring names the type and the signature does not
-UPPER_LAYER_PARAMETERS = ("spec", "run")
+#: kopt.running; a predictor's context, kopt.models.model.PredictContext): the contract may not import it, not even
+#: for type checking (tests/engine/test_layers.py), so the docstring names the type and the signature does not
+UPPER_LAYER_PARAMETERS = ("spec", "run", "context")
 #: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
 METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
                                        "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers",
-                                       "kopt.nystrom.solver")
+                                       "kopt.nystrom.solver", "kopt.contract.components")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
