@@ -92,7 +92,8 @@ UPPER_LAYER_PARAMETERS = ("spec", "run", "context")
 #: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
 METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
                                        "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers",
-                                       "kopt.nystrom.solver", "kopt.contract.components")
+                                       "kopt.nystrom.solver", "kopt.contract.components", "kopt.contract.iterative",
+                                       "kopt.contract.problem", "kopt.contract.options")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
