@@ -93,7 +93,8 @@ UPPER_LAYER_PARAMETERS = ("spec", "run", "context")
 METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
                                        "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers",
                                        "kopt.nystrom.solver", "kopt.contract.components", "kopt.contract.iterative",
-                                       "kopt.contract.problem", "kopt.contract.options", "kopt.models.model")
+                                       "kopt.contract.problem", "kopt.contract.options", "kopt.models.model",
+                                       "kopt.spec")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
