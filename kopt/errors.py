@@ -89,7 +89,7 @@ class SpecError(KoptError, ValueError):
         self.value = value
         super().__init__(self._format())
 
-    def relabel(self, source):
+    def relabel(self, source: str) -> SpecError:
         """This error in another face's words: the CLI's ``--validation 0.2`` for ``kopt.tune``'s ``validation``.
 
         Parameters
@@ -101,6 +101,13 @@ class SpecError(KoptError, ValueError):
         -------
         SpecError
             The same error (same class, detail, path and parameter) with ``source`` in front.
+
+        Examples
+        --------
+        >>> from kopt import SpecError
+        >>> error = SpecError("expected a share between 0 and 1", source="validation", value=2.0)
+        >>> print(error.relabel("--validation 2.0"))
+        --validation 2.0: expected a share between 0 and 1
         """
         return type(self)(self.detail, source=source, path=self.path, line=self.line, column=self.column,
                           parameter=self.parameter, value=self.value)
