@@ -94,7 +94,9 @@ METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "k
                                        "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers",
                                        "kopt.nystrom.solver", "kopt.contract.components", "kopt.contract.iterative",
                                        "kopt.contract.problem", "kopt.contract.options", "kopt.models.model",
-                                       "kopt.spec", "kopt.errors", "kopt.testing.solvers")
+                                       "kopt.spec", "kopt.errors", "kopt.testing.solvers",
+                                       "kopt.sklearn.base", "kopt.sklearn.classifier", "kopt.sklearn.regressor",
+                                       "kopt.sklearn.gp")
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
