@@ -89,14 +89,11 @@ EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSyst
 #: kopt.running; a predictor's context, kopt.models.model.PredictContext): the contract may not import it, not even
 #: for type checking (tests/engine/test_layers.py), so the docstring names the type and the signature does not
 UPPER_LAYER_PARAMETERS = ("spec", "run", "context")
-#: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
-METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg", "kopt.nystrom.system", "kopt.nystrom.passes",
-                                       "kopt.nystrom.factors", "kopt.nystrom.newton", "kopt.nystrom.centers",
-                                       "kopt.nystrom.solver", "kopt.contract.components", "kopt.contract.iterative",
-                                       "kopt.contract.problem", "kopt.contract.options", "kopt.models.model",
-                                       "kopt.spec", "kopt.errors", "kopt.testing.solvers",
-                                       "kopt.sklearn.base", "kopt.sklearn.classifier", "kopt.sklearn.regressor",
-                                       "kopt.sklearn.gp")
+#: modules whose public classes' methods are not checked yet, each with the reason; every other module's are, so a
+#: new public class joins the check as it lands
+METHODS_PENDING = {
+    "kopt.nystrom.smooth": "the smooth-loss Newton service is still being written; its docstrings come with it",
+}
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
@@ -133,7 +130,7 @@ METHODS = _public_methods()
 
 def _method_checked(dotted: str) -> bool:
     owner, _ = METHODS[dotted]
-    return owner.__module__ in METHODS_CHECKED
+    return owner.__module__ not in METHODS_PENDING
 
 
 def _raises(func) -> list[str]:
@@ -249,6 +246,16 @@ def test_method_docstring_examples_run(dotted, tmp_path, monkeypatch):
             runner.run(test)
     summary = runner.summarize(verbose=False)
     assert summary.failed == 0, f"{dotted}: {summary.failed} of {summary.attempted} examples failed (output above)"
+
+
+def test_a_pending_module_still_has_gaps():
+    """A module leaves :data:`METHODS_PENDING` once its methods are complete: the check then keeps them so."""
+    modules = {owner.__module__ for owner, _ in METHODS.values()}
+    for module in METHODS_PENDING:
+        assert module in modules, f"{module} has no public class's methods: take it off METHODS_PENDING"
+        gaps = [d for d, (owner, name) in METHODS.items()
+                if owner.__module__ == module and _missing_method_sections(owner, name)]
+        assert gaps, f"{module}'s methods are complete: take it off METHODS_PENDING"
 
 
 def test_the_method_walk_finds_the_service_and_the_contract():
