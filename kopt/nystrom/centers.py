@@ -322,8 +322,8 @@ def center_basis(kernel: Kernel, C: np.ndarray, tol: float = CENTER_TOLERANCE) -
     # rank x rank block is compacted in R's own buffer (a copy held R and U at once)
     U = leading_rows(c, rank)[:, :rank]
     if rank * rank <= COMPACT_SHARE * c.size:
-        # far fewer kept than drawn: U in a buffer of its own, and R's M x M buffer freed (a view kept it alive for the
-        # whole solve: 8,192 drawn and 2,839 kept at 10⁶ rows of 6 columns held 512 MiB for 64 MB of U)
+        # far fewer kept than drawn: U in a buffer of its own, and R's M x M buffer freed (a view would keep the drawn
+        # centers' M x M float64 alive for the whole solve, for a far smaller U)
         U = np.array(U, order="F")
     del c, R
     for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place

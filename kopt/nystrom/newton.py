@@ -22,7 +22,7 @@ What one step costs (:meth:`HingeNewton.step`):
   (:meth:`NystromSystem.hold_factor`).  While λ is the same and at most :data:`STALE_SHARE` of M rows crossed the
   margin since it was made, a step solves with it by Woodbury's identity (:meth:`HingeNewton._woodbury`: the crossed
   rows' features through L⁻¹, 2 M² flops a row, and a k × k system) instead of a new factor; after the first steps
-  of a λ few rows cross (w8a, 4,096 centers: 992, 345, 62, 8, 2).  Two solves give the bias's border.
+  of a λ few rows cross (docs/design/squared-hinge-newton.md).  Two solves give the bias's border.
 
 The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
 of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
@@ -52,7 +52,8 @@ from .system import (
     solve_upper_transposed,
 )
 
-#: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
+#: Newton steps of one class at most: far more than the finite Newton method of the L2-SVM takes to converge
+#: (docs/design/squared-hinge-newton.md)
 MAX_STEPS = 50
 #: a full step whose objective rose by more than this share of it is cut back by the line search (smaller rises are the
 #: passes' rounding near the minimiser)
