@@ -323,7 +323,7 @@ def center_basis(kernel: Kernel, C: np.ndarray, tol: float = CENTER_TOLERANCE) -
     U = leading_rows(c, rank)[:, :rank]
     if rank * rank <= COMPACT_SHARE * c.size:
         # far fewer kept than drawn: U in a buffer of its own, and R's M x M buffer freed (a view would keep the drawn
-        # centers' M x M float64 alive for the whole solve, for a far smaller U)
+        # centers' M x M float64 alive for the whole solve, for a far smaller U: docs/design/memory.md)
         U = np.array(U, order="F")
     del c, R
     for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
