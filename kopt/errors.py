@@ -77,7 +77,8 @@ class SpecError(KoptError, ValueError):
 
     exit_status = 2
 
-    def __init__(self, message, *, source=None, path=None, line=None, column=None, parameter=None, value=None):
+    def __init__(self, message: str, *, source: str | None = None, path: str | None = None, line: int | None = None,
+                 column: int | None = None, parameter: str | None = None, value: object = None) -> None:
         if source is None and parameter is not None:
             source = f"{parameter}={value!r}"
         self.source = source
@@ -255,7 +256,7 @@ class Terminated(SystemExit):
     143
     """
 
-    def __init__(self, code=143):
+    def __init__(self, code: int = 143) -> None:
         super().__init__(code)
 
 

@@ -95,7 +95,7 @@ class Component:
     #: parameters that must be given.
     required: ClassVar[tuple] = ()
 
-    def __init__(self, **params):
+    def __init__(self, **params: object) -> None:
         #: the parameters as a typed, frozen object (:mod:`kopt.contract.options`), schema defaults filled in
         self.options = build_options(type(self), params)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..contract.components import Kernel, Loss, Predictor
 from ..data.preprocess import Preprocessor
 from ..errors import KoptError, ModelFileError
 from ..files import sets as fileset
@@ -101,7 +102,8 @@ class Model:
     (3, 2)
     """
 
-    def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None, calibration=None):
+    def __init__(self, predictor: Predictor, preprocessor: Preprocessor, *, spec: dict, kernel: Kernel, loss: Loss,
+                 backend: Backend | None = None, info: dict | None = None, calibration: dict | None = None) -> None:
         self.predictor = predictor
         self.preprocessor = preprocessor
         self.spec = spec  # resolved spec (dict)

@@ -67,7 +67,8 @@ class Spec:
     ('square', {'name': 'gaussian'})
     """
 
-    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path, given: dict | None = None):
+    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path,
+                 given: dict | None = None) -> None:
         self.data = data
         self.source = source
         self.positions = positions

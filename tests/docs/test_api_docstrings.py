@@ -248,6 +248,26 @@ def test_method_docstring_examples_run(dotted, tmp_path, monkeypatch):
     assert summary.failed == 0, f"{dotted}: {summary.failed} of {summary.attempted} examples failed (output above)"
 
 
+def _unhinted(func) -> list[str]:
+    """The parameters of a signature without a type hint (``self``, ``*args``, ``**kwargs`` aside), and ``return``."""
+    sig = inspect.signature(func)
+    missing = [p.name for i, p in enumerate(sig.parameters.values())
+               if i and p.annotation is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               and p.name not in UPPER_LAYER_PARAMETERS]
+    return missing + (["return"] if sig.return_annotation is inspect.Signature.empty else [])
+
+
+def test_constructors_have_type_hints():
+    """A public class's own constructor is typed as its methods are (``-> None``)."""
+    found = []
+    for dotted in CALLABLES:
+        cls = _resolve(dotted)
+        init = cls.__dict__.get("__init__") if inspect.isclass(cls) else None
+        if inspect.isfunction(init) and cls.__module__ not in METHODS_PENDING and _unhinted(init):
+            found.append(f"{dotted}: {', '.join(_unhinted(init))}")
+    assert not found, "constructors without type hints: " + "; ".join(found)
+
+
 def test_a_pending_module_still_has_gaps():
     """A module leaves :data:`METHODS_PENDING` once its methods are complete: the check then keeps them so."""
     modules = {owner.__module__ for owner, _ in METHODS.values()}
