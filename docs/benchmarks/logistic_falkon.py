@@ -166,10 +166,13 @@ def main(argv=None):
         ratios = {"fit": kopt_line["fit_s"] / same["fit_s"], "peak_memory": kopt_line["peak_mb"] / same["peak_mb"],
                   "accuracy_points": 100 * (kopt_line["accuracy"] - same["accuracy"])}
         print(json.dumps({"kopt / falkon_same": ratios}))
-    from kopt.cli.bench.roofline import machine, run_record
+    from kopt.cli.bench.roofline import run_record
 
-    # the date, the commit and the command (give the falkon interpreter as FALKON_PYTHON: no path in the command)
-    result = {"benchmark": "logistic_falkon", **run_record(), "machine": machine(), "lines": lines, "ratios": ratios}
+    # the command as it reproduces the run: the falkon interpreter by its variable, the default output file
+    command = (f"FALKON_PYTHON=<a falkon venv>/bin/python python docs/benchmarks/logistic_falkon.py --rows {a.rows} "
+               f"--configs {' '.join(a.configs)}")
+    result = {"benchmark": "logistic_falkon", **run_record(), "command": command, "loadavg": list(os.getloadavg()),
+              "lines": lines, "ratios": ratios}
     with open(a.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, default=float)
         fh.write("\n")
