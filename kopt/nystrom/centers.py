@@ -124,8 +124,8 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
     By the spec's center rule (``model.features.centers``): ``uniform``, a uniform sample of the distinct training
-    rows (the first ``count`` of :func:`center_order`); ``rpcholesky``, randomly pivoted Cholesky's
-    (:func:`rpcholesky_order`).  Both are drawn from the spec's seed, so the same spec picks the same centers.
+    rows (the first ``count`` of ``center_order``); ``rpcholesky``, randomly pivoted Cholesky's
+    (``rpcholesky_order``).  Both are drawn from the spec's seed, so the same spec picks the same centers.
 
     Parameters
     ----------
@@ -164,14 +164,14 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
 
 
 #: randomly pivoted Cholesky's factor of its candidate rows holds at most this many float64 values (128 MiB), and its
-#: candidates are at least twice the centers asked for (:func:`rpcholesky_order`)
+#: candidates are at least twice the centers asked for (``rpcholesky_order``)
 RPC_ENTRIES = 1 << 24
-#: the candidates it draws at a time (each accepted or rejected in turn: :func:`rpcholesky_order`)
+#: the candidates it draws at a time (each accepted or rejected in turn: ``rpcholesky_order``)
 RPC_BLOCK = 64
 #: the random stream of its draws, beside the spec's seed
 RPC_STREAM = 0x72706368
 #: its candidates are at most this share of the training rows: the held-out rows of ``solver: auto``'s default
-#: validation split (20%, the last rows :func:`center_order` reaches) are never candidates
+#: validation split (20%, the last rows ``center_order`` reaches) are never candidates
 RPC_ROWS_SHARE = 0.8
 
 
@@ -185,7 +185,7 @@ def rpcholesky_pool(n: int, count: int, d: int) -> int:
 def rpcholesky_order(problem, count: int, kernel=None):
     """Indices of up to ``count`` training rows chosen by randomly pivoted Cholesky, in the order chosen.
 
-    The candidates are the first rows of :func:`center_order` (a seeded uniform sample of the distinct rows, the held-out
+    The candidates are the first rows of ``center_order`` (a seeded uniform sample of the distinct rows, the held-out
     rows of the spec's validation split last), as many as :func:`rpcholesky_pool` allows.  Each next center is drawn
     with probability proportional to its residual variance k(x, x) − k(x, S) K_SS⁻¹ k(S, x) given the centers S drawn
     before it (Chen et al. (2025), "RPCholesky"): a row the centers already
@@ -215,7 +215,7 @@ def rpcholesky_order(problem, count: int, kernel=None):
 
 def _rpcholesky(kernel, X, count, rng):
     """Positions in ``X`` of up to ``count`` centers drawn by blocked randomly pivoted Cholesky with rejection
-    (:func:`rpcholesky_order`).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
+    (``rpcholesky_order``).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
     then the accepted ones' columns of the factor are made for every candidate at once: GEMMs, not a rank-one
     update per center."""
     from scipy.linalg import solve_triangular

@@ -59,7 +59,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         kopt's worker threads for the drawn centers' product (the same bits on any count).
     estimate : array of shape (D, d), optional
         Dense rows of a uniform sample of the training rows, which the preconditioner estimates T from where the
-        centers are not a uniform sample (randomly pivoted Cholesky's, :func:`kopt.nystrom.centers.rpcholesky_order`;
+        centers are not a uniform sample (randomly pivoted Cholesky's, ``kopt.nystrom.centers.rpcholesky_order``;
         docs/design/auto-centers.md).
 
     Returns
