@@ -11,7 +11,7 @@ process, and on the cluster of the client and of each worker (their processes' h
 
     flock /tmp/kopt-heavy.lock python docs/benchmarks/newton_dask.py [--rows 1000000] [--centers 4096] [--lam 1e-7]
 
-Writes docs/benchmarks/newton_dask.json.  On a 2-core machine the two workers, the scheduler and the client share
+Writes its result file (``newton_dask.json`` beside this script).  On a 2-core machine the two workers, the scheduler and the client share
 the cores: the cluster's seconds there measure its overhead, not a speed-up.
 """
 from __future__ import annotations
