@@ -47,7 +47,7 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
 
     The kept centers are :func:`center_basis`'s pivoted basis of the drawn centers ``C``.  Where the basis kept far
     fewer centers than were drawn, the preconditioner estimates T from every drawn center (:func:`drawn_gram`), not
-    from the kept ones alone, which the pivoting chose far apart; where ``estimate`` is given, from those rows.
+    from the kept ones alone, which the pivoting chose far apart.
 
     Parameters
     ----------

@@ -114,12 +114,33 @@ class _Trials:
         return self.gain(old, new) >= STEP_GAIN * scoring.MIN_GAIN[self.metric]
 
 
-def choose(problem, *, fit, validation, metric, log, seed, budget=None, budget_s=None):
+#: below :data:`.large.SEARCH_ROWS` rows the columns are screened only where the screen's trials (d + 5 of them)
+#: count at most this share of the budget left: the ladder's sizes need the rest
+DIRECT_SHARE = 0.25
+
+
+def affordable(problem, fit, validation, budget) -> bool:
+    """Whether the column screen (d + 5 trials at :data:`CENTERS` centers) counts at most :data:`DIRECT_SHARE` of
+    what is left of ``budget``."""
+    from .planner import LAMBDAS
+
+    n_fit, n_val, d = min(FIT_ROWS, len(fit)), min(VALIDATION_ROWS, len(validation)), int(problem.d)
+    M = min(CENTERS, n_fit)
+    trial = (work.system(n_fit, M, d) + work.kernel_values(n_val, M, d)
+             + len(LAMBDAS) * work.direct_lambda(M, n_val, int(problem.label_matrix().shape[1])))
+    return (d + 5) * trial <= DIRECT_SHARE * budget.left()
+
+
+def choose(problem, *, fit, validation, metric, log, seed, budget=None, budget_s=None, drops_only=False):
     """``(scales, bandwidth factor)``, or None where the columns are not searched (sparse or wide rows, no bandwidth)
     or no change gained.
 
     ``fit``/``validation``: row indices of ``problem`` (the search's split); ``budget``: the :class:`.work.Budget`
     its trials are counted in (None: the rows' default, with ``budget_s`` seconds as its wall-clock limit).
+    ``drops_only``: only the screen's drops (no sweeps), scored on a seeded half of the validation rows and taken
+    only where the other half confirms them (:func:`_confirmed`): the direct route's rule, below
+    :data:`.large.SEARCH_ROWS` rows, where fewer validation rows tell less and the sweeps' scales fitted them
+    (docs/design/auto-column-drops.md).
     """
     options = problem.kernel.options.as_dict()
     if (_rows.is_sparse(problem.X) or problem.d > MAX_COLUMNS or "bandwidth" not in options
@@ -128,20 +149,38 @@ def choose(problem, *, fit, validation, metric, log, seed, budget=None, budget_s
     t0 = time.perf_counter()
     if budget is None:
         budget = work.Budget(work.default_work(problem.n), budget_s, rule=work.rule_words())
-    trials = _subsample(problem, fit, validation, metric, seed, budget)
+    trials, held = _subsample(problem, fit, validation, metric, seed, budget, drops_only)
     scales, factor, shared = _shared(trials, problem.d)
-    best = shared
-    if SCREEN:
+    shared_factor, best = factor, shared
+    if SCREEN or drops_only:
         scales, best, factor = _screen(trials, shared, factor, log)
-    scales, best, factor = _sweeps(trials, scales, best, factor, shared, log, t0)
+    if not drops_only:
+        scales, best, factor = _sweeps(trials, scales, best, factor, shared, log, t0)
     if not trials.better(shared, best):
         log("auto: column scales gained nothing the validation rows can tell: one shared bandwidth")
+        return None
+    if held is not None and not _confirmed(held, scales, factor, shared_factor, log):
         return None
     return scales, factor
 
 
-def _subsample(problem, fit, validation, metric, seed, budget) -> _Trials:
-    """The seeded subsample the column search scores on (its own stream beside the spec's seed)."""
+def _confirmed(held, scales, factor, shared_factor, log):
+    """Whether the chosen scales beat one shared bandwidth on the validation rows the screen did not score (``held``):
+    by :data:`.scoring.MIN_GAIN` and one standard error of the paired difference there."""
+    shared = held.evaluate(np.ones_like(scales), shared_factor)
+    chosen = held.evaluate(scales, factor)
+    ok = shared is not None and chosen is not None and held.better(shared, chosen)
+    words = "" if shared is None or chosen is None else (
+        f": validation {held.metric} {abs(held.score(chosen)):.5g} against one shared bandwidth's "
+        f"{abs(held.score(shared)):.5g}")
+    log(f"auto: the columns' drops on the other half of the validation rows{words}: "
+        + ("confirmed" if ok else "not confirmed, every column kept"))
+    return ok
+
+
+def _subsample(problem, fit, validation, metric, seed, budget, halves=False):
+    """``(trials, held)``: the seeded subsample the column search scores on (its own stream beside the spec's seed),
+    and with ``halves`` the same model on the other half of the validation rows (else None)."""
     from kopt.numerics.backend import to_numpy
 
     X = problem.X
@@ -151,9 +190,14 @@ def _subsample(problem, fit, validation, metric, seed, budget) -> _Trials:
     centers = np.sort(rng.choice(fit, size=min(CENTERS, len(fit)), replace=False))
     Y = to_numpy(problem.label_matrix())
     mu = Y[fit].mean(axis=0)
-    return _Trials(np.asarray(X[fit], np.float32), np.asarray(X[val], np.float32), np.asarray(X[centers], np.float32),
-                   Y[fit] - mu, Y[val], mu, float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0), metric,
-                   problem.kernel, budget)
+    y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
+    parts = [val]
+    if halves:
+        order = np.random.default_rng([seed, 0x636F6C73, 1]).permutation(len(val))
+        parts = [np.sort(val[order[:len(val) // 2]]), np.sort(val[order[len(val) // 2:]])]
+    made = [_Trials(np.asarray(X[fit], np.float32), np.asarray(X[v], np.float32), np.asarray(X[centers], np.float32),
+                    Y[fit] - mu, Y[v], mu, y_scale, metric, problem.kernel, budget) for v in parts]
+    return made[0], (made[1] if halves else None)
 
 
 def _shared(trials, d):

@@ -211,9 +211,16 @@ class AutoSolver(Solver):
         return self._finish(self._plan_direct(problem, given, kernel, lam, count, budget, log), budget, log)
 
     def _plan_direct(self, problem, given, kernel, lam, count, budget, log):
-        """The plan up to :data:`.large.SEARCH_ROWS` training rows: the ladder on every row (:mod:`.planner`), then
-        the chosen route on the ladder's chosen system."""
+        """The plan up to :data:`.large.SEARCH_ROWS` training rows: the columns that lose nothing dropped where the
+        other half of the validation rows confirms it (:func:`.columns.choose`, ``drops_only``), the ladder on every
+        row (:mod:`.planner`), then the chosen route on the ladder's chosen system."""
+        from kopt.running.validation import make_splits
+
         o = self.options
+        (fit, va), = make_splits(problem.n, problem.spec["seed"], validation=o.validation)
+        column_scales = None
+        if not count and columns.affordable(problem, fit, va, budget):
+            problem, column_scales = self._column_scales(problem, kernel, fit, va, budget, log, drops_only=True)
         most = self.most_centers(problem)  # before any system is built: the memory caps the ladder
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the
         # kernel's NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
@@ -235,6 +242,8 @@ class AutoSolver(Solver):
             overrides["model.kernel.bandwidth_factor"] = 1.0
         if best.center_rule is not None:  # the model's centers are randomly pivoted Cholesky's
             overrides["model.features.centers"] = best.center_rule
+        if column_scales is not None:
+            overrides["data.column_scales"] = [float(f"{c:.6g}") for c in column_scales]
         sizes = sorted({t.centers for t in found.trials})
         why = (f"{best.centers} centers (tried {', '.join(map(str, sizes))}), bandwidth "
                f"{overrides.get('model.kernel.bandwidth', '-')} (x{best.bandwidth_factor:g} the "
@@ -252,6 +261,8 @@ class AutoSolver(Solver):
             record["loss"] = loss
         if found.center_choice is not None:
             record["centers_rule"] = found.center_choice.record()
+        if column_scales is not None:
+            record["column_scales"] = overrides["data.column_scales"]
         if not count and most < min(o.max_centers, problem.n):
             record["memory_cap"] = most  # the ladder stopped there: more centers would not fit the memory available
         start = None
@@ -346,7 +357,7 @@ class AutoSolver(Solver):
             log(f"auto: the search counted {budget.spent:.3g} of {budget.work:.3g} flops in {budget.elapsed():.1f} s")
         return plan
 
-    def _column_scales(self, problem, kernel, fit, validation, budget, log):
+    def _column_scales(self, problem, kernel, fit, validation, budget, log, drops_only=False):
         """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`, ``bandwidth: auto``
         only), the problem's rows multiplied by them as ``data.column_scales`` multiplies the standardized rows (the
         same float32 products: the planned system is the final solve's; the columns of scale 0 left out, as there),
@@ -354,7 +365,7 @@ class AutoSolver(Solver):
         if kernel.get("bandwidth") != "auto":
             return problem, None
         found = columns.choose(problem, fit=fit, validation=validation, metric=scoring.metric_of(problem),
-                               budget=budget, log=log, seed=problem.spec["seed"])
+                               budget=budget, log=log, seed=problem.spec["seed"], drops_only=drops_only)
         if found is None:
             return problem, None
         scales, factor = found
