@@ -77,7 +77,8 @@ class SpecError(KoptError, ValueError):
 
     exit_status = 2
 
-    def __init__(self, message, *, source=None, path=None, line=None, column=None, parameter=None, value=None):
+    def __init__(self, message: str, *, source: str | None = None, path: str | None = None, line: int | None = None,
+                 column: int | None = None, parameter: str | None = None, value: object = None) -> None:
         if source is None and parameter is not None:
             source = f"{parameter}={value!r}"
         self.source = source
@@ -89,7 +90,7 @@ class SpecError(KoptError, ValueError):
         self.value = value
         super().__init__(self._format())
 
-    def relabel(self, source):
+    def relabel(self, source: str) -> SpecError:
         """This error in another face's words: the CLI's ``--validation 0.2`` for ``kopt.tune``'s ``validation``.
 
         Parameters
@@ -101,6 +102,13 @@ class SpecError(KoptError, ValueError):
         -------
         SpecError
             The same error (same class, detail, path and parameter) with ``source`` in front.
+
+        Examples
+        --------
+        >>> from kopt import SpecError
+        >>> error = SpecError("expected a share between 0 and 1", source="validation", value=2.0)
+        >>> print(error.relabel("--validation 2.0"))
+        --validation 2.0: expected a share between 0 and 1
         """
         return type(self)(self.detail, source=source, path=self.path, line=self.line, column=self.column,
                           parameter=self.parameter, value=self.value)
@@ -248,7 +256,7 @@ class Terminated(SystemExit):
     143
     """
 
-    def __init__(self, code=143):
+    def __init__(self, code: int = 143) -> None:
         super().__init__(code)
 
 

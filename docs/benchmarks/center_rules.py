@@ -119,14 +119,14 @@ def main(argv=None):
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    from kopt.cli.bench.roofline import machine, run_record
+    from kopt.cli.bench.roofline import run_record
 
-    run = {**run_record(), "machine": machine()}  # every record says when, at which commit, where and how
+    stamp = run_record()  # each line says which run made it
     lines = []
     for i in range(a.first, a.first + a.tasks):
         for line in measure(a.family, i, a.rows, a.centers):
-            lines.append({**run, **line})
-            print(json.dumps(lines[-1]), flush=True)
+            lines.append({**line, **stamp})
+            print(json.dumps(line), flush=True)
     for M in a.centers:
         for rule in ("uniform", "rpcholesky"):
             mine = [ln for ln in lines if ln["M"] == M and ln["rule"] == rule]

@@ -121,25 +121,6 @@ def _run(cmd, timeout):
     return {"status": "ok", **json.loads(lines[-1])}
 
 
-def _machine():
-    import platform
-
-    from threadpoolctl import threadpool_info
-
-    flags = []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            info = fh.read()
-        model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
-        flags = sorted({f for f in ("avx2", "avx512f", "fma") if f" {f} " in info})
-    except OSError:
-        model = platform.processor()
-    return {"cpu": model, "cpus": os.cpu_count(), "cpu_flags": flags, "python": platform.python_version(),
-            "blas": [{k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
-                     for p in threadpool_info()],
-            "blas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", type=int, default=1_000_000)
@@ -185,13 +166,13 @@ def main(argv=None):
         ratios = {"fit": kopt_line["fit_s"] / same["fit_s"], "peak_memory": kopt_line["peak_mb"] / same["peak_mb"],
                   "accuracy_points": 100 * (kopt_line["accuracy"] - same["accuracy"])}
         print(json.dumps({"kopt / falkon_same": ratios}))
-    commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    from kopt.cli.bench.roofline import run_record
+
     # the command as it reproduces the run: the falkon interpreter by its variable, the default output file
     command = (f"FALKON_PYTHON=<a falkon venv>/bin/python python docs/benchmarks/logistic_falkon.py --rows {a.rows} "
                f"--configs {' '.join(a.configs)}")
-    result = {"benchmark": "logistic_falkon", "date": time.strftime("%Y-%m-%d"), "commit": commit, "command": command,
-              "machine": _machine(), "loadavg": list(os.getloadavg()), "lines": lines, "ratios": ratios}
+    result = {"benchmark": "logistic_falkon", **run_record(), "command": command, "loadavg": list(os.getloadavg()),
+              "lines": lines, "ratios": ratios}
     with open(a.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, default=float)
         fh.write("\n")

@@ -256,6 +256,43 @@ def scale() -> list[str]:
     return out
 
 
+def logistic() -> list[str]:
+    doc = document("logistic_falkon.json")
+    rows = []
+    for r in doc["lines"]:
+        if r.get("status") != "ok":
+            rows.append([f"`{r['config']}`", r.get("status", "--"), "--", "--", "--", "--"])
+            continue
+        if r["config"] == "kopt":
+            a, cert = r["auto"], r.get("certificate") or {}
+            kept = sum(1 for c in a.get("column_scales") or [] if c)
+            what = (f"{a['route']}, {number(a['centers'])} centers ({number(r.get('n_centers'))} kept), λ "
+                    f"{a['lambda']:.2g}, σ {a['bandwidth']:.3g} on {kept} columns; search {secs(a.get('search_s'))}, "
+                    f"{cert.get('passes')} passes")
+            gap = f"{cert['rel_gap']:.1e} (tol {cert.get('tol'):g})" if cert.get("rel_gap") is not None else "--"
+        else:
+            what = (f"LogisticFalkon, M = {number(r['M'])}, σ {r['sigma']:.3g} on {r['columns']} columns, penalties "
+                    f"{', '.join(f'{p:g}' for p in r['penalties'])}, CG steps {', '.join(map(str, r['iterations']))}")
+            gap = "--"
+        rows.append([f"`{r['config']}`", pct(r["accuracy"], 3), secs(r["fit_s"]),
+                     f"{mb(r['peak_mb'])} ({mb(r['data_mb'])} with the data read)", gap, what])
+    ratios = doc.get("ratios") or {}
+    out = ["## Kernel logistic regression at 10⁶ rows, against LogisticFalkon", "",
+           f"`KernelClassifier(loss=\"logistic\")` ({doc['lines'][0]['rows']:,} `higgs-shaped` rows, 100,000 test rows; "
+           "`solver: auto` chooses the columns' scales, the centers, the bandwidth and λ, `newton_pcg` solves every "
+           "row to its certificate) against Falkon's `LogisticFalkon` given kopt's center count, λ, columns and σ "
+           "(`falkon_same`) or the scale rule's σ on every column (`falkon_scale`), its documented Newton schedule and "
+           "100 MB kernel blocks. Each configuration in its own process; kopt's fit includes its search.", ""]
+    out += table(["configuration", "test accuracy", "fit", "peak memory", "relative gap", "what ran"], rows)
+    if ratios:
+        out += ["", f"kopt / `falkon_same`: fit {ratio(ratios['fit'])}, peak memory {ratio(ratios['peak_memory'])}, "
+                    f"accuracy {ratios['accuracy_points']:+.2f} points."]
+    out += ["", f"Run {doc['date']}, {doc['commit']}, on {machine_words(doc['machine'])}{load_words(doc)}: "
+                f"`{doc['command']}`. Why the solver does what it does: "
+                "[design/newton-pcg.md](design/newton-pcg.md).", ""]
+    return out
+
+
 def calibration() -> list[str]:
     doc = document("calibration.json")
     rows = []
@@ -401,6 +438,7 @@ kopt bench defaults [--sets ...] [--sides spec svc_c10 svc svc_grid ...] [--repe
 kopt bench tune [--sets mnist-10k ijcnn1] [--json FILE]
 kopt bench scale [--sets higgs-shaped digits-8v6] [--rows N ...] [--configs spec falkon_lean ...] [--out FILE]
 kopt bench joker [--features 16384 100000] [--json FILE]
+FALKON_PYTHON=... python docs/benchmarks/logistic_falkon.py [--rows N] [--configs kopt falkon_same ...]
 python docs/benchmarks/calibration.py [--train N] [--test N] [--out FILE]
 OUT=/an/empty/folder bash tests/gpu/device_check.sh                       # on a GPU machine
 python docs/benchmarks/render.py                                          # then this page
@@ -412,7 +450,8 @@ Run a benchmark alone on a quiet machine (`flock /tmp/kopt-heavy.lock` where the
 
 
 def render() -> str:
-    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *calibration(), *joker(), *gpu(), *files()]
+    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *logistic(), *calibration(), *joker(), *gpu(),
+             *files()]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 

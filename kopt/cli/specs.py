@@ -37,6 +37,12 @@ def cmd_specs_copy(args):
 
     names = specfiles.names() if args.names == ["all"] else args.names
     for name in names:
-        print(f"wrote {specfiles.copy(name, args.dest)}")
+        try:
+            print(f"wrote {specfiles.copy(name, args.dest)}")
+        except OSError as exc:  # a folder that cannot be made or written: the user's to fix, not a bug
+            from ..errors import OutputError
+
+            raise OutputError(f"{args.dest}: cannot copy spec {name!r} there ({exc.strerror or exc}); give a folder "
+                              "you can write") from None
     return 0
 

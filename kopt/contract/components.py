@@ -95,13 +95,26 @@ class Component:
     #: parameters that must be given.
     required: ClassVar[tuple] = ()
 
-    def __init__(self, **params):
+    def __init__(self, **params: object) -> None:
         #: the parameters as a typed, frozen object (:mod:`kopt.contract.options`), schema defaults filled in
         self.options = build_options(type(self), params)
 
     @classmethod
     def schema(cls) -> dict:
-        """The full JSON schema of this component's spec section."""
+        """The full JSON schema of this component's spec section: ``name`` and the ``params``, nothing else.
+
+        Returns
+        -------
+        dict
+            A JSON-schema object; the spec engine composes these into the spec's schema.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> schema = registry().get("loss", "huber").schema()
+        >>> schema["properties"]["name"], schema["additionalProperties"]
+        ({'const': 'huber'}, False)
+        """
         return {
             "type": "object",
             "properties": {"name": {"const": cls.name}, **cls.params},
@@ -111,7 +124,19 @@ class Component:
 
     @classmethod
     def supports(cls) -> str:
-        """What ``kopt plugins`` prints in its 'supports' column."""
+        """What ``kopt plugins`` prints in its 'supports' column.
+
+        Returns
+        -------
+        str
+            A few words; each kind of component says what its flags declare.
+
+        Examples
+        --------
+        >>> from kopt.contract.components import Component
+        >>> Component.supports()
+        ''
+        """
         return ""
 
     def __repr__(self):
@@ -182,15 +207,55 @@ class Loss(Component):
     has_balance_weights: ClassVar[bool] = False
 
     def n_outputs(self, n_classes: int) -> int:
-        """The number of scores per row for ``n_classes`` classes: 1, or C for a multiclass loss."""
+        """The number of scores per row for ``n_classes`` classes: 1, or C for a multiclass loss.
+
+        Parameters
+        ----------
+        n_classes : int
+            The classes of the labels (1 for real targets).
+
+        Returns
+        -------
+        int
+            The scores per row the model makes.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("loss", "softmax")().n_outputs(3), registry().get("loss", "square")().n_outputs(3)
+        (3, 1)
+        """
         return 1
 
     def check_labels(self, y: np.ndarray, *, source: str = "labels") -> None:
-        """Raise :class:`kopt.errors.DataError` unless ``y`` is encoded for this loss's target.
+        """Check that ``y`` is encoded for this loss's target.
 
-        Called by the core after label encoding.  binary: -1/+1; multiclass: integer
-        class ids >= 0; two_sample: 0/1; real: finite values; unlabeled: anything (the
-        slot may carry the loss's offset).  Override to add loss-specific checks.
+        Called by the core after label encoding.  binary: -1/+1; multiclass: integer class ids >= 0; two_sample: 0/1;
+        real: finite values; unlabeled: anything (the slot may carry the loss's offset).  Override to add loss-specific
+        checks.
+
+        Parameters
+        ----------
+        y : array of shape (n,)
+            The encoded labels, or None.
+        source : str, optional
+            What the labels are called in the error (a file, a column).
+
+        Raises
+        ------
+        kopt.DataError
+            A label is not encoded for this loss's target; the message names the first one and how many are bad.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> logistic.check_labels(np.array([-1.0, 1.0]))
+        >>> logistic.check_labels(np.array([0.0, 1.0]))
+        Traceback (most recent call last):
+            ...
+        kopt.errors.DataError: labels: loss 'logistic' needs labels encoded as -1/+1; got np.float64(0.0) (1 bad values)
         """
         import numpy as np
 
@@ -214,70 +279,326 @@ class Loss(Component):
 
     # primal
     def value(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """ℓ(y, u), elementwise."""
+        """ℓ(y, u), elementwise: the loss of the predictions ``u`` at the labels ``y``.
+
+        Parameters
+        ----------
+        u : array of shape (n,) or (n, C)
+            Predictions (scores).
+        y : array of shape (n,)
+            Labels, as :meth:`check_labels` accepts them.
+
+        Returns
+        -------
+        array of the shape of ``u``
+            The losses (one per row for a multiclass loss).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> logistic.value(u, y).round(4)  # log(1 + exp(-y u))
+        array([1.3133, 0.6931, 2.1269])
+        """
         raise NotImplementedError
 
     def grad(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """∂ℓ/∂u at ``u``, elementwise (a subgradient where ℓ is not differentiable)."""
+        """∂ℓ/∂u at ``u``, elementwise (a subgradient where ℓ is not differentiable).
+
+        Parameters
+        ----------
+        u : array of shape (n,) or (n, C)
+            Predictions.
+        y : array of shape (n,)
+            Labels.
+
+        Returns
+        -------
+        array of the shape of ``u``
+            The derivatives.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> logistic.grad(u, y).round(4)  # -y / (1 + exp(y u))
+        array([-0.7311, -0.5   ,  0.8808])
+        """
         raise NotImplementedError
 
     def curvature(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """∂²ℓ/∂u² at ``u``, elementwise (a generalized second derivative where ℓ has none)."""
+        """∂²ℓ/∂u² at ``u``, elementwise (a generalized second derivative where ℓ has none).
+
+        Parameters
+        ----------
+        u : array of shape (n,) or (n, C)
+            Predictions.
+        y : array of shape (n,)
+            Labels.
+
+        Returns
+        -------
+        array of the shape of ``u``
+            The second derivatives, at least 0 (ℓ is convex in u).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> logistic.curvature(u, y).round(4)  # σ(u)(1 − σ(u))
+        array([0.1966, 0.25  , 0.105 ])
+        """
         raise NotImplementedError
 
     def grad_bound(self) -> float | None:
-        """A bound M on ``abs(grad(u, y))`` where one exists (CDSG needs it), else None."""
+        """A bound on ``abs(grad(u, y))`` where one exists (CDSG needs it), else None.
+
+        Returns
+        -------
+        float or None
+            The bound.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("loss", "logistic")().grad_bound(), registry().get("loss", "square")().grad_bound()
+        (1.0, None)
+        """
         return None
 
     def smoothness(self) -> float | None:
-        """The Lipschitz constant of ℓ' in u (ADSG needs it), None if nonsmooth."""
+        """The Lipschitz constant of ℓ' in u (ADSG needs it), None if ℓ is nonsmooth.
+
+        Returns
+        -------
+        float or None
+            The constant.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("loss", "logistic")().smoothness(), registry().get("loss", "hinge")().smoothness()
+        (0.25, None)
+        """
         return None
 
     # conjugate
     def conj(self, v: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The conjugate ℓ*(y, v) = sup_u v u − ℓ(y, u), elementwise; +inf outside :meth:`conj_box`."""
+        """The conjugate ℓ*(y, v) = sup_u v u − ℓ(y, u), elementwise; +inf outside :meth:`conj_box`.
+
+        Parameters
+        ----------
+        v : array of shape (n,) or (n, C)
+            Dual values.
+        y : array of shape (n,)
+            Labels.
+
+        Returns
+        -------
+        array of the shape of ``v``
+            The conjugate's values.
+
+        Examples
+        --------
+        At v = ℓ'(u) the Fenchel-Young inequality is an equality, ℓ(u) + ℓ*(v) = u v:
+
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> v = logistic.grad(u, y)
+        >>> bool(np.allclose(logistic.value(u, y) + logistic.conj(v, y), u * v))
+        True
+        """
         raise NotImplementedError
 
     def conj_grad(self, v: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """∂ℓ*/∂v at ``v``, elementwise."""
+        """∂ℓ*/∂v at ``v``, elementwise: the prediction u whose derivative ℓ'(u) is v.
+
+        Parameters
+        ----------
+        v : array of shape (n,) or (n, C)
+            Dual values inside :meth:`conj_box`.
+        y : array of shape (n,)
+            Labels.
+
+        Returns
+        -------
+        array of the shape of ``v``
+            The derivatives.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> logistic.conj_grad(logistic.grad(u, y), y).round(6)  # the inverse of ℓ'
+        array([-1., -0.,  2.])
+        """
         raise NotImplementedError
 
     def conj_curvature(self, v: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """∂²ℓ*/∂v² at ``v``, elementwise."""
+        """∂²ℓ*/∂v² at ``v``, elementwise: 1 / ℓ''(u) at the u with ℓ'(u) = v, where ℓ is twice differentiable.
+
+        Parameters
+        ----------
+        v : array of shape (n,) or (n, C)
+            Dual values inside :meth:`conj_box`.
+        y : array of shape (n,)
+            Labels.
+
+        Returns
+        -------
+        array of the shape of ``v``
+            The second derivatives.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> v = logistic.grad(u, y)
+        >>> bool(np.allclose(logistic.conj_curvature(v, y), 1.0 / logistic.curvature(u, y)))
+        True
+        """
         raise NotImplementedError
 
     def conj_box(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(lo, hi)`` arrays (may hold ±inf) bounding the domain of ``conj(·, y)``."""
+        """The box ``(lo, hi)`` bounding the domain of ``conj(·, y)``, per row.
+
+        Parameters
+        ----------
+        y : array of shape (n,)
+            Labels.
+
+        Returns
+        -------
+        lo, hi : arrays of shape (n,)
+            The bounds (may hold ±inf).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> u, y = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 1.0, -1.0])
+        >>> logistic.conj_box(y)  # v between 0 and -y
+        (array([-1., -1.,  0.]), array([0., 0., 1.]))
+        """
         raise NotImplementedError
 
     def prox(self, u: np.ndarray, y: np.ndarray, step: float) -> np.ndarray:
-        """argmin_z ℓ(y, z) + (z - u)²/(2 step).
+        """The proximal point argmin_z ℓ(y, z) + (z − u)²/(2 step), elementwise.
 
-        Raise NotImplementedError when there is none; ``kopt.numerics.prox.newton_prox`` gives one
+        Raise ``NotImplementedError`` where there is none in closed form; ``kopt.numerics.prox.newton_prox`` gives one
         for any loss with ``grad`` and ``curvature``.
+
+        Parameters
+        ----------
+        u : array of shape (n,)
+            The points.
+        y : array of shape (n,)
+            Labels.
+        step : float
+            The step, positive.
+
+        Returns
+        -------
+        array of shape (n,)
+            The proximal points.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> square = registry().get("loss", "square")()
+        >>> square.prox(np.array([3.0]), np.array([1.0]), 1.0)  # ½(z − 1)² + ½(z − 3)²: z = 2
+        array([2.])
         """
         raise NotImplementedError
 
     # optional extras, declared by a flag
     def offset_grad(self, u: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """∂ℓ/∂τ at scores ``u`` for the offset ``tau`` (only when :attr:`has_offset`).
+        """∂ℓ/∂τ at scores ``u`` for the offset ``tau`` (only where :attr:`has_offset`).
 
-        The offset travels in the label slot: ``value(u, tau)`` and ``grad(u, tau)``; a solver
-        steps τ ← τ − γ · mean(offset_grad(u, τ)) and adds −τ to the decision function.
+        The offset travels in the label slot: ``value(u, tau)`` and ``grad(u, tau)``; a solver steps
+        τ ← τ − γ · mean(offset_grad(u, τ)) and adds −τ to the decision function.
+
+        Parameters
+        ----------
+        u : array of shape (n,)
+            Scores.
+        tau : array of shape (n,)
+            The offset, in every row's label slot.
+
+        Returns
+        -------
+        array of shape (n,)
+            The derivatives in τ.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> novelty = registry().get("loss", "novelty")(nu=0.1)  # the one-class SVM's loss, with its offset
+        >>> novelty.offset_grad(np.array([0.5, 2.0]), np.array([1.0, 1.0]))
+        array([ 0.9, -0.1])
         """
         raise NotImplementedError(f"loss {self.name!r} has no offset (has_offset is False)")
 
     def balance_weights(self, y: np.ndarray) -> np.ndarray:
-        """Per-row weights of the training rows with labels ``y`` (only when :attr:`has_balance_weights`).
+        """The weights of the training rows with labels ``y`` (only where :attr:`has_balance_weights`).
 
-        A solver multiplies every row's loss and gradient by its weight.  Raise ``ValueError``
-        for labels the weights cannot be formed from.
+        A solver multiplies every row's loss and gradient by its weight.
+
+        Parameters
+        ----------
+        y : array of shape (n,)
+            The labels.
+
+        Returns
+        -------
+        array of shape (n,)
+            One weight per row.
+
+        Raises
+        ------
+        ValueError
+            The weights cannot be formed from these labels (an implementation raises it; the base has no weights).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> ratio = registry().get("loss", "kl_density_ratio")()  # rows of the two samples weighed to equal shares
+        >>> ratio.balance_weights(np.array([0.0, 0.0, 1.0, 1.0, 1.0])).round(4)
+        array([1.25  , 1.25  , 0.8333, 0.8333, 0.8333])
         """
         raise NotImplementedError(f"loss {self.name!r} has no row weights (has_balance_weights is False)")
 
     @classmethod
     def supports(cls) -> str:
-        """What ``kopt plugins`` prints in its 'supports' column."""
+        """What ``kopt plugins`` prints in its 'supports' column: the target, smooth or not, and the conjugate.
+
+        Returns
+        -------
+        str
+            The words.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("loss", "hinge").supports()
+        'binary, nonsmooth, conjugate'
+        """
         parts = [cls.target, "smooth" if cls.smooth else "nonsmooth"]
         if cls.has_conjugate:
             parts.append("conjugate")
@@ -336,47 +657,247 @@ class Kernel(Component):
     sparse_rows: ClassVar[bool] = False
 
     def check_input(self, X: np.ndarray) -> None:
-        """Raise :class:`kopt.DataError` if ``X`` lies outside :attr:`input_domain` (default: accept)."""
+        """Check that ``X`` lies in :attr:`input_domain` (the default accepts any rows).
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            The rows, as the kernel will see them (after preprocessing).
+
+        Raises
+        ------
+        kopt.DataError
+            ``X`` lies outside the kernel's input domain (an implementation raises it; the default accepts).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> intersection = registry().get("kernel", "intersection")()  # histograms: nonnegative inputs
+        >>> intersection.check_input(np.array([[0.5, 0.5]]))
+        >>> intersection.check_input(np.array([[-1.0, 2.0]]))
+        Traceback (most recent call last):
+            ...
+        kopt.errors.DataError: kernel 'intersection' needs nonnegative features ...
+        """
 
     def exact(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """The kernel matrix k(X, Y), ``(len(X), len(Y))``."""
+        """The kernel matrix k(X, Y).
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Rows (SciPy CSR too where :attr:`sparse_rows`).
+        Y : array of shape (m, d)
+            Rows, dense.
+
+        Returns
+        -------
+        array of shape (n, m)
+            k(x_i, y_j).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> kernel.exact(X, X).round(4)  # exp(−‖x − y‖² / 2)
+        array([[1.    , 0.6065],
+               [0.6065, 1.    ]])
+        """
         raise NotImplementedError
 
     def bind(self, Y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)`` for the row chunks of a pass
-        against the same centers.  A kernel may do once here what does not depend on X (the Gaussian's scaled,
-        augmented centers, costly to recompute per chunk).  Default: ``exact``."""
+        """``k(·, Y)`` for a fixed second argument: a callable ``f(X) = exact(X, Y)``.
+
+        A pass over row chunks against the same centers calls it once per chunk, so a kernel may do here, once, what
+        does not depend on X (the Gaussian's scaled, augmented centers).  The default calls :meth:`exact`.
+
+        Parameters
+        ----------
+        Y : array of shape (m, d)
+            The fixed rows (the centers).
+
+        Returns
+        -------
+        callable
+            ``f(X)``, an array of shape (len(X), m).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> against = kernel.bind(X)
+        >>> bool(np.allclose(against(X[:1]), kernel.exact(X[:1], X)))
+        True
+        """
         return lambda X: self.exact(X, Y)
 
     def diag(self, X: np.ndarray) -> np.ndarray:
-        """The diagonal k(x, x) of the rows of ``X``, ``(len(X),)``."""
+        """The diagonal k(x, x) of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Rows.
+
+        Returns
+        -------
+        array of shape (n,)
+            k(x_i, x_i).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> kernel.diag(X)
+        array([1., 1.])
+        """
         raise NotImplementedError
 
     def sample(self, rng: np.random.Generator, n_in: int, count: int) -> dict:
-        """The parameters of ``count`` random features on ``n_in`` inputs, drawn from the NumPy generator ``rng``."""
+        """The parameters of ``count`` random features on ``n_in`` inputs, drawn on the host.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The seeded generator (the feature engine gives each block its own).
+        n_in : int
+            The inputs (columns).
+        count : int
+            The features.
+
+        Returns
+        -------
+        dict
+            Named NumPy arrays, what :meth:`features` reads.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> params = kernel.sample(np.random.default_rng(0), 2, 3)
+        >>> sorted(params), params["b"].shape
+        (['Wb', 'b'], (3,))
+        """
         raise NotImplementedError
 
     def features(self, X: np.ndarray, params: dict, out: np.ndarray | None = None) -> np.ndarray:
-        """The unscaled features of the rows of ``X`` for ``params`` (what :meth:`sample` drew), ``(len(X), count)``;
-        written into ``out`` when given."""
+        """The unscaled random features of the rows of ``X`` for ``params``.
+
+        Unscaled: E_ω[φ_ω(x) φ_ω(x')] = k(x, x') for every single feature; the feature engine scales by 1/√count.
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Rows.
+        params : dict
+            What :meth:`sample` drew.
+        out : array of shape (n, count), optional
+            Where to write the features.
+
+        Returns
+        -------
+        array of shape (n, count)
+            The features.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> Z = kernel.features(X, kernel.sample(np.random.default_rng(0), 2, 4000))
+        >>> Z.shape, bool(abs((Z[0] * Z[1]).mean() - 0.6065) < 0.05)
+        ((2, 4000), True)
+        """
         raise NotImplementedError
 
     # the feature engine's fast path (optional: the defaults fall back on ``features``)
     def prepare_rows(self, X: np.ndarray) -> np.ndarray:
-        """Per-row transform computed once per row chunk and shared by every feature block (default: ``X``)."""
+        """A per-row transform computed once per row chunk and shared by every feature block.
+
+        Part of the feature engine's fast path (optional): the default returns ``X``.
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Rows.
+
+        Returns
+        -------
+        array
+            What :meth:`raw_features` takes as ``P``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> kernel.prepare_rows(X).shape  # the Gaussian's rows, augmented by one column for its GEMM
+        (2, 3)
+        """
         return X
 
-    def raw_features(self, P: np.ndarray, params: dict, out: np.ndarray | None = None) -> tuple[np.ndarray | tuple, float]:
-        """``(Z, scale)``: the block's features are ``scale * Z`` for rows ``P = prepare_rows(X)``.
+    def raw_features(self, P: np.ndarray, params: dict,
+                     out: np.ndarray | None = None) -> tuple[np.ndarray | tuple, float]:
+        """The block's features as ``scale * Z`` for rows ``P = prepare_rows(X)``: the feature engine's fast path.
 
-        ``Z`` is an ``(n, F)`` array or a tuple of C-contiguous pieces laid side by side; the
-        engine folds ``scale`` into its reductions.  Default: ``(features(P, params, out), 1.0)``.
+        The engine folds ``scale`` into its reductions.  The default is ``(features(P, params, out), 1.0)``.
+
+        Parameters
+        ----------
+        P : array
+            :meth:`prepare_rows`' rows.
+        params : dict
+            What :meth:`sample` drew.
+        out : array, optional
+            Where to write Z.
+
+        Returns
+        -------
+        Z : array of shape (n, F), or tuple of arrays
+            The features, or C-contiguous pieces of them laid side by side.
+        scale : float
+            Their common factor.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+        >>> params = kernel.sample(np.random.default_rng(0), 2, 3)
+        >>> Z, scale = kernel.raw_features(kernel.prepare_rows(X), params)
+        >>> full = np.hstack(Z) if isinstance(Z, tuple) else Z
+        >>> bool(np.allclose(scale * full, kernel.features(X, params)))
+        True
         """
         return self.features(P, params, out=out), 1.0
 
     @classmethod
     def supports(cls) -> str:
-        """What ``kopt plugins`` prints in its 'supports' column."""
+        """What ``kopt plugins`` prints in its 'supports' column: exact only, or with random features.
+
+        Returns
+        -------
+        str
+            The words.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("kernel", "gaussian").supports(), registry().get("kernel", "linear").supports()
+        ('exact, random features', 'exact only')
+        """
         return "exact, random features" if cls.has_features else "exact only"
 
 
@@ -411,7 +932,24 @@ class Regularizer(Component):
 
     @property
     def lam(self) -> float:
-        """The weight λ (``options.lambda_``) as a float."""
+        """The weight λ (``options.lambda_``) as a float.
+
+        Raises
+        ------
+        kopt.SpecError
+            λ is ``auto``: it is chosen on a validation split before the solve, and the step asking needs a number.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> l2 = registry().get("regularizer", "l2")
+        >>> l2(**{"lambda": 0.5}).lam
+        0.5
+        >>> l2().lam
+        Traceback (most recent call last):
+            ...
+        kopt.errors.SpecError: model.regularizer.lambda: model.regularizer.lambda is auto: ...
+        """
         if self.options.lambda_ == "auto":
             from ..errors import SpecError
 
@@ -420,20 +958,84 @@ class Regularizer(Component):
         return float(self.options.lambda_)
 
     def value(self, w: np.ndarray) -> float:
-        """The penalty λ P(w)."""
+        """The penalty λ P(w).
+
+        Parameters
+        ----------
+        w : array
+            The coefficients.
+
+        Returns
+        -------
+        float
+            λ P(w).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> l1 = registry().get("regularizer", "l1")(**{"lambda": 0.5})
+        >>> float(l1.value(np.array([1.0, -2.0])))  # 0.5 (|1| + |−2|)
+        1.5
+        """
         raise NotImplementedError
 
     def prox(self, w: np.ndarray, step: float) -> np.ndarray:
-        """argmin_z λ P(z) + ‖z - w‖²/(2 step), blockwise."""
+        """The proximal point argmin_z λ P(z) + ‖z − w‖²/(2 step), blockwise.
+
+        Parameters
+        ----------
+        w : array
+            The point.
+        step : float
+            The step, positive.
+
+        Returns
+        -------
+        array of the shape of ``w``
+            The proximal point.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> l1 = registry().get("regularizer", "l1")(**{"lambda": 0.5})
+        >>> l1.prox(np.array([1.0, -2.0, 0.2]), 1.0)  # soft thresholding at λ step
+        array([ 0.5, -1.5,  0. ])
+        """
         raise NotImplementedError
 
     def strong_convexity(self) -> float:
-        """The strong-convexity constant of λ P (λ for the squared L2 norm; 0 where it has none)."""
+        """The strong-convexity constant of λ P: λ for the squared L2 norm, 0 where it has none.
+
+        Returns
+        -------
+        float
+            The constant.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> [registry().get("regularizer", name)(**{"lambda": 0.5}).strong_convexity() for name in ("l2", "l1")]
+        [0.5, 0.0]
+        """
         raise NotImplementedError
 
     @classmethod
     def supports(cls) -> str:
-        """What ``kopt plugins`` prints in its 'supports' column."""
+        """What ``kopt plugins`` prints in its 'supports' column.
+
+        Returns
+        -------
+        str
+            The words.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("regularizer", "l2").supports()
+        'value, block prox, strong-convexity constant'
+        """
         return "value, block prox, strong-convexity constant"
 
 
@@ -540,10 +1142,34 @@ class Solver(Component):
     lambda_warm_start: ClassVar[bool] = False
 
     def warm_state(self, saved: dict, lam_from: float, lam_to: float) -> dict:
-        """The final state ``saved`` (what ``save`` gave) of a run at λ = ``lam_from``, made the
-        starting state (what ``load`` takes) of the same problem at λ = ``lam_to``.  Solvers with
-        ``lambda_warm_start`` implement it; the result must be a valid start (e.g. dual variables
-        inside the new box), the run then converges as from any start."""
+        """A finished run's state at one λ, made the starting state of the same problem at another.
+
+        A warm start along a regularization path (``kopt.solve(..., start_from=snapshot)``, ``kopt tune``).  Solvers
+        with :attr:`lambda_warm_start` implement it; the result must be a valid start (e.g. dual variables inside the
+        new box), and the run then converges as from any start.
+
+        Parameters
+        ----------
+        saved : dict
+            The final state, as :meth:`kopt.contract.iterative.IterativeSolver.save` gave it.
+        lam_from : float
+            The λ of that run.
+        lam_to : float
+            The λ of the run to start.
+
+        Returns
+        -------
+        dict
+            A state :meth:`kopt.contract.iterative.IterativeSolver.load` takes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> pcg = registry().get("solver", "krr_pcg")
+        >>> pcg.lambda_warm_start, sorted(pcg().warm_state({"v": np.zeros((4, 1))}, 1e-3, 1e-4))
+        (True, ['v'])
+        """
         raise NotImplementedError
 
     #: True when :meth:`refit_state` may start a run on all training rows from a finished run on a
@@ -551,10 +1177,33 @@ class Solver(Component):
     refit_warm_start: ClassVar[bool] = False
 
     def refit_state(self, saved: dict, rows: np.ndarray, n: int) -> dict | None:
-        """The final state ``saved`` of a run on the training rows ``rows`` (sorted indices into the
-        ``n`` training rows), made the starting state of the same spec on all ``n`` rows; or None
-        (start as usual).  Solvers with ``refit_warm_start`` implement it; the result must be a
-        valid start, the run then converges as from any start."""
+        """A finished run's state on a subset of the training rows, made the starting state of the same spec on all of
+        them (``lambda: auto``'s refit after its validation path).
+
+        Solvers with :attr:`refit_warm_start` implement it; the result must be a valid start, and the run then
+        converges as from any start.
+
+        Parameters
+        ----------
+        saved : dict
+            The final state of the run on the subset.
+        rows : array of int
+            The subset: sorted indices into the ``n`` training rows.
+        n : int
+            The training rows.
+
+        Returns
+        -------
+        dict or None
+            A state :meth:`kopt.contract.iterative.IterativeSolver.load` takes, or None: start as usual (the default).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("solver", "dsg")().refit_state({}, np.arange(10), 20) is None
+        True
+        """
         return None
 
     #: True for a solver that chooses the spec that solves rather than solving (``solver: auto``):
@@ -567,12 +1216,27 @@ class Solver(Component):
     auto_loss: ClassVar[dict | None] = None
 
     def plan(self, problem: Problem, given: dict, log: Callable[[str], None] | None = None) -> Plan:
-        """A :class:`Plan`: the spec to solve on all training rows, the record of how it was chosen, and
-        optionally the start of that solve.  ``given`` is the spec as its author wrote it (before
-        defaults); ``log`` takes progress lines (or is None).  Solvers with ``plans`` implement it.  The
-        problem is the plan's to use up: it may release ``problem.X`` once it holds what it needs (the solve
-        on every row assembles its problem again), as ``solver: auto`` does with the rows as given once it has
-        their column-scaled copy."""
+        """The spec to solve on all training rows, the record of how it was chosen, and optionally the start of that
+        solve (solvers with :attr:`plans` implement it).
+
+        The problem is the plan's to use up: it may release ``problem.X`` once it holds what it needs (the solve on
+        every row assembles its problem again), as ``solver: auto`` does with the rows as given once it has their
+        column-scaled copy.
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+        given : dict
+            The spec as its author wrote it, before defaults.
+        log : callable, optional
+            Takes progress lines.
+
+        Returns
+        -------
+        Plan
+            What was chosen.
+        """
         raise NotImplementedError
 
     #: the spec key the memory plan grows with (``"model.features.count"`` or ``"data.max_rows"``): a plan that does
@@ -582,18 +1246,46 @@ class Solver(Component):
     memory_hint: ClassVar[str] = ""
 
     def memory_plan(self, sizes: Sizes) -> list[tuple[str, int]]:
-        """What the solver will hold at its peak beside the training data, as ``(words, bytes)`` items, e.g.
-        ``kopt.numerics.memory.matrices(2, M, M, "float64", "the system and its factor")``, in terms of ``sizes``
-        (:class:`kopt.numerics.memory.Sizes`: ``n``, ``d``, ``count`` M, ``outputs``, ``dtype``, ``n_test``; ``problem``
-        for anything else).  Before the solve allocates anything kopt compares the plan's total with the memory
-        available and refuses one that does not fit (exit status 2) with the bytes, what holds them, the bytes
-        available and the most of :attr:`memory_key` that fits; ``kopt validate --data`` prints it.  The default,
-        ``[]``, declares nothing: nothing is checked."""
+        """What the solver will hold at its peak beside the training data, as ``(words, bytes)`` items.
+
+        Before the solve allocates anything kopt compares the plan's total with the memory available and refuses one
+        that does not fit (exit status 2) with the bytes, what holds them, the bytes available and the most of
+        :attr:`memory_key` that fits; ``kopt validate --data`` prints it.  Write the items with
+        ``kopt.numerics.memory.matrices`` (e.g. ``matrices(2, M, M, "float64", "the system and its factor")``).
+
+        Parameters
+        ----------
+        sizes : kopt.numerics.memory.Sizes
+            ``n``, ``d``, ``count`` (M), ``outputs``, ``dtype``, ``n_test``, and ``problem`` for anything else.
+
+        Returns
+        -------
+        list of (str, int)
+            The items; the default, ``[]``, declares nothing, so nothing is checked.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.numerics.memory import Sizes
+        >>> plan = registry().get("solver", "krr_exact")().memory_plan(Sizes(n=1000, d=10, count=0))
+        >>> plan[0]
+        ('two 1,000 x 1,000 float64 matrices (the kernel matrix and its Cholesky factor)', 16000000)
+        """
         return []
 
     def memory_sizes(self, problem: Problem) -> Sizes:
-        """The :class:`kopt.numerics.memory.Sizes` the plan is taken at: the problem's own (a planning solver's the largest
-        it may try)."""
+        """The sizes the memory plan is taken at: the problem's own (a planning solver's, the largest it may try).
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+
+        Returns
+        -------
+        kopt.numerics.memory.Sizes
+            The sizes :meth:`memory_plan` is given.
+        """
         from ..numerics.memory import Sizes
 
         return Sizes.of(problem)
@@ -601,26 +1293,62 @@ class Solver(Component):
     def check_spec(self, spec) -> Iterable[tuple[tuple, str]]:
         """Extra compatibility checks on the resolved spec, before data is read.
 
-        ``spec`` is the :class:`kopt.spec.Spec`: ``spec["model"]`` etc. are the resolved
-        sections (defaults filled), and ``spec.loss``, ``spec.regularizer`` (instances) and
-        ``spec.kernel_class`` are the components it names.  Yield ``(key_path, message)``
-        pairs; key paths are tuples such as ``("solver", "batch_size")``.
+        Parameters
+        ----------
+        spec : kopt.spec.Spec
+            The resolved spec: ``spec["model"]`` etc. are its sections (defaults filled), and ``spec.loss``,
+            ``spec.regularizer`` (instances) and ``spec.kernel_class`` the components it names.
+
+        Returns
+        -------
+        iterable of (tuple, str)
+            ``(key_path, message)`` pairs, key paths such as ``("solver", "batch_size")``; the default yields none.
+
+        Examples
+        --------
+        >>> import kopt
+        >>> from kopt.contract.registry import registry
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"}}})
+        >>> list(registry().get("solver", "dsg")().check_spec(spec))
+        []
         """
         return ()
 
     def run(self, problem: Problem, run) -> SolverOutput:
-        """Solve ``problem`` (:class:`kopt.contract.problem.Problem`); return a
-        :class:`~kopt.contract.result.SolverOutput`.
+        """Solve ``problem``.
 
-        ``run`` is the run context: ``run.report(t, state=..., ...)`` reports an iteration (progress, trace,
-        checkpoints) and returns False when the run must stop (Ctrl-C); ``run.resume_state`` is the state to start
-        from, or None.  :class:`kopt.contract.iterative.IterativeSolver` implements it for you.
+        :class:`kopt.contract.iterative.IterativeSolver` implements it for you.
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+        run : run context
+            ``run.report(t, state=..., ...)`` reports an iteration (progress, trace, checkpoints) and returns False
+            when the run must stop (Ctrl-C); ``run.resume_state`` is the state to start from, or None.
+
+        Returns
+        -------
+        SolverOutput
+            The predictor, the solver's facts and its trace.
         """
         raise NotImplementedError
 
     @classmethod
     def supports(cls) -> str:
-        """What ``kopt plugins`` prints in its 'supports' column."""
+        """What ``kopt plugins`` prints in its 'supports' column: the forms, the kernel mode and the losses it needs.
+
+        Returns
+        -------
+        str
+            The words.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("solver", "krr_exact").supports()
+        'forms=primal/dual, kernel=exact, losses with a conjugate'
+        """
         s = f"forms={'/'.join(cls.forms)}, kernel={cls.kernel_mode}"
         if cls.needs_smooth_loss:
             s += ", smooth losses"
@@ -656,12 +1384,50 @@ class DatasetPreset(Component):
     task: ClassVar[str] = ""
 
     def resolve(self, data_spec: dict) -> dict:
-        """The data spec ``data_spec`` (the spec's ``data`` section) with this preset's file paths and parse options
-        filled in."""
+        """The data spec with this preset's file paths and parse options filled in (a file preset; it may fetch the
+        files).
+
+        Parameters
+        ----------
+        data_spec : dict
+            The spec's ``data`` section.
+
+        Returns
+        -------
+        dict
+            The section, completed.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> higgs = registry().get("dataset", "higgs-12k")()
+        >>> sorted(higgs.resolve({"source": "higgs-12k"}))
+        ['header', 'label', 'source', 'test', 'train']
+        """
         raise NotImplementedError
 
-    def generate(self, data_spec: dict):
-        """A ``kopt.data.Dataset`` for a generator preset; None for a file preset."""
+    def generate(self, data_spec: dict) -> object | None:
+        """The data set of a generator preset; None for a file preset (the default).
+
+        Parameters
+        ----------
+        data_spec : dict
+            The spec's ``data`` section.
+
+        Returns
+        -------
+        kopt.data.Dataset or None
+            The training (and test) rows.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("dataset", "higgs-12k")().generate({"source": "higgs-12k"}) is None
+        True
+        >>> ds = registry().get("dataset", "dai_synthetic")(n_train=100, n_test=10).generate({})
+        >>> ds.X.shape, ds.X_test.shape
+        ((100, 2), (10, 2))
+        """
         return None
 
 
@@ -710,19 +1476,72 @@ class Predictor:
         self.meta = meta
 
     def decision_function(self, X: np.ndarray, context) -> np.ndarray:
-        """Raw scores for standardized ``X``: ``(n,)`` or ``(n, C)``.
+        """Raw scores for standardized rows ``X``.
 
-        ``context`` is the :class:`kopt.models.model.PredictContext` (kernel, loss, backend, preprocessor).
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Rows, standardized as the training rows were.
+        context : kopt.models.model.PredictContext
+            The kernel, loss, backend and preprocessor the model was trained with.
+
+        Returns
+        -------
+        array of shape (n,) or (n, C)
+            The scores.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.components import Predictor
+        >>> class Linear(Predictor):
+        ...     name = "my_linear"
+        ...     def decision_function(self, X, context):
+        ...         return X @ self.arrays["w"]
+        >>> Linear({"w": np.array([1.0, -1.0])}, {}).decision_function(np.array([[2.0, 0.5]]), None)
+        array([1.5])
         """
         raise NotImplementedError
 
     def predict_extra(self, X: np.ndarray, context) -> dict:
-        """Additional named outputs (e.g. GP variance); empty by default."""
+        """Additional named outputs (e.g. a Gaussian process's variance); empty by default.
+
+        Parameters
+        ----------
+        X : array of shape (n, d)
+            Rows, standardized as the training rows were.
+        context : kopt.models.model.PredictContext
+            The kernel, loss, backend and preprocessor the model was trained with.
+
+        Returns
+        -------
+        dict
+            Name to array of shape (n,) or (n, C).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.components import Predictor
+        >>> Predictor({}, {}).predict_extra(np.zeros((2, 1)), None)
+        {}
+        """
         return {}
 
     @classmethod
     def supports(cls) -> str:
-        """What ``kopt plugins`` prints in its 'supports' column."""
+        """What ``kopt plugins`` prints in its 'supports' column (nothing by default).
+
+        Returns
+        -------
+        str
+            The words.
+
+        Examples
+        --------
+        >>> from kopt.contract.components import Predictor
+        >>> Predictor.supports()
+        ''
+        """
         return ""
 
 

@@ -295,57 +295,229 @@ class IterativeSolver(Solver):
 
     # -- the contract ---------------------------------------------------------------------------
     def init(self, problem: Problem) -> object:
-        """The starting state of a fresh run (any object; the skeleton only passes it back)."""
+        """The starting state of a fresh run.
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+
+        Returns
+        -------
+        object
+            Any object: the skeleton only passes it back to the other methods.
+        """
         raise NotImplementedError
 
     def step(self, state: object, t: int) -> Step | None:
-        """Iteration ``t`` (1-based).  Draw randomness from ``problem.rng(stream, t)`` so a
-        resumed run repeats it.  Raise :class:`Diverged` if the iterate blew up."""
+        """Iteration ``t``: move the iterate in ``state``, in place.
+
+        Draw randomness from ``problem.rng(stream, t)``, so that a resumed run repeats it.
+
+        Parameters
+        ----------
+        state : object
+            The run's state.
+        t : int
+            The iteration, 1-based.
+
+        Returns
+        -------
+        Step or None
+            What the step measured in passing (an objective estimate, the rows it read); None: nothing.
+
+        Raises
+        ------
+        Diverged
+            The iterate blew up; the run ends with status ``diverged`` and the class's ``divergence_hint``.
+        """
         raise NotImplementedError
 
     def check(self, state: object, rows: np.ndarray | None) -> Check:
-        """The objective and gap (or criterion) now; ``rows``: sorted training row indices to
-        estimate on, or None for all.  Must not change the iterates."""
+        """The objective and the gap (or the solver's criterion) now, without changing the iterates.
+
+        The skeleton's stopping rule reads it at the cadence of :meth:`cadence`; the default measures nothing.
+
+        Parameters
+        ----------
+        state : object
+            The run's state.
+        rows : array of int or None
+            Sorted training row indices to estimate on, or None for every row.
+
+        Returns
+        -------
+        Check
+            The objective, the dual value or the criterion, and metrics.
+
+        Examples
+        --------
+        >>> from kopt.contract.iterative import IterativeSolver
+        >>> IterativeSolver().check(None, None).rel_gap is None
+        True
+        """
         return Check()
 
     def decision_function(self, state: object, X: np.ndarray) -> np.ndarray:
-        """Scores of the current iterate on standardized rows ``X`` (``(n,)`` or ``(n, C)``)."""
+        """The current iterate's scores on standardized rows ``X``.
+
+        Parameters
+        ----------
+        state : object
+            The run's state.
+        X : array of shape (n, d)
+            Rows, standardized as the training rows are, on the backend.
+
+        Returns
+        -------
+        array of shape (n,) or (n, C)
+            The scores.
+        """
         raise NotImplementedError
 
     def scorer(self, state: object, X: np.ndarray) -> Callable[[], np.ndarray]:
         """A callable giving the current scores of the fixed rows ``X`` (the holdout subset).
-        Override to keep the scores up to date incrementally."""
+
+        The default calls :meth:`decision_function`; override it to keep the scores up to date incrementally.
+
+        Parameters
+        ----------
+        state : object
+            The run's state.
+        X : array of shape (n, d)
+            The fixed rows.
+
+        Returns
+        -------
+        callable
+            ``scores()``, an array of shape (n,) or (n, C).
+        """
         return lambda: self.decision_function(state, X)
 
     def cadence(self, state: object) -> tuple[int, int]:
-        """Default ``(check_every, holdout_every)`` when the options leave them null."""
+        """The default ``(check_every, holdout_every)`` where the options leave them null.
+
+        Parameters
+        ----------
+        state : object
+            The run's state after :meth:`init` or :meth:`load`.
+
+        Returns
+        -------
+        tuple of int
+            Iterations between checks, and between holdout scorings (0: none).
+
+        Examples
+        --------
+        >>> from kopt.contract.iterative import IterativeSolver
+        >>> IterativeSolver().cadence(None)
+        (1, 1)
+        """
         return 1, 1
 
     def save(self, state: object) -> dict:
-        """The checkpoint: a flat dict of arrays and JSON scalars from which :meth:`load` rebuilds ``state``."""
+        """The checkpoint: a flat dict of arrays and JSON scalars from which :meth:`load` rebuilds the state.
+
+        Parameters
+        ----------
+        state : object
+            The run's state.
+
+        Returns
+        -------
+        dict
+            Arrays and JSON scalars.
+        """
         raise NotImplementedError
 
     def load(self, problem: Problem, saved: dict) -> object:
-        """The state of a run resumed from :meth:`save`'s dict."""
+        """The state of a run resumed from :meth:`save`'s dict (or warm-started from :meth:`~kopt.contract.components.Solver.warm_state`'s).
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+        saved : dict
+            What :meth:`save` returned.
+
+        Returns
+        -------
+        object
+            The state, as :meth:`init` would make it, at the saved iterate.
+        """
         raise NotImplementedError
 
     def finish(self, state: object) -> tuple[Predictor, dict]:
-        """``(predictor, info)``: the model's :class:`kopt.contract.components.Predictor` and a dict of facts."""
+        """The model and the solver's facts at the end of the run.
+
+        Parameters
+        ----------
+        state : object
+            The run's state.
+
+        Returns
+        -------
+        predictor : Predictor
+            What the model evaluates (:class:`kopt.contract.components.Predictor`).
+        info : dict
+            JSON facts for ``result.info`` (the skeleton adds ``status`` and the gap).
+        """
         raise NotImplementedError
 
     def held_out(self, state: object) -> dict | None:
-        """The calibration's held-out scores where the solve made them (the dict ``SolverOutput.held_out`` returns), else
-        None (the default: the calibration solves the spec again on the other rows)."""
+        """The calibration's held-out scores where the solve made them, else None.
+
+        With None (the default) the calibration solves the spec again on the other rows.
+
+        Parameters
+        ----------
+        state : object
+            The run's final state.
+
+        Returns
+        -------
+        dict or None
+            What ``SolverOutput.held_out`` returns: ``rows``, ``scores`` and ``words``.
+
+        Examples
+        --------
+        >>> from kopt.contract.iterative import IterativeSolver
+        >>> IterativeSolver().held_out(None) is None
+        True
+        """
         return None
 
     # -- the skeleton ---------------------------------------------------------------------------
     @property
     def n_threads(self) -> int:
-        """Worker threads for this run (the ``threads`` option, ``KOPT_THREADS``, the available CPUs)."""
+        """Worker threads for this run: the ``threads`` option, else ``KOPT_THREADS``, else the available CPUs.
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("solver", "dsg")(threads=1).n_threads
+        1
+        """
         return _threads.resolve_threads(shared_option(self, "threads"))
 
     def run(self, problem: Problem, run) -> SolverOutput:
-        """Run the skeleton's loop on ``problem`` with this solver's methods; see :meth:`kopt.contract.components.Solver.run`."""
+        """Run the skeleton's loop on ``problem`` with this solver's methods (:meth:`kopt.contract.components.Solver.run`).
+
+        The loop owns the iteration cap, the checks' cadence, the stopping rule, divergence, progress, the trace,
+        checkpoints, resume and Ctrl-C.
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+        run : run context
+            The run's reporting and resume (:meth:`kopt.contract.components.Solver.run`).
+
+        Returns
+        -------
+        SolverOutput
+            The predictor, the iterations, the status, the certificate and the facts.
+        """
         # "all": the solver's heavy BLAS is SciPy's (factorisations, rank-k updates): NumPy's own OpenBLAS, where it is
         # another library, is held to one thread (kopt.numerics.threads.scipy_blas)
         hold = _threads.blas_threads(1) if self.blas == "single" else _threads.scipy_blas(self.n_threads)

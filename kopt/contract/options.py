@@ -51,11 +51,41 @@ class OptionsBase:
     _component: typing.ClassVar[type] = None
 
     def as_dict(self) -> dict:
-        """The options under their spec keys (JSON values)."""
+        """The options under their spec keys (JSON values, copied).
+
+        Returns
+        -------
+        dict
+            Spec key to value (``lambda``, not the field ``lambda_``).
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> registry().get("regularizer", "l2")(**{"lambda": 0.5}).options.as_dict()
+        {'lambda': 0.5}
+        """
         return {key: copy.deepcopy(getattr(self, f)) for f, key in self._keys.items()}
 
-    def replace(self, **changes):
-        """A copy with some fields changed (field names)."""
+    def replace(self, **changes: object) -> OptionsBase:
+        """A copy with some fields changed.
+
+        Parameters
+        ----------
+        **changes
+            Field names (``lambda_``, not ``lambda``) to their new values.
+
+        Returns
+        -------
+        OptionsBase
+            The copy; these options are unchanged (they are frozen).
+
+        Examples
+        --------
+        >>> from kopt.contract.registry import registry
+        >>> options = registry().get("regularizer", "l2")(**{"lambda": 0.5}).options
+        >>> options.replace(lambda_=0.1).lambda_, options.lambda_
+        (0.1, 0.5)
+        """
         return dataclasses.replace(self, **changes)
 
     def __getitem__(self, key):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
@@ -144,8 +145,22 @@ class Problem:
     partitions: object = None
 
     @property
-    def xp(self):
-        """The backend's array module."""
+    def xp(self) -> ModuleType:
+        """The backend's array module (NumPy or CuPy).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> y = np.where(X[:, 0] > 0, "yes", "no")
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X[:80], y[:80], X[80:], y[80:]))
+        >>> problem.xp is np
+        True
+        """
         return self.backend.xp
 
     @property
@@ -173,22 +188,70 @@ class Problem:
         """The features' precision."""
         return np.dtype(self.features.dtype)
 
-    def label_matrix(self):
-        """The labels as an ``(n, C)`` float64 matrix: one column, or ±1 one-vs-rest columns when a
-        binary loss is trained on multiclass ids (solvers with ``one_vs_rest``)."""
+    def label_matrix(self) -> np.ndarray:
+        """The labels as an ``(n, C)`` float64 matrix: one column, or ±1 one-vs-rest columns where a binary loss is
+        trained on multiclass ids (solvers with ``one_vs_rest``).
+
+        Returns
+        -------
+        array of shape (n, C)
+            The targets a solver fits, on the backend.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> y = np.where(X[:, 0] > 0, "yes", "no")
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X[:80], y[:80], X[80:], y[80:]))
+        >>> Y = problem.label_matrix()
+        >>> Y.shape, sorted(set(Y[:, 0].tolist()))
+        ((80, 1), [-1.0, 1.0])
+        """
         xp = self.xp
         if self.preprocessor.target == "multiclass" and self.loss.target == "binary":
             ids = self.y.astype(np.int64)
             return xp.where(ids[:, None] == xp.arange(self.n_classes)[None, :], 1.0, -1.0)
         return xp.asarray(self.y, dtype=np.float64)[:, None]
 
-    def feature_map(self, count=None, *, seed=None, cache_blocks=None, threads=None) -> FeatureMap:
+    def feature_map(self, count: int | bool | None = None, *, seed: int | None = None,
+                    cache_blocks: int | str | None = None, threads: int | None = None) -> FeatureMap:
         """The spec's random-feature map: the one way solvers build one.
 
-        ``count``: M (default ``model.features.count``; ``False``: no fixed count -- every
-        call names its blocks, as DSG's growing expansion does); ``seed``: another feature
-        seed (GP's second map); ``cache_blocks``: blocks of parameters kept (default
-        ``model.features.cache_blocks``; ``"all"``: every block of the map).
+        Parameters
+        ----------
+        count : int, bool or None, optional
+            M (default ``model.features.count``); False: no fixed count, every call names its blocks (as DSG's
+            growing expansion does).
+        seed : int, optional
+            Another feature seed (the GP's second map); default ``model.features.seed``.
+        cache_blocks : int or "all", optional
+            Blocks of parameters kept (default ``model.features.cache_blocks``); ``"all"``: every block of the map,
+            drawn now.
+        threads : int, optional
+            kopt's worker threads for the map's passes.
+
+        Returns
+        -------
+        kopt.numerics.features.FeatureMap
+            The map.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> y = np.where(X[:, 0] > 0, "yes", "no")
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X[:80], y[:80], X[80:], y[80:]))
+        >>> fmap = problem.feature_map(512)
+        >>> fmap.count
+        512
         """
         f = self.features
         count = f.count if count is None else (None if count is False else count)
@@ -201,13 +264,69 @@ class Problem:
                 fmap.block_params(j)
         return fmap
 
-    def rng(self, stream: str, *counters) -> np.random.Generator:
-        """A host generator keyed by (spec seed, stream name, counters): resumable and order-free."""
+    def rng(self, stream: str, *counters: int) -> np.random.Generator:
+        """A host generator keyed by (the spec's seed, a stream name, counters): resumable and order-free.
+
+        A solver draws iteration t's randomness from ``rng("batches", t)``: a resumed run draws the same.
+
+        Parameters
+        ----------
+        stream : str
+            The stream's name.
+        *counters : int
+            Further keys (the iteration, a block).
+
+        Returns
+        -------
+        numpy.random.Generator
+            The generator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> y = np.where(X[:, 0] > 0, "yes", "no")
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X[:80], y[:80], X[80:], y[80:]))
+        >>> a, b = problem.rng("batches", 3).integers(1000), problem.rng("batches", 3).integers(1000)
+        >>> bool(a == b)
+        True
+        """
         key = _STREAMS.setdefault(stream, int.from_bytes(stream.encode()[:8].ljust(8, b"\0"), "little"))
         return np.random.default_rng([self.seed, key, *map(int, counters)])
 
-    def holdout_metrics(self, scores, rows=None) -> dict:
-        """Metrics of decision values on ``X_test`` -- or on its rows ``rows`` -- (empty without labels)."""
+    def holdout_metrics(self, scores: np.ndarray, rows: np.ndarray | None = None) -> dict:
+        """The metrics of decision values on ``X_test``, or on its rows ``rows`` (empty without test labels).
+
+        Parameters
+        ----------
+        scores : array of shape (m,) or (m, C)
+            Decision values of the test rows (or of ``rows`` of them).
+        rows : array of int, optional
+            The test rows scored.
+
+        Returns
+        -------
+        dict
+            Metric name to value, by the labels' target (accuracy, AUC, RMSE, ...).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> X = np.random.default_rng(0).normal(size=(100, 3))
+        >>> y = np.where(X[:, 0] > 0, "yes", "no")
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X[:80], y[:80], X[80:], y[80:]))
+        >>> scores = problem.X_test[:, 0]  # the labels follow the first column
+        >>> problem.holdout_metrics(scores)["auc"]
+        1.0
+        """
         if self.y_test_raw is None:
             return {}
         y = np.asarray(self.y_test_raw) if rows is None else np.asarray(self.y_test_raw)[to_numpy(rows)]

@@ -6,6 +6,17 @@ import numpy as np
 from ..errors import DataError
 
 
+def check_column_scales(column_scales, n_features, source="training data"):
+    """Raise :class:`DataError` unless ``data.column_scales`` (None: none) holds one multiplier per column of the
+    ``n_features`` and keeps at least one (the same words on one machine and on a Dask cluster)."""
+    if column_scales is not None and np.shape(column_scales) != (n_features,):
+        raise DataError(f"data.column_scales has {np.size(column_scales)} values and {source} {n_features} "
+                        "columns: give one multiplier per column (0 drops a column)")
+    if column_scales is not None and not np.any(np.asarray(column_scales, dtype=np.float64) != 0):
+        raise DataError(f"data.column_scales drops every one of the {n_features} columns of {source} (all 0): "
+                        "keep at least one column (a positive multiplier)")
+
+
 class Preprocessor:
     """Feature standardisation and label mapping fitted on the training data.
 
@@ -45,12 +56,7 @@ class Preprocessor:
             standardize, why = scaling_rule(range_stats(X))
         if standardize:
             mean, scale = column_stats(X) if sample_weight is None else weighted_column_stats(X, sample_weight)
-        if column_scales is not None and np.shape(column_scales) != (n_features,):
-            raise DataError(f"data.column_scales has {np.size(column_scales)} values and {source} {n_features} "
-                            "columns: give one multiplier per column (0 drops a column)")
-        if column_scales is not None and not np.any(np.asarray(column_scales, dtype=np.float64) != 0):
-            raise DataError(f"data.column_scales drops every one of the {n_features} columns of {source} (all 0): "
-                            "keep at least one column (a positive multiplier)")
+        check_column_scales(column_scales, n_features, source)
         pre = cls(target, mean, scale, n_features=n_features, column_scales=column_scales)
         pre.auto_rule = why
         if y is not None:

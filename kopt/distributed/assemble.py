@@ -18,12 +18,15 @@ partitions stay raw (the model applies its own preprocessing when it scores them
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..contract.bandwidth import RULES, subsample_rows
 from ..contract.problem import Problem
 from ..data.preprocess import (
     Preprocessor,
+    check_column_scales,
     column_moments,
     merge_moments,
     merge_range_stats,
@@ -48,7 +51,9 @@ def partitions_for(spec, data, client, n_parts) -> _partitions.Partitions:
 
 def fit_preprocessor(parts, target, data_spec) -> Preprocessor:
     """The :class:`Preprocessor` of the whole training set, from per-partition statistics."""
-    pre = Preprocessor(target, n_features=parts.d)
+    scales = data_spec.get("column_scales")
+    check_column_scales(scales, parts.d)  # applied after standardizing, as on one machine
+    pre = Preprocessor(target, n_features=parts.d, column_scales=scales)
     standardize = data_spec["standardize"]
     if standardize == "auto":  # the single-machine rule (kopt.data.preprocess.scaling_rule) on merged ranges
         pieces = parts.gather(parts.map(_range_stats))
@@ -128,7 +133,9 @@ class PartitionRows:
         return fit_preprocessor(self.parts, target, data_spec)
 
     def prepare(self, pre, dtype):
-        self.parts = self.parts.replace_train(self.parts.map(_prepare, pre, dtype, True))
+        kept = pre.kept_columns  # data.column_scales of 0 leave their columns out, as on one machine
+        self.parts = dataclasses.replace(self.parts.replace_train(self.parts.map(_prepare, pre, dtype, True)),
+                                         d=self.parts.d if kept is None else len(kept))
 
     def check_labels(self, loss):
         for fut in self.parts.map(_check_labels, loss):

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..contract.components import Kernel, Loss, Predictor
 from ..data.preprocess import Preprocessor
 from ..errors import KoptError, ModelFileError
 from ..files import sets as fileset
@@ -101,7 +102,8 @@ class Model:
     (3, 2)
     """
 
-    def __init__(self, predictor, preprocessor, *, spec, kernel, loss, backend=None, info=None, calibration=None):
+    def __init__(self, predictor: Predictor, preprocessor: Preprocessor, *, spec: dict, kernel: Kernel, loss: Loss,
+                 backend: Backend | None = None, info: dict | None = None, calibration: dict | None = None) -> None:
         self.predictor = predictor
         self.preprocessor = preprocessor
         self.spec = spec  # resolved spec (dict)
@@ -135,9 +137,39 @@ class Model:
         return Z
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        """Raw scores of the rows of ``X``, ``(n,)`` or ``(n, C)``, as a NumPy array.
+        """The raw scores of the rows of ``X``, as a NumPy array.
 
-        Raises ``DataError`` for rows of another width and ``OutOfMemoryError`` when the scores do not fit.
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Rows in the training data's units (the model applies its preprocessing).
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, C)
+            The scores: a margin for a binary target, one column per class for a multiclass one.
+
+        Raises
+        ------
+        kopt.DataError
+            ``X`` is not 2-D, or has another number of columns than the model was trained on.
+        kopt.errors.OutOfMemoryError
+            The scores do not fit in the memory available.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.decision_function(X[:3]).round(3)
+        array([ 0.107,  0.871, -1.054])
         """
         from ..numerics.memory import out_of_memory
 
@@ -146,18 +178,96 @@ class Model:
             return to_numpy(self.predictor.decision_function(self._prepare(X), self._context()))
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Labels in the user's coding (classification: the training labels' values, class names included) or
-        values in the target's units."""
+        """Labels in the user's coding, or values in the target's units.
+
+        Classification gives the training labels' values, class names included; regression the target's units.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Rows in the training data's units.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predictions.
+
+        Raises
+        ------
+        kopt.DataError
+            ``X`` does not have the model's columns (:meth:`decision_function`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.predict(X[:3])
+        array(['yes', 'yes', 'no'], dtype='<U3')
+        """
         return self.preprocessor.decode(self.decision_function(X))
 
     def has_proba(self) -> bool:
-        """Whether :meth:`predict_proba` can answer: a logistic or softmax loss, or a calibrated margin classifier."""
+        """Whether :meth:`predict_proba` can answer: a logistic or softmax loss, or a calibrated margin classifier.
+
+        Returns
+        -------
+        bool
+            True where class probabilities are available.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.has_proba()  # the square loss on classes: its probabilities are calibrated
+        True
+        """
         if self.preprocessor.target not in ("binary", "multiclass"):
             return False
         return self.loss.name in OWN_PROBABILITIES or self.calibration is not None
 
-    def proba_refusal(self):
-        """Why :meth:`predict_proba` cannot answer (None when it can)."""
+    def proba_refusal(self) -> str | None:
+        """Why :meth:`predict_proba` cannot answer, in words for the user; None where it can.
+
+        Returns
+        -------
+        str or None
+            The reason.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.proba_refusal() is None
+        True
+        >>> regression = kopt.solve({**spec, "model": {**spec["model"], "loss": {"name": "square"}}},
+        ...                         data=(X, X[:, 0])).model
+        >>> regression.proba_refusal()
+        'this model has a real target, not classes: it has no class probabilities'
+        """
         if self.has_proba():
             return None
         if self.preprocessor.target not in ("binary", "multiclass"):
@@ -169,18 +279,78 @@ class Model:
         return f"this model (loss {self.loss.name!r}) has no probability calibration: {why}"
 
     def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
-        """Log class probabilities, ``(n, n_classes)``, columns in ``preprocessor.classes`` order: the logistic
-        loss's σ(f) (one-vs-rest columns normalised), softmax's, or a margin loss's calibration
-        (``kopt.models.calibration``)."""
+        """Log class probabilities, columns in ``preprocessor.classes`` order.
 
+        The logistic loss's σ(f) (one-vs-rest columns normalized), softmax's, or a margin loss's calibration
+        (``kopt.models.calibration``).
 
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Rows in the training data's units.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            log P(class | x).
+
+        Raises
+        ------
+        kopt.KoptError
+            The model has no class probabilities (:meth:`proba_refusal` says why).
+        kopt.DataError
+            ``X`` does not have the model's columns.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> bool(np.allclose(np.exp(model.predict_log_proba(X[:3])).sum(axis=1), 1.0))
+        True
+        """
         reason = self.proba_refusal()
         if reason:
             raise KoptError(reason)
         return self.log_proba_of(self.decision_function(X))
 
-    def log_proba_of(self, scores):
-        """:meth:`predict_log_proba` of scores this model computed (:meth:`decision_function`'s)."""
+    def log_proba_of(self, scores: ArrayLike) -> np.ndarray:
+        """:meth:`predict_log_proba` of scores this model computed (:meth:`decision_function`'s), without scoring the
+        rows again.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,) or (n, C)
+            The model's scores.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            log P(class | x).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> scores = model.decision_function(X[:3])
+        >>> bool(np.allclose(model.log_proba_of(scores), model.predict_log_proba(X[:3])))
+        True
+        """
         from scipy.special import log_expit, log_softmax
 
         from . import calibration as _calibration
@@ -198,17 +368,109 @@ class Model:
         return _calibration.log_proba(self.calibration, f)
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Class probabilities, ``(n, n_classes)`` (:meth:`predict_log_proba`)."""
+        """Class probabilities, columns in ``preprocessor.classes`` order (:meth:`predict_log_proba`).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Rows in the training data's units.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            P(class | x).
+
+        Raises
+        ------
+        kopt.KoptError
+            The model has no class probabilities (:meth:`proba_refusal` says why).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.preprocessor.classes.tolist(), model.predict_proba(X[:3]).round(3)
+        (['no', 'yes'], array([[0.618, 0.382],
+               [0.228, 0.772],
+               [0.955, 0.045]]))
+        """
         return np.exp(self.predict_log_proba(X))
 
     def predict_extra(self, X: ArrayLike) -> dict:
-        """Named extra outputs of the predictor (e.g. GP ``variance``, ``lower``, ``upper``)."""
+        """The predictor's named extra outputs, e.g. a Gaussian process's ``variance``, ``lower`` and ``upper``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Rows in the training data's units.
+
+        Returns
+        -------
+        dict
+            Name to NumPy array; empty for a predictor without extra outputs.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.predict_extra(X[:2])
+        {}
+        >>> gp = kopt.solve({"model": {"form": "gp", "loss": {"name": "square"},
+        ...                            "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                            "regularizer": {"name": "l2", "lambda": 1e-2}},
+        ...                  "solver": {"name": "gp", "iterations": 20, "variance": "operator"}},
+        ...                 data=(X, X[:, 0])).model
+        >>> sorted(gp.predict_extra(X[:2]))
+        ['lower', 'upper', 'variance']
+        """
         extra = self.predictor.predict_extra(self._prepare(X), self._context())
         return {k: to_numpy(v) for k, v in extra.items()}
 
     # -- files ---------------------------------------------------------------
     def to_arrays(self) -> dict:
-        """The model's arrays, as the ``.npz`` holds them (numeric host arrays only)."""
+        """The model's arrays, as its ``.npz`` holds them: the predictor's (``p_``) and the preprocessor's (``pre_``).
+
+        Returns
+        -------
+        dict
+            Name to numeric host array.
+
+        Raises
+        ------
+        TypeError
+            An array has dtype object: model files hold numeric arrays only.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> sorted(model.to_arrays())
+        ['p_coef', 'p_support', 'pre_classes', 'pre_mean', 'pre_scale']
+        """
         arrays = {f"p_{k}": to_numpy(v) for k, v in self.predictor.arrays.items()}
         arrays.update(self.preprocessor.to_arrays())
         for k, v in arrays.items():
@@ -217,7 +479,30 @@ class Model:
         return arrays
 
     def to_meta(self) -> dict:
-        """The model's JSON metadata (without the file fields: ``arrays``, ``arrays_sha256``, ``created``)."""
+        """The model's JSON metadata, without the file fields (``arrays``, ``arrays_sha256``, ``created``).
+
+        Returns
+        -------
+        dict
+            The format, the versions, the predictor, the preprocessing, the kernel, the loss, the spec, the seeds and
+            the run's info.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> meta = model.to_meta()
+        >>> meta["predictor"], meta["loss"]["name"]
+        ('kernel_expansion', 'square')
+        """
         from ..contract.version import __version__
 
         return {
@@ -236,14 +521,65 @@ class Model:
         }
 
     def content_hash(self) -> str:
-        """The model's :func:`content_hash` (what ``model.json`` records as ``model_sha256``)."""
+        """The SHA-256 of the model's content (:func:`content_hash`): what ``model.json`` records as
+        ``model_sha256``.
+
+        Two runs of one spec and seed give the same hash; the timestamp, kopt's version, timings and the output folder
+        do not enter it.
+
+        Returns
+        -------
+        str
+            64 hexadecimal digits.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> again = kopt.solve(spec, data=(X, y)).model
+        >>> model.content_hash() == again.content_hash(), len(model.content_hash())
+        (True, 64)
+        """
         return content_hash(json.loads(fileset.canonical(self.to_meta())), self.to_arrays())
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write ``<stem>.npz`` (the arrays) and ``<stem>.json`` (the metadata) as one set; returns the JSON path.
+        """Write ``<stem>.npz`` (the arrays) and ``<stem>.json`` (the metadata) as one set.
 
         The pair is written atomically: a reader sees the old pair or the new one, never a mix.  The files hold no
         pickle; :func:`kopt.load_model` reads them back.
+
+        Parameters
+        ----------
+        path : str or path
+            The stem, or a ``.json`` or ``.npz`` path whose stem is taken.
+
+        Returns
+        -------
+        str
+            The JSON file's path.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(80, 2))
+        >>> y = np.where(X[:, 0] + 0.3 * rng.normal(size=80) > 0, "yes", "no")
+        >>> spec = {"model": {"loss": {"name": "square", "target": "binary"},
+        ...                   "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                   "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...         "solver": {"name": "krr_exact"}}
+        >>> model = kopt.solve(spec, data=(X, y)).model
+        >>> model.save("model.npz")  # the stem is what counts
+        'model.json'
         """
         json_path, npz_path = model_paths(path)
         arrays = self.to_arrays()
@@ -361,6 +697,9 @@ def read_model_files(path):
     if os.path.isdir(path) and not os.path.exists(model_paths(path)[0]):
         path = os.path.join(path, "model.json")  # kopt solve's output folder
     json_path, npz_path = model_paths(path)
+    if os.path.isfile(path) and Path(path).suffix not in (".json", ".npz") and not os.path.exists(json_path):
+        raise ModelFileError(f"{path}: not a model file; give the model's .json (or its .npz, their stem, or the "
+                             "folder that holds model.json)")
     try:
         with open(json_path, encoding="utf-8") as fh:
             meta = json.load(fh)

@@ -23,6 +23,7 @@ problem needs a preconditioner more exact than float32 sums give, while float32 
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -96,7 +97,19 @@ class ChunkedRows:
         """The chunks of part ``p``."""
         return self.chunks[p::_threads.PARTS]
 
-    def predict(self, v):
+    def predict(self, v: np.ndarray) -> np.ndarray:
+        """The scores ψ(X) v: every row's features times ``v``, a chunk at a time.
+
+        Parameters
+        ----------
+        v : array of shape (M,) or (M, k)
+            Coefficients on the features.
+
+        Returns
+        -------
+        array of shape (n, k)
+            The scores, float64 (products in the features' dtype).
+        """
         xp = self.xp
         vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
         out = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
@@ -109,7 +122,25 @@ class ChunkedRows:
             _threads.map_parts(work, _threads.PARTS, self.threads)
         return out
 
-    def predict_adjoint(self, v, fn):
+    def predict_adjoint(self, v: np.ndarray,
+                        fn: Callable[[np.ndarray, int, int], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The scores ψ(X) v and ψ(X)ᵀ fn(scores) in one evaluation of each chunk's features.
+
+        Parameters
+        ----------
+        v : array of shape (M,) or (M, k)
+            Coefficients on the features.
+        fn : callable
+            ``fn(pred_rows, lo, hi)``, row-wise: given the float64 scores of rows lo:hi, returns what multiplies them,
+            ``(hi - lo, k)`` or ``(hi - lo,)``.  It runs on kopt's worker threads, on disjoint rows.
+
+        Returns
+        -------
+        scores : array of shape (n, k)
+            ψ(X) v, float64.
+        G : array of shape (M, k)
+            ψ(X)ᵀ fn(scores), the parts summed in part order in float64.
+        """
         xp = self.xp
         vv = xp.asarray(v, dtype=self.dtype).reshape(self.M, -1)
         pred = xp.empty((self.n, vv.shape[1]), dtype=np.float64)
@@ -130,7 +161,19 @@ class ChunkedRows:
             G += p
         return pred, G
 
-    def gram(self, weights=None):
+    def gram(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """Σ_i w_i ψ(x_i)ᵀ ψ(x_i) over the rows, summed in float64.
+
+        Parameters
+        ----------
+        weights : array of shape (n,), optional
+            Row weights (1 each without them; rows of weight 0 cost nothing).
+
+        Returns
+        -------
+        array of shape (M, M)
+            The sum in its upper triangle (the strict lower one is not meaningful).
+        """
         return gram(self, weights)
 
 

@@ -15,6 +15,8 @@ are in the problem's dtype, the Gram in float64 (see :mod:`kopt.numerics.bound_f
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -121,9 +123,9 @@ CENTER_RULES = ("uniform", "rpcholesky")
 def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -> np.ndarray:
     """The seeded Nyström centers: sorted indices of ``count`` training rows with distinct values.
 
-    By the spec's center rule (``model.features.centers``): ``uniform``, the first ``count`` of ``center_order``
-    (a seeded uniform sample of the distinct rows); ``rpcholesky``, ``rpcholesky_order``'s under ``kernel``.
-    Either is drawn from the spec's seed, so the same spec picks the same centers on any machine.
+    By the spec's center rule (``model.features.centers``): ``uniform``, a uniform sample of the distinct training
+    rows (the first ``count`` of ``center_order``); ``rpcholesky``, randomly pivoted Cholesky's
+    (``rpcholesky_order``).  Both are drawn from the spec's seed, so the same spec picks the same centers.
 
     Parameters
     ----------
@@ -132,7 +134,7 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
     count : int
         The number of centers (``model.features.count``); at most the distinct rows.
     kernel : Kernel, optional
-        The kernel ``rpcholesky`` pivots on; the problem's by default.
+        The kernel randomly pivoted Cholesky measures residuals in (default: the problem's).
 
     Returns
     -------
@@ -162,14 +164,14 @@ def choose_centers(problem: Problem, count: int, kernel: Kernel | None = None) -
 
 
 #: randomly pivoted Cholesky's factor of its candidate rows holds at most this many float64 values (128 MiB), and its
-#: candidates are at least twice the centers asked for (:func:`rpcholesky_order`)
+#: candidates are at least twice the centers asked for (``rpcholesky_order``)
 RPC_ENTRIES = 1 << 24
-#: the candidates it draws at a time (each accepted or rejected in turn: :func:`rpcholesky_order`)
+#: the candidates it draws at a time (each accepted or rejected in turn: ``rpcholesky_order``)
 RPC_BLOCK = 64
 #: the random stream of its draws, beside the spec's seed
 RPC_STREAM = 0x72706368
 #: its candidates are at most this share of the training rows: the held-out rows of ``solver: auto``'s default
-#: validation split (20%, the last rows :func:`center_order` reaches) are never candidates
+#: validation split (20%, the last rows ``center_order`` reaches) are never candidates
 RPC_ROWS_SHARE = 0.8
 
 
@@ -213,7 +215,7 @@ def rpcholesky_order(problem, count: int, kernel=None):
 
 def _rpcholesky(kernel, X, count, rng):
     """Positions in ``X`` of up to ``count`` centers drawn by blocked randomly pivoted Cholesky with rejection
-    (:func:`rpcholesky_order`).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
+    (``rpcholesky_order``).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
     then the accepted ones' columns of the factor are made for every candidate at once: GEMMs, not a rank-one
     update per center."""
     from scipy.linalg import solve_triangular
@@ -332,8 +334,8 @@ def center_basis(kernel: Kernel, C: np.ndarray, tol: float = CENTER_TOLERANCE) -
     # rank x rank block is compacted in R's own buffer (a copy held R and U at once)
     U = leading_rows(c, rank)[:, :rank]
     if rank * rank <= COMPACT_SHARE * c.size:
-        # far fewer kept than drawn: U in a buffer of its own, and R's M x M buffer freed (a view kept it alive for the
-        # whole solve: 8,192 drawn and 2,839 kept at 10⁶ rows of 6 columns held 512 MiB for 64 MB of U)
+        # far fewer kept than drawn: U in a buffer of its own, and R's M x M buffer freed (a view would keep the drawn
+        # centers' M x M float64 alive for the whole solve, for a far smaller U: docs/design/memory.md)
         U = np.array(U, order="F")
     del c, R
     for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
@@ -477,36 +479,134 @@ class NystromRows(ChunkedRows):
     def _block(self, lo, hi):
         return self.K[lo:hi] if self.K is not None else self._compute(lo, hi)
 
-    def predict(self, v):
-        """K v: every row's scores k(x_i, C) v for coefficients ``v`` on the centers, ``(M,)`` or ``(M, C)``.
+    def predict(self, v: np.ndarray) -> np.ndarray:
+        """K v: every row's scores k(x_i, C) v for coefficients ``v`` on the centers.
 
-        Returns a float64 ``(n, C)`` array (a 1-D ``v`` gives C = 1).  ``v`` is cast to the kernel values' dtype and
-        each chunk's product is taken in that dtype (float32 by default: unit round-off 6e-8 per operation, summed over M terms),
-        then stored in float64; for a certificate's scores take a float64 pass instead (:class:`RowPass`'s
-        ``products(P, precise=True)``, or :func:`residual_pass`)."""
+        ``v`` is cast to the kernel values' dtype and each chunk's product is taken in that dtype (float32 by default:
+        unit round-off 6e-8 per operation, summed over M terms), then stored in float64; for a certificate's scores
+        take a float64 pass instead (:class:`RowPass`'s ``products(P, precise=True)``, or :func:`residual_pass`).
+
+        Parameters
+        ----------
+        v : array of shape (M,) or (M, k)
+            Coefficients on the centers.
+
+        Returns
+        -------
+        array of shape (n, k)
+            The scores, float64 (a 1-D ``v`` gives k = 1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromRows
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = NystromRows(kernel, X, X[:20], dtype=np.float64, memory_bytes=0)  # every pass computes K
+        >>> K = kernel.exact(X, X[:20])
+        >>> v = np.ones(20)
+        >>> bool(np.allclose(rows.predict(v)[:, 0], K @ v))
+        True
+        """
         return super().predict(v)
 
-    def predict_adjoint(self, v, fn):
-        """``(K v, Kᵀ fn(K v))`` with one evaluation of the kernel values: the scores and a gradient's sum.
+    def predict_adjoint(self, v: np.ndarray,
+                        fn: Callable[[np.ndarray, int, int], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The scores K v and Kᵀ fn(K v), with one evaluation of the kernel values: the scores and a gradient's sum.
 
-        ``v``: coefficients ``(M,)`` or ``(M, C)``; ``fn(pred_rows, lo, hi)``: row-wise, given the float64 scores of
-        rows lo:hi (``(hi - lo, C)``), returns what multiplies them, ``(hi - lo, C)`` or ``(hi - lo,)`` -- e.g.
-        ``lambda f, lo, hi: w[lo:hi, None] * loss.grad(f[:, 0], y[lo:hi])[:, None]`` for Kᵀ(w ⊙ ℓ'(f)).  It runs
-        on kopt's worker threads, on disjoint rows, and must not call the engine.  Returns float64 ``(n, C)`` and
-        ``(M, C)``; the products are in the kernel values' dtype (``fn``'s output is cast to it), each chunk's
-        Kᵀ(·) summed in float64."""
+        The products are in the kernel values' dtype (``fn``'s output is cast to it), each chunk's Kᵀ(·) summed in
+        float64.
+
+        Parameters
+        ----------
+        v : array of shape (M,) or (M, k)
+            Coefficients on the centers.
+        fn : callable
+            ``fn(pred_rows, lo, hi)``, row-wise: given the float64 scores of rows lo:hi (``(hi - lo, k)``), returns
+            what multiplies them, ``(hi - lo, k)`` or ``(hi - lo,)`` -- e.g. ``lambda f, lo, hi: w[lo:hi, None] *
+            loss.grad(f[:, 0], y[lo:hi])[:, None]`` for Kᵀ(w ⊙ ℓ'(f)).  It runs on kopt's worker threads, on disjoint
+            rows, and must not call the engine.
+
+        Returns
+        -------
+        scores : array of shape (n, k)
+            K v, float64.
+        G : array of shape (M, k)
+            Kᵀ fn(K v), float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromRows
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = NystromRows(kernel, X, X[:20], dtype=np.float64, memory_bytes=0)  # every pass computes K
+        >>> K = kernel.exact(X, X[:20])
+        >>> y = np.sin(X[:, 0])
+        >>> residual = lambda f, lo, hi: f[:, 0] - y[lo:hi]
+        >>> scores, G = rows.predict_adjoint(np.ones(20), residual)
+        >>> bool(np.allclose(G[:, 0], K.T @ (K @ np.ones(20) - y)))
+        True
+        """
         return super().predict_adjoint(v, fn)
 
-    def gram(self, weights=None):
-        """A = Σ_i w_i k(x_i, C)ᵀ k(x_i, C) over the rows (every row with weight 1 without ``weights``; rows of weight
-        0 cost nothing): the upper triangle of a float64 ``(M, M)`` array (the strict lower triangle is not
-        meaningful: mirror it, or read the upper one), summed in float64 on ``threads`` BLAS threads.  With R = K_CC
-        = UᵀU, U⁻ᵀ (A/n) U⁻¹ is :class:`NystromSystem`'s T."""
+    def gram(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """A = Σ_i w_i k(x_i, C)ᵀ k(x_i, C) over the rows, summed in float64 on the worker threads.
+
+        Rows of weight 0 cost nothing.  With R = K_CC = UᵀU, U⁻ᵀ (A/n) U⁻¹ is :class:`NystromSystem`'s T.
+
+        Parameters
+        ----------
+        weights : array of shape (n,), optional
+            Row weights (every row with weight 1 without them).
+
+        Returns
+        -------
+        array of shape (M, M)
+            A in its upper triangle, float64; the strict lower triangle is not meaningful (mirror the upper one, or
+            read it alone).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromRows
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = NystromRows(kernel, X, X[:20], dtype=np.float64, memory_bytes=0)
+        >>> K = kernel.exact(X, X[:20])
+        >>> bool(np.allclose(np.triu(rows.gram()), np.triu(K.T @ K)))
+        True
+        """
         return super().gram(weights)
 
-    def features(self, rows):
-        """k(x_i, C) for ``rows`` (an index array on the backend): ``(len(rows), M)`` in the kernel values' dtype;
-        recomputed over the worker threads when not kept."""
+    def features(self, rows: np.ndarray) -> np.ndarray:
+        """The kernel values k(x_i, C) of some rows: read where K is held, else computed over the worker threads.
+
+        Parameters
+        ----------
+        rows : array of int
+            Row indices, on the backend.
+
+        Returns
+        -------
+        array of shape (len(rows), M)
+            The rows' kernel values, in the kernel values' dtype.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromRows
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> passes = NystromRows(kernel, X, X[:20], dtype=np.float64, memory_bytes=0)
+        >>> picked = np.array([3, 7, 150])
+        >>> bool(np.allclose(passes.features(picked), kernel.exact(X[picked], X[:20])))
+        True
+        """
         if self.K is not None:
             return self.K[rows]
         Z = self.xp.empty((int(rows.shape[0]), self.M), dtype=self.dtype)

@@ -57,9 +57,10 @@ def center_factors(kernel: Kernel, C: np.ndarray, threads: int = 1,
         The drawn centers, dense.
     threads : int, optional
         kopt's worker threads for the drawn centers' product (the same bits on any count).
-    estimate : array of shape (m, d), optional
-        Dense rows of a uniform sample of the training rows, where the centers are not one (randomly pivoted
-        Cholesky's, ``rpcholesky_order``): the preconditioner estimates T from them instead.
+    estimate : array of shape (D, d), optional
+        Dense rows of a uniform sample of the training rows, which the preconditioner estimates T from where the
+        centers are not a uniform sample (randomly pivoted Cholesky's, ``kopt.nystrom.centers.rpcholesky_order``;
+        docs/design/auto-centers.md).
 
     Returns
     -------
@@ -134,8 +135,9 @@ class NystromCG:
         Row weights (mean 1).
     threads : int, optional
         kopt's worker threads for the passes.
-    estimate : array of shape (m, d), optional
-        Dense rows of a uniform sample of the rows, where ``C`` is not one (:func:`center_factors`).
+    estimate : array of shape (D, d), optional
+        Dense rows of a uniform sample of the training rows the preconditioner estimates T from, where ``C`` is not
+        a uniform sample (:func:`center_factors`).
 
     Attributes
     ----------
@@ -299,15 +301,48 @@ class NystromCG:
         out._bind(X, Y, weights, threads)
         return out
 
-    def weighted_system(self, weights, b, estimate_weights=None, estimate_rows=None):
-        """The system (T_W + λI) x = ``b`` on the same centers, U and rows, the rows weighed by ``weights``: a Newton
-        step of a smooth loss, W = the row weights times the loss's curvature at the current scores
-        (:class:`SmoothNewton`).  ``weights``: (n,), or (n, C) -- one column per output, each output's CG on its
-        own weights over the same passes; ``b``: the whitened right-hand side (M × C), given: no pass.  The
-        preconditioner estimates T_W from its rows weighed by ``estimate_weights`` (one per row of ``estimate_rows``,
-        the dense rows it is made from, or per drawn center where those are None:
-        :meth:`CenterFactors.factor`); without them from the rows' mean weight, as :meth:`reweighted`.  The
-        view shares U's buffer (:meth:`reweighted`); its passes count from zero."""
+    def weighted_system(self, weights: np.ndarray, b: np.ndarray, estimate_weights: np.ndarray | None = None,
+                        estimate_rows: np.ndarray | None = None) -> NystromCG:
+        """The system (T_W + λI) x = ``b`` on the same centers, U and rows, the rows weighed by ``weights``.
+
+        A Newton step of a smooth loss (:class:`SmoothNewton`): W is the row weights times the loss's curvature at the
+        current scores and ``b`` the negative gradient, given, so the system costs no pass.  The preconditioner
+        estimates T_W from its rows weighed by ``estimate_weights`` (:meth:`CenterFactors.factor`); without them from
+        the rows' mean weight, as :meth:`reweighted`.  The view shares U's buffer (:meth:`reweighted`); its passes
+        count from zero.
+
+        Parameters
+        ----------
+        weights : array of shape (n,) or (n, k)
+            The rows' weights, or one column per output (each output's CG on its own weights over the same passes).
+        b : array of shape (M, k)
+            The whitened right-hand side.
+        estimate_weights : array, optional
+            One weight per row of ``estimate_rows``, or per drawn center where those are None.
+        estimate_rows : array of shape (m, d), optional
+            The dense rows the preconditioner's estimate is made from (None: the drawn centers).
+
+        Returns
+        -------
+        NystromCG
+            A CG of that system on the same centers and U: :meth:`start` then :meth:`step`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, None, X[:20], dtype="float64")
+        >>> curvature = np.full((200, 1), 0.25)
+        >>> system = cg.weighted_system(curvature, np.ones((cg.M, 1)), estimate_weights=np.full(20, 0.25))
+        >>> s = system.start(1e-3)
+        >>> for _ in range(15):
+        ...     s = system.step(s)
+        >>> bool(system.relative_residual(s)[0] < 1e-3), system.passes
+        (True, 15)
+        """
         import copy
 
         out = copy.copy(self)

@@ -99,6 +99,10 @@ class CenterFactors:
         The upper factor; it is handed over: its strict lower triangle is overwritten by the preconditioner's factor.
     gram : ndarray of shape (M, M), optional
         The drawn centers' estimate of T (:func:`drawn_gram`), used instead of U Uᵀ / M where given.
+    source : tuple, optional
+        ``(kernel, kept rows, drawn rows, kept)``: the kernel, the kept centers' and every drawn center's dense rows
+        and the kept ones' positions among the drawn, from which :meth:`factor` weighs the estimate of T
+        (:func:`center_factors` gives it; without it a weighted factor is refused).
 
     Attributes
     ----------
@@ -141,12 +145,46 @@ class CenterFactors:
         self._owner = None  # a weak reference to the CG whose scale and λ the factor is (:attr:`owner`)
 
     @property
-    def factored(self):
+    def factored(self) -> bool:
+        """Whether the preconditioner is factored (:meth:`factor`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.factored
+        False
+        """
         return self.l_diag is not None
 
-    def trace(self):
-        """The trace of the preconditioner's estimate of T before its scale: G's, or U Uᵀ's -- ‖U‖²_F over the upper
-        triangle, which is trace(R) = Σ k(c, c) (a block of columns at a time)."""
+    def trace(self) -> float:
+        """The trace of the preconditioner's estimate of T before its scale: the drawn centers' Gram's, or U Uᵀ's.
+
+        U Uᵀ's is ‖U‖²_F over the upper triangle, which is trace(R) = Σ k(c, c), summed a block of columns at a time
+        and kept.
+
+        Returns
+        -------
+        float
+            The trace.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.trace()  # a Gaussian kernel: k(c, c) = 1 on each of the 20 centers
+        20.0
+        """
         xp = self.xp
         if self.gram is not None:
             return float(xp.trace(self.gram))
@@ -156,24 +194,75 @@ class CenterFactors:
         return self._trace
 
     @property
-    def per_center(self):
-        """Whether the estimate of T is U Uᵀ summed over the M kept centers (scaled by 1/M), rather than :attr:`gram`,
-        already a mean over the drawn ones."""
+    def per_center(self) -> bool:
+        """Whether the estimate of T is U Uᵀ summed over the M kept centers (scaled by 1/M), rather than the drawn
+        centers' Gram (``gram``), already a mean over the drawn ones.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.per_center
+        True
+        """
         return self.gram is None
 
-    def scale_for(self, mean_weight):
-        """The scale s of P = s (U Uᵀ or G) + λI for rows of mean weight w̄: w̄/M for U Uᵀ, w̄ for G (a mean already)."""
+    def scale_for(self, mean_weight: float) -> float:
+        """The scale s of P = s (U Uᵀ or G) + λI for rows of mean weight w̄: w̄/M for U Uᵀ, w̄ for G (a mean already).
+
+        Parameters
+        ----------
+        mean_weight : float
+            The rows' mean weight w̄ (1 without weights).
+
+        Returns
+        -------
+        float
+            s.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.scale_for(1.0)
+        0.05
+        """
         return mean_weight / self.M if self.per_center else mean_weight
 
     @property
-    def owner(self):
-        """The CG whose scale and λ the factor is (CGs on other row weights may share the buffer), or None.  Held by a
-        weak reference: the CG holds these factors, and a reference back would make a cycle that only the garbage
-        collector frees, keeping the M × M buffer alive after its CG."""
+    def owner(self) -> object | None:
+        """The :class:`NystromCG` whose scale and λ the factor is (CGs on other row weights may share the buffer), or
+        None.
+
+        Held by a weak reference: the CG holds these factors, and a reference back would make a cycle that only the
+        garbage collector frees, keeping the M × M buffer alive after its CG.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.owner is None
+        True
+        """
         return None if self._owner is None else self._owner()
 
     @owner.setter
-    def owner(self, cg):
+    def owner(self, cg: object | None) -> None:
         self._owner = None if cg is None else weakref.ref(cg)
 
     def _write_product(self, scale, threads=1, block=BLOCK):
@@ -229,17 +318,55 @@ class CenterFactors:
 
     def factor(self, scale: float, lam: float, threads: int = 1, weights: np.ndarray | None = None,
                rows: np.ndarray | None = None) -> None:
-        """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where :attr:`gram` is set) into the buffer's
-        strict lower triangle (L̃) and ``l_diag`` (D), the product on ``threads`` of kopt's workers (the same bits
-        on any count).  Raises ``numpy.linalg.LinAlgError`` where P is not positive definite (the buffer's U is
-        intact).
+        """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where ``gram`` is set) in the buffer.
 
-        ``weights``: the estimate of T weighs its rows (a Newton system's curvature at them): P = ``scale`` T̂_w +
-        ``lam`` I with T̂_w = mean_j w_j z_j z_jᵀ over the estimate's rows, z_j = U⁻ᵀ k(kept, x_j).  Its rows are
-        ``rows`` (dense, in the problem's dtype: the drawn centers and more rows of the problem), else the drawn
-        centers, and ``weights`` one per row, float64.  Where neither :attr:`gram` is set nor ``rows`` are given, the
-        kept centers' weights scale U Uᵀ's columns (T̂_w = U diag(w_kept) Uᵀ / M: no kernel values); else T̂_w is made
-        by :func:`drawn_gram` in an M × M float64 array of its own, for this factor only."""
+        The factor goes to the buffer's strict lower triangle (L̃, unit diagonal) and ``l_diag`` (D), the product on
+        ``threads`` of kopt's workers (the same bits on any count); U's upper triangle and diagonal are kept.
+
+        With ``weights`` the estimate of T weighs its rows (a Newton system's curvature at them): P = ``scale`` T̂_w +
+        ``lam`` I with T̂_w = mean_j w_j z_j z_jᵀ over the estimate's rows, z_j = U⁻ᵀ k(kept, x_j).  Where neither
+        ``gram`` is set nor ``rows`` are given, the kept centers' weights scale U Uᵀ's columns (T̂_w = U diag(w_kept)
+        Uᵀ / M: no kernel values); else T̂_w is made by :func:`drawn_gram` in an M × M float64 array of its own, for
+        this factor only.
+
+        Parameters
+        ----------
+        scale : float
+            s (:meth:`scale_for`).
+        lam : float
+            λ.
+        threads : int, optional
+            kopt's worker threads for the product.
+        weights : array of shape (m,), optional
+            One float64 weight per row of the estimate: the kept centers, ``rows``, or the drawn centers.
+        rows : array of shape (m, d), optional
+            The estimate's rows (dense, in the problem's dtype: the drawn centers and more rows of the problem).
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            P is not positive definite (the buffer's U is intact).
+        ValueError
+            ``weights`` are given to factors made without their centers' rows (``source``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.factor(factors.scale_for(1.0), 1e-3)
+        >>> factors.factored, factors.l_diag.shape
+        (True, (20,))
+        >>> from kopt.nystrom import center_factors
+        >>> kept_rows, made = center_factors(kernel, X[:20])  # factors that keep their centers' rows
+        >>> made.factor(made.scale_for(1.0), 1e-3, weights=np.full(20, 0.5))  # half the curvature at every center
+        >>> made.factored
+        True
+        """
         xp, U = self.xp, self.U
         self.l_diag = None
         if weights is None:
@@ -273,18 +400,94 @@ class CenterFactors:
         self.l_diag = d
 
     def precondition(self, r: np.ndarray) -> np.ndarray:
-        """P⁻¹ r = L̃⁻ᵀ D⁻² L̃⁻¹ r: two unit-diagonal triangular solves on the strict lower triangle."""
+        """P⁻¹ r = L̃⁻ᵀ D⁻² L̃⁻¹ r: two unit-diagonal triangular solves on the buffer's strict lower triangle.
+
+        Parameters
+        ----------
+        r : array of shape (M,) or (M, k)
+            A residual.
+
+        Returns
+        -------
+        array of the shape of ``r``
+            P⁻¹ r at the λ of the last :meth:`factor`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> factors.factor(0.05, 1e-3)
+        >>> from kopt.nystrom import upper_times
+        >>> P = 0.05 * upper_times(factors.U, upper_times(factors.U, np.eye(20), trans=True)) + 1e-3 * np.eye(20)
+        >>> bool(np.allclose(P @ factors.precondition(np.ones(20)), 1.0))
+        True
+        """
         d = self.l_diag
         d2 = (d * d)[:, None] if r.ndim == 2 else d * d
         z = solve_triangular(self.U, r, lower=True, unit_diagonal=True)
         return solve_triangular(self.U, z / d2, lower=True, trans="T", unit_diagonal=True)
 
-    def whiten(self, x):
-        """U⁻ᵀ x."""
+    def whiten(self, x: np.ndarray) -> np.ndarray:
+        """U⁻ᵀ x: kernel values against the centers into whitened coordinates.
+
+        Parameters
+        ----------
+        x : array of shape (M,) or (M, k)
+            Values on the kept centers.
+
+        Returns
+        -------
+        array of the shape of ``x``
+            U⁻ᵀ x.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> x = np.ones((20, 1))
+        >>> from kopt.nystrom import upper_times
+        >>> bool(np.allclose(upper_times(factors.U, factors.whiten(x), trans=True), x))
+        True
+        """
         return solve_triangular(self.U, x, lower=False, trans="T")
 
-    def coef(self, v):
-        """U⁻¹ v."""
+    def coef(self, v: np.ndarray) -> np.ndarray:
+        """U⁻¹ v: whitened coefficients into coefficients on the kept centers.
+
+        Parameters
+        ----------
+        v : array of shape (M,) or (M, k)
+            Whitened coefficients.
+
+        Returns
+        -------
+        array of the shape of ``v``
+            U⁻¹ v.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, X[:20])
+        >>> factors = CenterFactors(U)
+        >>> v = np.ones((20, 1))
+        >>> from kopt.nystrom import upper_times
+        >>> bool(np.allclose(upper_times(factors.U, factors.coef(v)), v))
+        True
+        """
         return solve_triangular(self.U, v, lower=False)
 
 

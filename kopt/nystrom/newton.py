@@ -22,7 +22,7 @@ What one step costs (:meth:`HingeNewton.step`):
   (:meth:`NystromSystem.hold_factor`).  While λ is the same and at most :data:`STALE_SHARE` of M rows crossed the
   margin since it was made, a step solves with it by Woodbury's identity (:meth:`HingeNewton._woodbury`: the crossed
   rows' features through L⁻¹, 2 M² flops a row, and a k × k system) instead of a new factor; after the first steps
-  of a λ few rows cross (w8a, 4,096 centers: 992, 345, 62, 8, 2).  Two solves give the bias's border.
+  of a λ few rows cross (docs/design/squared-hinge-newton.md).  Two solves give the bias's border.
 
 The step is the gradient form d = H⁻¹ g (g from the float64 pass, H from the accumulated T_S), so the rounding
 of T_S's updates only slows the convergence, never moves the point it converges to -- while that rounding (a
@@ -36,14 +36,24 @@ square loss on the final margin rows, their system made from nothing, whose bits
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads_mod
 from ..numerics.backend import get_namespace, to_numpy
 from ..numerics.linalg import cho_solve, solve_triangular
-from .system import CHUNK_ENTRIES, SCORE_ENTRIES, blas_held, kernel_chunks, row_chunks, solve_upper_transposed
+from .system import (
+    CHUNK_ENTRIES,
+    SCORE_ENTRIES,
+    NystromSystem,
+    blas_held,
+    kernel_chunks,
+    row_chunks,
+    solve_upper_transposed,
+)
 
-#: Newton steps of one class at most (the finite Newton method of the L2-SVM took 5-15 on kopt's sets)
+#: Newton steps of one class at most: far more than the finite Newton method of the L2-SVM takes to converge
+#: (docs/design/squared-hinge-newton.md)
 MAX_STEPS = 50
 #: a full step whose objective rose by more than this share of it is cut back by the line search (smaller rises are the
 #: passes' rounding near the minimiser)
@@ -247,6 +257,11 @@ class HingeNewton:
     converged : bool
         Whether the last step moved no row (or met ``rtol``).
 
+    Raises
+    ------
+    ValueError
+        The system counts another number of rows than ``X`` has (:meth:`NystromSystem.rescale` it first).
+
     Examples
     --------
     >>> import numpy as np
@@ -265,8 +280,11 @@ class HingeNewton:
     0.95
     """
 
-    def __init__(self, system, X, y, lam, weights=None, v=None, b=0.0, in_T=None, threads=None, rtol=0.0,
-                 workers=None, start_inside=None, cache_bytes=CACHE_BYTES):
+    def __init__(self, system: NystromSystem, X: ArrayLike, y: np.ndarray, lam: float,
+                 weights: np.ndarray | None = None, v: np.ndarray | None = None, b: float = 0.0,
+                 in_T: np.ndarray | None = None, threads: int | None = None, rtol: float = 0.0,
+                 workers: int | None = None, start_inside: np.ndarray | None = None,
+                 cache_bytes: int = CACHE_BYTES) -> None:
         xp = system.xp
         if system.n != X.shape[0]:
             raise ValueError(f"the system counts {system.n} rows and X has {X.shape[0]}: rescale it first")
@@ -291,8 +309,23 @@ class HingeNewton:
         self.moved, self.converged, self.steps, self.line_searches = None, False, 0, 0
 
     @property
-    def w(self):
-        """The coefficients on the centers, U⁻¹ v."""
+    def w(self) -> np.ndarray:
+        """The coefficients on the centers, U⁻¹ v.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> newton.w.shape
+        (20,)
+        """
         return self.system.coef(self.v)
 
     def _margin_pass(self, w, b, inside):
@@ -306,29 +339,112 @@ class HingeNewton:
         return margin_pass(s.kernel, s.C, s.dtype, w, b, self.X, self.y, self.weights, self.workers, inside,
                            self._bound, self._cache)
 
-    def score(self):
-        """Score the rows at (v, b): ``f``, ``sums`` and ``objective``."""
+    def score(self) -> None:
+        """Score the rows at (v, b): one pass sets ``f``, the pass's sums and ``objective``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> newton.score()
+        >>> newton.objective  # v = 0, b = 0: every row inside the margin, ½ (1 − 0)² each
+        0.5
+        """
         self.f, self.sums = self._margin_pass(self.w, self.b, self._forced)
         self.objective = hinge_objective(self.lam, self.v, self.f, self.y, self.weights)
 
-    def inside(self):
-        """The rows inside the margin at the current scores (the given rows before the first step)."""
+    def inside(self) -> np.ndarray:
+        """The rows inside the margin, y f < 1, at the current scores (the given rows before the first step).
+
+        Returns
+        -------
+        array of bool, shape (n,)
+            The margin rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> newton.score()
+        >>> int(newton.inside().sum())
+        200
+        """
         return self.y * self.f < 1.0 if self._forced is None else self._forced
 
-    def sync(self):
-        """Take the rows inside the margin now as the Hessian's (``in_T``); returns how many rows went in or out.
-        T itself follows at the next solve that makes a factor (``_solve``)."""
+    def sync(self) -> int:
+        """Take the rows inside the margin now as the Hessian's (``in_T``).
+
+        T itself follows at the next solve that makes a factor.
+
+        Returns
+        -------
+        int
+            The rows that went in or out.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> newton.score()
+        >>> newton.sync()  # every row starts inside, and is
+        0
+        """
         xp = self.system.xp
         S = self.inside()
         moved = int(xp.sum(S != self.in_T))
         self.in_T = S
         return moved
 
-    def settle(self):
-        """Make the system's T the system of the rows ``in_T`` (the end of a solve: T is then the system's again,
-        its held factor given back): the rows that crossed the margin since T was last made go in or out by a
-        rank-k update of their whitened features; where more rows changed than the margin holds, T is made again
-        from the margin rows alone."""
+    def settle(self) -> HingeNewton:
+        """Make the system's T the system of the rows ``in_T``: the end of a solve, T is the system's again.
+
+        The held factor is given back; the rows that crossed the margin since T was last made go in or out by a
+        rank-k update of their whitened features; where more rows changed than the margin holds, T is made again from
+        the margin rows alone.
+
+        Returns
+        -------
+        HingeNewton
+            This solver.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> _ = newton.step().step()
+        >>> rows = NystromSystem(kernel, X[newton.in_T], y[newton.in_T, None], X[:20], dtype=np.float64)
+        >>> T = newton.settle().system.whitened()[0]
+        >>> bool(np.allclose(T * 200, rows.whitened()[0] * rows.n))
+        True
+        """
         s, xp = self.system, self.system.xp
         self._stale = None
         if self._factor_lam is not None:
@@ -371,11 +487,36 @@ class HingeNewton:
                                 for p in np.unique(part[sel])]).astype(np.float64)
             yield K, None if w is None else w[sel]
 
-    def polish(self):
-        """The minimiser of the square loss on the rows inside the margin now, by one direct solve on their system made
-        from nothing (T_S of those rows, the right-hand sides from one pass with f = 0): at the end of a solve this is
-        J's minimiser (the rows no longer move), and its bits depend on those rows alone -- not on the path of
-        updates that kept T_S, so a run resumed from a checkpoint ends on the same bits as the run it continues."""
+    def polish(self) -> HingeNewton:
+        """The minimizer of the square loss on the rows inside the margin now, by one direct solve on their system
+        made from nothing.
+
+        T_S of those rows is made again and the right-hand sides come from one pass with f = 0.  At the end of a
+        solve this is J's minimizer (the rows no longer move), and its bits depend on those rows alone, not on the path
+        of updates that kept T_S: a run resumed from a checkpoint ends on the same bits as the run it continues.
+
+        Returns
+        -------
+        HingeNewton
+            This solver, at the polished point and scored.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> while not newton.converged:
+        ...     _ = newton.step()
+        >>> J = newton.objective
+        >>> bool(abs(newton.polish().objective - J) <= 1e-9 * J)
+        True
+        """
         s, xp = self.system, self.system.xp
         S = self.inside()
         self._factor_lam = self._stale = self._L = None
@@ -475,20 +616,100 @@ class HingeNewton:
                     Y = Y - Wk @ xp.linalg.solve(Wk.T @ Wk + xp.diag(sign), Wk.T @ Y)
             return solve_triangular(L, Y, lower=True, trans="T")
 
-    def gradient(self):
-        """(g_v, g_b, e_S, s_S): J's gradient in v and b, and the bias's border of the Hessian."""
+    def gradient(self) -> tuple[np.ndarray, float, np.ndarray, float]:
+        """J's gradient in v and b at the current scores, and the bias's border of the Hessian.
+
+        Returns
+        -------
+        g_v : array of shape (M,)
+            The gradient in v.
+        g_b : float
+            The gradient in b.
+        e_S : array of shape (M,)
+            The border (1/n) Σ_S w_i z_i.
+        s_S : float
+            (1/n) Σ_S w_i.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> newton.score()
+        >>> g_v, g_b, e, s = newton.gradient()
+        >>> g_v.shape, s
+        ((20,), 1.0)
+        """
         S = self.inside()
         z, s_b, wS = self._margin_sums(self.sums, S)  # U⁻ᵀ [Kᵀr, Kᵀa] / n
         g_b = float(self.system.xp.sum(wS * (self.f - self.y))) / float(self.system.n)
         return self.lam * self.v + z[:, 0], g_b, z[:, 1], s_b
 
-    def direction(self):
-        """The Newton step (dv, db) = H⁻¹ g of the bordered Hessian [[T_S + λI, e_S], [e_Sᵀ, s_S]]."""
+    def direction(self) -> tuple[np.ndarray, float]:
+        """The Newton step (dv, db) = H⁻¹ g of the bordered Hessian [[T_S + λI, e_S], [e_Sᵀ, s_S]].
+
+        Returns
+        -------
+        dv : array of shape (M,)
+            The step in v (the solver moves to v − dv).
+        db : float
+            The step in b.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> newton.score()
+        >>> _ = newton.sync()
+        >>> dv, db = newton.direction()
+        >>> dv.shape
+        (20,)
+        """
         g_v, g_b, e, s_b = self.gradient()
         return self._bordered_solve(g_v, g_b, e, s_b, 0.0)
 
-    def step(self):
-        """One Newton step (the first call scores the start and makes T the system of its margin rows)."""
+    def step(self) -> HingeNewton:
+        """One Newton step: the solve on the margin rows, one pass to score it, and a line search where it raised J.
+
+        The first call scores the start and makes T the system of its margin rows.  Where the full step raises J, the
+        minimizer of J on the segment is found from the two passes' scores (no pass per trial) and scored.  The step
+        sets ``moved`` (the rows that crossed the margin) and ``converged`` (a full step that moved no row, or lowered
+        J by at most ``rtol`` of it).
+
+        Returns
+        -------
+        HingeNewton
+            This solver, one step on.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import HingeNewton, NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, y[:, None], X[:20], dtype=np.float64)
+        >>> _ = system.whitened()
+        >>> newton = HingeNewton(system, X, y, 1e-3)
+        >>> while not newton.converged:
+        ...     _ = newton.step()
+        >>> newton.moved, bool(newton.steps < 20)
+        (0, True)
+        """
         if self.f is None:
             self.score()
             self.sync()

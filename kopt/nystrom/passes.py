@@ -12,6 +12,8 @@ sums added in part order, so the bits do not depend on the thread count; BLAS is
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -21,8 +23,7 @@ from ..numerics import threads as _threads
 from ..numerics.backend import get_namespace
 
 #: kernel entries per chunk of rows on the host (2 MiB in float32): a chunk stays in one core's L2 between the GEMM,
-#: the exp and the two products that read it (at 10⁵-10⁶ rows and 512-16,384 centers a pass took 0.70-0.91 of
-#: its time at 8 MiB chunks: docs/design/kernel-passes.md)
+#: the exp and the two products that read it (docs/design/kernel-passes.md)
 CHUNK_ENTRIES = 1 << 19
 
 #: kernel entries per chunk on a device (CuPy, 8 MiB in float32): a chunk is a few kernel launches, so larger ones
@@ -97,18 +98,80 @@ class RowPass:
         self.bound = kernel.bind(C)  # the centers' side of the kernel, made once for every pass
         self.passes = 0
 
-    def block(self, lo, hi):
-        """k(X[lo:hi], C) in the problem's dtype."""
+    def block(self, lo: int, hi: int) -> np.ndarray:
+        """The kernel block k(X[lo:hi], C) in the problem's dtype.
+
+        Parameters
+        ----------
+        lo, hi : int
+            The row range.
+
+        Returns
+        -------
+        array of shape (hi - lo, M)
+            The block.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import RowPass
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = RowPass(kernel, X, X[:20], np.float64)
+        >>> K = kernel.exact(X, X[:20])
+        >>> bool(np.allclose(rows.block(10, 30), K[10:30]))
+        True
+        """
         rows = _rows.kernel_rows(self.kernel, self.X, slice(lo, hi), self.xp, self.dtype)
         return self.bound(rows).astype(self.dtype, copy=False)
 
     def products(self, P: np.ndarray, scores_out: np.ndarray | None = None, weighted: bool = True,
                  precise: bool = False, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(S, G)``: S = K P (float64, written into ``scores_out`` when given) and G = Kᵀ(w ⊙ S) (float64),
-        in one evaluation of every kernel block.  ``precise``: the products in float64 too (the kernel values are
-        still the dtype's): the certificate's pass, whose rounding is the direct solve's.  The weights w are one per
-        row, or one per row and column of P (n × C: each output its own, a Newton step's curvature): the pass's own,
-        or ``weights`` for this pass alone."""
+        """The scores S = K P and the normal equations' product G = Kᵀ(w ⊙ S), in one evaluation of every kernel block.
+
+        The products run in the problem's dtype (float32 by default), each chunk's Kᵀ(w ⊙ S) summed into float64.
+
+        Parameters
+        ----------
+        P : array of shape (M, k)
+            Coefficients on the centers.
+        scores_out : array of shape (n, k), optional
+            Where to write S (float64).
+        weighted : bool, optional
+            Multiply S by the weights w before Kᵀ (where the pass or the call has weights).
+        precise : bool, optional
+            The products in float64 too (the kernel values are still the dtype's): the certificate's pass, whose
+            rounding is the direct solve's.
+        weights : array of shape (n,) or (n, k), optional
+            The weights w for this pass alone, instead of the pass's own: one per row, or one per row and column of P
+            (each output its own, a Newton step's curvature).
+
+        Returns
+        -------
+        S : array of shape (n, k)
+            K P, float64.
+        G : array of shape (M, k)
+            Kᵀ(w ⊙ S), float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import RowPass
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = RowPass(kernel, X, X[:20], np.float64)
+        >>> K = kernel.exact(X, X[:20])
+        >>> P = np.ones((20, 1))
+        >>> S, G = rows.products(P)
+        >>> bool(np.allclose(S, K @ P)), bool(np.allclose(G, K.T @ (K @ P)))
+        (True, True)
+        >>> w = np.linspace(0.0, 2.0, 200)
+        >>> S, G = rows.products(P, weights=w)
+        >>> bool(np.allclose(G, K.T @ (w[:, None] * (K @ P))))
+        True
+        """
         xp = self.xp
         P = xp.asarray(P)
         dtype = np.dtype(np.float64) if precise else self.dtype
@@ -142,16 +205,47 @@ class RowPass:
         self.passes += 1
         return G
 
-    def predict_adjoint(self, P, fn):
-        """``(S, G)``: S = K P and G = Kᵀ fn(S), float64 products, in one evaluation of every kernel block -- the pass a
-        certificate of any loss takes: with ``fn = lambda f, lo, hi: w[lo:hi, None] * loss.grad(f, y[lo:hi, None])``,
-        G is the Kᵀr of :func:`kopt.nystrom.certificate` at the coefficients P.
+    def predict_adjoint(self, P: np.ndarray,
+                        fn: Callable[[np.ndarray, int, int], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The scores S = K P and G = Kᵀ fn(S), float64 products, in one evaluation of every kernel block.
 
-        ``P``: coefficients on the centers, ``(M,)`` or ``(M, C)``; ``fn(S_rows, lo, hi)``: row-wise, given the float64
-        scores of rows lo:hi (``(hi - lo, C)``), returns ``(hi - lo, C)`` (or ``(hi - lo,)`` for C = 1).  It runs on
-        kopt's worker threads, on disjoint rows, and must not call the engine.  Returns float64 ``(n, C)`` and
-        ``(M, C)``; the kernel values are the problem's dtype's, as in every pass, so the scores and G are those of
-        the same K (the parts summed in part order: the same bits on any thread count)."""
+        This is the pass a certificate of any loss takes: with ``fn = lambda f, lo, hi: w[lo:hi, None] * loss.grad(f,
+        y[lo:hi, None])``, G is the Kᵀr of :func:`kopt.nystrom.certificate` at the coefficients P.  The kernel values
+        are the problem's dtype's, as in every pass, so the scores and G are those of the same K (the parts summed in
+        part order: the same bits on any thread count).
+
+        Parameters
+        ----------
+        P : array of shape (M,) or (M, k)
+            Coefficients on the centers.
+        fn : callable
+            ``fn(S_rows, lo, hi)``, row-wise: given the float64 scores of rows lo:hi (``(hi - lo, k)``), returns
+            ``(hi - lo, k)`` (or ``(hi - lo,)`` for k = 1).  It runs on kopt's worker threads, on disjoint rows, and
+            must not call the engine.
+
+        Returns
+        -------
+        S : array of shape (n, k)
+            K P, float64.
+        G : array of shape (M, k)
+            Kᵀ fn(S), float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import RowPass
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = RowPass(kernel, X, X[:20], np.float64)
+        >>> K = kernel.exact(X, X[:20])
+        >>> y = np.sign(X[:, 0])
+        >>> logistic = registry().get("loss", "logistic")()
+        >>> grad = lambda f, lo, hi: logistic.grad(f, y[lo:hi, None])
+        >>> S, G = rows.predict_adjoint(np.full(20, 0.1), grad)
+        >>> bool(np.allclose(G, K.T @ logistic.grad(S, y[:, None])))
+        True
+        """
         xp = self.xp
         P = xp.asarray(P, dtype=np.float64).reshape(self.M, -1)
         C = P.shape[1]
@@ -168,8 +262,32 @@ class RowPass:
         G = self._summed(work)
         return S, G
 
-    def adjoint(self, R):
-        """Kᵀ R for an (n × C) float64 R, products in float64 (the right-hand side's pass, once: Kᵀ(w ⊙ Y))."""
+    def adjoint(self, R: np.ndarray) -> np.ndarray:
+        """Kᵀ R with float64 products: the right-hand side's pass, once, Kᵀ(w ⊙ Y).
+
+        Parameters
+        ----------
+        R : array of shape (n, k)
+            Float64 values per row.
+
+        Returns
+        -------
+        array of shape (M, k)
+            Kᵀ R, float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import RowPass
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = RowPass(kernel, X, X[:20], np.float64)
+        >>> K = kernel.exact(X, X[:20])
+        >>> R = np.sin(X[:, :1])
+        >>> bool(np.allclose(rows.adjoint(R), K.T @ R))
+        True
+        """
         xp = self.xp
         C = R.shape[1]
 
@@ -182,8 +300,32 @@ class RowPass:
         G = self._summed(work)
         return G
 
-    def scores_pass(self, P):
-        """K P (float64) alone."""
+    def scores_pass(self, P: np.ndarray) -> np.ndarray:
+        """The scores K P alone (float64), without the adjoint product.
+
+        Parameters
+        ----------
+        P : array of shape (M, k)
+            Coefficients on the centers.
+
+        Returns
+        -------
+        array of shape (n, k)
+            K P.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import RowPass
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> rows = RowPass(kernel, X, X[:20], np.float64)
+        >>> K = kernel.exact(X, X[:20])
+        >>> P = np.ones((20, 2))
+        >>> bool(np.allclose(rows.scores_pass(P), K @ P))
+        True
+        """
         xp = self.xp
         Pd = xp.asarray(P).astype(self.dtype)
         S = xp.empty((self.n, Pd.shape[1]), dtype=np.float64)

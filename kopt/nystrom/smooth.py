@@ -38,9 +38,17 @@ count: every pass sums its parts in a fixed order, the preconditioner's estimate
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..numerics.backend import get_namespace, to_numpy
+
+if TYPE_CHECKING:  # the annotations' names only
+    from numpy.typing import ArrayLike
+
+    from ..contract.components import Loss
+    from .cg import NystromCG
 
 #: Armijo's constant: a step length is taken where J fell by at least this share of the slope's prediction
 ARMIJO = 1e-4
@@ -86,9 +94,11 @@ def estimate_count(n, d, drawn, M):
     return int(min(n, max(drawn, rows)))
 
 
-def estimate_positions(rng, n, d, centers, M):
+def estimate_positions(rng, n, d, centers, M, uniform=True):
     """The rows the preconditioner estimates T_D from: the drawn ``centers`` and, where ``estimate_count`` asks
     for more, rows drawn by ``rng`` from the others; sorted positions, and whether there are more than the centers.
+    Centers not drawn uniformly (``uniform`` False: ``model.features.centers: rpcholesky``, which keeps them far
+    apart) are no sample of the rows: the estimate's rows are then all drawn by ``rng``.
 
     Parameters
     ----------
@@ -100,6 +110,8 @@ def estimate_positions(rng, n, d, centers, M):
         The drawn centers' positions.
     M : int
         The kept centers.
+    uniform : bool, optional
+        Whether the centers are a uniform sample of the rows.
 
     Returns
     -------
@@ -119,6 +131,8 @@ def estimate_positions(rng, n, d, centers, M):
     """
     centers = np.asarray(centers, dtype=np.int64)
     count = estimate_count(n, d, len(centers), M)
+    if not uniform:
+        return np.sort(rng.choice(n, size=count, replace=False)), True
     if count <= len(centers):
         return centers, False
     others = rng.choice(n - len(centers), size=count - len(centers), replace=False)
@@ -319,7 +333,8 @@ class NewtonRows:
     ((20, 1), (4, 1), 0.25)
     """
 
-    def __init__(self, cg, loss, Y, offset, weights=None, estimate=None):
+    def __init__(self, cg: NystromCG, loss: Loss, Y: ArrayLike, offset: np.ndarray, weights: ArrayLike | None = None,
+                 estimate: np.ndarray | None = None) -> None:
         self.cg, self.loss, self.Y, self.weights = cg, loss, Y, weights
         self.xp, self.n, self.M = cg.xp, cg.n, cg.M
         self.offset = offset
@@ -333,10 +348,40 @@ class NewtonRows:
         w = self.weights if lo is None else self.weights[lo:hi]
         return a * w[:, None]
 
-    def gradient(self, W):
-        """One pass with float64 products at the coefficients ``W`` (M × C): ``(G, sums, curvature)`` with
-        G = Kᵀ(w ⊙ ℓ'(F)) (M × C), ``sums`` the (4, C) array of ``certificate_of`` and ``curvature`` ℓ''(F) at the
-        ``estimate`` rows (times their weights; rows × C), F = K W + b₀."""
+    def gradient(self, W: ArrayLike) -> tuple:
+        """One pass with float64 products at the coefficients ``W``: the gradient's product, the certificate's sums and
+        the curvature at the estimate's rows.
+
+        It keeps the scores F = K W + b₀ and the curvature weights D = w ⊙ ℓ''(F) for :meth:`system` and :meth:`line`.
+
+        Parameters
+        ----------
+        W : array of shape (M, C)
+            The coefficients on the kept centers.
+
+        Returns
+        -------
+        G : array of shape (M, C)
+            Kᵀ(w ⊙ ℓ'(F)).
+        sums : ndarray of shape (4, C)
+            Σ w ℓ(F), Σ w ℓ*(ℓ'(F)), Σ w ℓ'(F) and Σ abs(w ℓ(F)) over the rows (``certificate_of``'s).
+        curvature : array of shape (rows, C) or None
+            D at the ``estimate`` rows (None without them).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> G, sums, curvature = rows.gradient(np.zeros((rows.M, 1)))
+        >>> G.shape, sums.shape, float(curvature[0, 0]), rows.passes
+        ((20, 1), (4, 1), 0.25, 1)
+        """
         xp, loss, Y, b0 = self.xp, self.loss, self.Y, xp_offset(self.xp, self.offset)
         S, G = self.cg.rows.predict_adjoint(W, lambda f, lo, hi: self._w(loss.grad(f + b0, Y[lo:hi]), lo, hi))
         self.passes += 1
@@ -352,18 +397,108 @@ class NewtonRows:
         at = None if self.estimate is None else self.D[xp.asarray(self.estimate)]
         return G, to_numpy(sums), at
 
-    def system(self, b, estimate_weights, estimate_rows=None):
-        """The Newton system at the last :meth:`gradient`: :meth:`NystromCG.weighted_system` on D."""
+    def system(self, b: ArrayLike, estimate_weights: ArrayLike | None,
+               estimate_rows: ArrayLike | None = None) -> NystromCG:
+        """The Newton system at the last :meth:`gradient`: :meth:`NystromCG.weighted_system` on its curvature weights.
+
+        Parameters
+        ----------
+        b : array of shape (M, C)
+            The whitened right-hand side (the negative gradient).
+        estimate_weights : array or None
+            The preconditioner's weights, one per estimate row.
+        estimate_rows : array, optional
+            The estimate's dense rows (None: the drawn centers).
+
+        Returns
+        -------
+        NystromCG
+            The system's CG.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> _ = rows.gradient(np.zeros((rows.M, 1)))
+        >>> system = rows.system(np.ones((rows.M, 1)), np.full(20, 0.25))
+        >>> s = system.start(1e-3)
+        >>> rows.step_pass(system, s)
+        >>> rows.passes
+        2
+        """
         return self.cg.weighted_system(self.D, b, estimate_weights, estimate_rows)
 
-    def step_pass(self, system, s):
-        """One CG step on ``system``'s state ``s`` (one pass)."""
+    def step_pass(self, system: NystromCG, s: dict) -> None:
+        """One CG step on ``system``'s state ``s``, in place: one pass (counted).
+
+        Parameters
+        ----------
+        system : NystromCG
+            :meth:`system`'s CG.
+        s : dict
+            Its state.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> _ = rows.gradient(np.zeros((rows.M, 1)))
+        >>> system = rows.system(np.ones((rows.M, 1)), None)
+        >>> s = system.start(1e-3)
+        >>> rows.step_pass(system, s)
+        >>> bool(np.any(s["v"] != 0)), rows.passes
+        (True, 2)
+        """
         system.step(s)
         self.passes += 1
 
-    def line(self, s, A):
-        """Σ_i w_i ℓ(y_i, F_i + a K d_i) per column for each row of step lengths ``A`` (k × C, float64 on the host),
-        the direction's scores K d being CG's carried ``s["scores"]``: a (k, C) host array, no pass."""
+    def line(self, s: dict, A: np.ndarray) -> np.ndarray:
+        """The loss along CG's direction: Σ_i w_i ℓ(y_i, F_i + a K d_i) per column for each row of step lengths.
+
+        The direction's scores K d are CG's carried ``s["scores"]``: no pass.
+
+        Parameters
+        ----------
+        s : dict
+            The CG state of the Newton step.
+        A : ndarray of shape (k, C)
+            Step lengths, one row per trial, float64 on the host.
+
+        Returns
+        -------
+        ndarray of shape (k, C)
+            The sums, on the host.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> _ = rows.gradient(np.zeros((rows.M, 1)))
+        >>> system = rows.system(np.ones((rows.M, 1)), None)
+        >>> s = system.start(1e-3)
+        >>> rows.step_pass(system, s)
+        >>> sums = rows.line(s, np.array([[0.0], [1.0]]))
+        >>> sums.shape, bool(abs(sums[0, 0] / 200 - np.log(2)) < 1e-12)
+        ((2, 1), True)
+        """
         xp = self.xp
         Kd = s["scores"]
         out = np.zeros(A.shape)
@@ -372,8 +507,30 @@ class NewtonRows:
             out[j] = to_numpy(xp.sum(self._w(self.loss.value(self.F + a[None, :] * Kd, self.Y)), axis=0))
         return out
 
-    def scores(self):
-        """The scores F = f + b₀ of the last :meth:`gradient` (n × C)."""
+    def scores(self) -> ArrayLike | None:
+        """The scores F = f + b₀ of the last :meth:`gradient`.
+
+        Returns
+        -------
+        array of shape (n, C) or None
+            None before the first :meth:`gradient`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> rows.scores() is None
+        True
+        >>> _ = rows.gradient(np.zeros((rows.M, 1)))
+        >>> rows.scores().shape
+        (200, 1)
+        """
         return self.F
 
 
@@ -439,15 +596,42 @@ class SmoothNewton:
     (True, True)
     """
 
-    def __init__(self, rows, lam, tol=0.0, cg_steps=50, estimate_rows=None):
+    def __init__(self, rows: NewtonRows, lam: float, tol: float = 0.0, cg_steps: int = 50,
+                 estimate_rows: ArrayLike | None = None) -> None:
         self.rows, self.lam, self.tol, self.cg_steps = rows, float(lam), float(tol), int(cg_steps)
         self.estimate_rows = estimate_rows
         self.cg = rows.cg
         self.xp = rows.xp
 
-    def start(self, v, eta=None):
-        """The state at v (M × C): one float64 pass.  ``eta``: the forcing terms of a run this one continues (a
-        checkpoint's), else ``FORCING_MAX``."""
+    def start(self, v: ArrayLike, eta: ArrayLike | None = None) -> dict:
+        """The state at v: one float64 pass (the gradient, the certificate, the curvature).
+
+        Parameters
+        ----------
+        v : array of shape (M, C)
+            The whitened coefficients.
+        eta : array of shape (C,), optional
+            The forcing terms of a run this one continues (a checkpoint's), else ``FORCING_MAX``.
+
+        Returns
+        -------
+        dict
+            The state (the class's Notes).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> state = SmoothNewton(rows, 1e-3).start(np.zeros((rows.M, 1)))
+        >>> round(float(state["P"][0]), 6) == round(float(np.log(2)), 6), state["eta"]
+        (True, array([0.5]))
+        """
         state = {"v": self.xp.asarray(v, dtype=np.float64)}
         self._at(state)
         C = state["v"].shape[1]
@@ -465,12 +649,69 @@ class SmoothNewton:
         state.update(W=W, g=g, P=P, D=D, scale=scale, rel=relative_gaps(P, D),
                      gnorm=to_numpy(xp.sqrt(xp.sum(g * g, axis=0))), estimate=at)
 
-    def done(self, state):
-        """Whether every column's certificate meets the tolerance."""
+    def done(self, state: dict) -> bool:
+        """Whether every column's certificate meets the tolerance (never, where it is 0).
+
+        Parameters
+        ----------
+        state : dict
+            The state.
+
+        Returns
+        -------
+        bool
+            True where every column's relative gap is at most ``tol``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> newton = SmoothNewton(rows, 1e-3, tol=1e-6)
+        >>> state = newton.start(np.zeros((rows.M, 1)))
+        >>> newton.done(state)
+        False
+        """
         return self.tol > 0 and bool(np.all(state["rel"] <= self.tol))
 
-    def step(self, state):
-        """One Newton step of every column whose certificate does not meet the tolerance (in place)."""
+    def step(self, state: dict) -> dict:
+        """One Newton step of every column whose certificate does not meet the tolerance, in place.
+
+        CG on the curvature-weighted system to each column's forcing term, a backtracking line search (no pass), one
+        float64 pass at the new point.
+
+        Parameters
+        ----------
+        state : dict
+            The state (:meth:`start`).
+
+        Returns
+        -------
+        dict
+            The same state, at the new point, with the step's ``cg_steps`` and ``steps`` (step lengths).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG, NewtonRows, SmoothNewton
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.where(X[:, :1] > 0, 1.0, -1.0)
+        >>> rows = NewtonRows(NystromCG(kernel, X, None, X[:20], dtype="float64"), registry().get("loss", "logistic")(),
+        ...                   Y, np.zeros(1), estimate=np.arange(20))
+        >>> newton = SmoothNewton(rows, 1e-3, tol=1e-6)
+        >>> state = newton.start(np.zeros((rows.M, 1)))
+        >>> before = float(state["P"][0])
+        >>> state = newton.step(state)
+        >>> bool(state["P"][0] < before), state["steps"]
+        (True, array([1.]))
+        """
         xp, lam = self.xp, self.lam
         C = state["v"].shape[1]
         live = np.ones(C, dtype=bool) if self.tol <= 0 else state["rel"] > self.tol

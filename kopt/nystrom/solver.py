@@ -16,9 +16,12 @@ for any convex loss with a conjugate (docs/plugin-guide.md, "Solvers on Nyström
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import Iterator
 
-from ..contract.components import Loss
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..contract.components import Loss, Predictor
 from ..contract.iterative import IterativeSolver
 from ..contract.problem import Problem
 from ..models.predictors import KernelExpansion
@@ -168,16 +171,69 @@ class NystromSolver(IterativeSolver):
     #: the losses this solver solves (None: any loss the certificate takes, a convex loss with a conjugate)
     losses = None
 
-    def check_spec(self, spec):
-        """Refuse a loss outside :attr:`losses` (where it is not None), naming the registered solvers that accept
-        the spec (``spec.solvers_accepting()``: their declared capabilities and checks decide)."""
+    def check_spec(self, spec) -> Iterator[tuple[tuple, str]]:
+        """Refuse a loss outside :attr:`losses` (where it is not None), naming the registered solvers that accept the
+        spec (``spec.solvers_accepting()``: their declared capabilities and checks decide).
+
+        Parameters
+        ----------
+        spec : kopt.spec.Spec
+            The resolved spec.
+
+        Yields
+        ------
+        tuple
+            ``(key_path, message)`` for a loss this solver does not solve.
+
+        Examples
+        --------
+        >>> import kopt
+        >>> from kopt.contract.registry import registry
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "logistic"}, "kernel": {"name": "gaussian"}}})
+        >>> [path for path, text in registry().get("solver", "krr_nystrom")().check_spec(spec)]
+        [('model', 'loss', 'name')]
+        """
         if self.losses is not None and spec.loss.name not in self.losses:
             yield ("model", "loss", "name"), loss_refusal(self.name, " or ".join(self.losses), spec)
 
-    def init(self, problem, dense_centers=True):
-        """The state every Nyström solver starts from: ``centers`` (positions of the seeded centers), ``C`` (their
-        dense rows; None with ``dense_centers=False``, where the solver makes them itself), ``Y`` (the label matrix
-        less ``intercept``, its fixed weighted mean), ``weights`` and ``w`` (None until a step sets it)."""
+    def init(self, problem: Problem, dense_centers: bool = True) -> dict:
+        """The state every Nyström solver starts from.
+
+        The seeded centers (:func:`choose_centers`, from the spec's seed), their dense rows, the label matrix less its
+        fixed weighted mean (the intercept, unpenalized) and the sample weights.
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+        dense_centers : bool, optional
+            Make the centers' dense rows; False where the solver makes them itself.
+
+        Returns
+        -------
+        dict
+            ``problem``, ``centers`` (positions of the seeded centers), ``C`` (their dense rows, or None), ``Y`` (the
+            label matrix less ``intercept``), ``intercept``, ``weights``, ``w`` (None until a step sets it) and
+            ``system`` (None).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> from kopt.testing import solver_for
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"},
+        ...                                  "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+        ...                                  "features": {"kind": "nystrom", "count": 20}},
+        ...                        "solver": {"name": "krr_nystrom"}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X, np.sin(X[:, 0])))
+        >>> solver = solver_for(spec)  # krr_nystrom: a NystromSolver that keeps the base's methods
+        >>> state = solver.init(problem)
+        >>> state["C"].shape, state["Y"].shape, state["w"] is None
+        ((20, 2), (200, 1), True)
+        """
         centers = choose_centers(problem, problem.features.count)
         C = _dense(problem, centers) if dense_centers else None
         Y = problem.label_matrix()
@@ -185,10 +241,42 @@ class NystromSolver(IterativeSolver):
         return {"problem": problem, "centers": centers, "C": C, "Y": Y - intercept, "intercept": intercept,
                 "w": None, "weights": problem.sample_weight, "system": None}
 
-    def decision_function(self, state, X):
-        """k(X, C) w + intercept for rows X (standardized, on the backend), a chunk of rows at a time: float64
-        ``(n, outputs)``, from ``state["w"]`` (M x outputs), ``state["C"]`` (the kept centers) and
-        ``state["intercept"]``; the kernel values and their product in the problem's dtype."""
+    def decision_function(self, state: dict, X: ArrayLike) -> np.ndarray:
+        """k(X, C) w + intercept for rows ``X``, a chunk of rows at a time.
+
+        The kernel values and their product are in the problem's dtype.
+
+        Parameters
+        ----------
+        state : dict
+            The solver's state: ``w`` (M × outputs), ``C`` (the kept centers) and ``intercept``.
+        X : array or sparse matrix of shape (m, d)
+            Rows, standardized as the training rows are, on the backend.
+
+        Returns
+        -------
+        array of shape (m, outputs)
+            The scores, float64.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> from kopt.testing import solver_for
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"},
+        ...                                  "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+        ...                                  "features": {"kind": "nystrom", "count": 20}},
+        ...                        "solver": {"name": "krr_nystrom"}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X, np.sin(X[:, 0])))
+        >>> solver = solver_for(spec)  # krr_nystrom: a NystromSolver that keeps the base's methods
+        >>> state = solver.init(problem)
+        >>> step = solver.step(state, 1)
+        >>> solver.decision_function(state, problem.X[:3]).shape
+        (3, 1)
+        """
         problem = state["problem"]
         out = problem.xp.empty((X.shape[0], state["w"].shape[1]), dtype=np.float64)
         coef = state["w"].astype(problem.dtype)
@@ -198,13 +286,81 @@ class NystromSolver(IterativeSolver):
             out[lo:hi] = k(rows) @ coef
         return out + state["intercept"]
 
-    def save(self, state):
-        """``{"w": ...}``: the coefficients alone (nothing before a step set them); :meth:`load` rebuilds the rest."""
+    def save(self, state: dict) -> dict:
+        """What a checkpoint keeps: the coefficients alone (nothing before a step set them); :meth:`load` rebuilds
+        the rest.
+
+        Parameters
+        ----------
+        state : dict
+            The solver's state.
+
+        Returns
+        -------
+        dict
+            ``{"w": array}``, or ``{}`` before the first step.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> from kopt.testing import solver_for
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"},
+        ...                                  "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+        ...                                  "features": {"kind": "nystrom", "count": 20}},
+        ...                        "solver": {"name": "krr_nystrom"}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X, np.sin(X[:, 0])))
+        >>> solver = solver_for(spec)  # krr_nystrom: a NystromSolver that keeps the base's methods
+        >>> state = solver.init(problem)
+        >>> solver.save(state)
+        {}
+        >>> step = solver.step(state, 1)
+        >>> sorted(solver.save(state))
+        ['w']
+        """
         return {} if state["w"] is None else {"w": to_numpy(state["w"])}
 
-    def load(self, problem, saved):
-        """The state of a checkpoint's ``w``; a ``saved["system"]`` (``solver: auto``'s plan: the system its search
-        built on every training row) is reused where it is this problem's."""
+    def load(self, problem: Problem, saved: dict) -> dict:
+        """The state of a checkpoint's ``w``, the centers and their factor made again from the problem.
+
+        A ``saved["system"]`` (``solver: auto``'s plan: the system its search built on every training row) is reused
+        where it is this problem's: the same centers, rows, targets, dtype and kernel.
+
+        Parameters
+        ----------
+        problem : Problem
+            The assembled problem.
+        saved : dict
+            What :meth:`save` returned (or a plan's ``system``, ``centers`` and ``intercept``).
+
+        Returns
+        -------
+        dict
+            The state, as :meth:`init` makes it, with ``w`` and ``U`` where ``saved`` has ``w``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> from kopt.testing import solver_for
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"},
+        ...                                  "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+        ...                                  "features": {"kind": "nystrom", "count": 20}},
+        ...                        "solver": {"name": "krr_nystrom"}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X, np.sin(X[:, 0])))
+        >>> solver = solver_for(spec)  # krr_nystrom: a NystromSolver that keeps the base's methods
+        >>> state = solver.init(problem)
+        >>> step = solver.step(state, 1)
+        >>> again = solver.load(problem, solver.save(state))
+        >>> bool(np.allclose(solver.decision_function(again, problem.X), solver.decision_function(state, problem.X)))
+        True
+        """
         planned = "system" in saved
         state = self.init(problem, dense_centers=not planned)
         if planned:
@@ -223,10 +379,42 @@ class NystromSolver(IterativeSolver):
             state["C"] = kept_centers(C, kept)
         return state
 
-    def finish(self, state):
-        """``(predictor, info)``: a kernel expansion over the kept centers ``state["C"]`` with coefficients ``state["w"]``
-        and the intercept, and the solver's facts -- with a note where the basis kept fewer centers than
-        ``model.features.count`` asks.
+    def finish(self, state: dict) -> tuple[Predictor, dict]:
+        """The model and the solver's facts: a kernel expansion over the kept centers with coefficients ``w`` and the
+        intercept.
+
+        Parameters
+        ----------
+        state : dict
+            The solver's state after its last step.
+
+        Returns
+        -------
+        predictor : Predictor
+            A ``kernel_expansion`` predictor (support: the kept centers).
+        info : dict
+            The centers asked, drawn and dropped, with a note where the basis kept fewer centers than
+            ``model.features.count`` asks.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import kopt
+        >>> from kopt.api import assemble
+        >>> from kopt.testing import solver_for
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "square"},
+        ...                                  "kernel": {"name": "gaussian", "bandwidth": 1.0},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3},
+        ...                                  "features": {"kind": "nystrom", "count": 20}},
+        ...                        "solver": {"name": "krr_nystrom"}, "backend": "numpy"})
+        >>> problem = assemble(spec, (X, np.sin(X[:, 0])))
+        >>> solver = solver_for(spec)  # krr_nystrom: a NystromSolver that keeps the base's methods
+        >>> state = solver.init(problem)
+        >>> step = solver.step(state, 1)
+        >>> predictor, info = solver.finish(state)
+        >>> predictor.name, info["n_centers"]
+        ('kernel_expansion', 20)
         """
         coef = to_numpy(state["w"])
         intercept = to_numpy(state["intercept"]).astype(float).tolist()

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -437,10 +437,40 @@ class NystromSystem:
         self._consumed = False  # True once plus(consume=True) took this system's buffers
         self.add_rows(X, Y, weights)
 
-    def add_rows(self, X, Y, weights=None):
-        """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows.  Kernel values are
-        computed in row chunks of :data:`~kopt.nystrom.CHUNK_ENTRIES` (their float64 copy included), so memory stays O(M²)
-        whatever n."""
+    def add_rows(self, X: ArrayLike, Y: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Add rows to the system: A += Σ w_i k_i k_iᵀ, B += Σ w_i k_i y_iᵀ, n += rows.
+
+        Kernel values are computed in row chunks of :data:`~kopt.nystrom.CHUNK_ENTRIES` (their float64 copy included),
+        so memory stays O(M²) whatever n.  Rows are added before the system is solved; a solved one adds rows through
+        :meth:`plus`.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (m, d)
+            The rows to add.
+        Y : array of shape (m, k)
+            Their targets.
+        weights : array of shape (m,), optional
+            Their weights.
+
+        Raises
+        ------
+        RuntimeError
+            The system is solved (its T made), or :meth:`plus` consumed it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> system.add_rows(X[:50], Y[:50])
+        >>> system.n
+        250
+        """
         if self.An is None:
             raise RuntimeError("rows are added to a solved Nystrom system through plus()" if not self._consumed else
                                "this Nystrom system was consumed by plus(consume=True): use the one it returned")
@@ -464,15 +494,49 @@ class NystromSystem:
         B *= 1.0 / self.n
         self._whitened = None
 
-    def plus(self, X, Y, weights=None, consume=False):
-        """A new system: this one's rows and the rows given (:meth:`add_rows`' arguments).  With this system's T
-        made, the new T is updated by the rows' whitened features z = U⁻ᵀk, a chunk of rows at a time (a rank-k
-        update: rows · M² flops, instead of M³ to make T again -- ``solver: auto`` adds its validation rows this
-        way, so the solve on every row reuses the search's system).
+    def plus(self, X: ArrayLike, Y: np.ndarray, weights: np.ndarray | None = None,
+             consume: bool = False) -> NystromSystem:
+        """A new system: this one's rows and the rows given.
 
-        This system is unchanged (it may be shared: ``kopt.nystrom.cache``), unless ``consume``: then the new
-        system takes over its M × M buffer where it may be written (not a shared one's), one M × M float64
-        less at the peak, and this one is no longer usable."""
+        With this system's T made, the new T is updated by the rows' whitened features z = U⁻ᵀk, a chunk of rows at a
+        time (a rank-k update: rows · M² flops, instead of M³ to make T again); ``solver: auto`` adds its validation
+        rows this way, so the solve on every row reuses the search's system.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (m, d)
+            The rows to add.
+        Y : array of shape (m, k)
+            Their targets.
+        weights : array of shape (m,), optional
+            Their weights.
+        consume : bool, optional
+            Hand this system's M × M buffer to the new one where it may be written (not a shared one's): one M × M
+            float64 less at the peak, and this system is no longer usable.  Otherwise this system is unchanged (it
+            may be shared: ``kopt.nystrom.cache``).
+
+        Returns
+        -------
+        NystromSystem
+            The system of both sets of rows.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> T, b = system.whitened()
+        >>> both = system.plus(X[:50], Y[:50])
+        >>> both.n, system.n
+        (250, 200)
+        >>> direct = NystromSystem(kernel, np.vstack([X, X[:50]]), np.vstack([Y, Y[:50]]), X[:20], dtype=np.float64)
+        >>> bool(np.allclose(both.solve(1e-3), direct.solve(1e-3)))
+        True
+        """
         self._give_back()
         out = copy.copy(self)
         if self._whitened is None:
@@ -506,10 +570,30 @@ class NystromSystem:
         out.An, out.Bn, out._whitened = None, B, (T, b)
         return out
 
-    def own_copy(self):
-        """A system of the same rows whose T (made here if it was not) is a writeable copy of its own: the squared
-        hinge's Newton steps change T (:meth:`update_rows`), and ``solver: auto`` keeps the square loss's system they
-        start from while it compares the two losses.  One M × M float64 more while both live."""
+    def own_copy(self) -> NystromSystem:
+        """A system of the same rows whose T (made here if it was not) is a writeable copy of its own.
+
+        The squared hinge's Newton steps change T (:meth:`update_rows`), and ``solver: auto`` keeps the square loss's
+        system they start from while it compares the two losses.  One M × M float64 more while both live.
+
+        Returns
+        -------
+        NystromSystem
+            The copy.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> mine = system.own_copy()
+        >>> mine.whitened()[0] is system.whitened()[0]
+        False
+        """
         T, b = self.whitened()
         out = copy.copy(self)
         out._whitened = (T.copy(), None if b is None else b.copy())
@@ -518,22 +602,79 @@ class NystromSystem:
         return out
 
     @property
-    def shed_state(self):
-        """Whether :meth:`shed` dropped U and the dense centers (:meth:`restore` brings them back)."""
+    def shed_state(self) -> bool:
+        """Whether :meth:`shed` dropped U and the dense centers (:meth:`restore` brings them back).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> system.shed_state
+        False
+        """
         return self.U is None
 
-    def shed(self):
-        """Drop U and the dense centers, keeping T, b and B/n: a solved system held aside while a larger one is
-        built (``solver: auto``'s best so far: its U and centers were M² float64 and M x d more at the next size's
-        peak).  Not for a shared system (kopt.nystrom.cache: its T is read-only), nor before T is made."""
+    def shed(self) -> None:
+        """Drop U and the dense centers, keeping T, b and B/n: a solved system held aside while a larger one is built.
+
+        ``solver: auto`` keeps its best system so far this way while it builds the next size.  Nothing is dropped
+        from a shared system (``kopt.nystrom.cache``: its T is read-only), an unsolved one (T not made) or one on a
+        device.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> v = system.solve(1e-3)
+        >>> system.shed()
+        >>> system.shed_state, system.C is None
+        (True, True)
+        """
         if self._whitened is None or not _writeable(self._whitened[0]) or self.xp is not np:
             return  # shared, unsolved or on a device: nothing is dropped
         self.U = self.C = None
 
-    def restore(self, C):
-        """U and the dense centers again, from the centers as given to the constructor (``C``, in their order, handed
-        over as in the constructor's ``own_centers``): the centers' basis is computed as it was (one BLAS thread:
-        the same bits), so the system is the one it was."""
+    def restore(self, C: np.ndarray) -> None:
+        """U and the dense centers again, after :meth:`shed`.
+
+        The centers' basis is computed as it was (one BLAS thread: the same bits), so the system is the one it was.
+
+        Parameters
+        ----------
+        C : array of shape (m, d)
+            The centers as given to the constructor, in their order; handed over as the constructor's
+            ``own_centers`` (the system may reorder and keep them).
+
+        Raises
+        ------
+        ValueError
+            ``C`` are other centers than the system's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> v = system.solve(1e-3)
+        >>> system.shed()
+        >>> system.restore(np.asfortranarray(X[:20]))
+        >>> system.shed_state, bool(np.allclose(system.coef(v), system.coef(system.solve(1e-3))))
+        (False, True)
+        """
         if self.U is not None:
             return
         with blas_threads(1):
@@ -542,20 +683,81 @@ class NystromSystem:
             raise ValueError("restore() was given other centers than the system's")
         self.U, self.C = U, kept_centers(C, kept, own=True)
 
-    def update_rows(self, X, sign=1.0, weights=None, chunks=None):
-        """T ± (1/n) Σ w_i z_i z_iᵀ over the rows X (``sign`` +1 adds them, -1 takes them out; n is unchanged): the
-        system of another set of rows on the same centers, at rows · M² flops (their kernel values, whitened, and a
-        rank-k update of T's lower triangle).  The squared hinge's Newton steps (``solver: svm_nystrom``) keep T
-        the system of the rows inside the margin this way, as rows cross it.  ``chunks``: instead of X, the rows'
-        kernel values where the caller holds them, as ``(K, weights)`` pairs (K float64, overwritten).  T must be
-        made and writeable (not a shared system's); the right-hand sides b and B/n are not kept (a row's target does
-        not enter T), so the system's own solves (:meth:`solve`, :meth:`path`, :meth:`refine`, :meth:`plus`) refuse
-        it from then on."""
+    def update_rows(self, X: ArrayLike | None, sign: float = 1.0, weights: np.ndarray | None = None,
+                    chunks: Iterable[tuple[np.ndarray, np.ndarray | None]] | None = None) -> None:
+        """T ± (1/n) Σ w_i z_i z_iᵀ over the rows ``X``: the system of another set of rows on the same centers.
+
+        At rows · M² flops (their kernel values, whitened, and a rank-k update of T's lower triangle); n is unchanged.
+        The squared hinge's Newton steps (``solver: svm_nystrom``) keep T the system of the rows inside the margin
+        this way, as rows cross it.  T must be made and writeable (not a shared system's).  The right-hand sides b and
+        B/n are not kept (a row's target does not enter T), so the system's own solves (:meth:`solve`, :meth:`path`,
+        :meth:`refine`, :meth:`plus`) refuse it from then on.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (m, d), or None
+            The rows (None with ``chunks``).
+        sign : float, optional
+            +1 adds the rows, -1 takes them out.
+        weights : array of shape (m,), optional
+            The rows' weights.
+        chunks : iterable of (K, weights) pairs, optional
+            Instead of ``X``, the rows' kernel values where the caller holds them (K float64, overwritten).
+
+        Raises
+        ------
+        ValueError
+            T is a shared system's, read-only.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> mine = system.own_copy()
+        >>> mine.update_rows(X[:50], sign=-1.0)  # T of the last 150 rows, still divided by n = 200
+        >>> rest = NystromSystem(kernel, X[50:], Y[50:], X[:20], dtype=np.float64)
+        >>> bool(np.allclose(mine.whitened()[0] * 200 / 150, rest.whitened()[0]))
+        True
+        """
         self.update_whitened(self.whitened_rows(X, weights, chunks), sign)
 
-    def whitened_rows(self, X=None, weights=None, chunks=None):
-        """The rows' whitened features √w_i z_i (z_i = U⁻ᵀ k_i), a chunk of rows at a time (float64, each chunk
-        overwritten by the next where it is computed from X); ``chunks``: as in :meth:`update_rows`."""
+    def whitened_rows(self, X: ArrayLike | None = None, weights: np.ndarray | None = None,
+                      chunks: Iterable[tuple[np.ndarray, np.ndarray | None]] | None = None) -> Iterator[np.ndarray]:
+        """The rows' whitened features √w_i z_i (z_i = U⁻ᵀ k_i), a chunk of rows at a time.
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (m, d), optional
+            The rows (None with ``chunks``).
+        weights : array of shape (m,), optional
+            The rows' weights.
+        chunks : iterable of (K, weights) pairs, optional
+            As in :meth:`update_rows`.
+
+        Yields
+        ------
+        array of shape (rows, M)
+            A chunk's features (float64; where computed from ``X``, each chunk is overwritten by the next).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> Z = np.vstack([Z.copy() for Z in system.whitened_rows(X)])
+        >>> T, b = system.whitened()
+        >>> bool(np.allclose(Z.T @ Z / 200, T))
+        True
+        """
         if chunks is None:
             chunks = ((Kc, None if weights is None else weights[lo:hi])
                       for lo, hi, Kc in kernel_chunks(self.kernel, self.C, self.dtype, X))
@@ -565,9 +767,38 @@ class NystromSystem:
                 Z *= self.xp.sqrt(w)[:, None]
             yield Z
 
-    def update_whitened(self, Zs, sign=1.0):
-        """T ± (1/n) Σ ZᵀZ over the chunks Z of whitened features (:meth:`whitened_rows`): :meth:`update_rows` for
-        rows whose features are at hand."""
+    def update_whitened(self, Zs: Iterable[np.ndarray], sign: float = 1.0) -> None:
+        """T ± (1/n) Σ ZᵀZ over the chunks Z of whitened features: :meth:`update_rows` for rows whose features are at
+        hand.
+
+        Parameters
+        ----------
+        Zs : iterable of arrays of shape (rows, M)
+            Chunks of whitened features (:meth:`whitened_rows`).
+        sign : float, optional
+            +1 adds the rows, -1 takes them out.
+
+        Raises
+        ------
+        ValueError
+            T is a shared system's, read-only.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> mine = system.own_copy()
+        >>> Z = [Z.copy() for Z in mine.whitened_rows(X[:50])]
+        >>> mine.update_whitened(Z, sign=-1.0)
+        >>> mine.update_whitened(Z, sign=1.0)
+        >>> bool(np.allclose(mine.whitened()[0], system.whitened()[0]))
+        True
+        """
         T, _ = self.whitened()
         if not _writeable(T):
             raise ValueError("a shared Nystrom system's T is read-only: update_rows needs a system of its own")
@@ -580,17 +811,60 @@ class NystromSystem:
             T = symmetric_from_lower(T)  # in place on NumPy
         self._whitened, self.Bn = (T, None), None
 
-    def clear_rows(self):
-        """T = 0: the system of no rows (n unchanged), to which :meth:`update_rows` adds rows."""
+    def clear_rows(self) -> None:
+        """T = 0: the system of no rows (n unchanged), to which :meth:`update_rows` adds rows.
+
+        Raises
+        ------
+        ValueError
+            T is a shared system's, read-only.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> mine = system.own_copy()
+        >>> mine.clear_rows()
+        >>> mine.update_rows(X[:50])
+        >>> part = NystromSystem(kernel, X[:50], Y[:50], X[:20], dtype=np.float64)
+        >>> bool(np.allclose(mine.whitened()[0] * 200 / 50, part.whitened()[0]))
+        True
+        """
         T, _ = self.whitened()
         if not _writeable(T):
             raise ValueError("a shared Nystrom system's T is read-only: clear_rows needs a system of its own")
         T[...] = 0.0
         self._whitened, self.Bn = (T, None), None
 
-    def rescale(self, n):
-        """The same rows' system counted as n rows (T's sums divided by n instead of by this system's n): the
-        squared hinge's search solves on the fit rows, its final solve on every training row."""
+    def rescale(self, n: int) -> None:
+        """Count the same rows' system as ``n`` rows: T's sums divided by ``n`` instead of by this system's n.
+
+        The squared hinge's search solves on the fit rows, its final solve on every training row.
+
+        Parameters
+        ----------
+        n : int
+            The row count to divide by.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> T = system.whitened()[0].copy()
+        >>> system.rescale(400)
+        >>> system.n, bool(np.allclose(system.whitened()[0], T / 2))
+        (400, True)
+        """
         T, b = self.whitened()
         T *= self.n / float(n)
         if b is not None:
@@ -614,9 +888,41 @@ class NystromSystem:
         return solve_triangular(self.U, K.T, lower=False, trans="T").T  # pragma: no cover - GPU only
 
     @classmethod
-    def total(cls, systems):
-        """The system of the union of the systems' rows (disjoint row sets on the same centers and kernel:
-        ``kopt tune``'s folds are sums of their parts)."""
+    def total(cls, systems: Sequence[NystromSystem]) -> NystromSystem:
+        """The system of the union of the systems' rows.
+
+        The row sets are disjoint and on the same centers and kernel: ``kopt tune``'s folds are sums of their parts.
+
+        Parameters
+        ----------
+        systems : sequence of NystromSystem
+            Unsolved systems (their T not made).
+
+        Returns
+        -------
+        NystromSystem
+            The system of every row.
+
+        Raises
+        ------
+        ValueError
+            A system is solved, or the systems are on different centers or kernels.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> first = NystromSystem(kernel, X[:120], Y[:120], X[:20], dtype=np.float64)
+        >>> second = NystromSystem(kernel, X[120:], Y[120:], X[:20], dtype=np.float64)
+        >>> both = NystromSystem.total([first, second])
+        >>> both.n, bool(np.allclose(both.solve(1e-3), system.solve(1e-3)))
+        (200, True)
+        """
         first = systems[0]
         if any(s.An is None for s in systems):
             raise ValueError("solved systems (their T made) do not add: sum the parts before solving")
@@ -630,14 +936,39 @@ class NystromSystem:
         out._whitened = None
         return out
 
-    def whitened(self):
+    def whitened(self) -> tuple[np.ndarray, np.ndarray | None]:
         """``(T, b)``: T = U⁻ᵀ (A/n) U⁻¹ (symmetric) and b = U⁻ᵀ B/n, computed once per set of rows.
 
-        On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm``
-        from the left and from the right in fixed parts: bit-identical on 1 and 2 threads), which A/n then no longer
-        holds: T carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` would take M³ flops
-        instead of 2 M³, but its bits follow the thread count, and the solve's should not
-        (docs/design/blas-threads.md)."""
+        On NumPy T is made in A/n's own buffer (mirrored, then two in-place triangular solves, BLAS ``dtrsm`` from the
+        left and from the right in fixed parts: bit-identical on 1 and 2 threads), which A/n then no longer holds: T
+        carries it (one M × M float64 less at the peak).  LAPACK's congruence ``dsygst`` would take M³ flops instead of
+        2 M³, but its bits follow the thread count, and the solve's should not (docs/design/blas-threads.md).
+
+        Returns
+        -------
+        T : array of shape (M, M)
+            The whitened system (read-only for a shared system).
+        b : array of shape (M, k) or None
+            The whitened right-hand side; None after :meth:`update_rows`.
+
+        Raises
+        ------
+        RuntimeError
+            :meth:`plus` consumed this system.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> T, b = system.whitened()
+        >>> T.shape, b.shape, bool(np.allclose(T, T.T))
+        ((20, 20), (20, 1), True)
+        """
         self._give_back()
         if self._whitened is None:
             if self._consumed:
@@ -663,8 +994,34 @@ class NystromSystem:
             self.An = None  # T carries A from here on (on NumPy in A's own buffer)
         return self._whitened
 
-    def scores(self, X, w):
-        """k(X, C) @ w in float64 for the rows X, a chunk of rows at a time (their kernel values never held whole)."""
+    def scores(self, X: ArrayLike, w: np.ndarray) -> np.ndarray:
+        """k(X, C) w in float64 for the rows ``X``, a chunk of rows at a time (their kernel values never held whole).
+
+        Parameters
+        ----------
+        X : array or sparse matrix of shape (m, d)
+            The rows.
+        w : array of shape (M, k)
+            Coefficients on the kept centers (:meth:`coef`).
+
+        Returns
+        -------
+        array of shape (m, k)
+            The model's values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> w = system.coef(system.solve(1e-3))
+        >>> bool(np.allclose(system.scores(X, w), kernel.exact(X, system.C) @ w))
+        True
+        """
         out = self.xp.empty((X.shape[0], w.shape[1]), dtype=np.float64)
         for lo, hi, K in kernel_chunks(self.kernel, self.C, self.dtype, X, SCORE_ENTRIES):
             out[lo:hi] = product(K, w)
@@ -674,8 +1031,7 @@ class NystromSystem:
         """The lower Cholesky factor of H (overwritten: its lower triangle and diagonal), or None where H is not
         positive definite; H's strict upper triangle is not touched.  One BLAS thread by default; ``threads=None``:
         on every worker thread, by tiles in fixed parts (:func:`kopt.numerics.linalg.parted_cholesky`: the search's
-        scoring from M = 1,024 on and the squared hinge's Newton steps, where two threads take about 0.6x the time:
-        docs/design/blas-threads.md).  Either way the bits do not depend on the
+        scoring from M = 1,024 on and the squared hinge's Newton steps; docs/design/blas-threads.md).  Either way the bits do not depend on the
         machine's cores (a threaded LAPACK Cholesky's do, and the model solved from it did)."""
         try:
             if threads is None and self.xp is np:
@@ -747,20 +1103,72 @@ class NystromSystem:
             T[np.diag_indices(self.M)] = diag
         self._diag = None
 
-    def hold_factor(self, lam, threads=1, release=None):
-        """The lower Cholesky factor of T + λI as ``_factored`` makes it (``required``), kept after the call
-        until :meth:`release_factor`: on NumPy it lies in T's own buffer (no M × M copy), so T, read through
-        :meth:`whitened`, is not itself meanwhile.  ``release``: called with no arguments the first time T is
-        read through :meth:`whitened` (or :meth:`plus`) while the factor is held, before T is handed out -- the
-        holder gives T back there (:meth:`release_factor`, and whatever changes it owes T).  The squared hinge's
-        Newton steps hold the factor of an earlier step's T_S + λI (:class:`kopt.nystrom.newton.HingeNewton`)."""
+    def hold_factor(self, lam: float, threads: int | None = 1, release: Callable[[], None] | None = None) -> np.ndarray:
+        """The lower Cholesky factor of T + λI, kept after the call until :meth:`release_factor`.
+
+        On NumPy it lies in T's own buffer (no M × M copy), so T, read through :meth:`whitened`, is not itself
+        meanwhile.  The squared hinge's Newton steps hold the factor of an earlier step's T_S + λI
+        (:class:`HingeNewton`).  Where T + λI does not factor, δI is added as in :meth:`factor`.
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+        threads : int or None, optional
+            BLAS threads for the factor; None: every worker thread, by tiles in fixed parts (the same bits).
+        release : callable, optional
+            Called with no arguments the first time T is read through :meth:`whitened` (or :meth:`plus`) while the
+            factor is held, before T is handed out: the holder gives T back there (:meth:`release_factor`, and
+            whatever changes it owes T).
+
+        Returns
+        -------
+        array of shape (M, M)
+            L in its lower triangle and diagonal (its strict upper triangle is T's).
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            T + λI does not factor even with δI added.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> mine = system.own_copy()
+        >>> L = np.tril(mine.hold_factor(1e-3))
+        >>> mine.release_factor()
+        >>> bool(np.allclose(L, mine.factor(1e-3)))
+        True
+        """
         self._give_back()
         L, self._held = self._make_factor(lam, threads, True)
         self._release = release
         return L
 
-    def release_factor(self):
-        """T itself again after :meth:`hold_factor` (nothing where no factor is held)."""
+    def release_factor(self) -> None:
+        """T itself again after :meth:`hold_factor` (nothing where no factor is held).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> T = system.whitened()[0].copy()
+        >>> L = system.hold_factor(1e-3)
+        >>> system.release_factor()
+        >>> bool(np.array_equal(system.whitened()[0], T))
+        True
+        """
         held, self._held, self._release = self._held, None, None
         if held is not None:
             self._unmake_factor(held)
@@ -792,30 +1200,165 @@ class NystromSystem:
             finally:
                 T[np.diag_indices(self.M)] = factor_diag
 
-    def factor(self, lam):
-        """The lower Cholesky factor of T + λI (+ δI where T + λI does not factor: ``_factored``), in a new
-        array (T is unchanged)."""
+    def factor(self, lam: float) -> np.ndarray:
+        """The lower Cholesky factor of T + λI, in a new array (T is unchanged).
+
+        Where T + λI does not factor (λ within T's rounding), δI is added, δ from the features' rounding upwards
+        (×10 a try): that λ is then effectively δ-regularized, which :meth:`refine` corrects for.
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+
+        Returns
+        -------
+        array of shape (M, M)
+            L, lower triangular, with L Lᵀ = T + λI (+ δI).
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            T + λI does not factor even with δI added.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> L = system.factor(1e-3)
+        >>> T, b = system.whitened()
+        >>> bool(np.allclose(L @ L.T, T + 1e-3 * np.eye(system.M)))
+        True
+        """
         with self._factored(lam, required=True) as L:
             return self.xp.tril(L)
 
     def coef(self, v: np.ndarray) -> np.ndarray:
-        """w = U⁻¹ v: the model's coefficients on the centers, from the whitened ones."""
+        """w = U⁻¹ v: the model's coefficients on the kept centers, from the whitened ones.
+
+        Parameters
+        ----------
+        v : array of shape (M, k)
+            Whitened coefficients (:meth:`solve`).
+
+        Returns
+        -------
+        array of shape (M, k)
+            w, so that the model is k(·, C) w on the kept centers C.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> w = system.coef(system.solve(1e-3))
+        >>> w.shape
+        (20, 1)
+        """
         return solve_triangular(self.U, v, lower=False)
 
     def solve(self, lam: float, L: np.ndarray | None = None) -> np.ndarray:
-        """v (M × k) minimising λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖² (w = :meth:`coef` of it); ``L``:
-        :meth:`factor`'s, if at hand."""
+        """The whitened coefficients v minimizing λ/2 ‖v‖² + (1/n) Σ w_i ½‖z_iᵀv − y_i‖², (T + λI) v = b.
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+        L : array of shape (M, M), optional
+            :meth:`factor`'s factor at ``lam``, if at hand; otherwise one is made in T's buffer and T is given back.
+
+        Returns
+        -------
+        array of shape (M, k)
+            v; the coefficients on the centers are :meth:`coef` of it.
+
+        Raises
+        ------
+        RuntimeError
+            :meth:`update_rows` changed the rows, so the system keeps no right-hand side.
+        numpy.linalg.LinAlgError
+            T + λI does not factor even with δI added (:meth:`factor`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> v = system.solve(1e-3)
+        >>> T, b = system.whitened()
+        >>> bool(np.allclose(T @ v + 1e-3 * v, b))
+        True
+        """
         if L is None:
             with self._factored(lam, required=True) as L:
                 return self.solve(lam, L)
         with blas_threads(1):
             return cho_solve(L, self._rhs())
 
-    def refine(self, lam, X, Y, weights=None, steps=4, tol=1e-9):
-        """The solve, refined against float64 residuals over the rows X (mixed-precision iterative
-        refinement: each step one pass over the rows, corrected through the same factor); returns
-        ``(w, scores, Ktr, steps)`` with the coefficients w = U⁻¹v, and the scores and Kᵀr of that w.
-        The factor is made in T's own buffer (``_factored``)."""
+    def refine(self, lam: float, X: ArrayLike, Y: np.ndarray, weights: np.ndarray | None = None, steps: int = 4,
+               tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """The solve, refined against float64 residuals over the rows ``X``: mixed-precision iterative refinement.
+
+        Each step is one pass over the rows, corrected through the same factor (made in T's own buffer).  It stops
+        where the gradient in v falls to ``tol`` of b.
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+        X : array or sparse matrix of shape (n, d)
+            The system's rows.
+        Y : array of shape (n, k)
+            Their targets.
+        weights : array of shape (n,), optional
+            Their weights.
+        steps : int, optional
+            The most refinement steps.
+        tol : float, optional
+            The gradient's norm, relative to b's, that ends the refinement.
+
+        Returns
+        -------
+        w : array of shape (M, k)
+            The coefficients on the kept centers.
+        scores : array of shape (n, k)
+            k(X, C) w.
+        Ktr : array of shape (M, k)
+            Kᵀr with r_i = w_i (f_i − y_i), the certificate's product.
+        steps : int
+            The refinement steps made.
+
+        Raises
+        ------
+        RuntimeError
+            :meth:`update_rows` changed the rows, so the system keeps no right-hand side.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> w, scores, Ktr, steps = system.refine(1e-3, X, Y)
+        >>> bool(np.allclose(scores, kernel.exact(X, system.C) @ w)), steps <= 4
+        (True, True)
+        """
         with self._factored(lam, required=True) as L:
             v = self.solve(lam, L)
             rhs = float(self.xp.sqrt(self.xp.sum(self._rhs() ** 2))) or 1.0
@@ -830,14 +1373,47 @@ class NystromSystem:
                     v = v - cho_solve(L, g)
 
     def path(self, lams: Sequence[float], X: ArrayLike) -> list[np.ndarray | None]:
-        """Scores ``k(X, C) w(λ)`` of the rows X (dense or CSR: the validation rows) for every λ of ``lams``;
-        None for a λ the system does not resolve.  X's kernel values are computed a chunk of rows at a time
-        for all the λ together, never held whole (they would set a search's memory peak: docs/design/memory.md).
+        """The scores ``k(X, C) w(λ)`` of the rows ``X`` (the validation rows) for every λ of ``lams``.
 
         Each λ is one Cholesky of T + λI and one step of iterative refinement against the float64 residual
-        (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is
-        scored: where it passes ``RESOLVED`` of the scores (or T + λI does not factor), rounding, not
-        λ, decides the scores, and the λ is not a choice."""
+        (T + λI) v − b.  The step's change to the scores estimates the solve's rounding error in what is scored: where
+        it passes ``RESOLVED`` of the scores (or T + λI does not factor), rounding, not λ, decides the scores, and the λ
+        is not a choice (None).  X's kernel values are computed a chunk of rows at a time for all the λ together, never
+        held whole (docs/design/memory.md).
+
+        Parameters
+        ----------
+        lams : sequence of float
+            The λ to score.
+        X : array or sparse matrix of shape (m, d)
+            The rows to score (dense or CSR).
+
+        Returns
+        -------
+        list of (array of shape (m, k) or None)
+            Each λ's scores, None for a λ the system does not resolve.
+
+        Raises
+        ------
+        RuntimeError
+            :meth:`update_rows` changed the rows, so the system keeps no right-hand side.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromSystem
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> system = NystromSystem(kernel, X, Y, X[:20], dtype=np.float64)
+        >>> scores = system.path([1e-2, 1e-3], X[:5])
+        >>> len(scores), scores[1].shape
+        (2, (5, 1))
+        >>> w = system.coef(system.solve(1e-3))
+        >>> bool(np.allclose(scores[1], kernel.exact(X[:5], system.C) @ w))
+        True
+        """
         self.whitened()  # T first: each λ's factor is made in its buffer
         b = self._rhs()
         threads = None if self.M >= PATH_THREADED else 1  # None: every worker thread, the same bits (_cholesky)

@@ -72,14 +72,14 @@ def class_row_weights(spec: Spec, y):
         return None
     where = ("data", "class_weight")
     if y is None:
-        raise spec.error(where, "data.class_weight weighs the classes of labelled rows, and the training data has no labels")
+        raise spec.error(where, "class weights weigh the classes of labelled rows, and the training data has no labels")
     if spec.loss.target not in ("binary", "multiclass"):
-        raise spec.error(where, "data.class_weight needs a classification loss; this spec's loss "
+        raise spec.error(where, "class weights need a classification loss; this spec's loss "
                                 f"{spec['model']['loss']['name']!r} is not one")
     try:
         check_solver_weights(spec)
     except SpecError as exc:
-        raise spec.error(where, f"data.class_weight weighs the rows, and {exc.detail}") from None
+        raise spec.error(where, f"class weights weigh the rows, and {exc.detail}") from None
     y = np.asarray(y)
     values, index, counts = np.unique(y, return_inverse=True, return_counts=True)
     if given == "balanced":
@@ -95,11 +95,11 @@ def class_row_weights(spec: Spec, y):
             for i in hits:
                 per_class[i] = float(weight)
         if unknown:
-            raise spec.error(where, f"data.class_weight names {', '.join(map(repr, unknown))}, not a label of the "
-                                    f"training rows (their labels: {', '.join(texts[:20])})")
+            raise spec.error(where, f"{', '.join(map(repr, unknown))} is not a label of the training rows (their "
+                                    f"labels: {', '.join(texts[:20])})")
     w = per_class[index.ravel()]
     if not w.sum() > 0:
-        raise spec.error(where, "data.class_weight gives every training row weight 0")
+        raise spec.error(where, "the class weights give every training row weight 0")
     return w
 
 

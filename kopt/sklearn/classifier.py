@@ -1,6 +1,8 @@
 """KernelClassifier: labels, one-vs-rest or multiclass losses, probabilities."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import ClassifierMixin
@@ -227,9 +229,34 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        """Scores: ``(n,)`` for two classes (positive means ``classes_[1]``), ``(n, n_classes)`` otherwise.
+        """The scores of the rows of ``X``.
 
         A multiclass loss (softmax) on two classes scores f_1 − f_0, the log-odds of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, n_classes)
+            ``(n,)`` for two classes (positive means ``classes_[1]``), one column per class otherwise.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.sklearn import KernelClassifier
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> y = np.where(X[:, 0] > 0, "spam", "ham")
+        >>> clf = KernelClassifier(solver="krr_exact", lam=1e-3, bandwidth=1.0).fit(X, y)
+        >>> clf.classes_, clf.decision_function(X[:3]).round(3)
+        (array(['ham', 'spam'], dtype='<U4'), array([ 0.446,  1.174, -1.017]))
         """
         scores = self._decision(X)
         if scores.ndim == 2 and scores.shape[1] == 2:
@@ -237,7 +264,33 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         return scores
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Labels in the coding of ``y`` (``classes_``): the sign of the score, or its largest column."""
+        """Labels in the coding of ``y`` (``classes_``): the sign of the score, or its largest column.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The labels.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.sklearn import KernelClassifier
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> y = np.where(X[:, 0] > 0, "spam", "ham")
+        >>> clf = KernelClassifier(solver="krr_exact", lam=1e-3, bandwidth=1.0).fit(X, y)
+        >>> clf.predict(X[:3])
+        array(['spam', 'spam', 'ham'], dtype='<U4')
+        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.int64)]
@@ -258,21 +311,60 @@ class KernelClassifier(ClassifierMixin, KoptEstimator):
         return method
 
     @property
-    def predict_proba(self):
-        """Class probabilities, ``(n, n_classes)``, columns in ``classes_`` order: σ(f) for the logistic loss
-        (one-vs-rest columns normalised), softmax's for softmax, and for a margin loss (square, squared hinge,
-        hinge...) Platt sigmoids of the scores fitted on held-out rows at ``fit`` (``calibration_``)."""
+    def predict_proba(self) -> Callable[[ArrayLike], np.ndarray]:
+        """Class probabilities, ``predict_proba(X)`` of shape ``(n, n_classes)``, columns in ``classes_`` order.
+
+        σ(f) for the logistic loss (one-vs-rest columns normalized), softmax's for softmax, and for a margin loss
+        (square, squared hinge, hinge...) Platt sigmoids of the scores fitted on held-out rows at ``fit``
+        (``calibration_``).  A fitted model without probabilities has no such attribute (``hasattr`` is False), and
+        reading it raises ``AttributeError`` that says why.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.sklearn import KernelClassifier
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> y = np.where(X[:, 0] > 0, "spam", "ham")
+        >>> clf = KernelClassifier(solver="krr_exact", lam=1e-3, bandwidth=1.0).fit(X, y)
+        >>> clf.predict_proba(X[:2]).round(3)
+        array([[0.128, 0.872],
+               [0.021, 0.979]])
+        """
         return self._if_probabilities(self._predict_proba)
 
     @property
-    def predict_log_proba(self):
-        """Logarithm of :meth:`predict_proba`."""
+    def predict_log_proba(self) -> Callable[[ArrayLike], np.ndarray]:
+        """The logarithm of :meth:`predict_proba`, ``predict_log_proba(X)`` of shape ``(n, n_classes)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.sklearn import KernelClassifier
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> y = np.where(X[:, 0] > 0, "spam", "ham")
+        >>> clf = KernelClassifier(solver="krr_exact", lam=1e-3, bandwidth=1.0).fit(X, y)
+        >>> bool(np.allclose(np.exp(clf.predict_log_proba(X[:2])), clf.predict_proba(X[:2])))
+        True
+        """
         return self._if_probabilities(self._predict_log_proba)
 
     @property
-    def calibration_(self):
-        """The fitted probability calibration (sigmoids ``a``, ``b``; ``rows`` and ``source``: the held-out rows
-        they were fitted on), or None for the logistic and softmax losses (their own probabilities)."""
+    def calibration_(self) -> dict | None:
+        """The fitted probability calibration, or None for the logistic and softmax losses (their own probabilities).
+
+        The sigmoids ``a`` and ``b``; ``rows`` and ``source``: the held-out rows they were fitted on.  Reading it
+        before ``fit`` raises ``NotFittedError``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.sklearn import KernelClassifier
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> y = np.where(X[:, 0] > 0, "spam", "ham")
+        >>> clf = KernelClassifier(solver="krr_exact", lam=1e-3, bandwidth=1.0).fit(X, y)
+        >>> clf.calibration_["method"], clf.calibration_["rows"]
+        ('sigmoid', 20)
+        """
         check_is_fitted(self, "model_")
         return self.model_.calibration
 

@@ -132,7 +132,32 @@ class KernelRegressor(RegressorMixin, KoptEstimator):
         return self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predictions in the units of ``y``, ``(n,)``."""
+        """Predictions in the units of ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The predictions.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            The estimator is not fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.sklearn import KernelRegressor
+        >>> X = np.random.default_rng(0).normal(size=(100, 2))
+        >>> reg = KernelRegressor(solver="krr_exact", lam=1e-3, bandwidth=1.0).fit(X, 2 * X[:, 0])
+        >>> reg.predict(X[:3]).round(2), (2 * X[:3, 0]).round(2)
+        (array([ 0.23,  1.27, -1.05]), array([ 0.25,  1.28, -1.07]))
+        """
         scores = self._decision(X)
         return self.model_.preprocessor.decode(scores)
 

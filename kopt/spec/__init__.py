@@ -22,7 +22,7 @@ from .messages import message
 from .numbers import SpecValidator, read_numbers
 
 if TYPE_CHECKING:
-    from ..contract.components import Component
+    from ..contract.components import Component, Kernel, Loss, Regularizer, Solver
 
 
 class Spec:
@@ -67,7 +67,8 @@ class Spec:
     ('square', {'name': 'gaussian'})
     """
 
-    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path, given: dict | None = None):
+    def __init__(self, data: dict, source: str, positions: Positions, base_dir: Path,
+                 given: dict | None = None) -> None:
         self.data = data
         self.source = source
         self.positions = positions
@@ -79,7 +80,29 @@ class Spec:
         return self.data[key]
 
     def get(self, *path: str, default: object = None) -> object:
-        """The value at a path of keys (``spec.get("model", "loss", "name")``), or ``default`` where a key is missing."""
+        """The value at a path of keys, or ``default`` where a key is missing.
+
+        Parameters
+        ----------
+        *path : str
+            The keys, outermost first.
+        default : object, optional
+            What a missing key gives.
+
+        Returns
+        -------
+        object
+            The value.
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> spec.get("model", "loss", "name"), spec.get("model", "nothing", default="none")
+        ('huber', 'none')
+        """
         node = self.data
         for p in path:
             if not isinstance(node, dict) or p not in node:
@@ -88,19 +111,78 @@ class Spec:
         return node
 
     def error(self, path: tuple, text: str, *, key: bool = False, cls: type = SpecError) -> SpecError:
-        """A SpecError pointing at ``path`` (a tuple of keys) in this spec."""
+        """A :class:`kopt.SpecError` pointing at ``path`` in this spec, in the words the user gave it.
+
+        The message names the spec file's line and column, the ``--set`` or flag that set the key, or the Python
+        parameter it came through.
+
+        Parameters
+        ----------
+        path : tuple of str
+            The keys of the value at fault.
+        text : str
+            What is wrong and what is allowed.
+        key : bool, optional
+            Point at the key itself rather than its value.
+        cls : type, optional
+            The error class (a SpecError subclass).
+
+        Returns
+        -------
+        SpecError
+            The error, to raise (or yield from a solver's ``check_spec`` as its message).
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> print(spec.error(("solver", "name"), "expected another solver"))
+        <dict>: $.solver.name: expected another solver
+        """
         return _error(self.source, self.positions, path, text, key=key, cls=cls)
 
     def component(self, kind_path: tuple[str, ...]) -> Component:
-        """Instantiate the component of a section path, e.g. ``("model", "loss")``."""
+        """Build the component a section names, from its resolved parameters.
+
+        Parameters
+        ----------
+        kind_path : tuple of str
+            The section, e.g. ``("model", "loss")`` or ``("solver",)``.
+
+        Returns
+        -------
+        Component
+            The instance (a loss, kernel, regularizer, solver or data set preset).
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> spec.component(("model", "loss")).options.delta
+        1.0
+        """
         section = self.get(*kind_path)
         kind = schemas.COMPONENT_SECTIONS[tuple(kind_path)]
         return registry().get(kind, section["name"])(**component_params(section))
 
     # -- what a solver's check_spec looks at (no plugin needs the registry) ----------------------
     @property
-    def loss(self):
-        """The spec's loss (an instance: its target may depend on its parameters)."""
+    def loss(self) -> Loss:
+        """The spec's loss, an instance (its target may depend on its parameters).
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> spec.loss.name, spec.loss.target
+        ('huber', 'real')
+        """
         return self.component(("model", "loss"))
 
     @property
@@ -109,23 +191,54 @@ class Spec:
         return self["model"]["regularizer"].get("lambda") == "auto"
 
     @property
-    def regularizer(self):
-        """The spec's regularizer (an instance).  With ``lambda: auto`` (:attr:`lambda_auto`) it is the
-        regularizer at λ = 1e-4, a point of auto's path (every point is > 0): a check that needs λ's
-        sign or the strong convexity's sign holds for whatever auto picks."""
+    def regularizer(self) -> Regularizer:
+        """The spec's regularizer, an instance.
+
+        With ``lambda: auto`` (:attr:`lambda_auto`) it is the regularizer at λ = 1e-4, a point of auto's path (every
+        point is > 0): a check that needs λ's sign or the strong convexity's sign holds for whatever auto picks.
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> spec.regularizer.lam
+        0.001
+        """
         reg = self.component(("model", "regularizer"))
         if not self.lambda_auto:
             return reg
         return type(reg)(**{**component_params(self["model"]["regularizer"]), "lambda": LAMBDA_FALLBACK})
 
     @property
-    def kernel_class(self):
-        """The spec's kernel class (instances need the data: a median bandwidth is resolved on it)."""
+    def kernel_class(self) -> type[Kernel]:
+        """The spec's kernel class (an instance needs the data: a ``median`` bandwidth is resolved on it).
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> spec.kernel_class.name
+        'gaussian'
+        """
         return registry().get("kernel", self["model"]["kernel"]["name"])
 
     @property
-    def solver_class(self):
-        """The spec's solver class (:class:`kopt.contract.components.Solver`)."""
+    def solver_class(self) -> type[Solver]:
+        """The spec's solver class (:class:`kopt.contract.components.Solver`).
+
+        Examples
+        --------
+        >>> import kopt
+        >>> spec = kopt.load_spec({"model": {"loss": {"name": "huber"}, "kernel": {"name": "gaussian"},
+        ...                                  "regularizer": {"name": "l2", "lambda": 1e-3}},
+        ...                        "solver": {"name": "joker"}})
+        >>> spec.solver_class.name, spec.solver_class.kernel_mode
+        ('joker', 'either')
+        """
         return registry().get("solver", self["solver"]["name"])
 
     def solvers_accepting(self) -> list:
@@ -514,16 +627,16 @@ def _check_execution(spec: Spec, reg, solver_cls):
     ex = spec["execution"]
     if ex["engine"] != "dask":
         return
+    from .scheduler import check_address
+
+    problem = check_address(ex["scheduler"])  # first: no solver runs on a scheduler that is not one
+    if problem:
+        raise spec.error(("execution", "scheduler"), problem)
     if not solver_cls.distributed:
         ok = spec.solvers_accepting()  # those that run this spec on the cluster
         raise spec.error(("execution", "engine"), f"solver {solver_cls.name!r} cannot run on a Dask cluster; "
                          + (f"solvers that run this spec there: {', '.join(ok)}" if ok else
                             "no solver registered runs this spec there") + "; or run it here, without a scheduler")
-    from .scheduler import check_address
-
-    problem = check_address(ex["scheduler"])
-    if problem:
-        raise spec.error(("execution", "scheduler"), problem)
     if spec["backend"] == "cupy":
         raise spec.error(("backend",), "a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
 

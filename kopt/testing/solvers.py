@@ -8,7 +8,7 @@ import contextlib
 import copy
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from ..contract.hookspecs import hookimpl
 if TYPE_CHECKING:
     from ..contract.components import Solver
     from ..contract.result import Result
+    from ..running.context import IterationRecord
     from ..spec import Spec
 
 
@@ -47,7 +48,25 @@ class StopAt:
         self.iteration = int(iteration)
 
     @hookimpl
-    def kopt_iteration(self, run, record):
+    def kopt_iteration(self, run, record: IterationRecord) -> None:
+        """Ask the run to stop once it reports the iteration given, as the first Ctrl-C does.
+
+        Parameters
+        ----------
+        run : kopt.running.context.RunContext
+            The run's context; its ``stop_requested`` is set.
+        record : IterationRecord
+            The iteration's figures (its number is read).
+
+        Examples
+        --------
+        >>> from types import SimpleNamespace
+        >>> from kopt.testing import StopAt
+        >>> run = SimpleNamespace(stop_requested=False)
+        >>> StopAt(3).kopt_iteration(run, SimpleNamespace(iteration=3))
+        >>> run.stop_requested
+        True
+        """
         if record.iteration == self.iteration:
             run.stop_requested = True
 
@@ -81,7 +100,30 @@ class KeepStates:
         self.keep, self.states = set(keep), {}
         self.resume_state, self.start_iteration = None, 0
 
-    def report(self, t, state=None, **kw):
+    def report(self, t: int, state: Callable[[], object] | None = None, **kw: object) -> bool:
+        """Keep the state of iteration ``t`` where it is one of ``keep``; never ask the run to stop.
+
+        Parameters
+        ----------
+        t : int
+            The iteration.
+        state : callable, optional
+            Returns the solver's state (``save()``'s dict for the iterative skeleton).
+        **kw
+            The iteration's figures (ignored).
+
+        Returns
+        -------
+        bool
+            True: the run goes on.
+
+        Examples
+        --------
+        >>> from kopt.testing import KeepStates
+        >>> run = KeepStates(keep={2})
+        >>> run.report(2, state=lambda: {"w": 1.0}), run.states
+        (True, {2: {'w': 1.0}})
+        """
         if t in self.keep:
             self.states[t] = state()
         return True

@@ -13,8 +13,9 @@ the square loss's sample model on the same rows (:func:`choose_loss`): another l
 least :data:`.scoring.MIN_GAIN` and more than :data:`.planner.LOSS_ERRORS` standard errors of the paired difference,
 the direct route's rule (docs/design/loss-auto.md).
 
-Every pass is counted in the search's work budget by formula (:func:`.work.cg_step`): a λ the work left cannot
-afford is not started.
+Every pass is counted by formula (:func:`.work.cg_step`): a λ the work left cannot afford is not started.  A named
+loss's path counts in the search's budget; the screen of the loss left to auto in a budget of its own
+(:func:`screen_work`), so that where the square loss stands the rest of the search chooses as it did without it.
 """
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ PATH_MIN_LAMBDA = 1e-10
 AUTO_LOSSES = ("logistic", "squared_hinge")
 #: the relative duality gap the solve on every row (``newton_pcg``) is held to, its certificate
 FINAL_TOL = 1e-3
+#: the loss left to auto: each other loss's path may count this many passes over the sample's rows, in a work budget
+#: of the screen's own beside the search's (:func:`screen_work`), so that where the square loss stands its grown
+#: centers are chosen on the same budget as without the screen
+SCREEN_PASSES = 200
+
+
+def screen_work(n, M, d, outputs=1):
+    """The screen's work budget by formula: :data:`SCREEN_PASSES` passes over ``n`` sample rows at ``M`` centers for
+    each loss of :data:`AUTO_LOSSES`, and their factors."""
+    return len(AUTO_LOSSES) * (SCREEN_PASSES * work.cg_step(n, M, d, outputs) + work.cg_factors(M))
 
 
 @dataclasses.dataclass
@@ -91,7 +102,8 @@ def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, b
     M, n, d, outputs = int(cg.M), int(X.shape[0]), int(problem.d), int(Y.shape[1])
     budget.count(work.cg_factors(M))
     offset = best_offset(loss, Y, ws)
-    positions, more = estimate_positions(problem.rng("newton_estimate"), n, d, np.asarray(centers), M)
+    positions, more = estimate_positions(problem.rng("newton_estimate"), n, d, np.asarray(centers), M,
+                                         problem.features.centers == "uniform")
     rows = NewtonRows(cg, loss, Y, offset, ws, estimate=positions)
     estimate_rows = _rows.dense(X, xp.asarray(positions), xp, problem.dtype) if more else None
     step = work.cg_step(n, M, d, outputs)

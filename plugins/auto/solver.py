@@ -274,7 +274,33 @@ class AutoSolver(Solver):
         if solver["name"] == "krr_nystrom" or found.hinge_start is not None:  # the chosen loss's own held-out scores
             held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
                         "words": f"solver auto's validation rows ({found.split})"}
+        if solver["name"] == "newton_pcg" and lam == "auto" and found.validation_rows is not None:
+            start, held_out = self._direct_loss_path(problem, found, overrides, record, budget, log)
         return Plan(overrides, record, start, held_out)
+
+    def _direct_loss_path(self, problem, found, overrides, record, budget, log):
+        """A named smooth loss on the direct route: its own λ walked from the square loss's on the search's split
+        (:func:`.smooth.loss_path`: the fit rows, the chosen centers and bandwidth, scored on the validation rows),
+        as the large route does on its sample; ``(start, held out)`` of newton_pcg's solve, warm from that model.  Where
+        no λ was afforded, the square loss's λ stands (``(None, None)``)."""
+        import numpy as np
+
+        best, va = found.best, np.asarray(found.validation_rows)
+        centers = np.asarray(found.centers)
+        sample = np.union1d(np.setdiff1d(np.arange(problem.n), va), centers)
+        path = smooth.loss_path(problem, problem.loss, sample, va, np.searchsorted(sample, centers),
+                                self._chosen_kernel(problem, best.bandwidth), best.lam, found.metric, budget, log)
+        if path is None:
+            return None, None
+        overrides["model.regularizer.lambda"] = path.lam
+        record["lambda"], record["validation_score"] = path.lam, abs(path.score)
+        record["trials"].append(path.record(best.centers))
+        record["why"] = record["why"].replace(
+            "; then ", f"; the {path.loss.replace('_', ' ')} loss's own lambda on the same split: {path.lam:g} "
+                       f"(validation {found.metric} {abs(path.score):.5g}); then ", 1) + ", warm from that model"
+        held_out = {"rows": va, "scores": path.scores,
+                    "words": f"solver auto's validation rows ({found.split}), scored by the {path.loss} loss's model"}
+        return {"model": path.model}, held_out
 
     @staticmethod
     def centers_left_to_auto(given) -> bool:
@@ -410,13 +436,17 @@ class AutoSolver(Solver):
 
         best = found.best
         kernel = self._chosen_kernel(problem, best.bandwidth)
+        # the screen's own work budget: where the square loss stands, the grown centers see the search's as before
+        screen = work.Budget(smooth.screen_work(len(rows), int(best.centers), int(problem.d)), budget.seconds,
+                             rule="the loss screen's own")
         paths = []
         for name in smooth.AUTO_LOSSES:
             loss = registry().get("loss", name)()
             paths.append(smooth.loss_path(problem, loss, rows, va, found.centers, kernel, best.lam, chosen.metric,
-                                          budget.share(budget.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log))
+                                          screen.share(screen.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log))
         picked, chosen.loss_record = smooth.choose_loss(problem, first.full_score, first.full_rows, paths,
                                                         chosen.metric)
+        chosen.loss_record["work_flops"] = screen.spent
         log(f"auto: loss: {chosen.loss_record['why']}")
         for path in paths:
             if path is not None:

@@ -145,7 +145,7 @@ class PartitionNewtonRows:
         self.rounds = self.passes = 0
         self.pending = None
         self.estimate, more = estimate_positions(problem.rng("newton_estimate"), problem.n, problem.d, centers,
-                                                 self.cg.M)
+                                                 self.cg.M, problem.features.centers == "uniform")
         self.estimate_rows = _rows.dense(self.parts.take(self.estimate), None, np, problem.dtype) if more else None
         centers = self.estimate  # the rows whose curvature each gradient round sends back
         off = self.parts.offsets

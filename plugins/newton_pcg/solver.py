@@ -54,10 +54,11 @@ class NystromNewton(NystromSolver):
             why = ("it has no conjugate" if not loss.has_conjugate else
                    f"its target is {loss.target}" if loss.target not in ("real", "binary") else
                    "its curvature is unbounded" if loss.smoothness() is None else "it has an offset")
+            ok = spec.solvers_accepting()  # the solvers whose own checks accept this spec
             yield ("model", "loss", "name"), (
                 f"solver 'newton_pcg' solves smooth losses with a conjugate and a bounded curvature on real or binary "
-                f"targets, and loss {loss.name!r} is not one ({why}); use solver joker (any loss with a conjugate), "
-                f"dsg (losses without one), or solver: auto")
+                f"targets, and loss {loss.name!r} is not one ({why})"
+                + (f"; solvers that accept this spec: {', '.join(ok)}" if ok else ""))
 
     def memory_plan(self, sizes):
         """U and the preconditioner's factor (one M x M float64 buffer) and the blocks of the product that factors it;
@@ -109,7 +110,7 @@ class NystromNewton(NystromSolver):
                            dtype=problem.dtype, weights=weights, threads=self.n_threads)
             offset = best_offset(problem.loss, Y, weights)
             positions, more = estimate_positions(problem.rng("newton_estimate"), problem.n, problem.d,
-                                                 state["centers"], cg.M)
+                                                 state["centers"], cg.M, problem.features.centers == "uniform")
             rows = NewtonRows(cg, problem.loss, Y, offset, weights, estimate=positions)
             rows.estimate_rows = dense_centers(problem, positions) if more else None
             state["Y"] = Y

@@ -85,8 +85,13 @@ CALLABLES = [n for n in _public_names() if _documented(n)]
 #: service) or implements (the Loss and Kernel contracts)
 EXAMPLE_CLASSES = ("kopt.nystrom.cg.NystromCG", "kopt.nystrom.system.NystromSystem", "kopt.nystrom.passes.RowPass",
                    "kopt.contract.components.Loss", "kopt.contract.components.Kernel")
-#: the modules whose public classes' methods are checked; a module joins once its methods' docstrings are written
-METHODS_CHECKED: tuple[str, ...] = ("kopt.nystrom.cg",)
+#: parameters whose class lives in a layer above the contract (the spec, kopt.spec.Spec; a run's context,
+#: kopt.running; a predictor's context, kopt.models.model.PredictContext): the contract may not import it, not even
+#: for type checking (tests/engine/test_layers.py), so the docstring names the type and the signature does not
+UPPER_LAYER_PARAMETERS = ("spec", "run", "context")
+#: modules whose public classes' methods are not checked yet, each with the reason; every other module's are, so a
+#: new public class joins the check as it lands
+METHODS_PENDING: dict = {}
 
 
 def _public_methods() -> dict[str, tuple[type, str]]:
@@ -123,7 +128,7 @@ METHODS = _public_methods()
 
 def _method_checked(dotted: str) -> bool:
     owner, _ = METHODS[dotted]
-    return owner.__module__ in METHODS_CHECKED
+    return owner.__module__ not in METHODS_PENDING
 
 
 def _raises(func) -> list[str]:
@@ -159,7 +164,8 @@ def _missing_method_sections(owner: type, name: str) -> list[str]:
         missing.append("Returns (or annotate -> None)")
     if _raises(func) and not doc["Raises"]:
         missing.append(f"Raises ({', '.join(sorted(set(_raises(func))))})")
-    unhinted = [p.name for p in params if p.annotation is inspect.Parameter.empty]
+    unhinted = [p.name for p in params
+                if p.annotation is inspect.Parameter.empty and p.name not in UPPER_LAYER_PARAMETERS]
     if unhinted:
         missing.append(f"type hints on {', '.join(unhinted)}")
     if sig.return_annotation is inspect.Signature.empty:
@@ -238,6 +244,36 @@ def test_method_docstring_examples_run(dotted, tmp_path, monkeypatch):
             runner.run(test)
     summary = runner.summarize(verbose=False)
     assert summary.failed == 0, f"{dotted}: {summary.failed} of {summary.attempted} examples failed (output above)"
+
+
+def _unhinted(func) -> list[str]:
+    """The parameters of a signature without a type hint (``self``, ``*args``, ``**kwargs`` aside), and ``return``."""
+    sig = inspect.signature(func)
+    missing = [p.name for i, p in enumerate(sig.parameters.values())
+               if i and p.annotation is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               and p.name not in UPPER_LAYER_PARAMETERS]
+    return missing + (["return"] if sig.return_annotation is inspect.Signature.empty else [])
+
+
+def test_constructors_have_type_hints():
+    """A public class's own constructor is typed as its methods are (``-> None``)."""
+    found = []
+    for dotted in CALLABLES:
+        cls = _resolve(dotted)
+        init = cls.__dict__.get("__init__") if inspect.isclass(cls) else None
+        if inspect.isfunction(init) and cls.__module__ not in METHODS_PENDING and _unhinted(init):
+            found.append(f"{dotted}: {', '.join(_unhinted(init))}")
+    assert not found, "constructors without type hints: " + "; ".join(found)
+
+
+def test_a_pending_module_still_has_gaps():
+    """A module leaves :data:`METHODS_PENDING` once its methods are complete: the check then keeps them so."""
+    modules = {owner.__module__ for owner, _ in METHODS.values()}
+    for module in METHODS_PENDING:
+        assert module in modules, f"{module} has no public class's methods: take it off METHODS_PENDING"
+        gaps = [d for d, (owner, name) in METHODS.items()
+                if owner.__module__ == module and _missing_method_sections(owner, name)]
+        assert gaps, f"{module}'s methods are complete: take it off METHODS_PENDING"
 
 
 def test_the_method_walk_finds_the_service_and_the_contract():

@@ -260,3 +260,16 @@ def test_crafted_checkpoint_fields(field, value, phrase, workdir, capsys):
         meta[field] = value
     (workdir / "out" / "checkpoint.json").write_text(json.dumps(fileset.seal(meta)))
     check_error(["solve", "spec.yaml", "-q", *ck, "--resume"], capsys, ["checkpoint.json", phrase])
+
+
+def test_cli_paths_that_are_not_what_the_command_wants(workdir, capsys):
+    """A spec copied under a file, a data file given as a model, a scheduler that is not one: one line, exit 2."""
+    (workdir / "afile").write_text("x")
+    check_error(["specs", "copy", "quickstart", str(workdir / "afile" / "sub")], capsys,
+                ["cannot copy spec 'quickstart'", "a folder you can write"])
+    check_error(["model-hash", "data.csv"], capsys, ["data.csv: not a model file"])
+    check_error(["predict", "data.csv", "data.csv"], capsys, ["data.csv: not a model file"])
+    (workdir / "spec.yaml").write_text(GOOD)
+    err = check_error(["validate", "spec.yaml", "--scheduler", "bogus"], capsys,
+                      ["--scheduler bogus: ", "'bogus' is not a scheduler"])
+    assert "cannot run on a Dask cluster" not in err

@@ -89,3 +89,31 @@ def test_another_loss_is_chosen_only_past_two_standard_errors():
     picked, record = smooth.choose_loss(None, float(square.mean()), square, [small, large], "accuracy")
     assert picked is large and record["chosen"] == "squared_hinge"
     assert record["squared_hinge_gain"] == pytest.approx(0.03)
+
+
+@pytest.mark.slow
+def test_the_screen_leaves_the_square_loss_s_search_as_it_was(small_sample, monkeypatch):
+    """Where the square loss stands, the loss left to auto grows the same centers at the same λ as the square loss
+    named: the screen counts its work in a budget of its own."""
+    X, y, Xt, yt = _data()
+    named = kopt.solve(_spec({"name": "square", "target": "binary"}), data=(X, y, Xt, yt))
+    monkeypatch.setattr(smooth, "choose_loss", lambda problem, score, rows, paths, metric: (
+        None, {"chosen": "square", "why": "the square loss stands (test)"}))
+    left = kopt.solve(_spec({"name": "auto"}), data=(X, y, Xt, yt))
+    assert left.auto["loss"]["work_flops"] > 0
+    for key in ("route", "centers", "lambda", "bandwidth"):
+        assert left.auto[key] == named.auto[key], key
+    assert left.auto["budget"]["spent_flops"] == pytest.approx(named.auto["budget"]["spent_flops"], rel=1e-12)
+
+
+@pytest.mark.slow
+def test_a_named_smooth_loss_walks_its_own_lambda_on_the_direct_route_too():
+    """Up to the sample size the logistic loss's λ is walked from the square loss's on the search's own split (the
+    square loss's λ is often far larger than the logistic loss's best), and newton_pcg starts from that model."""
+    X, y, Xt, yt = _data(n=1500, n_test=500)
+    r = kopt.solve(_spec({"name": "logistic"}), data=(X, y, Xt, yt))
+    auto = r.auto
+    path = [t for t in auto["trials"] if t.get("loss") == "logistic" and "passes" in t]
+    assert auto["route"] == "newton_pcg" and len(path) == 1 and path[0]["lam"] == auto["lambda"]
+    assert "the logistic loss's own lambda on the same split" in auto["why"] and "warm from that model" in auto["why"]
+    assert r.status == "converged" and r.metrics["accuracy"] > 0.85

@@ -263,3 +263,17 @@ def test_more_estimate_rows_take_passes_off(monkeypatch):
     assert centers.status == more.status == "converged"
     assert more.objective == pytest.approx(centers.objective, rel=1e-5)
     assert more.info["passes"] < 0.8 * centers.info["passes"], (more.info["passes"], centers.info["passes"])
+
+
+def test_rpcholesky_centers_take_a_uniform_estimate():
+    """Centers drawn by randomly pivoted Cholesky are no sample of the rows: the preconditioner's estimate rows are a
+    uniform seeded sample instead, and the solve reaches its certificate."""
+    from kopt.nystrom import estimate_positions
+
+    positions, more = estimate_positions(np.random.default_rng(0), 1000, 3, np.arange(0, 1000, 10), 100, uniform=False)
+    assert more and len(positions) >= 100 and len(set(positions.tolist())) == len(positions)
+    X, y, Xt, yt = _data(n=3000)
+    spec = _spec(count=200, tol=1e-8)
+    spec["model"]["features"]["centers"] = "rpcholesky"
+    r = kopt.solve(spec, data=(X, y, Xt, yt))
+    assert r.status == "converged" and r.info["rel_gap"] <= 1e-8

@@ -96,3 +96,44 @@ def test_weights_are_refused_on_a_cluster_with_what_to_do(client, weights):
         kw["sample_weight"] = np.ones(200)
     with pytest.raises(kopt.KoptError, match="Dask cluster.*(one machine|without a scheduler)"):
         kopt.solve({**spec, "execution": {"engine": "dask"}}, scheduler=client, data=(X, y), **kw)
+
+
+@pytest.mark.slow
+def test_three_partitions_every_class_one_vs_rest(client):
+    """Class ids one-vs-rest (every class its own Newton on the same rounds) from dask arrays in three partitions."""
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1500, 4)).astype(np.float32)
+    f = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
+    y = np.digitize(f, np.quantile(f, [0.33, 0.66]))
+    Xt, yt, X, y = X[1200:], y[1200:], X[:1200], y[:1200]
+    spec = _spec()
+    del spec["data"]
+    spec["model"]["kernel"]["bandwidth"] = 1.5
+    spec["model"]["features"]["count"] = 150
+    one = kopt.solve(spec, data=(X, y, Xt, yt))
+    many = kopt.solve({**spec, "execution": {"engine": "dask", "partitions": 3}}, scheduler=client,
+                      data=(da.from_array(X, chunks=400), da.from_array(y, chunks=400),
+                            da.from_array(Xt, chunks=100), da.from_array(yt, chunks=100)))
+    assert one.status == many.status == "converged" and many.info["partitions"] == 3
+    assert one.model.decision_function(Xt).shape == (300, 3)
+    # the certificate holds each objective within tol of the optimum, not each score: large log-odds differ most
+    np.testing.assert_allclose(many.model.decision_function(Xt), one.model.decision_function(Xt), rtol=2e-3,
+                               atol=5e-3)
+    assert many.objective == pytest.approx(one.objective, rel=2 * TOL)
+    assert many.metrics["accuracy"] == pytest.approx(one.metrics["accuracy"], abs=0.01)
+
+
+@pytest.mark.slow
+def test_column_scales_apply_on_the_partitions_as_on_one_machine(client):
+    """data.column_scales (solver: auto's per-column length scales) multiply the standardized columns on the workers
+    too, and a column of scale 0 is left out there as on one machine: the same centers and model."""
+    spec = _spec()
+    spec["data"]["column_scales"] = [1.0, 0.5, 0.0] + [1.0] * 25
+    one = kopt.solve(spec)
+    many = _on(client, spec)
+    a, b = one.model.predictor.arrays["support"], many.model.predictor.arrays["support"]
+    assert a.shape == b.shape == (a.shape[0], 27)
+    np.testing.assert_array_equal(a, b)
+    assert many.objective == pytest.approx(one.objective, rel=2 * TOL)
