@@ -297,9 +297,12 @@ def _problem(spec, data, backend, sample_weight, cluster):
     if (spec["data"] or {}).get("class_weight") is not None:
         raise spec.error(("data", "class_weight"), "data.class_weight is not supported on a Dask cluster yet; run "
                                                    "without a scheduler")
-    if (spec["data"] or {}).get("held_out") is not None:
-        raise spec.error(("data", "held_out"), "data.held_out is not supported on a Dask cluster yet; run without a "
-                                               "scheduler")
+    if (spec["data"] or {}).get("held_out") is not None and not spec.solver_class.distributed_held_out:
+        reg = registry()
+        takes = [n for n in reg.names("solver") if reg.get("solver", n).distributed_held_out]
+        raise spec.error(("data", "held_out"), f"solver {spec['solver']['name']!r} does not weigh data.held_out's rows "
+                                               f"on a Dask cluster; solvers that do: {', '.join(takes) or '(none)'}; "
+                                               "or run without a scheduler")
     parts = spec["execution"]["partitions"] or cluster.n_workers
     problem = distributed.assemble(spec, data, backend, cluster.client, parts)
     problem.info["execution"] = {"engine": "dask", "workers": cluster.n_workers,
