@@ -80,6 +80,8 @@ class FetchedRows:
         2.
     fetches : int
         Requests made to the partitions so far.
+    rows_fetched : int
+        The rows fetched so far.
 
     Examples
     --------
@@ -103,6 +105,11 @@ class FetchedRows:
     def fetches(self) -> int:
         """Requests made to the partitions so far (shared by every view of the same rows)."""
         return self._store.fetches
+
+    @property
+    def rows_fetched(self) -> int:
+        """The rows fetched so far, each counted once (shared by every view of the same rows)."""
+        return int(len(self._store.have))
 
     def _transform(self, R):
         if self.keep is not None:

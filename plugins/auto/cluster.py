@@ -54,15 +54,15 @@ def plan(solver, problem, given, log):
     log(f"auto: on a Dask cluster of {len(parts.rows)} partitions: the search on this client ("
         + ("every one of the " if every else "a seeded sample of the ") + f"{problem.n:,} training rows fetched"
         + "), the solve on every row on the cluster")
+    view = None if every else client.X  # the search may let the client's problem drop it
     solver.on_cluster = True
     try:
         out = solver.plan(client, given, log)
     finally:
         solver.on_cluster = False
-    fetched = getattr(client.X, "fetches", None)
     out.record["cluster"] = {"partitions": len(parts.rows), "search": "client",
-                             "rows_fetched": int(problem.n if every else len(client.X._store.have)),
-                             **({"fetches": int(fetched)} if fetched is not None else {})}
+                             "rows_fetched": int(problem.n if every else view.rows_fetched),
+                             **({} if every else {"fetches": int(view.fetches)})}
     return out
 
 
