@@ -134,9 +134,12 @@ class GrownPath:
 
     def record(self, rows: int) -> dict:
         """The report's trial entry of the grown size, on ``rows`` fit rows."""
-        return {"centers": self.centers, "bandwidth": self.kernel.options.as_dict().get("bandwidth"),
-                "lam": self.lam, "score": self.score, "path": self.path, "seconds": self.seconds,
-                "cg_steps": self.steps, "rows": int(rows)}
+        out = {"centers": self.centers, "bandwidth": self.kernel.options.as_dict().get("bandwidth"),
+               "lam": self.lam, "score": self.score, "path": self.path, "seconds": self.seconds,
+               "cg_steps": self.steps, "rows": int(rows)}
+        if hasattr(self.cg, "rounds"):  # on a Dask cluster: the rounds its CG took (one a step, the confirmations')
+            out.update(rounds=int(self.cg.rounds), passes=int(self.cg.passes))
+        return out
 
 
 def split(n, seed):
