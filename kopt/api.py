@@ -163,11 +163,11 @@ def solve(spec: str | os.PathLike | dict | Spec, data: tuple | Dataset | None = 
 
 
 def _solve_spec(spec, call, scheduler, connect_timeout):
-    """:func:`solve` after the spec is loaded: a planning solver or λ auto choose the spec first (local runs),
-    then the one solve, here or on a Dask cluster."""
-    if spec.solver_class.plans:  # solver: auto -- measure, choose the spec, then solve it (local runs)
+    """:func:`solve` after the spec is loaded: a planning solver or λ auto choose the spec first, then the one
+    solve, here or on a Dask cluster (``solver: auto`` there: its search on this client, the solve on the cluster)."""
+    if spec.solver_class.plans and spec["execution"]["engine"] != "dask":  # solver: auto -- measure, choose, solve
         return _solve(*_plan(spec, call), cluster=None)
-    if spec.lambda_auto:  # a local run (load_spec refuses it on Dask)
+    if spec.lambda_auto and not spec.solver_class.plans:  # a local run (load_spec refuses it on Dask)
         resume = call.resume
         if not (isinstance(resume, checkpoint.Snapshot) and isinstance(resume.lam, (int, float))):
             return _solve(*_choose_lambda(spec, call), cluster=None)
@@ -181,6 +181,8 @@ def _solve_spec(spec, call, scheduler, connect_timeout):
 
     with Cluster(spec["execution"]["scheduler"] if scheduler is None or isinstance(scheduler, str)
                  else scheduler, connect_timeout=connect_timeout) as cluster:
+        if spec.solver_class.plans:  # solver: auto on the cluster: the chosen spec is solved on the same cluster
+            return _solve(*_plan(spec, call, cluster), cluster=cluster)
         return _solve(spec, call, cluster=cluster)
 
 
@@ -232,17 +234,24 @@ def _choose_lambda(spec, call):
     return fixed, replace(call, data=ds, start_from=None, start_state=start_state, lambda_auto=choice.as_dict())
 
 
-def _plan(spec, call):
+def _plan(spec, call, cluster=None):
     """A solver with ``plans`` (``solver: auto``): assemble the problem, let the solver measure and choose
     the concrete spec (:meth:`kopt.contract.components.Solver.plan`); ``(that spec, call)`` to solve it on every
-    training row (the problem is assembled again: its kernel differs; only the start state carries over)."""
+    training row (the problem is assembled again: its kernel differs; only the start state carries over).  On a Dask
+    ``cluster`` the problem's rows are the workers' partitions (the solver fetches what its search reads)."""
     _before_choosing(spec, call, call.resume is not False or call.start_from is not None, ("solver", "name"),
                      f"solver {spec['solver']['name']!r} chooses the spec before a fresh solve; to continue or "
                      "warm-start a run, solve the spec it chose (report.json's spec) and resume that")
-    ds = _dataset(spec, call)
-    t1 = time.perf_counter()
-    with out_of_memory(_reading(spec, call.data)):
-        problem = assemble(spec, ds, sample_weight=call.sample_weight)
+    if cluster is not None:
+        ds = call.data  # the workers read the spec's files, or compute the dask collections given
+        t1 = time.perf_counter()
+        with drawing(call.progress):
+            problem = _problem(spec, ds, resolve(spec["backend"]), call.sample_weight, cluster)
+    else:
+        ds = _dataset(spec, call)
+        t1 = time.perf_counter()
+        with out_of_memory(_reading(spec, call.data)):
+            problem = assemble(spec, ds, sample_weight=call.sample_weight)
     log = (lambda line: print(f"kopt: {line}", file=sys.stderr, flush=True)) if call.progress else None
     try:
         with out_of_memory(f"solver {spec['solver']['name']!r} chose the spec to solve"):
@@ -253,6 +262,7 @@ def _plan(spec, call):
         given = "validation" in (spec.given.get("solver") or {})
         raise spec.error(("solver", "validation") if given else ("solver", "name"),
                          f"solver {spec['solver']['name']!r} chooses on held-out training rows: {exc.detail}") from None
+    del problem  # its rows (the cluster's partitions too) go before the chosen spec's are assembled
     record = chosen.record
     record["search_s"] = time.perf_counter() - t1  # assembling included: the search's whole cost
     given_count = ((spec.given.get("model") or {}).get("features") or {}).get("count")
@@ -297,9 +307,12 @@ def _problem(spec, data, backend, sample_weight, cluster):
     if (spec["data"] or {}).get("class_weight") is not None:
         raise spec.error(("data", "class_weight"), "data.class_weight is not supported on a Dask cluster yet; run "
                                                    "without a scheduler")
-    if (spec["data"] or {}).get("held_out") is not None:
-        raise spec.error(("data", "held_out"), "data.held_out is not supported on a Dask cluster yet; run without a "
-                                               "scheduler")
+    if (spec["data"] or {}).get("held_out") is not None and not spec.solver_class.distributed_held_out:
+        reg = registry()
+        takes = [n for n in reg.names("solver") if reg.get("solver", n).distributed_held_out]
+        raise spec.error(("data", "held_out"), f"solver {spec['solver']['name']!r} does not weigh data.held_out's rows "
+                                               f"on a Dask cluster; solvers that do: {', '.join(takes) or '(none)'}; "
+                                               "or run without a scheduler")
     parts = spec["execution"]["partitions"] or cluster.n_workers
     problem = distributed.assemble(spec, data, backend, cluster.client, parts)
     problem.info["execution"] = {"engine": "dask", "workers": cluster.n_workers,
@@ -402,7 +415,7 @@ def _run(spec, call, cluster):
     finally:
         for name in names:
             reg.pm.unregister(name=name)
-    if call.calibrate and cluster is None:
+    if call.calibrate:
         held_out = call.held_out
         if (held_out is None or held_out.get("scores") is None) and callable(out.held_out):
             held_out = out.held_out  # the solve's own held-out scores, where it made them (scored in the calibration)
@@ -425,7 +438,8 @@ def _run(spec, call, cluster):
 #: ``kopt predict --proba`` and ``predict_proba`` then say)
 NO_CALIBRATION = {
     "calibrate": "it was solved with calibrate=False; solve it again without it (the default calibrates)",
-    "dask": "it was solved on a Dask cluster, which does not calibrate yet; solve its spec without a scheduler",
+    "dask": "it was solved on a Dask cluster by a named solver, which has no held-out rows to calibrate on there; solve "
+            "it with solver: auto (its held-out rows calibrate it on a cluster too), or without a scheduler",
     "rows": "its training rows were not in memory to score held-out rows on",
     "scores": "the held-out scores its calibration is fitted on were not finite",
 }
@@ -457,16 +471,20 @@ def calibrate_model(spec, problem, model, held_out, solver):
 
     if not needs_calibration(problem):
         return None
-    if problem.X is None or problem.y is None:
+    on_cluster = problem.partitions is not None and problem.X is None
+    if (problem.X is None or problem.y is None) and not on_cluster:
         return None
     t0 = time.perf_counter()
     if callable(held_out):  # the solver's own (SolverOutput.held_out): None where its solve made none
         held_out = held_out()
-    labels = to_numpy(problem.y).astype(np.float64)
+    given = held_out is not None and held_out.get("scores") is not None
+    if on_cluster and not given:
+        return None  # no held-out scores to calibrate on (solver: auto hands its own): NO_CALIBRATION["dask"]
     weights = None if problem.sample_weight is None else to_numpy(problem.sample_weight)
     binary = problem.preprocessor.target == "binary"
-    if held_out is not None and held_out.get("scores") is not None:
+    if given:
         rows, scores, words = np.asarray(held_out["rows"]), np.asarray(held_out["scores"]), held_out["words"]
+        y_va = _held_out_labels(problem, rows)
     else:
         tr, rows = _calibration.held_out_rows(problem.n, spec["seed"])
         sub = replace(problem, X=_rows.take(problem.X, problem.xp.asarray(tr)), y=problem.y[problem.xp.asarray(tr)],
@@ -483,16 +501,29 @@ def calibrate_model(spec, problem, model, held_out, solver):
         scores = to_numpy(out.predictor.decision_function(X_va, model._context()))
         words = (f"a seeded internal split: {len(rows)} of {problem.n} training rows (make_splits, validation 0.2, "
                  f"seed {spec['seed']}), scored by the spec solved on the other {len(tr)}")
+        y_va = to_numpy(problem.y).astype(np.float64)[rows]
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim == 1:
         scores = scores[:, None]
     if not np.isfinite(scores).all():
         return None
-    y_va = labels[rows]
     ids = (y_va > 0).astype(np.int64) if binary else y_va.astype(np.int64)
     out = _calibration.fit(scores, ids, problem.n_classes if not binary else 2,
                            None if weights is None else weights[rows], source=words)
     out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _held_out_labels(problem, rows):
+    """The encoded training labels of the held-out ``rows`` (float64, in their order): from the problem's labels, or
+    fetched from the cluster's partitions."""
+    from .numerics.backend import to_numpy
+
+    if problem.y is not None:
+        return to_numpy(problem.y).astype(np.float64)[rows]
+    order = np.argsort(rows, kind="stable")
+    out = np.empty(len(rows))
+    out[order] = np.asarray(problem.partitions.take_labels(np.asarray(rows)[order]), dtype=np.float64)
     return out
 
 

@@ -1072,6 +1072,8 @@ class Solver(Component):
         with that cap ends.
     distributed : bool
         It runs on a Dask cluster, reading the rows from ``problem.partitions``.
+    distributed_held_out : bool
+        On a Dask cluster it weighs ``data.held_out``'s rows 0 (``problem.partitions.held_out``).
     lambda_warm_start : bool
         :meth:`warm_state` starts a run at one λ from a finished run at another.
     refit_warm_start : bool
@@ -1136,6 +1138,9 @@ class Solver(Component):
     #: ``problem.partitions`` (``problem.X`` is None) and says in ``check_spec`` which of its settings
     #: cannot run there.  The core refuses ``execution.engine: dask`` for a solver without it.
     distributed: ClassVar[bool] = False
+    #: True when, on a Dask cluster, the solver gives ``data.held_out``'s rows weight 0 (their sorted positions are
+    #: ``problem.partitions.held_out``): the core refuses ``data.held_out`` there for a solver without it
+    distributed_held_out: ClassVar[bool] = False
 
     #: True when :meth:`warm_state` starts a run at one λ from a finished run at another (a warm
     #: start along a regularisation path: ``kopt.solve(..., start_from=snapshot)``, ``kopt tune``).

@@ -151,9 +151,13 @@ class PartitionRows:
         return self.parts.take(subsample_rows(self.parts.n, params.get("bandwidth_subsample", 2000), spec["seed"]))
 
     def problem_fields(self, backend) -> dict:
+        from ..running.assemble import held_out_rows
+
+        held = held_out_rows(self.spec, self.parts.n)  # data.held_out's rows: weight 0 (distributed_held_out)
+        self.parts = dataclasses.replace(self.parts, held_out=held)
         return {"X": None, "y": None, "partitions": self.parts,
                 "info": {"train": _source(self.spec, self.data), "test": self.spec["data"].get("test"),
-                         "raw_X_test": None}}
+                         "raw_X_test": None, "held_out_rows": 0 if held is None else int(len(held))}}
 
 
 def assemble(spec, data, backend, client, n_parts) -> Problem:

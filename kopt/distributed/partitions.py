@@ -107,6 +107,9 @@ class Partitions:
     test: list = field(default_factory=list)
     test_rows: list = field(default_factory=list)
     _homes: list = None
+    #: sorted global positions of the training rows ``data.held_out`` gives weight 0 (None: none); a solver that
+    #: declares ``distributed_held_out`` weighs them so (:class:`kopt.distributed.cg.PartitionCG`)
+    held_out: object = None
 
     @property
     def n(self) -> int:
@@ -187,6 +190,7 @@ class Partitions:
 
     def take(self, rows):
         """Training rows ``rows`` (sorted global indices) fetched from their partitions (a small subset only)."""
+        rows = np.asarray(rows, dtype=np.int64)
         off = self.offsets
         futures = []
         for k in range(len(self.rows)):
@@ -199,6 +203,29 @@ class Partitions:
 
             return sp.vstack(pieces, format="csr")
         return np.concatenate(pieces, axis=0) if pieces else np.empty((0, self.d))
+
+    def take_labels(self, rows):
+        """The training labels of rows ``rows`` (sorted global indices), as the partitions hold them (encoded for the
+        loss after assembly), fetched from their partitions; None where the partitions hold no labels."""
+        rows = np.asarray(rows, dtype=np.int64)
+        off = self.offsets
+        futures = []
+        for k in range(len(self.rows)):
+            local = rows[(rows >= off[k]) & (rows < off[k + 1])] - off[k]
+            if local.size:
+                futures.append(self.client.submit(_take_labels, self.train[k], local, pure=False))
+        pieces = self.gather(futures)
+        if any(p is None for p in pieces):
+            return None
+        return np.concatenate(pieces) if pieces else np.empty(0)
+
+    def labels(self):
+        """Every training label, in row order, gathered (one value a row: what ``solver: auto``'s search reads on
+        the client); None where the partitions hold no labels."""
+        pieces = self.gather([self.submit(k, _labels, p) for k, p in enumerate(self.train)])
+        if any(p is None for p in pieces):
+            return None
+        return np.concatenate(pieces)
 
     def replace_train(self, futures):
         """These partitions with new training futures (the same rows)."""
@@ -215,6 +242,14 @@ def nbytes(X) -> int:
 def _take_rows(part, local):
     X = part["X"]
     return X.tocsr()[local] if hasattr(X, "tocsr") else np.asarray(X[local])
+
+
+def _take_labels(part, local):
+    return None if part["y"] is None else np.asarray(part["y"])[local]
+
+
+def _labels(part):
+    return None if part["y"] is None else np.asarray(part["y"])
 
 
 def _shape(part):

@@ -194,19 +194,18 @@ def rpcholesky_order(problem, count: int, kernel=None):
     block's rejection sampling of Epperly et al. (2024): the same distribution as one at a time).  It stops early
     where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
     k(x, x): fewer centers then explain them all.  Seeded by the spec's seed; the products run on one BLAS thread,
-    so the draws do not depend on the thread count.  ``kernel``: the kernel the residuals are measured in (default:
+    so the draws do not depend on the thread count.  On a Dask cluster the candidates are fetched from their
+    partitions.  ``kernel``: the kernel the residuals are measured in (default:
     the problem's).  P M (d + M) flops for P candidates and M centers."""
     from ..numerics.backend import to_numpy
 
-    if problem.X is None:
-        from ..errors import KoptError
-
-        raise KoptError("model.features.centers: rpcholesky draws its centers from the training rows on one machine; "
-                        "on a Dask cluster use model.features.centers: uniform")
     kernel = problem.kernel if kernel is None else kernel
     pool = center_order(problem, rpcholesky_pool(problem.n, count, int(problem.d)))
-    X = np.asarray(to_numpy(_rows.dense(problem.X, problem.xp.asarray(np.sort(pool)), problem.xp, problem.dtype)),
-                   dtype=np.float64)
+    if problem.X is None:  # a Dask cluster: the candidates fetched from their partitions (the same rows)
+        X = _rows.dense(problem.partitions.take(np.sort(pool)), None, np, problem.dtype)
+    else:
+        X = _rows.dense(problem.X, problem.xp.asarray(np.sort(pool)), problem.xp, problem.dtype)
+    X = np.asarray(to_numpy(X), dtype=np.float64)
     X = X[np.argsort(np.argsort(pool))]  # back in the seeded order
     with _threads.blas_threads(1):
         chosen = _rpcholesky(kernel, X, count, np.random.default_rng([int(problem.seed), RPC_STREAM]))

@@ -1032,6 +1032,40 @@ class NystromCG:
         xp = self.xp
         return xp.sqrt(xp.sum(s["r"] ** 2, axis=0)) / xp.maximum(xp.sqrt(xp.sum(self.b ** 2, axis=0)), 1e-300)
 
+    def scores_at(self, s: dict, rows: np.ndarray) -> np.ndarray:
+        """The carried scores f = K w of training rows ``rows`` at state ``s`` (no pass).
+
+        ``solver: auto`` reads its validation rows' scores this way: they ride in every pass with weight 0.  A CG whose
+        rows live on a Dask cluster gathers them from the workers instead
+        (:meth:`kopt.distributed.cg.PartitionCG.scores_at`).
+
+        Parameters
+        ----------
+        s : dict
+            CG's state.
+        rows : array of int
+            Row positions, in any order.
+
+        Returns
+        -------
+        array of shape (len(rows), k)
+            Their scores, without an intercept.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.step(cg.start(1e-3))
+        >>> bool(np.array_equal(cg.scores_at(s, np.array([7, 3])), s["scores"][[7, 3]]))
+        True
+        """
+        return s["scores"][rows]
+
     def scores_of(self, X: ArrayLike, v: np.ndarray, kernel: Kernel, chunk: int = 1 << 21) -> np.ndarray:
         """The model's values k(X, C) w on other rows (validation rows), a block at a time.
 

@@ -470,8 +470,8 @@ def auto_lambda_problem(spec: Spec, reg=None):
     if loss.target not in ("binary", "multiclass", "real"):
         return (f"lambda: auto picks λ by a validation metric on held-out labels, and loss {loss.name!r} "
                 f"(target {loss.target}) has none; give a number, e.g. lambda: {LAMBDA_FALLBACK:g}")
-    if spec["execution"]["engine"] == "dask":
-        return AUTO_ON_DASK
+    if spec["execution"]["engine"] == "dask" and not reg.get("solver", spec["solver"]["name"]).plans:
+        return AUTO_ON_DASK  # a planning solver (solver: auto) chooses λ in its search, on a cluster too
     return None
 
 
@@ -639,6 +639,9 @@ def _check_execution(spec: Spec, reg, solver_cls):
                             "no solver registered runs this spec there") + "; or run it here, without a scheduler")
     if spec["backend"] == "cupy":
         raise spec.error(("backend",), "a Dask cluster runs the numpy backend; set backend: numpy (or auto)")
+    if (spec.get("data") or {}).get("class_weight") is not None:
+        raise spec.error(("data", "class_weight"), "data.class_weight is not supported on a Dask cluster: run without "
+                                                   "a scheduler, or leave the weights out")
 
 
 _TRYING = []  # set while solvers_accepting tries the solvers: a refusal inside a trial names none

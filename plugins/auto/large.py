@@ -134,9 +134,12 @@ class GrownPath:
 
     def record(self, rows: int) -> dict:
         """The report's trial entry of the grown size, on ``rows`` fit rows."""
-        return {"centers": self.centers, "bandwidth": self.kernel.options.as_dict().get("bandwidth"),
-                "lam": self.lam, "score": self.score, "path": self.path, "seconds": self.seconds,
-                "cg_steps": self.steps, "rows": int(rows)}
+        out = {"centers": self.centers, "bandwidth": self.kernel.options.as_dict().get("bandwidth"),
+               "lam": self.lam, "score": self.score, "path": self.path, "seconds": self.seconds,
+               "cg_steps": self.steps, "rows": int(rows)}
+        if hasattr(self.cg, "rounds"):  # on a Dask cluster: the rounds its CG took (one a step, the confirmations')
+            out.update(rounds=int(self.cg.rounds), passes=int(self.cg.passes))
+        return out
 
 
 def split(n, seed):
@@ -575,6 +578,8 @@ def _grown_cg(problem, kernel, order, M, fit, validation, budget, threads) -> _G
     w = problem.sample_weight
     fit_x = xp.asarray(fit)
     mu = target_offset(Y[fit_x], None if w is None else w[fit_x])
+    if problem.partitions is not None:  # a Dask cluster: the same CG on every row there, one round a step
+        return _grown_on_cluster(problem, kernel, order, M, C, Y, mu, validation, budget)
     # the validation rows ride in every pass with weight 0 (their scores come free); the fit rows' weights are scaled
     # to mean 1 over the n rows, so the passes' (1/n) sums are the fit rows' (weighted) means -- the weights
     # data.held_out gives the same rows (kopt.running.assemble.LocalRows.fit_weights)
@@ -589,6 +594,23 @@ def _grown_cg(problem, kernel, order, M, fit, validation, budget, threads) -> _G
     return _GrownCG(cg, Yc, to_numpy(mu), to_numpy(Y[xp.asarray(validation)]),
                     float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0), xp.asarray(validation),
                     work.cg_step(n, M, int(problem.d), int(Y.shape[1])), cg.lambda_floor(), M, n)
+
+
+def _grown_on_cluster(problem, kernel, order, M, C, Y, mu, validation, budget) -> _GrownCG:
+    """:func:`_grown_cg` on a Dask cluster (``problem.X`` the client's :class:`kopt.distributed.rows.FetchedRows`):
+    :class:`kopt.distributed.cg.PartitionCG` on the rows as the search reads them (its column scales made on the
+    workers), the validation rows of weight 0 there and the fit rows of weight n/n_fit, as here; the intercept the fit
+    rows' mean, computed here from the labels, as here."""
+    from kopt.distributed.cg import PartitionCG
+    from kopt.numerics.backend import to_numpy
+
+    on_rows = dataclasses.replace(problem, X=None, y=None, kernel=kernel, partitions=problem.X.partitions())
+    cg = PartitionCG(on_rows, C, held_out=np.sort(np.asarray(validation)), offset=to_numpy(mu))
+    budget.count(work.cg_factors(M))
+    cg.centers = np.sort(order[:M])
+    return _GrownCG(cg, None, to_numpy(mu), to_numpy(Y[np.asarray(validation)]),
+                    float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0), np.asarray(validation),
+                    work.cg_step(problem.n, M, int(problem.d), int(Y.shape[1])), cg.lambda_floor(), M, problem.n)
 
 
 def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric, log, threads, budget,
@@ -684,7 +706,7 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
                 break  # walking down from a solved λ: the smaller ones are harder still
             i -= 1  # half a decade up, warm
             continue
-        out.raw[i] = to_numpy(s["scores"][g.validation]) + g.mu  # the held-out rows' scores (the calibration's)
+        out.raw[i] = to_numpy(g.cg.scores_at(s, g.validation)) + g.mu  # the held-out rows' scores (the calibration's)
         out.outcomes[i] = scoring.outcomes(metric, out.raw[i], g.Y_val, g.y_scale)
         out.scores[i] = scoring.score(metric, out.outcomes[i])
         out.points[i] = v.copy()

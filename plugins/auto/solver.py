@@ -48,7 +48,7 @@ from kopt.numerics import memory
 from kopt.numerics import rows as _rows
 from kopt.numerics import threads as _threads
 
-from . import columns, large, pairs, planner, records, scoring, smooth, work
+from . import cluster, columns, large, pairs, planner, records, scoring, smooth, work
 
 
 class AutoSolver(Solver):
@@ -61,6 +61,9 @@ class AutoSolver(Solver):
     one_vs_rest = True
     sample_weight = True
     plans = True
+    #: on a Dask cluster the search runs on the client, on a seeded sample fetched there, and the solve on every row
+    #: runs on the cluster (:mod:`.cluster`, docs/scale.md)
+    distributed = True
     params = {
         "budget": {"type": ["number", "null"], "exclusiveMinimum": 0, "default": None,
                    "description": "a hard wall-clock limit in seconds on the search (the solve on all rows comes "
@@ -78,6 +81,8 @@ class AutoSolver(Solver):
     }
 
     memory_key = "model.features.count"
+    #: set while the search runs on a Dask cluster's client (:func:`.cluster.plan`): the routes are the cluster's
+    on_cluster = False
     #: ``model.loss.name: auto`` (``KernelClassifier()``'s default): the square loss on ±1 targets is checked and
     #: assembled; for a binary target on the direct route the search measures the squared hinge beside it and solves
     #: it only where it gains what the validation rows can tell (:func:`.planner._choose_loss`)
@@ -127,19 +132,29 @@ class AutoSolver(Solver):
                 f"{loss.name!r} has none: name a solver (dsg or adsg)")
         if spec["model"]["form"] == "gp":
             yield ("model", "form"), "solver 'auto' does not do the gp form; use solver: gp"
+        if spec["execution"]["engine"] == "dask":
+            yield from cluster.check_spec(spec, loss)
 
     def route(self, loss, centers, chosen=None, large=False):
         """``(spec overrides, words)`` of the final solve of ``loss`` on ``centers`` Nystrom centers; ``chosen``: the loss
         the search chose where the spec left it to auto (``square``, ``squared_hinge`` or ``logistic``), also set in the
         overrides; ``large``: the route past :data:`.large.SEARCH_ROWS` rows, where the squared hinge is solved by
-        Newton-CG passes (``newton_pcg``) rather than its margin rows' system (n M² a build)."""
+        Newton-CG passes (``newton_pcg``) rather than its margin rows' system (n M² a build).  On a Dask cluster
+        (:attr:`on_cluster`) the routes are those that run there: the square loss by ``krr_pcg`` (the same problem as
+        ``krr_nystrom``'s, to its tolerance), the squared hinge by ``newton_pcg``."""
         from kopt.nystrom import newton_loss
+
+        large = large or self.on_cluster
 
         nystrom = {"model.features.kind": "nystrom", "model.features.count": centers}
         if chosen is not None:
             section = dict(self.auto_loss) if chosen == "square" else {"name": chosen}
             nystrom["model.loss"] = section
         name = chosen or loss.name
+        if name == "square" and self.on_cluster:
+            return ({"solver": {"name": "krr_pcg", "tol": cluster.DIRECT_TOL}, "model.form": "primal", **nystrom},
+                    f"krr_pcg (the square loss by conjugate gradients on the cluster, one round a step: krr_nystrom's "
+                    f"system, to a relative gap of {cluster.DIRECT_TOL:g})")
         if name == "square":
             return ({"solver": {"name": "krr_nystrom"}, "model.form": "primal", **nystrom},
                     "krr_nystrom (the square loss: one Cholesky on the centers)")
@@ -187,13 +202,16 @@ class AutoSolver(Solver):
         ``given``: what the spec's author wrote, before defaults (an explicit ``features.count`` is kept);
         ``log``: a callable taking one progress line, or None.
         """
+        log = log or (lambda line: None)
+        if problem.partitions is not None and problem.X is None:  # a Dask cluster: the search on the client
+            return cluster.plan(self, problem, given, log)
         spec = problem.spec
         kernel = spec["model"]["kernel"]
         lam = spec["model"]["regularizer"].get("lambda")
         count = ((given.get("model") or {}).get("features") or {}).get("count")
-        log = log or (lambda line: None)
         budget = self.work_budget(problem)
-        if problem.loss.name == "square" and not count and problem.preprocessor.target == "multiclass":
+        if problem.loss.name == "square" and not count and problem.preprocessor.target == "multiclass" \
+                and not self.on_cluster:  # krr_pairs runs on one machine only: a cluster solves one-vs-rest
             from kopt.numerics.backend import to_numpy
 
             if pairs.affordable(problem, to_numpy(problem.y).astype("int64"), self.options.max_centers):
@@ -266,15 +284,18 @@ class AutoSolver(Solver):
         if not count and most < min(o.max_centers, problem.n):
             record["memory_cap"] = most  # the ladder stopped there: more centers would not fit the memory available
         start = None
+        hinge = found.hinge_start is not None  # the ladder scored the squared hinge's own path
         if solver["name"] == "krr_nystrom":
             start = {"system": found.system, "centers": found.centers, "intercept": found.intercept}
         elif solver["name"] == "svm_nystrom":  # the search's system (and, for a binary target, its solution)
             start = {"system": found.system, "centers": found.centers, **(found.hinge_start or {})}
+        elif self.on_cluster:  # the cluster's route starts from the search's model of the same settings
+            start = cluster.direct_start(found, solver["name"], best.lam)
         held_out = None
-        if solver["name"] == "krr_nystrom" or found.hinge_start is not None:  # the chosen loss's own held-out scores
+        if solver["name"] in ("krr_nystrom", "krr_pcg") or hinge:  # the chosen loss's own held-out scores
             held_out = {"rows": found.validation_rows, "scores": found.validation_scores,
                         "words": f"solver auto's validation rows ({found.split})"}
-        if solver["name"] == "newton_pcg" and lam == "auto" and found.validation_rows is not None:
+        if solver["name"] == "newton_pcg" and lam == "auto" and found.validation_rows is not None and not hinge:
             start, held_out = self._direct_loss_path(problem, found, overrides, record, budget, log)
         return Plan(overrides, record, start, held_out)
 
@@ -414,6 +435,7 @@ class AutoSolver(Solver):
                                    f"seeded rows", sample_n=sample.n, column_scales=column_scales)
         if square:
             first, chosen.held_out = self._sample_model(problem, sample, found, va, count, kernel, budget, log)
+            chosen.sample_model = first.model
             if choose_loss:
                 self._screen_losses(problem, chosen, first, found, rows, va, budget, log)
             del found  # its system's M x M buffers go before the grown centers' are made
@@ -543,7 +565,8 @@ class AutoSolver(Solver):
             best, centers=grown.centers, lam=grown.lam, score=grown.score,
             bandwidth_factor=best.bandwidth_factor * grown.bandwidth_factor,
             bandwidth=grown.kernel.options.as_dict().get("bandwidth", best.bandwidth))
-        chosen.start = {"v": grown.v, "factors": grown.cg}
+        # on a cluster the grown CG's rows stay there until the solve on every row makes its own (no factors handed on)
+        chosen.start = {"v": grown.v} if self.on_cluster else {"v": grown.v, "factors": grown.cg}
         # the held-out rows rode in every pass of the grown path with weight 0: their scores by the chosen settings'
         # model of the fit rows are the calibration's (no second solve on a split of its own)
         chosen.held_out = {"rows": va, "scores": grown.validation_scores,
@@ -557,6 +580,9 @@ class AutoSolver(Solver):
         overrides, words = self.route(problem.loss, best.centers, chosen.loss, large=True)
         final_work = None
         if chosen.newton:  # a smooth loss's own λ on the sample: newton_pcg on every row, warm from its model
+            words += ", warm from the sample's model"
+        elif self.on_cluster and chosen.start is None and chosen.sample_model is not None:
+            chosen.start = {"model": chosen.sample_model}  # krr_pcg for krr_nystrom: warm from the sample's model
             words += ", warm from the sample's model"
         elif chosen.start is not None:  # the grown centers: CG on every row, warm from the search's solution and factors
             overrides["solver"] = {"name": "krr_pcg", "tol": large.FINAL_TOL, "iterations": large.FINAL_STEPS}
@@ -615,3 +641,5 @@ class LargeChoice:
     loss_record: dict | None = None
     #: the solve on every row is newton_pcg's, warm from a smooth loss's model of the sample (``start``)
     newton: bool = False
+    #: the sample's square-loss model ``(C, w)`` (a cluster's krr_pcg starts from it where nothing grew)
+    sample_model: tuple | None = None

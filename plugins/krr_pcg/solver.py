@@ -50,6 +50,7 @@ class NystromPCG(NystromSolver):
     params = common_options(iterations=100, tol=1e-4)
     losses = ("square",)
     distributed = True  # one round over the partitions per iteration on a Dask cluster (.distributed, docs/scale.md)
+    distributed_held_out = True  # data.held_out's rows weigh 0 on the workers too (kopt.distributed.cg.PartitionCG)
 
     #: CG's state, all of it in the checkpoint
     STATE = ("v", "Tv", "scores", "r", "p", "rz", "t")
@@ -81,14 +82,15 @@ class NystromPCG(NystromSolver):
     def cadence(self, state):
         return 1, 0  # the gap every iteration (O(n C) from what CG carries); holdout metrics at the end
 
-    def init(self, problem, start=None, factors=None):
-        """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows);
-        ``factors``: a :class:`.cg.NystromCG` whose U is reused where it was made on this problem's
-        centers, kernel and dtype (``solver: auto``'s search)."""
+    def init(self, problem, start=None, factors=None, model=None):
+        """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows), or from
+        ``model`` ``(C, w)``: another model of the same kernel on the same columns (``solver: auto``'s search),
+        projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); ``factors``: a :class:`.cg.NystromCG`
+        whose U is reused where it was made on this problem's centers, kernel and dtype (``solver: auto``'s search)."""
         if problem.partitions is not None:  # on a Dask cluster
             from . import distributed
 
-            return distributed.init(problem, start)
+            return distributed.init(problem, start, model)
         state = super().init(problem, dense_centers=False)
         state["reused_factors"] = factors is not None and _same_centers(problem, state["centers"], factors)
         if state["reused_factors"]:
@@ -96,6 +98,8 @@ class NystromPCG(NystromSolver):
         else:
             cg = NystromCG(problem.kernel, problem.X, state["Y"], dense_centers(problem, state["centers"]),
                            dtype=problem.dtype, weights=state["weights"], threads=self.n_threads)
+        if model is not None:
+            start = cg.projected(*model)
         state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start))
         state["w"] = cg.coef(state["v"])
         return state
@@ -143,8 +147,8 @@ class NystromPCG(NystromSolver):
             state["w"] = state["cg"].coef(state["v"])
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
-        # are this problem's (the same centers, kernel and dtype)
-        return self.init(problem, start=saved.get("v"), factors=saved.get("factors"))
+        # are this problem's (the same centers, kernel and dtype), or from the search's model projected on its centers
+        return self.init(problem, start=saved.get("v"), factors=saved.get("factors"), model=saved.get("model"))
 
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}

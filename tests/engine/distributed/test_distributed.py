@@ -48,7 +48,7 @@ def test_import_kopt_does_not_import_dask():
 
 @pytest.mark.parametrize("overrides, path, words", [
     (["solver.name=adsg", "model.form=primal", "solver.mode=null"], "$.execution.engine",
-     "solvers that run this spec there: cdsg, dsg, udsg"),
+     "solvers that run this spec there: auto, cdsg, dsg, udsg"),
     (["solver.mode=exact"], "$.solver.mode", "features mode"),
     (["execution.scheduler=somewhere"], "$.execution.scheduler", "tcp://HOST:8786"),
 ])

@@ -158,6 +158,46 @@ def test_repeated_rows_are_skipped_as_on_one_machine(client):
 
 
 @pytest.mark.slow
+def test_held_out_rows_weigh_zero_as_on_one_machine(client):
+    """data.held_out on the cluster: the workers give the same seeded rows weight 0 (and the others n/(n - m)), so
+    the model is one machine's model of the fit rows."""
+    spec = _spec()
+    spec["data"]["held_out"] = {"rows": 600, "seed": 3}
+    one, many = kopt.solve(spec), _on(client, spec)
+    assert one.report["data"]["held_out_rows"] == 600
+    assert one.status == many.status == "converged"
+    assert many.objective == pytest.approx(one.objective, rel=TOL)
+    np.testing.assert_allclose(many.model.decision_function(_test_rows()), one.model.decision_function(_test_rows()),
+                               atol=SCORES_ATOL)
+    everything = _on(client, _spec())
+    assert abs(everything.objective - many.objective) > 10 * TOL * abs(one.objective)  # the weights mattered
+
+
+@pytest.mark.slow
+def test_the_scores_of_chosen_rows_are_the_workers(client):
+    """PartitionCG.scores_at gathers the current scores of rows in any order, as every row's scores hold them; the
+    rows of weight 0 get scores too."""
+    from kopt.distributed.assemble import assemble
+    from kopt.distributed.cg import PartitionCG
+    from kopt.numerics.backend import resolve
+    from kopt.nystrom import choose_centers
+
+    spec = kopt.load_spec({**_spec(), "execution": {"engine": "dask", "partitions": 3}})
+    problem = assemble(spec, None, resolve("numpy"), client, 3)
+    C = problem.partitions.take(choose_centers(problem, 100))
+    rows = np.array([2500, 7, 1499, 1500, 0, 2999])
+    cg = PartitionCG(problem, C, held_out=np.sort(rows[:3]))
+    s = cg.start(1e-3)
+    for _ in range(3):
+        cg.step(s)
+    before = cg.rounds
+    at = cg.scores_at(s, rows)
+    assert cg.rounds == before + 1
+    np.testing.assert_array_equal(at, cg.scores(s)[rows])
+    assert np.all(at != 0)
+
+
+@pytest.mark.slow
 def test_holdout_metrics_on_the_workers(client):
     """The trace's holdout metrics (holdout_every) score the test partitions on the workers, as one machine scores
     its test rows."""
