@@ -52,6 +52,32 @@ def changed_keys(old: dict, new: dict, prefix="") -> list:
     return out
 
 
+def _same_spec(meta: dict, spec_data: dict) -> bool:
+    """Whether the checkpoint was written for this spec: the same fingerprint, or a spec that differs only by keys a
+    later kopt added, each at its default."""
+    if meta.get("spec_fingerprint") == fingerprint(spec_data):
+        return True
+    if not isinstance(meta.get("spec"), dict) or fingerprint(meta["spec"]) != meta.get("spec_fingerprint"):
+        return False
+    changes = changed_keys(_core(meta["spec"]), _core(spec_data))
+    return bool(changes) and all(_new_key_at_its_default(*c) for c in changes)
+
+
+def _new_key_at_its_default(path: str, old, new) -> bool:
+    """Whether a spec key the checkpoint's spec lacks holds its schema default now: a key a later kopt added, whose
+    default is what the earlier one did (so the run's trajectory is the same)."""
+    if old is not None:
+        return False
+    from ..spec.schema import CORE_SCHEMA
+
+    node = CORE_SCHEMA
+    for key in path.split("."):
+        node = node.get("properties", {}).get(key)
+        if not isinstance(node, dict):
+            return False
+    return "default" in node and node["default"] == new
+
+
 def describe_changes(changes: list, limit=6) -> str:
     """``model.regularizer.lambda: 0.001 → 0.01; solver.name: joker → dsg`` (the first ``limit``)."""
     def show(v):
@@ -138,8 +164,9 @@ def read(out_dir, spec_data, solver, backend="numpy"):
     if not fileset.sealed(meta):
         raise CheckpointError(f"{json_path}: checksum mismatch: the checkpoint's fields were edited or are damaged "
                               "(or it was written by an older kopt); delete it to start over")
-    if meta.get("solver") != solver or meta.get("spec_fingerprint") != fingerprint(spec_data):
+    if meta.get("solver") != solver or not _same_spec(meta, spec_data):
         changes = changed_keys(_core(meta["spec"]), _core(spec_data)) if isinstance(meta.get("spec"), dict) else []
+        changes = [c for c in changes if not _new_key_at_its_default(*c)]
         what = f" ({describe_changes(changes)})" if changes else ""
         raise CheckpointError(
             f"{json_path}: the checkpoint was written for a different spec or solver{what}; "

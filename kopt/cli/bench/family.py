@@ -1,6 +1,6 @@
 """``kopt bench family``: kopt's defaults against the peers on a family of generated tasks no default was tuned on.
 
-The tasks are ``data.source: task-family`` (plugins/datasets/task_family.py): task i of family F, each with its own
+The tasks are ``data.source: task-family`` (the dataset preset of that name): task i of family F, each with its own
 column count (4 to 60), share of relevant columns (10% to 100%), label noise (0 to 20%), kind (binary, multiclass,
 regression) and rows (10⁴ to 10⁶, capped by ``--max-rows``).  Draw the family from a seed no rule was developed on
 (``--family``): what is reported is the spread of the ratios to the peers over the family (median and worst), not
@@ -79,11 +79,12 @@ def spec_of(entry):
 def tasks(family, count, first=0, max_rows=None, rows=None):
     """The family's tasks ``first .. first + count - 1`` with their rows (``rows`` given, else the draw's, at most
     ``max_rows``)."""
-    from kopt_plugins.datasets.task_family import draw
+    from kopt.contract.registry import registry
 
+    preset = registry().get("dataset", "task-family")
     out = []
     for i in range(first, first + count):
-        t = draw(family, i)
+        t = preset(family=family, index=i).drawn()
         n = int(rows) if rows else min(t.rows, int(max_rows)) if max_rows else t.rows
         out.append(Entry(f"{family}:{i}", t.kind, data_spec(family, i, n), {**t.describe(), "rows": n}))
     return out
