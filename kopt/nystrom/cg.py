@@ -1037,7 +1037,7 @@ class NystromCG:
 
         ``solver: auto`` reads its validation rows' scores this way: they ride in every pass with weight 0.  A CG whose
         rows live on a Dask cluster gathers them from the workers instead
-        (:meth:`kopt.distributed.cg.PartitionCG.scores_at`).
+        (``kopt.distributed.cg.PartitionCG.scores_at``).
 
         Parameters
         ----------

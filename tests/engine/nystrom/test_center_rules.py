@@ -108,11 +108,20 @@ def test_krr_pcg_on_them_is_krr_nystroms_model_and_its_preconditioner_takes_an_e
     assert estimated.factors.trace() == pytest.approx(float(np.sum(W * W)) / problem.n, rel=0.2)
 
 
-def test_rpcholesky_centers_need_one_machines_rows():
-    from kopt.errors import KoptError
+def test_rpcholesky_centers_on_a_cluster_are_one_machines_centers():
+    """On a Dask cluster (no rows on the client) the candidates are fetched from the partitions: the same centers."""
+    from types import SimpleNamespace
 
     X, y = _clustered(500)
     problem = _problem(X, y, rule="rpcholesky")
+    here = rpcholesky_order(problem, 10)
+    rows, fetched = np.asarray(problem.X), []
+
+    def take(index):
+        fetched.append(np.asarray(index))
+        return rows[np.asarray(index)]
+
+    problem.partitions = SimpleNamespace(n=rows.shape[0], d=rows.shape[1], take=take)
     problem.X = None
-    with pytest.raises(KoptError, match="model.features.centers: rpcholesky"):
-        rpcholesky_order(problem, 10)
+    np.testing.assert_array_equal(rpcholesky_order(problem, 10), here)
+    assert fetched and np.all(np.diff(fetched[0]) > 0)  # sorted global rows, as Partitions.take asks
