@@ -148,7 +148,7 @@ def run_document(doc, scratch):
     sys.path.insert(0, str(scratch))
     try:
         blocks = python_blocks(doc)
-        for block in blocks:  # the reader's package exists before any of the session's code runs
+        for block in blocks:  # the reader's package exists before any of the page's code runs
             if block.marker and block.marker[0] == "file":
                 path = scratch / block.marker[1]
                 path.parent.mkdir(parents=True, exist_ok=True)
