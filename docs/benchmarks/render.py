@@ -241,7 +241,8 @@ def scale() -> list[str]:
     out = ["## `kopt bench scale`: from 10⁵ rows up, against Falkon", "",
            "Generated rows ([datasets.md](datasets.md#generated-sets-at-scale-deformed-digits-and-higgs-shaped-rows)): `higgs-shaped` (28 columns of which 6 decide the class; the best "
            "possible accuracy is 90%) and `digits-8v6` (deformed MNIST digits, tested on real held-out digits). `spec` "
-           "is a spec naming only the data, the square loss and a Gaussian kernel (`solver: auto`); `falkon_lean` is "
+           "is a spec naming only the data, the square loss and a Gaussian kernel (`solver: auto`); `estimator` is "
+           "`KernelClassifier()` with no arguments (the loss left to auto as well); `falkon_lean` is "
            "Falkon on the CPU at M = 4,096 with σ given (the scale rule's), penalty 1e-6, 20 CG iterations and 100 MB "
            "kernel blocks. Each configuration runs in its own process; the relative duality gap is the certificate "
            "kopt's solve stopped on.", "",
