@@ -294,6 +294,62 @@ def logistic() -> list[str]:
     return out
 
 
+def family() -> list[str]:
+    recs = lines("family.jsonl")
+    fits = {(r["task"]["key"], r["config"]): r for r in recs if r.get("kind") == "fit"}
+    tasks = [r["task"] for r in recs if r.get("kind") == "data"]
+    summ = next((r for r in reversed(recs) if r.get("kind") == "summary"), {})
+    peers_run = [c for c in ("falkon", "falkon_hopt", "svc") if any(k[1] == c for k in fits)]
+
+    def score(r, kind):
+        if r is None:
+            return "--"
+        if r.get("status") != "ok":
+            return r.get("status", "--")
+        value = f"RMSE {r['rmse']:.4g}" if kind == "regression" else pct(r.get("accuracy"))
+        tune = f" + {secs(r['tune_s'])} tuning" if r.get("tune_s") is not None else ""
+        return f"{value}, {secs(r['fit_s'])}{tune}"
+
+    rows = []
+    for t in tasks:
+        classes = f" ({t['classes']} classes)" if t.get("classes") else ""
+        what = f"{t['kind']}{classes}, {t['columns']} columns ({t['relevant']} relevant), noise {t['noise']:.0%}"
+        k = fits.get((t["key"], "kopt"))
+        peak = f", {mb(k['peak_mb'])}" if k and k.get("peak_mb") else ""
+        rows.append([t["key"], f"{t['rows']:,}", what, score(k, t["kind"]) + peak,
+                     *[score(fits.get((t["key"], c)), t["kind"]) for c in peers_run]])
+    out = ["## Generated tasks no default was tuned on: `kopt bench family`", "",
+           "Tasks drawn from a seeded family (`data.source: task-family`, [datasets.md](datasets.md)): column "
+           "counts, the share of columns that matter, label noise, kind and rows drawn per task. `kopt` is "
+           "`KernelClassifier()` / `KernelRegressor()` with no arguments (fit includes its search); `falkon` is "
+           "Falkon at M = 4,096 with σ the best of 0.5, 1 and 2 times the scale rule by test score (the chosen σ's "
+           "one fit); `falkon_hopt` is Falkon tuned by `falkon.hopt` on 20,000 rows, then fit on every row; `svc` "
+           "is the better of SVC(C=10) and SVC() (SVR for a real target) on z-scored columns. Each fit in its own "
+           "process; a cell is the test score and the fit.", ""]
+    out += table(["task", "rows", "what was drawn", "kopt (peak)", *[f"`{c}`" for c in peers_run]], rows)
+    spread = summ.get("spread") or {}
+    if spread:
+        srows = []
+        for peer, e in spread.items():
+            def both(key, fmt):
+                v = e.get(key)
+                return "--" if not v else f"{fmt(v['median'])} / {fmt(v['worst'])}"
+            srows.append([f"`{peer}`", str(e["tasks"]), both("accuracy_points", lambda x: f"{x:+.2f}"),
+                          both("rmse_ratio", lambda x: f"{x:.3f}"), both("fit_ratio", ratio),
+                          both("fit_ratio_with_tuning", ratio), both("search_share", lambda x: f"{x:.0%}"),
+                          both("kopt_peak_above_data_mb", mb)])
+        out += ["", "kopt against each peer over the family, median / worst (kopt's search share: the seconds of "
+                    "`solver: auto`'s search over its fit; the solve on every row chosen by it is the rest):", ""]
+        out += table(["peer", "tasks", "accuracy (points)", "RMSE (kopt / peer)", "fit (kopt / peer)",
+                      "fit (kopt / peer's tuning and fit)", "kopt's search share of its fit", "kopt's peak above the data"],
+                     srows)
+    first = recs[0]
+    out += ["", f"Run {first['date']}, {first['commit']}, on {machine_words(first['machine'])}{load_words(first)}: "
+                f"`{first['command']}`. Why the center rule is what it is: [design/auto-centers.md](design/auto-centers.md).",
+            ""]
+    return out
+
+
 def calibration() -> list[str]:
     doc = document("calibration.json")
     rows = []
@@ -451,7 +507,7 @@ Run a benchmark alone on a quiet machine (`flock /tmp/kopt-heavy.lock` where the
 
 
 def render() -> str:
-    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *logistic(), *calibration(), *joker(), *gpu(),
+    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *logistic(), *calibration(), *joker(), *gpu(),
              *files()]
     return "\n".join(parts).rstrip("\n") + "\n"
 
