@@ -350,6 +350,48 @@ def family() -> list[str]:
     return out
 
 
+def auto_dask() -> list[str]:
+    doc = document("auto_dask.json")
+    rows = []
+    for key, name in (("one_process", "one process"), ("local_2", "LocalCluster, 2 workers")):
+        r = doc.get(key) or {}
+        if "seconds" not in r:
+            rows.append([name, r.get("status", "--"), "--", "--", "--", "--", "--", "--"])
+            continue
+        if key == "one_process":
+            peak = mb(r.get("peak_mb"))
+        else:
+            peak = (f"client {mb(r.get('client_peak_mb'))}, workers "
+                    f"{', '.join(mb(w) for w in r.get('worker_peak_mb') or [])}")
+        steps = f"{r.get('n_iter')}" + (f" ({r['rounds_per_cg_step']:.2f} rounds a step)"
+                                        if r.get("rounds_per_cg_step") is not None else "")
+        gap = f"{r['rel_gap']:.1e}" if r.get("rel_gap") is not None else "--"
+        rows.append([name, secs(r["seconds"]), secs(r.get("search_s")),
+                     f"{r['route']}, {number(r['centers'])} centers, λ {r['lambda']:.2g}", steps, gap,
+                     pct(r.get("accuracy"), 3), peak])
+    out = ["## `solver: auto` on a Dask cluster, against one process", "",
+           f"The defaults on {doc['rows']:,} `higgs-shaped` rows (the square loss, a Gaussian kernel, "
+           + (f"`solver.work: {doc['work']:.2g}` flops, " if doc.get("work") else "")
+           + "nothing else named), in one process and on a fresh `LocalCluster` of two worker processes of one "
+           "thread each whose workers read their own partitions: `solver: auto`'s search on the client, the solve on "
+           "every row on the workers. On a 2-core machine the workers, the scheduler and the client share the "
+           "cores: the cluster's seconds measure its overhead, not a speed-up.", ""]
+    out += table(["where", "wall", "search", "what auto chose", "steps", "relative gap", "test accuracy",
+                  "peak memory"], rows)
+    agree = []
+    if doc.get("same_choices") is not None:
+        agree.append("the same choices" if doc["same_choices"] else "other choices")
+    if doc.get("objective_rel_diff") is not None:
+        agree.append(f"objectives {doc['objective_rel_diff']:.1e} apart (relative)")
+    if doc.get("test_class_agreement") is not None:
+        agree.append(f"{pct(doc['test_class_agreement'], 3)} of the test rows given the same class")
+    if agree:
+        out += ["", "The two sides: " + "; ".join(agree) + "."]
+    out += ["", f"Run {doc['date']}, {doc['commit']}, on {machine_words(doc['machine'])}{load_words(doc)}: "
+                f"`{doc['command']}`. What runs where: [scale.md](scale.md#solver-auto-on-a-cluster).", ""]
+    return out
+
+
 def calibration() -> list[str]:
     doc = document("calibration.json")
     rows = []
