@@ -370,7 +370,8 @@ def auto_dask() -> list[str]:
                      f"{r['route']}, {number(r['centers'])} centers, λ {r['lambda']:.2g}", steps, gap,
                      pct(r.get("accuracy"), 3), peak])
     out = ["## `solver: auto` on a Dask cluster, against one process", "",
-           f"The defaults on {doc['rows']:,} `higgs-shaped` rows (the square loss, a Gaussian kernel, "
+           f"The defaults on {doc['rows']:,} `higgs-shaped` rows ({mb(doc['rows'] * 28 * 4 / 2**20)} of float32 "
+           "rows; the square loss, a Gaussian kernel, "
            + (f"`solver.work: {doc['work']:.2g}` flops, " if doc.get("work") else "")
            + "nothing else named), in one process and on a fresh `LocalCluster` of two worker processes of one "
            "thread each whose workers read their own partitions: `solver: auto`'s search on the client, the solve on "
@@ -387,7 +388,9 @@ def auto_dask() -> list[str]:
         agree.append(f"{pct(doc['test_class_agreement'], 3)} of the test rows given the same class")
     if agree:
         out += ["", "The two sides: " + "; ".join(agree) + "."]
-    out += ["", f"Run {doc['date']}, {doc['commit']}, on {machine_words(doc['machine'])}{load_words(doc)}: "
+    end = doc["machine"].get("loadavg_end")
+    ended = f" ({end[0]:.1f} at the end)" if end else ""
+    out += ["", f"Run {doc['date']}, {doc['commit']}, on {machine_words(doc['machine'])}{load_words(doc)}{ended}: "
                 f"`{doc['command']}`. What runs where: [scale.md](scale.md#solver-auto-on-a-cluster).", ""]
     return out
 
@@ -549,7 +552,7 @@ Run a benchmark alone on a quiet machine (`flock /tmp/kopt-heavy.lock` where the
 
 
 def render() -> str:
-    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *logistic(), *calibration(), *joker(), *gpu(),
+    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *logistic(), *auto_dask(), *calibration(), *joker(), *gpu(),
              *files()]
     return "\n".join(parts).rstrip("\n") + "\n"
 
