@@ -52,15 +52,16 @@ def changed_keys(old: dict, new: dict, prefix="") -> list:
     return out
 
 
-def _same_spec(meta: dict, spec_data: dict) -> bool:
-    """Whether the checkpoint was written for this spec: the same fingerprint, or a spec that differs only by keys a
-    later kopt added, each at its default."""
+def _spec_changes(meta: dict, spec_data: dict) -> list | None:
+    """None where the checkpoint was written for this spec (the same fingerprint, or a spec that differs only by keys
+    a later kopt added, each at its default); else the changes that matter (empty where the checkpoint's spec is not
+    readable)."""
     if meta.get("spec_fingerprint") == fingerprint(spec_data):
-        return True
+        return None
     if not isinstance(meta.get("spec"), dict) or fingerprint(meta["spec"]) != meta.get("spec_fingerprint"):
-        return False
-    changes = changed_keys(_core(meta["spec"]), _core(spec_data))
-    return bool(changes) and all(_new_key_at_its_default(*c) for c in changes)
+        return []
+    changes = [c for c in changed_keys(_core(meta["spec"]), _core(spec_data)) if not _new_key_at_its_default(*c)]
+    return changes or None
 
 
 def _new_key_at_its_default(path: str, old, new) -> bool:
@@ -164,9 +165,8 @@ def read(out_dir, spec_data, solver, backend="numpy"):
     if not fileset.sealed(meta):
         raise CheckpointError(f"{json_path}: checksum mismatch: the checkpoint's fields were edited or are damaged "
                               "(or it was written by an older kopt); delete it to start over")
-    if meta.get("solver") != solver or not _same_spec(meta, spec_data):
-        changes = changed_keys(_core(meta["spec"]), _core(spec_data)) if isinstance(meta.get("spec"), dict) else []
-        changes = [c for c in changes if not _new_key_at_its_default(*c)]
+    changes = _spec_changes(meta, spec_data)
+    if meta.get("solver") != solver or changes is not None:
         what = f" ({describe_changes(changes)})" if changes else ""
         raise CheckpointError(
             f"{json_path}: the checkpoint was written for a different spec or solver{what}; "
