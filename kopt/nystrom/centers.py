@@ -269,8 +269,8 @@ CENTER_TOLERANCE = 1e-6
 SPARSE_CENTERS = 0.1
 
 
-#: where the kept centers' U fills at most this share of R's M x M buffer, :func:`center_basis` copies it out and frees
-#: the buffer (above it, the copy's moment holds more than the buffer it frees)
+#: where the kept centers' U fills at most this share of R's M x M buffer and the buffer cannot be cut in place,
+#: :func:`center_basis` copies U out and frees the buffer (above it, the copy's moment holds more than it frees)
 COMPACT_SHARE = 0.5
 
 
@@ -332,17 +332,34 @@ def center_basis(kernel: Kernel, C: np.ndarray, tol: float = CENTER_TOLERANCE) -
     # Fortran order, as LAPACK gave it: BLAS reads it without a copy; where centers were dropped, the leading
     # rank x rank block is compacted in R's own buffer (a copy held R and U at once)
     U = leading_rows(c, rank)[:, :rank]
-    if rank * rank <= COMPACT_SHARE * c.size:
-        # far fewer kept than drawn: U in a buffer of its own, and R's M x M buffer freed (a view would keep the drawn
-        # centers' M x M float64 alive for the whole solve, for a far smaller U: docs/design/memory.md)
-        U = np.array(U, order="F")
-    del c, R
+    if rank < c.shape[0]:
+        owner = c if c.base is None else c.base
+        del c, R
+        U = _kept_block(owner, U, rank)
+    else:
+        del c, R
     for lo in range(0, rank, 1024):  # the strict lower triangle holds LAPACK's workspace: zero it in place
         hi = min(rank, lo + 1024)
         U[hi:, lo:hi] = 0.0
         D = U[lo:hi, lo:hi]
         D[np.tril_indices(hi - lo, -1)] = 0.0
     return kept, _xp(C).asarray(U)
+
+
+def _kept_block(owner, U, rank):
+    """U (the leading ``rank`` x ``rank`` block of the factor's buffer, Fortran order) without the drawn centers' M x M
+    buffer around it: the buffer cut to U's entries in place where ``owner`` owns it and U starts it (``realloc`` gives
+    the tail back, no copy and no second matrix at the peak: at 8,192 drawn centers R and a copy of U had set the
+    grown route's peak, docs/design/memory.md); else a copy where U fills at most :data:`COMPACT_SHARE` of it, else U,
+    a view.  The caller holds no other view of the buffer after this call."""
+    whole = owner.flags.owndata and owner.base is None and (owner.flags.c_contiguous or owner.flags.f_contiguous)
+    if whole and U.flags.f_contiguous and U.ctypes.data == owner.ctypes.data:
+        del U
+        owner.resize((rank * rank,), refcheck=False)  # the caller's views of the M x M buffer are dropped with it
+        return owner.reshape((rank, rank), order="F")
+    if rank * rank <= COMPACT_SHARE * owner.size:
+        return np.array(U, order="F")
+    return U
 
 
 def leading_rows(A, rows):

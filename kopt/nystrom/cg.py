@@ -27,7 +27,7 @@ from ..numerics.threads import blas_threads, resolve_threads
 from .centers import COMPACT_SHARE, center_basis
 from .factors import CenterFactors, drawn_gram, upper_times
 from .passes import RowPass
-from .system import kept_centers
+from .system import CHUNK_ENTRIES, kept_centers
 
 #: a carried certificate is confirmed by a refreshed pass (float64 products) at most once in this many steps: near the
 #: float32 products' floor (a relative gap of about 1e-7) the carried gap meets a tight tol step after step while the
@@ -536,9 +536,14 @@ class NystromCG:
         """
         xp = self.xp
         w = xp.asarray(w, dtype=np.float64)
+        w = w if w.ndim == 2 else w[:, None]
+        other = xp.asarray(C, dtype=np.float64)
+        step = max(1, CHUNK_ENTRIES // max(1, other.shape[0]))  # K(C_kept, C) a block of rows at a time, never whole
+        Kw = xp.empty((self.M, w.shape[1]), dtype=np.float64)
         with blas_threads(1):  # the same bits on any thread count, as the factors' own solves
-            K = self.kernel.exact(xp.asarray(self.C, dtype=np.float64), xp.asarray(C, dtype=np.float64))
-            return self.factors.whiten(K @ (w if w.ndim == 2 else w[:, None]))
+            for lo in range(0, self.M, step):
+                Kw[lo:lo + step] = self.kernel.exact(xp.asarray(self.C[lo:lo + step], dtype=np.float64), other) @ w
+            return self.factors.whiten(Kw)
 
     def apply_T(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The scores K w and T v for w = U⁻¹ v: one pass over the rows.

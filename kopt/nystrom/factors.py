@@ -31,9 +31,37 @@ from ..numerics.backend import get_namespace
 from ..numerics.linalg import released_trsm, solve_triangular
 from ..numerics.threads import blas_threads, parallel_map
 
-#: rows of P's lower triangle written per block (:meth:`CenterFactors.factor`): three BLOCK × M float64 temporaries
-#: per worker thread
+#: rows of P's lower triangle written per block (:meth:`CenterFactors.factor`) at most: three block × M float64
+#: temporaries per worker thread (:func:`product_block`)
 BLOCK = 512
+#: the bytes of one worker thread's three temporaries in the product at most, binding past 2,730 centers (at 8,192
+#: centers on two threads, blocks of 512 rows made 201 MB beside the 512 MB factor: docs/design/memory.md)
+PRODUCT_BYTES = 32 << 20
+
+
+def product_block(M: int) -> int:
+    """Rows of P's lower triangle one worker thread writes at a time in the preconditioner's product, for M centers:
+    :data:`BLOCK`, fewer where its three block × M float64 temporaries would pass :data:`PRODUCT_BYTES`, a multiple
+    of 32 and at least 64.  A function of M alone, so the product's bits are the same on any thread count.
+
+    Parameters
+    ----------
+    M : int
+        The number of centers.
+
+    Returns
+    -------
+    int
+        The rows per block.
+
+    Examples
+    --------
+    >>> from kopt.nystrom.factors import product_block
+    >>> product_block(4096), product_block(8192), product_block(32768)
+    (320, 160, 64)
+    """
+    fitting = PRODUCT_BYTES // (3 * 8 * max(1, int(M)))
+    return int(min(BLOCK, max(64, fitting // 32 * 32)))
 
 
 def upper_times(U: np.ndarray, x: np.ndarray, trans: bool = False, block: int = BLOCK) -> np.ndarray:
@@ -265,7 +293,7 @@ class CenterFactors:
     def owner(self, cg: object | None) -> None:
         self._owner = None if cg is None else weakref.ref(cg)
 
-    def _write_product(self, scale, threads=1, block=BLOCK):
+    def _write_product(self, scale, threads=1, block=None):
         """The buffer's strict lower triangle := that of s U Uᵀ; returns its diagonal (a vector).  Row block I of the
         lower triangle is U[I, i:] U[:i, i:]ᵀ left of the diagonal block (U[:i, i:] lies above the diagonal, which no
         block writes) and U[I, i:] U[I, i:]ᵀ on it, from a copy of U[I, i:] whose own lower part is zeroed.  The blocks
@@ -273,6 +301,7 @@ class CenterFactors:
         follow the thread count; one block's bits do not depend on who makes it).  ``scale``: a number, or one per
         center (U diag(s) Uᵀ: each column of U scaled)."""
         xp, U, M = self.xp, self.U, self.M
+        block = product_block(M) if block is None else block
         diag = xp.empty(M, dtype=np.float64)
         vector = getattr(scale, "ndim", 0) == 1
 

@@ -10,8 +10,9 @@ direct Nyström solve at :data:`CENTERS` centers with its λ path (:class:`_Tria
 2. :func:`_screen`: each column dropped alone; those whose drop lost nothing the validation rows can tell are dropped
    together, the bandwidth shortened by √(kept/d) (a distance's share of the columns), where that gained;
 3. :func:`_sweeps`: each kept column in turn tries s_j × {0, ½, 2} and keeps a change that gains :data:`STEP_GAIN` of
-   the ladder's :data:`.scoring.MIN_GAIN`, two sweeps (the second only where the first changed something), the shared
-   bandwidth factor re-tried after each.  A dropped column stays dropped.
+   the ladder's :data:`.scoring.MIN_GAIN`, two sweeps, the shared bandwidth factor re-tried after each.  A dropped
+   column stays dropped; the second sweep runs only where the first gained what the validation rows can tell
+   (:data:`.scoring.MIN_GAIN` and one standard error of the paired difference), else it would fit their noise.
 
 The scales are taken only where they beat one shared bandwidth by :data:`.scoring.MIN_GAIN` and one standard error of
 the paired difference.  The number of trials (d + 2 for the screen, at most 3 a kept column a sweep) does not depend
@@ -248,11 +249,12 @@ def _screen(trials, shared, factor, log):
 
 def _sweeps(trials, scales, best, factor, shared, log, t0):
     """``(scales, outcomes, factor)`` after at most :data:`SWEEPS` coordinate sweeps: each kept column tries
-    :data:`MULTIPLIERS` (the first step that gains is kept), then the shared bandwidth factor √2 shorter and longer;
-    a sweep that changed nothing ends them, as does the budget."""
+    :data:`MULTIPLIERS` (the first step that gains is kept), then the shared bandwidth factor √2 shorter and longer.
+    A sweep that gained less than the validation rows can tell (:meth:`_Trials.better`: its steps fitted their noise)
+    ends them, as does the budget."""
     metric, d = trials.metric, trials.X_fit.shape[1]
     for sweep in range(SWEEPS):
-        changed = False
+        start = best
         for j in np.flatnonzero(scales > 0):  # a dropped column stays dropped
             for m in MULTIPLIERS:
                 if trials.over_budget():
@@ -263,18 +265,18 @@ def _sweeps(trials, scales, best, factor, shared, log, t0):
                     continue
                 rows = trials.evaluate(trial, factor)
                 if rows is not None and trials.step_gains(best, rows):
-                    scales, best, changed = trial, rows, True
+                    scales, best = trial, rows
                     break
         for f in (factor / 2 ** 0.5, factor * 2 ** 0.5):
             rows = trials.evaluate(scales, f)
             if rows is not None and trials.step_gains(best, rows):
-                factor, best, changed = f, rows, True
+                factor, best = f, rows
         log(f"auto: column scales, sweep {sweep + 1}: validation {metric} {abs(trials.score(best)):.5g} (one shared "
             f"bandwidth: {abs(trials.score(shared)):.5g}), {int((scales > 0).sum())} of {d} columns kept "
             f"({time.perf_counter() - t0:.0f} s)")
         if trials.over_budget():
             log(f"auto: column scales stopped at their budget ({trials.budget.words()}) before every column was tried")
             break
-        if not changed:
+        if not trials.better(start, best):
             break
     return scales, best, factor

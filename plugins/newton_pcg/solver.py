@@ -69,7 +69,7 @@ class NystromNewton(NystromSolver):
         values, the weights)."""
         from kopt.numerics.memory import matrices
         from kopt.numerics.threads import resolve_threads
-        from kopt.nystrom.factors import BLOCK
+        from kopt.nystrom.factors import product_block
         from kopt.nystrom.passes import CHUNK_ENTRIES
 
         M = min(sizes.count, sizes.n)
@@ -77,7 +77,7 @@ class NystromNewton(NystromSolver):
         rows = max(16, CHUNK_ENTRIES // max(1, M))
         return [matrices(1, M, M, "float64", "U and the preconditioner's factor, one buffer"),
                 matrices(1, M, M, "float64", "the preconditioner's curvature-weighted estimate"),
-                matrices(3 * threads, min(BLOCK, M), M, "float64", "the preconditioner's product and estimate, a block "
+                matrices(3 * threads, min(product_block(M), M), M, "float64", "the preconditioner's product and estimate, a block "
                                                                     "of rows per thread"),
                 matrices(threads, rows, M, "float64", "a block of kernel values per thread (float64 copy)"),
                 matrices(threads, rows, M, sizes.dtype, "a block of kernel values per thread"),

@@ -9,7 +9,7 @@ import pytest
 
 from kopt.numerics.threads import blas_threads
 from kopt.nystrom import CenterFactors, NystromCG, certificate, upper_times
-from kopt.nystrom.factors import BLOCK
+from kopt.nystrom.factors import product_block
 from kopt.nystrom.passes import CHUNK_ENTRIES
 from kopt_plugins.kernels.shift_invariant import GaussianKernel
 from kopt_plugins.losses.regression import SquareLoss
@@ -101,7 +101,7 @@ def test_cg_holds_one_m_by_m_matrix():
     # above U's buffer: one chunk of kernel values (float32 and its float64 copy, a fixed number of entries), the
     # product's three blocks of rows, the centers' kernel R before it became U (U is made in R's buffer)
     chunk = CHUNK_ENTRIES * (4 + 8)
-    assert peak < 1.5 * mm + chunk + 3 * BLOCK * M * 8, (peak, mm)
+    assert peak < 1.5 * mm + chunk + 3 * product_block(M) * M * 8, (peak, mm)
     assert cg.M > 0.9 * M
 
 

@@ -320,7 +320,7 @@ def test_the_default_budget_is_a_rule_of_the_rows():
 @pytest.mark.parametrize("screen", [True, False])
 def test_the_column_search_is_not_cut_by_a_share_and_never_revisits_a_dropped_column(monkeypatch, screen):
     """One length scale per column: the trials are bounded by the columns (the screen's d + 2, then at most 3 a kept
-    column a sweep, the second sweep only where the first changed something), whatever the budget's size; the noise
+    column a sweep, the second sweep only where the first gained what the validation rows can tell), whatever the budget's size; the noise
     columns go, with and without the screen."""
     from kopt.nystrom import system
     from kopt_plugins.auto import columns
