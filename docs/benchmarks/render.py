@@ -294,8 +294,8 @@ def logistic() -> list[str]:
     return out
 
 
-def family() -> list[str]:
-    recs = lines("family.jsonl")
+def family(name="family.jsonl", title="## Generated tasks no default was tuned on: `kopt bench family`") -> list[str]:
+    recs = lines(name)
     fits = {(r["task"]["key"], r["config"]): r for r in recs if r.get("kind") == "fit"}
     tasks = [r["task"] for r in recs if r.get("kind") == "data"]
     summ = next((r for r in reversed(recs) if r.get("kind") == "summary"), {})
@@ -318,7 +318,7 @@ def family() -> list[str]:
         peak = f", {mb(k['peak_mb'])}" if k and k.get("peak_mb") else ""
         rows.append([t["key"], f"{t['rows']:,}", what, score(k, t["kind"]) + peak,
                      *[score(fits.get((t["key"], c)), t["kind"]) for c in peers_run]])
-    out = ["## Generated tasks no default was tuned on: `kopt bench family`", "",
+    out = [title, "",
            "Tasks drawn from a seeded family (`data.source: task-family`, [datasets.md](datasets.md)): column "
            "counts, the share of columns that matter, label noise, kind and rows drawn per task. `kopt` is "
            "`KernelClassifier()` / `KernelRegressor()` with no arguments (fit includes its search); `falkon` is "
@@ -552,7 +552,7 @@ Run a benchmark alone on a quiet machine (`flock /tmp/kopt-heavy.lock` where the
 
 
 def render() -> str:
-    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *logistic(), *auto_dask(), *calibration(), *joker(), *gpu(),
+    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *family("family_1e6.jsonl", "### The same family at 10⁶ rows"), *logistic(), *auto_dask(), *calibration(), *joker(), *gpu(),
              *files()]
     return "\n".join(parts).rstrip("\n") + "\n"
 

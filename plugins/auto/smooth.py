@@ -48,6 +48,17 @@ FINAL_TOL = 1e-3
 SCREEN_PASSES = 200
 
 
+#: the passes newton_pcg's solve on every row is counted at where the centers grow with the rows
+#: (``AutoSolver._centers_for_rows``): a few Newton steps of a few CG steps each, warm from the sample's model
+FINAL_PASSES = 40
+
+
+def final_work(n, M, d, outputs=1):
+    """The solve on every row's work by formula: :data:`FINAL_PASSES` passes over ``n`` rows at ``M`` centers and
+    their factors."""
+    return FINAL_PASSES * work.cg_step(n, M, d, outputs) + work.cg_factors(M) + work.cg_lambda(M)
+
+
 def screen_work(n, M, d, outputs=1):
     """The screen's work budget by formula: :data:`SCREEN_PASSES` passes over ``n`` sample rows at ``M`` centers for
     each loss of :data:`AUTO_LOSSES`, and their factors."""

@@ -441,6 +441,8 @@ class AutoSolver(Solver):
             del found  # its system's M x M buffers go before the grown centers' are made
             if not count and chosen.loss is None:
                 self._grow(problem, chosen, first, fit, va, rows, sample.n, budget, log)
+            elif not count:
+                self._centers_for_rows(problem, chosen, first, len(fit), sample.n, budget, log)
         elif newton:
             centers, best = found.centers, found.best
             del found
@@ -572,6 +574,34 @@ class AutoSolver(Solver):
         chosen.held_out = {"rows": va, "scores": grown.validation_scores,
                            "words": f"solver auto's {len(va)} held-out rows (seed {seed}), scored by the grown "
                                     f"path's model of the other rows"}
+
+    def _centers_for_rows(self, problem, chosen, first, n_fit, sample_n, budget, log):
+        """The loss the screen chose (:meth:`_screen_losses`) on every row: where the sample's ladder stopped on a tie
+        but its rows still gained what the held-out rows can tell (:func:`.large.rows_gain`: the learning curve is
+        not flat), the centers grow and λ falls as √(n_fit / n_sample), the rates at which a Nyström estimator's
+        centers and λ go with the rows (Rudi, Camoriano and Rosasco, 2015); the count a power of two, within memory
+        and the work newton_pcg's solve on every row counts (:data:`.smooth.FINAL_PASSES` passes).  The solve starts
+        from the sample's model on its centers (docs/design/loss-auto.md)."""
+        from kopt.numerics.memory import available_bytes
+
+        metric, best = chosen.metric, chosen.best
+        if first.rows_gain is None or first.rows_gain.gain < max(scoring.MIN_GAIN[metric], first.rows_gain.noise):
+            return
+        factor = (n_fit / sample_n) ** 0.5
+        top = min(large.MAX_GROWN_CENTERS, large.memory_centers(problem, available_bytes()), n_fit)
+        M = int(best.centers)
+        outputs = int(problem.label_matrix().shape[1])
+        while (2 * M <= best.centers * factor and 2 * M <= top
+               and smooth.final_work(problem.n, 2 * M, int(problem.d), outputs) <= budget.left()):
+            M *= 2
+        if M == best.centers:
+            return
+        lam = scoring.digits(best.lam / factor)
+        chosen.best = dataclasses.replace(best, centers=M, lam=lam)
+        chosen.grown = M
+        log(f"auto: the sample's rows gained {scoring.gain_words(metric, first.rows_gain.gain)} over half of them: "
+            f"on {n_fit:,} fit rows the {chosen.loss.replace('_', ' ')} loss takes {M} centers and lambda {lam:g} "
+            f"(the sample's {best.centers} and {best.lam:g}, by sqrt({n_fit:,} / {sample_n:,}) = {factor:.3g})")
 
     def _large_plan(self, problem, kernel, chosen, t0):
         """The large route's :class:`Plan`: the route (krr_pcg warm from the grown path, else the sample's route),

@@ -117,3 +117,42 @@ def test_a_named_smooth_loss_walks_its_own_lambda_on_the_direct_route_too():
     assert auto["route"] == "newton_pcg" and len(path) == 1 and path[0]["lam"] == auto["lambda"]
     assert "the logistic loss's own lambda on the same split" in auto["why"] and "warm from that model" in auto["why"]
     assert r.status == "converged" and r.metrics["accuracy"] > 0.85
+
+
+def _grown_for_rows(monkeypatch, gain, noise, work=2.4e13, sample_n=50_000, n=1_000_000):
+    """``AutoSolver._centers_for_rows`` on a logistic choice of 512 centers and λ 1e-6 on a sample of ``sample_n``
+    rows, whose rows gained ``gain`` over half of them (held to ``noise``): the chosen centers, λ and the log."""
+    import types
+
+    from kopt.contract.registry import registry
+    from kopt_plugins.auto import large, records, solver
+    from kopt_plugins.auto import work as auto_work
+
+    monkeypatch.setattr(large, "memory_centers", lambda problem, available: 32_768)
+    problem = types.SimpleNamespace(n=n, d=12, label_matrix=lambda: np.zeros((1, 1)))
+    best = records.Trial(centers=512, bandwidth_factor=1.0, bandwidth=3.0, lam=1e-6, score=0.87, lam_index=0, path={})
+    chosen = solver.LargeChoice(best=best, trials=[], metric="accuracy", split="", sample_n=sample_n, loss="logistic")
+    first = large.SampleModel(centers=512, lam=3e-6, rows_gain=large.RowsGain(gain, noise))
+    lines = []
+    registry().get("solver", "auto")()._centers_for_rows(problem, chosen, first, n - 20_000, sample_n,
+                                                           auto_work.Budget(work, None), lines.append)
+    return chosen, lines
+
+
+def test_where_the_sample_s_rows_still_gained_the_chosen_loss_s_centers_grow_with_the_rows(monkeypatch):
+    """The rows gained 0.31 points (noise 0.11): on 980,000 fit rows the centers grow by √(980,000 / 50,000) = 4.43
+    to the power of two below (2,048), λ falls by the same factor; newton_pcg's counted work bounds the count."""
+    chosen, lines = _grown_for_rows(monkeypatch, 0.0031, 0.0011)
+    factor = (980_000 / 50_000) ** 0.5
+    assert chosen.best.centers == 2048 and chosen.grown == 2048
+    assert chosen.best.lam == pytest.approx(1e-6 / factor, rel=1e-5)
+    assert "takes 2048 centers" in lines[-1]
+    small, _ = _grown_for_rows(monkeypatch, 0.0031, 0.0011, work=smooth.final_work(1_000_000, 1024, 12) * 1.01)
+    assert small.best.centers == 1024  # the work left affords 1,024 centers' solve, not 2,048's
+
+
+@pytest.mark.parametrize("gain, noise", [(0.0008, 0.0002), (0.0031, 0.0040)])
+def test_a_flat_learning_curve_keeps_the_sample_s_centers(monkeypatch, gain, noise):
+    """Less than 0.10 points, or within the noise: the sample's 512 centers and λ stand."""
+    chosen, lines = _grown_for_rows(monkeypatch, gain, noise)
+    assert chosen.best.centers == 512 and chosen.best.lam == 1e-6 and chosen.grown is None and not lines
