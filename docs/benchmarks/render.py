@@ -294,7 +294,8 @@ def logistic() -> list[str]:
     return out
 
 
-def family(name="family.jsonl", title="## Generated tasks no default was tuned on: `kopt bench family`") -> list[str]:
+def family(name="family.jsonl", title="## Generated tasks no default was tuned on: `kopt bench family`",
+           intro=True) -> list[str]:
     recs = lines(name)
     fits = {(r["task"]["key"], r["config"]): r for r in recs if r.get("kind") == "fit"}
     tasks = [r["task"] for r in recs if r.get("kind") == "data"]
@@ -318,14 +319,15 @@ def family(name="family.jsonl", title="## Generated tasks no default was tuned o
         peak = f", {mb(k['peak_mb'])}" if k and k.get("peak_mb") else ""
         rows.append([t["key"], f"{t['rows']:,}", what, score(k, t["kind"]) + peak,
                      *[score(fits.get((t["key"], c)), t["kind"]) for c in peers_run]])
-    out = [title, "",
+    out = [title, ""] + ([
            "Tasks drawn from a seeded family (`data.source: task-family`, [datasets.md](datasets.md)): column "
            "counts, the share of columns that matter, label noise, kind and rows drawn per task. `kopt` is "
            "`KernelClassifier()` / `KernelRegressor()` with no arguments (fit includes its search); `falkon` is "
            "Falkon at M = 4,096 with σ the best of 0.5, 1 and 2 times the scale rule by test score (the chosen σ's "
            "one fit); `falkon_hopt` is Falkon tuned by `falkon.hopt` on 20,000 rows, then fit on every row; `svc` "
            "is the better of SVC(C=10) and SVC() (SVR for a real target) on z-scored columns. Each fit in its own "
-           "process; a cell is the test score and the fit.", ""]
+           "process; a cell is the test score and the fit.", ""] if intro else
+                          ["Tasks of the same family drawn at more rows; the configurations as above.", ""])
     out += table(["task", "rows", "what was drawn", "kopt (peak)", *[f"`{c}`" for c in peers_run]], rows)
     spread = summ.get("spread") or {}
     if spread:
@@ -552,7 +554,7 @@ Run a benchmark alone on a quiet machine (`flock /tmp/kopt-heavy.lock` where the
 
 
 def render() -> str:
-    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *family("family_1e6.jsonl", "### The same family at 10⁶ rows"), *logistic(), *auto_dask(), *calibration(), *joker(), *gpu(),
+    parts = [HEADER, *peers(), *defaults(), *tune(), *scale(), *family(), *family("family_1e6.jsonl", "### The same family at 10⁶ rows", intro=False), *logistic(), *auto_dask(), *calibration(), *joker(), *gpu(),
              *files()]
     return "\n".join(parts).rstrip("\n") + "\n"
 

@@ -444,12 +444,19 @@ class AutoSolver(Solver):
             elif not count:
                 self._centers_for_rows(problem, chosen, first, len(fit), sample.n, budget, log)
         elif newton:
+            # the square loss's sample model: what its rows gained over half of them says whether the named loss's
+            # centers grow with the rows (the squared hinge's search keeps no square-loss system)
+            first = None
+            if not count and problem.loss.name != "squared_hinge":
+                first, _ = self._sample_model(problem, sample, found, va, count, kernel, budget, log)
             centers, best = found.centers, found.best
             del found
             path = smooth.loss_path(problem, problem.loss, rows, va, centers, self._chosen_kernel(problem, best.bandwidth),
                                     best.lam, chosen.metric, budget, log, walk=lam == "auto")
             if path is not None:
                 self._take_path(chosen, path, va, seed)
+                if first is not None:
+                    self._centers_for_rows(problem, chosen, first, len(fit), sample.n, budget, log)
         return self._large_plan(problem, kernel, chosen, t0)
 
     def _screen_losses(self, problem, chosen, first, found, rows, va, budget, log):
@@ -576,12 +583,13 @@ class AutoSolver(Solver):
                                     f"path's model of the other rows"}
 
     def _centers_for_rows(self, problem, chosen, first, n_fit, sample_n, budget, log):
-        """The loss the screen chose (:meth:`_screen_losses`) on every row: where the sample's ladder stopped on a tie
-        but its rows still gained what the held-out rows can tell (:func:`.large.rows_gain`: the learning curve is
-        not flat), the centers grow and λ falls as √(n_fit / n_sample), the rates at which a Nyström estimator's
-        centers and λ go with the rows (Rudi, Camoriano and Rosasco, 2015); the count a power of two, within memory
-        and the work newton_pcg's solve on every row counts (:data:`.smooth.FINAL_PASSES` passes).  The solve starts
-        from the sample's model on its centers (docs/design/loss-auto.md)."""
+        """The smooth loss the screen chose (:meth:`_screen_losses`) or the spec named, on every row: where the
+        sample's ladder stopped on a tie but its rows still gained what the held-out rows can tell
+        (:func:`.large.rows_gain`: the learning curve is not flat), the centers grow and λ falls as
+        √(n_fit / n_sample), the rates at which a Nyström estimator's centers and λ go with the rows (Rudi, Camoriano
+        and Rosasco, 2015); the count a power of two, within memory and the work newton_pcg's solve on every row counts
+        (:data:`.smooth.FINAL_PASSES` passes).  The solve starts from the sample's model on its centers
+        (docs/design/loss-auto.md)."""
         from kopt.numerics.memory import available_bytes
 
         metric, best = chosen.metric, chosen.best
@@ -600,7 +608,8 @@ class AutoSolver(Solver):
         chosen.best = dataclasses.replace(best, centers=M, lam=lam)
         chosen.grown = M
         log(f"auto: the sample's rows gained {scoring.gain_words(metric, first.rows_gain.gain)} over half of them: "
-            f"on {n_fit:,} fit rows the {chosen.loss.replace('_', ' ')} loss takes {M} centers and lambda {lam:g} "
+            f"on {n_fit:,} fit rows the {(chosen.loss or problem.loss.name).replace('_', ' ')} loss takes {M} centers "
+            f"and lambda {lam:g} "
             f"(the sample's {best.centers} and {best.lam:g}, by sqrt({n_fit:,} / {sample_n:,}) = {factor:.3g})")
 
     def _large_plan(self, problem, kernel, chosen, t0):

@@ -156,3 +156,21 @@ def test_a_flat_learning_curve_keeps_the_sample_s_centers(monkeypatch, gain, noi
     """Less than 0.10 points, or within the noise: the sample's 512 centers and λ stand."""
     chosen, lines = _grown_for_rows(monkeypatch, gain, noise)
     assert chosen.best.centers == 512 and chosen.best.lam == 1e-6 and chosen.grown is None and not lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loss, asked", [({"name": "logistic"}, True), ({"name": "squared_hinge"}, False)])
+def test_a_named_smooth_loss_asks_whether_its_centers_grow_with_the_rows(small_sample, monkeypatch, loss, asked):
+    """A named logistic loss past the sample size goes through the same rule as the loss the screen chose, with the
+    square loss's sample model as the learning curve; the squared hinge's search keeps no square-loss system."""
+    from kopt_plugins.auto import solver
+
+    calls = []
+    monkeypatch.setattr(solver.AutoSolver, "_centers_for_rows",
+                        lambda self, problem, chosen, first, n_fit, sample_n, budget, log: calls.append(first))
+    X, y, Xt, yt = _data()
+    r = kopt.solve(_spec(loss), data=(X, y, Xt, yt))
+    assert r.auto["route"] == "newton_pcg"
+    assert len(calls) == int(asked)
+    if asked:
+        assert calls[0].full_score is not None and calls[0].centers == r.auto["centers"]
