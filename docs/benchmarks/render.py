@@ -299,7 +299,13 @@ def family(name="family.jsonl", title="## Generated tasks no default was tuned o
     recs = lines(name)
     fits = {(r["task"]["key"], r["config"]): r for r in recs if r.get("kind") == "fit"}
     tasks = [r["task"] for r in recs if r.get("kind") == "data"]
-    summ = next((r for r in reversed(recs) if r.get("kind") == "summary"), {})
+    runs = [r for r in recs if r.get("kind") == "run"]
+    if len(runs) > 1:  # runs appended for more tasks: the spread over all of them
+        from kopt.cli.bench.family import summary
+
+        summ = summary(recs)
+    else:
+        summ = next((r for r in reversed(recs) if r.get("kind") == "summary"), {})
     peers_run = [c for c in ("falkon", "falkon_hopt", "svc") if any(k[1] == c for k in fits)]
 
     def score(r, kind):
@@ -345,9 +351,9 @@ def family(name="family.jsonl", title="## Generated tasks no default was tuned o
         out += table(["peer", "tasks", "accuracy (points)", "RMSE (kopt / peer)", "fit (kopt / peer)",
                       "fit (kopt / peer's tuning and fit)", "kopt's search share of its fit", "kopt's peak above the data"],
                      srows)
-    first = recs[0]
-    out += ["", f"Run {first['date']}, {first['commit']}, on {machine_words(first['machine'])}{load_words(first)}: "
-                f"`{first['command']}`. Why the center rule is what it is: [design/auto-centers.md](design/auto-centers.md).",
+    said = [f"Run {r['date']}, {r['commit']}, on {machine_words(r['machine'])}{load_words(r)}: `{r['command']}`."
+            for r in runs or recs[:1]]
+    out += ["", " ".join(said) + " Why the center rule is what it is: [design/auto-centers.md](design/auto-centers.md).",
             ""]
     return out
 
