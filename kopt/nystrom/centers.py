@@ -15,6 +15,8 @@ are in the problem's dtype, the Gram in float64 (see :mod:`kopt.numerics.bound_f
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Callable
 
 import numpy as np
@@ -173,6 +175,14 @@ RPC_STREAM = 0x72706368
 #: its candidates are at most this share of the training rows: the held-out rows of ``solver: auto``'s default
 #: validation split (20%, the last rows ``center_order`` reaches) are never candidates
 RPC_ROWS_SHARE = 0.8
+#: candidate rows one worker thread updates at a time in each block's products (a fixed partition of the rows, so the
+#: draws' bits do not follow the thread count)
+RPC_ROWS = 1024
+#: the draws of this many (candidates, kernel, count, seed) are kept (a few KB each: the positions drawn), so a solve
+#: after ``solver: auto``'s search takes its centers instead of drawing them again (docs/design/auto-centers.md)
+RPC_MEMO_ENTRIES = 8
+_rpc_memo: OrderedDict = OrderedDict()
+_rpc_memo_lock = threading.Lock()
 
 
 def rpcholesky_pool(n: int, count: int, d: int) -> int:
@@ -193,9 +203,12 @@ def rpcholesky_order(problem, count: int, kernel=None):
     :data:`RPC_BLOCK` at a time, each accepted with probability its residual now over its residual when drawn (the
     block's rejection sampling of Epperly et al. (2024): the same distribution as one at a time).  It stops early
     where the candidates' residuals fall to :data:`CENTER_TOLERANCE` of their mean
-    k(x, x): fewer centers then explain them all.  Seeded by the spec's seed; the products run on one BLAS thread,
-    so the draws do not depend on the thread count.  On a Dask cluster the candidates are fetched from their
-    partitions.  ``kernel``: the kernel the residuals are measured in (default:
+    k(x, x): fewer centers then explain them all.  Seeded by the spec's seed; the products run on blocks of
+    :data:`RPC_ROWS` candidates spread over kopt's worker threads, each on one BLAS thread, a partition that does not
+    follow the thread count, so neither do the draws.  The last :data:`RPC_MEMO_ENTRIES` draws are kept by what they
+    are a function of (the candidates' values, the kernel, the count, the seed): the solve after ``solver: auto``'s
+    search takes the search's centers instead of drawing them again.  On a Dask cluster the candidates are fetched
+    from their partitions.  ``kernel``: the kernel the residuals are measured in (default:
     the problem's).  P M (d + M) flops for P candidates and M centers."""
     from ..numerics.backend import to_numpy
 
@@ -207,16 +220,35 @@ def rpcholesky_order(problem, count: int, kernel=None):
         X = _rows.dense(problem.X, problem.xp.asarray(np.sort(pool)), problem.xp, problem.dtype)
     X = np.asarray(to_numpy(X), dtype=np.float64)
     X = X[np.argsort(np.argsort(pool))]  # back in the seeded order
-    with _threads.blas_threads(1):
-        chosen = _rpcholesky(kernel, X, count, np.random.default_rng([int(problem.seed), RPC_STREAM]))
+    key = _rpc_key(kernel, X, count, int(problem.seed))
+    with _rpc_memo_lock:
+        chosen = _rpc_memo.get(key)
+    if chosen is None:
+        with _threads.blas_threads(1):
+            chosen = _rpcholesky(kernel, X, count, np.random.default_rng([int(problem.seed), RPC_STREAM]),
+                                 threads=_threads.resolve_threads())
+        with _rpc_memo_lock:
+            _rpc_memo[key] = chosen
+            while len(_rpc_memo) > RPC_MEMO_ENTRIES:
+                _rpc_memo.popitem(last=False)
     return pool[chosen]
 
 
-def _rpcholesky(kernel, X, count, rng):
+def _rpc_key(kernel, X, count, seed):
+    """What randomly pivoted Cholesky's draws are a function of: the candidates' values (a content hash), the
+    kernel's class and options, the count and the seed."""
+    from .cache import fingerprint
+
+    options = tuple(sorted((k, repr(v)) for k, v in kernel.options.as_dict().items()))
+    return fingerprint(X), type(kernel).__module__, type(kernel).__qualname__, options, int(count), seed
+
+
+def _rpcholesky(kernel, X, count, rng, threads=1):
     """Positions in ``X`` of up to ``count`` centers drawn by blocked randomly pivoted Cholesky with rejection
     (``rpcholesky_order``).  A block's candidates are accepted or rejected on their own residual kernel (b × b),
     then the accepted ones' columns of the factor are made for every candidate at once: GEMMs, not a rank-one
-    update per center."""
+    update per center, on :data:`RPC_ROWS` candidates at a time spread over ``threads`` worker threads (each on one
+    BLAS thread: the caller holds BLAS to one)."""
     from scipy.linalg import solve_triangular
 
     P = X.shape[0]
@@ -250,10 +282,18 @@ def _rpcholesky(kernel, X, count, rng):
             continue
         A = cand[took]
         L = np.linalg.cholesky(G[np.ix_(took, took)])
-        K = np.asarray(kernel.exact(X, X[A]), dtype=np.float64) - F[:, :i] @ F[A, :i].T
-        cols = solve_triangular(L, K.T, lower=True, check_finite=False).T  # K L⁻ᵀ
-        F[:, i:i + len(A)] = cols
-        np.maximum(d - np.einsum("ij,ij->i", cols, cols), 0.0, out=d)
+        XA, FA = X[A], F[A, :i].T.copy()
+
+        def update(lo, XA=XA, FA=FA, L=L, i=i, b=len(A)):
+            # candidates lo..lo+RPC_ROWS: their columns of the factor, (k(x, A) − F[x, :i] F[A, :i]ᵀ) L⁻ᵀ, and their
+            # residual variances less those columns' squares
+            hi = min(P, lo + RPC_ROWS)
+            K = np.asarray(kernel.exact(X[lo:hi], XA), dtype=np.float64) - F[lo:hi, :i] @ FA
+            cols = solve_triangular(L, K.T, lower=True, check_finite=False).T
+            F[lo:hi, i:i + b] = cols
+            np.maximum(d[lo:hi] - np.einsum("ij,ij->i", cols, cols), 0.0, out=d[lo:hi])
+
+        _threads.parallel_map(update, range(0, P, RPC_ROWS), threads)
         d[A] = 0.0
         chosen.extend(int(c) for c in A)
     return np.asarray(chosen, dtype=np.int64)

@@ -2,14 +2,22 @@
 seeded uniform ones -- seeded, distinct training rows, never a held-out row of the default split, the same on any
 thread count, explaining more of the kernel at equal M, solved by every Nyström solver from the spec alone."""
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 import pytest
 from helpers import clustered_rows as _clustered
 
 import kopt
-from kopt.nystrom import NystromCG
-from kopt.nystrom.centers import RPC_ROWS_SHARE, center_order, rpcholesky_order, rpcholesky_pool
+from kopt.nystrom import NystromCG, centers
+from kopt.nystrom.centers import (
+    RPC_MEMO_ENTRIES,
+    RPC_ROWS,
+    RPC_ROWS_SHARE,
+    center_order,
+    rpcholesky_order,
+    rpcholesky_pool,
+)
 from kopt.running.assemble import assemble
 
 
@@ -48,12 +56,40 @@ def test_the_centers_are_seeded_distinct_rows_and_never_the_held_out_ones():
 
 
 def test_the_centers_are_the_same_on_one_and_two_threads(monkeypatch):
+    """Drawn again on each thread count (the memo emptied), with the candidates' rows in more than one of the
+    worker threads' blocks (2,400 candidates, blocks of RPC_ROWS)."""
     X, y = _clustered(3000)
+    assert rpcholesky_pool(3000, 150, 2) > RPC_ROWS
     out = []
     for threads in ("1", "2"):
         monkeypatch.setenv("KOPT_THREADS", threads)
+        monkeypatch.setattr(centers, "_rpc_memo", OrderedDict())
         out.append(rpcholesky_order(_problem(X, y), 150))
     np.testing.assert_array_equal(*out)
+
+
+def test_a_second_draw_of_the_same_candidates_kernel_count_and_seed_is_the_first_ones_not_drawn_again(monkeypatch):
+    """The memo: the same problem, or another problem of the same rows, takes the drawn centers; another count,
+    bandwidth, seed or a changed row draws again, and the memo keeps RPC_MEMO_ENTRIES draws at most."""
+    X, y = _clustered(3000)
+    monkeypatch.setattr(centers, "_rpc_memo", OrderedDict())
+    draws = []
+    real = centers._rpcholesky
+    monkeypatch.setattr(centers, "_rpcholesky", lambda *a, **k: draws.append(a[2]) or real(*a, **k))
+    first = rpcholesky_order(_problem(X, y), 100)
+    np.testing.assert_array_equal(rpcholesky_order(_problem(X.copy(), y), 100), first)
+    assert draws == [100]
+    rpcholesky_order(_problem(X, y), 120)
+    rpcholesky_order(_problem(X, y, seed=1), 100)
+    problem = _problem(X, y)
+    rpcholesky_order(problem, 100, type(problem.kernel)(**{**problem.kernel.options.as_dict(), "bandwidth": 0.25}))
+    changed = X.copy()
+    changed[0, 0] += 1.0
+    rpcholesky_order(_problem(changed, y), 100)
+    assert draws == [100, 120, 100, 100, 100]
+    for count in range(10, 10 + RPC_MEMO_ENTRIES):
+        rpcholesky_order(_problem(X, y), count)
+    assert len(centers._rpc_memo) == RPC_MEMO_ENTRIES
 
 
 def test_they_explain_more_of_the_kernel_than_uniform_centers_at_equal_count():

@@ -2,11 +2,13 @@
 size and taken only where they gain what the validation rows can tell; the chosen spec names them and alone gives
 the same model, on one thread or two."""
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 from helpers import clustered_rows as _clustered
 
 import kopt
+from kopt.nystrom import centers
 
 
 def _spec(**solver):
@@ -20,17 +22,31 @@ def _solve(spec, data):
         return kopt.solve(spec, data=data)
 
 
+def _fresh_draws(monkeypatch):
+    """An empty memo of randomly pivoted Cholesky's draws, and the counts drawn from here on."""
+    monkeypatch.setattr(centers, "_rpc_memo", OrderedDict())
+    draws, real = [], centers._rpcholesky
+    monkeypatch.setattr(centers, "_rpcholesky", lambda *a, **k: draws.append(a[2]) or real(*a, **k))
+    return draws
+
+
 def test_they_are_taken_where_they_pay_and_the_chosen_spec_reproduces_the_model(monkeypatch):
     X, y = _clustered(6000)
     data = (X[:5000], y[:5000], X[5000:], y[5000:])
+    draws = _fresh_draws(monkeypatch)
     r = _solve(_spec(), data)
     rule = r.auto["centers_rule"]
     assert rule["chosen"] == "rpcholesky" and rule["gain"] > 2 * rule["standard_error"]
     assert r.report["spec"]["model"]["features"]["centers"] == "rpcholesky"
     assert all(t.get("center_rule") == "rpcholesky" for t in r.auto["trials"][3:])  # the screen's trial, then the ladder's
+    # the solve after the search takes the search's draw of its centers: each (count, bandwidth) drawn once
+    assert draws.count(r.auto["centers"]) == sum(t["centers"] == r.auto["centers"] and t.get("center_rule") is not None
+                                                 for t in r.auto["trials"])
+    _fresh_draws(monkeypatch)  # the chosen spec alone, its centers drawn again
     again = _solve(r.report["spec"], data)
     np.testing.assert_allclose(again.model.decision_function(X[5000:]), r.model.decision_function(X[5000:]), atol=1e-5)
     monkeypatch.setenv("KOPT_THREADS", "1")
+    _fresh_draws(monkeypatch)
     one = _solve(_spec(), data)
     assert one.model.content_hash() == r.model.content_hash()
 
