@@ -30,14 +30,13 @@ Use :func:`system` where a system is built: ``system(kernel, X, Y, C, dtype=...,
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
-from ..numerics import rows as _rows
-from ..numerics.backend import get_namespace, to_numpy
+from ..numerics.backend import get_namespace
+from ..numerics.identity import fingerprint, kernel_identity
 
 #: systems kept at most inside :func:`sharing` (least recently used out first)
 MAX_ENTRIES = 16
@@ -48,27 +47,9 @@ MAX_BYTES = 1 << 29
 OWNED = ("An", "Bn", "U")
 
 
-def fingerprint(a) -> str:
-    """A content hash of an array (NumPy, CuPy or CSR) or None: its kind, dtype, shape and bytes."""
-    h = hashlib.blake2b(digest_size=20)
-    if a is None:
-        return "none"
-    if _rows.is_sparse(a):
-        a = a.tocsr()
-        h.update(f"csr{a.shape}{a.dtype}".encode())
-        for part in (a.data, a.indices, a.indptr):
-            h.update(np.ascontiguousarray(part).view(np.uint8))
-        return h.hexdigest()
-    a = to_numpy(a)
-    h.update(f"{type(a).__name__}{a.shape}{a.dtype}".encode())
-    h.update(np.ascontiguousarray(a).view(np.uint8))
-    return h.hexdigest()
-
-
 def key(kernel, X, Y, C, dtype, weights) -> tuple:
     """What a Nyström system is a function of, by content."""
-    options = tuple(sorted((k, repr(v)) for k, v in kernel.options.as_dict().items()))
-    return (type(kernel).__module__, type(kernel).__qualname__, options, np.dtype(dtype).str,
+    return (*kernel_identity(kernel), np.dtype(dtype).str,
             get_namespace(C).__name__, fingerprint(X), fingerprint(Y), fingerprint(C), fingerprint(weights))
 
 

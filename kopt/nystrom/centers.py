@@ -27,6 +27,7 @@ from ..contract.problem import Problem
 from ..numerics import rows as _rows
 from ..numerics import threads as _threads
 from ..numerics.bound_features import ChunkedRows
+from ..numerics.identity import fingerprint, kernel_identity
 
 #: rows read at a time while drawing centers
 CENTER_BLOCK = 4096
@@ -237,10 +238,7 @@ def rpcholesky_order(problem, count: int, kernel=None):
 def _rpc_key(kernel, X, count, seed):
     """What randomly pivoted Cholesky's draws are a function of: the candidates' values (a content hash), the
     kernel's class and options, the count and the seed."""
-    from .cache import fingerprint
-
-    options = tuple(sorted((k, repr(v)) for k, v in kernel.options.as_dict().items()))
-    return fingerprint(X), type(kernel).__module__, type(kernel).__qualname__, options, int(count), seed
+    return fingerprint(X), *kernel_identity(kernel), int(count), seed
 
 
 def _rpcholesky(kernel, X, count, rng, threads=1):
