@@ -228,6 +228,7 @@ def rpcholesky_order(problem, count: int, kernel=None):
         with _threads.blas_threads(1):
             chosen = _rpcholesky(kernel, X, count, np.random.default_rng([int(problem.seed), RPC_STREAM]),
                                  threads=_threads.resolve_threads())
+        chosen.setflags(write=False)  # kept: no caller may change what a later draw returns
         with _rpc_memo_lock:
             _rpc_memo[key] = chosen
             while len(_rpc_memo) > RPC_MEMO_ENTRIES:
