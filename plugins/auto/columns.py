@@ -127,7 +127,7 @@ def screened(problem, fit, validation, budget, metric) -> bool:
     :data:`DIRECT_SHARE` of what is left of ``budget``."""
     from .planner import LAMBDAS
 
-    if min(VALIDATION_ROWS, len(validation)) // 2 < int(np.ceil(1.0 / scoring.MIN_GAIN[metric])):
+    if not scoring.resolves_gain(metric, min(VALIDATION_ROWS, len(validation)) // 2):
         return False
 
     n_fit, n_val, d = min(FIT_ROWS, len(fit)), min(VALIDATION_ROWS, len(validation)), int(problem.d)

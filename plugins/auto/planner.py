@@ -14,9 +14,12 @@ costs one M × M Cholesky per λ on top of the system itself.  :func:`search` is
      half decades about the last size's λ, widened while the best lies at an end), and for the squared hinge its
      Newton λ path on the same system (:func:`hinge_path`);
    * :func:`_screen_loss` (the loss left to auto, first size only): the squared hinge beside the square loss;
-   * :func:`_stops`: the ladder stops where the doubling gained less than :data:`.scoring.MIN_GAIN` or what the
-     validation rows can tell, or where the next size's work, counted by formula (:mod:`.work`), would pass the
-     budget -- never where a clock says so, unless the user set a wall-clock limit (``solver.budget``);
+   * :func:`_stops`: the ladder stops where two doublings in a row (:data:`PATIENCE` + 1; one where the validation
+     rows cannot resolve :data:`.scoring.MIN_GAIN`) gained less than :data:`.scoring.MIN_GAIN` or what the
+     validation rows can tell over the last size that gained (the size after the first such doubling tries 1/√2 of
+     the bandwidth too), or where the next size's work, counted by formula
+     (:mod:`.work`), would pass the budget -- never where a clock says so, unless the user set a wall-clock limit
+     (``solver.budget``);
 3. :func:`_result`: the best trial's system takes the validation rows' sums too, which makes it the system of every
    training row, so the final solve reuses it.
 
@@ -58,6 +61,12 @@ SHORTEN_WHILE_RESOLVED = True
 HINGE_RTOL = 1e-6
 #: bandwidth factors at the first size
 FIRST_FACTORS = (1.0, 0.5, 2.0)
+#: a doubling that gained nothing the validation rows can tell is given one more size before the ladder stops,
+#: judged against the last size that gained: gains too small for one doubling to resolve can add up over two, and
+#: more centers resolve a shorter length scale the first sizes could not.  Only where the validation rows resolve
+#: :data:`.scoring.MIN_GAIN` (:func:`.scoring.resolves_gain`): on fewer, the extra size's models win by a row or two
+#: of noise (docs/design/center-ladder.md)
+PATIENCE = 1
 #: λ values either side of the previous size's best at the later sizes (the window widens while the best lies at its
 #: end: validation error is unimodal in λ)
 LAMBDA_REACH = 1
@@ -147,11 +156,20 @@ class Ladder:
     hinge_index: int | None = None
     hinge_inside: object = None
     shorten: bool = False
-    previous: Level | None = None
     both: bool = False
     loss_choice: LossChoice | None = None
     center_rule: str = "uniform"
     center_choice: CenterChoice | None = None
+    anchor: Anchor | None = None
+
+
+@dataclass
+class Anchor:
+    """The last size whose doubling gained what the validation rows can tell (the first size to begin with): the
+    later sizes are measured against it (:func:`_measured`), and ``misses`` counts those that did not gain."""
+
+    level: Level
+    misses: int = 0
 
 
 # -- the search --------------------------------------------------------------------------------------------------
@@ -221,7 +239,6 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
         _carry(state, level)
         if number + 1 < len(ladder) and _stops(s, state, level, number):
             break
-        state.previous = level
     return _result(s, state, seed, time.perf_counter() - t0)
 
 
@@ -571,11 +588,14 @@ def _carry(state, level):
 
 
 def _stops(s, state, level, number) -> bool:
-    """Whether the ladder stops after size ``number``: its doubling gained nothing the validation rows can tell
-    (:func:`_gained`), or the next size's work, counted by formula, would pass the budget, or the user's wall-clock
-    limit would pass."""
+    """Whether the ladder stops after size ``number``: :func:`_patience` + 1 doublings in a row gained nothing the
+    validation rows can tell over the last size that did (:func:`_measured`), or the next size's work, counted by
+    formula, would pass the budget, or the user's wall-clock limit would pass."""
     M, budget = level.M, s.budget
-    if state.previous is not None and s.counts is None and not _gained(s, state, level):
+    misses = _measured(s, state, level)
+    if misses > _patience(s):
+        s.log(f"auto: {'the ' + str(misses) + ' sizes' if misses > 1 else 'the size'} after {state.anchor.level.M} "
+              f"centers gained nothing over it: stop growing")
         return True
     more = 2 if s.has_bw and s.bandwidth_rule and (number == 0 or state.shorten) else 1
     # the next size's work by formula (its systems and a λ window of 2 LAMBDA_REACH + 1), never its time
@@ -591,12 +611,35 @@ def _stops(s, state, level, number) -> bool:
     return False
 
 
-def _gained(s, state, level) -> bool:
-    """Whether the last doubling gained at least :data:`.scoring.MIN_GAIN` and more than what the validation rows
-    can tell (:data:`.scoring.GAIN_ERRORS` standard errors of the paired difference).  A hinge search also asks the
-    square loss's path: the hinge's score can stall at the λ float32 resolves while more centers still resolve the
-    function (docs/design/loss-auto.md)."""
-    metric, previous, least = s.rows.metric, state.previous, scoring.MIN_GAIN[s.rows.metric]
+def _measured(s, state, level) -> int:
+    """``level`` measured against the anchor (the last size that gained, :class:`Anchor`); returns the doublings in a
+    row that have not gained over it.  The first size, a size that gains (:func:`_gained`) and the user's own center
+    counts become the anchor; after a size that did not gain the next one tries 1/√2 of the bandwidth too (more
+    centers resolve a shorter length scale)."""
+    anchor = state.anchor
+    if anchor is None or s.counts is not None or _gained(s, state, level, anchor.level):
+        state.anchor = Anchor(level)
+        return 0
+    anchor.misses += 1
+    if anchor.misses <= _patience(s):
+        state.shorten = bool(s.has_bw and s.bandwidth_rule)
+        s.log(f"auto: {level.M} centers did not gain over {anchor.level.M}: one more size, judged against "
+              f"{anchor.level.M}")
+    return anchor.misses
+
+
+def _patience(s) -> int:
+    """The sizes the ladder tries after one that did not gain: :data:`PATIENCE`, where the validation rows resolve
+    :data:`.scoring.MIN_GAIN`, else none."""
+    return PATIENCE if scoring.resolves_gain(s.rows.metric, s.rows.n_val) else 0
+
+
+def _gained(s, state, level, previous) -> bool:
+    """Whether ``level`` gained over the smaller size ``previous`` at least :data:`.scoring.MIN_GAIN` and more than
+    what the validation rows can tell (:data:`.scoring.GAIN_ERRORS` standard errors of the paired difference).  A
+    hinge search also asks the square loss's path: the hinge's score can stall at the λ float32 resolves while more
+    centers still resolve the function (docs/design/loss-auto.md)."""
+    metric, least = s.rows.metric, scoring.MIN_GAIN[s.rows.metric]
     gained = scoring.gain(metric, previous.best.score, level.best.score)
     noise = scoring.GAIN_ERRORS * scoring.gain_error(metric, previous.rows, level.rows)
     if gained >= max(least, noise):
@@ -606,12 +649,12 @@ def _gained(s, state, level) -> bool:
         square_gain = scoring.gain(metric, previous.square[0], level.square[0])
         square_noise = scoring.GAIN_ERRORS * scoring.gain_error(metric, previous.square[1], level.square[1])
     if square_gain is None or square_gain < max(least, square_noise):
-        s.log(f"auto: {level.M} centers gained {scoring.gain_words(metric, gained)} over {level.M // 2} (< "
+        s.log(f"auto: {level.M} centers gained {scoring.gain_words(metric, gained)} over {previous.M} (< "
               f"{scoring.gain_words(metric, least)}, or within the validation rows' "
-              f"{scoring.gain_words(metric, noise)} standard error): stop growing")
+              f"{scoring.gain_words(metric, noise)} standard error)")
         return False
     s.log(f"auto: {level.M} centers gained the squared hinge {scoring.gain_words(metric, gained)} over "
-          f"{level.M // 2}, the square loss {scoring.gain_words(metric, square_gain)} (more than the validation rows' "
+          f"{previous.M}, the square loss {scoring.gain_words(metric, square_gain)} (more than the validation rows' "
           f"{scoring.gain_words(metric, square_noise)} standard error): more centers still resolve more")
     return True
 

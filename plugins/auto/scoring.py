@@ -21,6 +21,12 @@ MIN_GAIN = {"accuracy": 0.001, "balanced_accuracy": 0.001, "weighted_accuracy": 
 GAIN_ERRORS = 1.0
 
 
+def resolves_gain(metric, rows) -> bool:
+    """Whether ``rows`` validation rows can resolve a gain of :data:`MIN_GAIN`: at least 1/MIN_GAIN of them, so that
+    one row's outcome moves the score by at most that gain."""
+    return rows >= math.ceil(1.0 / MIN_GAIN[metric])
+
+
 def metric_of(problem) -> str:
     """The search's metric: ``rmse`` for a real target; ``balanced_accuracy`` where the spec asks for balanced
     classes (``data.class_weight: balanced``), ``weighted_accuracy`` where it gives the classes' weights; else

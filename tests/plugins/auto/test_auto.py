@@ -219,22 +219,104 @@ def test_gain_error_is_the_paired_standard_error():
 
 
 @pytest.mark.slow
-def test_the_ladder_stops_where_the_validation_rows_cannot_tell_a_doubling_gained(monkeypatch):
-    """On few, noisy validation rows a doubling's gain is within its standard error: the ladder stops there,
-    though the gain passes MIN_GAIN; with the noise rule off it goes on."""
+def test_the_ladder_stops_where_the_validation_rows_cannot_tell_two_doublings_gained(monkeypatch):
+    """On few, noisy validation rows a doubling's gain is within its standard error: the ladder goes one size
+    further (PATIENCE), then stops, though the gains pass MIN_GAIN; with the noise rule off it reaches the top."""
     from kopt_plugins.auto import scoring
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((1500, 4))
     y = np.where(X[:, 0] + 1.5 * rng.standard_normal(1500) > 0, 1, -1)  # mostly label noise
     spec = {"model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
-            "solver": {"name": "auto", "max_centers": 1024}, "output": {"model": False, "report": False}}
+            "solver": {"name": "auto", "max_centers": 2048}, "output": {"model": False, "report": False}}
     monkeypatch.setattr(scoring, "MIN_GAIN", {"accuracy": -1.0, "rmse": -1.0})  # only the noise rule can stop it
     r = _solve(spec, (X, y))
-    sizes = {t["centers"] for t in r.auto["trials"]}
+    sizes = sorted({t["centers"] for t in r.auto["trials"]})
     monkeypatch.setattr(scoring, "GAIN_ERRORS", 0.0)
-    off = _solve(spec, (X, y))
-    assert max(sizes) < max(t["centers"] for t in off.auto["trials"]) == 1024
+    off = sorted({t["centers"] for t in _solve(spec, (X, y)).auto["trials"]})
+    assert sizes == off[:len(sizes)] and len(sizes) >= 3 and len(off) > len(sizes)
+
+
+def _level(M, correct):
+    """A ladder size whose best model got the validation rows in ``correct`` right (accuracy outcomes)."""
+    from kopt_plugins.auto.planner import Level
+    from kopt_plugins.auto.records import Trial
+
+    rows = np.asarray(correct, dtype=float)
+    best = Trial(centers=M, bandwidth_factor=1.0, bandwidth=1.0, lam=1e-3, score=float(rows.mean()), lam_index=4,
+                 path={}, seconds=0.0)
+    return Level(M, (1.0,), np.arange(M), best=best, rows=rows)
+
+
+def _setting(n_val, counts=None):
+    from types import SimpleNamespace
+
+    logs = []
+    return SimpleNamespace(rows=SimpleNamespace(metric="accuracy", n_val=n_val), counts=counts, has_bw=True,
+                           bandwidth_rule=True, log=logs.append, logs=logs)
+
+
+def _three_sizes(n):
+    """256, 512 and 1,024 centers on ``n`` validation rows: 512 get 10 rows right that 256 got wrong and 8 wrong
+    that it got right (2 rows: within the paired standard error of √18 rows), 1,024 get 20 right and the same 8
+    wrong (12 rows: past its √28)."""
+    base = np.zeros(n)
+    base[:n * 3 // 4] = 1
+    plus2, plus12 = base.copy(), base.copy()
+    plus2[n * 3 // 4:n * 3 // 4 + 10] = plus12[n * 3 // 4:n * 3 // 4 + 20] = 1
+    plus2[:8] = plus12[:8] = 0
+    return _level(256, base), _level(512, plus2), _level(1024, plus12)
+
+
+def test_two_doublings_that_gain_together_what_one_cannot_resolve_keep_the_ladder_growing(monkeypatch):
+    """1,200 validation rows (they resolve MIN_GAIN): 512 centers gain 2 rows over 256, within the noise, 1,024
+    gain 12, past it.  Measured against the last size that gained (256), the ladder goes on after 512 with 1/√2 of
+    the bandwidth to try, and 1,024 becomes the size the next ones answer to; with PATIENCE 0 it stops at 512."""
+    from kopt_plugins.auto import planner
+
+    s = _setting(1200)
+    state = planner.Ladder(trials=[], hinge=False)
+    first, second, third = _three_sizes(1200)
+    assert planner._measured(s, state, first) == 0 and state.anchor.level is first
+    assert planner._measured(s, state, second) == 1 and state.anchor.level is first and state.shorten
+    assert any("one more size" in line for line in s.logs)
+    assert planner._measured(s, state, third) == 0 and state.anchor.level is third
+
+    monkeypatch.setattr(planner, "PATIENCE", 0)
+    state = planner.Ladder(trials=[], hinge=False)
+    planner._measured(s, state, first)
+    assert planner._measured(s, state, second) > planner._patience(s)
+
+
+def test_no_size_of_patience_where_the_validation_rows_cannot_resolve_the_gain():
+    """On fewer than 1/MIN_GAIN validation rows (one row moves the score by more than MIN_GAIN) the extra size's
+    models would win by a row or two of noise: the first doubling that does not gain stops the ladder."""
+    from kopt_plugins.auto import planner, scoring
+
+    few = int(np.ceil(1.0 / scoring.MIN_GAIN["accuracy"])) - 1
+    s = _setting(few)
+    state = planner.Ladder(trials=[], hinge=False)
+    first, second, _ = _three_sizes(few)
+    planner._measured(s, state, first)
+    assert planner._patience(s) == 0 and planner._measured(s, state, second) == 1 > planner._patience(s)
+    assert planner._patience(_setting(few + 1)) == planner.PATIENCE == 1
+
+
+def test_a_second_doubling_without_gain_stops_the_ladder():
+    """After one size that did not gain, a second that does not gain over the anchor either stops the ladder; the
+    user's own center counts are never stopped by the noise rule."""
+    from kopt_plugins.auto import planner
+
+    flat = np.r_[np.ones(900), np.zeros(300)]
+    s = _setting(1200)
+    state = planner.Ladder(trials=[], hinge=False)
+    levels = [_level(M, flat) for M in (256, 512, 1024)]
+    assert [planner._measured(s, state, lv) for lv in levels] == [0, 1, 2]
+    assert state.anchor.level is levels[0] and 2 > planner._patience(s)
+
+    s = _setting(1200, counts=[256, 512, 1024])
+    state = planner.Ladder(trials=[], hinge=False)
+    assert [planner._measured(s, state, lv) for lv in levels] == [0, 0, 0]
 
 
 @pytest.mark.slow
