@@ -618,6 +618,8 @@ def _measured(s, state, level) -> int:
     centers resolve a shorter length scale)."""
     anchor = state.anchor
     if anchor is None or s.counts is not None or _gained(s, state, level, anchor.level):
+        if anchor is not None and anchor.misses:
+            s.log(f"auto: {level.M} centers gained over {anchor.level.M}: the ladder goes on from {level.M}")
         state.anchor = Anchor(level)
         return 0
     anchor.misses += 1
