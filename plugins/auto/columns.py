@@ -11,8 +11,10 @@ direct Nyström solve at :data:`CENTERS` centers with its λ path (:class:`_Tria
    together, the bandwidth shortened by √(kept/d) (a distance's share of the columns), where that gained;
 3. :func:`_sweeps`: each kept column in turn tries s_j × {0, ½, 2} and keeps a change that gains :data:`STEP_GAIN` of
    the ladder's :data:`.scoring.MIN_GAIN`, two sweeps, the shared bandwidth factor re-tried after each.  A dropped
-   column stays dropped; the second sweep runs only where the first gained what the validation rows can tell
-   (:data:`.scoring.MIN_GAIN` and one standard error of the paired difference), else it would fit their noise.
+   column stays dropped, and a column whose drop alone lost clearly in the screen (:data:`NEEDED_ERRORS`) is not
+   tried at 0 again (:data:`SCREENED_NEEDED`); the second sweep runs only where the first gained what the validation
+   rows can tell (:data:`.scoring.MIN_GAIN` and one standard error of the paired difference), else it would fit
+   their noise.
 
 The scales are taken only where they beat one shared bandwidth by :data:`.scoring.MIN_GAIN` and one standard error of
 the paired difference.  The number of trials (d + 2 for the screen, at most 3 a kept column a sweep) does not depend
@@ -44,6 +46,14 @@ SWEEPS = 2
 #: the screen runs before the sweeps: one noise column dropped alone gains too little for a sweep's step to tell, so
 #: without it the sweeps began from the full set by chance (docs/design/large-route.md)
 SCREEN = True
+#: the sweeps try no drop (multiplier 0) of a column whose drop alone lost, in the screen, at least
+#: :data:`.scoring.MIN_GAIN` and more than :data:`NEEDED_ERRORS` standard errors of the paired difference: such a
+#: drop would have to turn that loss into a gain after the other columns' steps (docs/design/large-route.md)
+SCREENED_NEEDED = True
+#: a noise column's drop loses more than 3 standard errors by chance about once in 740 (one-sided normal tail), so
+#: among :data:`MAX_COLUMNS` columns fewer than 0.1 noise columns are expected to be spared their drop; one error
+#: (the screen's own bar) spared three noise columns of 53 on a task whose relevant ones lost 12 to 30 errors
+NEEDED_ERRORS = 3.0
 #: a column's step is kept when it gains this share of :data:`.scoring.MIN_GAIN` (each noise column dropped gains a
 #: little; their sum is what pays); the whole choice must still beat the shared bandwidth by MIN_GAIN and one
 #: standard error of the paired difference on the validation rows
@@ -158,10 +168,12 @@ def choose(problem, *, fit, validation, metric, log, seed, budget=None, budget_s
     trials, held = _subsample(problem, fit, validation, metric, seed, budget, drops_only)
     scales, factor, shared = _shared(trials, problem.d)
     shared_factor, best = factor, shared
+    needed = ()
     if SCREEN or drops_only:
-        scales, best, factor = _screen(trials, shared, factor, log)
+        scales, best, factor, needed = _screen(trials, shared, factor, log)
     if not drops_only:
-        scales, best, factor = _sweeps(trials, scales, best, factor, shared, log, t0)
+        scales, best, factor = _sweeps(trials, scales, best, factor, shared, log, t0,
+                                       needed=needed if SCREENED_NEEDED else ())
     if not trials.better(shared, best):
         log("auto: column scales gained nothing the validation rows can tell: one shared bandwidth")
         return None
@@ -217,23 +229,26 @@ def _shared(trials, d):
 
 
 def _screen(trials, shared, factor, log):
-    """``(scales, outcomes, factor)`` after the screen: each column dropped alone from the shared bandwidth's model;
-    those whose drop lost nothing the validation rows can tell (less than :data:`.scoring.MIN_GAIN` or one standard
-    error of the paired difference) dropped together, at the bandwidth shortened as the columns' share of a distance
-    (√(kept/d)) or kept, where that gained what the validation rows can tell."""
+    """``(scales, outcomes, factor, needed)`` after the screen: each column dropped alone from the shared bandwidth's
+    model; those whose drop lost nothing the validation rows can tell (less than :data:`.scoring.MIN_GAIN` or one
+    standard error of the paired difference) dropped together, at the bandwidth shortened as the columns' share of a
+    distance (√(kept/d)) or kept, where that gained what the validation rows can tell.  ``needed``: the columns
+    whose drop alone lost at least :data:`.scoring.MIN_GAIN` and more than :data:`NEEDED_ERRORS` standard errors."""
     metric, d = trials.metric, trials.X_fit.shape[1]
     scales, best = np.ones(d), shared
-    drop, losses = [], []
+    drop, losses, needed = [], [], set()
     for j in range(d):
         trial = np.ones(d)
         trial[j] = 0.0
         rows = trials.evaluate(trial, factor)
         if rows is None:
             continue
-        loss = -trials.gain(shared, rows)
+        loss, error = -trials.gain(shared, rows), scoring.gain_error(metric, shared, rows)
         losses.append((loss, j))
-        if loss < max(scoring.MIN_GAIN[metric], scoring.gain_error(metric, shared, rows)):
+        if loss < max(scoring.MIN_GAIN[metric], error):
             drop.append(j)
+        elif loss > max(scoring.MIN_GAIN[metric], NEEDED_ERRORS * error):
+            needed.add(j)
     if 0 < len(drop) < d:
         trial = np.ones(d)
         trial[drop] = 0.0
@@ -244,12 +259,13 @@ def _screen(trials, shared, factor, log):
     worst = max(losses)[0] if losses else 0.0
     log(f"auto: column scales, screen: {len(drop)} of {d} columns lost nothing alone (the largest loss of one: "
         f"{worst:.3g}); {int((scales > 0).sum())} kept, validation {metric} {abs(trials.score(best)):.5g}")
-    return scales, best, factor
+    return scales, best, factor, frozenset(needed)
 
 
-def _sweeps(trials, scales, best, factor, shared, log, t0):
+def _sweeps(trials, scales, best, factor, shared, log, t0, needed=()):
     """``(scales, outcomes, factor)`` after at most :data:`SWEEPS` coordinate sweeps: each kept column tries
-    :data:`MULTIPLIERS` (the first step that gains is kept), then the shared bandwidth factor √2 shorter and longer.
+    :data:`MULTIPLIERS` (the first step that gains is kept; no drop for the columns of ``needed``, whose drop alone
+    lost what the validation rows can tell in the screen), then the shared bandwidth factor √2 shorter and longer.
     A sweep that gained less than the validation rows can tell (:meth:`_Trials.better`: its steps fitted their noise)
     ends them, as does the budget."""
     metric, d = trials.metric, trials.X_fit.shape[1]
@@ -257,6 +273,8 @@ def _sweeps(trials, scales, best, factor, shared, log, t0):
         start = best
         for j in np.flatnonzero(scales > 0):  # a dropped column stays dropped
             for m in MULTIPLIERS:
+                if m == 0.0 and j in needed:
+                    continue
                 if trials.over_budget():
                     break
                 trial = scales.copy()

@@ -385,8 +385,9 @@ class AutoSolver(Solver):
         its bandwidth by the chosen factor; else ``(problem, None)``."""
         if kernel.get("bandwidth") != "auto":
             return problem, None
-        found = columns.choose(problem, fit=fit, validation=validation, metric=scoring.metric_of(problem),
-                               budget=budget, log=log, seed=problem.spec["seed"], drops_only=drops_only)
+        with _threads.scipy_blas():  # the trials' heavy BLAS is SciPy's, as the ladder's (one NumPy pool spinning)
+            found = columns.choose(problem, fit=fit, validation=validation, metric=scoring.metric_of(problem),
+                                   budget=budget, log=log, seed=problem.spec["seed"], drops_only=drops_only)
         if found is None:
             return problem, None
         scales, factor = found
@@ -508,9 +509,10 @@ class AutoSolver(Solver):
         best, metric, seed = found.best, found.metric, problem.spec["seed"]
         chosen_kernel = self._chosen_kernel(problem, best.bandwidth)
         system = found.system
-        w1 = system.coef(system.solve(best.lam))
         X_va = _rows.take(problem.X, problem.xp.asarray(va))
-        S1 = to_numpy(system.scores(X_va, w1)) + found.intercept
+        with _threads.scipy_blas():  # the system's factor and solves are SciPy's, as in the ladder
+            w1 = system.coef(system.solve(best.lam))
+            S1 = to_numpy(system.scores(X_va, w1)) + found.intercept
         budget.count(work.kernel_values(len(va), int(best.centers), int(problem.d)))
         Y_va = to_numpy(problem.label_matrix()[problem.xp.asarray(va)])
         y_scale = float(getattr(problem.preprocessor, "y_scale", 1.0) or 1.0)
@@ -522,8 +524,9 @@ class AutoSolver(Solver):
         held_out = {"rows": va, "scores": S1, "words": f"solver auto's {len(va)} held-out rows (seed {seed})"}
         if tried > int(best.centers) and not count:
             # the ladder found no gain past its choice: did the rows still gain?
-            first.rows_gain = large.rows_gain(sample, found, chosen_kernel, best.lam, X_va, Y_va, full_rows, metric,
-                                              y_scale, budget)
+            with _threads.scipy_blas():  # one system on half the sample's rows: SciPy's rank-k updates
+                first.rows_gain = large.rows_gain(sample, found, chosen_kernel, best.lam, X_va, Y_va, full_rows,
+                                                  metric, y_scale, budget)
             log(f"auto: the sample's {sample.n:,} rows gained {scoring.gain_words(metric, first.rows_gain.gain)} over "
                 f"half of them on the held-out rows (standard error "
                 f"{scoring.gain_words(metric, first.rows_gain.noise)})")
