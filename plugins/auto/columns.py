@@ -265,7 +265,7 @@ def _screen(trials, shared, factor, log):
 def _sweeps(trials, scales, best, factor, shared, log, t0, needed=()):
     """``(scales, outcomes, factor)`` after at most :data:`SWEEPS` coordinate sweeps: each kept column tries
     :data:`MULTIPLIERS` (the first step that gains is kept; no drop for the columns of ``needed``, whose drop alone
-    lost what the validation rows can tell in the screen), then the shared bandwidth factor √2 shorter and longer.
+    lost clearly in the screen: :data:`NEEDED_ERRORS`), then the shared bandwidth factor √2 shorter and longer.
     A sweep that gained less than the validation rows can tell (:meth:`_Trials.better`: its steps fitted their noise)
     ends them, as does the budget."""
     metric, d = trials.metric, trials.X_fit.shape[1]

@@ -385,7 +385,7 @@ class AutoSolver(Solver):
         its bandwidth by the chosen factor; else ``(problem, None)``."""
         if kernel.get("bandwidth") != "auto":
             return problem, None
-        with _threads.scipy_blas():  # the trials' heavy BLAS is SciPy's, as the ladder's (one NumPy pool spinning)
+        with _threads.scipy_blas():  # SciPy's BLAS for the trials' systems, NumPy's on one thread
             found = columns.choose(problem, fit=fit, validation=validation, metric=scoring.metric_of(problem),
                                    budget=budget, log=log, seed=problem.spec["seed"], drops_only=drops_only)
         if found is None:
