@@ -221,9 +221,8 @@ class AutoSolver(Solver):
                 f"; time limit {budget.seconds:g} s (solver.budget): where it binds, the choice depends on the "
                 "machine" if budget.seconds is not None else ""))
         if problem.n > large.SEARCH_ROWS:
-            return self._square_chosen(self._finish(self._plan_large(problem, kernel, lam, count, budget, log,
-                                                                     self.loss_left_to_auto(given)), budget, log),
-                                       given, problem)
+            return self._square_chosen(self._finish(self._plan_large(problem, given, kernel, lam, count, budget, log),
+                                                    budget, log), given, problem)
         # one length scale per column is searched past SEARCH_ROWS only: on a small set it fits the validation rows,
         # not the test rows (docs/design/large-route.md)
         return self._finish(self._plan_direct(problem, given, kernel, lam, count, budget, log), budget, log)
@@ -239,7 +238,8 @@ class AutoSolver(Solver):
         (fit, va), = make_splits(problem.n, problem.spec["seed"], validation=o.validation)
         column_scales = None
         if not count and columns.screened(problem, fit, va, budget, scoring.metric_of(problem)):
-            problem, column_scales = self._column_scales(problem, kernel, fit, va, budget, log, drops_only=True)
+            problem, column_scales = self._column_scales(problem, given, kernel, fit, va, budget, log,
+                                                         drops_only=True)
         # the search's heavy BLAS is SciPy's (rank-k updates, triangular solves, Cholesky factors) between the
         # kernel's NumPy products: NumPy's own OpenBLAS is held to one thread (kopt.numerics.threads.scipy_blas)
         with _threads.scipy_blas():
@@ -331,6 +331,12 @@ class AutoSolver(Solver):
         return not features.get("count") and "centers" not in features
 
     @staticmethod
+    def scales_left_to_auto(given) -> bool:
+        """Whether the search chooses the column scales: the spec's author gave no ``data.column_scales`` (a given
+        list is kept, as a given bandwidth is)."""
+        return (given.get("data") or {}).get("column_scales") is None
+
+    @staticmethod
     def loss_left_to_auto(given) -> bool:
         """Whether the spec's author left the loss to auto (``model.loss.name: auto``, as ``given`` records it)."""
         return ((given.get("model") or {}).get("loss") or {}).get("name") == "auto"
@@ -378,12 +384,12 @@ class AutoSolver(Solver):
             log(f"auto: the search counted {budget.spent:.3g} of {budget.work:.3g} flops in {budget.elapsed():.1f} s")
         return plan
 
-    def _column_scales(self, problem, kernel, fit, validation, budget, log, drops_only=False):
+    def _column_scales(self, problem, given, kernel, fit, validation, budget, log, drops_only=False):
         """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`, ``bandwidth: auto``
-        only), the problem's rows multiplied by them as ``data.column_scales`` multiplies the standardized rows (the
+        and no ``data.column_scales`` given only), the problem's rows multiplied by them as ``data.column_scales`` multiplies the standardized rows (the
         same float32 products: the planned system is the final solve's; the columns of scale 0 left out, as there),
         its bandwidth by the chosen factor; else ``(problem, None)``."""
-        if kernel.get("bandwidth") != "auto":
+        if kernel.get("bandwidth") != "auto" or not self.scales_left_to_auto(given):
             return problem, None
         with _threads.scipy_blas():  # SciPy's BLAS for the trials' systems, NumPy's on one thread
             found = columns.choose(problem, fit=fit, validation=validation, metric=scoring.metric_of(problem),
@@ -398,31 +404,31 @@ class AutoSolver(Solver):
             kernel=type(problem.kernel)(**{**base, "bandwidth": float(f"{base['bandwidth'] * factor:.6g}")}))
         return problem, scales
 
-    def _plan_large(self, problem, kernel, lam, count, budget, log, choose_loss=False):
+    def _plan_large(self, problem, given, kernel, lam, count, budget, log):
         """The plan past :data:`.large.SEARCH_ROWS` training rows (:mod:`.large`): the column scales, the direct
         search on a seeded sample, then, for the square loss, the centers grown on every row by conjugate gradients
         (krr_pcg); for another smooth loss its own λ on the sample (:mod:`.smooth`) and newton_pcg on every row.
-        ``choose_loss``: the spec left the loss to auto (for a binary target the logistic loss and the squared hinge
-        are scored beside the square loss on the held-out rows)."""
+        ``given``: what the spec's author wrote: where the loss is left to auto (a binary target) the logistic loss
+        and the squared hinge are scored beside the square loss on the held-out rows; given column scales are kept."""
         from kopt.nystrom import newton_loss
 
         t0 = time.perf_counter()
         seed, n = problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
-        given = problem
-        problem, column_scales = self._column_scales(problem, kernel, fit, va, budget, log)
+        unscaled = problem
+        problem, column_scales = self._column_scales(problem, given, kernel, fit, va, budget, log)
         if column_scales is not None:
             # from here on the search reads the column-scaled copy: the rows as given go (Solver.plan may release them;
             # the solve on every row assembles its problem again)
-            given.X = None
-        del given
+            unscaled.X = None
+        del unscaled
         rows = large.sample_rows(problem, fit)
         sample = large.sample_problem(problem, rows)
         log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centers "
             f"grown on every row, scored on {len(va):,} held-out rows")
         square = problem.loss.name == "square"
         newton = not square and newton_loss(problem.loss)  # a named smooth loss: its own λ, then newton_pcg
-        choose_loss = choose_loss and square and problem.label_matrix().shape[1] == 1 and \
+        choose_loss = self.loss_left_to_auto(given) and square and problem.label_matrix().shape[1] == 1 and \
             problem.preprocessor.target == "binary"
         with _threads.scipy_blas():
             found = planner.search(

@@ -194,3 +194,34 @@ def test_the_squared_hinge_chooses_the_same_model_on_any_machine(monkeypatch, ca
     assert auto["route"] == "svm_nystrom"
     assert max(t["centers"] for t in auto["trials"]) >= PATH_THREADED
     assert sum(t.get("newton_steps", 0) for t in auto["trials"]) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rows", [60_000, 20_000])
+def test_column_scales_the_spec_gives_are_kept(monkeypatch, rows):
+    """``data.column_scales`` given in the spec is the author's: the search neither searches scales over it nor
+    replaces it, past large.SEARCH_ROWS (the sweeps) or below it (the screen's drops); the same task without it has
+    its noise columns searched (the scales chosen)."""
+    from kopt.running.assemble import assemble
+    from kopt_plugins.auto import columns
+
+    monkeypatch.setattr(columns, "CENTERS", 64)
+    monkeypatch.setattr(columns, "FIT_ROWS", 4000)
+    monkeypatch.setattr(columns, "VALIDATION_ROWS", 4000)
+    X, y = curved_classes(rows, 4, 2, 2, noise=0.3)  # columns 2 and 3 are noise
+    records = []
+    for scales in (None, [1.0, 1.0, 0.5, 0.5]):
+        doc = {"seed": 4, "backend": "numpy",
+               "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
+               "solver": {"name": "auto", "max_centers": 64, "work": 1.5e11},
+               "output": {"model": False, "report": False}}
+        if scales is not None:
+            doc["data"] = {"column_scales": scales}
+        spec = kopt.load_spec(doc)
+        lines = []
+        plan = spec.component(("solver",)).plan(assemble(spec, (X, y)), spec.given, lines.append)
+        records.append((plan.record.get("column_scales"), plan.overrides.get("data.column_scales"),
+                        any("column scales" in line for line in lines)))
+    searched, kept = records
+    assert searched[0] is not None and searched[2]
+    assert kept == (None, None, False)
