@@ -385,10 +385,10 @@ class AutoSolver(Solver):
         return plan
 
     def _column_scales(self, problem, given, kernel, fit, validation, budget, log, drops_only=False):
-        """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`, ``bandwidth: auto``
-        and no ``data.column_scales`` given only), the problem's rows multiplied by them as ``data.column_scales`` multiplies the standardized rows (the
-        same float32 products: the planned system is the final solve's; the columns of scale 0 left out, as there),
-        its bandwidth by the chosen factor; else ``(problem, None)``."""
+        """``(problem, scales)``: one length scale per column where it pays (:mod:`.columns`; ``bandwidth: auto``
+        and no ``data.column_scales`` given only), the problem's rows multiplied by them as ``data.column_scales``
+        multiplies the standardized rows (the same float32 products: the planned system is the final solve's; the
+        columns of scale 0 left out, as there), its bandwidth by the chosen factor; else ``(problem, None)``."""
         if kernel.get("bandwidth") != "auto" or not self.scales_left_to_auto(given):
             return problem, None
         with _threads.scipy_blas():  # SciPy's BLAS for the trials' systems, NumPy's on one thread

@@ -51,8 +51,9 @@ def test_a_first_sweep_that_gains_what_the_rows_can_tell_is_followed_by_a_second
 
 
 def test_a_column_whose_drop_lost_in_the_screen_tries_no_drop_in_the_sweeps():
-    """Columns 0 and 2 are needed (the screen's drop lost clearly); column 1 is not: only column 1 tries the multiplier 0,
-    and the first sweep tries two steps for each needed column (½ and 2, neither gains), three for column 1."""
+    """Columns 0 and 2 are needed (the screen's drop lost clearly); column 1 is not: only column 1 tries the
+    multiplier 0, and the first sweep tries two steps for each needed column (½ and 2, neither gains), three for
+    column 1."""
     trials = _Scripted(3, lambda s, f: 8000 - (500 if s[0] == 0 or s[2] == 0 else 0))
     start = trials.evaluate(np.ones(3), 1.0)
     trials.tried.clear()
