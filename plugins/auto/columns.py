@@ -17,7 +17,9 @@ direct Nyström solve at :data:`CENTERS` centers with its λ path (:class:`_Tria
    their noise.
 
 The scales are taken only where they beat one shared bandwidth by :data:`.scoring.MIN_GAIN` and one standard error of
-the paired difference.  The number of trials (d + 2 for the screen, at most 3 a kept column a sweep) does not depend
+the paired difference; past :data:`.large.SEARCH_ROWS` rows they are kept only where the sample's ladder on the scaled
+columns then beats the same ladder on the columns as given by the same bar (:func:`ladder_confirms`): chosen at
+:data:`CENTERS` centers, they can cost more than they gain at the ladder's larger sizes.  The number of trials (d + 2 for the screen, at most 3 a kept column a sweep) does not depend
 on the machine: the search stops early only where the next trial's work, counted by formula (:mod:`.work`), would pass
 the whole search's work budget, or at the user's wall-clock limit (``solver.budget``), and says so
 (docs/design/large-route.md).
@@ -58,6 +60,13 @@ NEEDED_ERRORS = 3.0
 #: little; their sum is what pays); the whole choice must still beat the shared bandwidth by MIN_GAIN and one
 #: standard error of the paired difference on the validation rows
 STEP_GAIN = 0.5
+
+
+#: past :data:`.large.SEARCH_ROWS` rows the scales, chosen at :data:`CENTERS` centers, are kept only where the sample's
+#: direct search on the scaled columns beats the same search on the columns as given (:func:`ladder_confirms`): at the
+#: ladder's larger sizes a noise column costs less, and a column the scales dropped can carry what the 512 centers
+#: could not resolve (docs/design/large-route.md)
+LADDER_CONFIRMS = True
 
 
 @dataclass
@@ -194,6 +203,15 @@ def _confirmed(held, scales, factor, shared_factor, log):
     log(f"auto: the columns' drops on the other half of the validation rows{words}: "
         + ("confirmed" if ok else "not confirmed, every column kept"))
     return ok
+
+
+def ladder_confirms(metric, plain, scaled):
+    """``(kept, gain, error)``: whether the column scales' model beat the model on the columns as given, their per-row
+    validation :func:`.scoring.outcomes` ``scaled`` and ``plain`` on the same rows, by the bar the scales were chosen
+    with (:data:`.scoring.MIN_GAIN` and one standard error of the paired difference); the gain and its error."""
+    gained = scoring.gain(metric, scoring.score(metric, plain), scoring.score(metric, scaled))
+    error = scoring.gain_error(metric, plain, scaled)
+    return gained >= max(scoring.MIN_GAIN[metric], error), gained, error
 
 
 def _subsample(problem, fit, validation, metric, seed, budget, halves=False):

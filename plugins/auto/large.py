@@ -7,7 +7,9 @@ two, and neither part costs more than the budget allows whatever n is:
    tell a gain of 0.1 points from noise on the paired differences); they are the last rows the center order
    reaches, so no center is a validation row.
 2. **the direct search on a sample**: :func:`.planner.search` on :data:`SEARCH_ROWS` seeded rows of the others
-   chooses the bandwidth, λ and a first center count M₁ (:class:`SampleModel`).
+   chooses the bandwidth, λ and a first center count M₁ (:class:`SampleModel`); where column scales were chosen
+   (:mod:`.columns`), it runs on the columns as given too, and the scales are kept only where their search's best
+   model wins (:func:`.columns.ladder_confirms`).
 3. **the centers grown on every row** (:func:`grow`): the center count M₂ is the largest doubling of M₁ whose λ path
    on every fit row fits the work budget left, counted by formula (:func:`path_work`), within memory
    (:func:`memory_centers`).  ``krr_pcg``'s conjugate gradients solve a λ path there (:func:`grown_path`), each λ

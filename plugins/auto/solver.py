@@ -415,13 +415,8 @@ class AutoSolver(Solver):
         t0 = time.perf_counter()
         seed, n = problem.spec["seed"], problem.n
         fit, va = large.split(n, seed)
-        unscaled = problem
+        unscaled, column_check = problem, None
         problem, column_scales = self._column_scales(problem, given, kernel, fit, va, budget, log)
-        if column_scales is not None:
-            # from here on the search reads the column-scaled copy: the rows as given go (Solver.plan may release them;
-            # the solve on every row assembles its problem again)
-            unscaled.X = None
-        del unscaled
         rows = large.sample_rows(problem, fit)
         sample = large.sample_problem(problem, rows)
         log(f"auto: past {large.SEARCH_ROWS:,} rows: the direct search on {sample.n:,} seeded rows, then the centers "
@@ -430,16 +425,27 @@ class AutoSolver(Solver):
         newton = not square and newton_loss(problem.loss)  # a named smooth loss: its own λ, then newton_pcg
         choose_loss = self.loss_left_to_auto(given) and square and problem.label_matrix().shape[1] == 1 and \
             problem.preprocessor.target == "binary"
-        with _threads.scipy_blas():
-            found = planner.search(
-                sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
-                lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
-                budget=budget.share(large.SAMPLE_SHARE * budget.work) if (square or newton) and not count else budget,
-                seed=seed, validation=self.options.validation, log=log, hinge=problem.loss.name == "squared_hinge")
+        share = large.SAMPLE_SHARE * budget.work if (square or newton) and not count else None
+        found = self._sample_search(sample, kernel, lam, count, budget, share, log)
+        if column_scales is not None and columns.LADDER_CONFIRMS:
+            # the scales were chosen at columns.CENTERS centers: the same ladder on the columns as given says whether
+            # they still pay at the size the ladder chooses
+            log("auto: the same direct search on the columns as given, to confirm the column scales")
+            plain_sample = large.sample_problem(unscaled, rows)
+            plain = self._sample_search(plain_sample, kernel, lam, count, budget, share, log)
+            kept, column_check = self._scales_confirmed(plain_sample, plain, found, log)
+            if not kept:
+                problem, sample, found, column_scales = unscaled, plain_sample, plain, None
+            del plain, plain_sample
+        if column_scales is not None:
+            # from here on the search reads the column-scaled copy: the rows as given go (Solver.plan may release them;
+            # the solve on every row assembles its problem again)
+            unscaled.X = None
+        del unscaled
         chosen = LargeChoice(best=found.best, trials=[t.record() for t in found.trials], metric=found.metric,
                              split=f"validation {len(va)} of {n} rows, seed {seed}; direct search on {sample.n} "
-                                   f"seeded rows", sample_n=sample.n, column_scales=column_scales)
+                                   f"seeded rows", sample_n=sample.n, column_scales=column_scales,
+                             column_check=column_check)
         if square:
             first, chosen.held_out = self._sample_model(problem, sample, found, va, count, kernel, budget, log)
             chosen.sample_model = first.model
@@ -465,6 +471,43 @@ class AutoSolver(Solver):
                 if first is not None:
                     self._centers_for_rows(problem, chosen, first, len(fit), sample.n, budget, log)
         return self._large_plan(problem, kernel, chosen, t0)
+
+    def _sample_search(self, sample, kernel, lam, count, budget, share, log):
+        """The direct search (:func:`.planner.search`) on the large route's sample, its work counted in a share of
+        ``budget`` of ``share`` flops (None: the whole budget)."""
+        with _threads.scipy_blas():
+            return planner.search(
+                sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
+                lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
+                counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
+                budget=budget if share is None else budget.share(share), seed=sample.spec["seed"],
+                validation=self.options.validation, log=log, hinge=sample.loss.name == "squared_hinge")
+
+    @staticmethod
+    def _scales_confirmed(plain_sample, plain, scaled, log):
+        """``(kept, record)``: whether the column scales' search (``scaled``) beat the same search on the columns as
+        given (``plain``), both best models scored on the same validation rows of the sample
+        (:func:`.columns.ladder_confirms`), and the report's record of it."""
+        from kopt.numerics.backend import to_numpy
+
+        metric, va = plain.metric, plain.validation_rows
+        if va is None or plain.validation_scores is None or scaled.validation_scores is None:
+            return True, None  # nothing to compare on: the column search's own choice stands
+        idx = plain_sample.xp.asarray(va)
+        Y = to_numpy(plain_sample.label_matrix()[idx])
+        w = None if plain_sample.sample_weight is None else to_numpy(plain_sample.sample_weight[idx])
+        y_scale = float(getattr(plain_sample.preprocessor, "y_scale", 1.0) or 1.0)
+        plain_rows = scoring.outcomes(metric, plain.validation_scores, Y, y_scale, w)
+        scaled_rows = scoring.outcomes(metric, scaled.validation_scores, Y, y_scale, w)
+        kept, gained, error = columns.ladder_confirms(metric, plain_rows, scaled_rows)
+        log(f"auto: the column scales' model ({scaled.best.centers} centers) gained "
+            f"{scoring.gain_words(metric, gained)} over the columns as given ({plain.best.centers} centers) on the "
+            f"sample's {len(va):,} validation rows (standard error {scoring.gain_words(metric, error)}): "
+            + ("the scales kept" if kept else "every column kept, as given"))
+        return kept, {"kept": bool(kept), "metric": metric, "rows": len(va), "gain": round(gained, 6),
+                      "error": round(error, 6), "scaled": {"centers": scaled.best.centers,
+                                                           "score": round(abs(scaled.best.score), 6)},
+                      "as_given": {"centers": plain.best.centers, "score": round(abs(plain.best.score), 6)}}
 
     def _screen_losses(self, problem, chosen, first, found, rows, va, budget, log):
         """The loss left to auto past :data:`.large.SEARCH_ROWS` rows (a binary target): the logistic loss's and the
@@ -664,6 +707,8 @@ class AutoSolver(Solver):
             record["final_work_flops"] = final_work  # the solve on every row's bound, beside the search's budget
         if chosen.loss_record is not None:
             record["loss"] = chosen.loss_record
+        if chosen.column_check is not None:
+            record["column_check"] = chosen.column_check
         return Plan(overrides, record, chosen.start, chosen.held_out)
 
 
@@ -680,6 +725,8 @@ class LargeChoice:
     split: str
     sample_n: int
     column_scales: object = None
+    #: the column scales measured against the columns as given on the sample's ladder (None: not measured)
+    column_check: dict | None = None
     start: dict | None = None
     held_out: dict | None = None
     held_rows: dict | None = None
