@@ -428,12 +428,21 @@ class AutoSolver(Solver):
         share = large.SAMPLE_SHARE * budget.work if (square or newton) and not count else None
         found = self._sample_search(sample, kernel, lam, count, budget, share, log)
         if column_scales is not None and columns.LADDER_CONFIRMS:
-            # the scales were chosen at columns.CENTERS centers: the same ladder on the columns as given says whether
-            # they still pay at the size the ladder chooses
+            # the scales were chosen at columns.CENTERS centers: the same ladder on the columns as given, up to the size
+            # the scales' ladder chose, says whether they still pay there (where they do, its larger sizes are not
+            # needed; where they do not, the ladder on the columns as given runs on past that size)
             log("auto: the same direct search on the columns as given, to confirm the column scales")
             plain_sample = large.sample_problem(unscaled, rows)
-            plain = self._sample_search(plain_sample, kernel, lam, count, budget, share, log)
+            cap = int(found.best.centers)
+            plain = self._sample_search(plain_sample, kernel, lam, count, budget, share, log, most=cap)
             kept, column_check = self._scales_confirmed(plain_sample, plain, found, log)
+            if column_check is not None:
+                column_check["ladder_to"] = cap
+            if not kept and not count and max(int(t.centers) for t in plain.trials) >= cap:
+                del plain  # its system's M x M buffers go first
+                log("auto: the direct search on the columns as given, its ladder not stopped at "
+                    f"{cap} centers")
+                plain = self._sample_search(plain_sample, kernel, lam, count, budget, share, log)
             if not kept:
                 problem, sample, found, column_scales = unscaled, plain_sample, plain, None
             del plain, plain_sample
@@ -472,14 +481,16 @@ class AutoSolver(Solver):
                     self._centers_for_rows(problem, chosen, first, len(fit), sample.n, budget, log)
         return self._large_plan(problem, kernel, chosen, t0)
 
-    def _sample_search(self, sample, kernel, lam, count, budget, share, log):
+    def _sample_search(self, sample, kernel, lam, count, budget, share, log, most=None):
         """The direct search (:func:`.planner.search`) on the large route's sample, its work counted in a share of
-        ``budget`` of ``share`` flops (None: the whole budget)."""
+        ``budget`` of ``share`` flops (None: the whole budget), its ladder up to ``most`` centers (None: as many as
+        :meth:`most_centers` allows)."""
         with _threads.scipy_blas():
             return planner.search(
                 sample, bandwidth_rule=kernel.get("bandwidth") == "auto",
                 lambdas=planner.LAMBDAS if lam == "auto" else (float(lam),),
-                counts=[int(count)] if count else None, max_centers=self.most_centers(sample),
+                counts=[int(count)] if count else None,
+                max_centers=self.most_centers(sample) if most is None else min(most, self.most_centers(sample)),
                 budget=budget if share is None else budget.share(share), seed=sample.spec["seed"],
                 validation=self.options.validation, log=log, hinge=sample.loss.name == "squared_hinge")
 

@@ -66,6 +66,8 @@ def test_scales_the_sample_search_does_not_confirm_leave_the_columns_as_given(mo
     plan, problem, log = _plan(X, y, monkeypatch)
     check = plan.record["column_check"]
     assert check["kept"] and check["gain"] >= max(scoring.MIN_GAIN["accuracy"], check["error"])
+    # the ladder on the columns as given climbed no further than the size the scales' ladder chose
+    assert check["as_given"]["centers"] <= check["ladder_to"] == check["scaled"]["centers"]
     assert plan.record["column_scales"] == plan.overrides["data.column_scales"]
     assert "the same direct search on the columns as given" in log and "the scales kept" in log
     assert problem.X is None  # the rows as given went once the scales were confirmed
