@@ -112,7 +112,7 @@ def run_kopt(entry):
     return {**_score(r.metrics, kind), "fit_s": r.timings["fit_s"] + r.timings.get("auto_s", 0.0),
             "search_s": r.timings.get("auto_s", 0.0), "success": r.success,
             "auto": {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "held_out",
-                                              "loss", "centers_rule")},
+                                              "loss", "centers_rule", "column_check")},
             "stages": [{k: t.get(k) for k in ("centers", "bandwidth_factor", "lam", "score", "seconds", "rows",
                                               "cg_steps")} for t in auto.get("trials") or []],
             "detail": f"solver auto -> {auto.get('route')}, {auto.get('centers')} centers"}
