@@ -157,8 +157,8 @@ def run_config(name: str, rows: int, config: str) -> dict:
                "search_s": r.timings.get("auto_s", 0.0), "predict_s": r.timings.get("predict_test_s"),
                "certificate": cert or None, "success": r.success, "n_iter": r.n_iter}
         if config == "spec":
-            out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales", "why",
-                                                    "final_work_flops", "budget", "held_out")}
+            out["auto"] = {k: auto.get(k) for k in ("route", "centers", "lambda", "bandwidth", "column_scales",
+                                                    "column_check", "why", "final_work_flops", "budget", "held_out")}
             # where the time went: each stage's trials (centers, λ, score, seconds) and the solve's own timings
             out["stages"] = [{k: t.get(k) for k in ("centers", "bandwidth", "lam", "score", "seconds", "rows",
                                                     "cg_steps")} for t in auto.get("trials") or []]
