@@ -438,7 +438,8 @@ class AutoSolver(Solver):
             kept, column_check = self._scales_confirmed(plain_sample, plain, found, log)
             if column_check is not None:
                 column_check["ladder_to"] = cap
-            if not kept and not count and max(int(t.centers) for t in plain.trials) >= cap:
+            if not kept and not count and cap < self.most_centers(plain_sample) and \
+                    max(int(t.centers) for t in plain.trials) >= cap:  # the cap, not its own rule, may have stopped it
                 del plain  # its system's M x M buffers go first
                 log("auto: the direct search on the columns as given, its ladder not stopped at "
                     f"{cap} centers")
