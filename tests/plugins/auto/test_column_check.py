@@ -37,7 +37,7 @@ def test_the_scales_are_kept_only_where_they_gain_a_gain_the_rows_can_tell():
     assert kept and gained == pytest.approx(1 - np.sqrt(0.8))
 
 
-def _plan(X, y, monkeypatch, scales=None):
+def _plan(X, y, monkeypatch, scales=None, max_centers=64, work=1.5e11):
     from kopt.running.assemble import assemble
 
     monkeypatch.setattr(columns, "CENTERS", 64)
@@ -45,7 +45,7 @@ def _plan(X, y, monkeypatch, scales=None):
     monkeypatch.setattr(columns, "VALIDATION_ROWS", 4000)
     doc = {"seed": 4, "backend": "numpy",
            "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
-           "solver": {"name": "auto", "max_centers": 64, "work": 1.5e11}, "output": {"model": False, "report": False}}
+           "solver": {"name": "auto", "max_centers": max_centers, "work": work}, "output": {"model": False, "report": False}}
     if scales is not None:
         doc["data"] = {"column_scales": scales}
     spec = kopt.load_spec(doc)
@@ -84,3 +84,17 @@ def test_scales_the_sample_search_does_not_confirm_leave_the_columns_as_given(mo
     assert "column_check" not in ones.record and "column scales" not in log
     assert _sample_trials(refused) == _sample_trials(ones) and _sample_trials(ones)
     assert _sample_trials(refused) != _sample_trials(plan)
+
+
+@pytest.mark.slow
+def test_where_the_scales_lose_below_the_most_centers_the_ladder_on_the_columns_as_given_goes_on(monkeypatch):
+    """The ladder on the columns as given stops at the size the scales' ladder chose (256 here, of at most 512); where
+    the scales lose there, it runs again without that cap: the trials the columns as given choose on their own."""
+    X, y = curved_classes(60_000, 4, 2, 2, noise=0.3)
+    monkeypatch.setattr(columns, "ladder_confirms", lambda metric, plain, scaled: (False, -0.01, 0.001))
+    refused, _, log = _plan(X, y, monkeypatch, max_centers=512, work=3e11)
+    assert refused.record["column_check"]["ladder_to"] == 256
+    assert "its ladder not stopped at 256 centers" in log
+    ones, _, _ = _plan(X, y, monkeypatch, scales=[1.0] * 4, max_centers=512, work=3e11)
+    assert max(t["centers"] for t in _sample_trials(ones)) == 512
+    assert _sample_trials(refused) == _sample_trials(ones)
