@@ -19,10 +19,10 @@ direct Nyström solve at :data:`CENTERS` centers with its λ path (:class:`_Tria
 The scales are taken only where they beat one shared bandwidth by :data:`.scoring.MIN_GAIN` and one standard error of
 the paired difference; past :data:`.large.SEARCH_ROWS` rows they are kept only where the sample's ladder on the scaled
 columns then beats the same ladder on the columns as given by the same bar (:func:`ladder_confirms`): chosen at
-:data:`CENTERS` centers, they can cost more than they gain at the ladder's larger sizes.  The number of trials (d + 2 for the screen, at most 3 a kept column a sweep) does not depend
-on the machine: the search stops early only where the next trial's work, counted by formula (:mod:`.work`), would pass
-the whole search's work budget, or at the user's wall-clock limit (``solver.budget``), and says so
-(docs/design/large-route.md).
+:data:`CENTERS` centers, they can cost more than they gain at the ladder's larger sizes.  The number of trials (d + 2
+for the screen, at most 3 a kept column a sweep) does not depend on the machine: the search stops early only where the
+next trial's work, counted by formula (:mod:`.work`), would pass the whole search's work budget, or at the user's
+wall-clock limit (``solver.budget``), and says so (docs/design/large-route.md).
 """
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ class _Trials:
 
     def better(self, old, new) -> bool:
         """Whether ``new`` beat ``old`` by :data:`.scoring.MIN_GAIN` and one standard error of the paired difference."""
-        return self.gain(old, new) >= max(scoring.MIN_GAIN[self.metric], scoring.gain_error(self.metric, old, new))
+        return _beats(self.metric, old, new)[0]
 
     def step_gains(self, old, new) -> bool:
         """One column's step: :data:`STEP_GAIN` of the ladder's gain (a noise column's is small, the sum is not)."""
@@ -209,8 +209,14 @@ def ladder_confirms(metric, plain, scaled):
     """``(kept, gain, error)``: whether the column scales' model beat the model on the columns as given, their per-row
     validation :func:`.scoring.outcomes` ``scaled`` and ``plain`` on the same rows, by the bar the scales were chosen
     with (:data:`.scoring.MIN_GAIN` and one standard error of the paired difference); the gain and its error."""
-    gained = scoring.gain(metric, scoring.score(metric, plain), scoring.score(metric, scaled))
-    error = scoring.gain_error(metric, plain, scaled)
+    return _beats(metric, plain, scaled)
+
+
+def _beats(metric, old, new):
+    """``(beat, gain, error)``: whether per-row outcomes ``new`` beat ``old`` (the same rows) by
+    :data:`.scoring.MIN_GAIN` and one standard error of the paired difference; the gain and its error."""
+    gained = scoring.gain(metric, scoring.score(metric, old), scoring.score(metric, new))
+    error = scoring.gain_error(metric, old, new)
     return gained >= max(scoring.MIN_GAIN[metric], error), gained, error
 
 

@@ -45,7 +45,8 @@ def _plan(X, y, monkeypatch, scales=None, max_centers=64, work=1.5e11):
     monkeypatch.setattr(columns, "VALIDATION_ROWS", 4000)
     doc = {"seed": 4, "backend": "numpy",
            "model": {"loss": {"name": "square", "target": "binary"}, "kernel": {"name": "gaussian"}},
-           "solver": {"name": "auto", "max_centers": max_centers, "work": work}, "output": {"model": False, "report": False}}
+           "solver": {"name": "auto", "max_centers": max_centers, "work": work},
+           "output": {"model": False, "report": False}}
     if scales is not None:
         doc["data"] = {"column_scales": scales}
     spec = kopt.load_spec(doc)
