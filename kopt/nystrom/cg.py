@@ -379,7 +379,8 @@ class NystromCG:
     def set_lambda(self, lam: float) -> None:
         """Factor the preconditioner (w̄/M) U Uᵀ + λI at ``lam``, in U's buffer (2M³/3 flops).
 
-        Nothing is done where the preconditioner is already factored at ``lam`` for this CG.
+        Nothing is done where the preconditioner is already factored at ``lam`` for this CG, or where the buffer holds
+        the factor this CG's scale, estimate weights and rows make at ``lam`` (:meth:`CenterFactors.holds`).
 
         Parameters
         ----------
@@ -406,6 +407,10 @@ class NystromCG:
         """
         f = self.factors
         if lam == self.lam and f.owner is self and f.factored:
+            return
+        if f.holds(self.scale, lam, self.estimate_weights, self.estimate_rows):
+            # the buffer holds this factor already (a Newton step keeping the last one's preconditioner): not made again
+            f.owner, self.lam = self, float(lam)
             return
         self.lam = None
         try:

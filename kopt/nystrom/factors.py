@@ -171,6 +171,7 @@ class CenterFactors:
         self.l_diag = None  # D = diag(L) once factored
         self._trace = None  # U Uᵀ's trace, once asked (:meth:`trace`)
         self._owner = None  # a weak reference to the CG whose scale and λ the factor is (:attr:`owner`)
+        self._made_with = None  # what the factor was made from: (scale, λ, weights, rows) (:meth:`holds`)
 
     @property
     def factored(self) -> bool:
@@ -397,7 +398,7 @@ class CenterFactors:
         True
         """
         xp, U = self.xp, self.U
-        self.l_diag = None
+        self.l_diag = self._made_with = None
         if weights is None:
             diag = self._write_product(scale, threads) if self.gram is None else self._write_gram(scale)
         else:
@@ -427,6 +428,30 @@ class CenterFactors:
             finally:
                 U[idx, idx] = self.u_diag
         self.l_diag = d
+        self._made_with = (float(scale), float(lam), weights, rows)
+
+    def holds(self, scale: float, lam: float, weights: np.ndarray | None = None, rows: np.ndarray | None = None) -> bool:
+        """Whether the buffer holds the factor :meth:`factor` makes from these arguments: the same ``scale`` and
+        ``lam``, and the very ``weights`` and ``rows`` objects it was made from (or None, as then).
+
+        A Newton step that keeps the last step's preconditioner passes its weights again (:class:`SmoothNewton`): the
+        factor is not made twice.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.nystrom import CenterFactors, center_basis
+        >>> from kopt.contract.registry import registry
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> kept, U = center_basis(kernel, np.random.default_rng(0).normal(size=(20, 2)))
+        >>> factors = CenterFactors(U)
+        >>> factors.factor(0.05, 1e-3)
+        >>> factors.holds(0.05, 1e-3), factors.holds(0.05, 1e-4)
+        (True, False)
+        """
+        made = self._made_with
+        return (self.factored and made is not None and made[0] == float(scale) and made[1] == float(lam)
+                and made[2] is weights and made[3] is rows)
 
     def precondition(self, r: np.ndarray) -> np.ndarray:
         """P⁻¹ r = L̃⁻ᵀ D⁻² L̃⁻¹ r: two unit-diagonal triangular solves on the buffer's strict lower triangle.

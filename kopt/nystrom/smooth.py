@@ -17,7 +17,10 @@ hinge, Huber -- the loss's ``curvature`` is the element of its generalized Hessi
    over the rows (float32 products), until its preconditioned residual is η times the first (the forcing term,
    :func:`forcing`), at most ``cg_steps`` steps.  The preconditioner estimates T_D from the drawn centers (and, where
    asked, more seeded rows), each weighed by its curvature (Meanti, Carratino, Rosasco &
-   Rudi 2020, "Kernel methods through the roof", for LogisticFalkon);
+   Rudi 2020, "Kernel methods through the roof", for LogisticFalkon).  A step keeps the last step's preconditioner
+   (the curvature it was weighed by, and its factor) where a new one costs a pass or more (:func:`factor_passes`),
+   while the CG steps it takes stay within what a new one costs in passes of the steps taken where it was made; past
+   that the next step makes its own;
 2. a step length a by backtracking from 1 (Armijo) on J(v + a d), whose scores f + a K d CG carries: no pass;
 3. v ← v + a d and one pass with float64 products at v: the scores f, Kᵀ(w ⊙ ℓ'), the gradient, the curvature
    of the next step and the certificate.
@@ -69,6 +72,22 @@ CURVATURE_SHRINK = 0.5
 #: passes over the rows a Newton step, counted in flops (each estimate row 2 M² for its whitening and its product, a
 #: pass n M kernel values of 2 d + 36 flops)
 ESTIMATE_PASSES = 1.0
+
+
+def factor_passes(n, d, M, rows):
+    """What a new preconditioner costs, in passes over the ``n`` rows of ``d`` columns: its estimate of T_D (``rows``
+    rows, 2 M² flops each for their whitening and product) and its factor (2 M³ / 3), against a pass's n M kernel
+    values of 2 d + 36 flops (:data:`ESTIMATE_PASSES`'s count).  Where it is a pass or more, a Newton step keeps the
+    last step's preconditioner while the CG steps it takes exceed those taken where it was made by no more than this
+    (docs/design/newton-pcg.md).
+
+    Examples
+    --------
+    >>> from kopt.nystrom.smooth import factor_passes
+    >>> round(factor_passes(50_000, 14, 4096, 4096), 1), round(factor_passes(1_000_000, 14, 4096, 4096), 2)
+    (14.0, 0.7)
+    """
+    return (2.0 * M ** 3 / 3.0 + 2.0 * rows * M * M) / (float(n) * M * (2 * d + 36))
 
 
 def estimate_count(n, d, drawn, M):
@@ -573,8 +592,9 @@ class SmoothNewton:
     -----
     The state is a dict (:meth:`start`): ``v`` (M × C), ``g`` (the gradient), ``W`` = U⁻¹v, ``P``, ``D``, ``scale``
     and ``rel`` (per column, host arrays), ``eta`` (each column's next forcing term, kept in a checkpoint),
-    ``estimate`` (the curvature at the preconditioner's rows) and the last step's ``cg_steps`` and ``steps`` (step
-    lengths).
+    ``estimate`` (the curvature at the preconditioner's rows), ``preconditioner`` (the kept preconditioner's weights
+    and the CG steps taken where it was made, or None: the next step makes its own; kept in a checkpoint) and the last
+    step's ``cg_steps`` and ``steps`` (step lengths).
 
     Examples
     --------
@@ -603,7 +623,7 @@ class SmoothNewton:
         self.cg = rows.cg
         self.xp = rows.xp
 
-    def start(self, v: ArrayLike, eta: ArrayLike | None = None) -> dict:
+    def start(self, v: ArrayLike, eta: ArrayLike | None = None, preconditioner: dict | None = None) -> dict:
         """The state at v: one float64 pass (the gradient, the certificate, the curvature).
 
         Parameters
@@ -612,6 +632,9 @@ class SmoothNewton:
             The whitened coefficients.
         eta : array of shape (C,), optional
             The forcing terms of a run this one continues (a checkpoint's), else ``FORCING_MAX``.
+        preconditioner : dict, optional
+            The kept preconditioner of a run this one continues (a checkpoint's ``weights`` and ``steps``): its next
+            step makes the same factor from them, so the run goes on with the same bits.
 
         Returns
         -------
@@ -636,6 +659,9 @@ class SmoothNewton:
         self._at(state)
         C = state["v"].shape[1]
         state["eta"] = np.full(C, FORCING_MAX) if eta is None else np.asarray(eta, dtype=np.float64).reshape(C)
+        state["preconditioner"] = None if preconditioner is None else {
+            "weights": self.xp.asarray(preconditioner["weights"], dtype=np.float64),
+            "steps": int(preconditioner["steps"])}
         return state
 
     def _at(self, state):
@@ -721,8 +747,10 @@ class SmoothNewton:
         b = -state["g"]
         if not live.all():
             b = b * xp.asarray(live.astype(np.float64))[None, :]
-        weights = None
-        if state["estimate"] is not None:  # the live columns' mean curvature, shrunk towards its mean
+        weights, kept = None, state.get("preconditioner")
+        if kept is not None:  # the last step's preconditioner: its factor is in the buffer (CenterFactors.holds)
+            weights = kept["weights"]
+        elif state["estimate"] is not None:  # the live columns' mean curvature, shrunk towards its mean
             weights = xp.mean(state["estimate"][:, xp.asarray(np.flatnonzero(live))], axis=1)
             weights = (1.0 - CURVATURE_SHRINK) * weights + CURVATURE_SHRINK * xp.mean(weights)
         system = self.rows.system(b, weights, self.estimate_rows)
@@ -751,12 +779,27 @@ class SmoothNewton:
         predicted = to_numpy(xp.sqrt(xp.sum(((1.0 - A) * state["g"] - A * residual) ** 2, axis=0)))
         last = state["gnorm"]
         state["v"] = state["v"] + A * s["v"]
-        state.update(cg_steps=steps, steps=a)
+        state.update(cg_steps=steps, steps=a, preconditioner=self._kept(kept, weights, steps))
         del s, system
         self._at(state)
         moved = live & (a > 0)
         state["eta"] = np.where(moved, next_forcing(eta, state["gnorm"], predicted, last), state["eta"])
         return state
+
+    def _kept(self, kept, weights, steps):
+        """The preconditioner the next step keeps (module docstring, step 1), where a new one costs at least one pass
+        (:func:`factor_passes`): the one this step made, with its CG ``steps``; the kept one while this step's steps
+        exceed those taken where it was made by no more than a new one costs in passes.  None (the next step makes
+        its own) past that, where a new one costs less than a pass, or where the preconditioner has no weights of its
+        own."""
+        if weights is None:
+            return None
+        cost = factor_passes(self.rows.n, int(self.cg.C.shape[1]), int(self.rows.M), int(weights.shape[0]))
+        if cost < 1.0:
+            return None
+        if kept is None:
+            return {"weights": weights, "steps": int(steps)}
+        return kept if steps <= kept["steps"] + cost else None
 
     def _line_search(self, state, s, live):
         """Each column's step length: 1 where Armijo's condition holds there, else the largest of 2⁻¹ ... 2⁻ᴮ where it

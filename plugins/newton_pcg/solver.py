@@ -90,7 +90,7 @@ class NystromNewton(NystromSolver):
         return 1, 0  # the certificate comes with every step's float64 pass; holdout metrics at the end
 
     # -- the skeleton's contract ----------------------------------------------------------------------------
-    def init(self, problem, start=None, eta=None, model=None):
+    def init(self, problem, start=None, eta=None, model=None, preconditioner=None):
         """Newton at v = 0, or from ``start`` (whitened coefficients of a run at another λ, or a checkpoint's, with
         ``eta`` its forcing terms), or from ``model`` ``(C, w)``: another model of the same kernel on the same columns
         (``solver: auto``'s search on a sample), projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`);
@@ -123,7 +123,7 @@ class NystromNewton(NystromSolver):
         if v.shape != (cg.M, outputs):
             v = xp.zeros((cg.M, outputs), dtype=np.float64)  # another basis's start: from zero
         state.update(intercept=xp.asarray(offset), cg=cg, rows=rows, newton=newton, C=cg.C, U=cg.U)
-        state["newton_state"] = newton.start(v, eta)
+        state["newton_state"] = newton.start(v, eta, preconditioner)
         state["w"] = state["newton_state"]["W"]
         return state
 
@@ -142,12 +142,21 @@ class NystromNewton(NystromSolver):
 
     def save(self, state):
         ns = state["newton_state"]
-        return {"v": to_numpy(ns["v"]), "eta": np.asarray(ns["eta"], dtype=np.float64)}
+        saved = {"v": to_numpy(ns["v"]), "eta": np.asarray(ns["eta"], dtype=np.float64)}
+        kept = ns.get("preconditioner")
+        if kept is not None:  # the kept preconditioner's weights: the resumed run makes the same factor from them
+            saved.update(preconditioner_weights=to_numpy(kept["weights"]), preconditioner_steps=int(kept["steps"]))
+        return saved
 
     def load(self, problem, saved):
-        """A checkpoint (``v`` and ``eta``: the run continues with the same bits), a warm start at another λ (``v``
-        alone), or ``solver: auto``'s start (``model``: the search's model on a sample, projected)."""
-        return self.init(problem, start=saved.get("v"), eta=saved.get("eta"), model=saved.get("model"))
+        """A checkpoint (``v``, ``eta`` and the kept preconditioner's weights: the run continues with the same bits),
+        a warm start at another λ (``v`` alone), or ``solver: auto``'s start (``model``: the search's model on a
+        sample, projected)."""
+        kept = None
+        if saved.get("preconditioner_weights") is not None:
+            kept = {"weights": saved["preconditioner_weights"], "steps": saved["preconditioner_steps"]}
+        return self.init(problem, start=saved.get("v"), eta=saved.get("eta"), model=saved.get("model"),
+                         preconditioner=kept)
 
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}

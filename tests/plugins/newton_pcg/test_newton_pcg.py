@@ -118,11 +118,16 @@ def test_the_bits_do_not_depend_on_the_thread_count():
     assert np.array_equal(out[0], out[1])
 
 
-def test_a_checkpointed_run_resumes_to_the_same_bits():
+# a new preconditioner costs about a pass at 150 centers (kept for a step or two, then made again) and six at 400
+# (kept throughout): a checkpoint between them carries the kept one's weights
+@pytest.mark.parametrize("count", [150, 400])
+@pytest.mark.parametrize("half_way", [2, 3])
+def test_a_checkpointed_run_resumes_to_the_same_bits(half_way, count):
     X, y, Xt, yt = _data()
-    spec = _spec("logistic", tol=1e-12, iterations=6)
+    spec = _spec("logistic", count=count, tol=1e-12, iterations=6)
     full = kopt.solve(spec, data=(X, y, Xt, yt), keep_state=True)
-    half = kopt.solve(_spec("logistic", tol=1e-12, iterations=3), data=(X, y, Xt, yt), keep_state=True)
+    half = kopt.solve(_spec("logistic", count=count, tol=1e-12, iterations=half_way), data=(X, y, Xt, yt),
+                      keep_state=True)
     resumed = kopt.solve(spec, data=(X, y, Xt, yt), resume=half.snapshot)
     assert resumed.n_iter == full.n_iter == 6
     assert np.array_equal(resumed.model.decision_function(Xt), full.model.decision_function(Xt))
@@ -277,3 +282,47 @@ def test_rpcholesky_centers_take_a_uniform_estimate():
     spec["model"]["features"]["centers"] = "rpcholesky"
     r = kopt.solve(spec, data=(X, y, Xt, yt))
     assert r.status == "converged" and r.info["rel_gap"] <= 1e-8
+
+
+@pytest.mark.parametrize("kept_passes, made", [(1e9, "once"), (-1.0, "every step")])
+def test_a_newton_step_keeps_its_preconditioner_while_it_costs_fewer_passes_than_a_new_one(monkeypatch, kept_passes,
+                                                                                            made):
+    """The rule of kopt.nystrom.smooth.factor_passes at its two ends: a preconditioner cheap against the passes it
+    saves is made once for every Newton step at a λ; one dearer than any pass is made again at every step.  Both
+    reach the same minimiser (the dense Newton's); keeping takes no more steps of Newton."""
+    from kopt.nystrom import smooth
+
+    calls = []
+    factor = CenterFactors.factor
+    monkeypatch.setattr(CenterFactors, "factor", lambda self, *a, **k: (calls.append(1), factor(self, *a, **k))[1])
+    monkeypatch.setattr(smooth, "factor_passes", lambda *a: kept_passes)
+    X, y, Xt, yt = _data()
+    res = kopt.solve(_spec("logistic", dtype="float64", tol=1e-10), data=(X, y, Xt, yt))
+    assert res.status == "converged" and 0 <= res.info["rel_gap"] <= 1e-10
+    steps = res.n_iter
+    assert steps >= 3
+    # the centers' own factor is not a CenterFactors.factor call: each call is one Newton step's preconditioner
+    assert len(calls) == (1 if made == "once" else steps)
+    model = res.model
+    C, b0 = model.predictor.arrays["support"], float(model.predictor.meta["intercept"])
+    Z = np.asarray(model.preprocessor.transform(X, dtype=np.float64))
+    K, R = model.kernel.exact(Z, C), model.kernel.exact(C, C)
+    _, J = _dense_newton(model.loss, K, R, np.asarray(model.preprocessor.encode(y), dtype=np.float64), 1e-4, b0)
+    assert res.objective == pytest.approx(J, rel=1e-9)
+
+
+def test_the_buffer_holds_the_factor_its_arguments_made():
+    """CenterFactors.holds: the same scale and λ, and the very weights and rows objects (equal values in another array
+    are not taken on trust); a factor that failed, or another λ, holds nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    from kopt.nystrom import center_factors
+
+    C, factors = center_factors(GaussianKernel(bandwidth=1.0), X[:40], threads=1)
+    w = np.full(len(C), 0.25)
+    factors.factor(1.0, 1e-3, weights=w)
+    assert factors.holds(1.0, 1e-3, w) and not factors.holds(1.0, 1e-3, w.copy())
+    assert not factors.holds(1.0, 1e-2, w) and not factors.holds(2.0, 1e-3, w) and not factors.holds(1.0, 1e-3)
+    with pytest.raises(np.linalg.LinAlgError):
+        factors.factor(1.0, -10.0, weights=w)
+    assert not factors.holds(1.0, -10.0, w) and not factors.holds(1.0, 1e-3, w)
