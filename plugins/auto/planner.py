@@ -663,8 +663,8 @@ def _gained(s, state, level, previous) -> bool:
 
 def _result(s, state, seed, seconds) -> Search:
     """The :class:`Search`: the best trial's system restored, and for the square loss given the validation rows'
-    sums too (the system of every training row, which the final solve reuses); for the squared hinge its start over
-    every training row."""
+    sums too (the system of every training row, which the final solve reuses: made where it is first read); for the
+    squared hinge its start over every training row."""
     from kopt.numerics.backend import to_numpy
 
     problem, r, xp = s.problem, s.rows, s.problem.xp
@@ -672,8 +672,12 @@ def _result(s, state, seed, seconds) -> Search:
     if state.both and state.best.loss == "square":
         _square_won(state)
     system, centers, hinge = state.kept.system, state.kept.centers, state.kept.hinge
-    if system.shed_state:
-        system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
+
+    def restored():
+        if system.shed_state:
+            system.restore(_rows.dense(problem.X, xp.asarray(centers), xp, problem.dtype, order="F"))
+        return system
+
     common = dict(best=state.best, trials=state.trials, split=split, seconds=seconds, metric=r.metric,
                   centers=centers, intercept=r.intercept, validation_rows=r.validation,
                   validation_scores=state.best_scores, loss_choice=state.loss_choice,
@@ -681,14 +685,18 @@ def _result(s, state, seed, seconds) -> Search:
     if hinge is not None:
         # the hinge's system sums the fit rows inside the chosen solution's margin: counted over every training row,
         # it is svm_nystrom's start (the validation rows go in as they fall inside the margin)
-        system.rescale(problem.n)
+        restored().rescale(problem.n)
         in_T = np.zeros(problem.n, dtype=bool)
         in_T[r.fit] = to_numpy(hinge.in_T)
-        return Search(system=system, hinge_start={"v": hinge.v, "b": hinge.b, "in_T": xp.asarray(in_T)}, **common)
-    # the fit rows' sums plus the validation rows' are the system krr_nystrom builds from scratch on the same centers
-    # and kernel; consume: the search's system is not used again, so the new one takes its M x M buffer
-    system = system.plus(r.X_val, r.Y_val_centered, r.w_val_device, consume=True)
-    return Search(system=system, **common)
+        return Search(make_system=lambda: system,
+                      hinge_start={"v": hinge.v, "b": hinge.b, "in_T": xp.asarray(in_T)}, **common)
+
+    def with_validation_rows():
+        # the fit rows' sums plus the validation rows' are the system krr_nystrom builds from scratch on the same
+        # centers and kernel; consume: the search's system is not used again, so the new one takes its M x M buffer
+        return restored().plus(r.X_val, r.Y_val_centered, r.w_val_device, consume=True)
+
+    return Search(make_system=with_validation_rows, **common)
 
 
 def _square_won(state):

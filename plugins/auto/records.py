@@ -3,7 +3,9 @@ name (``trial.score``), never by a dictionary key.  :meth:`Trial.record`, :meth:
 :meth:`CenterChoice.record` give the report's entries (``report["auto"]``)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -155,16 +157,18 @@ class Rows:
 @dataclass
 class Search:
     """What :func:`search` measured: the ``best`` trial, every trial, the split's description, the seconds
-    spent, the metric, and the best trial's system over every training row (``system``: a
-    :class:`kopt.nystrom.system.NystromSystem` on the centers ``centers``, indices into the training rows, for the
-    targets less their mean ``intercept``)."""
+    spent, the metric, and the best trial's system over every training row (:attr:`system`, made by ``make_system``
+    where it is first read: a :class:`kopt.nystrom.system.NystromSystem` on the centers ``centers``, indices into the
+    training rows, for the targets less their mean ``intercept``)."""
 
     best: Trial
     trials: list
     split: str
     seconds: float
     metric: str
-    system: object
+    #: makes :attr:`system` (the best trial's system restored, and the validation rows' sums added): called once, where
+    #: the system is first read, so that a search whose model is not taken (the column check's) never pays for it
+    make_system: Callable[[], object]
     centers: np.ndarray
     intercept: np.ndarray
     #: the squared hinge's start (a hinge search): ``in_T`` (the training rows the system's T sums), ``v``, ``b``
@@ -177,3 +181,13 @@ class Search:
     loss_choice: LossChoice | None = None
     #: randomly pivoted Cholesky's centers measured against uniform ones (a ``screen_centers`` search)
     center_choice: CenterChoice | None = None
+
+    @functools.cached_property
+    def system(self):
+        """The best trial's system over every training row, made on first reading (``make_system``), on the BLAS
+        threads the search's systems were made on (the same bits wherever it is read)."""
+        from kopt.numerics import threads
+
+        with threads.scipy_blas():
+            system, self.make_system = self.make_system(), None
+        return system

@@ -37,8 +37,15 @@ def test_the_scales_are_kept_only_where_they_gain_a_gain_the_rows_can_tell():
     assert kept and gained == pytest.approx(1 - np.sqrt(0.8))
 
 
-def _plan(X, y, monkeypatch, scales=None, max_centers=64, work=1.5e11):
+def _plan(X, y, monkeypatch, scales=None, max_centers=64, work=1.5e11, made=None):
+    """``(plan, problem, log)``; ``made``: a list given one item for every search's system made on every training
+    row of its sample (the validation rows' sums added)."""
+    from kopt.nystrom.system import NystromSystem
     from kopt.running.assemble import assemble
+
+    if made is not None:
+        plus = NystromSystem.plus
+        monkeypatch.setattr(NystromSystem, "plus", lambda self, *a, **k: (made.append(1), plus(self, *a, **k))[1])
 
     monkeypatch.setattr(columns, "CENTERS", 64)
     monkeypatch.setattr(columns, "FIT_ROWS", 4000)
@@ -64,7 +71,9 @@ def _sample_trials(plan):
 @pytest.mark.slow
 def test_scales_the_sample_search_does_not_confirm_leave_the_columns_as_given(monkeypatch):
     X, y = curved_classes(60_000, 4, 2, 2, noise=0.3)  # columns 2 and 3 are noise
-    plan, problem, log = _plan(X, y, monkeypatch)
+    made = []
+    plan, problem, log = _plan(X, y, monkeypatch, made=made)
+    assert len(made) == 1  # the two searches' systems: the one not taken was never made on every sample row
     check = plan.record["column_check"]
     assert check["kept"] and check["gain"] >= max(scoring.MIN_GAIN["accuracy"], check["error"])
     # the ladder on the columns as given climbed no further than the size the scales' ladder chose
@@ -74,7 +83,9 @@ def test_scales_the_sample_search_does_not_confirm_leave_the_columns_as_given(mo
     assert problem.X is None  # the rows as given went once the scales were confirmed
 
     monkeypatch.setattr(columns, "ladder_confirms", lambda metric, plain, scaled: (False, -0.01, 0.001))
-    refused, problem, log = _plan(X, y, monkeypatch)
+    made = []
+    refused, problem, log = _plan(X, y, monkeypatch, made=made)
+    assert len(made) == 1
     assert refused.record["column_check"]["kept"] is False and "every column kept, as given" in log
     assert refused.record["column_scales"] is None and "data.column_scales" not in refused.overrides
     assert problem.X is not None  # the search went on with the rows as given
