@@ -65,12 +65,13 @@ def main(argv=None):
     ap.add_argument("--losses", nargs="+", default=["logistic", "squared_hinge"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    lines = [{"kind": "run", **run_record()}]
+    stamp = run_record()  # every record carries it (the result table reads the last one's)
+    lines = [{"kind": "run", **stamp}]
     for loss in args.losses:
         for rows in args.rows:
             for centers in args.centers:
                 for rule in ("kept", "every step"):
-                    lines.append(measure(args.family, args.index, rows, centers, args.lam, loss, rule))
+                    lines.append({**stamp, **measure(args.family, args.index, rows, centers, args.lam, loss, rule)})
                     print(json.dumps(lines[-1]), flush=True)
     if args.out:
         with open(args.out, "w") as fh:
