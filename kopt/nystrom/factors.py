@@ -437,6 +437,22 @@ class CenterFactors:
         A Newton step that keeps the last step's preconditioner passes its weights again (:class:`SmoothNewton`): the
         factor is not made twice.
 
+        Parameters
+        ----------
+        scale : float
+            s (:meth:`scale_for`).
+        lam : float
+            λ.
+        weights : array, optional
+            The estimate's weights :meth:`factor` was given (the same object), or None.
+        rows : array, optional
+            The estimate's rows :meth:`factor` was given (the same object), or None.
+
+        Returns
+        -------
+        bool
+            True where the buffer's factor is the one these arguments make.
+
         Examples
         --------
         >>> import numpy as np

@@ -81,6 +81,20 @@ def factor_passes(n, d, M, rows):
     last step's preconditioner while the CG steps it takes exceed those taken where it was made by no more than this
     (docs/design/newton-pcg.md).
 
+    Parameters
+    ----------
+    n, d : int
+        The rows and their columns.
+    M : int
+        The kept centers.
+    rows : int
+        The estimate's rows.
+
+    Returns
+    -------
+    float
+        The passes a new preconditioner costs.
+
     Examples
     --------
     >>> from kopt.nystrom.smooth import factor_passes
