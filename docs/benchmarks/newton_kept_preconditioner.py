@@ -9,6 +9,8 @@ accuracy.  The λ is the one ``solver: auto``'s logistic path chose on this task
 
     python docs/benchmarks/newton_kept_preconditioner.py --family 31 --index 11 --rows 50000 400000 \
         --centers 1024 4096 --out docs/benchmarks/newton_kept_preconditioner.jsonl
+    python docs/benchmarks/newton_kept_preconditioner.py --family 31 --index 11 --rows 100000 --centers 8192 \
+        --append --out docs/benchmarks/newton_kept_preconditioner.jsonl
 """
 from __future__ import annotations
 
@@ -64,6 +66,7 @@ def main(argv=None):
     ap.add_argument("--lam", type=float, default=3.16228e-6)
     ap.add_argument("--losses", nargs="+", default=["logistic", "squared_hinge"])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--append", action="store_true", help="add the records to --out instead of replacing it")
     args = ap.parse_args(argv)
     stamp = run_record()  # every record carries it (the result table reads the last one's)
     lines = [{"kind": "run", **stamp}]
@@ -74,8 +77,8 @@ def main(argv=None):
                     lines.append({**stamp, **measure(args.family, args.index, rows, centers, args.lam, loss, rule)})
                     print(json.dumps(lines[-1]), flush=True)
     if args.out:
-        with open(args.out, "w") as fh:
-            for line in lines:
+        with open(args.out, "a" if args.append else "w") as fh:
+            for line in lines[1 if args.append else 0:]:  # appended: each record carries its own stamp
                 fh.write(json.dumps(line) + "\n")
 
 
