@@ -20,7 +20,8 @@ owns everything else, the same way for every solver:
   ``step``, ends the run with status ``diverged`` -- reported, never raised;
 * progress, the trace, checkpoints and resume, Ctrl-C (through the run context,
   :class:`kopt.running.context.RunContext`); a
-  run resumed from a checked iteration re-judges that state first, as the uninterrupted run did; a
+  run resumed from a checked iteration re-judges that state first, as the uninterrupted run did; a warm start the
+  solver checks at no cost (:meth:`IterativeSolver.check_at_start`) is judged before the first step; a
   ``MemoryError`` in the check after a finished step writes the checkpoint due at that step first;
 * threads: BLAS is held to one thread while kopt's own worker threads run (``blas =
   "single"``), or gets the solver's ``threads`` when BLAS is all there is (``blas = "all"``: SciPy's BLAS, with
@@ -394,6 +395,29 @@ class IterativeSolver(Solver):
         """
         return lambda: self.decision_function(state, X)
 
+    def check_at_start(self, state: object) -> bool:
+        """Whether the state :meth:`init` made is checked before the first step: a warm start that may already meet
+        the tolerance, where the check costs no pass over the rows.  Where the check stops the run, it ends after 0
+        iterations.
+
+        Parameters
+        ----------
+        state : object
+            The run's state after :meth:`init`.
+
+        Returns
+        -------
+        bool
+            False here: the first check comes after the first step.
+
+        Examples
+        --------
+        >>> from kopt.contract.iterative import IterativeSolver
+        >>> IterativeSolver().check_at_start(None)
+        False
+        """
+        return False
+
     def cadence(self, state: object) -> tuple[int, int]:
         """The default ``(check_every, holdout_every)`` where the options leave them null.
 
@@ -557,6 +581,12 @@ def run_iterations(solver: IterativeSolver, problem, run) -> SolverOutput:
         # may have stopped: converged, diverged), so the resumed run judges it first
         last = solver.check(state, check_rows)
         done = tracker.judge(start, last)
+    elif not start and solver.check_at_start(state):
+        # a warm start that may already meet the tolerance: judged before any step, reported as iteration 0 where it does
+        last = solver.check(state, check_rows)
+        done = tracker.judge(0, last)
+        if done:
+            run.report(0, state=save, rows=0, metrics=last.metrics, **_record(last))
     for t in range(start + 1, (start if done else T) + 1):
         try:
             step = solver.step(state, t) or Step()

@@ -326,6 +326,26 @@ class PartitionCG(NystromCG):
         self.pending = alpha
         s["sums"], s["a"] = self.last_sums, alpha
 
+    def start(self, lam: float, v: np.ndarray | None = None, *, direction: bool = True) -> dict:
+        """:meth:`kopt.nystrom.NystromCG.start` with the direction always made: a warm start's round replaces the
+        workers' carried scores (:meth:`replace_residual`), which a refresh alone would leave.
+
+        Parameters
+        ----------
+        lam : float
+            λ.
+        v : array of shape (M, k), optional
+            The whitened coefficients to start from; None starts from zero.
+        direction : bool, optional
+            Read as True on a cluster.
+
+        Returns
+        -------
+        dict
+            CG's state, with ``p`` and ``rz``.
+        """
+        return super().start(lam, v)
+
     def _zero_state(self):
         """CG's state at v = 0 (no round: the start round zeroed the scores; a warm start is
         :meth:`replace_residual`'s round, as :meth:`kopt.nystrom.NystromCG.start`); no n-long array on the client."""

@@ -619,12 +619,14 @@ class NystromCG:
             self.set_lambda(lam)
         return self.factors.precondition(r)
 
-    def start(self, lam: float, v: np.ndarray | None = None) -> dict:
+    def start(self, lam: float, v: np.ndarray | None = None, *, direction: bool = True) -> dict:
         """CG's state at λ from v: zero (no pass) or a warm start (one pass with float64 products).
 
         Factors the preconditioner at ``lam`` (:meth:`set_lambda`).  A warm start is usually near its solution, where
         float32 rounding would be most of the residual, so its T v and scores come from float64 products
-        (:meth:`replace_residual`).
+        (:meth:`replace_residual`).  With ``direction=False`` a warm start's search direction, and with it the
+        preconditioner's factor, is left to its first :meth:`step`: a start that may already be solved is checked
+        (:meth:`confirm`, no pass) before an M x M factor is made for it.
 
         Parameters
         ----------
@@ -632,11 +634,14 @@ class NystromCG:
             λ.
         v : array of shape (M, k), optional
             The whitened coefficients to start from; None starts from zero.
+        direction : bool, optional
+            Whether a warm start's search direction is made now (False: at its first :meth:`step`).
 
         Returns
         -------
         dict
-            The state: ``v``, ``Tv``, ``scores`` (K w), ``r`` (b − T v − λ v), ``p`` (the search direction), ``rz``.
+            The state: ``v``, ``Tv``, ``scores`` (K w), ``r`` (b − T v − λ v), ``p`` (the search direction), ``rz``
+            (``p`` and ``rz`` not yet where ``direction`` is False).
 
         Raises
         ------
@@ -662,15 +667,29 @@ class NystromCG:
         >>> warm = cg.start(1e-4, s["v"])  # a smaller λ from the solution at 1e-3: one float64 pass
         >>> cg.lam, warm["v"].shape
         (0.0001, (20, 1))
+        >>> "p" in cg.start(1e-4, s["v"], direction=False)  # made by the first step, with the factor at 1e-4
+        False
         """
-        self.set_lambda(lam)
         C = self.b.shape[1]
+        if v is not None:
+            v = self.xp.array(v, dtype=np.float64)
+            if v.shape != (self.M, C):
+                raise ValueError(f"a start of shape {v.shape} for {self.M} centers and {C} outputs")
+        if v is None or direction:
+            self.set_lambda(lam)
+        else:
+            self._defer_factor(lam)
         if v is None:
             return self._zero_state()
-        v = self.xp.array(v, dtype=np.float64)
-        if v.shape != (self.M, C):
-            raise ValueError(f"a start of shape {v.shape} for {self.M} centers and {C} outputs")
-        return self.replace_residual({"v": v})
+        return self.replace_residual({"v": v}) if direction else self.refresh({"v": v})
+
+    def _defer_factor(self, lam):
+        """λ set without factoring the preconditioner: :meth:`precondition` factors it at λ where it is first
+        needed, unless the buffer holds that factor (:meth:`set_lambda`)."""
+        f = self.factors
+        if not (lam == self.lam and f.owner is self and f.factored):
+            f.owner = None  # not this λ's factor: precondition makes it (set_lambda reads CenterFactors.holds first)
+        self.lam = float(lam)
 
     def _zero_state(self):
         """CG's state at v = 0 (no pass): r = b."""
@@ -690,7 +709,8 @@ class NystromCG:
         Parameters
         ----------
         s : dict
-            CG's state from :meth:`start` (``v``, ``Tv``, ``scores``, ``r``, ``p``, ``rz``).
+            CG's state from :meth:`start` (``v``, ``Tv``, ``scores``, ``r``, and ``p``, ``rz`` where the start made its
+            direction: else they are made here, :meth:`restart`).
 
         Returns
         -------
@@ -714,6 +734,9 @@ class NystromCG:
         (1.0, True)
         """
         xp, lam = self.xp, self.lam
+        if "p" not in s:  # a start that left its direction to the first step (start(direction=False))
+            self.restart(s)
+        s.pop("precise", None)  # the float32 products below: the state is no longer a refreshed one
         p = s["p"]
         Kp, Tp = self.apply_T(p)
         q = Tp + lam * p
@@ -776,7 +799,8 @@ class NystromCG:
         Returns
         -------
         dict
-            ``s`` with ``scores``, ``Tv`` and ``r`` recomputed.
+            ``s`` with ``scores``, ``Tv`` and ``r`` recomputed, and ``precise`` set (its certificate is a confirmed one
+            until the next :meth:`step`: :meth:`confirm`).
 
         Examples
         --------
@@ -799,6 +823,7 @@ class NystromCG:
         s["scores"] = S
         s["Tv"] = self.factors.whiten(G / self.n)
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
+        s["precise"] = True
         return s
 
     def replace_residual(self, s: dict) -> dict:
@@ -879,7 +904,8 @@ class NystromCG:
         gap meets ``tol``, or where the carried preconditioned residual has fallen tenfold since the last confirmation
         (either at most once in five steps), or where the carried P meets ``tol`` against the best confirmed dual.  A
         confirmation is one pass with float64 products that CG continues from (:meth:`replace_residual`); with
-        ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  ``s`` keeps
+        ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  A state refreshed and not
+        stepped since (a warm start's, :meth:`refresh`) is confirmed as it is, with no pass.  ``s`` keeps
         ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements``, which a checkpoint saves.
         docs/design/krr-pcg-certificate.md gives the reasons.
 
@@ -933,6 +959,9 @@ class NystromCG:
         P, D, scale = self.certificate(s, loss, Y)
         best = s.setdefault("best_dual", -np.inf)
         carried = Check(objective=P, dual=max(D, best)).rel_gap
+        if s.get("precise"):  # refreshed and not stepped since (a warm start): this certificate is a confirmed one
+            s["best_dual"] = max(D, best)
+            return P, s["best_dual"], scale, carried, True
         residual = self.preconditioned_residual(s)
         since = s.setdefault("refreshed_residual", residual)  # the first check's, before any confirmation
         due = t - s.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY

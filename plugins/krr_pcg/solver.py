@@ -18,7 +18,9 @@ own CG on the same passes.
 The certificate is ``krr_nystrom``'s (:func:`kopt.nystrom.certificate`): P and D of the
 Nyström problem from the scores f = K w and Kᵀr, r_i = w_i (f_i − y_i).  Both are carried by the iterations
 (f += α K p, Kᵀ r = n Uᵀ (T v − b)): the duality gap is checked at every iteration at the cost of O(n C), and
-it is the stopping rule (``tol``).  A λ path warm-starts each λ from the last (``lambda_warm_start``).
+it is the stopping rule (``tol``).  A λ path warm-starts each λ from the last (``lambda_warm_start``).  A warm start
+is checked before the first step, at no pass: one already solved to ``tol`` (``solver: auto``'s search certifies its
+λ on the same rows) ends after 0 iterations, with no preconditioner factored.
 
 On a Dask cluster (``execution.engine: dask``, ``--scheduler``) the same CG runs on the client over the partitions
 (:mod:`.distributed`): the same centers, gathered once; one map-reduce round per iteration (each partition's
@@ -100,9 +102,27 @@ class NystromPCG(NystromSolver):
                            dtype=problem.dtype, weights=state["weights"], threads=self.n_threads)
         if model is not None:
             start = cg.projected(*model)
-        state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start))
+        # a warm start's direction, and the preconditioner's factor, wait for the first step: the start may already be
+        # solved (the search's λ, certified there), which the check before any step finds with no pass
+        state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start, direction=False))
         state["w"] = cg.coef(state["v"])
         return state
+
+    def check_at_start(self, state):
+        """A warm start is checked before the first step: its state is refreshed (float64 products), so its
+        certificate is a confirmed one and costs no pass (:meth:`kopt.nystrom.NystromCG.confirm`).
+
+        Parameters
+        ----------
+        state : dict
+            The state :meth:`init` made.
+
+        Returns
+        -------
+        bool
+            Whether it is a warm start's refreshed state (not on a Dask cluster, whose start makes its direction).
+        """
+        return bool(state.get("precise"))
 
     def step(self, state, t):
         cg = state["cg"]
@@ -130,7 +150,8 @@ class NystromPCG(NystromSolver):
         if state["problem"].partitions is not None:  # the scores gathered from the workers (one round)
             return {**{k: to_numpy(state[k]) for k in self.STATE if k != "scores"},
                     "scores": state["cg"].scores(state), **best}
-        return {**{k: to_numpy(state[k]) for k in self.STATE}, **best}
+        # a warm start judged before its first step has no direction yet: saved without it, loaded as a warm start
+        return {**{k: to_numpy(state[k]) for k in self.STATE if k in state}, **best}
 
     def load(self, problem, saved):
         if set(self.STATE) <= set(saved):  # a checkpoint: CG continues exactly where it stopped

@@ -144,6 +144,47 @@ def test_a_lambda_path_by_warm_starts_needs_fewer_steps():
     np.testing.assert_allclose(_scores(warm, Xt), _scores(cold, Xt), atol=2e-3)
 
 
+def test_a_warm_start_already_solved_ends_after_0_iterations_with_no_factor(monkeypatch, tmp_path):
+    """A run started from its own solution is checked before any step: its certificate (the start's float64 pass)
+    meets tol, so it ends after 0 iterations with the same model, reported at iteration 0, and factors no
+    preconditioner; a checkpoint written there resumes to the same end."""
+    from kopt.nystrom.factors import CenterFactors
+
+    X, y, Xt, yt = _data()
+    spec = _spec("krr_pcg", lam=1e-3, tol=1e-6)
+    first = kopt.solve(spec, data=(X, y, Xt, yt), keep_state=True)
+    made = []
+    factor = CenterFactors.factor
+    monkeypatch.setattr(CenterFactors, "factor", lambda self, *a, **k: made.append(1) or factor(self, *a, **k))
+    spec["output"] = {"dir": str(tmp_path), "checkpoint_every": 1}
+    again = kopt.solve(spec, data=(X, y, Xt, yt), start_from=first.snapshot, calibrate=False)  # its own solve
+    # b's pass and the start's float64 pass: no step, no confirmation
+    assert again.status == "converged" and again.n_iter == 0 and again.info["passes"] == 2 and not made
+    assert again.info["rel_gap"] <= 1e-6 and [p["iteration"] for p in again.trace] == [0]
+    np.testing.assert_allclose(_scores(again, Xt), _scores(first, Xt), rtol=0, atol=1e-12)
+    assert list(tmp_path.glob("*checkpoint*"))  # the checkpoint of iteration 0
+    resumed = kopt.solve(spec, data=(X, y, Xt, yt), resume=True)
+    assert resumed.n_iter == 0 and np.array_equal(_scores(resumed, Xt), _scores(again, Xt))
+
+
+def test_a_warm_start_not_yet_solved_steps_from_its_check():
+    """Where the start's check does not meet tol, the run steps on: the direction and the factor are made by the
+    first step, and the run ends where a start that made them at once ends (the same bits)."""
+    from kopt.nystrom import NystromCG
+
+    X, y, Xt, yt = _data()
+    first = kopt.solve(_spec("krr_pcg", lam=1e-3, tol=1e-6), data=(X, y, Xt, yt), keep_state=True)
+    warm = kopt.solve(_spec("krr_pcg", lam=5e-4, tol=1e-6), data=(X, y, Xt, yt), start_from=first.snapshot)
+    assert warm.status == "converged" and warm.n_iter >= 1 and warm.trace[0]["iteration"] == 1
+    original = NystromCG.start
+    try:  # the direction made at the start, as before the check at the start
+        NystromCG.start = lambda self, lam, v=None, direction=True: original(self, lam, v)
+        eager = kopt.solve(_spec("krr_pcg", lam=5e-4, tol=1e-6), data=(X, y, Xt, yt), start_from=first.snapshot)
+    finally:
+        NystromCG.start = original
+    assert eager.n_iter == warm.n_iter and np.array_equal(_scores(eager, Xt), _scores(warm, Xt))
+
+
 @pytest.mark.slow
 def test_the_passes_hold_one_block_per_part_never_n_by_m(monkeypatch):
     """Memory O(M² + chunk · M + n C): the traced peak of a solve stays far below the n × M kernel matrix."""
@@ -271,8 +312,8 @@ def test_auto_grows_the_centers_on_every_row_and_solves_warm_on_its_factors(smal
 def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_it(small_sample):
     """400 held-out rows beside 19,600 fit rows: the learning curve the search measured bounds what they could gain
     below what it calls a gain, so the model is the grown path's of the fit rows (data.held_out in the chosen spec),
-    confirmed in a step on its factors, and the chosen spec alone reproduces it -- the held-out rows' labels
-    changing nothing."""
+    certified at its start with no step (the search solved its λ on the same rows), and the chosen spec alone
+    reproduces it -- the held-out rows' labels changing nothing."""
     from kopt.running.validation import make_splits
 
     X, y, Xt, yt = _wiggly(n=20000)
@@ -284,9 +325,10 @@ def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_
     assert auto["route"] == "krr_pcg" and auto["held_out"] == {"rows": 400, "seed": 5}
     assert r.report["spec"]["data"]["held_out"] == {"rows": 400, "seed": 5}
     assert r.report["data"]["held_out_rows"] == 400 and "on the 19,600 fit rows" in auto["why"]
-    assert r.success and r.info["rel_gap"] <= 1e-2 and r.n_iter <= 2 and r.info["reused_search_factors"]
-    # the start's float64 pass, a step and its confirmation: b (the rows, targets and weights) is the search's
-    assert r.info["passes"] == 3
+    assert r.success and r.info["rel_gap"] <= 1e-2 and r.info["reused_search_factors"]
+    # the start's float64 pass alone, its certificate a confirmed one: no step, no confirmation, no preconditioner
+    # (b -- the rows, targets and weights -- is the search's)
+    assert r.n_iter == 0 and r.info["passes"] == 1 and r.info["replacements"] == 0
     (_, held), = make_splits(len(y), 5, validation=400 / len(y))
     flipped = y.copy()
     flipped[held] = -flipped[held]
