@@ -277,11 +277,11 @@ def released_cholesky(A):
     return A
 
 
-def _potrf_lower(potrf, address, n, lda):
+def _potrf_lower(potrf, address, n, lda, c_order=True):
     """The lower Cholesky factor, in place, of the n x n block at ``address`` of a C-order matrix whose rows are
-    ``lda`` apart: its lower triangle in C order is the upper one of its Fortran-order transpose, whose factor U
-    (A = UᵀU), read back in C order, is L = Uᵀ."""
-    info = potrf(_CBLAS_COL_MAJOR, b"U", n, address, lda)
+    ``lda`` apart (or a Fortran-order one's, columns ``lda`` apart, with ``c_order=False``): a lower triangle in C
+    order is the upper one of its Fortran-order transpose, whose factor U (A = UᵀU), read back in C order, is L = Uᵀ."""
+    info = potrf(_CBLAS_COL_MAJOR, b"U" if c_order else b"L", n, address, lda)
     if info != 0:
         raise np.linalg.LinAlgError(f"the matrix is not positive definite (LAPACKE ?potrf info {info})")
 
@@ -313,10 +313,10 @@ PARTED_BLOCK = 256
 
 
 def parted_cholesky(A, threads=None, block=PARTED_BLOCK):
-    """A's lower Cholesky factor in place (A: C-order float64 or float32, its lower triangle read, the strict upper
-    one left as it was), on kopt's worker threads with the same bits on any thread count; None where NumPy's BLAS
-    lacks the entries (the caller then factors another way).  Raises ``numpy.linalg.LinAlgError`` where A is not
-    positive definite.
+    """A's lower Cholesky factor in place (A: C-order or Fortran-order float64 or float32, its lower triangle read,
+    the strict upper one left as it was), on kopt's worker threads with the same bits on any thread count; None where
+    NumPy's BLAS lacks the entries (the caller then factors another way).  Raises ``numpy.linalg.LinAlgError`` where A
+    is not positive definite.
 
     A threaded LAPACK Cholesky's bits follow the thread count (OpenBLAS's ``?potrf`` on 1 and 2 threads differ in the
     last bits, and so does a model solved from it).  Here the work is cut by the matrix, not by the threads:
@@ -326,29 +326,34 @@ def parted_cholesky(A, threads=None, block=PARTED_BLOCK):
     from . import threads as _threads
 
     fns = [_numpy_blas_entry(k, A.dtype) for k in ("potrf", "trsm", "syrk", "gemm")]
-    if any(f is None for f in fns) or not A.flags.c_contiguous or A.ndim != 2 or A.shape[0] != A.shape[1]:
+    if any(f is None for f in fns) or A.ndim != 2 or A.shape[0] != A.shape[1]:
+        return None
+    if not (A.flags.c_contiguous or A.flags.f_contiguous):
         return None
     potrf, trsm, syrk, gemm = fns
     n = A.shape[0]
     item, base = A.itemsize, A.ctypes.data
     workers = _threads.resolve_threads(threads)
+    # the same calls in either order: CBLAS reads each tile in the order given (A[i, j] at its own address)
+    rows_first = A.flags.c_contiguous
+    order = _CBLAS_ROW_MAJOR if rows_first else _CBLAS_COL_MAJOR
 
     def at(i, j):  # the address of A[i, j]
-        return base + (i * n + j) * item
+        return base + ((i * n + j) if rows_first else (i + j * n)) * item
 
     edges = list(range(0, n, block)) + [n]
     with _threads.blas_threads(1):
         for t in range(len(edges) - 1):
             lo, hi = edges[t], edges[t + 1]
             b = hi - lo
-            _potrf_lower(potrf, at(lo, lo), b, n)  # the diagonal tile
+            _potrf_lower(potrf, at(lo, lo), b, n, rows_first)  # the diagonal tile
             if hi == n:
                 break
             rows = _threads.split(n - hi, max(1, min(_threads.PARTS, (n - hi) // 64)))
 
             def panel(p):  # A[r, lo:hi] <- A[r, lo:hi] L_tt^-T for the part's rows r
                 r0, r1 = rows[p]
-                trsm(_CBLAS_ROW_MAJOR, _CBLAS_RIGHT, _CBLAS_LOWER, _CBLAS_TRANS, _CBLAS_NON_UNIT, r1 - r0, b, 1.0,
+                trsm(order, _CBLAS_RIGHT, _CBLAS_LOWER, _CBLAS_TRANS, _CBLAS_NON_UNIT, r1 - r0, b, 1.0,
                      at(lo, lo), n, at(hi + r0, lo), n)
 
             _threads.map_parts(panel, len(rows), workers)
@@ -356,10 +361,10 @@ def parted_cholesky(A, threads=None, block=PARTED_BLOCK):
 
             def column(c):  # the tiles of column c below the panel: A[i, c] -= L[i, t] L[c, t]^T for i >= c
                 c0, c1 = later[c], later[c + 1]
-                syrk(_CBLAS_ROW_MAJOR, _CBLAS_LOWER, _CBLAS_NO_TRANS, c1 - c0, b, -1.0, at(c0, lo), n, 1.0,
+                syrk(order, _CBLAS_LOWER, _CBLAS_NO_TRANS, c1 - c0, b, -1.0, at(c0, lo), n, 1.0,
                      at(c0, c0), n)
                 if c1 < n:
-                    gemm(_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS, n - c1, c1 - c0, b, -1.0, at(c1, lo), n,
+                    gemm(order, _CBLAS_NO_TRANS, _CBLAS_TRANS, n - c1, c1 - c0, b, -1.0, at(c1, lo), n,
                          at(c0, lo), n, 1.0, at(c1, c0), n)
 
             _threads.map_parts(column, len(later) - 1, workers)

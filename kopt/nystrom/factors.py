@@ -28,7 +28,7 @@ import numpy as np
 
 from ..contract.components import Kernel
 from ..numerics.backend import get_namespace
-from ..numerics.linalg import released_trsm, solve_triangular
+from ..numerics.linalg import parted_cholesky, released_trsm, solve_triangular
 from ..numerics.threads import blas_threads, parallel_map
 
 #: rows of P's lower triangle written per block (:meth:`CenterFactors.factor`) at most: three block × M float64
@@ -350,8 +350,9 @@ class CenterFactors:
                rows: np.ndarray | None = None) -> None:
         """Factor P = ``scale`` U Uᵀ + ``lam`` I (``scale`` G + ``lam`` I where ``gram`` is set) in the buffer.
 
-        The factor goes to the buffer's strict lower triangle (L̃, unit diagonal) and ``l_diag`` (D), the product on
-        ``threads`` of kopt's workers (the same bits on any count); U's upper triangle and diagonal are kept.
+        The factor goes to the buffer's strict lower triangle (L̃, unit diagonal) and ``l_diag`` (D), the product and
+        the factor on ``threads`` of kopt's workers (the same bits on any count); U's upper triangle and diagonal are
+        kept.
 
         With ``weights`` the estimate of T weighs its rows (a Newton system's curvature at them): P = ``scale`` T̂_w +
         ``lam`` I with T̂_w = mean_j w_j z_j z_jᵀ over the estimate's rows, z_j = U⁻ᵀ k(kept, x_j).  Where neither
@@ -366,7 +367,8 @@ class CenterFactors:
         lam : float
             λ.
         threads : int, optional
-            kopt's worker threads for the product.
+            kopt's worker threads for the product and the Cholesky factor (by tiles in fixed parts:
+            :func:`kopt.numerics.linalg.parted_cholesky`).
         weights : array of shape (m,), optional
             One float64 weight per row of the estimate: the kept centers, ``rows``, or the drawn centers.
         rows : array of shape (m, d), optional
@@ -408,12 +410,14 @@ class CenterFactors:
         with blas_threads(1):  # the same bits on any thread count (a threaded LAPACK Cholesky's follow the cores)
             try:
                 if xp is np:
-                    from scipy.linalg import lapack
+                    # by tiles in fixed parts on kopt's workers: the lower triangle and the diagonal alone, in place
+                    if parted_cholesky(U, threads=threads) is None:
+                        from scipy.linalg import lapack
 
-                    # Fortran order: LAPACK reads and writes the lower triangle and the diagonal alone, in place
-                    L, info = lapack.dpotrf(U, lower=1, clean=0, overwrite_a=1)
-                    if info != 0 or not np.shares_memory(L, U):
-                        raise np.linalg.LinAlgError("the Nystrom preconditioner is not positive definite")
+                        # NumPy's BLAS lacks the entries: LAPACK on one thread (Fortran order: the lower triangle)
+                        L, info = lapack.dpotrf(U, lower=1, clean=0, overwrite_a=1)
+                        if info != 0 or not np.shares_memory(L, U):
+                            raise np.linalg.LinAlgError("the Nystrom preconditioner is not positive definite")
                 else:  # pragma: no cover - GPU only: the factor is made in a copy, then written back below U
                     L = xp.linalg.cholesky(xp.tril(U) + xp.tril(U, -1).T)
                     if not bool(xp.all(xp.isfinite(xp.diagonal(L)))):

@@ -138,10 +138,12 @@ def test_the_systems_triangular_solves_are_the_same_bits_on_one_or_two_threads(m
     np.testing.assert_allclose(out[1][1] @ U, K, rtol=1e-11, atol=1e-11)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("n, block", [(700, 256), (513, 128), (64, 256)])
-def test_the_parted_factor_is_the_same_bits_on_one_or_two_threads(n, block):
+def test_the_parted_factor_is_the_same_bits_on_one_or_two_threads(n, block, order):
     """parted_cholesky cuts the work by tiles of the matrix, not by threads: 1 and 2 worker threads (and BLAS held to
-    one thread or not) give the same bits; the factor is L with A = LLᵀ, and the strict upper triangle is kept."""
+    one thread or not) give the same bits, in C order or in Fortran order (the Nystrom preconditioner's buffer); the
+    factor is L with A = LLᵀ, and the strict upper triangle is kept."""
     _needs_released()
     from threadpoolctl import threadpool_limits
 
@@ -149,10 +151,12 @@ def test_the_parted_factor_is_the_same_bits_on_one_or_two_threads(n, block):
 
     A = _spd(n, seed=9)
     A[np.triu_indices(n, 1)] = -3.0  # not read, and left as it was
+    A = np.asarray(A, order=order)
     out = {}
     for count in (1, 2):
         with threadpool_limits(count):
-            out[count] = parted_cholesky(A.copy(), threads=count, block=block)
+            out[count] = parted_cholesky(A.copy(order=order), threads=count, block=block)
+            assert out[count].flags[f"{order}_CONTIGUOUS"]
     np.testing.assert_array_equal(out[1], out[2])
     L = np.tril(out[1])
     full = np.tril(A) + np.tril(A, -1).T
@@ -162,7 +166,7 @@ def test_the_parted_factor_is_the_same_bits_on_one_or_two_threads(n, block):
     B[n // 2, n // 2] = -1.0  # not positive definite: said, as cholesky says it
     with pytest.raises(np.linalg.LinAlgError, match="positive definite"):
         parted_cholesky(B, threads=2, block=block)
-    assert parted_cholesky(np.asfortranarray(full), threads=2) is None  # C order only: the caller factors another way
+    assert parted_cholesky(full[::2, ::2], threads=2) is None  # neither order: the caller factors another way
 
 
 def test_the_systems_few_column_products_are_the_same_bits_on_one_or_two_blas_threads():
