@@ -368,7 +368,7 @@ class CenterFactors:
             λ.
         threads : int, optional
             kopt's worker threads for the product and the Cholesky factor (by tiles in fixed parts:
-            :func:`kopt.numerics.linalg.parted_cholesky`).
+            ``kopt.numerics.linalg.parted_cholesky``).
         weights : array of shape (m,), optional
             One float64 weight per row of the estimate: the kept centers, ``rows``, or the drawn centers.
         rows : array of shape (m, d), optional
