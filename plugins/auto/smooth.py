@@ -90,12 +90,15 @@ class LossPath:
                 "seconds": self.seconds, "passes": self.passes}
 
 
-def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, budget, log, threads=None, walk=True):
+def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, budget, log, threads=None, walk=True,
+              shared=None):
     """The λ path of ``loss`` on the sample's rows, scored on the held-out rows; None where no λ was afforded.
 
     ``sample``, ``validation``: indices into the training rows; ``centers``: indices into ``sample`` of the search's
     chosen centers (drawn); ``kernel``: at the chosen bandwidth; ``lam``: the search's λ, where the walk starts;
-    ``walk``: False for a λ the spec gives (that λ alone)."""
+    ``walk``: False for a λ the spec gives (that λ alone); ``shared``: a dict the paths of one screen share (on the
+    same rows, centers and kernel), in which the first path leaves its CG: the next takes its kept centers and U
+    (:meth:`kopt.nystrom.NystromCG.reweighted`, no pass) instead of factoring the centers again."""
     from kopt.nystrom import NewtonRows, NystromCG, SmoothNewton, best_offset, estimate_positions
 
     t0 = time.perf_counter()
@@ -108,10 +111,16 @@ def loss_path(problem, loss, sample, validation, centers, kernel, lam, metric, b
     w_va = None if w is None else to_numpy(w[vx])
     X = _rows.take(problem.X, sx)
     X_va = _rows.take(problem.X, vx)
-    C = _rows.dense(X, xp.asarray(centers), xp, problem.dtype)
-    cg = NystromCG(kernel, X, None, C, dtype=problem.dtype, weights=ws, threads=threads)
+    made = None if shared is None else shared.get("cg")
+    if made is not None:  # an earlier loss's path on these rows, centers and kernel: its centers' factor, no pass
+        cg = made.reweighted(X, None, ws, threads=threads)
+    else:
+        C = _rows.dense(X, xp.asarray(centers), xp, problem.dtype)
+        cg = NystromCG(kernel, X, None, C, dtype=problem.dtype, weights=ws, threads=threads)
+        budget.count(work.cg_factors(int(cg.M)))
+        if shared is not None:
+            shared["cg"] = cg
     M, n, d, outputs = int(cg.M), int(X.shape[0]), int(problem.d), int(Y.shape[1])
-    budget.count(work.cg_factors(M))
     offset = best_offset(loss, Y, ws)
     positions, more = estimate_positions(problem.rng("newton_estimate"), n, d, np.asarray(centers), M,
                                          problem.features.centers == "uniform")

@@ -532,11 +532,13 @@ class AutoSolver(Solver):
         # the screen's own work budget: where the square loss stands, the grown centers see the search's as before
         screen = work.Budget(smooth.screen_work(len(rows), int(best.centers), int(problem.d)), budget.seconds,
                              rule="the loss screen's own")
-        paths = []
+        paths, shared = [], {}  # one factor of the centers for both losses' paths (the same rows and kernel)
         for name in smooth.AUTO_LOSSES:
             loss = registry().get("loss", name)()
             paths.append(smooth.loss_path(problem, loss, rows, va, found.centers, kernel, best.lam, chosen.metric,
-                                          screen.share(screen.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log))
+                                          screen.share(screen.left() / (len(smooth.AUTO_LOSSES) - len(paths))), log,
+                                          shared=shared))
+        del shared  # its CG's M x M buffer goes with it
         picked, chosen.loss_record = smooth.choose_loss(problem, first.full_score, first.full_rows, paths,
                                                         chosen.metric)
         chosen.loss_record["work_flops"] = screen.spent

@@ -71,6 +71,35 @@ def test_the_loss_left_to_auto_scores_the_logistic_loss_and_the_squared_hinge(sm
         assert r.report["spec"]["model"]["loss"]["name"] == record["chosen"]
 
 
+def test_the_screen_s_two_paths_factor_the_centers_once_and_score_as_with_their_own(small_sample, monkeypatch):
+    """The logistic loss's and the squared hinge's paths run on the same sample rows, centers and kernel: the second
+    takes the first's kept centers and U (no second pivoted Cholesky of the centers), and its path, λ and held-out
+    scores are bit for bit those of a path that factors the centers itself."""
+    from kopt.nystrom import cg as cg_mod
+    from kopt_plugins.auto import smooth as smooth_mod
+
+    X, y, Xt, yt = _data()
+    made = []
+    center_factors = cg_mod.center_factors
+    monkeypatch.setattr(cg_mod, "center_factors", lambda *a, **k: made.append(1) or center_factors(*a, **k))
+    paths = []
+    loss_path = smooth_mod.loss_path
+    monkeypatch.setattr(smooth_mod, "loss_path", lambda *a, **k: paths.append(loss_path(*a, **k)) or paths[-1])
+    shared = kopt.solve(_spec({"name": "auto"}), data=(X, y, Xt, yt))
+    screens = len(made)
+    monkeypatch.setattr(smooth_mod, "loss_path", lambda *a, shared=None, **k: paths.append(loss_path(*a, **k))
+                        or paths[-1])
+    made.clear()
+    own = kopt.solve(_spec({"name": "auto"}), data=(X, y, Xt, yt))
+    assert screens == len(made) - 1  # one factor of the centers fewer: the second path's
+    assert len(paths) == 4 and all(p is not None for p in paths)
+    first, second = paths[:2], paths[2:]
+    for a, b in zip(first, second):
+        assert a.loss == b.loss and a.lam == b.lam and a.path == b.path and a.passes == b.passes
+        np.testing.assert_array_equal(a.scores, b.scores)
+    assert shared.auto["loss"]["chosen"] == own.auto["loss"]["chosen"]
+
+
 def test_another_loss_is_chosen_only_past_two_standard_errors():
     rng = np.random.default_rng(0)
     square = (rng.random(2000) < 0.85).astype(float)
