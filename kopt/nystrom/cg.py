@@ -619,14 +619,17 @@ class NystromCG:
             self.set_lambda(lam)
         return self.factors.precondition(r)
 
-    def start(self, lam: float, v: np.ndarray | None = None, *, direction: bool = True) -> dict:
+    def start(self, lam: float, v: np.ndarray | None = None, *, direction: bool = True,
+              refreshed: dict | None = None) -> dict:
         """CG's state at λ from v: zero (no pass) or a warm start (one pass with float64 products).
 
         Factors the preconditioner at ``lam`` (:meth:`set_lambda`).  A warm start is usually near its solution, where
         float32 rounding would be most of the residual, so its T v and scores come from float64 products
         (:meth:`replace_residual`).  With ``direction=False`` a warm start's search direction, and with it the
         preconditioner's factor, is left to its first :meth:`step`: a start that may already be solved is checked
-        (:meth:`confirm`, no pass) before an M x M factor is made for it.
+        (:meth:`confirm`, no pass) before an M x M factor is made for it.  A start from ``refreshed``, this CG's state
+        at another λ refreshed and not stepped since (a λ path's last λ, solved at its confirmation), makes no pass:
+        T v and the scores are v's at any λ, and only the residual is λ's (the same bits as a start from its v).
 
         Parameters
         ----------
@@ -636,6 +639,9 @@ class NystromCG:
             The whitened coefficients to start from; None starts from zero.
         direction : bool, optional
             Whether a warm start's search direction is made now (False: at its first :meth:`step`).
+        refreshed : dict, optional
+            Instead of ``v``: a state of this CG with its ``precise`` mark (:meth:`refresh`), whose ``v``, ``Tv`` and
+            ``scores`` the start takes over (the arrays themselves: the state is not read again).
 
         Returns
         -------
@@ -646,7 +652,7 @@ class NystromCG:
         Raises
         ------
         ValueError
-            ``v`` is not of shape (M, k).
+            ``v`` is not of shape (M, k), or ``refreshed`` is given with ``v`` or is not refreshed.
         KoptError
             The preconditioner is not positive definite at ``lam`` (:meth:`set_lambda`).
 
@@ -669,7 +675,15 @@ class NystromCG:
         (0.0001, (20, 1))
         >>> "p" in cg.start(1e-4, s["v"], direction=False)  # made by the first step, with the factor at 1e-4
         False
+        >>> at = cg.refresh(cg.start(1e-4, s["v"]))  # refreshed, not stepped since: the next λ starts with no pass
+        >>> passes = cg.passes
+        >>> bool(np.all(cg.start(1e-5, refreshed=at)["v"] == s["v"])), cg.passes == passes
+        (True, True)
         """
+        if refreshed is not None:
+            if v is not None or not refreshed.get("precise"):
+                raise ValueError("refreshed: a state refreshed at its own v and not stepped since, given without v")
+            return self._start_refreshed(lam, refreshed, direction)
         C = self.b.shape[1]
         if v is not None:
             v = self.xp.array(v, dtype=np.float64)
@@ -682,6 +696,18 @@ class NystromCG:
         if v is None:
             return self._zero_state()
         return self.replace_residual({"v": v}) if direction else self.refresh({"v": v})
+
+    def _start_refreshed(self, lam, refreshed, direction):
+        """:meth:`start` from a refreshed state at another λ: its T v and scores, the residual at λ (as
+        :meth:`refresh` makes it), no pass."""
+        if direction:
+            self.set_lambda(lam)
+        else:
+            self._defer_factor(lam)
+        s = {k: refreshed[k] for k in ("v", "Tv", "scores")}
+        s["r"] = self.b - s["Tv"] - self.lam * s["v"]
+        s["precise"] = True
+        return self.restart(s) if direction else s
 
     def _defer_factor(self, lam):
         """λ set without factoring the preconditioner: :meth:`precondition` factors it at λ where it is first

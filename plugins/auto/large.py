@@ -188,15 +188,18 @@ def path_work(M, n, d, outputs=1):
     return PLANNED_STEPS * work.cg_step(n, M, d, outputs) + work.cg_factors(M) + work.cg_lambda(M)
 
 
-def solve_lambda(cg, lam, v, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
-    """``(state, relative gap, steps, solved)``: CG at λ from ``v`` (warm; None: zero) until the λ is solved,
-    ``max_steps`` steps, or ``out_of_time()`` (the user's wall-clock limit; None: none) says so.
+def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
+    """``(state, relative gap, steps, solved)``: CG at λ from ``start`` until the λ is solved, ``max_steps`` steps, or
+    ``out_of_time()`` (the user's wall-clock limit; None: none) says so.  ``start``: None (zero), coefficients v
+    (warm: one pass), or the state this function returned solved at another λ of ``cg`` (warm, no pass: its
+    confirmation refreshed it, and the start takes its products: :meth:`kopt.nystrom.NystromCG.start`'s
+    ``refreshed``; :func:`start_pass`).
 
     Solved: a confirmed relative gap (:meth:`kopt.nystrom.NystromCG.confirm`, the certificate krr_pcg stops on) of
     :data:`SEARCH_TOL`, the gap the solve on every row is held to, so that no λ is chosen which that solve cannot
     certify.  The gap returned is to the best confirmed dual value (the carried one before the first confirmation).
     The confirmations' passes are ``state["replacements"]`` (the budget counts them)."""
-    s = cg.start(lam, v)
+    s = cg.start(lam, refreshed=start) if _refreshed(start) else cg.start(lam, _coefficients(start))
     gap, steps, solved = math.inf, 0, False
     while steps < max_steps:
         cg.step(s)
@@ -207,6 +210,21 @@ def solve_lambda(cg, lam, v, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
         if solved or (out_of_time is not None and out_of_time()):
             break
     return s, gap, steps, solved
+
+
+def _refreshed(start):
+    """Whether a λ's ``start`` is a CG state refreshed at its v and not stepped since (a solved λ's)."""
+    return isinstance(start, dict) and bool(start.get("precise"))
+
+
+def _coefficients(start):
+    """A λ's start as coefficients: None, ``start`` itself, or a state's ``v``."""
+    return start["v"] if isinstance(start, dict) else start
+
+
+def start_pass(start) -> int:
+    """The passes a λ's warm ``start`` makes (:func:`solve_lambda`): one, none from zero or from a refreshed state."""
+    return int(start is not None and not _refreshed(start))
 
 
 @dataclasses.dataclass
@@ -307,8 +325,8 @@ def _probe_factor(problem, kernel, factor, lam, p, metric, share, threads, n_sam
         count(p.lam_work + (taken + s.get("replacements", 0)) * step)
         if not solved:
             break  # smaller λ are harder still: not a choice
-        v = s["v"]
-        S = to_numpy(cg.scores_of(p.X_val, v, kern)) + p.mu
+        v = s  # the next λ starts from this one's refreshed state
+        S = to_numpy(cg.scores_of(p.X_val, s["v"], kern)) + p.mu
         rows[k] = scoring.outcomes(metric, S, p.Y_val, p.y_scale)
         scores[k] = scoring.score(metric, rows[k])
         if k - direction in scores and scoring.gain(metric, scores[k - direction], scores[k]) < scoring.MIN_GAIN[
@@ -579,15 +597,17 @@ def _grown_cg(problem, kernel, order, M, fit, validation, budget, threads) -> _G
     Y = problem.label_matrix()
     w = problem.sample_weight
     fit_x = xp.asarray(fit)
-    mu = target_offset(Y[fit_x], None if w is None else w[fit_x])
-    if problem.partitions is not None:  # a Dask cluster: the same CG on every row there, one round a step
-        return _grown_on_cluster(problem, kernel, order, M, C, Y, mu, validation, budget)
     # the validation rows ride in every pass with weight 0 (their scores come free); the fit rows' weights are scaled
     # to mean 1 over the n rows, so the passes' (1/n) sums are the fit rows' (weighted) means -- the weights
     # data.held_out gives the same rows (kopt.running.assemble.LocalRows.fit_weights)
     weights = xp.zeros(n, dtype=np.float64)
     weights[fit_x] = xp.ones(len(fit)) if w is None else w[fit_x]
     weights *= n / float(xp.sum(weights))
+    # the intercept as krr_pcg's solve on these weights makes it (NystromSolver.init), bit for bit: that solve's
+    # targets are then this CG's, and the factors it takes over need no pass for b (NystromCG.reweighted)
+    mu = target_offset(Y, weights)
+    if problem.partitions is not None:  # a Dask cluster: the same CG on every row there, one round a step
+        return _grown_on_cluster(problem, kernel, order, M, C, Y, mu, validation, budget)
     Yc = Y - mu  # the centered targets, once (the gap reads them every step)
     cg = NystromCG(kernel, problem.X, Yc, C, dtype=problem.dtype, weights=weights, threads=threads)
     budget.count(work.cg_factors(M))
@@ -692,11 +712,11 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
             break
         s, gap, taken, solved = solve_lambda(g.cg, lam, v, problem.loss, g.Y, max_steps=allowed,
                                              out_of_time=out_of_time if budget.seconds is not None else None)
-        # the steps, the confirmations, and a start from v's pass (float64 products: NystromCG.start)
-        budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + (v is not None)) * g.step_work)
+        # the steps, the confirmations, and a warm start's pass (float64 products: NystromCG.start), where it made one
+        budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + start_pass(v)) * g.step_work)
         out.steps += taken
         warm = bool(out.path)  # warm from the path's last λ (a start from a smaller model is not)
-        v = s["v"]
+        v = s  # the next λ starts from this state: with no pass where it was solved (refreshed at its confirmation)
         if not solved:
             # a λ CG does not solve within the steps is not a choice: its iterate is another (early-stopped) model
             cut = taken < MAX_STEPS  # the work budget (or the time limit) cut this λ's steps
@@ -711,7 +731,7 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         out.raw[i] = to_numpy(g.cg.scores_at(s, g.validation)) + g.mu  # the held-out rows' scores (the calibration's)
         out.outcomes[i] = scoring.outcomes(metric, out.raw[i], g.Y_val, g.y_scale)
         out.scores[i] = scoring.score(metric, out.outcomes[i])
-        out.points[i] = v.copy()
+        out.points[i] = s["v"].copy()
         warm_steps = taken if warm else None
         out.path[f"{lam:g}"] = round(out.scores[i], 6)
         log(f"auto: {g.M} centers on {g.n} rows, lambda {lam:g}: validation {metric} {abs(out.scores[i]):.5g} "

@@ -185,6 +185,87 @@ def test_a_warm_start_not_yet_solved_steps_from_its_check():
     assert eager.n_iter == warm.n_iter and np.array_equal(_scores(eager, Xt), _scores(warm, Xt))
 
 
+@pytest.mark.parametrize("direction", [True, False])
+def test_a_start_from_a_refreshed_state_at_another_lambda_makes_no_pass_and_the_same_bits(direction):
+    """A λ path's next λ from the last one's refreshed state (a solved λ's, refreshed at its confirmation): T v and
+    the scores are v's at any λ, so the start takes them with no pass and is the state a start from v makes (its
+    float64 pass) bit for bit; CG steps on from it to the same bits."""
+    X, y, _, _ = _data()
+    kernel = GaussianKernel(bandwidth=1.5)
+    Y = y[:, None].astype(np.float64)
+    cg = NystromCG(kernel, X, Y, X[:200], dtype="float32")
+    s = cg.start(1e-3)
+    for _ in range(6):
+        s = cg.step(s)
+    at = cg.refresh(s)  # as a confirmation leaves it
+    v = at["v"].copy()
+    passes = cg.passes
+    taken = cg.start(1e-4, refreshed=at, direction=direction)
+    assert cg.passes == passes
+    made = cg.start(1e-4, v, direction=direction)
+    assert cg.passes == passes + 1
+    assert sorted(taken) == sorted(made)
+    for key in made:
+        assert np.array_equal(taken[key], made[key]), key
+    for state in (taken, made):
+        for _ in range(3):
+            state = cg.step(state)
+    assert np.array_equal(taken["v"], made["v"]) and np.array_equal(taken["scores"], made["scores"])
+
+
+def test_a_start_from_a_state_not_refreshed_or_beside_v_is_refused():
+    X, y, _, _ = _data(n=300)
+    cg = NystromCG(GaussianKernel(bandwidth=1.5), X, y[:, None].astype(np.float64), X[:40], dtype="float64")
+    s = cg.step(cg.start(1e-3))  # stepped: its products are the steps', not a refresh's
+    with pytest.raises(ValueError, match="refreshed"):
+        cg.start(1e-4, refreshed=s)
+    with pytest.raises(ValueError, match="without v"):
+        cg.start(1e-4, s["v"], refreshed=cg.refresh(s))
+
+
+def test_the_grown_path_starts_each_next_lambda_from_the_solved_one_with_no_pass(small_sample):
+    """solve_lambda from the state it returned solved at the λ before: no start pass, and the same λ solved to the
+    same bits, steps and gap as from that state's coefficients (the pass it saves); start_pass counts it."""
+    large = small_sample
+    problem = _wiggly_problem("refreshed-walk")
+    Y = problem.label_matrix() - problem.label_matrix().mean(axis=0)
+    cg = NystromCG(problem.kernel, problem.X, Y, np.asarray(problem.X[:128]), dtype=problem.dtype)
+    first, _, _, solved = large.solve_lambda(cg, 1e-3, None, problem.loss, Y)
+    assert solved and first.get("precise")
+    v = first["v"].copy()
+    passes = cg.passes
+    taken = large.solve_lambda(cg, 10 ** -3.5, first, problem.loss, Y)
+    saved = cg.passes - passes
+    passes = cg.passes
+    made = large.solve_lambda(cg, 10 ** -3.5, v, problem.loss, Y)
+    assert cg.passes - passes == saved + 1
+    assert taken[1:] == made[1:] and np.array_equal(taken[0]["v"], made[0]["v"])
+    assert (large.start_pass(None), large.start_pass(v), large.start_pass(first)) == (0, 1, 0)
+
+
+def test_the_grown_walk_hands_each_solved_lambda_on_as_its_state(small_sample, monkeypatch):
+    """The grown path's walk down: every λ after a solved one starts from that λ's refreshed state (no pass)."""
+    from kopt.nystrom.centers import center_order
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    starts, real = [], large.solve_lambda
+
+    def recording(cg, lam, start, *args, **kwargs):
+        out = real(cg, lam, start, *args, **kwargs)
+        starts.append((large.start_pass(start), out[3]))
+        return out
+
+    monkeypatch.setattr(large, "solve_lambda", recording)
+    monkeypatch.setattr(large.scoring, "gain", lambda metric, before, after: 1.0)  # every smaller λ gains: walk on
+    problem = _wiggly_problem("walk-states")
+    fit, va = large.split(problem.n, 5)
+    grown = large.grown_path(problem, problem.kernel, center_order(problem, 256), 256, 1e-3, fit=fit, validation=va,
+                             metric="accuracy", log=lambda line: None, threads=None, budget=work.Budget(1e13, None))
+    assert grown is not None and len(starts) >= 3
+    assert all(made == 0 for (made, _), (_, solved) in zip(starts[1:], starts) if solved)
+
+
 @pytest.mark.slow
 def test_the_passes_hold_one_block_per_part_never_n_by_m(monkeypatch):
     """Memory O(M² + chunk · M + n C): the traced peak of a solve stays far below the n × M kernel matrix."""
@@ -336,6 +417,23 @@ def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_
     moved = kopt.solve(r.report["spec"], data=(X, flipped, Xt, yt))
     assert again.metrics["accuracy"] == pytest.approx(r.metrics["accuracy"], abs=0.01)
     np.testing.assert_array_equal(again.model.decision_function(Xt), moved.model.decision_function(Xt))
+
+
+@pytest.mark.slow
+def test_auto_hands_a_regression_its_targets_bit_for_bit_so_the_solve_makes_one_pass(small_sample):
+    """A regression's fit-rows model: the grown path centers its targets with the intercept krr_pcg's solve makes on
+    the same weights (their weighted mean, to the last bit), so the solve takes the search's b as it is and its
+    start's float64 pass is its only one."""
+    X, _, Xt, _ = _wiggly(n=20000)
+    f = np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.1 * np.random.default_rng(1).standard_normal(len(X))
+    f_t = np.sin(3 * Xt[:, 0]) * np.sin(3 * Xt[:, 1])
+    spec = {"name": "auto-held-real", "seed": 5, "model": {"loss": {"name": "square"},
+                                                           "kernel": {"name": "gaussian"}},
+            "solver": {"name": "auto", "budget": 60, "max_centers": 32}}
+    r = kopt.solve(spec, data=(X, 3.0 + f, Xt, 3.0 + f_t))
+    assert r.auto["route"] == "krr_pcg" and r.auto["held_out"] is not None
+    assert r.success and r.n_iter == 0 and r.info["reused_search_factors"]
+    assert r.info["passes"] == 1 and r.info["replacements"] == 0
 
 
 def test_what_the_held_out_rows_could_gain_is_the_learning_curve_per_doubling():
