@@ -236,6 +236,8 @@ class NystromCG:
         """The rows' side: the passes, b (None without targets ``Y``: :meth:`weighted_system` gives it), and the
         preconditioner's scale (w̄/M)."""
         same = Y is not None and self._same_rows(X, Y, weights)
+        if not same:  # what a refreshed state's products are of (refreshed_here): these rows, targets and weights
+            self.binding = object()
         self.weights, self.Y = weights, Y
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
         if Y is None:
@@ -347,6 +349,7 @@ class NystromCG:
 
         out = copy.copy(self)
         out.weights, out.Y, out.b, out.lam = weights, None, b, None
+        out.binding = object()  # other weights and b: this CG's refreshed states are not its
         out.rows = RowPass(self.kernel, self.rows.X, self.C, self.dtype, weights, threads=self.rows.threads)
         out.estimate_weights, out.estimate_rows = estimate_weights, estimate_rows
         if estimate_weights is not None:
@@ -640,8 +643,8 @@ class NystromCG:
         direction : bool, optional
             Whether a warm start's search direction is made now (False: at its first :meth:`step`).
         refreshed : dict, optional
-            Instead of ``v``: a state of this CG with its ``precise`` mark (:meth:`refresh`), whose ``v``, ``Tv`` and
-            ``scores`` the start takes over (the arrays themselves: the state is not read again).
+            Instead of ``v``: a state refreshed on this CG's rows, targets and weights and not stepped since
+            (:meth:`refreshed_here`), whose ``v``, ``Tv`` and ``scores`` the start copies (the state is left as it is).
 
         Returns
         -------
@@ -652,7 +655,7 @@ class NystromCG:
         Raises
         ------
         ValueError
-            ``v`` is not of shape (M, k), or ``refreshed`` is given with ``v`` or is not refreshed.
+            ``v`` is not of shape (M, k), or ``refreshed`` is given with ``v`` or is not :meth:`refreshed_here`.
         KoptError
             The preconditioner is not positive definite at ``lam`` (:meth:`set_lambda`).
 
@@ -681,8 +684,9 @@ class NystromCG:
         (True, True)
         """
         if refreshed is not None:
-            if v is not None or not refreshed.get("precise"):
-                raise ValueError("refreshed: a state refreshed at its own v and not stepped since, given without v")
+            if v is not None or not self.refreshed_here(refreshed):
+                raise ValueError("refreshed: a state refreshed on this CG's rows, targets and weights and not stepped "
+                                 "since, given without v")
             return self._start_refreshed(lam, refreshed, direction)
         C = self.b.shape[1]
         if v is not None:
@@ -704,10 +708,27 @@ class NystromCG:
             self.set_lambda(lam)
         else:
             self._defer_factor(lam)
-        s = {k: refreshed[k] for k in ("v", "Tv", "scores")}
+        s = {k: self.xp.array(refreshed[k], copy=True) for k in ("v", "Tv", "scores")}
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
-        s["precise"] = True
+        s["precise"] = self.binding
         return self.restart(s) if direction else s
+
+    def refreshed_here(self, s: dict) -> bool:
+        """Whether state ``s`` was refreshed (:meth:`refresh`) on this CG's rows, targets and weights -- by this CG,
+        or by the one it was :meth:`reweighted` from on the same ones -- and not stepped since: its T v and scores
+        are then v's here, at any λ (:meth:`start`'s ``refreshed``).
+
+        Parameters
+        ----------
+        s : dict
+            A CG state.
+
+        Returns
+        -------
+        bool
+        """
+        binding = getattr(self, "binding", None)  # None: a CG whose refresh marks no binding (a cluster's)
+        return binding is not None and s.get("precise") is binding
 
     def _defer_factor(self, lam):
         """λ set without factoring the preconditioner: :meth:`precondition` factors it at λ where it is first
@@ -825,8 +846,8 @@ class NystromCG:
         Returns
         -------
         dict
-            ``s`` with ``scores``, ``Tv`` and ``r`` recomputed, and ``precise`` set (its certificate is a confirmed one
-            until the next :meth:`step`: :meth:`confirm`).
+            ``s`` with ``scores``, ``Tv`` and ``r`` recomputed, and ``precise`` set to the rows' binding (its
+            certificate is a confirmed one until the next :meth:`step`: :meth:`confirm`; :meth:`refreshed_here`).
 
         Examples
         --------
@@ -849,7 +870,7 @@ class NystromCG:
         s["scores"] = S
         s["Tv"] = self.factors.whiten(G / self.n)
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
-        s["precise"] = True
+        s["precise"] = self.binding
         return s
 
     def replace_residual(self, s: dict) -> dict:

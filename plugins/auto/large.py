@@ -115,7 +115,8 @@ class GrownPath:
     outcomes; ``validation_scores``: the held-out rows' scores by the model of the fit rows; ``path``: each λ's
     validation score (None: not solved); ``steps``: the CG steps taken (the rung's included); ``cg``: the
     :class:`kopt.nystrom.NystromCG` with its factors, which the solve on every row reuses; ``intercept``: the fit
-    rows' target mean.
+    rows' target mean; ``state``: the best λ's CG state as its confirmation refreshed it (None on a cluster), which
+    a solve on the same rows, targets and weights starts from with no pass.
     """
 
     centers: int
@@ -133,6 +134,7 @@ class GrownPath:
     steps: int
     cg: object
     intercept: np.ndarray
+    state: dict | None = None
 
     def record(self, rows: int) -> dict:
         """The report's trial entry of the grown size, on ``rows`` fit rows."""
@@ -199,7 +201,7 @@ def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None)
     :data:`SEARCH_TOL`, the gap the solve on every row is held to, so that no λ is chosen which that solve cannot
     certify.  The gap returned is to the best confirmed dual value (the carried one before the first confirmation).
     The confirmations' passes are ``state["replacements"]`` (the budget counts them)."""
-    s = cg.start(lam, refreshed=start) if _refreshed(start) else cg.start(lam, _coefficients(start))
+    s = cg.start(lam, refreshed=start) if _refreshed(cg, start) else cg.start(lam, _coefficients(start))
     gap, steps, solved = math.inf, 0, False
     while steps < max_steps:
         cg.step(s)
@@ -212,9 +214,9 @@ def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None)
     return s, gap, steps, solved
 
 
-def _refreshed(start):
-    """Whether a λ's ``start`` is a CG state refreshed at its v and not stepped since (a solved λ's)."""
-    return isinstance(start, dict) and bool(start.get("precise"))
+def _refreshed(cg, start):
+    """Whether a λ's ``start`` is a state refreshed by ``cg`` and not stepped since (a solved λ's)."""
+    return isinstance(start, dict) and cg.refreshed_here(start)
 
 
 def _coefficients(start):
@@ -222,9 +224,10 @@ def _coefficients(start):
     return start["v"] if isinstance(start, dict) else start
 
 
-def start_pass(start) -> int:
-    """The passes a λ's warm ``start`` makes (:func:`solve_lambda`): one, none from zero or from a refreshed state."""
-    return int(start is not None and not _refreshed(start))
+def start_pass(cg, start) -> int:
+    """The passes a λ's ``start`` makes on ``cg`` (:func:`solve_lambda`): one from coefficients, none from zero or
+    from a state ``cg`` refreshed."""
+    return int(start is not None and not _refreshed(cg, start))
 
 
 @dataclasses.dataclass
@@ -439,6 +442,7 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
             return None
         rung.seconds = time.perf_counter() - t0
         rung.cg.release_preconditioner()
+        rung.state = None  # its scores on every row are not held through the grown path (a start from it makes a pass)
     factor, lam_start = 1.0, first.lam
     if plan.probes(M2):  # within the work cost(M2) planned for it
         share = budget.share(2 * len(PROBE_FACTORS) * path_work(M2 // 2, plan.sample_n, plan.d, plan.outputs))
@@ -667,17 +671,23 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     if not walked.scores:
         log(f"auto: no lambda solved at {M2} centers within the budget: the sample's choice stands")
         return None
-    # the largest λ solved, replaced by a smaller one only where it gains MIN_GAIN over it (the ladder's rule for more
-    # centers): a smaller gain is within what the rule calls none, and the larger λ is better conditioned
-    best = None
-    for k in sorted(walked.scores):  # from the largest λ down
-        if best is None or scoring.gain(metric, walked.scores[best], walked.scores[k]) >= scoring.MIN_GAIN[metric]:
-            best = k
+    best = _best_lambda(walked.scores, metric)
     g.cg.release_preconditioner()  # the solve on every row factors its own at its λ
     return GrownPath(centers=int(M2), kept_centers=int(g.cg.M), bandwidth_factor=1.0, kernel=kernel, lam=LAMBDAS[best],
                      lam_index=best, score=walked.scores[best], v=walked.points[best], rows=walked.outcomes[best],
                      validation_scores=walked.raw[best], path=walked.path, seconds=time.perf_counter() - t0,
-                     steps=walked.steps, cg=g.cg, intercept=g.mu)
+                     steps=walked.steps, cg=g.cg, intercept=g.mu, state=walked.states.get(best))
+
+
+def _best_lambda(scores, metric):
+    """The index of the largest λ solved, replaced by a smaller one only where it gains MIN_GAIN over it (the ladder's
+    rule for more centers): a smaller gain is within what the rule calls none, and the larger λ is better
+    conditioned."""
+    best = None
+    for k in sorted(scores):  # from the largest λ down
+        if best is None or scoring.gain(metric, scores[best], scores[k]) >= scoring.MIN_GAIN[metric]:
+            best = k
+    return best
 
 
 @dataclasses.dataclass
@@ -691,6 +701,9 @@ class _Walked:
     raw: dict = dataclasses.field(default_factory=dict)
     path: dict = dataclasses.field(default_factory=dict)
     steps: int = 0
+    #: the refreshed CG state of the λ that would be chosen now (:func:`_best_lambda`), the one a solve after the
+    #: search starts from with no pass, and of the last λ solved (the next λ's start)
+    states: dict = dataclasses.field(default_factory=dict)
 
 
 def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> _Walked:
@@ -713,7 +726,7 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         s, gap, taken, solved = solve_lambda(g.cg, lam, v, problem.loss, g.Y, max_steps=allowed,
                                              out_of_time=out_of_time if budget.seconds is not None else None)
         # the steps, the confirmations, and a warm start's pass (float64 products: NystromCG.start), where it made one
-        budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + start_pass(v)) * g.step_work)
+        budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + start_pass(g.cg, v)) * g.step_work)
         out.steps += taken
         warm = bool(out.path)  # warm from the path's last λ (a start from a smaller model is not)
         v = s  # the next λ starts from this state: with no pass where it was solved (refreshed at its confirmation)
@@ -732,6 +745,9 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         out.outcomes[i] = scoring.outcomes(metric, out.raw[i], g.Y_val, g.y_scale)
         out.scores[i] = scoring.score(metric, out.outcomes[i])
         out.points[i] = s["v"].copy()
+        out.states[i] = s
+        keep = {i, _best_lambda(out.scores, metric)}
+        out.states = {k: state for k, state in out.states.items() if k in keep}
         warm_steps = taken if warm else None
         out.path[f"{lam:g}"] = round(out.scores[i], 6)
         log(f"auto: {g.M} centers on {g.n} rows, lambda {lam:g}: validation {metric} {abs(out.scores[i]):.5g} "

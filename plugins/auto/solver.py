@@ -641,7 +641,10 @@ class AutoSolver(Solver):
             bandwidth_factor=best.bandwidth_factor * grown.bandwidth_factor,
             bandwidth=grown.kernel.options.as_dict().get("bandwidth", best.bandwidth))
         # on a cluster the grown CG's rows stay there until the solve on every row makes its own (no factors handed on)
-        chosen.start = {"v": grown.v} if self.on_cluster else {"v": grown.v, "factors": grown.cg}
+        # (and the chosen λ's state as its confirmation refreshed it: on the same rows, targets and weights -- the fit
+        # rows' model, data.held_out -- the solve starts from it with no pass)
+        chosen.start = {"v": grown.v} if self.on_cluster else {"v": grown.v, "factors": grown.cg,
+                                                                 "refreshed": grown.state}
         # the held-out rows rode in every pass of the grown path with weight 0: their scores by the chosen settings'
         # model of the fit rows are the calibration's (no second solve on a split of its own)
         chosen.held_out = {"rows": va, "scores": grown.validation_scores,

@@ -84,11 +84,13 @@ class NystromPCG(NystromSolver):
     def cadence(self, state):
         return 1, 0  # the gap every iteration (O(n C) from what CG carries); holdout metrics at the end
 
-    def init(self, problem, start=None, factors=None, model=None):
+    def init(self, problem, start=None, factors=None, model=None, refreshed=None):
         """CG at v = 0, or from ``start`` (v of a run at another λ, or of the planner's solve on most rows), or from
         ``model`` ``(C, w)``: another model of the same kernel on the same columns (``solver: auto``'s search),
         projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); ``factors``: a :class:`.cg.NystromCG`
-        whose U is reused where it was made on this problem's centers, kernel and dtype (``solver: auto``'s search)."""
+        whose U is reused where it was made on this problem's centers, kernel and dtype (``solver: auto``'s search);
+        ``refreshed``: that CG's state at ``start`` as its last confirmation refreshed it, taken with no pass where
+        this problem's rows, targets and weights are its own (:meth:`kopt.nystrom.NystromCG.refreshed_here`)."""
         if problem.partitions is not None:  # on a Dask cluster
             from . import distributed
 
@@ -104,7 +106,11 @@ class NystromPCG(NystromSolver):
             start = cg.projected(*model)
         # a warm start's direction, and the preconditioner's factor, wait for the first step: the start may already be
         # solved (the search's λ, certified there), which the check before any step finds with no pass
-        state.update(cg=cg, C=cg.C, U=cg.U, **cg.start(problem.lam, start, direction=False))
+        if refreshed is not None and cg.refreshed_here(refreshed):  # the search's own rows: its products stand
+            begun = cg.start(problem.lam, refreshed=refreshed, direction=False)
+        else:
+            begun = cg.start(problem.lam, start, direction=False)
+        state.update(cg=cg, C=cg.C, U=cg.U, **begun)
         state["w"] = cg.coef(state["v"])
         return state
 
@@ -169,7 +175,8 @@ class NystromPCG(NystromSolver):
             return state
         # a warm start (another λ, or solver: auto's search): CG restarts from v, on the search's factors where they
         # are this problem's (the same centers, kernel and dtype), or from the search's model projected on its centers
-        return self.init(problem, start=saved.get("v"), factors=saved.get("factors"), model=saved.get("model"))
+        return self.init(problem, start=saved.get("v"), factors=saved.get("factors"), model=saved.get("model"),
+                         refreshed=saved.get("refreshed"))
 
     def warm_state(self, saved, lam_from, lam_to):
         return {"v": saved["v"]}

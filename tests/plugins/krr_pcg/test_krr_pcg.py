@@ -213,14 +213,23 @@ def test_a_start_from_a_refreshed_state_at_another_lambda_makes_no_pass_and_the_
     assert np.array_equal(taken["v"], made["v"]) and np.array_equal(taken["scores"], made["scores"])
 
 
-def test_a_start_from_a_state_not_refreshed_or_beside_v_is_refused():
+def test_a_start_from_a_state_not_refreshed_here_or_beside_v_is_refused():
+    """A refreshed state is its rows', targets' and weights': a CG reweighted on the same ones takes it, one on other
+    targets or weights does not; a state stepped since its refresh is no one's."""
     X, y, _, _ = _data(n=300)
-    cg = NystromCG(GaussianKernel(bandwidth=1.5), X, y[:, None].astype(np.float64), X[:40], dtype="float64")
+    Y = y[:, None].astype(np.float64)
+    cg = NystromCG(GaussianKernel(bandwidth=1.5), X, Y, X[:40], dtype="float64")
     s = cg.step(cg.start(1e-3))  # stepped: its products are the steps', not a refresh's
+    assert not cg.refreshed_here(s)
     with pytest.raises(ValueError, match="refreshed"):
         cg.start(1e-4, refreshed=s)
+    at = cg.refresh(s)
     with pytest.raises(ValueError, match="without v"):
-        cg.start(1e-4, s["v"], refreshed=cg.refresh(s))
+        cg.start(1e-4, s["v"], refreshed=at)
+    assert cg.refreshed_here(at) and cg.reweighted(X, Y.copy(), None).refreshed_here(at)
+    assert not cg.reweighted(X, 2 * Y, None).refreshed_here(at)
+    assert not cg.reweighted(X, Y, np.full(len(X), 2.0)).refreshed_here(at)
+    assert not cg.weighted_system(np.ones(len(X)), cg.b).refreshed_here(at)
 
 
 def test_the_grown_path_starts_each_next_lambda_from_the_solved_one_with_no_pass(small_sample):
@@ -240,7 +249,7 @@ def test_the_grown_path_starts_each_next_lambda_from_the_solved_one_with_no_pass
     made = large.solve_lambda(cg, 10 ** -3.5, v, problem.loss, Y)
     assert cg.passes - passes == saved + 1
     assert taken[1:] == made[1:] and np.array_equal(taken[0]["v"], made[0]["v"])
-    assert (large.start_pass(None), large.start_pass(v), large.start_pass(first)) == (0, 1, 0)
+    assert (large.start_pass(cg, None), large.start_pass(cg, v), large.start_pass(cg, first)) == (0, 1, 0)
 
 
 def test_the_grown_walk_hands_each_solved_lambda_on_as_its_state(small_sample, monkeypatch):
@@ -253,7 +262,7 @@ def test_the_grown_walk_hands_each_solved_lambda_on_as_its_state(small_sample, m
 
     def recording(cg, lam, start, *args, **kwargs):
         out = real(cg, lam, start, *args, **kwargs)
-        starts.append((large.start_pass(start), out[3]))
+        starts.append((large.start_pass(cg, start), out[3]))
         return out
 
     monkeypatch.setattr(large, "solve_lambda", recording)
@@ -407,9 +416,9 @@ def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_
     assert r.report["spec"]["data"]["held_out"] == {"rows": 400, "seed": 5}
     assert r.report["data"]["held_out_rows"] == 400 and "on the 19,600 fit rows" in auto["why"]
     assert r.success and r.info["rel_gap"] <= 1e-2 and r.info["reused_search_factors"]
-    # the start's float64 pass alone, its certificate a confirmed one: no step, no confirmation, no preconditioner
-    # (b -- the rows, targets and weights -- is the search's)
-    assert r.n_iter == 0 and r.info["passes"] == 1 and r.info["replacements"] == 0
+    # no pass at all, its certificate a confirmed one: no step, no confirmation, no preconditioner (b, and the
+    # products at the chosen λ's solution -- the rows, targets and weights -- are the search's)
+    assert r.n_iter == 0 and r.info["passes"] == 0 and r.info["replacements"] == 0
     (_, held), = make_splits(len(y), 5, validation=400 / len(y))
     flipped = y.copy()
     flipped[held] = -flipped[held]
@@ -420,10 +429,10 @@ def test_auto_keeps_the_fit_rows_model_where_the_held_out_rows_could_not_change_
 
 
 @pytest.mark.slow
-def test_auto_hands_a_regression_its_targets_bit_for_bit_so_the_solve_makes_one_pass(small_sample):
+def test_auto_hands_a_regression_its_targets_bit_for_bit_so_the_solve_makes_no_pass(small_sample):
     """A regression's fit-rows model: the grown path centers its targets with the intercept krr_pcg's solve makes on
-    the same weights (their weighted mean, to the last bit), so the solve takes the search's b as it is and its
-    start's float64 pass is its only one."""
+    the same weights (their weighted mean, to the last bit), so the solve takes the search's b and the chosen λ's
+    refreshed products as they are: no pass."""
     X, _, Xt, _ = _wiggly(n=20000)
     f = np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.1 * np.random.default_rng(1).standard_normal(len(X))
     f_t = np.sin(3 * Xt[:, 0]) * np.sin(3 * Xt[:, 1])
@@ -433,7 +442,7 @@ def test_auto_hands_a_regression_its_targets_bit_for_bit_so_the_solve_makes_one_
     r = kopt.solve(spec, data=(X, 3.0 + f, Xt, 3.0 + f_t))
     assert r.auto["route"] == "krr_pcg" and r.auto["held_out"] is not None
     assert r.success and r.n_iter == 0 and r.info["reused_search_factors"]
-    assert r.info["passes"] == 1 and r.info["replacements"] == 0
+    assert r.info["passes"] == 0 and r.info["replacements"] == 0
 
 
 def test_what_the_held_out_rows_could_gain_is_the_learning_curve_per_doubling():
