@@ -232,6 +232,49 @@ class NystromCG:
         """
         return self.factors.U
 
+    #: b's value, or None while it waits for its pass (:attr:`b`)
+    _b = None
+    #: whether b is still to be made from the targets and weights
+    _b_pending = False
+
+    @property
+    def b(self):
+        """b = U⁻ᵀ Kᵀ(w ⊙ Y) / n, the right-hand side: made where it is first needed, by its own pass, or by the
+        first :meth:`refresh`'s pass (b's kernel blocks are the refresh's: one evaluation of every block for both,
+        the same bits).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, np.sin(X[:, :1]), X[:20], dtype="float64")
+        >>> cg.passes, cg.b.shape, cg.passes
+        (0, (20, 1), 1)
+        """
+        if self._b_pending:
+            self._set_b(self.rows.adjoint(self._weighted_targets()))
+        return self._b
+
+    @b.setter
+    def b(self, value):
+        self._b, self._b_pending = value, False
+
+    def _weighted_targets(self):
+        """w ⊙ Y, the rows b sums."""
+        return self.Y if self.weights is None else self.Y * self.weights[:, None]
+
+    def _set_b(self, adjoint):
+        """b from Kᵀ(w ⊙ Y)."""
+        self.b = self.factors.whiten(adjoint / self.n)
+
+    @property
+    def outputs(self) -> int:
+        """The output columns (one-hot classes): CG's columns."""
+        return int(self.Y.shape[1]) if self._b_pending else int(self.b.shape[1])
+
     def _bind(self, X, Y, weights, threads):
         """The rows' side: the passes, b (None without targets ``Y``: :meth:`weighted_system` gives it), and the
         preconditioner's scale (w̄/M)."""
@@ -242,9 +285,8 @@ class NystromCG:
         self.rows = RowPass(self.kernel, X, self.C, self.dtype, weights, threads=threads)
         if Y is None:
             self.b = None
-        elif not same:
-            Yw = Y if weights is None else Y * weights[:, None]
-            self.b = self.factors.whiten(self.rows.adjoint(Yw) / self.n)
+        elif not same:  # b's pass waits for its first reader, or rides in the first refresh's pass (b)
+            self._b, self._b_pending = None, True
         self.scale = self.factors.scale_for(1.0 if weights is None else float(self.xp.mean(weights)))
         self.lam = None
 
@@ -263,7 +305,7 @@ class NystromCG:
                    threads: int | None = None) -> NystromCG:
         """The same centers and U for other targets or row weights on the same rows.
 
-        One pass for b and no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way);
+        b's pass (where b is first needed, or in the first warm start's pass: :attr:`b`) and no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way);
         no pass at all where the rows, targets and weights are bit for bit the ones b was made from.  The two CGs share
         U's buffer, and so its preconditioner: whichever sets a λ last owns it, and :meth:`precondition` factors it
         again for the other.
@@ -294,8 +336,8 @@ class NystromCG:
         >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
         >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
         >>> other = cg.reweighted(X, np.cos(X[:, :1]), None)
-        >>> other.U is cg.U, other.passes  # one pass: b for the new targets
-        (True, 1)
+        >>> other.U is cg.U, other.b.shape, other.passes  # b for the new targets: one pass, where first needed
+        (True, (20, 1), 1)
         """
         import copy
 
@@ -688,7 +730,7 @@ class NystromCG:
                 raise ValueError("refreshed: a state refreshed on this CG's rows, targets and weights and not stepped "
                                  "since, given without v")
             return self._start_refreshed(lam, refreshed, direction)
-        C = self.b.shape[1]
+        C = self.outputs
         if v is not None:
             v = self.xp.array(v, dtype=np.float64)
             if v.shape != (self.M, C):
@@ -866,7 +908,11 @@ class NystromCG:
         >>> bool(np.allclose(s["r"], carried))  # float64 rows: the carried residual was already exact
         True
         """
-        S, G = self.rows.products(self.coef(s["v"]), precise=True)
+        if self._b_pending:  # b's pass rides in this one
+            S, G, B = self.rows.products(self.coef(s["v"]), precise=True, adjoint=self._weighted_targets())
+            self._set_b(B)
+        else:
+            S, G = self.rows.products(self.coef(s["v"]), precise=True)
         s["scores"] = S
         s["Tv"] = self.factors.whiten(G / self.n)
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]

@@ -127,7 +127,8 @@ class RowPass:
         return self.bound(rows).astype(self.dtype, copy=False)
 
     def products(self, P: np.ndarray, scores_out: np.ndarray | None = None, weighted: bool = True,
-                 precise: bool = False, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 precise: bool = False, weights: np.ndarray | None = None,
+                 adjoint: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """The scores S = K P and the normal equations' product G = Kᵀ(w ⊙ S), in one evaluation of every kernel block.
 
         The products run in the problem's dtype (float32 by default), each chunk's Kᵀ(w ⊙ S) summed into float64.
@@ -146,6 +147,9 @@ class RowPass:
         weights : array of shape (n,) or (n, k), optional
             The weights w for this pass alone, instead of the pass's own: one per row, or one per row and column of P
             (each output its own, a Newton step's curvature).
+        adjoint : array of shape (n, j), optional
+            Rows R whose Kᵀ R (:meth:`adjoint`, the same bits) this pass makes too, from the same kernel blocks;
+            with ``precise`` only.
 
         Returns
         -------
@@ -153,6 +157,8 @@ class RowPass:
             K P, float64.
         G : array of shape (M, k)
             Kᵀ(w ⊙ S), float64.
+        A : array of shape (M, j)
+            Kᵀ R, float64: where ``adjoint`` is given.
 
         Examples
         --------
@@ -173,6 +179,8 @@ class RowPass:
         True
         """
         xp = self.xp
+        if adjoint is not None and not precise:
+            raise ValueError("products(adjoint=...) makes Kᵀ R with float64 products: precise=True")
         P = xp.asarray(P)
         dtype = np.dtype(np.float64) if precise else self.dtype
         Pd = P.astype(dtype)
@@ -182,6 +190,7 @@ class RowPass:
 
         def work(p):
             acc = xp.zeros((self.M, C), dtype=np.float64)
+            extra = None if adjoint is None else xp.zeros((self.M, adjoint.shape[1]), dtype=np.float64)
             for lo, hi in self.chunks[p::_threads.PARTS]:
                 K = self.block(lo, hi).astype(dtype, copy=False)
                 s = K @ Pd
@@ -189,21 +198,24 @@ class RowPass:
                 if w is not None:
                     s = s * (w[lo:hi, None] if w.ndim == 1 else w[lo:hi]).astype(dtype)
                 acc += K.T @ s
-            return acc
+                if extra is not None:
+                    extra += K.T @ adjoint[lo:hi]
+            return acc if extra is None else (acc, extra)
 
-        G = self._summed(work)
-        return S, G
+        if adjoint is None:
+            return S, self._summed(work)
+        G, A = self._summed(work)
+        return S, G, A
 
     def _summed(self, work):
         """One pass: ``work(p)`` on every part (BLAS held to one thread inside kopt's workers), the parts' M x C sums
-        added in part order, so the bits do not depend on the thread count."""
+        (or tuples of them) added in part order, so the bits do not depend on the thread count."""
         with _threads.blas_threads(1):
             parts = _threads.map_parts(work, _threads.PARTS, self.threads)
-        G = parts[0]
-        for g in parts[1:]:
-            G += g
         self.passes += 1
-        return G
+        if isinstance(parts[0], tuple):  # several sums from the same blocks: each added in part order
+            return tuple(_in_order([part[i] for part in parts]) for i in range(len(parts[0])))
+        return _in_order(parts)
 
     def predict_adjoint(self, P: np.ndarray,
                         fn: Callable[[np.ndarray, int, int], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -337,3 +349,11 @@ class RowPass:
         with _threads.blas_threads(1):
             _threads.map_parts(work, _threads.PARTS, self.threads)
         return S
+
+
+def _in_order(parts):
+    """The parts' sums added in part order (the same bits on any thread count)."""
+    total = parts[0]
+    for g in parts[1:]:
+        total += g
+    return total

@@ -158,8 +158,8 @@ def test_a_warm_start_already_solved_ends_after_0_iterations_with_no_factor(monk
     monkeypatch.setattr(CenterFactors, "factor", lambda self, *a, **k: made.append(1) or factor(self, *a, **k))
     spec["output"] = {"dir": str(tmp_path), "checkpoint_every": 1}
     again = kopt.solve(spec, data=(X, y, Xt, yt), start_from=first.snapshot, calibrate=False)  # its own solve
-    # b's pass and the start's float64 pass: no step, no confirmation
-    assert again.status == "converged" and again.n_iter == 0 and again.info["passes"] == 2 and not made
+    # the start's float64 pass, b's riding in it: no step, no confirmation
+    assert again.status == "converged" and again.n_iter == 0 and again.info["passes"] == 1 and not made
     assert again.info["rel_gap"] <= 1e-6 and [p["iteration"] for p in again.trace] == [0]
     np.testing.assert_allclose(_scores(again, Xt), _scores(first, Xt), rtol=0, atol=1e-12)
     assert list(tmp_path.glob("*checkpoint*"))  # the checkpoint of iteration 0
@@ -211,6 +211,28 @@ def test_a_start_from_a_refreshed_state_at_another_lambda_makes_no_pass_and_the_
         for _ in range(3):
             state = cg.step(state)
     assert np.array_equal(taken["v"], made["v"]) and np.array_equal(taken["scores"], made["scores"])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_b_rides_in_the_first_refresh_pass_to_the_same_bits(weighted):
+    """A new CG makes b with its first warm start's float64 pass (one pass for both), the same bits as b made by its
+    own pass first; read before any start, b makes its own pass."""
+    X, y, _, _ = _data()
+    Y = np.column_stack([y, -0.5 * y]).astype(np.float64)
+    w = np.random.default_rng(2).uniform(0.5, 1.5, len(X)) if weighted else None
+    make = lambda: NystromCG(GaussianKernel(bandwidth=1.5), X, Y, X[:120], dtype="float32", weights=w)  # noqa: E731
+    v = np.random.default_rng(3).standard_normal((120, 2)) * 1e-2
+    fused, apart = make(), make()
+    assert fused.passes == apart.passes == 0 and fused.outputs == 2
+    b = apart.b.copy()  # its own pass
+    assert apart.passes == 1
+    one = fused.start(1e-4, v)
+    two = apart.start(1e-4, v)
+    assert fused.passes == 1 and apart.passes == 2
+    assert np.array_equal(fused.b, b)
+    assert sorted(one) == sorted(two)
+    for key in ("v", "Tv", "scores", "r", "p", "rz"):
+        assert np.array_equal(one[key], two[key]), key
 
 
 def test_a_start_from_a_state_not_refreshed_here_or_beside_v_is_refused():
