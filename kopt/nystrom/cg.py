@@ -238,10 +238,15 @@ class NystromCG:
     _b_pending = False
 
     @property
-    def b(self):
+    def b(self) -> np.ndarray:
         """b = U⁻ᵀ Kᵀ(w ⊙ Y) / n, the right-hand side: made where it is first needed, by its own pass, or by the
         first :meth:`refresh`'s pass (b's kernel blocks are the refresh's: one evaluation of every block for both,
         the same bits).
+
+        Returns
+        -------
+        array of shape (M, k)
+            b, float64 (None for a CG made without targets until :meth:`weighted_system` gives it).
 
         Examples
         --------
@@ -272,7 +277,23 @@ class NystromCG:
 
     @property
     def outputs(self) -> int:
-        """The output columns (one-hot classes): CG's columns."""
+        """The output columns (one-hot classes): CG's columns, read without making b.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, np.column_stack([X[:, 0], X[:, 1]]), X[:20], dtype="float64")
+        >>> cg.outputs, cg.passes
+        (2, 0)
+        """
         return int(self.Y.shape[1]) if self._b_pending else int(self.b.shape[1])
 
     def _bind(self, X, Y, weights, threads):
@@ -768,6 +789,21 @@ class NystromCG:
         Returns
         -------
         bool
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kopt.contract.registry import registry
+        >>> from kopt.nystrom import NystromCG
+        >>> X = np.random.default_rng(0).normal(size=(200, 2))
+        >>> Y = np.sin(X[:, :1])
+        >>> kernel = registry().get("kernel", "gaussian")(bandwidth=1.0)
+        >>> cg = NystromCG(kernel, X, Y, X[:20], dtype="float64")
+        >>> s = cg.refresh(cg.start(1e-3))
+        >>> cg.refreshed_here(s), cg.reweighted(X, Y, None).refreshed_here(s)
+        (True, True)
+        >>> cg.refreshed_here(cg.step(s)), cg.reweighted(X, 2 * Y, None).refreshed_here(cg.refresh(s))
+        (False, False)
         """
         binding = getattr(self, "binding", None)  # None: a CG whose refresh marks no binding (a cluster's)
         return binding is not None and s.get("precise") is binding

@@ -160,6 +160,11 @@ class RowPass:
         A : array of shape (M, j)
             Kᵀ R, float64: where ``adjoint`` is given.
 
+        Raises
+        ------
+        ValueError
+            ``adjoint`` without ``precise``.
+
         Examples
         --------
         >>> import numpy as np

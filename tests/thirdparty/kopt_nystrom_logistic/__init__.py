@@ -12,8 +12,8 @@ Newton's step from v is a weighted ridge regression on the same centers (iterati
 
     (T_D + λI) v⁺ = U⁻ᵀ Kᵀ D y⁺ / n,   D_i = w_i ℓ''(f_i),   y⁺_i = f_i − ℓ'(f_i)/ℓ''(f_i),
 
-kopt.nystrom.NystromCG's system for row weights D and targets y⁺: ``factors.reweighted(X, y⁺, D)`` (one pass for
-its right-hand side; U is made once, the preconditioner at each step).  CG starts at the current v, where its
+kopt.nystrom.NystromCG's system for row weights D and targets y⁺: ``factors.reweighted(X, y⁺, D)`` (its right-hand
+side made in the first refresh's pass; U is made once, the preconditioner at each step).  CG starts at the current v, where its
 residual is −∇J(v), so the step's accuracy is relative to the gradient, and runs until its preconditioned
 residual is ``forcing`` times the first.  A backtracking line search on J costs no pass (the scores are linear in
 v).  Each iteration ends with one float64 pass at the new point (RowPass.predict_adjoint): the scores f and
