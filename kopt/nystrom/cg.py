@@ -105,8 +105,9 @@ class NystromCG:
 
     The calling order:
 
-    1. ``cg = NystromCG(kernel, X, Y, C, dtype=...)`` makes U and b (one pass), or ``cg.reweighted(X, Y, weights)``
-       reuses another CG's centers and U for other targets or weights (one pass for b, no M³ work), or
+    1. ``cg = NystromCG(kernel, X, Y, C, dtype=...)`` makes U, and b where it is first needed (its own pass, or
+       within the first warm start's: :attr:`b`), or ``cg.reweighted(X, Y, weights)`` reuses another CG's centers
+       and U for other targets or weights (b likewise, no M³ work), or
        ``cg.weighted_system(weights, b)`` for rows weighed by a smooth loss's curvature and a given right-hand side
        (no pass: a Newton step's system, :class:`SmoothNewton`);
     2. ``s = cg.start(lam)`` factors the preconditioner at λ (:meth:`set_lambda`) and returns CG's state, from
@@ -326,8 +327,9 @@ class NystromCG:
                    threads: int | None = None) -> NystromCG:
         """The same centers and U for other targets or row weights on the same rows.
 
-        b's pass (where b is first needed, or in the first warm start's pass: :attr:`b`) and no M³ work (``solver: auto`` hands its search's factors to the solve on every row this way);
-        no pass at all where the rows, targets and weights are bit for bit the ones b was made from.  The two CGs share
+        b's pass (where b is first needed, or in the first warm start's pass: :attr:`b`) and no M³ work (``solver:
+        auto`` hands its search's factors to the solve on every row this way); no pass at all where the rows, targets
+        and weights are bit for bit the ones b was made from.  The two CGs share
         U's buffer, and so its preconditioner: whichever sets a λ last owns it, and :meth:`precondition` factors it
         again for the other.
 
