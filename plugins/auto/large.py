@@ -729,7 +729,9 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + start_pass(g.cg, v)) * g.step_work)
         out.steps += taken
         warm = bool(out.path)  # warm from the path's last λ (a start from a smaller model is not)
-        v = s  # the next λ starts from this state: with no pass where it was solved (refreshed at its confirmation)
+        # the next λ starts from this state where it was solved (refreshed at its confirmation: no pass), else from
+        # its coefficients (the unsolved state's arrays are not held through the next λ)
+        v = s if solved else s["v"]
         if not solved:
             # a λ CG does not solve within the steps is not a choice: its iterate is another (early-stopped) model
             cut = taken < MAX_STEPS  # the work budget (or the time limit) cut this λ's steps
