@@ -647,7 +647,9 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     ``walk``: whether the path walks down from its first λ solved (False: that λ is the path, the rung's test).
     ``start``: ``(C, w)``, a smaller model of the same kernel measured before at ``lam_start``, which the first λ's CG
     starts from, projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); None: from zero.  A λ below
-    what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried.
+    what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried; where the work
+    left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
+    (:func:`_first_affordable`).
 
     Returns
     -------
@@ -667,6 +669,7 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     if start is not None:  # the smaller model's function on these centers: the first λ starts near its solution
         v = g.cg.projected(*start)
         budget.count(work.kernel_values(int(g.cg.M), int(start[0].shape[0]), int(problem.d)))
+    first = _first_affordable(g, budget, first, log)
     walked = _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0)
     if not walked.scores:
         log(f"auto: no lambda solved at {M2} centers within the budget: the sample's choice stands")
@@ -723,12 +726,12 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         allowed = _steps_allowed(g, budget, i, first, warm_steps, log)
         if allowed is None:
             break
+        started = v is not None  # from a model (the last λ's, or a smaller one's projected), not from zero
         s, gap, taken, solved = solve_lambda(g.cg, lam, v, problem.loss, g.Y, max_steps=allowed,
                                              out_of_time=out_of_time if budget.seconds is not None else None)
         # the steps, the confirmations, and a warm start's pass (float64 products: NystromCG.start), where it made one
         budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + start_pass(g.cg, v)) * g.step_work)
         out.steps += taken
-        warm = bool(out.path)  # warm from the path's last λ (a start from a smaller model is not)
         # the next λ starts from this state where it was solved (refreshed at its confirmation: no pass), else from
         # its coefficients (the unsolved state's arrays are not held through the next λ)
         v = s if solved else s["v"]
@@ -750,7 +753,7 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         out.states[i] = s
         keep = {i, _best_lambda(out.scores, metric)}
         out.states = {k: state for k, state in out.states.items() if k in keep}
-        warm_steps = taken if warm else None
+        warm_steps = taken if started else None
         out.path[f"{lam:g}"] = round(out.scores[i], 6)
         log(f"auto: {g.M} centers on {g.n} rows, lambda {lam:g}: validation {metric} {abs(out.scores[i]):.5g} "
             f"({out.steps} CG steps so far, gap {gap:.2g}) [{budget.words()}]")
@@ -764,10 +767,32 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
     return out
 
 
+def _first_affordable(g, budget, first, log):
+    """The first λ's index: half a decade above ``first`` where the work left affords fewer than :data:`MAX_STEPS` CG
+    steps (the steps a λ may take) and a larger λ is on the grid.  CG's steps grow as λ falls, so a λ the work cannot
+    see to its cap may end unsolved with nothing chosen; the larger λ is solved in fewer steps, and the walk comes down
+    to ``first`` where the work left affords it (docs/design/large-route.md).  Counted, so the same on every machine."""
+    from .planner import LAMBDAS
+
+    affordable = _affordable_steps(g, budget)
+    if first == 0 or affordable >= MAX_STEPS:
+        return first
+    log(f"auto: {g.M} centers on {g.n} rows: the work left affords {affordable} CG steps, fewer than the {MAX_STEPS} a "
+        f"lambda may take: the path starts half a decade above lambda {LAMBDAS[first]:g}, at {LAMBDAS[first - 1]:g} "
+        f"[{budget.words()}]")
+    return first - 1
+
+
+def _affordable_steps(g, budget):
+    """The CG steps the work left affords at one more λ of ``g`` (its preconditioner's factor first); a confirmation's
+    pass, at most one in REFRESH_EVERY steps, counts as a step."""
+    return int(max(0.0, budget.left() - work.cg_lambda(g.M)) // (g.step_work * (1 + 1 / REFRESH_EVERY)))
+
+
 def _steps_allowed(g, budget, i, first, warm_steps, log):
     """The CG steps λ index ``i`` may take, or None where it is not started: below the λ floor (but the first), no
-    work left for a step, or fewer steps left than the last λ took from its warm start (CG's steps grow as λ falls,
-    so a λ the work left cannot solve would choose nothing).  Counted, so the cut is the same on every machine."""
+    work left for a step, or fewer steps left than the last λ solved took from its start (a model: the λ above's, or a
+    smaller model's projected; CG's steps grow as λ falls, so a λ the work left cannot solve would choose nothing).  Counted, so the cut is the same on every machine."""
     from .planner import LAMBDAS
 
     lam = LAMBDAS[i]
@@ -775,14 +800,12 @@ def _steps_allowed(g, budget, i, first, warm_steps, log):
         log(f"auto: {g.M} centers on {g.n} rows: lambda {lam:g} is below what the float32 kernel values resolve "
             f"({g.floor:.2g}): not tried")
         return None
-    # a confirmation's pass, at most one in REFRESH_EVERY steps, counts as a step
-    allowed = min(MAX_STEPS, int(max(0.0, budget.left() - work.cg_lambda(g.M))
-                                 // (g.step_work * (1 + 1 / REFRESH_EVERY))))
+    allowed = min(MAX_STEPS, _affordable_steps(g, budget))
     if allowed < 1:
         log(f"auto: {g.M} centers on {g.n} rows: no work left for lambda {lam:g} [{budget.words()}]")
         return None
     if warm_steps is not None and allowed < warm_steps:
         log(f"auto: {g.M} centers on {g.n} rows, lambda {lam:g}: the work left affords {allowed} CG steps, fewer than "
-            f"the {warm_steps} lambda {LAMBDAS[i - 1]:g} took from its warm start: not started [{budget.words()}]")
+            f"the {warm_steps} lambda {LAMBDAS[i - 1]:g} took from its start: not started [{budget.words()}]")
         return None
     return allowed

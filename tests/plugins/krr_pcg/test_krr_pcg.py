@@ -695,6 +695,76 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
                for line in lines), lines
 
 
+def test_the_grown_path_starts_half_a_decade_up_where_the_work_cannot_see_a_lambda_to_its_cap(small_sample):
+    """Where the work left affords fewer CG steps than a λ may take (MAX_STEPS), the path's first λ is half a decade
+    above the sample's (a smaller λ needs more steps, and one cut unsolved chooses nothing) and the walk comes down
+    from there; with the work to spare it starts at the sample's λ."""
+    from kopt.nystrom.centers import center_order
+    from kopt_plugins.auto import work
+    from kopt_plugins.auto.planner import LAMBDAS
+
+    large = small_sample
+    problem = _wiggly_problem("start-above")
+    fit, va = large.split(problem.n, 5)
+    order = center_order(problem, 256)
+    step = work.cg_step(problem.n, 256, int(problem.d)) * (1 + 1 / REFRESH_EVERY)
+    at = LAMBDAS.index(1e-3)
+
+    def path(budget):
+        lines = []
+        return large.grown_path(problem, problem.kernel, order, 256, 1e-3, fit=fit, validation=va, metric="accuracy",
+                                log=lines.append, threads=None, budget=budget), lines
+
+    free, lines = path(work.Budget(1e13, None))
+    assert list(free.path)[0] == "0.001" and not any("starts half a decade above" in line for line in lines), lines
+    factors = work.cg_factors(256) + work.cg_lambda(256)
+    for affords in (large.MAX_STEPS - 1, 12):
+        tight, lines = path(work.Budget(factors + (affords + 0.5) * step, None))
+        assert list(tight.path)[0] == f"{LAMBDAS[at - 1]:g}", (affords, lines)
+        assert any(f"affords {affords} CG steps, fewer than the {large.MAX_STEPS}" in line
+                   and "starts half a decade above lambda 0.001, at 0.00316228" in line for line in lines), lines
+    enough, lines = path(work.Budget(factors + (large.MAX_STEPS + 0.5) * step, None))
+    assert list(enough.path)[0] == "0.001", lines
+
+
+def test_a_lambda_below_one_started_from_a_smaller_model_needs_the_steps_that_one_took(small_sample, monkeypatch):
+    """Walking down from a first λ solved from a smaller model's projection (not from zero), the next λ is started
+    only where the work left affords the steps the first took: fewer would choose nothing."""
+    from kopt.nystrom.centers import center_order
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    problem = _wiggly_problem("afford-projected")
+    fit, va = large.split(problem.n, 5)
+    order = center_order(problem, 256)
+    common = dict(fit=fit, validation=va, metric="accuracy", threads=None)
+    small = large.grown_path(problem, problem.kernel, order, 64, 1e-3, walk=False, log=lambda line: None,
+                             budget=work.Budget(1e13, None), **common)
+    start = (small.cg.C, small.cg.coef(small.v))
+
+    class Counted(work.Budget):  # the work counted after each call
+        def count(self, flops):
+            super().count(flops)
+            spent.append(self.spent)
+
+    lines, spent = [], []
+    free = large.grown_path(problem, problem.kernel, order, 256, 1e-3, start=start, log=lines.append,
+                            budget=Counted(1e13, None), **common)
+    first = int(re.search(r"\((\d+) CG steps so far", next(line for line in lines if "CG steps so far" in line)).group(1))
+    assert len(free.path) >= 2 and first >= 2, lines
+    # a λ may take one step more than the first took: the work below affords every step of the first λ
+    monkeypatch.setattr(large, "MAX_STEPS", first + 1)
+    step = work.cg_step(problem.n, 256, int(problem.d)) * (1 + 1 / REFRESH_EVERY)
+    # the factors, the projection and the first λ's work (spent[2]), then one step fewer than it took for the next
+    lines = []
+    cut = large.grown_path(problem, problem.kernel, order, 256, 1e-3, start=start, log=lines.append,
+                           budget=work.Budget(spent[2] + work.cg_lambda(256) + (first - 1 + 0.5) * step, None),
+                           **common)
+    assert list(cut.path) == list(free.path)[:1], lines
+    assert any(f"affords {first - 1} CG steps, fewer than the {first} lambda 0.001 took from its start" in line
+               and "not started" in line for line in lines), lines
+
+
 def test_the_bandwidth_probe_spends_no_more_than_its_share(small_sample):
     """The probe runs within the work its plan counted, a third of it to each bandwidth factor: with less than it
     used freely, every factor is still probed (the first does not starve the others) and what it counted stays within
