@@ -455,9 +455,12 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     start = first.model if rung is None else (rung.cg.C, rung.cg.coef(rung.v))
     if factor != 1.0:  # the probe chose another bandwidth: a model of the old kernel is no start
         start = None
+    # the rung's model, solved at lam_start on every fit row, is a start a few steps from the grown size's solution:
+    # the path starts there whatever the work left (_first_affordable)
+    solved = start is not None and rung is not None and math.isclose(rung.lam, lam_start, rel_tol=1e-4)
     # the rung's buffer ((2 M₁)², at most a quarter of the grown size's) is kept: its model stands where the grown does not
     grown = grown_path(problem, kernel, plan.order, M2, lam_start, steps_before=0 if rung is None else rung.steps,
-                       start=start, **common)
+                       start=start, start_solved=solved, **common)
     if grown is None:
         if rung is not None:
             log(f"auto: {M2} centers did not solve: the rung's {RUNG * plan.M1} centers are the grown model")
@@ -640,15 +643,16 @@ def _grown_on_cluster(problem, kernel, order, M, C, Y, mu, validation, budget) -
 
 
 def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric, log, threads, budget,
-               steps_before=0, walk=True, start=None):
+               steps_before=0, walk=True, start=None, start_solved=False):
     """The λ path at ``M2`` centers (the first M2 of the center ``order``) on every fit row by conjugate gradients, the
     validation rows riding in each pass with weight 0.
 
     ``walk``: whether the path walks down from its first λ solved (False: that λ is the path, the rung's test).
     ``start``: ``(C, w)``, a smaller model of the same kernel measured before at ``lam_start``, which the first λ's CG
     starts from, projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); None: from zero.  A λ below
-    what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried; where the work
-    left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
+    what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried.
+    ``start_solved``: whether ``start`` is a model CG solved at ``lam_start`` on every fit row (the rung's); where it is
+    not and the work left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
     (:func:`_first_affordable`).
 
     Returns
@@ -669,7 +673,8 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     if start is not None:  # the smaller model's function on these centers: the first λ starts near its solution
         v = g.cg.projected(*start)
         budget.count(work.kernel_values(int(g.cg.M), int(start[0].shape[0]), int(problem.d)))
-    first = _first_affordable(g, budget, first, log)
+    if not start_solved:
+        first = _first_affordable(g, budget, first, log)
     walked = _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0)
     if not walked.scores:
         log(f"auto: no lambda solved at {M2} centers within the budget: the sample's choice stands")
@@ -768,10 +773,11 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
 
 
 def _first_affordable(g, budget, first, log):
-    """The first λ's index: half a decade above ``first`` where the work left affords fewer than :data:`MAX_STEPS` CG
-    steps (the steps a λ may take) and a larger λ is on the grid.  CG's steps grow as λ falls, so a λ the work cannot
-    see to its cap may end unsolved with nothing chosen; the larger λ is solved in fewer steps, and the walk comes down
-    to ``first`` where the work left affords it (docs/design/large-route.md).  Counted, so the same on every machine."""
+    """The first λ's index where no CG has solved it on every fit row: half a decade above ``first`` where the work
+    left affords fewer than :data:`MAX_STEPS` CG steps (the steps a λ may take) and a larger λ is on the grid.  CG's
+    steps grow as λ falls, and the sample's λ was chosen by a direct solve on its rows, so a λ the work cannot see to
+    its cap may end unsolved with nothing chosen; the larger λ is solved in fewer steps, and the walk comes down to
+    ``first`` where the work left affords it (docs/design/large-route.md).  Counted, so the same on every machine."""
     from .planner import LAMBDAS
 
     affordable = _affordable_steps(g, budget)

@@ -698,7 +698,8 @@ def test_the_grown_path_starts_no_lambda_the_work_left_cannot_solve(small_sample
 def test_the_grown_path_starts_half_a_decade_up_where_the_work_cannot_see_a_lambda_to_its_cap(small_sample):
     """Where the work left affords fewer CG steps than a λ may take (MAX_STEPS), the path's first λ is half a decade
     above the sample's (a smaller λ needs more steps, and one cut unsolved chooses nothing) and the walk comes down
-    from there; with the work to spare it starts at the sample's λ."""
+    from there; with the work to spare, or from a model CG solved at that λ on every row (the rung's), it starts at the
+    sample's λ."""
     from kopt.nystrom.centers import center_order
     from kopt_plugins.auto import work
     from kopt_plugins.auto.planner import LAMBDAS
@@ -710,10 +711,10 @@ def test_the_grown_path_starts_half_a_decade_up_where_the_work_cannot_see_a_lamb
     step = work.cg_step(problem.n, 256, int(problem.d)) * (1 + 1 / REFRESH_EVERY)
     at = LAMBDAS.index(1e-3)
 
-    def path(budget):
+    def path(budget, start_solved=False):
         lines = []
         return large.grown_path(problem, problem.kernel, order, 256, 1e-3, fit=fit, validation=va, metric="accuracy",
-                                log=lines.append, threads=None, budget=budget), lines
+                                log=lines.append, threads=None, budget=budget, start_solved=start_solved), lines
 
     free, lines = path(work.Budget(1e13, None))
     assert list(free.path)[0] == "0.001" and not any("starts half a decade above" in line for line in lines), lines
@@ -725,6 +726,8 @@ def test_the_grown_path_starts_half_a_decade_up_where_the_work_cannot_see_a_lamb
                    and "starts half a decade above lambda 0.001, at 0.00316228" in line for line in lines), lines
     enough, lines = path(work.Budget(factors + (large.MAX_STEPS + 0.5) * step, None))
     assert list(enough.path)[0] == "0.001", lines
+    solved, lines = path(work.Budget(factors + 12.5 * step, None), start_solved=True)
+    assert list(solved.path)[0] == "0.001" and not any("half a decade above" in line for line in lines), lines
 
 
 def test_a_lambda_below_one_started_from_a_smaller_model_needs_the_steps_that_one_took(small_sample, monkeypatch):
