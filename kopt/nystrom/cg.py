@@ -1033,11 +1033,13 @@ class NystromCG:
 
         The carried certificate (:meth:`certificate` from what CG carries, no pass) only says when to confirm: where its
         gap meets ``tol``, or where the carried preconditioned residual has fallen tenfold since the last confirmation
-        (either at most once in five steps), or where the carried P meets ``tol`` against the best confirmed dual.  A
-        confirmation is one pass with float64 products that CG continues from (:meth:`replace_residual`); with
-        ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  A state refreshed and not
-        stepped since (a warm start's, :meth:`refresh`) is confirmed as it is, with no pass.  ``s`` keeps
-        ``best_dual``, ``refreshed_at``, ``refreshed_residual`` and ``replacements``, which a checkpoint saves.
+        (the residual's fall at most once in five steps; the gap at once after a confirmation the residual's fall
+        triggered, else at most once in five steps), or where the carried P meets ``tol`` against the best confirmed
+        dual.  A confirmation is one pass with float64 products that CG continues from (:meth:`replace_residual`);
+        with ``final`` (the solve's last step) it refreshes a copy instead and ``s`` is not changed.  A state refreshed
+        and not stepped since (a warm start's, :meth:`refresh`) is confirmed as it is, with no pass.  ``s`` keeps
+        ``best_dual``, ``refreshed_at``, ``refreshed_residual``, ``gap_triggered`` and ``replacements``, which a
+        checkpoint saves.
         docs/design/krr-pcg-certificate.md gives the reasons.
 
         Parameters
@@ -1096,12 +1098,17 @@ class NystromCG:
         residual = self.preconditioned_residual(s)
         since = s.setdefault("refreshed_residual", residual)  # the first check's, before any confirmation
         due = t - s.get("refreshed_at", -REFRESH_EVERY) >= REFRESH_EVERY
-        met = due and ((tol > 0 and carried <= tol) or residual * REPLACE_FALL <= since)
+        # the carried gap meeting tol waits REFRESH_EVERY steps only after a confirmation it triggered itself (near the
+        # float32 floor it meets a tight tol step after step while the refreshed one does not); after one the residual's
+        # fall triggered, it is confirmed at once
+        gap_met = tol > 0 and carried <= tol and (due or not s.get("gap_triggered", 0.0))
+        met = gap_met or (due and residual * REPLACE_FALL <= since)
         confirmed_met = tol > 0 and np.isfinite(best) and Check(objective=P, dual=best).rel_gap <= tol
         if not (final or met or confirmed_met):
             return P, (best if np.isfinite(best) else None), scale, carried, False
         if met or confirmed_met:
             s["refreshed_at"], s["refreshed_residual"] = t, residual
+            s["gap_triggered"] = float(gap_met or confirmed_met)
             s["replacements"] = s.get("replacements", 0) + 1
             fresh = self.replace_residual(s)
         else:  # the last step alone: the state is not changed, so a run continued with a larger cap ends as a fresh one

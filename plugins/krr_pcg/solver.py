@@ -36,7 +36,7 @@ from kopt.nystrom import NystromCG, NystromSolver, dense_centers
 
 #: what :meth:`kopt.nystrom.NystromCG.confirm` keeps in CG's state (the best confirmed dual, where the last
 #: confirmation was and its residual, the replacements so far): in the checkpoint beside CG's own vectors
-CONFIRM_STATE = ("best_dual", "refreshed_at", "refreshed_residual", "replacements")
+CONFIRM_STATE = ("best_dual", "refreshed_at", "refreshed_residual", "gap_triggered", "replacements")
 
 
 class NystromPCG(NystromSolver):

@@ -913,3 +913,31 @@ def test_the_rung_solves_its_first_lambda_and_walks_no_further(small_sample):
     started, spent_started = path(walk=False, start=(small.C[::2], small.coef(once.v)[::2]))
     assert spent_started > spent  # the projection's kernel values and the start's pass are counted
     assert started.path.keys() == once.path.keys()
+
+
+def test_a_gap_met_after_a_confirmation_the_residual_triggered_is_confirmed_at_once():
+    """After a confirmation the residual's tenfold fall triggered, a carried gap meeting tol is confirmed at the step
+    it meets it (it waited REFRESH_EVERY steps before, each a step the solve did not need); after one the gap itself
+    triggered, the next still waits REFRESH_EVERY steps."""
+    from kopt_plugins.kernels.shift_invariant import GaussianKernel
+    from kopt_plugins.losses.regression import SquareLoss
+
+    X, y, _, _ = _wiggly(n=3000)
+    Y = y[:, None].astype(np.float64)
+    square = SquareLoss()
+    seen = 0
+    for bandwidth, lam, tol in ((0.5, 1e-3, 1e-2), (0.5, 1e-4, 1e-3), (1.0, 1e-5, 1e-2), (1.0, 1e-6, 1e-3)):
+        cg = NystromCG(GaussianKernel(bandwidth=bandwidth), X, Y, np.asfortranarray(X[:256]), dtype=np.float32)
+        s, last = cg.start(lam), None  # the last confirmation's step and whether the gap triggered it
+        for t in range(1, 60):
+            cg.step(s)
+            before = s.get("refreshed_at")
+            P, D, _, carried, confirmed = cg.confirm(s, t, tol, square, Y)
+            if carried <= tol and last is not None and not last[1] and t - last[0] < REFRESH_EVERY:
+                seen += 1
+                assert confirmed, (lam, tol, t, last)
+            if s.get("refreshed_at") != before:  # a confirmation: the gap triggered it where it met tol
+                last = (t, carried <= tol)
+            if confirmed and Check(objective=P, dual=D).rel_gap <= tol:
+                break
+    assert seen >= 3  # the case the rule is for occurred
