@@ -798,7 +798,8 @@ def _affordable_steps(g, budget):
 def _steps_allowed(g, budget, i, first, warm_steps, log):
     """The CG steps λ index ``i`` may take, or None where it is not started: below the λ floor (but the first), no
     work left for a step, or fewer steps left than the last λ solved took from its start (a model: the λ above's, or a
-    smaller model's projected; CG's steps grow as λ falls, so a λ the work left cannot solve would choose nothing).  Counted, so the cut is the same on every machine."""
+    smaller model's projected; CG's steps grow as λ falls, so a λ the work left cannot solve would choose nothing).
+    Counted, so the cut is the same on every machine."""
     from .planner import LAMBDAS
 
     lam = LAMBDAS[i]
