@@ -76,6 +76,11 @@ PROBE_STEP = 10.0
 PROBE_MIN_LAMBDA = 1e-10
 #: the rung's center count, a multiple of the sample's (:func:`grow`)
 RUNG = 2
+#: the rung's CG ends once its test is decided: its model gained over the sample's what the validation rows can tell,
+#: and its held-out score moved by less than this share of :data:`.scoring.MIN_GAIN` in its last step (the score
+#: settles long before the gap closes; the grown size starts from it, and the solve on every row certifies whatever
+#: model is chosen: docs/design/large-route.md)
+SETTLED_SHARE = 0.1
 
 
 class RowsGain(NamedTuple):
@@ -190,7 +195,7 @@ def path_work(M, n, d, outputs=1):
     return PLANNED_STEPS * work.cg_step(n, M, d, outputs) + work.cg_factors(M) + work.cg_lambda(M)
 
 
-def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None):
+def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None, until=None):
     """``(state, relative gap, steps, solved)``: CG at λ from ``start`` until the λ is solved, ``max_steps`` steps, or
     ``out_of_time()`` (the user's wall-clock limit; None: none) says so.  ``start``: None (zero), coefficients v
     (warm: one pass), or the state this function returned solved at another λ of ``cg`` (warm, no pass: its
@@ -200,7 +205,8 @@ def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None)
     Solved: a confirmed relative gap (:meth:`kopt.nystrom.NystromCG.confirm`, the certificate krr_pcg stops on) of
     :data:`SEARCH_TOL`, the gap the solve on every row is held to, so that no λ is chosen which that solve cannot
     certify.  The gap returned is to the best confirmed dual value (the carried one before the first confirmation).
-    The confirmations' passes are ``state["replacements"]`` (the budget counts them)."""
+    The confirmations' passes are ``state["replacements"]`` (the budget counts them).  ``until``: a callable of
+    (state, steps) that ends the steps early where it returns True (the rung's test decided: :class:`_RungTest`)."""
     s = cg.start(lam, refreshed=start) if _refreshed(cg, start) else cg.start(lam, _coefficients(start))
     gap, steps, solved = math.inf, 0, False
     while steps < max_steps:
@@ -209,7 +215,7 @@ def solve_lambda(cg, lam, start, loss, Y, max_steps=MAX_STEPS, out_of_time=None)
         P, D, _, carried, confirmed = cg.confirm(s, steps, SEARCH_TOL, loss, Y)
         gap = carried if D is None else Check(objective=P, dual=D).rel_gap
         solved = confirmed and gap <= SEARCH_TOL
-        if solved or (out_of_time is not None and out_of_time()):
+        if solved or (until is not None and until(s, steps)) or (out_of_time is not None and out_of_time()):
             break
     return s, gap, steps, solved
 
@@ -455,8 +461,8 @@ def grow(problem, first, *, kernel, fit, validation, max_centers, metric, log, s
     start = first.model if rung is None else (rung.cg.C, rung.cg.coef(rung.v))
     if factor != 1.0:  # the probe chose another bandwidth: a model of the old kernel is no start
         start = None
-    # the rung's model, solved at lam_start on every fit row, is a start a few steps from the grown size's solution:
-    # the path starts there whatever the work left (_first_affordable)
+    # the rung's model at lam_start on every fit row (solved, or its held-out score settled: _RungTest) is a start a
+    # few steps from the grown size's solution: the path starts there whatever the work left (_first_affordable)
     solved = start is not None and rung is not None and math.isclose(rung.lam, lam_start, rel_tol=1e-4)
     # the rung's buffer ((2 M₁)², at most a quarter of the grown size's) is kept: its model stands where the grown does not
     grown = grown_path(problem, kernel, plan.order, M2, lam_start, steps_before=0 if rung is None else rung.steps,
@@ -520,11 +526,14 @@ def _grown_size(plan, budget, log):
 
 
 def _rung(problem, kernel, plan, first, M2, metric, log, common):
-    """The rung, where the sample's ladder saturated: 2 M₁ centers on every fit row, its first λ solved and no walk
-    down (a test: do more centers pay?).  Its model where it beat the sample's by what the validation rows can tell,
-    else None (the sample's choice stands)."""
+    """The rung, where the sample's ladder saturated: 2 M₁ centers on every fit row, its first λ and no walk down (a
+    test: do more centers pay?), solved, or stopped once it gained and its held-out score settled (:class:`_RungTest`:
+    the test is then decided, and the grown size or the solve on every row certifies what is chosen).  Its model
+    where it beat the sample's by what the validation rows can tell, else None (the sample's choice stands)."""
     M = RUNG * plan.M1
-    rung = grown_path(problem, kernel, plan.order, M, first.lam, walk=False, start=first.model, **common)
+    reference = None if first.full_score is None else (first.full_score, first.full_rows)
+    rung = grown_path(problem, kernel, plan.order, M, first.lam, walk=False, start=first.model, reference=reference,
+                      **common)
     gained = -math.inf if rung is None else scoring.gain(metric, first.full_score, rung.score)
     rows = first.full_rows
     noise = 0.0 if rung is None or rows is None else scoring.GAIN_ERRORS * scoring.gain_error(metric, rows, rung.rows)
@@ -643,7 +652,7 @@ def _grown_on_cluster(problem, kernel, order, M, C, Y, mu, validation, budget) -
 
 
 def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric, log, threads, budget,
-               steps_before=0, walk=True, start=None, start_solved=False):
+               steps_before=0, walk=True, start=None, start_solved=False, reference=None):
     """The λ path at ``M2`` centers (the first M2 of the center ``order``) on every fit row by conjugate gradients, the
     validation rows riding in each pass with weight 0.
 
@@ -653,7 +662,9 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried.
     ``start_solved``: whether ``start`` is a model CG solved at ``lam_start`` on every fit row (the rung's); where it is
     not and the work left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
-    (:func:`_first_affordable`).
+    (:func:`_first_affordable`).  ``reference``: ``(score, outcomes)`` of the sample's model on the validation rows,
+    where ``walk`` is False: the λ's CG ends once its model gained over it and the score settled (:class:`_RungTest`),
+    solved or not.
 
     Returns
     -------
@@ -675,7 +686,7 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
         budget.count(work.kernel_values(int(g.cg.M), int(start[0].shape[0]), int(problem.d)))
     if not start_solved:
         first = _first_affordable(g, budget, first, log)
-    walked = _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0)
+    walked = _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0, reference)
     if not walked.scores:
         log(f"auto: no lambda solved at {M2} centers within the budget: the sample's choice stands")
         return None
@@ -698,6 +709,36 @@ def _best_lambda(scores, metric):
     return best
 
 
+class _RungTest:
+    """The rung's test, read after each of its CG steps (:func:`solve_lambda`'s ``until``): decided where the model
+    gained over the sample's (``reference``: its held-out score and per-row outcomes) what :func:`_rung` calls a gain
+    (:data:`.scoring.MIN_GAIN` and :data:`.scoring.GAIN_ERRORS` standard errors of the paired difference), and its
+    held-out score moved by less than :data:`SETTLED_SHARE` of :data:`.scoring.MIN_GAIN` in the last step.  The
+    held-out rows' scores ride in every pass (:meth:`kopt.nystrom.NystromCG.scores_at`): no pass of its own."""
+
+    def __init__(self, g, reference, metric):
+        self.g, self.metric = g, metric
+        self.reference_score, self.reference_rows = reference
+        self.last = None
+        self.decided = False
+
+    def __call__(self, s, steps) -> bool:
+        from kopt.numerics.backend import to_numpy
+
+        g, metric = self.g, self.metric
+        raw = to_numpy(g.cg.scores_at(s, g.validation)) + g.mu
+        rows = scoring.outcomes(metric, raw, g.Y_val, g.y_scale)
+        score = scoring.score(metric, rows)
+        last, self.last = self.last, score
+        least = scoring.MIN_GAIN[metric]
+        noise = 0.0 if self.reference_rows is None else (
+            scoring.GAIN_ERRORS * scoring.gain_error(metric, self.reference_rows, rows))
+        gained = scoring.gain(metric, self.reference_score, score) >= max(least, noise)
+        settled = last is not None and abs(scoring.gain(metric, last, score)) < SETTLED_SHARE * least
+        self.decided = gained and settled
+        return self.decided
+
+
 @dataclasses.dataclass
 class _Walked:
     """A grown λ path's solved λs (by index: score, outcomes, coefficients, held-out scores), every λ's words, and the
@@ -714,9 +755,10 @@ class _Walked:
     states: dict = dataclasses.field(default_factory=dict)
 
 
-def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> _Walked:
+def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0, reference=None) -> _Walked:
     """The λ walk of :func:`grown_path`: from λ index ``first`` (warm from ``v``) half a decade down while the smaller
-    λ gains :data:`.scoring.MIN_GAIN` and is solved; half a decade up while the first is not solved."""
+    λ gains :data:`.scoring.MIN_GAIN` and is solved; half a decade up while the first is not solved.  With
+    ``reference`` (the rung, ``walk`` False) the λ's steps end where its test is decided (:class:`_RungTest`)."""
     from kopt.numerics.backend import to_numpy
 
     from .planner import LAMBDAS
@@ -732,15 +774,18 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         if allowed is None:
             break
         started = v is not None  # from a model (the last λ's, or a smaller one's projected), not from zero
+        test = None if reference is None or walk else _RungTest(g, reference, metric)
         s, gap, taken, solved = solve_lambda(g.cg, lam, v, problem.loss, g.Y, max_steps=allowed,
-                                             out_of_time=out_of_time if budget.seconds is not None else None)
+                                             out_of_time=out_of_time if budget.seconds is not None else None,
+                                             until=test)
+        decided = not solved and test is not None and test.decided
         # the steps, the confirmations, and a warm start's pass (float64 products: NystromCG.start), where it made one
         budget.count(work.cg_lambda(g.M) + (taken + s.get("replacements", 0) + start_pass(g.cg, v)) * g.step_work)
         out.steps += taken
         # the next λ starts from this state where it was solved (refreshed at its confirmation: no pass), else from
         # its coefficients (the unsolved state's arrays are not held through the next λ)
         v = s if solved else s["v"]
-        if not solved:
+        if not solved and not decided:
             # a λ CG does not solve within the steps is not a choice: its iterate is another (early-stopped) model
             cut = taken < MAX_STEPS  # the work budget (or the time limit) cut this λ's steps
             unresolved.add(i)
@@ -755,13 +800,16 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0) -> 
         out.outcomes[i] = scoring.outcomes(metric, out.raw[i], g.Y_val, g.y_scale)
         out.scores[i] = scoring.score(metric, out.outcomes[i])
         out.points[i] = s["v"].copy()
-        out.states[i] = s
+        if solved:  # a decided test's state was not refreshed by a confirmation: no start without a pass
+            out.states[i] = s
         keep = {i, _best_lambda(out.scores, metric)}
         out.states = {k: state for k, state in out.states.items() if k in keep}
         warm_steps = taken if started else None
         out.path[f"{lam:g}"] = round(out.scores[i], 6)
         log(f"auto: {g.M} centers on {g.n} rows, lambda {lam:g}: validation {metric} {abs(out.scores[i]):.5g} "
-            f"({out.steps} CG steps so far, gap {gap:.2g}) [{budget.words()}]")
+            f"({out.steps} CG steps so far, gap {gap:.2g}"
+            + ("; the test decided: a gain over the sample's model, the score settled" if decided else "")
+            + f") [{budget.words()}]")
         previous = out.scores.get(i - 1)
         if not walk or unresolved or (previous is not None
                                       and scoring.gain(metric, previous, out.scores[i]) < scoring.MIN_GAIN[metric]):

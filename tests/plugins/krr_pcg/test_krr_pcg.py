@@ -915,6 +915,32 @@ def test_the_rung_solves_its_first_lambda_and_walks_no_further(small_sample):
     assert started.path.keys() == once.path.keys()
 
 
+def test_the_rung_ends_once_its_gain_is_decided_and_its_score_settled(small_sample):
+    """The rung given the sample's model's held-out score (``reference``): its CG ends at the first step where it has
+    gained over that score what the search calls a gain and its own held-out score did not move, before its λ is
+    solved; against a score it cannot beat it runs to the solve, as with no reference."""
+    from kopt.nystrom.centers import center_order
+    from kopt_plugins.auto import work
+
+    large = small_sample
+    problem = _wiggly_problem("rung-test")
+    fit, va = large.split(problem.n, 5)
+    order = center_order(problem, 256)
+
+    def rung(**kw):
+        return large.grown_path(problem, problem.kernel, order, 256, 1e-4, fit=fit, validation=va, metric="accuracy",
+                                log=lambda line: None, threads=None, budget=work.Budget(1e13, None), walk=False, **kw)
+
+    solved = rung()
+    beaten = rung(reference=(0.5, None))  # a coin's accuracy: every step gains over it
+    unbeaten = rung(reference=(1.0, None))  # no model gains over a perfect one
+    assert solved.state is not None and 2 <= beaten.steps < solved.steps  # 7 against 12 when written
+    assert beaten.state is None  # not solved: no refreshed state to start from without a pass
+    assert beaten.score >= 0.5 + large.scoring.MIN_GAIN["accuracy"]
+    assert list(beaten.path) == list(solved.path)
+    assert (unbeaten.steps, unbeaten.score) == (solved.steps, solved.score)
+
+
 def test_a_gap_met_after_a_confirmation_the_residual_triggered_is_confirmed_at_once():
     """After a confirmation the residual's tenfold fall triggered, a carried gap meeting tol is confirmed at the step
     it meets it (it waited REFRESH_EVERY steps before, each a step the solve did not need), on four seeded problems
