@@ -660,8 +660,8 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     ``start``: ``(C, w)``, a smaller model of the same kernel measured before at ``lam_start``, which the first λ's CG
     starts from, projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); None: from zero.  A λ below
     what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried.
-    ``start_solved``: whether ``start`` is a model CG solved at ``lam_start`` on every fit row (the rung's); where it is
-    not and the work left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
+    ``start_solved``: whether ``start`` is a model CG ran at ``lam_start`` on every fit row to its certificate or its
+    settled score (the rung's: :class:`_RungTest`); where it is not and the work left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
     (:func:`_first_affordable`).  ``reference``: ``(score, outcomes)`` of the sample's model on the validation rows,
     where ``walk`` is False: the λ's CG ends once its model gained over it and the score settled (:class:`_RungTest`),
     solved or not.
