@@ -688,7 +688,7 @@ class NystromCG:
         return self.factors.precondition(r)
 
     def start(self, lam: float, v: np.ndarray | None = None, *, direction: bool = True,
-              refreshed: dict | None = None) -> dict:
+              refreshed: dict | None = None, take: bool = False) -> dict:
         """CG's state at λ from v: zero (no pass) or a warm start (one pass with float64 products).
 
         Factors the preconditioner at ``lam`` (:meth:`set_lambda`).  A warm start is usually near its solution, where
@@ -710,6 +710,10 @@ class NystromCG:
         refreshed : dict, optional
             Instead of ``v``: a state refreshed on this CG's rows, targets and weights and not stepped since
             (:meth:`refreshed_here`), whose ``v``, ``Tv`` and ``scores`` the start copies (the state is left as it is).
+        take : bool, optional
+            With ``refreshed``: its arrays are taken, not copied, and the dict is emptied (the caller hands the state
+            over: no second start can read it).  The n x k scores are then held once, not twice (``krr_pcg``'s start
+            from ``solver: auto``'s search: the peak of a many-class fit at 10⁶ rows).
 
         Returns
         -------
@@ -747,12 +751,15 @@ class NystromCG:
         >>> passes = cg.passes
         >>> bool(np.all(cg.start(1e-5, refreshed=at)["v"] == s["v"])), cg.passes == passes
         (True, True)
+        >>> taken = cg.start(1e-5, refreshed=at, take=True)  # the state handed over: its arrays, no copy
+        >>> at
+        {}
         """
         if refreshed is not None:
             if v is not None or not self.refreshed_here(refreshed):
                 raise ValueError("refreshed: a state refreshed on this CG's rows, targets and weights and not stepped "
                                  "since, given without v")
-            return self._start_refreshed(lam, refreshed, direction)
+            return self._start_refreshed(lam, refreshed, direction, take)
         C = self.outputs
         if v is not None:
             v = self.xp.array(v, dtype=np.float64)
@@ -766,14 +773,18 @@ class NystromCG:
             return self._zero_state()
         return self.replace_residual({"v": v}) if direction else self.refresh({"v": v})
 
-    def _start_refreshed(self, lam, refreshed, direction):
-        """:meth:`start` from a refreshed state at another λ: its T v and scores, the residual at λ (as
-        :meth:`refresh` makes it), no pass."""
+    def _start_refreshed(self, lam, refreshed, direction, take=False):
+        """:meth:`start` from a refreshed state at another λ: its T v and scores (taken where ``take``, the dict
+        emptied), the residual at λ (as :meth:`refresh` makes it), no pass."""
         if direction:
             self.set_lambda(lam)
         else:
             self._defer_factor(lam)
-        s = {k: self.xp.array(refreshed[k], copy=True) for k in ("v", "Tv", "scores")}
+        if take:
+            s = {k: refreshed[k] for k in ("v", "Tv", "scores")}
+            refreshed.clear()
+        else:
+            s = {k: self.xp.array(refreshed[k], copy=True) for k in ("v", "Tv", "scores")}
         s["r"] = self.b - s["Tv"] - self.lam * s["v"]
         s["precise"] = self.binding
         return self.restart(s) if direction else s

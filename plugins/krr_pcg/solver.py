@@ -90,7 +90,8 @@ class NystromPCG(NystromSolver):
         projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); ``factors``: a :class:`.cg.NystromCG`
         whose U is reused where it was made on this problem's centers, kernel and dtype (``solver: auto``'s search);
         ``refreshed``: that CG's state at ``start`` as its last confirmation refreshed it, taken with no pass where
-        this problem's rows, targets and weights are its own (:meth:`kopt.nystrom.NystromCG.refreshed_here`)."""
+        this problem's rows, targets and weights are its own (:meth:`kopt.nystrom.NystromCG.refreshed_here`): its
+        arrays are taken over, not copied, and the dict is emptied (``take``: the n x k scores held once)."""
         if problem.partitions is not None:  # on a Dask cluster
             from . import distributed
 
@@ -107,7 +108,7 @@ class NystromPCG(NystromSolver):
         # a warm start's direction, and the preconditioner's factor, wait for the first step: the start may already be
         # solved (the search's λ, certified there), which the check before any step finds with no pass
         if refreshed is not None and cg.refreshed_here(refreshed):  # the search's own rows: its products stand
-            begun = cg.start(problem.lam, refreshed=refreshed, direction=False)
+            begun = cg.start(problem.lam, refreshed=refreshed, direction=False, take=True)
         else:
             begun = cg.start(problem.lam, start, direction=False)
         state.update(cg=cg, C=cg.C, U=cg.U, **begun)

@@ -213,6 +213,26 @@ def test_a_start_from_a_refreshed_state_at_another_lambda_makes_no_pass_and_the_
     assert np.array_equal(taken["v"], made["v"]) and np.array_equal(taken["scores"], made["scores"])
 
 
+def test_a_start_that_takes_a_refreshed_state_holds_its_arrays_once():
+    """``take=True`` (krr_pcg's start from the search's state): the start holds the handed-over arrays themselves,
+    with the same bits as a start that copies them, and empties the dict, so no second start can read it."""
+    X, y, _, _ = _data()
+    Y = np.column_stack([y, -0.5 * y]).astype(np.float64)
+    cg = NystromCG(GaussianKernel(bandwidth=1.5), X, Y, X[:200], dtype="float32")
+    s = cg.start(1e-3)
+    for _ in range(6):
+        s = cg.step(s)
+    at = cg.refresh(s)
+    copied = cg.start(1e-4, refreshed=at, direction=False)
+    scores = at["scores"]
+    taken = cg.start(1e-4, refreshed=at, direction=False, take=True)
+    assert taken["scores"] is scores and at == {}
+    assert not cg.refreshed_here(at)
+    assert sorted(taken) == sorted(copied)
+    for key in copied:
+        assert np.array_equal(taken[key], copied[key]), key
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_b_rides_in_the_first_refresh_pass_to_the_same_bits(weighted):
     """A new CG makes b with its first warm start's float64 pass (one pass for both), the same bits as b made by its
