@@ -661,8 +661,8 @@ def grown_path(problem, kernel, order, M2, lam_start, *, fit, validation, metric
     starts from, projected on these centers (:meth:`kopt.nystrom.NystromCG.projected`); None: from zero.  A λ below
     what the float32 kernel values resolve (:meth:`kopt.nystrom.NystromCG.lambda_floor`) is not tried.
     ``start_solved``: whether ``start`` is a model CG ran at ``lam_start`` on every fit row to its certificate or its
-    settled score (the rung's: :class:`_RungTest`); where it is not and the work left affords fewer CG steps than a λ may take, the path starts half a decade above ``lam_start``
-    (:func:`_first_affordable`).  ``reference``: ``(score, outcomes)`` of the sample's model on the validation rows,
+    settled score (the rung's: :class:`_RungTest`); where it is not and the work left affords fewer CG steps than a λ
+    may take, the path starts half a decade above ``lam_start`` (:func:`_first_affordable`).  ``reference``: ``(score, outcomes)`` of the sample's model on the validation rows,
     where ``walk`` is False: the λ's CG ends once its model gained over it and the score settled (:class:`_RungTest`),
     solved or not.
 
@@ -709,6 +709,16 @@ def _best_lambda(scores, metric):
     return best
 
 
+def _held_out(g, s, metric):
+    """``(scores, outcomes, score)`` of the held-out rows at CG state ``s`` of ``g``: their carried scores (no pass)
+    with the intercept, each row's outcome and the metric's score."""
+    from kopt.numerics.backend import to_numpy
+
+    raw = to_numpy(g.cg.scores_at(s, g.validation)) + g.mu
+    rows = scoring.outcomes(metric, raw, g.Y_val, g.y_scale)
+    return raw, rows, scoring.score(metric, rows)
+
+
 class _RungTest:
     """The rung's test, read after each of its CG steps (:func:`solve_lambda`'s ``until``): decided where the model
     gained over the sample's (``reference``: its held-out score and per-row outcomes) what :func:`_rung` calls a gain
@@ -723,12 +733,8 @@ class _RungTest:
         self.decided = False
 
     def __call__(self, s, steps) -> bool:
-        from kopt.numerics.backend import to_numpy
-
-        g, metric = self.g, self.metric
-        raw = to_numpy(g.cg.scores_at(s, g.validation)) + g.mu
-        rows = scoring.outcomes(metric, raw, g.Y_val, g.y_scale)
-        score = scoring.score(metric, rows)
+        metric = self.metric
+        _, rows, score = _held_out(self.g, s, metric)
         last, self.last = self.last, score
         least = scoring.MIN_GAIN[metric]
         noise = 0.0 if self.reference_rows is None else (
@@ -759,8 +765,6 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0, ref
     """The λ walk of :func:`grown_path`: from λ index ``first`` (warm from ``v``) half a decade down while the smaller
     λ gains :data:`.scoring.MIN_GAIN` and is solved; half a decade up while the first is not solved.  With
     ``reference`` (the rung, ``walk`` False) the λ's steps end where its test is decided (:class:`_RungTest`)."""
-    from kopt.numerics.backend import to_numpy
-
     from .planner import LAMBDAS
 
     out, i, unresolved, warm_steps = _Walked(steps=steps_before), first, set(), None
@@ -796,9 +800,7 @@ def _walk(problem, g, first, v, steps_before, walk, metric, log, budget, t0, ref
                 break  # walking down from a solved λ: the smaller ones are harder still
             i -= 1  # half a decade up, warm
             continue
-        out.raw[i] = to_numpy(g.cg.scores_at(s, g.validation)) + g.mu  # the held-out rows' scores (the calibration's)
-        out.outcomes[i] = scoring.outcomes(metric, out.raw[i], g.Y_val, g.y_scale)
-        out.scores[i] = scoring.score(metric, out.outcomes[i])
+        out.raw[i], out.outcomes[i], out.scores[i] = _held_out(g, s, metric)  # the raw scores: the calibration's
         out.points[i] = s["v"].copy()
         if solved:  # a decided test's state was not refreshed by a confirmation: no start without a pass
             out.states[i] = s
