@@ -534,9 +534,8 @@ def _rung(problem, kernel, plan, first, M2, metric, log, common):
     reference = None if first.full_score is None else (first.full_score, first.full_rows)
     rung = grown_path(problem, kernel, plan.order, M, first.lam, walk=False, start=first.model, reference=reference,
                       **common)
-    gained = -math.inf if rung is None else scoring.gain(metric, first.full_score, rung.score)
-    rows = first.full_rows
-    noise = 0.0 if rung is None or rows is None else scoring.GAIN_ERRORS * scoring.gain_error(metric, rows, rung.rows)
+    gained, noise = (-math.inf, 0.0) if rung is None else _rung_gain(metric, (first.full_score, first.full_rows),
+                                                                      rung.score, rung.rows)
     if gained < max(scoring.MIN_GAIN[metric], noise):
         said = "did not solve" if rung is None else (
             f"gained {scoring.gain_words(metric, gained)} (< {scoring.gain_words(metric, scoring.MIN_GAIN[metric])}, "
@@ -547,6 +546,16 @@ def _rung(problem, kernel, plan, first, M2, metric, log, common):
     log(f"auto: {M} centers on every row gained {scoring.gain_words(metric, gained)} over the sample's model: grown "
         f"to {M2}")
     return rung
+
+
+def _rung_gain(metric, reference, score, rows):
+    """``(gain, noise)`` of a model scoring ``score`` (per-row outcomes ``rows``) on the held-out rows over the sample's
+    model (``reference``: its score and per-row outcomes, None where not held): the rung gains where gain >=
+    max(:data:`.scoring.MIN_GAIN`, noise), noise :data:`.scoring.GAIN_ERRORS` standard errors of the paired
+    difference (:func:`_rung` and :class:`_RungTest` read the same rule)."""
+    reference_score, reference_rows = reference
+    noise = 0.0 if reference_rows is None else scoring.GAIN_ERRORS * scoring.gain_error(metric, reference_rows, rows)
+    return scoring.gain(metric, reference_score, score), noise
 
 
 def rows_could_gain(gain, n, n_fit, n_sample):
@@ -722,13 +731,12 @@ def _held_out(g, s, metric):
 class _RungTest:
     """The rung's test, read after each of its CG steps (:func:`solve_lambda`'s ``until``): decided where the model
     gained over the sample's (``reference``: its held-out score and per-row outcomes) what :func:`_rung` calls a gain
-    (:data:`.scoring.MIN_GAIN` and :data:`.scoring.GAIN_ERRORS` standard errors of the paired difference), and its
-    held-out score moved by less than :data:`SETTLED_SHARE` of :data:`.scoring.MIN_GAIN` in the last step.  The
-    held-out rows' scores ride in every pass (:meth:`kopt.nystrom.NystromCG.scores_at`): no pass of its own."""
+    (:func:`_rung_gain`), and its held-out score moved by less than :data:`SETTLED_SHARE` of
+    :data:`.scoring.MIN_GAIN` in the last step.  The held-out rows' scores ride in every pass
+    (:meth:`kopt.nystrom.NystromCG.scores_at`): no pass of its own."""
 
     def __init__(self, g, reference, metric):
-        self.g, self.metric = g, metric
-        self.reference_score, self.reference_rows = reference
+        self.g, self.metric, self.reference = g, metric, reference
         self.last = None
         self.decided = False
 
@@ -737,9 +745,8 @@ class _RungTest:
         _, rows, score = _held_out(self.g, s, metric)
         last, self.last = self.last, score
         least = scoring.MIN_GAIN[metric]
-        noise = 0.0 if self.reference_rows is None else (
-            scoring.GAIN_ERRORS * scoring.gain_error(metric, self.reference_rows, rows))
-        gained = scoring.gain(metric, self.reference_score, score) >= max(least, noise)
+        gain, noise = _rung_gain(metric, self.reference, score, rows)
+        gained = gain >= max(least, noise)
         settled = last is not None and abs(scoring.gain(metric, last, score)) < SETTLED_SHARE * least
         self.decided = gained and settled
         return self.decided
