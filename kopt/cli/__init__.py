@@ -220,7 +220,7 @@ def build_parser():
     q.add_argument("--rows", nargs="+", type=int, metavar="N",
                    help="training rows (default: 100000 300000 1000000 3000000, and 8000000 when memory allows)")
     q.add_argument("--configs", nargs="+", metavar="CONFIG",
-                   help="spec, estimator, joker_rff, falkon, falkon_lean, nystroem_sgd, nystroem_ridge, svc (default: all)")
+                   help="spec, estimator, joker_rff, falkon, falkon_lean, falkon_hopt, nystroem_sgd, nystroem_ridge, svc (default: all)")
     q.add_argument("--time-limit", type=float, default=1800.0, metavar="S",
                    help="seconds per configuration and size; past it the process is killed and reported timed_out "
                         "(SVC: at most 600)")

@@ -331,6 +331,34 @@ def test_bench_scale_names_the_library_falkon_runs_on():
     assert scale.torch_library(torch)["blas"] is None
 
 
+def test_bench_scale_falkon_hopt_starts_at_the_scale_rule_and_reports_its_tuning_beside_its_fit(monkeypatch):
+    """``falkon_hopt``: the family's peer (falkon.hopt, then one fit) on float32 rows, every column's σ starting at the
+    scale rule's, Falkon's kernel blocks held as ``falkon_lean``'s; the line has the tuning's seconds beside the fit's
+    and the library Falkon ran on."""
+    import types
+
+    from kopt.cli.bench import falkon_peer, scale
+
+    seen = {}
+    monkeypatch.setitem(sys.modules, "falkon", types.SimpleNamespace(FalkonOptions=lambda **kw: kw))
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(
+        __version__="2.13.0+cpu", get_num_threads=lambda: 2,
+        __config__=types.SimpleNamespace(show=lambda: "PyTorch built with:\n  - OpenBLAS 0.3.30\n")))
+
+    def hopt(X, y, Xt, yt, kind, options, sigma0=None):
+        seen.update(dtype=X.dtype, test_dtype=Xt.dtype, kind=kind, options=options, sigma0=sigma0)
+        return {"fit_s": 2.0, "tune_s": 30.0, "accuracy": 0.8}
+
+    monkeypatch.setattr(falkon_peer, "falkon_hopt", hopt)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    out = scale._run_falkon_hopt(X, y, X, y, 0.125, "binary")
+    assert seen["sigma0"] == pytest.approx(2.0) and seen["dtype"] == seen["test_dtype"] == np.float32
+    assert seen["kind"] == "binary" and seen["options"]["max_cpu_mem"] == scale.FALKON_LEAN_MEMORY
+    assert out["fit_s"] == 2.0 and out["tune_s"] == 30.0 and out["peer_library"]["blas"] == "OpenBLAS 0.3.30"
+    assert "falkon_hopt" in scale.CONFIGS
+
+
 def test_bench_family_reports_the_spread_of_the_ratios_over_the_tasks():
     """The summary's per-task ratios against each peer and their median and worst over the family (accuracy: the
     lowest points; RMSE, fit time: the highest ratio)."""

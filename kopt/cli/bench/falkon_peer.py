@@ -98,7 +98,9 @@ def falkon(X, y, Xt, yt, kind, options):
                       f"sigma x{', x'.join(f'{f:g}' for f in SIGMAS)} of the scale rule by test score"}
 
 
-def falkon_hopt(X, y, Xt, yt, kind, options):
+def falkon_hopt(X, y, Xt, yt, kind, options, sigma0=None):
+    """Falkon tuned by ``falkon.hopt`` on :data:`HOPT_ROWS` seeded rows, then fit on every row; ``sigma0``: the σ
+    every column starts from (None: the scale rule's on z-scored rows, √(d / 2))."""
     import torch
     from falkon.hopt.objectives import NystromCompReg
     from falkon.kernels import GaussianKernel
@@ -109,7 +111,8 @@ def falkon_hopt(X, y, Xt, yt, kind, options):
     sub = np.sort(rng.choice(X.shape[0], size=min(HOPT_ROWS, X.shape[0]), replace=False))
     Xs, Ys = torch.from_numpy(X[sub]), torch.from_numpy(Y[sub])
     t0 = time.perf_counter()
-    sigma = torch.full((X.shape[1],), math.sqrt(X.shape[1] / 2.0), dtype=torch.float32).requires_grad_()
+    start = math.sqrt(X.shape[1] / 2.0) if sigma0 is None else float(sigma0)
+    sigma = torch.full((X.shape[1],), start, dtype=torch.float32).requires_grad_()
     centers = Xs[rng.choice(Xs.shape[0], size=min(HOPT_CENTERS, Xs.shape[0]), replace=False)].clone()
     model = NystromCompReg(kernel=GaussianKernel(sigma=sigma, opt=options), centers_init=centers,
                            penalty_init=torch.tensor(HOPT_PENALTY, dtype=torch.float32), opt_penalty=True,

@@ -14,7 +14,11 @@ Configurations, each fit in a process of its own (its own process group: killed 
   λ = 2^-7 / n (binary sets only);
 * ``falkon``: Falkon (falkon + torch, the benchmark-only ``bench-scale`` extra) on the CPU, M centers,
   gaussian kernel of scikit-learn's ``gamma="scale"`` width; ``falkon_lean``: Falkon at M = 4,096 with its kernel
-  blocks held to 100 MB, at σ x 0.5, 1 and 2 of that width, each its own fit (the best σ's line, the grid's cost); skipped with a line when not installed;
+  blocks held to 100 MB, at σ x 0.5, 1 and 2 of that width, each its own fit (the best σ's line, the grid's cost);
+  ``falkon_hopt``: Falkon tuned by its own optimiser (``falkon.hopt``'s ``NystromCompReg`` on 20,000 seeded rows: a
+  σ per column from that width, the penalty and the centers), then M = 4,096 on every row, its tuning seconds
+  beside its fit's (:func:`kopt.cli.bench.falkon_peer.falkon_hopt`, the ``kopt bench family`` peer's); the Falkon
+  configurations are skipped with a line when Falkon is not installed;
 * ``nystroem_sgd`` and ``nystroem_ridge``: scikit-learn's ``Nystroem(1000)`` then ``SGDClassifier`` or
   ``RidgeClassifier``;
 * ``svc``: ``SVC(C=10)``, with at most 600 s: once it times out on a set, larger sizes of that set are
@@ -47,7 +51,8 @@ SETS = {
 ROWS = (100_000, 300_000, 1_000_000, 3_000_000)
 #: asked for when memory allows (:func:`default_rows`)
 LARGEST = 8_000_000
-CONFIGS = ("spec", "estimator", "joker_rff", "falkon", "falkon_lean", "nystroem_sgd", "nystroem_ridge", "svc")
+CONFIGS = ("spec", "estimator", "joker_rff", "falkon", "falkon_lean", "falkon_hopt", "nystroem_sgd", "nystroem_ridge",
+           "svc")
 #: SVC's own limit (seconds): past it, the sizes above are skipped
 SVC_LIMIT_S = 600.0
 #: Nystroem components of the scikit-learn peers, and Falkon's centers
@@ -184,6 +189,8 @@ def run_config(name: str, rows: int, config: str) -> dict:
         return _run_falkon(X, y, Xt, yt, gamma, task)
     if config == "falkon_lean":
         return _run_falkon_lean(X, y, Xt, yt, gamma, task)
+    if config == "falkon_hopt":
+        return _run_falkon_hopt(X, y, Xt, yt, gamma, task)
     from sklearn.kernel_approximation import Nystroem
     from sklearn.linear_model import RidgeClassifier, SGDClassifier
     from sklearn.pipeline import make_pipeline
@@ -248,6 +255,21 @@ def _run_falkon_lean(X, y, Xt, yt, gamma, task):
             "grid_fit_s": sum(r["fit_s"] for _, r in fits),
             "detail": best["detail"] + f"; the best of sigma x{', x'.join(f'{g:g}' for g in FALKON_LEAN_SIGMAS)} "
                                        "of the scale rule, each its own fit"}
+
+
+def _run_falkon_hopt(X, y, Xt, yt, gamma, task):
+    """Falkon tuned by ``falkon.hopt`` (:func:`.falkon_peer.falkon_hopt`, every column's σ starting at the scale
+    rule's), then fit at M = 4,096 with 100 MB kernel blocks: the line's ``fit_s`` is that fit's, ``tune_s`` the
+    tuning's."""
+    import torch
+    from falkon import FalkonOptions
+
+    from . import falkon_peer
+
+    options = FalkonOptions(use_cpu=True, keops_active="no", max_cpu_mem=FALKON_LEAN_MEMORY)
+    out = falkon_peer.falkon_hopt(np.ascontiguousarray(X, np.float32), y, np.ascontiguousarray(Xt, np.float32), yt,
+                                  task, options, sigma0=float(np.sqrt(1.0 / (2.0 * gamma))))
+    return {**out, "predict_s": None, "certificate": None, "peer_library": torch_library(torch)}
 
 
 def child_main(argv=None):
