@@ -4,8 +4,8 @@ The search runs on the square loss's normal equations (:class:`kopt.nystrom.syst
 costs one M × M Cholesky per λ on top of the system itself.  :func:`search` is a sequence of named steps:
 
 1. :func:`_split_rows`: the training rows split once, seeded by the spec's seed (20% held out);
-2. each size M of the ladder (:data:`FIRST_CENTERS`, doubled; the first M rows of one seeded
-   :func:`kopt.nystrom.center_order`, which reaches the held-out rows last) is one :class:`Level`:
+2. each size M of the ladder (:data:`FIRST_CENTERS`, doubled, up to the fit rows' count; the first M rows of one
+   seeded :func:`kopt.nystrom.center_order`, which reaches the held-out rows last) is one :class:`Level`:
 
    * :func:`_factors`: the bandwidths it tries -- ½, 1 and 2 times the spec's rule at the first size, the best
      and 1/√2 of it at the second, and from the third on 1/√2 again only while the shorter one won the last size
@@ -221,7 +221,7 @@ def search(problem, *, bandwidth_rule, lambdas, counts, max_centers, seed, valid
         budget = work.Budget(work.default_work(problem.n), budget_s, rule=work.rule_words())
     rows, hinge, choose_loss = _split_rows(problem, seed, validation, hinge, choose_loss)
     order = center_order(problem, max(counts) if counts else max_centers)
-    ladder = list(counts) if counts else _ladder(len(order), max_centers)
+    ladder = list(counts) if counts else _ladder(_fit_centers(order, rows), max_centers)
     options = problem.kernel.options.as_dict()
     s = _Setting(problem, rows, lambdas, budget, log, order, ladder, counts, bandwidth_rule, options,
                  "bandwidth" in options, screen_centers and _rpcholesky_applies(problem, validation))
@@ -773,6 +773,13 @@ def _lambda_window(count, center):
     if center is None:
         return list(range(count))
     return list(range(max(0, center - LAMBDA_REACH), min(count, center + LAMBDA_REACH + 1)))
+
+
+def _fit_centers(order, rows) -> int:
+    """How many of the center ``order``'s first rows are fit rows: the largest size none of whose centers is a
+    validation row (the order reaches the validation rows last; a validation row that is a center is scored by a
+    coefficient fitted without its label: docs/design/center-ladder.md)."""
+    return int(np.isin(order, rows.fit).sum())
 
 
 def _ladder(rows, max_centers):

@@ -319,6 +319,27 @@ def test_a_second_doubling_without_gain_stops_the_ladder():
     assert [planner._measured(s, state, lv) for lv in levels] == [0, 0, 0]
 
 
+def test_the_ladder_stops_at_the_fit_rows_so_no_center_is_a_validation_row(monkeypatch):
+    """On 600 training rows (480 fit, 120 held out) and a ladder that never stops on its own, the sizes are 256 and
+    480, not 256 and 600: a validation row that is a center is scored by a coefficient fitted without its label."""
+    from kopt_plugins.auto import planner
+
+    seen = []
+    tried = planner._try_bandwidth
+
+    def watch(s, state, level, factor):
+        seen.append((level.M, len(np.intersect1d(level.centers, s.rows.validation))))
+        return tried(s, state, level, factor)
+
+    monkeypatch.setattr(planner, "_try_bandwidth", watch)
+    monkeypatch.setattr(planner, "_stops", lambda *a: False)
+    spec = {"seed": 0, "backend": "numpy", "output": {"model": False, "report": False},
+            "model": {"loss": {"name": "square"}, "kernel": {"name": "gaussian"}}, "solver": {"name": "auto"}}
+    r = _solve(spec, _data(600))
+    assert sorted({M for M, _ in seen}) == [256, 480] and all(held == 0 for _, held in seen)
+    assert r.auto["centers"] in (256, 480)
+
+
 @pytest.mark.slow
 def test_a_shorter_bandwidth_is_tried_again_while_it_wins_resolvably(monkeypatch):
     """A checkerboard of short period: 1/√2 of the bandwidth wins at 512 centers by far more than its standard
